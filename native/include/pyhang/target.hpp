@@ -1,0 +1,88 @@
+// The target as decoders see it: memory, the objects mapped into it with
+// their load bias and symbols, and what could not be trusted while opening.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pyhang/core.hpp"
+#include "pyhang/elf.hpp"
+#include "pyhang/memory.hpp"
+
+namespace pyhang {
+
+std::vector<Mapping> parse_proc_maps(std::string_view text);
+std::vector<Mapping> read_proc_maps(int pid);  // throws ReaderError
+
+// An ELF object mapped in the target.
+struct LoadedObject {
+  std::string path;
+  Addr start = 0;  // lowest mapped address
+  Addr end = 0;    // highest mapped address (exclusive)
+  Addr bias = 0;   // runtime address = link-time address + bias
+  std::shared_ptr<ElfFile> elf;  // null when the file could not be opened
+  std::string problem;           // why elf is null, or a mismatch seen
+  std::string_view basename() const;
+};
+
+struct Symbolized {
+  const LoadedObject* object = nullptr;  // null: not in any mapped object
+  std::string function;                  // empty when no symbol covers pc
+  std::uint64_t offset = 0;              // pc - symbol start
+};
+
+class AddressSpace {
+ public:
+  using Locate = CoreReader::Locate;
+  AddressSpace() = default;
+  explicit AddressSpace(std::vector<Mapping> mappings, Locate locate = {});
+
+  const std::vector<Mapping>& mappings() const { return mappings_; }
+  const std::vector<LoadedObject>& objects() const { return objects_; }
+  const LoadedObject* object_at(Addr addr) const;
+  // First object whose file name (basename) starts with prefix, e.g. "libc.so".
+  const LoadedObject* object_named(std::string_view prefix) const;
+
+  // Runtime address of a symbol, searched in `in` or in every object.
+  std::optional<Addr> symbol_address(std::string_view name, const LoadedObject* in = nullptr) const;
+  Symbolized symbolize(Addr pc) const;
+
+ private:
+  std::vector<Mapping> mappings_;
+  std::vector<LoadedObject> objects_;  // sorted by start
+};
+
+class Target {
+ public:
+  // Throws ReaderError when the process or core cannot be opened at all.
+  static std::shared_ptr<Target> live(int pid);
+  static std::shared_ptr<Target> core(const std::string& core_path, AddressSpace::Locate locate = {});
+  static std::shared_ptr<Target> from_reader(std::shared_ptr<MemoryReader> source, std::vector<Mapping> mappings,
+                                             std::string kind);
+
+  MemoryReader& memory() { return *memory_; }
+  const AddressSpace& space() const { return space_; }
+  const std::shared_ptr<CoreFile>& core_file() const { return core_; }
+  std::optional<int> pid() const { return pid_; }
+  const std::string& kind() const { return kind_; }  // "live", "core", "callback"
+  // One line each: what could not be opened or trusted.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  void add_warning(std::string w) { warnings_.push_back(std::move(w)); }
+  // The target ran again: drop cached memory.
+  void invalidate() { memory_->invalidate(); }
+
+ private:
+  Target() = default;
+  std::shared_ptr<MemoryReader> memory_;
+  AddressSpace space_;
+  std::shared_ptr<CoreFile> core_;
+  std::optional<int> pid_;
+  std::string kind_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace pyhang

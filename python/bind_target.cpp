@@ -1,0 +1,119 @@
+// Targets (live, core, callback), their memory and their mapped objects.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "pyhang/target.hpp"
+
+namespace py = pybind11;
+
+namespace pyhang::bindings {
+
+namespace {
+
+py::dict registers_dict(const Registers& regs) {
+  static const char* names[Registers::kCount] = {
+      "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
+      "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
+  py::dict d;
+  for (std::size_t i = 0; i < Registers::kCount; ++i) d[names[i]] = regs.r[i];
+  return d;
+}
+
+}  // namespace
+
+void register_target(py::module_& m) {
+  py::register_exception<ReaderError>(m, "ReaderError");
+
+  py::class_<Target, std::shared_ptr<Target>>(m, "Target")
+      .def_static("live", &Target::live, py::arg("pid"),
+                  "Open a live process (stopped by gdb) through process_vm_readv and /proc/PID/mem.")
+      .def_static(
+          "core", [](const std::string& path) { return Target::core(path); }, py::arg("path"),
+          "Open a core file; memory it omits is read from the files of its NT_FILE note.")
+      .def_static(
+          "from_callback",
+          [](std::function<py::object(Addr, std::size_t)> read, std::vector<std::tuple<Addr, Addr, std::uint64_t, std::string>> maps,
+             std::string description) {
+            // The callback returns bytes (possibly fewer than asked) or None.
+            auto fn = [read](Addr addr, void* buf, std::size_t n) -> std::size_t {
+              py::gil_scoped_acquire gil;
+              py::object r = read(addr, n);
+              if (r.is_none()) return 0;
+              std::string b = r.cast<std::string>();
+              std::size_t got = std::min(n, b.size());
+              std::memcpy(buf, b.data(), got);
+              return got;
+            };
+            std::vector<Mapping> mappings;
+            for (auto& [start, end, offset, path] : maps) mappings.push_back({start, end, offset, "", path});
+            return Target::from_reader(std::make_shared<CallbackReader>(fn, description), std::move(mappings),
+                                       "callback");
+          },
+          py::arg("read"), py::arg("mappings"), py::arg("description"),
+          "A target read through a function of the host, e.g. gdb's inferior.read_memory.")
+      .def_property_readonly("kind", &Target::kind)
+      .def_property_readonly("pid", &Target::pid)
+      .def_property_readonly("warnings", &Target::warnings)
+      .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })
+      .def("invalidate", &Target::invalidate, "Forget cached memory (the target ran).")
+      .def(
+          "read",
+          [](Target& t, Addr addr, std::size_t n) -> py::object {
+            auto b = t.memory().read_bytes(addr, n);
+            if (b.size() < n) return py::none();
+            return py::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+          },
+          py::arg("address"), py::arg("size"), "Bytes at address, or None when not all of them can be read.")
+      .def(
+          "symbolize",
+          [](Target& t, const std::vector<Addr>& pcs) {
+            py::list out;
+            for (Addr pc : pcs) {
+              auto s = t.space().symbolize(pc);
+              out.append(py::make_tuple(s.function.empty() ? py::object(py::none()) : py::str(s.function),
+                                        s.object ? py::object(py::str(s.object->path)) : py::object(py::none()),
+                                        s.offset));
+            }
+            return out;
+          },
+          py::arg("pcs"), "(function or None, library path or None, offset) for each pc, from ELF symbols.")
+      .def(
+          "symbol_address",
+          [](Target& t, const std::string& name) { return t.space().symbol_address(name); }, py::arg("name"))
+      .def("objects",
+           [](Target& t) {
+             py::list out;
+             for (auto& o : t.space().objects()) {
+               py::dict d;
+               d["path"] = o.path;
+               d["start"] = o.start;
+               d["end"] = o.end;
+               d["bias"] = o.bias;
+               d["symbols"] = o.elf ? o.elf->symbol_count() : 0;
+               d["debug_info"] = o.elf ? o.elf->has_debug_info() : false;
+               d["problem"] = o.problem;
+               out.append(d);
+             }
+             return out;
+           })
+      .def("core_threads",
+           [](Target& t) {
+             py::list out;
+             if (!t.core_file()) return out;
+             for (auto& th : t.core_file()->threads()) out.append(py::make_tuple(th.tid, registers_dict(th.regs)));
+             return out;
+           })
+      .def("stats", [](Target& t) {
+        auto& s = t.memory().stats();
+        py::dict d;
+        d["calls"] = s.calls;
+        d["syscalls"] = s.syscalls;
+        d["bytes"] = s.bytes;
+        d["cache_hits"] = s.cache_hits;
+        d["cache_misses"] = s.cache_misses;
+        return d;
+      });
+}
+
+}  // namespace pyhang::bindings

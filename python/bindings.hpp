@@ -1,0 +1,13 @@
+// Each part of the native library registers its own functions and types on
+// the one extension module, `_pyhang_native`.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace pyhang::bindings {
+
+void register_target(pybind11::module_& m);   // python/bind_target.cpp
+void register_cpython(pybind11::module_& m);  // python/bind_cpython.cpp
+void register_locks(pybind11::module_& m);    // python/bind_locks.cpp
+
+}  // namespace pyhang::bindings

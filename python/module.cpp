@@ -1,0 +1,10 @@
+// _pyhang_native: the native library as gdb's embedded Python sees it.
+// Thin by design: each part of the library registers its own bindings.
+#include "bindings.hpp"
+
+PYBIND11_MODULE(_pyhang_native, m) {
+  m.doc() = "pyhang's decoders for target memory (native library)";
+  pyhang::bindings::register_target(m);
+  pyhang::bindings::register_cpython(m);
+  pyhang::bindings::register_locks(m);
+}
