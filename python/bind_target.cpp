@@ -55,6 +55,7 @@ void register_target(py::module_& m) {
       .def_property_readonly("kind", &Target::kind)
       .def_property_readonly("pid", &Target::pid)
       .def_property_readonly("warnings", &Target::warnings)
+      .def_property_readonly("executable", &Target::executable)
       .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })
       .def("invalidate", &Target::invalidate, "Forget cached memory (the target ran).")
       .def(

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -152,6 +154,17 @@ std::optional<Addr> AddressSpace::symbol_address(std::string_view name, const Lo
   return std::nullopt;
 }
 
+void AddressSpace::drop_mismatched(const std::function<std::string(const LoadedObject&)>& check) {
+  for (auto& o : objects_) {
+    if (!o.elf) continue;
+    std::string why = check(o);
+    if (!why.empty()) {
+      o.elf.reset();
+      o.problem = why;
+    }
+  }
+}
+
 Symbolized AddressSpace::symbolize(Addr pc) const {
   Symbolized out;
   out.object = object_at(pc);
@@ -167,6 +180,35 @@ Symbolized AddressSpace::symbolize(Addr pc) const {
 
 namespace {
 
+// The build-id note as the core holds it (the core's own bytes only, not the
+// file on disk, which is what is being checked).
+std::string core_build_id(const CoreFile& core, const LoadedObject& o) {
+  for (auto& seg : o.elf->segments()) {
+    if (seg.type != PT_NOTE || seg.filesz == 0 || seg.filesz > 4096) continue;
+    std::vector<std::uint8_t> buf(seg.filesz);
+    if (core.read_partial(seg.vaddr + o.bias, buf.data(), buf.size()) != buf.size()) continue;
+    for (std::size_t pos = 0; pos + 12 <= buf.size();) {
+      std::uint32_t namesz, descsz, type;
+      std::memcpy(&namesz, &buf[pos], 4);
+      std::memcpy(&descsz, &buf[pos + 4], 4);
+      std::memcpy(&type, &buf[pos + 8], 4);
+      std::size_t name_at = pos + 12, desc_at = name_at + ((namesz + 3) & ~3u);
+      if (desc_at + descsz > buf.size()) break;
+      if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(&buf[name_at], "GNU", 4) == 0) {
+        static const char* hex = "0123456789abcdef";
+        std::string out;
+        for (std::size_t i = 0; i < descsz; ++i) {
+          out += hex[buf[desc_at + i] >> 4];
+          out += hex[buf[desc_at + i] & 15];
+        }
+        return out;
+      }
+      pos = desc_at + ((descsz + 3) & ~3u);
+    }
+  }
+  return {};
+}
+
 void note_object_problems(Target& t, const AddressSpace& space) {
   for (auto& o : space.objects())
     if (!o.problem.empty()) t.add_warning("cannot read symbols of " + o.path + ": " + o.problem);
@@ -181,6 +223,9 @@ std::shared_ptr<Target> Target::live(int pid) {
   auto source = std::make_shared<LiveReader>(pid);
   t->memory_ = std::make_shared<CachedReader>(source);
   t->space_ = AddressSpace(read_proc_maps(pid));
+  char exe[4096];
+  ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe - 1);
+  if (n > 0) t->executable_.assign(exe, static_cast<std::size_t>(n));
   note_object_problems(*t, t->space_);
   return t;
 }
@@ -195,7 +240,18 @@ std::shared_ptr<Target> Target::core(const std::string& core_path, AddressSpace:
   if (t->core_->file_mappings().empty())
     t->add_warning("core file " + core_path + " lists no mapped files (no NT_FILE note); symbols are unavailable");
   t->space_ = AddressSpace(t->core_->file_mappings(), locate);
+  t->space_.drop_mismatched([&](const LoadedObject& o) -> std::string {
+    std::string in_core = core_build_id(*t->core_, o);
+    std::string on_disk = o.elf->build_id();
+    if (in_core.empty() || on_disk.empty() || in_core == on_disk) return {};
+    return "the file on disk is not the one the core was made from (build-id " + on_disk + ", in the core " +
+           in_core + "); its symbols are not used";
+  });
   note_object_problems(*t, t->space_);
+  constexpr std::uint64_t kAtEntry = 9;
+  if (auto entry = t->core_->auxv_value(kAtEntry))
+    for (auto& m : t->core_->file_mappings())
+      if (*entry >= m.start && *entry < m.end) t->executable_ = m.path;
   return t;
 }
 

@@ -2,6 +2,7 @@
 // their load bias and symbols, and what could not be trusted while opening.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,11 @@ class AddressSpace {
   std::optional<Addr> symbol_address(std::string_view name, const LoadedObject* in = nullptr) const;
   Symbolized symbolize(Addr pc) const;
 
+  // Forget the symbols of every object for which `check` returns a reason
+  // (e.g. the file on disk is not the one that was mapped); the reason is
+  // kept as the object's problem.
+  void drop_mismatched(const std::function<std::string(const LoadedObject&)>& check);
+
  private:
   std::vector<Mapping> mappings_;
   std::vector<LoadedObject> objects_;  // sorted by start
@@ -69,6 +75,9 @@ class Target {
   const std::shared_ptr<CoreFile>& core_file() const { return core_; }
   std::optional<int> pid() const { return pid_; }
   const std::string& kind() const { return kind_; }  // "live", "core", "callback"
+  // The program's executable as the target records it (/proc/PID/exe, or
+  // the core's mapping that holds AT_ENTRY); empty when unknown.
+  const std::string& executable() const { return executable_; }
   // One line each: what could not be opened or trusted.
   const std::vector<std::string>& warnings() const { return warnings_; }
   void add_warning(std::string w) { warnings_.push_back(std::move(w)); }
@@ -82,6 +91,7 @@ class Target {
   std::shared_ptr<CoreFile> core_;
   std::optional<int> pid_;
   std::string kind_;
+  std::string executable_;
   std::vector<std::string> warnings_;
 };
 

@@ -1,0 +1,28 @@
+"""Entry point inside gdb: `source .../gdbext/load_pyhang.py` (pyhang.gdb does this).
+
+Puts the pyhang package and the native module on gdb's Python path and
+registers the commands.  Every failure to load is one line telling what to do.
+"""
+import os
+import sys
+
+import gdb
+
+
+def _load():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    # Checkout: <root>/python holds the package, <build>/python the module.
+    # Installed: <prefix>/share/pyhang/{gdbext,python} with the module beside the package.
+    build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(root, "build")
+    for path in (os.path.join(build, "python"), os.path.join(root, "python"), here):
+        if os.path.isdir(path) and path not in sys.path:
+            sys.path.insert(0, path)
+    from pyhang_gdb import loader
+    loader.load(root=root, build=build)
+
+
+try:
+    _load()
+except Exception as exc:  # one line, never a traceback, whatever went wrong
+    print("pyhang: could not load: %s" % (exc,))

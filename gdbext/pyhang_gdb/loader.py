@@ -1,0 +1,34 @@
+"""Import the native module, or say in one line why it cannot be imported."""
+import glob
+import os
+import sys
+import sysconfig
+
+BUILD_HINT = "build it with: examples/demo.sh (or testdata/run-tests.sh), which configures for gdb's Python"
+
+
+def native_problem(build):
+    """Why `_pyhang_native` cannot be imported, as one line; None when it can."""
+    try:
+        import _pyhang_native  # noqa: F401
+        return None
+    except ImportError as exc:
+        wanted = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        found = sorted(glob.glob(os.path.join(build, "python", "_pyhang_native*.so")))
+        here = "gdb embeds Python %d.%d" % sys.version_info[:2]
+        if not found:
+            return "the native module is not built (looked in %s/python); %s" % (build, BUILD_HINT)
+        if not any(f.endswith(wanted) for f in found):
+            return "the native module %s was built for another Python, but %s (needs *%s); %s" % (
+                os.path.basename(found[0]), here, wanted, BUILD_HINT)
+        return "the native module cannot be loaded (%s); %s" % (exc, BUILD_HINT)
+
+
+def load(root, build):
+    problem = native_problem(build)
+    if problem:
+        print("pyhang: " + problem)
+        return False
+    from pyhang_gdb import commands
+    commands.register()
+    return True

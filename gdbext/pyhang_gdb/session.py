@@ -1,0 +1,93 @@
+"""Which target pyhang reads, and how: one native Target per inferior,
+dropped when the inferior runs again or changes.
+
+live process (gdb's native target)  -> Target.live(pid): process_vm_readv
+core file                           -> Target.core(path): the core's bytes
+anything else (remote, ...)         -> Target.from_callback(gdb's read_memory)
+"""
+import re
+
+import gdb
+import _pyhang_native as native
+
+
+class NoTarget(Exception):
+    """There is nothing to inspect (no process, no core)."""
+
+
+_CORE_RE = re.compile(r"Local core dump file:\s*\n\s*`(.+?)', file type")
+
+
+def _connection_type(inferior):
+    conn = getattr(inferior, "connection", None)
+    return getattr(conn, "type", None) if conn is not None else None
+
+
+def core_path():
+    """The core file gdb has loaded; gdb 13's Python API does not expose it."""
+    m = _CORE_RE.search(gdb.execute("info target", to_string=True))
+    return m.group(1) if m else None
+
+
+def _callback_mappings():
+    maps = []
+    try:
+        text = gdb.execute("info proc mappings", to_string=True)
+    except gdb.error:
+        return maps
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0].startswith("0x") and parts[-1].startswith("/"):
+            try:
+                start, end, offset = int(parts[0], 16), int(parts[1], 16), int(parts[3], 16)
+            except ValueError:
+                continue
+            maps.append((start, end, offset, parts[-1]))
+    return maps
+
+
+class Session:
+    """The native target of the selected inferior, kept while it stays stopped."""
+
+    def __init__(self):
+        self._key = None
+        self._target = None
+        self.generation = 0  # bumped whenever the inferior runs
+
+    def ran(self, *_):
+        self.generation += 1
+        self._key = None
+        self._target = None
+
+    def target(self):
+        inferior = gdb.selected_inferior()
+        if inferior is None or inferior.pid == 0 or not inferior.threads():
+            raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
+        kind = _connection_type(inferior)
+        key = (inferior.num, inferior.pid, kind, self.generation)
+        if key != self._key:
+            self._target = self._open(inferior, kind)
+            self._key = key
+        return self._target
+
+    @staticmethod
+    def _open(inferior, kind):
+        if kind == "native":
+            return native.Target.live(inferior.pid)
+        if kind == "core":
+            path = core_path()
+            if path:
+                return native.Target.core(path)
+
+        def read(addr, size):
+            try:
+                return inferior.read_memory(addr, size).tobytes()
+            except gdb.MemoryError:
+                return None
+        return native.Target.from_callback(read, _callback_mappings(), "%s target through gdb" % (kind or "unknown"))
+
+
+SESSION = Session()
+gdb.events.cont.connect(SESSION.ran)
+gdb.events.exited.connect(SESSION.ran)
+gdb.events.new_objfile.connect(SESSION.ran)

@@ -1,0 +1,209 @@
+"""Start hang scenarios and look at them through gdb, for the integration
+tests, the demo and the benchmarks.
+
+A scenario program writes what it knows about itself (its TIDs, lock
+addresses, the Python stack it parked in) as JSON to the file named by
+$PYHANG_TRUTH, then prints READY.  Scenario waits for that, checks that every
+reported thread is really asleep in the kernel, can make a core with gcore,
+and always kills what it started.
+"""
+import glob
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
+SCENARIOS = os.path.join(ROOT, "testdata", "scenarios")
+
+
+def build_dir():
+    return os.environ.get("PYHANG_BUILD_DIR") or os.path.join(ROOT, "build")
+
+
+def fixture_path(name):
+    """A fixture built by CMake (testdata/fixtures) in the build directory."""
+    return os.path.join(build_dir(), "testdata", name)
+
+
+class ScenarioError(Exception):
+    pass
+
+
+def _thread_state(pid, tid):
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+class Scenario:
+    """A hang program, started and parked.  Use as a context manager."""
+
+    def __init__(self, argv, env=None, ready_timeout=60, settle=0.2):
+        self.argv = [str(a) for a in argv]
+        self.env = dict(os.environ, **(env or {}))
+        self.ready_timeout = ready_timeout
+        self.settle = settle
+        self.proc = None
+        self.truth = None
+        self.tmp = tempfile.mkdtemp(prefix="pyhang-scenario-")
+        self.cores = []
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self):
+        truth_path = os.path.join(self.tmp, "truth.json")
+        self.env["PYHANG_TRUTH"] = truth_path
+        self.env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        self.log = open(os.path.join(self.tmp, "output.txt"), "w+")
+        def allow_core():
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        self.proc = subprocess.Popen(self.argv, env=self.env, stdout=subprocess.PIPE, stderr=self.log,
+                                     start_new_session=True, text=True, cwd=self.tmp, preexec_fn=allow_core)
+        deadline = time.monotonic() + self.ready_timeout
+        line = ""
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            if line.strip() == "READY":
+                break
+        if line.strip() != "READY":
+            self.stop()
+            self.log.seek(0)
+            raise ScenarioError("%s did not get ready: %s" % (" ".join(self.argv), self.log.read()[-2000:]))
+        with open(truth_path) as f:
+            self.truth = json.load(f)
+        self.wait_parked(deadline)
+        return self
+
+    def wait_parked(self, deadline):
+        """Every thread the program reported must be asleep (state S)."""
+        tids = [t["tid"] for t in self.truth.get("threads", []) if t.get("parked", True)]
+        while time.monotonic() < deadline:
+            if all(_thread_state(self.pid, t) in ("S", "D") for t in tids):
+                time.sleep(self.settle)
+                return
+            time.sleep(0.05)
+        raise ScenarioError("threads did not park: %s" % tids)
+
+    def gcore(self):
+        """A core of the parked program, made by gdb's gcore."""
+        prefix = os.path.join(self.tmp, "core")
+        r = subprocess.run(["gcore", "-o", prefix, str(self.pid)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=300)
+        path = "%s.%d" % (prefix, self.pid)
+        if r.returncode != 0 or not os.path.exists(path):
+            raise ScenarioError("gcore failed: %s" % r.stdout[-2000:])
+        self.cores.append(path)
+        return path
+
+    def kernel_core(self):
+        """A core written by the kernel (notes first, then memory), made by
+        killing the program with SIGABRT; None when the machine pipes cores
+        to a handler instead of writing them to the working directory."""
+        with open("/proc/sys/kernel/core_pattern") as f:
+            pattern = f.read().strip()
+        if pattern.startswith("|") or "/" in pattern:
+            return None
+        os.kill(self.pid, signal.SIGABRT)
+        self.proc.wait(timeout=60)
+        for name in sorted(os.listdir(self.tmp)):
+            if name.startswith(pattern.split("%")[0]) and name != "output.txt":
+                path = os.path.join(self.tmp, name)
+                self.cores.append(path)
+                return path
+        return None
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=30)
+        if self.proc is not None and self.proc.stdout:
+            self.proc.stdout.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def python_scenario(interpreter, script, *args, **kw):
+    return Scenario([interpreter, "-u", os.path.join(SCENARIOS, script)] + list(args), **kw)
+
+
+# ---------------------------------------------------------------- gdb ----
+
+BEGIN, END = "@@PYHANG-BEGIN@@", "@@PYHANG-END@@"
+
+
+def gdb_command(commands, pid=None, core=None, executable=None, load=True):
+    """argv of a batch gdb that loads no debug info and runs `commands`."""
+    argv = ["gdb", "-nx", "-batch", "-iex", "set debug-file-directory /nonexistent",
+            "-iex", "set auto-load no", "-iex", "set pagination off"]
+    if executable:
+        argv.append(executable)
+    if pid is not None:
+        argv += ["-p", str(pid)]
+    if core is not None:
+        argv += ["-c", core]
+    if load:
+        argv += ["-ex", "source " + GDBEXT]
+    for c in commands:
+        argv += ["-ex", c]
+    return argv
+
+
+def run_gdb(commands, timeout=300, env=None, **target):
+    r = subprocess.run(gdb_command(commands, **target), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+    return r.stdout
+
+
+def run_gdb_marked(command, **kw):
+    """Output of one pyhang command, without gdb's own chatter."""
+    out = run_gdb(["echo %s\\n" % BEGIN, command, "echo %s\\n" % END], **kw)
+    m = re.search(re.escape(BEGIN) + r"\n(.*?)" + re.escape(END), out, re.S)
+    if not m:
+        raise AssertionError("no pyhang output in gdb's output:\n" + out[-4000:])
+    return m.group(1), out
+
+
+def report_json(**target):
+    text, out = run_gdb_marked("pyhang report --json", **target)
+    try:
+        start = text.index("{")
+        return json.loads(text[start:])
+    except ValueError:
+        raise AssertionError("pyhang report --json printed no JSON:\n" + out[-4000:])
+
+
+def interpreters():
+    """(name, path) of every Python on this machine pyhang is tested against."""
+    found = []
+    if os.path.exists("/usr/bin/python3.11"):
+        found.append(("debian-3.11", "/usr/bin/python3.11"))
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    for minor in range(6, 14):
+        for path in sorted(glob.glob(os.path.join(root, "versions", "3.%d.*" % minor, "bin", "python3"))):
+            found.append(("pyenv-" + path.split("/")[-3], path))
+            break
+    return found

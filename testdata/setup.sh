@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what pyhang needs from Debian's packages (when missing) and builds
+# it for the Python that gdb embeds.  Used by examples/demo.sh and
+# testdata/run-tests.sh; safe to run again (it only does what is missing).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${PYHANG_BUILD_DIR:-$ROOT/build}
+
+packages=(cmake make g++ gdb binutils libc6-dev python3-dev python3-pytest pybind11-dev catch2 patchelf)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "pyhang: installing from Debian: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; else
+    echo "pyhang: please install as root: apt-get install ${missing[*]}" >&2; exit 1; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The module must match the Python inside gdb, not the first python3 on PATH.
+GDB_PY=$(gdb -nx -batch -ex 'python import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null | tail -n 1)
+PY=/usr/bin/python$GDB_PY
+if [ ! -x "$PY" ]; then
+  echo "pyhang: gdb embeds Python $GDB_PY but $PY is missing; install python$GDB_PY-dev" >&2; exit 1
+fi
+cmake -S "$ROOT" -B "$BUILD" -DPYHANG_GDB_PYTHON="$PY" >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" >/dev/null
+echo "pyhang: built in $BUILD for gdb's Python $GDB_PY"
