@@ -1,7 +1,111 @@
+// CPython state of a target as plain Python dicts and lists.
+#include <pybind11/stl.h>
+
 #include "bindings.hpp"
+#include "pyhang/cpython.hpp"
+#include "pyhang/target.hpp"
+
+namespace py = pybind11;
 
 namespace pyhang::bindings {
 
-void register_cpython(pybind11::module_& m) { (void)m; }
+namespace {
+
+template <class T>
+py::object opt(const std::optional<T>& v) {
+  return v ? py::cast(*v) : py::none();
+}
+
+py::dict frame_dict(const cpython::PyFrame& f) {
+  py::dict d;
+  d["function"] = f.function;
+  d["file"] = f.file;
+  d["line"] = f.line;
+  d["entry_frame"] = f.entry_frame;
+  d["frame"] = f.frame;
+  d["code"] = f.code;
+  return d;
+}
+
+py::dict thread_dict(const cpython::PyThreadInfo& t) {
+  py::dict d;
+  d["tstate"] = t.tstate;
+  d["interp"] = t.interp;
+  d["interp_id"] = t.interp_id;
+  d["thread_id"] = t.thread_id;
+  d["native_tid"] = opt(t.native_tid);
+  py::list frames;
+  for (const auto& f : t.frames) frames.append(frame_dict(f));
+  d["frames"] = frames;
+  d["problem"] = t.problem.empty() ? py::object(py::none()) : py::str(t.problem);
+  d["attached"] = opt(t.attached);
+  d["holds_gil"] = t.holds_gil;
+  return d;
+}
+
+py::dict gil_dict(const cpython::GilInfo& g) {
+  py::dict d;
+  d["address"] = g.address;
+  d["size"] = g.size;
+  d["locked"] = opt(g.locked);
+  d["holder_tstate"] = g.holder_tstate;
+  d["switch_number"] = opt(g.switch_number);
+  d["interp_id"] = g.interp_id;
+  d["source"] = g.source;
+  return d;
+}
+
+py::dict state_dict(const cpython::PythonState& s) {
+  py::dict d;
+  d["status"] = s.status;
+  d["version"] = s.version.empty() ? py::object(py::none()) : py::str(s.version);
+  d["major"] = s.major;
+  d["minor"] = s.minor;
+  d["patch"] = s.patch;
+  d["library"] = s.library;
+  d["layout"] = s.layout;
+  d["runtime"] = s.runtime;
+  py::list gils, threads;
+  for (const auto& g : s.gils) gils.append(gil_dict(g));
+  for (const auto& t : s.threads) threads.append(thread_dict(t));
+  d["gils"] = gils;
+  d["threads"] = threads;
+  d["warnings"] = s.warnings;
+  return d;
+}
+
+}  // namespace
+
+void register_cpython(py::module_& m) {
+  m.def(
+      "python_state",
+      [](Target& target, bool frames, std::size_t max_frames) {
+        cpython::Options opts;
+        opts.frames = frames;
+        opts.max_frames = max_frames;
+        cpython::PythonState s;
+        {
+          py::gil_scoped_release nogil;  // a callback target takes it back to read
+          s = cpython::inspect(target, opts);
+        }
+        return state_dict(s);
+      },
+      py::arg("target"), py::arg("frames") = true, py::arg("max_frames") = 10000,
+      "The CPython interpreter of the target: version, GIL(s), threads with Python frames (innermost first), "
+      "warnings.  Never raises on bad target memory; see 'status' and 'warnings'.");
+  m.def(
+      "gil_for_wait_address",
+      [](py::dict state, Addr address) -> py::object {
+        for (auto item : state["gils"]) {
+          auto g = item.cast<py::dict>();
+          Addr start = g["address"].cast<Addr>();
+          std::uint64_t size = g["size"].cast<std::uint64_t>();
+          if (start != 0 && address >= start && address < start + size) return g;
+        }
+        return py::none();
+      },
+      py::arg("state"), py::arg("address"),
+      "The GIL dict of python_state() that a futex/cond/mutex address belongs to, or None.");
+}
 
 }  // namespace pyhang::bindings

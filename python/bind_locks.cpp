@@ -1,7 +1,203 @@
+// glibc locks and pthread_t → TID, for lock-owner and the report.
+//
+//   r = LockReader(target)              # or LockReader(target, "2.23") to force a glibc version
+//   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.25-2.42"} | None
+//   r.problem      -> str: why locks cannot be decoded ("" when they can)
+//   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
+//   r.identify(tid, registers, frames)  -> dict (see BlockedOn in pyhang/glibc_locks.hpp)
+//       registers: dict of user_regs_struct names (as Target returns them),
+//                  a list of 27 ints, or None
+//       frames: [{"pc": int, "function": str|None, "library": str|None,
+//                 "rdi": int|None, "rsi": int|None}], frame 0 first
+//   r.pthread_tid(pthread_t) -> int | None
+#include <pybind11/stl.h>
+
 #include "bindings.hpp"
+#include "pyhang/glibc_locks.hpp"
+#include "pyhang/nptl.hpp"
+#include "pyhang/target.hpp"
+
+namespace py = pybind11;
 
 namespace pyhang::bindings {
+namespace {
 
-void register_locks(pybind11::module_& m) { (void)m; }
+using namespace pyhang::glibc;
+
+template <class T>
+py::object opt(const std::optional<T>& v) {
+  return v ? py::cast(*v) : py::none();
+}
+
+py::dict lock_dict(const LockInfo& l) {
+  py::dict d;
+  d["kind"] = l.kind;
+  d["address"] = l.address;
+  d["layout"] = l.layout;
+  d["readable"] = l.readable;
+  d["plausible"] = l.plausible;
+  d["problem"] = l.problem;
+  d["locked"] = opt(l.locked);
+  d["owners"] = l.owners;
+  d["owner_source"] = l.owner_source;
+  d["write_locked"] = opt(l.write_locked);
+  d["readers"] = opt(l.readers);
+  d["waiters"] = opt(l.waiters);
+  d["read_waiters"] = opt(l.read_waiters);
+  d["write_waiters"] = opt(l.write_waiters);
+  d["recursion"] = opt(l.recursion);
+  d["value"] = opt(l.value);
+  d["mutex"] = opt(l.mutex);
+  d["flags"] = l.flags;
+  d["note"] = l.note;
+  py::dict fields;
+  for (const auto& [k, v] : l.fields) fields[py::str(k)] = v;
+  d["fields"] = fields;
+  return d;
+}
+
+py::dict blocked_dict(const BlockedOn& b) {
+  py::dict d;
+  d["kind"] = b.kind.empty() ? py::object(py::none()) : py::cast(b.kind);
+  d["address"] = opt(b.address);
+  d["futex"] = opt(b.futex);
+  d["futex_op"] = opt(b.futex_op);
+  d["futex_value"] = opt(b.futex_value);
+  d["lock"] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
+  d["owners"] = b.owners;
+  d["owner_source"] = b.owner_source.empty() ? "unknown" : b.owner_source;
+  d["confidence"] = b.confidence;
+  d["evidence"] = b.evidence;
+  d["detail"] = b.detail;
+  d["condvar_mutex"] = opt(b.condvar_mutex);
+  d["problem"] = b.problem;
+  py::list cands;
+  for (const auto& c : b.candidates) {
+    py::dict cd;
+    cd["kind"] = c.kind;
+    cd["address"] = c.address;
+    cd["score"] = c.score;
+    cd["reasons"] = c.reasons;
+    cands.append(cd);
+  }
+  d["candidates"] = cands;
+  return d;
+}
+
+std::optional<Registers> to_registers(const py::object& o) {
+  if (o.is_none()) return std::nullopt;
+  static const char* names[Registers::kCount] = {
+      "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
+      "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
+  Registers regs;
+  if (py::isinstance<py::dict>(o)) {
+    auto d = o.cast<py::dict>();
+    for (std::size_t i = 0; i < Registers::kCount; ++i)
+      if (d.contains(names[i]) && !d[names[i]].is_none())
+        regs.r[i] = static_cast<std::uint64_t>(d[names[i]].cast<std::int64_t>());
+    return regs;
+  }
+  auto v = o.cast<std::vector<std::int64_t>>();
+  if (v.size() != Registers::kCount) throw py::value_error("registers: expected 27 values in user_regs_struct order");
+  for (std::size_t i = 0; i < Registers::kCount; ++i) regs.r[i] = static_cast<std::uint64_t>(v[i]);
+  return regs;
+}
+
+std::vector<NativeFrame> to_frames(const py::list& frames) {
+  std::vector<NativeFrame> out;
+  for (const auto& item : frames) {
+    auto d = item.cast<py::dict>();
+    NativeFrame f;
+    auto get = [&](const char* k) -> py::object { return d.contains(k) ? py::object(d[k]) : py::object(py::none()); };
+    if (auto v = get("pc"); !v.is_none()) f.pc = v.cast<Addr>();
+    if (auto v = get("function"); !v.is_none()) f.function = v.cast<std::string>();
+    if (auto v = get("library"); !v.is_none()) f.library = v.cast<std::string>();
+    if (auto v = get("rdi"); !v.is_none()) f.rdi = v.cast<std::uint64_t>();
+    if (auto v = get("rsi"); !v.is_none()) f.rsi = v.cast<std::uint64_t>();
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// The per-target facts lock decoding needs, found once.
+class LockReader {
+ public:
+  LockReader(std::shared_ptr<Target> target, std::optional<std::string> force_version)
+      : target_(std::move(target)), mapper_(*target_) {
+    if (force_version) {
+      version_.version = parse_glibc_version(*force_version);
+      if (version_.version) version_.version->source = "given";
+      else version_.problem = "not a glibc version: " + *force_version;
+    } else {
+      version_ = detect_version(target_->space());
+    }
+    if (version_.version) layouts_ = layouts_for(*version_.version, &problem_);
+    else problem_ = version_.problem;
+  }
+
+  py::object glibc() const {
+    if (!version_.version) return py::none();
+    py::dict d;
+    d["version"] = version_.version->text;
+    d["source"] = version_.version->source;
+    d["exact"] = version_.version->exact;
+    d["layouts"] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
+    return d;
+  }
+  const std::string& problem() const { return problem_; }
+
+  py::object decode(const std::string& kind, Addr addr) {
+    if (!layouts_) return py::none();
+    MemoryReader& mem = target_->memory();
+    if (kind == "mutex") return lock_dict(decode_mutex(mem, addr, *layouts_->mutex));
+    if (kind == "rwlock") return lock_dict(decode_rwlock(mem, addr, *layouts_->rwlock));
+    if (kind == "semaphore") return lock_dict(decode_semaphore(mem, addr, *layouts_->sem));
+    if (kind == "condvar") return lock_dict(decode_condvar(mem, addr, *layouts_->cond));
+    throw py::value_error("kind must be mutex, rwlock, semaphore or condvar");
+  }
+
+  py::dict identify(int tid, const py::object& regs, const py::list& frames) {
+    if (!layouts_) {
+      BlockedOn b;
+      b.problem = problem_;
+      return blocked_dict(b);
+    }
+    BlockedThread t;
+    t.tid = tid;
+    t.regs = to_registers(regs);
+    t.frames = to_frames(frames);
+    return blocked_dict(identify_blocked(target_->memory(), *layouts_, t));
+  }
+
+  py::object pthread_tid(Addr pthread) { return opt(mapper_.tid(pthread)); }
+  const std::string& pthread_problem() const { return mapper_.problem(); }
+
+ private:
+  std::shared_ptr<Target> target_;
+  VersionResult version_;
+  const Layouts* layouts_ = nullptr;
+  std::string problem_;
+  nptl::PthreadMapper mapper_;
+};
+
+}  // namespace
+
+void register_locks(py::module_& m) {
+  py::class_<LockReader>(m, "LockReader")
+      .def(py::init<std::shared_ptr<Target>, std::optional<std::string>>(), py::arg("target"),
+           py::arg("glibc_version") = py::none(), py::keep_alive<1, 2>(),
+           "glibc lock decoding for a target; glibc_version overrides detection (e.g. '2.23').")
+      .def_property_readonly("glibc", &LockReader::glibc)
+      .def_property_readonly("problem", &LockReader::problem)
+      .def_property_readonly("pthread_problem", &LockReader::pthread_problem)
+      .def("decode", &LockReader::decode, py::arg("kind"), py::arg("address"))
+      .def("identify", &LockReader::identify, py::arg("tid"), py::arg("registers"), py::arg("frames") = py::list(),
+           "What a blocked thread waits for, from frame 0's registers and the top native frames.")
+      .def("pthread_tid", &LockReader::pthread_tid, py::arg("pthread"), "pthread_t → TID, or None.");
+
+  m.def(
+      "frame_hint", [](const std::string& f) { return std::string(frame_hint(f)); }, py::arg("function"),
+      "The lock family a libc function name suggests, or ''.");
+}
 
 }  // namespace pyhang::bindings

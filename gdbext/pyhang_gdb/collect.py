@@ -44,7 +44,7 @@ class SelectionKept:
 
 
 def snapshot_current(thread, depth):
-    """Registers and top `depth` pcs of the selected thread."""
+    """Registers and top `depth` pcs (none when depth is 0) of the selected thread."""
     snap = ThreadSnapshot(num=thread.num, tid=thread.ptid[1] or thread.ptid[0], name=thread.name)
     try:
         frame = gdb.newest_frame()

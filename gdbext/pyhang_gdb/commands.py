@@ -8,7 +8,7 @@ import traceback
 import gdb
 
 import _pyhang_native as native
-from pyhang import render
+from pyhang import compose, render
 from pyhang.report import NativeFrame, Report, TargetInfo, ThreadReport, to_json
 from pyhang_gdb import collect
 from pyhang_gdb.session import SESSION, NoTarget
@@ -90,15 +90,33 @@ def executable_warnings(target):
     return []
 
 
+def python_view():
+    """The target's CPython state, decoded once per stop."""
+    target = SESSION.target()
+    return SESSION.cached("python", lambda: compose.PythonView(native.python_state(target)))
+
+
 def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
     target = SESSION.target()
     report = Report(target=target_info(target))
     report.warnings.extend(target.warnings)
     report.warnings.extend(executable_warnings(target))
+    view = python_view()
+    report.target.python_version = view.version
+    report.warnings.extend(view.state.get("warnings", []))
+    if view.status_line() and view.state.get("status") != "not-python":
+        report.warnings.append(view.status_line())
+    gil_states = {}
     for snap in collect.snapshot_threads(native_depth):
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem)
         th.native_frames = native_frames(target, snap.pcs)
+        th.python_frames = compose.python_frames(view, snap.tid)
+        th.gil = gil_states[snap.tid] = compose.gil_state(view, snap.tid, snap.registers)
+        pt = view.thread(snap.tid)
+        if pt and pt.get("problem"):
+            th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
         report.threads.append(th)
+    report.gil = compose.gil_summary(view, gil_states)
     return report
 
 
@@ -107,7 +125,8 @@ class PyhangPrefix(PyhangCommand):
 
 Subcommands:
   pyhang report [--json] [--native-depth N]   every thread: native frames (and, as decoded, Python frames, GIL, locks)
-  pyhang version                              pyhang and the Python gdb embeds"""
+  pyhang version                              pyhang and the Python gdb embeds
+Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder."""
     name = "pyhang"
     prefix = True
 
@@ -143,6 +162,99 @@ class PyhangVersion(PyhangCommand):
             __import__("pyhang").SCHEMA, native.__file__, gdb.VERSION, *sys.version_info[:3]))
 
 
+class PythonBacktrace(PyhangCommand):
+    """pyhang-py-bt: the Python stack of the selected thread, innermost first,
+decoded from target memory (no debug symbols needed), and its GIL state.
+Works under `thread apply all`.  Also registered as `py-bt` unless
+libpython.py already defined it."""
+    name = "pyhang-py-bt"
+
+    def run(self, argv):
+        p = parser(self.name, "Python backtrace of the selected thread")
+        p.parse_args(argv)
+        thread = gdb.selected_thread()
+        if thread is None:
+            raise NoTarget("no thread is selected")
+        view = python_view()
+        snap = collect.snapshot_current(thread, 0)
+        if not view.ok and view.state.get("status") != "finalizing":
+            print(view.status_line())
+            return
+        pt = view.thread(snap.tid)
+        if pt is None:
+            print("Thread %d (LWP %d) has no Python thread state: it runs no Python code" % (snap.num, snap.tid))
+            return
+        gil = compose.gil_state(view, snap.tid, snap.registers)
+        print("Thread %d (LWP %d), Python %s, GIL: %s" % (snap.num, snap.tid, view.version, gil))
+        if not pt["frames"]:
+            print("  (no Python frame: the thread is between Python calls or has not started)")
+        else:
+            print("Traceback (most recent call first):")
+            for f in compose.python_frames(view, snap.tid):
+                print("  " + render.python_frame_line(f))
+        if pt.get("problem"):
+            print("  (incomplete: %s)" % pt["problem"])
+
+
+class PyBt(PythonBacktrace):
+    __doc__ = PythonBacktrace.__doc__
+    name = "py-bt"
+
+
+class GilHolder(PyhangCommand):
+    """gil-holder: which thread holds the GIL, which wait for it, and which run
+with it released (per interpreter on 3.12+)."""
+    name = "gil-holder"
+
+    def run(self, argv):
+        parser(self.name, "who holds the GIL").parse_args(argv)
+        target = SESSION.target()
+        view = python_view()
+        if not view.ok:
+            print(view.status_line())
+            return
+        snaps = {s.tid: s for s in collect.snapshot_threads(DEFAULT_NATIVE_DEPTH)}
+        states = {tid: compose.gil_state(view, tid, s.registers) for tid, s in snaps.items()}
+        for w in view.state.get("warnings", []):
+            print("warning: " + w)
+
+        def who(tid):
+            s = snaps.get(tid)
+            return "Thread %d (LWP %d)" % (s.num, tid) if s else "LWP %s (not a thread gdb knows)" % tid
+
+        gils = view.state["gils"] or [{"interp_id": -1, "locked": None, "holder_tstate": 0, "source": ""}]
+        for g in sorted(gils, key=lambda g: g["interp_id"]):
+            label = "GIL" if g["interp_id"] < 0 else "GIL of interpreter %d" % g["interp_id"]
+            members = [t for t in view.state["threads"] if g["interp_id"] < 0 or t["interp_id"] == g["interp_id"]]
+            holder = next((t for t in members if t["holds_gil"]), None)
+            if holder and holder.get("native_tid"):
+                print("%s: held by %s" % (label, who(holder["native_tid"])))
+                s = snaps.get(holder["native_tid"])
+                if s:
+                    line = compose.holder_blocked_line(s.tid, s.num, s.registers, native_frames(target, s.pcs))
+                    if line:
+                        print("  " + line)
+            elif g.get("locked") is False:
+                print("%s: not held" % label)
+            elif g.get("locked") is None:
+                print("%s: state unknown" % label)
+            else:
+                print("%s: locked, holder not found among the thread states" % label)
+            tids = [t.get("native_tid") for t in members if t.get("native_tid")]
+            waiting = [t for t in tids if states.get(t) == compose.WAITING]
+            released = [t for t in tids if states.get(t) == compose.RELEASED]
+            print("  waiting for it: %s" % (", ".join(who(t) for t in waiting) or "none"))
+            print("  running with it released (native code, sleeping or blocked): %s" % (
+                ", ".join(who(t) for t in released) or "none"))
+        others = [tid for tid, st in states.items() if st == compose.NO_PYTHON]
+        if others:
+            print("no Python thread state: %s" % ", ".join(who(t) for t in sorted(others)))
+
+
 def register():
-    for cls in (PyhangPrefix, PyhangReport, PyhangVersion):
+    for cls in (PyhangPrefix, PyhangReport, PyhangVersion, PythonBacktrace, GilHolder):
         cls()
+    try:
+        gdb.execute("help py-bt", to_string=True)
+    except gdb.error:
+        PyBt()  # libpython.py did not define it

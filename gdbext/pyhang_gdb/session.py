@@ -52,12 +52,22 @@ class Session:
     def __init__(self):
         self._key = None
         self._target = None
+        self._cache = {}
         self.generation = 0  # bumped whenever the inferior runs
 
     def ran(self, *_):
         self.generation += 1
         self._key = None
         self._target = None
+        self._cache = {}
+
+    def cached(self, name, compute):
+        """What `compute()` says of the current target, computed once per
+        stop: `thread apply all py-bt` decodes the interpreter once."""
+        self.target()  # drops the cache when the target changed
+        if name not in self._cache:
+            self._cache[name] = compute()
+        return self._cache[name]
 
     def target(self):
         inferior = gdb.selected_inferior()
@@ -68,6 +78,7 @@ class Session:
         if key != self._key:
             self._target = self._open(inferior, kind)
             self._key = key
+            self._cache = {}
         return self._target
 
     @staticmethod

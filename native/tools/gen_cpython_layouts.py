@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""Generate native/src/cpython_layouts_generated.cpp from CPython's own headers.
+
+For every minor version 3.6 ... 3.13 this finds an interpreter under
+$(pyenv root)/versions/3.X.*, writes a C probe that includes that version's
+public and internal headers (with Py_BUILD_CORE), and prints offsetof/sizeof
+of every field the pyhang walkers read.  Each field may name several
+alternative C expressions (the member moved or was renamed between
+versions); the first one that compiles wins, and a field none of whose
+alternatives compiles is absent (-1).  The probe is compiled repeatedly,
+dropping the probe lines gcc rejects, so absence is decided by the headers
+themselves and never by a version check written here.
+
+The few facts headers cannot express as one offset (which frame model,
+which line-table format, the unit of f_lasti) are derived below from which
+fields exist, with the rule written next to each.
+
+Usage: gen_cpython_layouts.py [--pyenv-root DIR] [--output FILE] [--cc gcc]
+Runs with any python3 (no third-party modules).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MINORS = range(6, 14)
+
+# (field, comment, [alternative C expressions]).  Expression helpers (macros
+# defined in the probe prologue):
+#   OFF(T, member)      offsetof, nested members allowed ("a.b")
+#   SIZE(T)             sizeof(T)
+#   MSIZE(T, member)    sizeof of one member
+#   CONST(expr)         an integer constant (enumerator or macro)
+#   BITS(T, m, f)       mask of bit-field f inside the 32-bit word at T.m
+# The order here is the declaration order of struct Layout in
+# native/src/cpython_layouts.hpp; the generator checks they agree.
+FIELDS: list[tuple[str, str, list[str]]] = [
+    # --- PyObject / PyVarObject / PyTypeObject
+    ("object_ob_type", "PyObject.ob_type", ["OFF(PyObject, ob_type)"]),
+    ("var_ob_size", "PyVarObject.ob_size", ["OFF(PyVarObject, ob_size)"]),
+    ("type_tp_name", "PyTypeObject.tp_name", ["OFF(PyTypeObject, tp_name)"]),
+    ("type_tp_flags", "PyTypeObject.tp_flags", ["OFF(PyTypeObject, tp_flags)"]),
+    ("tpflags_bytes_subclass", "Py_TPFLAGS_BYTES_SUBCLASS", ["CONST(Py_TPFLAGS_BYTES_SUBCLASS)"]),
+    ("tpflags_unicode_subclass", "Py_TPFLAGS_UNICODE_SUBCLASS", ["CONST(Py_TPFLAGS_UNICODE_SUBCLASS)"]),
+    # --- bytes
+    ("bytes_ob_sval", "PyBytesObject.ob_sval", ["OFF(PyBytesObject, ob_sval)"]),
+    # --- str (PEP 393)
+    ("unicode_length", "PyASCIIObject.length", ["OFF(PyASCIIObject, length)"]),
+    ("unicode_state", "PyASCIIObject.state (32-bit word of bit-fields)", ["OFF(PyASCIIObject, state)"]),
+    ("unicode_kind_mask", "state.kind", ["BITS(PyASCIIObject, state, kind)"]),
+    ("unicode_compact_mask", "state.compact", ["BITS(PyASCIIObject, state, compact)"]),
+    ("unicode_ascii_mask", "state.ascii", ["BITS(PyASCIIObject, state, ascii)"]),
+    ("unicode_ready_mask", "state.ready (gone in 3.12)", ["BITS(PyASCIIObject, state, ready)"]),
+    ("unicode_ascii_data", "compact ASCII data follows PyASCIIObject", ["SIZE(PyASCIIObject)"]),
+    ("unicode_compact_data", "compact non-ASCII data follows PyCompactUnicodeObject", ["SIZE(PyCompactUnicodeObject)"]),
+    ("unicode_legacy_data", "PyUnicodeObject.data.any (non-compact strings)", ["OFF(PyUnicodeObject, data.any)"]),
+    # --- code objects
+    ("code_size", "sizeof(PyCodeObject)", ["SIZE(PyCodeObject)"]),
+    ("code_filename", "co_filename", ["OFF(PyCodeObject, co_filename)"]),
+    ("code_name", "co_name", ["OFF(PyCodeObject, co_name)"]),
+    ("code_qualname", "co_qualname (3.11+)", ["OFF(PyCodeObject, co_qualname)"]),
+    ("code_firstlineno", "co_firstlineno (int)", ["OFF(PyCodeObject, co_firstlineno)"]),
+    ("code_lnotab", "co_lnotab bytes (<= 3.9)", ["OFF(PyCodeObject, co_lnotab)"]),
+    ("code_linetable", "co_linetable bytes (3.10+)", ["OFF(PyCodeObject, co_linetable)"]),
+    ("code_code", "co_code bytes object (<= 3.10)", ["OFF(PyCodeObject, co_code)"]),
+    ("code_code_adaptive", "inline co_code_adaptive (3.11+)", ["OFF(PyCodeObject, co_code_adaptive)"]),
+    ("code_firsttraceable", "_co_firsttraceable (int, 3.11+)", ["OFF(PyCodeObject, _co_firsttraceable)"]),
+    # --- PyFrameObject (the frame chain itself up to 3.10)
+    ("frame_size", "sizeof(PyFrameObject)", ["SIZE(PyFrameObject)"]),
+    ("frame_back", "f_back", ["OFF(PyFrameObject, f_back)"]),
+    ("frame_code", "f_code", ["OFF(PyFrameObject, f_code)"]),
+    ("frame_lasti", "f_lasti (int)", ["OFF(PyFrameObject, f_lasti)"]),
+    ("frame_lineno", "f_lineno (int)", ["OFF(PyFrameObject, f_lineno)"]),
+    ("frame_trace", "f_trace", ["OFF(PyFrameObject, f_trace)"]),
+    # --- _PyInterpreterFrame (3.11+)
+    ("iframe_size", "sizeof(_PyInterpreterFrame)", ["SIZE(_PyInterpreterFrame)"]),
+    ("iframe_code", "f_code / f_executable", ["OFF(_PyInterpreterFrame, f_executable)", "OFF(_PyInterpreterFrame, f_code)"]),
+    ("iframe_previous", "previous", ["OFF(_PyInterpreterFrame, previous)"]),
+    ("iframe_instr", "instr_ptr (3.13+) / prev_instr", ["OFF(_PyInterpreterFrame, instr_ptr)", "OFF(_PyInterpreterFrame, prev_instr)"]),
+    ("iframe_owner", "owner (char)", ["OFF(_PyInterpreterFrame, owner)"]),
+    ("iframe_is_entry", "is_entry (bool, 3.11 only)", ["OFF(_PyInterpreterFrame, is_entry)"]),
+    ("owner_generator", "FRAME_OWNED_BY_GENERATOR", ["CONST(FRAME_OWNED_BY_GENERATOR)"]),
+    ("owner_cstack", "FRAME_OWNED_BY_CSTACK (3.12+)", ["CONST(FRAME_OWNED_BY_CSTACK)"]),
+    # --- _PyCFrame (3.11, 3.12)
+    ("cframe_current_frame", "_PyCFrame.current_frame", ["OFF(_PyCFrame, current_frame)"]),
+    # --- PyThreadState
+    ("tstate_size", "sizeof(PyThreadState)", ["SIZE(PyThreadState)"]),
+    ("tstate_prev", "prev", ["OFF(PyThreadState, prev)"]),
+    ("tstate_next", "next", ["OFF(PyThreadState, next)"]),
+    ("tstate_interp", "interp", ["OFF(PyThreadState, interp)"]),
+    ("tstate_frame", "frame (PyFrameObject*, <= 3.10)", ["OFF(PyThreadState, frame)"]),
+    ("tstate_cframe", "cframe (_PyCFrame*, 3.11-3.12)", ["OFF(PyThreadState, cframe)"]),
+    ("tstate_current_frame", "current_frame (3.13+)", ["OFF(PyThreadState, current_frame)"]),
+    ("tstate_thread_id", "thread_id (pthread_t)", ["OFF(PyThreadState, thread_id)"]),
+    ("tstate_native_thread_id", "native_thread_id (3.8+)", ["OFF(PyThreadState, native_thread_id)"]),
+    ("tstate_state", "state (int, 3.13+)", ["OFF(PyThreadState, state)"]),
+    ("thread_attached", "_Py_THREAD_ATTACHED", ["CONST(_Py_THREAD_ATTACHED)"]),
+    # --- PyInterpreterState
+    ("interp_size", "sizeof(PyInterpreterState)", ["SIZE(PyInterpreterState)"]),
+    ("interp_next", "next", ["OFF(PyInterpreterState, next)"]),
+    ("interp_id", "id (int64_t, 3.7+)", ["OFF(PyInterpreterState, id)"]),
+    ("interp_threads_head", "threads.head / tstate_head", ["OFF(PyInterpreterState, threads.head)", "OFF(PyInterpreterState, tstate_head)"]),
+    ("interp_ceval_gil", "ceval.gil (pointer, 3.12+)", ["OFF(PyInterpreterState, ceval.gil)"]),
+    ("interp_own_gil", "_gil (3.12+)", ["OFF(PyInterpreterState, _gil)"]),
+    # --- _PyRuntimeState (3.7+)
+    ("runtime_size", "sizeof(_PyRuntimeState)", ["SIZE(_PyRuntimeState)"]),
+    ("runtime_initialized", "initialized (int)", ["OFF(_PyRuntimeState, initialized)"]),
+    ("runtime_finalizing", "_finalizing / finalizing (PyThreadState*)", ["OFF(_PyRuntimeState, _finalizing)", "OFF(_PyRuntimeState, finalizing)"]),
+    ("runtime_interpreters_head", "interpreters.head", ["OFF(_PyRuntimeState, interpreters.head)"]),
+    ("runtime_interpreters_main", "interpreters.main", ["OFF(_PyRuntimeState, interpreters.main)"]),
+    ("runtime_tstate_current", "gilstate.tstate_current (3.7-3.11)", ["OFF(_PyRuntimeState, gilstate.tstate_current)"]),
+    ("runtime_ceval_gil", "ceval.gil (embedded, 3.7-3.11)", ["OFF(_PyRuntimeState, ceval.gil)"]),
+    # --- struct _gil_runtime_state (3.7+)
+    ("gil_size", "sizeof(struct _gil_runtime_state)", ["SIZE(struct _gil_runtime_state)"]),
+    ("gil_last_holder", "last_holder", ["OFF(struct _gil_runtime_state, last_holder)"]),
+    ("gil_locked", "locked (int)", ["OFF(struct _gil_runtime_state, locked)"]),
+    ("gil_switch_number", "switch_number (unsigned long)", ["OFF(struct _gil_runtime_state, switch_number)"]),
+    ("gil_cond", "cond", ["OFF(struct _gil_runtime_state, cond)"]),
+    ("gil_mutex", "mutex", ["OFF(struct _gil_runtime_state, mutex)"]),
+    # --- _Py_DebugOffsets (3.13+): where the target's own table keeps each value
+    ("dbg_size", "sizeof(_Py_DebugOffsets)", ["SIZE(_Py_DebugOffsets)"]),
+    ("dbg_version", "version", ["OFF(_Py_DebugOffsets, version)"]),
+    ("dbg_runtime_size", "runtime_state.size", ["OFF(_Py_DebugOffsets, runtime_state.size)"]),
+    ("dbg_runtime_finalizing", "runtime_state.finalizing", ["OFF(_Py_DebugOffsets, runtime_state.finalizing)"]),
+    ("dbg_runtime_interpreters_head", "runtime_state.interpreters_head", ["OFF(_Py_DebugOffsets, runtime_state.interpreters_head)"]),
+    ("dbg_interp_size", "interpreter_state.size", ["OFF(_Py_DebugOffsets, interpreter_state.size)"]),
+    ("dbg_interp_id", "interpreter_state.id", ["OFF(_Py_DebugOffsets, interpreter_state.id)"]),
+    ("dbg_interp_next", "interpreter_state.next", ["OFF(_Py_DebugOffsets, interpreter_state.next)"]),
+    ("dbg_interp_threads_head", "interpreter_state.threads_head", ["OFF(_Py_DebugOffsets, interpreter_state.threads_head)"]),
+    ("dbg_interp_ceval_gil", "interpreter_state.ceval_gil", ["OFF(_Py_DebugOffsets, interpreter_state.ceval_gil)"]),
+    ("dbg_interp_gil_runtime_state", "interpreter_state.gil_runtime_state", ["OFF(_Py_DebugOffsets, interpreter_state.gil_runtime_state)"]),
+    ("dbg_interp_gil_locked", "interpreter_state.gil_runtime_state_locked", ["OFF(_Py_DebugOffsets, interpreter_state.gil_runtime_state_locked)"]),
+    ("dbg_interp_gil_holder", "interpreter_state.gil_runtime_state_holder", ["OFF(_Py_DebugOffsets, interpreter_state.gil_runtime_state_holder)"]),
+    ("dbg_tstate_size", "thread_state.size", ["OFF(_Py_DebugOffsets, thread_state.size)"]),
+    ("dbg_tstate_prev", "thread_state.prev", ["OFF(_Py_DebugOffsets, thread_state.prev)"]),
+    ("dbg_tstate_next", "thread_state.next", ["OFF(_Py_DebugOffsets, thread_state.next)"]),
+    ("dbg_tstate_interp", "thread_state.interp", ["OFF(_Py_DebugOffsets, thread_state.interp)"]),
+    ("dbg_tstate_current_frame", "thread_state.current_frame", ["OFF(_Py_DebugOffsets, thread_state.current_frame)"]),
+    ("dbg_tstate_thread_id", "thread_state.thread_id", ["OFF(_Py_DebugOffsets, thread_state.thread_id)"]),
+    ("dbg_tstate_native_thread_id", "thread_state.native_thread_id", ["OFF(_Py_DebugOffsets, thread_state.native_thread_id)"]),
+    ("dbg_tstate_status", "thread_state.status", ["OFF(_Py_DebugOffsets, thread_state.status)"]),
+    ("dbg_iframe_size", "interpreter_frame.size", ["OFF(_Py_DebugOffsets, interpreter_frame.size)"]),
+    ("dbg_iframe_previous", "interpreter_frame.previous", ["OFF(_Py_DebugOffsets, interpreter_frame.previous)"]),
+    ("dbg_iframe_executable", "interpreter_frame.executable", ["OFF(_Py_DebugOffsets, interpreter_frame.executable)"]),
+    ("dbg_iframe_instr_ptr", "interpreter_frame.instr_ptr", ["OFF(_Py_DebugOffsets, interpreter_frame.instr_ptr)"]),
+    ("dbg_iframe_owner", "interpreter_frame.owner", ["OFF(_Py_DebugOffsets, interpreter_frame.owner)"]),
+    ("dbg_code_size", "code_object.size", ["OFF(_Py_DebugOffsets, code_object.size)"]),
+    ("dbg_code_filename", "code_object.filename", ["OFF(_Py_DebugOffsets, code_object.filename)"]),
+    ("dbg_code_name", "code_object.name", ["OFF(_Py_DebugOffsets, code_object.name)"]),
+    ("dbg_code_qualname", "code_object.qualname", ["OFF(_Py_DebugOffsets, code_object.qualname)"]),
+    ("dbg_code_linetable", "code_object.linetable", ["OFF(_Py_DebugOffsets, code_object.linetable)"]),
+    ("dbg_code_firstlineno", "code_object.firstlineno", ["OFF(_Py_DebugOffsets, code_object.firstlineno)"]),
+    ("dbg_code_code_adaptive", "code_object.co_code_adaptive", ["OFF(_Py_DebugOffsets, code_object.co_code_adaptive)"]),
+    ("dbg_object_ob_type", "pyobject.ob_type", ["OFF(_Py_DebugOffsets, pyobject.ob_type)"]),
+    ("dbg_type_tp_name", "type_object.tp_name", ["OFF(_Py_DebugOffsets, type_object.tp_name)"]),
+    ("dbg_type_tp_flags", "type_object.tp_flags", ["OFF(_Py_DebugOffsets, type_object.tp_flags)"]),
+    ("dbg_bytes_ob_size", "bytes_object.ob_size", ["OFF(_Py_DebugOffsets, bytes_object.ob_size)"]),
+    ("dbg_bytes_ob_sval", "bytes_object.ob_sval", ["OFF(_Py_DebugOffsets, bytes_object.ob_sval)"]),
+    ("dbg_unicode_state", "unicode_object.state", ["OFF(_Py_DebugOffsets, unicode_object.state)"]),
+    ("dbg_unicode_length", "unicode_object.length", ["OFF(_Py_DebugOffsets, unicode_object.length)"]),
+    ("dbg_unicode_asciiobject_size", "unicode_object.asciiobject_size", ["OFF(_Py_DebugOffsets, unicode_object.asciiobject_size)"]),
+]
+
+HEADERS = [
+    # (path relative to include/python3.X[m]/, included only when present)
+    "Python.h",
+    "frameobject.h",
+    "internal/pystate.h",          # 3.7
+    "internal/pycore_pystate.h",   # 3.8+
+    "internal/pycore_runtime.h",   # 3.9+
+    "internal/pycore_interp.h",    # 3.9+
+    "internal/pycore_frame.h",     # 3.11+
+    "internal/pycore_code.h",
+    "internal/pycore_gil.h",
+    "internal/gil.h",              # 3.7
+]
+
+PROLOGUE = r"""
+/* Generated by gen_cpython_layouts.py: probe for one CPython version. */
+#define Py_BUILD_CORE 1
+#define Py_BUILD_CORE_BUILTIN 1
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+%(includes)s
+int main(void) {
+  printf("version %%s\n", PY_VERSION);
+"""
+
+
+def find_interpreters(pyenv_root: str) -> dict[int, str]:
+    found: dict[int, str] = {}
+    for minor in MINORS:
+        cands = []
+        for d in glob.glob(os.path.join(pyenv_root, "versions", f"3.{minor}.*")):
+            m = re.fullmatch(rf"3\.{minor}\.(\d+)", os.path.basename(d))
+            if m and glob.glob(os.path.join(d, "include", f"python3.{minor}*", "Python.h")):
+                cands.append((int(m.group(1)), d))
+        if cands:
+            found[minor] = max(cands)[1]
+    return found
+
+
+def expand(fi: int, ai: int, expr: str) -> str:
+    """One probe statement, written out in full so that gcc reports an
+    absent member on the probe's own line (not inside a macro)."""
+    m = re.fullmatch(r"(\w+)\((.*)\)", expr)
+    if not m:
+        sys.exit(f"bad probe expression {expr}")
+    op, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
+    if op == "OFF":
+        value = f"__builtin_offsetof({args[0]}, {args[1]})"
+    elif op == "SIZE":
+        value = f"sizeof({args[0]})"
+    elif op == "MSIZE":
+        value = f"sizeof((({args[0]} *)0)->{args[1]})"
+    elif op == "CONST":
+        value = f"({args[0]})"
+    elif op == "BITS":
+        t, mem, bit = args
+        value = (f"({{ {t} o_; unsigned int w_; memset(&o_, 0, sizeof o_); o_.{mem}.{bit} = ~0u; "
+                 f"memcpy(&w_, (char *)&o_ + __builtin_offsetof({t}, {mem}), sizeof w_); w_; }})")
+    else:
+        sys.exit(f"bad probe operator {op}")
+    return f'printf("%d %d %lld\\n", {fi}, {ai}, (long long)({value}));'
+
+
+def probe(prefix: str, minor: int, cc: str) -> tuple[str, dict[str, tuple[int, int]]]:
+    incdir = glob.glob(os.path.join(prefix, "include", f"python3.{minor}*"))[0]
+    includes = "\n".join(f'#if __has_include("{h}")\n#include "{h}"\n#endif' for h in HEADERS)
+    head = PROLOGUE % {"includes": includes}
+    lines = []  # (field index, alternative index, expr)
+    for fi, (_, _, alts) in enumerate(FIELDS):
+        for ai, expr in enumerate(alts):
+            lines.append((fi, ai, expr))
+    dropped: set[int] = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe")
+        for _ in range(50):
+            text = head
+            first = head.count("\n") + 1
+            line_of = {}
+            for k, (fi, ai, expr) in enumerate(lines):
+                line_of[first + k] = k
+                text += (f"  {expand(fi, ai, expr)}\n" if k not in dropped else "  /* absent */\n")
+            text += "  return 0;\n}\n"
+            with open(src, "w") as f:
+                f.write(text)
+            res = subprocess.run([cc, "-w", "-std=gnu11", "-I", incdir, "-o", exe, src],
+                                 capture_output=True, text=True)
+            if res.returncode == 0:
+                break
+            bad = {int(m.group(1)) for m in re.finditer(r"probe\.c:(\d+):\d+: error", res.stderr)}
+            new = {line_of[b] for b in bad if b in line_of and line_of[b] not in dropped}
+            if not new:
+                sys.exit(f"probe for {prefix} does not compile outside the probe lines:\n{res.stderr}")
+            dropped |= new
+        else:
+            sys.exit(f"probe for {prefix} did not converge")
+        out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+    version = ""
+    values: dict[str, tuple[int, int]] = {}
+    for line in out.splitlines():
+        if line.startswith("version "):
+            version = line.split()[1]
+            continue
+        fi, ai, val = (int(x) for x in line.split())
+        name = FIELDS[fi][0]
+        if name not in values or ai < values[name][0]:
+            values[name] = (ai, val)
+    return version, values
+
+
+def patch_of(version: str) -> int:
+    """3.11.7 -> 7; 3.13.0rc1 -> 0."""
+    return int(re.match(r"\d+\.\d+\.(\d+)", version).group(1))
+
+
+def derive(v: dict[str, int]) -> dict[str, str]:
+    """Facts that are not one offset, each from which fields exist."""
+    # The frame chain is made of _PyInterpreterFrame when that type exists.
+    frame_model = "FrameModel::InterpreterFrame" if v["iframe_previous"] >= 0 else "FrameModel::FrameObject"
+    # co_lnotab only: lnotab; co_linetable with PyFrameObject frames: the
+    # 3.10 line table; with interpreter frames: the 3.11 location table.
+    if v["code_linetable"] < 0:
+        linetable = "LineTableFormat::Lnotab"
+    elif frame_model == "FrameModel::FrameObject":
+        linetable = "LineTableFormat::LineTable310"
+    else:
+        linetable = "LineTableFormat::LocationTable"
+    # f_lasti counts bytes with lnotab, code units (2 bytes) from 3.10 on.
+    lasti_unit = "1" if linetable == "LineTableFormat::Lnotab" else "2"
+    # Where the GIL lives: a pointer in each interpreter, embedded in the
+    # runtime, or static variables we cannot name (3.6).
+    if v["interp_ceval_gil"] >= 0:
+        gil_model = "GilModel::InterpreterPointer"
+    elif v["runtime_ceval_gil"] >= 0:
+        gil_model = "GilModel::RuntimeEmbedded"
+    else:
+        gil_model = "GilModel::Static"
+    # How the thread's innermost frame is reached.
+    if v["tstate_current_frame"] >= 0:
+        top = "TopFrame::ThreadState"
+    elif v["tstate_cframe"] >= 0 and v["cframe_current_frame"] >= 0:  # 3.10's cframe has no frame
+        top = "TopFrame::CFrame"
+    else:
+        top = "TopFrame::ThreadStateFrameObject"
+    return {"frame_model": frame_model, "linetable": linetable, "lasti_unit": lasti_unit,
+            "gil_model": gil_model, "top_frame": top,
+            "has_debug_offsets": "true" if v["dbg_size"] >= 0 else "false"}
+
+
+def check_header(header_path: str) -> None:
+    text = open(header_path).read()
+    m = re.search(r"// BEGIN GENERATED FIELDS(.*?)// END GENERATED FIELDS", text, re.S)
+    if not m:
+        sys.exit(f"{header_path}: no '// BEGIN GENERATED FIELDS' block")
+    declared = re.findall(r"std::int64_t\s+(\w+)\s*=", m.group(1))
+    expected = [f[0] for f in FIELDS]
+    if declared != expected:
+        missing = [x for x in expected if x not in declared]
+        extra = [x for x in declared if x not in expected]
+        sys.exit(f"{header_path} disagrees with FIELDS: missing {missing}, extra {extra} (or order differs)")
+
+
+def main() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pyenv-root", default=None)
+    ap.add_argument("--output", default=os.path.join(here, "..", "src", "cpython_layouts_generated.cpp"))
+    ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
+    ap.add_argument("--also-prefix", action="append", default=None,
+                    help="prefix with include/python3.X of another patch release (default: /usr, /usr/local)")
+    args = ap.parse_args()
+    if args.also_prefix is None:
+        args.also_prefix = ["/usr", "/usr/local"]
+    root = args.pyenv_root
+    if not root:
+        try:
+            root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            root = os.path.expanduser("~/.pyenv")
+    check_header(os.path.join(os.path.dirname(args.output), "cpython_layouts.hpp"))
+
+    interpreters = find_interpreters(root)
+    tables = []
+    for minor, prefix in sorted(interpreters.items()):
+        version, values = probe(prefix, minor, args.cc)
+        flat = {name: values.get(name, (0, -1))[1] for name, _, _ in FIELDS}
+        tables.append((minor, version, prefix, flat, derive(flat)))
+        absent = [n for n, v in flat.items() if v < 0 and not n.startswith("dbg_")]
+        print(f"3.{minor}: {version} from {prefix}; absent: {', '.join(absent) or 'none'}", file=sys.stderr)
+
+    # Other patch releases whose headers are installed (a distribution's
+    # python3.X-dev): a patch release may change a layout, so each one found
+    # is probed too.  Identical ones are recorded as checked; a different one
+    # gets its own row, chosen at run time for that patch level and later.
+    checked = []
+    also_probed: dict[str, list[str]] = {}
+    for prefix in args.also_prefix:
+        for incdir in sorted(glob.glob(os.path.join(prefix, "include", "python3.*"))):
+            m = re.fullmatch(r"python3\.(\d+)m?", os.path.basename(incdir))
+            if not m or not os.path.isdir(os.path.join(incdir, "internal")):
+                continue
+            minor = int(m.group(1))
+            primary = next((t for t in tables if t[0] == minor), None)
+            if primary is None:
+                continue
+            version, values = probe(prefix, minor, args.cc)
+            if version == primary[1]:
+                continue
+            flat = {name: values.get(name, (0, -1))[1] for name, _, _ in FIELDS}
+            diff = [n for n in flat if flat[n] != primary[3][n]]
+            if diff:
+                tables.append((minor, version, prefix, flat, derive(flat)))
+                checked.append(f"{version} ({incdir}): DIFFERS in {', '.join(diff)}; own row")
+            else:
+                also_probed.setdefault(primary[1], []).append(version)
+                checked.append(f"{version} ({incdir}): identical to {primary[1]}")
+            print(f"3.{minor}: also {version} from {incdir}: {checked[-1]}", file=sys.stderr)
+    tables.sort(key=lambda t: (t[0], [int(x) for x in re.findall(r"\d+", t[1])[:3]]))
+
+    out = []
+    out.append("// GENERATED by native/tools/gen_cpython_layouts.py -- do not edit by hand.")
+    out.append("// Offsets and sizes printed by gcc from each version's own headers")
+    out.append("// (public + internal, Py_BUILD_CORE), x86_64 Linux:")
+    for minor, version, prefix, _, _ in tables:
+        out.append(f"//   3.{minor}: CPython {version} ({os.path.basename(prefix)})")
+    for line in checked:
+        out.append(f"// Also probed: {line}")
+    out.append("// Absent fields are -1.")
+    out.append('#include "cpython_layouts.hpp"')
+    out.append("")
+    out.append("namespace pyhang::cpython {")
+    out.append("namespace {")
+    out.append("")
+    out.append("constexpr Layout kLayouts[] = {")
+    for minor, version, _, flat, derived in tables:
+        out.append("    {")
+        out.append(f"        .major = 3,")
+        out.append(f"        .minor = {minor},")
+        out.append(f'        .generated_from = "{version}",')
+        out.append("        .patch = %d," % patch_of(version))
+        out.append('        .also_probed = "%s",' % ",".join(also_probed.get(version, [])))
+        out.append(f"        .frame_model = {derived['frame_model']},")
+        out.append(f"        .linetable = {derived['linetable']},")
+        out.append(f"        .gil_model = {derived['gil_model']},")
+        out.append(f"        .top_frame = {derived['top_frame']},")
+        out.append(f"        .lasti_unit = {derived['lasti_unit']},")
+        out.append(f"        .has_debug_offsets = {derived['has_debug_offsets']},")
+        for name, comment, _ in FIELDS:
+            out.append(f"        .{name} = {flat[name]},")
+        out.append("    },")
+    out.append("};")
+    out.append("")
+    out.append("}  // namespace")
+    out.append("")
+    out.append("std::span<const Layout> generated_layouts() { return kLayouts; }")
+    out.append("")
+    out.append("}  // namespace pyhang::cpython")
+    with open(args.output, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"wrote {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
