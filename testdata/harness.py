@@ -207,3 +207,42 @@ def interpreters():
             found.append(("pyenv-" + path.split("/")[-3], path))
             break
     return found
+
+
+# ------------------------------------------------ stripped interpreters ----
+
+def stripped_interpreter(python, cache_root=None):
+    """(argv0, env) of a copy of a pyenv interpreter with no symbols beyond
+    .dynsym and no debug info: `strip --strip-all` of python3 and of its
+    libpython, the copy's RUNPATH pointing at the stripped libpython (a copy
+    would otherwise load the original through its RUNPATH), and PYTHONHOME
+    at the original prefix for the standard library.  Debian's python3.11 is
+    stripped already and is returned as it is."""
+    if not python.startswith(os.path.expanduser("~/.pyenv")) and "/.pyenv/" not in python:
+        return python, {}
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(python)))
+    root = cache_root or os.path.join(tempfile.gettempdir(), "pyhang-stripped-%d" % os.getuid())
+    dest = os.path.join(root, os.path.basename(prefix))
+    exe = os.path.join(dest, "bin", "python3")
+    env = {"PYTHONHOME": prefix}
+    if os.path.exists(os.path.join(dest, ".done")):
+        return exe, env
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(os.path.join(dest, "bin"))
+    os.makedirs(os.path.join(dest, "lib"))
+    shutil.copy(os.path.realpath(python), exe)
+    libs = glob.glob(os.path.join(prefix, "lib", "libpython3*.so*"))
+    for lib in libs:
+        if os.path.islink(lib):
+            os.symlink(os.readlink(lib), os.path.join(dest, "lib", os.path.basename(lib)))
+        else:
+            shutil.copy(lib, os.path.join(dest, "lib", os.path.basename(lib)))
+    for f in [exe] + [os.path.join(dest, "lib", os.path.basename(l)) for l in libs if not os.path.islink(l)]:
+        subprocess.run(["strip", "--strip-all", f], check=True)
+    if libs:
+        subprocess.run(["patchelf", "--set-rpath", os.path.join(dest, "lib"), exe], check=True)
+        ldd = subprocess.run(["ldd", exe], stdout=subprocess.PIPE, text=True).stdout
+        if os.path.join(dest, "lib") not in ldd:
+            raise ScenarioError("the stripped copy does not load its stripped libpython:\n" + ldd)
+    open(os.path.join(dest, ".done"), "w").close()
+    return exe, env

@@ -23,12 +23,8 @@
 #include <regex>
 
 #include "cpython_internal.hpp"
-#include "pyhang/target.hpp"
-
-#if __has_include("pyhang/nptl.hpp")
 #include "pyhang/nptl.hpp"
-#define PYHANG_HAVE_NPTL 1
-#endif
+#include "pyhang/target.hpp"
 
 namespace pyhang::cpython {
 
@@ -218,10 +214,8 @@ PythonState inspect(Target& target, const Options& opts) {
   st.warnings.insert(st.warnings.begin(), loc->warnings.begin(), loc->warnings.end());
   // thread_id is a pthread_t; before 3.11 there is no native_thread_id and
   // the LWP comes from struct pthread via libthread_db's descriptor.
-#ifdef PYHANG_HAVE_NPTL
   for (auto& t : st.threads)
     if (!t.native_tid && t.thread_id) t.native_tid = nptl::pthread_tid(target, t.thread_id);
-#endif
   return st;
 }
 
