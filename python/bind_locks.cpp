@@ -93,8 +93,11 @@ std::optional<Registers> to_registers(const py::object& o) {
   if (py::isinstance<py::dict>(o)) {
     auto d = o.cast<py::dict>();
     for (std::size_t i = 0; i < Registers::kCount; ++i)
-      if (d.contains(names[i]) && !d[names[i]].is_none())
-        regs.r[i] = static_cast<std::uint64_t>(d[names[i]].cast<std::int64_t>());
+      if (d.contains(names[i]) && !d[names[i]].is_none()) {
+        // Either signed (-1 for "no system call") or unsigned 64-bit values.
+        py::int_ v = d[names[i]];
+        regs.r[i] = v < py::int_(0) ? static_cast<std::uint64_t>(v.cast<std::int64_t>()) : v.cast<std::uint64_t>();
+      }
     return regs;
   }
   auto v = o.cast<std::vector<std::int64_t>>();

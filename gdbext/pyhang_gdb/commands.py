@@ -8,12 +8,13 @@ import traceback
 import gdb
 
 import _pyhang_native as native
-from pyhang import compose, render
+from pyhang import compose, locks, render, syscalls
 from pyhang.report import NativeFrame, Report, TargetInfo, ThreadReport, to_json
 from pyhang_gdb import collect
 from pyhang_gdb.session import SESSION, NoTarget
 
 DEFAULT_NATIVE_DEPTH = 12
+LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
 
 class ArgumentError(Exception):
@@ -96,6 +97,27 @@ def python_view():
     return SESSION.cached("python", lambda: compose.PythonView(native.python_state(target)))
 
 
+def lock_reader():
+    """glibc version, lock layouts and pthread_t mapping of the target, found once per stop."""
+    target = SESSION.target()
+    return SESSION.cached("locks", lambda: native.LockReader(target, None))
+
+
+def library_of(target, address):
+    return target.symbolize([address])[0][1]
+
+
+def blocked_on(target, view, snap, frames, gil):
+    """What the thread of `snap` waits on (BlockedOn), or None."""
+    if gil == compose.WAITING:
+        return locks.gil_wait(compose.gil_summary(view, {}).holder_tid)
+    if syscalls.in_syscall(snap.registers) is None and not frames:
+        return None
+    frame_dicts = [{"pc": f.pc, "function": f.function, "library": f.library} for f in frames]
+    identified = lock_reader().identify(snap.tid, snap.registers, frame_dicts)
+    return locks.from_native(identified, lambda a: library_of(target, a))
+
+
 def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
     target = SESSION.target()
     report = Report(target=target_info(target))
@@ -106,12 +128,19 @@ def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
     report.warnings.extend(view.state.get("warnings", []))
     if view.status_line() and view.state.get("status") != "not-python":
         report.warnings.append(view.status_line())
+    reader = lock_reader()
+    if reader.problem:
+        report.warnings.append("locks: " + reader.problem)
     gil_states = {}
-    for snap in collect.snapshot_threads(native_depth):
+    snaps = collect.snapshot_threads(native_depth)
+    names = locks.ThreadNames(snaps)
+    for snap in snaps:
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem)
         th.native_frames = native_frames(target, snap.pcs)
         th.python_frames = compose.python_frames(view, snap.tid)
         th.gil = gil_states[snap.tid] = compose.gil_state(view, snap.tid, snap.registers)
+        b = blocked_on(target, view, snap, th.native_frames, th.gil)
+        th.blocked_on = locks.finish(b, names) if b else None
         pt = view.thread(snap.tid)
         if pt and pt.get("problem"):
             th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
@@ -126,7 +155,8 @@ class PyhangPrefix(PyhangCommand):
 Subcommands:
   pyhang report [--json] [--native-depth N]   every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang version                              pyhang and the Python gdb embeds
-Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder."""
+Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder,
+lock-owner (what the selected thread waits on; `thread apply all lock-owner`)."""
     name = "pyhang"
     prefix = True
 
@@ -196,6 +226,38 @@ libpython.py already defined it."""
             print("  (incomplete: %s)" % pt["problem"])
 
 
+class LockOwner(PyhangCommand):
+    """lock-owner: what the selected thread waits on (pthread mutex, rwlock,
+semaphore, condition variable, futex, the GIL), at which address, in which
+library, and which thread owns it.  Use `thread apply all lock-owner` for
+every thread."""
+    name = "lock-owner"
+
+    def run(self, argv):
+        parser(self.name, "what the selected thread waits on").parse_args(argv)
+        thread = gdb.selected_thread()
+        if thread is None:
+            raise NoTarget("no thread is selected")
+        target = SESSION.target()
+        view = python_view()
+        reader = lock_reader()
+        # Thread numbers of every thread, for owners; computed once per stop.
+        names = SESSION.cached("thread-names", lambda: locks.ThreadNames(
+            [collect.ThreadSnapshot(num=t.num, tid=t.ptid[1], name=None) for t in gdb.selected_inferior().threads()]))
+        snap = collect.snapshot_current(thread, LOCK_FRAME_DEPTH)
+        frames = native_frames(target, snap.pcs)
+        gil = compose.gil_state(view, snap.tid, snap.registers)
+        b = blocked_on(target, view, snap, frames, gil)
+        if b is None:
+            nr = syscalls.in_syscall(snap.registers)
+            doing = "in the %s system call" % syscalls.name(nr) if nr is not None else "running"
+            print("%s is not blocked on a lock (%s)" % (names(snap.tid), doing))
+            if reader.problem:
+                print("  (%s)" % reader.problem)
+            return
+        print(locks.describe(locks.finish(b, names), snap.tid, names))
+
+
 class PyBt(PythonBacktrace):
     __doc__ = PythonBacktrace.__doc__
     name = "py-bt"
@@ -252,7 +314,7 @@ with it released (per interpreter on 3.12+)."""
 
 
 def register():
-    for cls in (PyhangPrefix, PyhangReport, PyhangVersion, PythonBacktrace, GilHolder):
+    for cls in (PyhangPrefix, PyhangReport, PyhangVersion, PythonBacktrace, GilHolder, LockOwner):
         cls()
     try:
         gdb.execute("help py-bt", to_string=True)

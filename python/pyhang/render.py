@@ -48,7 +48,7 @@ def render_text(report: Report) -> str:
         if th.problem:
             out.append("  problem: " + th.problem)
         if th.blocked_on:
-            out.append("  blocked on %s: %s" % (th.blocked_on.kind, th.blocked_on.detail))
+            out.append("  blocked: " + th.blocked_on.detail)
         if th.python_frames:
             out.append("  Python stack (innermost first):")
             out.extend("    " + python_frame_line(f) for f in th.python_frames)

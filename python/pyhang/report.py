@@ -34,6 +34,10 @@ class BlockedOn:
     owner_source: str = "unknown"
     owner_alive: Optional[bool] = None
     detail: str = ""
+    confidence: Optional[str] = None    # "certain" | "likely" | "guess": how sure the lock identification is
+    evidence: Optional[str] = None      # how it was identified
+    lock: dict = field(default_factory=dict)     # the decoded lock's fields
+    condvar_mutex: Optional[int] = None
 
 
 @dataclass
@@ -79,7 +83,8 @@ def _blocked_json(b):
     if b is None:
         return None
     return {"kind": b.kind, "address": b.address, "library": b.library, "owners": list(b.owners),
-            "owner_source": b.owner_source, "owner_alive": b.owner_alive, "detail": b.detail}
+            "owner_source": b.owner_source, "owner_alive": b.owner_alive, "detail": b.detail,
+            "confidence": b.confidence, "evidence": b.evidence}
 
 
 def to_json(report: Report) -> dict:

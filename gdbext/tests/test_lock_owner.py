@@ -1,0 +1,76 @@
+"""lock-owner: for every glibc lock kind, the blocked thread's lock and its
+owner, from the lock word alone (no libc debug info), live and from a core,
+in a C process and in a Python process; the same in the report's blocked_on."""
+import os
+import re
+
+import pytest
+
+import harness
+
+PY = "/usr/bin/python3.11"
+
+
+def expected_kind(record):
+    if record["lock"].startswith("mutex"):
+        return "mutex"
+    if record["lock"].startswith("rwlock"):
+        return "rwlock-" + record["waiter_mode"]
+    return record["lock"]
+
+
+def start(scenario, program):
+    if program == "c":
+        return scenario([harness.fixture_path("prog_locks")])
+    return scenario([PY, "-u", os.path.join(harness.SCENARIOS, "native_locks.py"),
+                     harness.fixture_path("liblockfixture.so")])
+
+
+def check_blocked_on(report, records):
+    threads = {t["tid"]: t for t in report["threads"]}
+    for r in records:
+        b = threads[r["waiter"]]["blocked_on"]
+        assert b is not None, r
+        assert b["kind"] == expected_kind(r), (r, b)
+        assert b["address"] == r["address"], (r, b)
+        assert b["library"].endswith("liblockfixture.so")
+        if r["lock"] in ("semaphore", "condvar", "futex", "rwlock-read-held"):
+            assert b["owners"] == [], (r, b)
+        else:
+            assert b["owners"] == r["holders"], (r, b)
+            assert b["owner_source"] == "lock-word"
+            assert b["owner_alive"] is True
+    holders = {h for r in records for h in r["holders"]}
+    for tid in holders:
+        assert threads[tid]["blocked_on"] is None  # holders sleep in pause(), on no lock
+
+
+@pytest.mark.parametrize("program", ["c", "python"])
+def test_every_lock_kind_owner_live_and_from_core(scenario, program):
+    # GIVEN each glibc lock kind held by a known thread and waited on by another
+    s = start(scenario, program)
+    records = s.truth["records"]
+    assert len(records) >= 11
+    # WHEN pyhang reports on the live process, and on its core
+    check_blocked_on(harness.report_json(pid=s.pid), records)
+    exe = harness.fixture_path("prog_locks") if program == "c" else PY
+    check_blocked_on(harness.report_json(executable=exe, core=s.gcore()), records)
+
+
+def test_thread_apply_all_lock_owner_prints_one_line_per_thread(scenario):
+    s = start(scenario, "c")
+    text, out = harness.run_gdb_marked("thread apply all lock-owner", pid=s.pid)
+    lines = {int(m.group(1)): l for l in text.splitlines() for m in [re.search(r"\(LWP (\d+)\)", l)]
+             if m and not l.startswith("Thread 0x") and "(Thread 0x" not in l}
+    for r in s.truth["records"]:
+        line = lines[r["waiter"]]
+        assert ("0x%x" % r["address"]) in line and "(liblockfixture.so)" in line, line
+        if r["lock"] not in ("semaphore", "condvar", "futex", "rwlock-read-held"):
+            assert "held by Thread" in line and "(LWP %d)" % r["holders"][0] in line, line
+    rec = next(r for r in s.truth["records"] if r["lock"] == "rwlock-read-held")
+    assert "read-held by 2 threads (glibc does not record which)" in lines[rec["waiter"]]
+    rec = next(r for r in s.truth["records"] if r["lock"] == "mutex-recursive")
+    assert "(locked 3 times)" in lines[rec["waiter"]]
+    # A thread that is not blocked says so.
+    assert "is not blocked on a lock (in the pause system call)" in lines[s.pid]
+    assert "Traceback" not in out
