@@ -1,0 +1,5 @@
+import sys
+
+from pyhang.cli import main
+
+sys.exit(main())

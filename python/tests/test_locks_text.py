@@ -1,0 +1,46 @@
+"""How a blocked thread is described, from decoded lock data (no target needed)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from pyhang import locks  # noqa: E402
+from pyhang.report import BlockedOn  # noqa: E402
+
+
+class Snap:
+    def __init__(self, num, tid):
+        self.num, self.tid = num, tid
+
+
+NAMES = locks.ThreadNames([Snap(1, 885), Snap(8, 898)])
+
+
+def line(b):
+    return locks.describe(locks.finish(b, NAMES), 885, NAMES)
+
+
+def test_write_held_rwlock_names_the_writer_as_a_gdb_thread():
+    b = BlockedOn(kind="rwlock-write", address=0x5623984aa750, library="/usr/lib/libcuda.so.1", owners=[898],
+                  owner_source="lock-word", confidence="certain")
+    assert line(b) == ("Thread 1 (LWP 885) waits to write-lock rwlock 0x5623984aa750 (libcuda.so.1): "
+                       "write-held by Thread 8 (LWP 898)")
+    assert b.owner_alive is True
+
+
+def test_read_held_rwlock_says_glibc_does_not_record_readers():
+    b = BlockedOn(kind="rwlock-write", address=0x10, owners=[], lock={"readers": 2})
+    assert line(b).endswith("read-held by 2 threads (glibc does not record which)")
+
+
+def test_owner_that_is_not_a_thread_here_is_said_plainly():
+    b = BlockedOn(kind="mutex", address=0x10, owners=[4242], owner_source="lock-word")
+    text = line(b)
+    assert "LWP 4242, which is not a thread of this process" in text and "inherited across fork" in text
+    assert b.owner_alive is False
+
+
+def test_gil_wait_names_the_holder_and_uncertain_identifications_are_marked():
+    assert line(locks.gil_wait(898)) == "Thread 1 (LWP 885) waits for the GIL: held by Thread 8 (LWP 898)"
+    b = BlockedOn(kind="semaphore", address=0x20, lock={"value": 0}, confidence="likely")
+    assert line(b) == "Thread 1 (LWP 885) waits on semaphore 0x20: value 0: a semaphore has no owner [likely]"
