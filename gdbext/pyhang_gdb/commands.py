@@ -8,7 +8,7 @@ import traceback
 import gdb
 
 import _pyhang_native as native
-from pyhang import compose, locks, render, syscalls
+from pyhang import compose, deadlocks, locks, render, syscalls
 from pyhang.report import NativeFrame, Report, TargetInfo, ThreadReport, to_json
 from pyhang_gdb import collect
 from pyhang_gdb.session import SESSION, NoTarget
@@ -146,7 +146,26 @@ def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
             th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
         report.threads.append(th)
     report.gil = compose.gil_summary(view, gil_states)
+    find_deadlocks(report, {s.tid: s for s in snaps})
     return report
+
+
+def find_deadlocks(report, snaps):
+    """Edges from every decoded owner, likely holders where a lock records
+    none, every cycle, and verdicts for blocked processes without one."""
+    edges = deadlocks.certain_edges(report.threads)
+    edges += native.likely_holders(deadlocks.thread_facts(report.threads))
+    cycles, truncated = native.find_cycles(edges)
+    report.edges = edges
+    report.deadlocks = [deadlocks.deadlock_json(c) for c in cycles]
+    if truncated:
+        report.warnings.append("more deadlock cycles than pyhang lists; the first %d are shown" % len(cycles))
+    blocked_line = None
+    holder = report.gil.holder_tid
+    if holder in snaps:
+        th = next(t for t in report.threads if t.tid == holder)
+        blocked_line = compose.holder_blocked_line(holder, th.gdb_num, snaps[holder].registers, th.native_frames)
+    report.verdicts = deadlocks.verdicts(report, blocked_line)
 
 
 class PyhangPrefix(PyhangCommand):

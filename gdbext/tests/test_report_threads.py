@@ -81,9 +81,17 @@ def test_report_lists_every_thread_of_a_core(scenario, program):
     check_threads_match_truth(report, s.truth, names=False)
 
 
-def test_text_report_names_each_thread_and_frame(scenario):
-    s = scenario([harness.fixture_path("prog_parked"), "2"])
+def test_text_report_groups_identical_threads_and_names_the_rest(scenario):
+    # GIVEN a main thread and four workers parked with identical stacks
+    s = scenario([harness.fixture_path("prog_parked"), "4"])
     text, _ = harness.run_gdb_marked("pyhang report", pid=s.pid)
-    for t in s.truth["threads"]:
-        assert '(LWP %d) "%s"' % (t["tid"], t["name"]) in text
+    main = next(t for t in s.truth["threads"] if t["role"] == "main")
+    workers = [t for t in s.truth["threads"] if t["role"] == "worker"]
+    # THEN the main thread has its own block, the workers share one
+    assert '(LWP %d) "%s"' % (main["tid"], main["name"]) in text
+    assert "and 3 more threads in the same state with the same stacks" in text
+    for w in workers:
+        assert "LWP %d" % w["tid"] in text
+    assert text.count("native frames:") == 2
+    assert "No deadlock found." in text
     assert "(libc.so.6)" in text

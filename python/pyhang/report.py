@@ -76,6 +76,7 @@ class Report:
     deadlocks: list = field(default_factory=list)
     edges: list = field(default_factory=list)
     fork_hazards: list = field(default_factory=list)
+    verdicts: list = field(default_factory=list)   # blocked without a cycle: {kind, threads, text}
     warnings: List[str] = field(default_factory=list)
 
 
@@ -110,5 +111,6 @@ def to_json(report: Report) -> dict:
         "deadlocks": report.deadlocks,
         "edges": report.edges,
         "fork_hazards": report.fork_hazards,
+        "verdicts": report.verdicts,
         "warnings": list(report.warnings),
     }
