@@ -96,7 +96,7 @@ def gil_summary(view, gil_states):
 def holder_blocked_line(tid, gdb_num, registers, frames):
     """The classic hang: the GIL holder sleeps in a system call.  One line, or None."""
     nr = syscalls.in_syscall(registers)
-    if nr is None:
+    if nr is None or nr not in syscalls.BLOCKING:
         return None
     where = next((f for f in frames if f.function), None)
     inside = " in %s" % where.function if where else ""

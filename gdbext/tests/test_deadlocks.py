@@ -1,0 +1,91 @@
+"""pyhang report finds every deadlock cycle — native locks, the GIL, and
+driver-style locks through a ctypes callback — says how sure it is, and
+reports none where there is none.  Each live and from the core."""
+import os
+
+import pytest
+
+import harness
+
+DEBIAN = "/usr/bin/python3.11"
+
+
+def interpreters_for_deadlocks():
+    """Debian's python3.11 and pyenv's 3.8 and 3.13 (stripped), when present."""
+    chosen = []
+    for name, path in harness.interpreters():
+        if name == "debian-3.11" or name.startswith(("pyenv-3.8.", "pyenv-3.13.")):
+            chosen.append(pytest.param(path, id=name))
+    return chosen
+
+
+def reports(s, executable):
+    """The report of the live process, then of its core."""
+    yield "live", harness.report_json(pid=s.pid)
+    yield "core", harness.report_json(executable=executable, core=s.gcore())
+
+
+def test_native_abba_mutexes_are_one_certain_deadlock(scenario):
+    # GIVEN two C threads that took two mutexes in opposite orders
+    s = scenario([harness.fixture_path("prog_abba")])
+    t = s.truth
+    ab = next(x["tid"] for x in t["threads"] if x["role"] == "holds-a-wants-b")
+    ba = next(x["tid"] for x in t["threads"] if x["role"] == "holds-b-wants-a")
+    for where, report in reports(s, harness.fixture_path("prog_abba")):
+        # THEN exactly one certain cycle, each edge from the lock word
+        assert len(report["deadlocks"]) == 1, where
+        d = report["deadlocks"][0]
+        assert sorted(d["threads"]) == sorted([ab, ba]) and d["confidence"] == "certain"
+        edges = {(e["waiter"], e["owner"]): e for e in d["edges"]}
+        assert edges[(ab, ba)]["address"] == t["b"] and edges[(ab, ba)]["kind"] == "mutex"
+        assert edges[(ba, ab)]["address"] == t["a"]
+        assert {e["source"] for e in d["edges"]} == {"lock-word"}
+
+
+@pytest.mark.parametrize("python", interpreters_for_deadlocks())
+@pytest.mark.parametrize("mode,confidence", [("w", "certain"), ("r", "likely")])
+def test_gil_and_driver_rwlock_through_a_ctypes_callback(scenario, python, mode, confidence):
+    # GIVEN case 5 with a fixture driver library: main holds the GIL and waits
+    # for the driver's rwlock; the worker holds the rwlock (write, or read) and
+    # waits for the GIL in a ctypes callback called by the driver
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "driver_deadlock.py"),
+                  harness.fixture_path("libdriverfixture.so"), mode], env=env)
+    main = next(x["tid"] for x in s.truth["threads"] if x["role"] == "holds-gil")
+    worker = next(x["tid"] for x in s.truth["threads"] if x["role"] == "holds-driver-lock")
+    for where, report in reports(s, exe):
+        # THEN one deadlock mixing the GIL and the native lock, as sure as the evidence allows
+        assert len(report["deadlocks"]) == 1, (where, report["deadlocks"], report["edges"])
+        d = report["deadlocks"][0]
+        assert d["confidence"] == confidence, where
+        edges = {(e["waiter"], e["owner"]): e for e in d["edges"]}
+        main_wait = edges[(main, worker)]
+        assert main_wait["kind"] == "rwlock-write" and main_wait["address"] == s.truth["lock"]
+        assert main_wait["source"] == ("lock-word" if mode == "w" else "heuristic")
+        if mode == "r":
+            assert "PyGILState_Ensure" in main_wait["evidence"] or "waits for the GIL" in main_wait["evidence"]
+        assert edges[(worker, main)]["kind"] == "gil" and edges[(worker, main)]["source"] == "gil-state"
+    text, _ = harness.run_gdb_marked("pyhang report", pid=s.pid)
+    assert text.split("\n")[3].startswith("Found one deadlock (%s), 2 threads:" % confidence), text[:600]
+
+
+@pytest.mark.parametrize("python", interpreters_for_deadlocks())
+def test_python_lock_abba_is_blocked_with_unknown_owners_and_no_false_cycle(scenario, python):
+    # GIVEN two threads deadlocked on two threading.Lock objects, which record no owner
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "Lock"], env=env)
+    waiters = [x["tid"] for x in s.truth["threads"] if x["role"] != "main"]
+    for where, report in reports(s, exe):
+        threads = {t["tid"]: t for t in report["threads"]}
+        # THEN both are reported blocked, with no owner, and no cycle is invented
+        for tid in waiters:
+            b = threads[tid]["blocked_on"]
+            assert b is not None and b["owners"] == [], (where, b)
+        assert report["deadlocks"] == [], where
+
+
+def test_busy_healthy_process_has_no_deadlock(scenario):
+    s = scenario([DEBIAN, "-u", os.path.join(harness.SCENARIOS, "gil_contention.py"), "4"])
+    for where, report in reports(s, DEBIAN):
+        assert report["deadlocks"] == [], where
+        assert not [v for v in report["verdicts"] if v["kind"] != "gil-holder-blocked"], where
