@@ -121,8 +121,9 @@ def render_text(report: Report) -> str:
         for th in report.threads:
             if th.tid in involved:
                 _thread_block(th, out)
-        out.append("")
-        out.append("Other threads:")
+        if len(involved) < len(report.threads):
+            out.append("")
+            out.append("Other threads:")
     # Threads in the same state with the same stacks take one block.
     groups = {}
     for th in report.threads:
