@@ -8,7 +8,9 @@ from typing import Dict, List, Optional
 import gdb
 
 # Registers the lock and GIL decoders look at in frame 0.
-FRAME0_REGISTERS = ("rip", "rsp", "rdi", "rsi", "rdx", "r10", "rax", "orig_rax")
+# fs_base is the thread's own struct pthread (x86_64 TLS): it tells which
+# thread a pthread_join waits for.
+FRAME0_REGISTERS = ("rip", "rsp", "rdi", "rsi", "rdx", "r10", "rax", "orig_rax", "fs_base")
 
 
 @dataclass

@@ -115,7 +115,47 @@ def blocked_on(target, view, snap, frames, gil):
         return None
     frame_dicts = [{"pc": f.pc, "function": f.function, "library": f.library} for f in frames]
     identified = lock_reader().identify(snap.tid, snap.registers, frame_dicts)
-    return locks.from_native(identified, lambda a: library_of(target, a))
+    b = locks.from_native(identified, lambda a: library_of(target, a))
+    if b is not None and b.kind == "futex" and not b.owners:
+        joined = joined_thread(target, b.address)
+        if joined is not None:
+            b = locks.thread_join(b.address, joined)
+    return b
+
+
+def thread_bases():
+    """fs_base (its struct pthread) → TID of every thread, once per stop."""
+    def compute():
+        bases = {}
+        with collect.SelectionKept():
+            for t in gdb.selected_inferior().threads():
+                try:
+                    t.switch()
+                    bases[int(gdb.newest_frame().read_register("fs_base")) & 0xFFFFFFFFFFFFFFFF] = t.ptid[1]
+                except (gdb.error, ValueError):
+                    pass
+        return bases
+    return SESSION.cached("thread-bases", compute)
+
+
+# struct pthread is a few KiB; its tid field is near the start.
+_PTHREAD_SPAN = 4096
+
+
+def joined_thread(target, futex):
+    """pthread_join sleeps on the joined thread's tid word inside its struct
+    pthread, whose value is that thread's TID: the TID when `futex` is such a
+    word, else None."""
+    if futex is None:
+        return None
+    word = target.read(futex, 4)
+    if word is None:
+        return None
+    value = int.from_bytes(word, "little")
+    for base, tid in thread_bases().items():
+        if base <= futex < base + _PTHREAD_SPAN and value == tid:
+            return tid
+    return None
 
 
 def build_report(native_depth=DEFAULT_NATIVE_DEPTH):

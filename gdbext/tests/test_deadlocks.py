@@ -89,3 +89,15 @@ def test_busy_healthy_process_has_no_deadlock(scenario):
     for where, report in reports(s, DEBIAN):
         assert report["deadlocks"] == [], where
         assert not [v for v in report["verdicts"] if v["kind"] != "gil-holder-blocked"], where
+
+
+def test_pthread_join_waits_for_the_joined_thread(scenario):
+    # GIVEN main joined a thread that is itself deadlocked
+    s = scenario([harness.fixture_path("prog_abba")])
+    ab = next(x["tid"] for x in s.truth["threads"] if x["role"] == "holds-a-wants-b")
+    report = harness.report_json(pid=s.pid)
+    main = next(t for t in report["threads"] if t["tid"] == s.pid)
+    # THEN its wait names the joined thread, found from the tid word it sleeps on
+    assert main["blocked_on"]["kind"] == "thread-join"
+    assert main["blocked_on"]["owners"] == [ab]
+    assert len(report["deadlocks"]) == 1  # joining a deadlocked thread adds no cycle

@@ -45,6 +45,13 @@ def from_native(identified, library_of):
                      lock=lock, condvar_mutex=identified.get("condvar_mutex"))
 
 
+def thread_join(address, joined_tid):
+    """pthread_join: the joined thread is what the joiner waits for."""
+    return BlockedOn(kind="thread-join", address=address, owners=[joined_tid], owner_source="thread-tid",
+                     confidence="certain",
+                     evidence="sleeps on the tid word of the joined thread's struct pthread, which holds its TID")
+
+
 def gil_wait(holder_tid):
     return BlockedOn(kind="gil", owners=[holder_tid] if holder_tid else [],
                      owner_source="gil-state" if holder_tid else "unknown", confidence="certain",
@@ -88,6 +95,8 @@ def owner_text(b, names):
             n = lock["readers"]
             return "read-held by %d thread%s (glibc does not record which)" % (n, "" if n == 1 else "s")
         return "its owner is not recorded"
+    if k == "thread-join":
+        return "until %s exits" % names(b.owners[0])
     held = "write-held" if k.startswith("rwlock") else "held"
     who = []
     for tid in b.owners:
@@ -105,6 +114,8 @@ def owner_text(b, names):
 
 def summary(b, names):
     """"waits to write-lock rwlock 0x… (libcuda.so.1): write-held by Thread 8 (LWP 898)"."""
+    if b.kind == "thread-join" and b.owners:
+        return "waits in pthread_join for %s to exit" % names(b.owners[0])
     verb = VERBS.get(b.kind, "waits on " + b.kind)
     where = ""
     if b.address is not None and b.kind != "gil":

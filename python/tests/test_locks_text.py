@@ -44,3 +44,7 @@ def test_gil_wait_names_the_holder_and_uncertain_identifications_are_marked():
     assert line(locks.gil_wait(898)) == "Thread 1 (LWP 885) waits for the GIL: held by Thread 8 (LWP 898)"
     b = BlockedOn(kind="semaphore", address=0x20, lock={"value": 0}, confidence="likely")
     assert line(b) == "Thread 1 (LWP 885) waits on semaphore 0x20: value 0: a semaphore has no owner [likely]"
+
+
+def test_join_names_the_thread_joined():
+    assert line(locks.thread_join(0x7f00, 898)) == "Thread 1 (LWP 885) waits in pthread_join for Thread 8 (LWP 898) to exit"
