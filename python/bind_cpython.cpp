@@ -52,6 +52,9 @@ py::dict gil_dict(const cpython::GilInfo& g) {
   d["switch_number"] = opt(g.switch_number);
   d["interp_id"] = g.interp_id;
   d["source"] = g.source;
+  py::list ranges;  // [(start, size), ...]: each piece of the GIL (GilInfo::ranges)
+  for (const auto& r : g.ranges) ranges.append(py::make_tuple(r.start, r.size));
+  d["ranges"] = ranges;
   return d;
 }
 
@@ -96,13 +99,25 @@ void register_cpython(py::module_& m) {
   m.def(
       "gil_for_wait_address",
       [](py::dict state, Addr address) -> py::object {
+        // Rebuild the spans of each GIL dict and ask the native check.
+        cpython::PythonState s;
+        std::vector<py::dict> dicts;
         for (auto item : state["gils"]) {
-          auto g = item.cast<py::dict>();
-          Addr start = g["address"].cast<Addr>();
-          std::uint64_t size = g["size"].cast<std::uint64_t>();
-          if (start != 0 && address >= start && address < start + size) return g;
+          auto d = item.cast<py::dict>();
+          cpython::GilInfo g;
+          g.address = d["address"].cast<Addr>();
+          g.size = d["size"].cast<std::uint64_t>();
+          if (d.contains("ranges"))
+            for (auto r : d["ranges"]) {
+              auto pair = r.cast<py::sequence>();
+              g.ranges.push_back({pair[0].cast<Addr>(), pair[1].cast<std::uint64_t>()});
+            }
+          s.gils.push_back(std::move(g));
+          dicts.push_back(d);
         }
-        return py::none();
+        const cpython::GilInfo* g = cpython::gil_for_wait_address(s, address);
+        if (!g) return py::none();
+        return dicts[static_cast<std::size_t>(g - s.gils.data())];
       },
       py::arg("state"), py::arg("address"),
       "The GIL dict of python_state() that a futex/cond/mutex address belongs to, or None.");

@@ -7,5 +7,6 @@ PYBIND11_MODULE(_pyhang_native, m) {
   pyhang::bindings::register_target(m);
   pyhang::bindings::register_cpython(m);
   pyhang::bindings::register_locks(m);
+  pyhang::bindings::register_pylocks(m);
   pyhang::bindings::register_waitgraph(m);
 }

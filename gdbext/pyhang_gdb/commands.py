@@ -103,6 +103,12 @@ def lock_reader():
     return SESSION.cached("locks", lambda: native.LockReader(target, None))
 
 
+def python_locks():
+    """threading Lock/RLock/Condition lookup, the interpreter decoded once per stop."""
+    target = SESSION.target()
+    return SESSION.cached("pylocks", lambda: native.PythonLocks(target))
+
+
 def library_of(target, address):
     return target.symbolize([address])[0][1]
 
@@ -116,6 +122,13 @@ def blocked_on(target, view, snap, frames, gil):
     frame_dicts = [{"pc": f.pc, "function": f.function, "library": f.library} for f in frames]
     identified = lock_reader().identify(snap.tid, snap.registers, frame_dicts)
     b = locks.from_native(identified, lambda a: library_of(target, a))
+    if view.thread(snap.tid) is not None and (b is None or b.kind in ("semaphore", "futex")):
+        # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points to.
+        futex = syscalls.futex_address(snap.registers)
+        if futex is not None:
+            py = locks.from_python(python_locks().wait(snap.tid, futex))
+            if py is not None:
+                return py
     if b is not None and b.kind == "futex" and not b.owners:
         joined = joined_thread(target, b.address)
         if joined is not None:

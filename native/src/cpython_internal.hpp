@@ -129,6 +129,47 @@ struct InterpInfo {
 std::vector<GilInfo> read_gils(ObjectReader& objects, const Roots& roots, const std::vector<InterpInfo>& interps,
                                std::vector<std::string>& warnings);
 
+// 3.6 keeps the GIL in static variables of ceval.c (ceval_gil.h) that no
+// exported symbol names.  Their pthread objects are found in the machine
+// code of exported functions that use them (cpython_gil.cpp): a RIP-relative
+// `lea` whose target reaches the first (or second) argument register of a
+// call to pthread_mutex_* / pthread_cond_* through the PLT.  Addresses here
+// are link-time addresses of the object.
+class CodeImage {
+ public:
+  virtual ~CodeImage() = default;
+  // Copies up to n initialised bytes at a link-time address; fewer (or 0)
+  // where the object's file ends.
+  virtual std::size_t read(Addr link, std::uint8_t* buf, std::size_t n) const = 0;
+  virtual bool executable(Addr link) const = 0;
+  // [link, link+size) lies in one writable PT_LOAD segment.
+  virtual bool writable(Addr link, std::uint64_t size) const = 0;
+  // The imported (or interposable) function a GOT slot is bound to by a
+  // JUMP_SLOT or GLOB_DAT relocation; empty when none.
+  virtual std::string import_at(Addr got_slot) const = 0;
+};
+
+struct CodeEntry {
+  std::string name;        // for notes only
+  Addr link = 0;
+  std::uint64_t size = 0;  // st_size; 0 when unknown
+};
+
+inline constexpr std::uint64_t kPthreadMutexSize = 40;  // sizeof(pthread_mutex_t), x86-64 glibc
+inline constexpr std::uint64_t kPthreadCondSize = 48;   // sizeof(pthread_cond_t)
+
+struct GilStatics {
+  Addr gil_mutex = 0, gil_cond = 0, switch_mutex = 0, switch_cond = 0;
+  std::vector<std::string> notes;  // what looked wrong, one line each
+  bool any() const { return gil_mutex || gil_cond || switch_mutex || switch_cond; }
+};
+
+// Decodes x86-64 code from each entry (following direct calls to
+// non-imported functions, at most two levels deep, with the argument
+// registers known at the call).  Bounded: at most 4 KiB per function and
+// 48 functions in all; any byte it cannot decode ends that function.
+GilStatics decode_gil_statics(const CodeImage& code, const std::vector<CodeEntry>& entries);
+
 // The layout corrected by the target's _Py_DebugOffsets (3.13+); warns on
 // each disagreement with the generated table.  Returns false when the
 // target's table is absent or implausible (the generated one is then used).

@@ -169,6 +169,37 @@ struct Layout {
   std::int64_t dbg_unicode_state = -1;  // unicode_object.state
   std::int64_t dbg_unicode_length = -1;  // unicode_object.length
   std::int64_t dbg_unicode_asciiobject_size = -1;  // unicode_object.asciiobject_size
+  std::int64_t code_nlocalsplus = -1;  // co_nlocalsplus (int, 3.11+)
+  std::int64_t code_nlocals = -1;  // co_nlocals (int)
+  std::int64_t code_stacksize = -1;  // co_stacksize (int)
+  std::int64_t frame_valuestack = -1;  // f_valuestack (PyObject **, <= 3.10)
+  std::int64_t frame_localsplus = -1;  // f_localsplus (<= 3.10)
+  std::int64_t iframe_localsplus = -1;  // localsplus (3.11+)
+  std::int64_t cfunction_self = -1;  // PyCFunctionObject.m_self
+  std::int64_t method_self = -1;  // PyMethodObject.im_self
+  std::int64_t type_basicsize = -1;  // PyTypeObject.tp_basicsize
+  std::int64_t type_dictoffset = -1;  // PyTypeObject.tp_dictoffset
+  std::int64_t heaptype_cached_keys = -1;  // PyHeapTypeObject.ht_cached_keys
+  std::int64_t tpflags_managed_dict = -1;  // Py_TPFLAGS_MANAGED_DICT (3.11+)
+  std::int64_t tpflags_inline_values = -1;  // Py_TPFLAGS_INLINE_VALUES (3.13+)
+  std::int64_t dict_ma_used = -1;  // PyDictObject.ma_used
+  std::int64_t dict_ma_keys = -1;  // PyDictObject.ma_keys
+  std::int64_t dict_ma_values = -1;  // PyDictObject.ma_values
+  std::int64_t dictkeys_log2_size = -1;  // PyDictKeysObject.dk_log2_size (uint8, 3.11+)
+  std::int64_t dictkeys_log2_index_bytes = -1;  // dk_log2_index_bytes (uint8, 3.11+)
+  std::int64_t dictkeys_kind = -1;  // dk_kind (uint8, 3.11+)
+  std::int64_t dictkeys_nentries = -1;  // dk_nentries (3.11+ in headers)
+  std::int64_t dictkeys_indices = -1;  // dk_indices (3.11+ in headers)
+  std::int64_t dictkeys_kind_general = -1;  // DICT_KEYS_GENERAL (3.11+)
+  std::int64_t dictentry_size = -1;  // sizeof(PyDictKeyEntry) (3.11+ in headers)
+  std::int64_t dictentry_key = -1;  // PyDictKeyEntry.me_key
+  std::int64_t dictentry_value = -1;  // PyDictKeyEntry.me_value
+  std::int64_t dictuentry_size = -1;  // sizeof(PyDictUnicodeEntry) (3.11+)
+  std::int64_t dictuentry_key = -1;  // PyDictUnicodeEntry.me_key
+  std::int64_t dictuentry_value = -1;  // PyDictUnicodeEntry.me_value
+  std::int64_t dictvalues_values = -1;  // PyDictValues.values (3.11+)
+  std::int64_t dictvalues_valid = -1;  // PyDictValues.valid (uint8, 3.13+)
+  std::int64_t dict_or_values_size = -1;  // sizeof(PyDictOrValues) (3.12 only)
   // END GENERATED FIELDS
 
   bool has(std::int64_t field) const { return field >= 0; }

@@ -111,6 +111,126 @@ std::optional<Addr> rip_relative_load(const LoadedObject& obj, std::string_view 
   return std::nullopt;
 }
 
+// The object's code as the GIL decoder reads it: bytes from the file,
+// segments' permissions, and the imports bound to GOT slots, from the
+// relocations the dynamic section lists (section headers are not needed).
+class ElfCodeImage final : public detail::CodeImage {
+ public:
+  explicit ElfCodeImage(const ElfFile& elf) : elf_(elf) { load_imports(); }
+
+  std::size_t read(Addr link, std::uint8_t* buf, std::size_t n) const override {
+    return elf_.read_vaddr(link, buf, n);
+  }
+  bool executable(Addr link) const override {
+    for (const auto& seg : elf_.segments())
+      if (seg.type == kLoad && (seg.flags & kExec) && link >= seg.vaddr && link < seg.vaddr + seg.filesz) return true;
+    return false;
+  }
+  bool writable(Addr link, std::uint64_t size) const override {
+    for (const auto& seg : elf_.segments())
+      if (seg.type == kLoad && (seg.flags & kWrite) && link >= seg.vaddr && link + size <= seg.vaddr + seg.memsz)
+        return true;
+    return false;
+  }
+  std::string import_at(Addr slot) const override {
+    auto it = imports_.find(slot);
+    return it == imports_.end() ? std::string() : it->second;
+  }
+  bool has_imports() const { return !imports_.empty(); }
+
+ private:
+  static constexpr std::uint32_t kLoad = 1, kDynamic = 2, kExec = 1, kWrite = 2;
+
+  template <class T>
+  std::optional<T> at(Addr link) const {
+    T v;
+    if (elf_.read_vaddr(link, &v, sizeof v) != sizeof v) return std::nullopt;
+    return v;
+  }
+  std::string string_at(Addr link) const {
+    char buf[128] = {};
+    std::size_t n = elf_.read_vaddr(link, buf, sizeof buf - 1);
+    return std::string(buf, strnlen(buf, n));
+  }
+
+  void load_imports() {
+    Addr strtab = 0, symtab = 0, rela = 0, jmprel = 0;
+    std::uint64_t relasz = 0, pltrelsz = 0, pltrel = 7;
+    for (const auto& seg : elf_.segments()) {
+      if (seg.type != kDynamic) continue;
+      for (std::uint64_t off = 0; off + 16 <= seg.filesz && off < (1u << 16); off += 16) {
+        auto tag = at<std::int64_t>(seg.vaddr + off);
+        auto val = at<std::uint64_t>(seg.vaddr + off + 8);
+        if (!tag || !val || *tag == 0) break;
+        switch (*tag) {
+          case 5: strtab = *val; break;     // DT_STRTAB
+          case 6: symtab = *val; break;     // DT_SYMTAB
+          case 7: rela = *val; break;       // DT_RELA
+          case 8: relasz = *val; break;     // DT_RELASZ
+          case 23: jmprel = *val; break;    // DT_JMPREL
+          case 2: pltrelsz = *val; break;   // DT_PLTRELSZ
+          case 20: pltrel = *val; break;    // DT_PLTREL
+          default: break;
+        }
+      }
+    }
+    if (!strtab || !symtab) return;
+    auto add = [&](Addr table, std::uint64_t bytes) {
+      constexpr std::uint64_t kRela = 24, kMax = 1 << 20;
+      for (std::uint64_t off = 0; off + kRela <= bytes && off < kMax * kRela; off += kRela) {
+        auto r_offset = at<std::uint64_t>(table + off);
+        auto r_info = at<std::uint64_t>(table + off + 8);
+        if (!r_offset || !r_info) return;
+        std::uint32_t type = static_cast<std::uint32_t>(*r_info), sym = static_cast<std::uint32_t>(*r_info >> 32);
+        if ((type != 7 && type != 6) || sym == 0) continue;  // R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT
+        auto st_name = at<std::uint32_t>(symtab + std::uint64_t{sym} * 24);
+        if (!st_name) continue;
+        std::string name = string_at(strtab + *st_name);
+        if (!name.empty()) imports_.emplace(*r_offset, std::move(name));
+      }
+    };
+    if (jmprel && pltrel == 7) add(jmprel, pltrelsz);
+    if (rela) add(rela, relasz);
+  }
+
+  const ElfFile& elf_;
+  std::map<Addr, std::string> imports_;
+};
+
+// 3.6: gil_mutex, gil_cond, switch_mutex, switch_cond from the code of the
+// exported functions around the GIL (ceval.c): _PyEval_FiniThreads
+// (destroy_gil, inlined), PyEval_InitThreads / PyEval_ReInitThreads
+// (create_gil, take_gil), PyEval_AcquireLock / PyEval_RestoreThread /
+// PyEval_AcquireThread (take_gil), PyEval_SaveThread / PyEval_ReleaseLock /
+// PyEval_ReleaseThread (drop_gil).
+void decode_gil_statics(const LoadedObject& obj, Roots& roots, std::vector<std::string>& warnings) {
+  ElfCodeImage code(*obj.elf);
+  const std::string what = "threads waiting for the GIL will not be recognised";
+  if (!code.has_imports()) {
+    warnings.push_back("no relocations in " + obj.path + " to find the GIL's mutex and condition variable; " + what);
+    return;
+  }
+  std::vector<detail::CodeEntry> entries;
+  for (const char* f : {"PyEval_InitThreads", "PyEval_ReInitThreads", "_PyEval_FiniThreads", "PyEval_AcquireLock",
+                        "PyEval_RestoreThread", "PyEval_AcquireThread", "PyEval_SaveThread", "PyEval_ReleaseLock",
+                        "PyEval_ReleaseThread"}) {
+    auto sym = obj.elf->symbol(f);
+    if (sym && sym->from_dynsym && sym->value) entries.push_back({f, sym->value, sym->size});
+  }
+  auto g = detail::decode_gil_statics(code, entries);
+  auto runtime = [&](Addr link) { return link ? link + obj.bias : 0; };
+  roots.gil_mutex_var = runtime(g.gil_mutex);
+  roots.gil_cond_var = runtime(g.gil_cond);
+  roots.switch_mutex_var = runtime(g.switch_mutex);
+  roots.switch_cond_var = runtime(g.switch_cond);
+  if (!g.gil_mutex || !g.gil_cond) {
+    std::string notes;
+    for (const auto& n : g.notes) notes += "; " + n;
+    warnings.push_back(std::string("could not decode the GIL's ") + (g.gil_cond ? "mutex" : g.gil_mutex ? "condition variable" : "mutex and condition variable") +
+                       " in " + obj.path + "; " + what + notes);
+  }
+}
+
 std::string describe_version(int major, int minor, int patch) {
   return std::to_string(major) + "." + std::to_string(minor) + (patch >= 0 ? "." + std::to_string(patch) : "");
 }
@@ -175,6 +295,7 @@ std::optional<Located> locate(Target& target) {
       if (auto head = rip_relative_load(obj, "PyInterpreterState_Head")) loc.roots.interp_head_var = *head;
       else loc.warnings.push_back("could not decode PyInterpreterState_Head in " + obj.path + " to find interp_head");
       if (auto locked = rip_relative_load(obj, "PyEval_ThreadsInitialized")) loc.roots.gil_locked_var = *locked;
+      decode_gil_statics(obj, loc.roots, loc.warnings);
     }
     return loc;
   }

@@ -165,6 +165,40 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("dbg_unicode_state", "unicode_object.state", ["OFF(_Py_DebugOffsets, unicode_object.state)"]),
     ("dbg_unicode_length", "unicode_object.length", ["OFF(_Py_DebugOffsets, unicode_object.length)"]),
     ("dbg_unicode_asciiobject_size", "unicode_object.asciiobject_size", ["OFF(_Py_DebugOffsets, unicode_object.asciiobject_size)"]),
+    # --- frame contents (locals + value stack), for finding objects a frame uses
+    ("code_nlocalsplus", "co_nlocalsplus (int, 3.11+)", ["OFF(PyCodeObject, co_nlocalsplus)"]),
+    ("code_nlocals", "co_nlocals (int)", ["OFF(PyCodeObject, co_nlocals)"]),
+    ("code_stacksize", "co_stacksize (int)", ["OFF(PyCodeObject, co_stacksize)"]),
+    ("frame_valuestack", "f_valuestack (PyObject **, <= 3.10)", ["OFF(PyFrameObject, f_valuestack)"]),
+    ("frame_localsplus", "f_localsplus (<= 3.10)", ["OFF(PyFrameObject, f_localsplus)"]),
+    ("iframe_localsplus", "localsplus (3.11+)", ["OFF(_PyInterpreterFrame, localsplus)"]),
+    # --- bound methods: the object a method is bound to
+    ("cfunction_self", "PyCFunctionObject.m_self", ["OFF(PyCFunctionObject, m_self)"]),
+    ("method_self", "PyMethodObject.im_self", ["OFF(PyMethodObject, im_self)"]),
+    # --- instance attributes: type facts, dicts (keys object: headers 3.11+ only)
+    ("type_basicsize", "PyTypeObject.tp_basicsize", ["OFF(PyTypeObject, tp_basicsize)"]),
+    ("type_dictoffset", "PyTypeObject.tp_dictoffset", ["OFF(PyTypeObject, tp_dictoffset)"]),
+    ("heaptype_cached_keys", "PyHeapTypeObject.ht_cached_keys", ["OFF(PyHeapTypeObject, ht_cached_keys)"]),
+    ("tpflags_managed_dict", "Py_TPFLAGS_MANAGED_DICT (3.11+)", ["CONST(Py_TPFLAGS_MANAGED_DICT)"]),
+    ("tpflags_inline_values", "Py_TPFLAGS_INLINE_VALUES (3.13+)", ["CONST(Py_TPFLAGS_INLINE_VALUES)"]),
+    ("dict_ma_used", "PyDictObject.ma_used", ["OFF(PyDictObject, ma_used)"]),
+    ("dict_ma_keys", "PyDictObject.ma_keys", ["OFF(PyDictObject, ma_keys)"]),
+    ("dict_ma_values", "PyDictObject.ma_values", ["OFF(PyDictObject, ma_values)"]),
+    ("dictkeys_log2_size", "PyDictKeysObject.dk_log2_size (uint8, 3.11+)", ["OFF(PyDictKeysObject, dk_log2_size)"]),
+    ("dictkeys_log2_index_bytes", "dk_log2_index_bytes (uint8, 3.11+)", ["OFF(PyDictKeysObject, dk_log2_index_bytes)"]),
+    ("dictkeys_kind", "dk_kind (uint8, 3.11+)", ["OFF(PyDictKeysObject, dk_kind)"]),
+    ("dictkeys_nentries", "dk_nentries (3.11+ in headers)", ["OFF(PyDictKeysObject, dk_nentries)"]),
+    ("dictkeys_indices", "dk_indices (3.11+ in headers)", ["OFF(PyDictKeysObject, dk_indices)"]),
+    ("dictkeys_kind_general", "DICT_KEYS_GENERAL (3.11+)", ["CONST(DICT_KEYS_GENERAL)"]),
+    ("dictentry_size", "sizeof(PyDictKeyEntry) (3.11+ in headers)", ["SIZE(PyDictKeyEntry)"]),
+    ("dictentry_key", "PyDictKeyEntry.me_key", ["OFF(PyDictKeyEntry, me_key)"]),
+    ("dictentry_value", "PyDictKeyEntry.me_value", ["OFF(PyDictKeyEntry, me_value)"]),
+    ("dictuentry_size", "sizeof(PyDictUnicodeEntry) (3.11+)", ["SIZE(PyDictUnicodeEntry)"]),
+    ("dictuentry_key", "PyDictUnicodeEntry.me_key", ["OFF(PyDictUnicodeEntry, me_key)"]),
+    ("dictuentry_value", "PyDictUnicodeEntry.me_value", ["OFF(PyDictUnicodeEntry, me_value)"]),
+    ("dictvalues_values", "PyDictValues.values (3.11+)", ["OFF(PyDictValues, values)"]),
+    ("dictvalues_valid", "PyDictValues.valid (uint8, 3.13+)", ["OFF(PyDictValues, valid)"]),
+    ("dict_or_values_size", "sizeof(PyDictOrValues) (3.12 only)", ["SIZE(PyDictOrValues)"]),
 ]
 
 HEADERS = [
@@ -177,6 +211,8 @@ HEADERS = [
     "internal/pycore_interp.h",    # 3.9+
     "internal/pycore_frame.h",     # 3.11+
     "internal/pycore_code.h",
+    "internal/pycore_dict.h",      # 3.11+ (dict keys objects)
+    "internal/pycore_object.h",
     "internal/pycore_gil.h",
     "internal/gil.h",              # 3.7
 ]

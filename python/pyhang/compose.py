@@ -36,7 +36,9 @@ class PythonView:
         if address is None:
             return None
         for g in self.state["gils"]:
-            if g["address"] and g["address"] <= address < g["address"] + g["size"]:
+            # "ranges": every piece of the GIL (on 3.6 its state is several statics).
+            pieces = g.get("ranges") or [(g["address"], g["size"])]
+            if any(start and start <= address < start + size for start, size in pieces):
                 return g
         return None
 

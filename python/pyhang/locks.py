@@ -21,7 +21,7 @@ VERBS = {
     "gil": "waits for the GIL",
     "py-lock": "waits to acquire threading.Lock",
     "py-rlock": "waits to acquire threading.RLock",
-    "py-condition": "waits in threading.Condition.wait",
+    "py-condition": "waits in threading.Condition.wait on Condition",
 }
 
 
@@ -43,6 +43,29 @@ def from_native(identified, library_of):
                      owner_source=identified.get("owner_source") or "unknown",
                      confidence=identified.get("confidence"), evidence=identified.get("evidence"),
                      lock=lock, condvar_mutex=identified.get("condvar_mutex"))
+
+
+def from_python(wait):
+    """BlockedOn from python_lock_wait's dict (a threading Lock, RLock or
+    Condition the thread waits on), or None when it is not one."""
+    kind = wait.get("kind") if wait else None
+    if not kind:
+        return None
+    b = BlockedOn(kind=kind, address=wait.get("object") or None, owner_source=wait.get("owner_source") or "unknown",
+                  confidence=wait.get("confidence"), evidence=wait.get("evidence"))
+    if kind == "py-rlock" and wait.get("owner_tid"):
+        b.owners = [wait["owner_tid"]]
+        b.owner_source = "lock-word"
+        b.lock = {"recursion": wait.get("count")}
+    elif kind == "py-lock":
+        b.owner_source = "unknown"
+        b.lock = {"suspects": list(wait.get("suspects") or [])}
+    elif kind == "py-condition":
+        b.address = wait.get("condition") or b.address
+        b.owner_source = "unknown"
+        b.lock = {"condition_lock": wait.get("condition_lock"), "condition_lock_type": wait.get("condition_lock_type"),
+                  "condition_lock_owner": wait.get("condition_lock_owner_tid")}
+    return b
 
 
 def thread_join(address, joined_tid):
@@ -89,7 +112,21 @@ def owner_text(b, names):
     if k == "futex":
         return "no lock layout matches this word; its owner is not recorded"
     if k == "py-lock":
-        return "threading.Lock does not record its owner"
+        text = "threading.Lock does not record its owner"
+        suspects = lock.get("suspects") or []
+        if suspects:
+            text += "; %s also reference%s it on the stack" % (
+                ", ".join(names(t) for t in suspects), "s" if len(suspects) == 1 else "")
+        return text
+    if k == "py-condition":
+        text = "waits to be notified"
+        if lock.get("condition_lock"):
+            text += ", then reacquires its %s 0x%x" % (
+                {"_thread.RLock": "RLock", "_thread.lock": "Lock"}.get(lock.get("condition_lock_type"), "lock"),
+                lock["condition_lock"])
+            if lock.get("condition_lock_owner"):
+                text += " (now held by %s)" % names(lock["condition_lock_owner"])
+        return text
     if not b.owners:
         if k.startswith("rwlock") and lock.get("readers"):
             n = lock["readers"]

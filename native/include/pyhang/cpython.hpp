@@ -50,9 +50,24 @@ struct PyThreadInfo {
   bool holds_gil = false;
 };
 
+struct AddrRange {
+  Addr start = 0;
+  std::uint64_t size = 0;
+  bool contains(Addr a) const { return start != 0 && a >= start && a - start < size; }
+};
+
 struct GilInfo {
-  Addr address = 0;          // of the GIL state (struct _gil_runtime_state); 0 when not located
+  // The GIL state: 3.7+ struct _gil_runtime_state.  3.6, where the GIL is a
+  // set of static variables: the block of its pthread objects (gil_mutex,
+  // gil_cond, switch_mutex, switch_cond) when they were decoded and lie
+  // together, else the static int gil_locked.  0 when not located.
+  Addr address = 0;
   std::uint64_t size = 0;    // bytes: futex/cond/mutex addresses in [address, address+size) belong to it
+  // Each piece of the GIL exactly.  3.7+: [address, size) alone.  3.6:
+  // gil_locked (4), gil_mutex (40), gil_cond (48), switch_mutex (40),
+  // switch_cond (48), those that were decoded, in that order.
+  // gil_for_wait_address() checks [address, size) and every range.
+  std::vector<AddrRange> ranges;
   std::optional<bool> locked;
   Addr holder_tstate = 0;    // the holder when locked, else 0
   std::optional<std::uint64_t> switch_number;
@@ -93,6 +108,10 @@ struct Roots {
   Addr tstate_current_var = 0;   // address of _PyThreadState_Current (3.6)
   Addr finalizing_var = 0;       // address of _Py_Finalizing (3.6)
   Addr gil_locked_var = 0;       // address of the static gil_locked (3.6), when decoded
+  Addr gil_mutex_var = 0;        // static pthread_mutex_t gil_mutex (3.6), when decoded
+  Addr gil_cond_var = 0;         // static pthread_cond_t gil_cond (3.6)
+  Addr switch_mutex_var = 0;     // static pthread_mutex_t switch_mutex (3.6)
+  Addr switch_cond_var = 0;      // static pthread_cond_t switch_cond (3.6)
 };
 
 struct Located {

@@ -1,0 +1,111 @@
+"""Python stacks and the GIL, decoded from memory alone, on every interpreter
+present: Debian's stripped python3.11 and stripped copies of pyenv's
+3.6 - 3.13, live and from a core, with gdb loading no debug info."""
+import os
+
+import pytest
+
+import harness
+
+INTERPRETERS = harness.interpreters()
+IDS = [name for name, _ in INTERPRETERS]
+
+
+@pytest.fixture(scope="module", params=INTERPRETERS, ids=IDS)
+def python(request):
+    name, path = request.param
+    exe, env = harness.stripped_interpreter(path)
+    return exe, env
+
+
+def start(scenario, python, script, *args):
+    exe, env = python
+    return scenario([exe, "-u", os.path.join(harness.SCENARIOS, script)] + [str(a) for a in args], env=env)
+
+
+def same_function(got, want):
+    # 3.11+ report the qualified name (co_qualname), earlier versions co_name,
+    # which is what traceback records.
+    return got == want or got.endswith("." + want)
+
+
+def check_stacks(report, truth):
+    threads = {t["tid"]: t for t in report["threads"]}
+    for t in truth["threads"]:
+        got = threads[t["tid"]]["python_frames"]
+        want = t["stack"]
+        assert [(f["file"], f["line"]) for f in got] == [(f["file"], f["line"]) for f in want], t["name"]
+        for g, w in zip(got, want):
+            assert same_function(g["function"], w["function"]), (g, w)
+
+
+def test_python_frames_equal_what_each_thread_recorded_live_and_from_core(scenario, python):
+    # GIVEN threads parked at known recursion depths, each with its own stack recorded
+    s = start(scenario, python, "parked_threads.py", 3, 4)
+    # WHEN pyhang reports on the live process
+    live = harness.report_json(pid=s.pid)
+    # THEN every thread's Python frames equal the recorded ones, innermost first
+    assert live["target"]["python_version"] == s.truth["python"]
+    check_stacks(live, s.truth)
+    # AND the same from a core of the same process, opened with the stripped executable
+    core = s.gcore()
+    from_core = harness.report_json(executable=python[0], core=core)
+    assert from_core["target"]["python_version"] == s.truth["python"]
+    check_stacks(from_core, s.truth)
+    # AND threads parked in time.sleep have released the GIL
+    assert {t["gil"] for t in live["threads"]} == {"released"}
+
+
+def test_py_bt_under_thread_apply_all_prints_every_stack(scenario, python):
+    s = start(scenario, python, "parked_threads.py", 2, 1)
+    text, out = harness.run_gdb_marked("thread apply all pyhang-py-bt", pid=s.pid)
+    assert "Traceback" not in out.replace("Traceback (most recent call first):", "")
+    for t in s.truth["threads"]:
+        assert "(LWP %d), Python %s, GIL: released" % (t["tid"], s.truth["python"]) in text
+    inner = s.truth["threads"][0]["stack"][0]
+    assert 'File "%s", line %d, in ' % (inner["file"], inner["line"]) in text
+
+
+def test_gil_holder_and_waiters_when_the_holder_blocks_in_native_code(scenario, python):
+    # GIVEN a thread that blocks in a C call with the GIL held, and threads that want the GIL
+    s = start(scenario, python, "gil_held_in_native.py", 3)
+    holder = next(t["tid"] for t in s.truth["threads"] if t["role"] == "holder")
+    waiters = sorted(t["tid"] for t in s.truth["threads"] if t["role"] == "waiter")
+    for where in ("live", "core"):
+        target = {"pid": s.pid} if where == "live" else {"executable": python[0], "core": s.gcore()}
+        report = harness.report_json(**target)
+        # THEN the holder and every waiter are named, from memory and the futex each sleeps on
+        assert report["gil"]["locked"] is True, where
+        assert report["gil"]["holder_tid"] == holder, where
+        assert report["gil"]["waiters"] == waiters, where
+        states = {t["tid"]: t["gil"] for t in report["threads"]}
+        assert states[holder] == "holds"
+        assert all(states[w] == "waiting" for w in waiters)
+    # AND gil-holder calls out the holder blocked in native code in one line
+    text, _ = harness.run_gdb_marked("gil-holder", pid=s.pid)
+    assert "(LWP %d) holds the GIL while blocked in the pause system call" % holder in text, text
+
+
+def test_gil_passes_between_spinning_threads(scenario, python):
+    # GIVEN four threads spinning in Python and a main thread asleep
+    s = start(scenario, python, "gil_contention.py", 4)
+    spinners = {t["tid"] for t in s.truth["threads"] if t["role"] == "spinner"}
+    sleeper = next(t["tid"] for t in s.truth["threads"] if t["role"] == "sleeper")
+    report = harness.report_json(pid=s.pid)
+    states = {t["tid"]: t["gil"] for t in report["threads"]}
+    # THEN the sleeper has released the GIL, and no thread but a spinner holds or waits for it
+    assert states[sleeper] == "released"
+    holders = [tid for tid, st in states.items() if st == "holds"]
+    assert len(holders) <= 1 and set(holders) <= spinners
+    assert set(report["gil"]["waiters"]) <= spinners - set(holders)
+    # At any instant most spinners wait: with four, at least one is asleep on the GIL.
+    assert report["gil"]["waiters"]
+
+
+def test_a_process_without_python_says_so_plainly(scenario):
+    s = scenario([harness.fixture_path("prog_parked"), "1"])
+    report = harness.report_json(pid=s.pid)
+    assert report["target"]["python_version"] is None
+    assert {t["gil"] for t in report["threads"]} == {"no-python"}
+    text, out = harness.run_gdb_marked("pyhang-py-bt", pid=s.pid)
+    assert text.strip() == "this process runs no CPython interpreter pyhang can find"
