@@ -200,6 +200,8 @@ def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
         report.threads.append(th)
     report.gil = compose.gil_summary(view, gil_states)
     find_deadlocks(report, {s.tid: s for s in snaps})
+    from pyhang_gdb import fork_commands
+    report.fork_hazards = fork_commands.hazards(target, view, report)
     return report
 
 
@@ -388,6 +390,8 @@ with it released (per interpreter on 3.12+)."""
 def register():
     for cls in (PyhangPrefix, PyhangReport, PyhangVersion, PythonBacktrace, GilHolder, LockOwner):
         cls()
+    from pyhang_gdb import fork_commands
+    fork_commands.register()
     try:
         gdb.execute("help py-bt", to_string=True)
     except gdb.error:
