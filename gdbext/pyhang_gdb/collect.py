@@ -56,7 +56,10 @@ def snapshot_current(thread, depth):
             except (gdb.error, ValueError):
                 pass
         while frame is not None and len(snap.pcs) < depth:
-            snap.pcs.append(int(frame.pc()))
+            # Inlined calls (known only from debug info) share their caller's pc:
+            # list each machine frame once, as on a stripped binary.
+            if frame.type() != gdb.INLINE_FRAME:
+                snap.pcs.append(int(frame.pc()))
             frame = frame.older()
     except gdb.error as exc:
         snap.problem = "cannot unwind: %s" % (exc,)
@@ -65,8 +68,7 @@ def snapshot_current(thread, depth):
 
 def snapshot_threads(depth, threads=None):
     """Snapshots of every thread of the selected inferior, in gdb's order."""
-    inferior = gdb.selected_inferior()
-    threads = threads if threads is not None else inferior.threads()
+    threads = threads if threads is not None else gdb.selected_inferior().threads()
     out = []
     with SelectionKept():
         for t in sorted(threads, key=lambda t: t.num):

@@ -141,7 +141,7 @@ def thread_bases():
     def compute():
         bases = {}
         with collect.SelectionKept():
-            for t in gdb.selected_inferior().threads():
+            for t in SESSION.threads():
                 try:
                     t.switch()
                     bases[int(gdb.newest_frame().read_register("fs_base")) & 0xFFFFFFFFFFFFFFFF] = t.ptid[1]
@@ -239,7 +239,7 @@ lock-owner (what the selected thread waits on; `thread apply all lock-owner`).""
 
 
 class PyhangReport(PyhangCommand):
-    """pyhang report [--json] [--native-depth N]: every thread of the target, what it runs and what it waits for.
+    """pyhang report [--json [--pretty]] [--native-depth N]: every thread of the target, what it runs and what it waits for.
 
 --json prints the "pyhang-report/1" document that scripts rely on."""
     name = "pyhang report"
@@ -247,11 +247,14 @@ class PyhangReport(PyhangCommand):
     def run(self, argv):
         p = parser("pyhang report", "every thread of the target")
         p.add_argument("--json", action="store_true")
+        p.add_argument("--pretty", action="store_true", help="with --json: indented")
         p.add_argument("--native-depth", type=int, default=DEFAULT_NATIVE_DEPTH)
         args = p.parse_args(argv)
         report = build_report(native_depth=max(1, args.native_depth))
         if args.json:
-            print(json.dumps(to_json(report), indent=1))
+            # Compact: the C encoder; --pretty for people (slower on thousands of frames).
+            print(json.dumps(to_json(report), indent=1 if args.pretty else None,
+                             separators=None if args.pretty else (",", ":")))
         else:
             print(render.render_text(report))
 
@@ -274,8 +277,7 @@ libpython.py already defined it."""
     name = "pyhang-py-bt"
 
     def run(self, argv):
-        p = parser(self.name, "Python backtrace of the selected thread")
-        p.parse_args(argv)
+        no_arguments(self.name, "Python backtrace of the selected thread", argv)
         thread = gdb.selected_thread()
         if thread is None:
             raise NoTarget("no thread is selected")
@@ -300,6 +302,17 @@ libpython.py already defined it."""
             print("  (incomplete: %s)" % pt["problem"])
 
 
+_NO_ARGS = {}
+
+
+def no_arguments(name, description, argv):
+    """Commands that take no argument still refuse unknown ones, with one line."""
+    if argv:
+        if name not in _NO_ARGS:
+            _NO_ARGS[name] = parser(name, description)
+        _NO_ARGS[name].parse_args(argv)
+
+
 class LockOwner(PyhangCommand):
     """lock-owner: what the selected thread waits on (pthread mutex, rwlock,
 semaphore, condition variable, futex, the GIL), at which address, in which
@@ -308,7 +321,7 @@ every thread."""
     name = "lock-owner"
 
     def run(self, argv):
-        parser(self.name, "what the selected thread waits on").parse_args(argv)
+        no_arguments(self.name, "what the selected thread waits on", argv)
         thread = gdb.selected_thread()
         if thread is None:
             raise NoTarget("no thread is selected")
@@ -317,7 +330,7 @@ every thread."""
         reader = lock_reader()
         # Thread numbers of every thread, for owners; computed once per stop.
         names = SESSION.cached("thread-names", lambda: locks.ThreadNames(
-            [collect.ThreadSnapshot(num=t.num, tid=t.ptid[1], name=None) for t in gdb.selected_inferior().threads()]))
+            [collect.ThreadSnapshot(num=t.num, tid=t.ptid[1], name=None) for t in SESSION.threads()]))
         snap = collect.snapshot_current(thread, LOCK_FRAME_DEPTH)
         frames = native_frames(target, snap.pcs)
         gil = compose.gil_state(view, snap.tid, snap.registers)
@@ -343,7 +356,7 @@ with it released (per interpreter on 3.12+)."""
     name = "gil-holder"
 
     def run(self, argv):
-        parser(self.name, "who holds the GIL").parse_args(argv)
+        no_arguments(self.name, "who holds the GIL", argv)
         target = SESSION.target()
         view = python_view()
         if not view.ok:

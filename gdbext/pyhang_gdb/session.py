@@ -71,15 +71,23 @@ class Session:
 
     def target(self):
         inferior = gdb.selected_inferior()
-        if inferior is None or inferior.pid == 0 or not inferior.threads():
+        # (inferior.threads() is not asked here: on a core it costs milliseconds a call,
+        # and `thread apply all` calls this once per thread.)
+        if inferior is None or inferior.pid == 0:
             raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
         kind = _connection_type(inferior)
         key = (inferior.num, inferior.pid, kind, self.generation)
         if key != self._key:
+            if not inferior.threads():
+                raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
             self._target = self._open(inferior, kind)
             self._key = key
             self._cache = {}
         return self._target
+
+    def threads(self):
+        """The inferior's threads, listed once per stop."""
+        return self.cached("threads", lambda: list(gdb.selected_inferior().threads()))
 
     @staticmethod
     def _open(inferior, kind):

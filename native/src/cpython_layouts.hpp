@@ -200,6 +200,26 @@ struct Layout {
   std::int64_t dictvalues_values = -1;  // PyDictValues.values (3.11+)
   std::int64_t dictvalues_valid = -1;  // PyDictValues.valid (uint8, 3.13+)
   std::int64_t dict_or_values_size = -1;  // sizeof(PyDictOrValues) (3.12 only)
+  std::int64_t interp_modules = -1;  // PyInterpreterState.modules / imports.modules (sys.modules)
+  std::int64_t tpflags_long_subclass = -1;  // Py_TPFLAGS_LONG_SUBCLASS
+  std::int64_t tpflags_list_subclass = -1;  // Py_TPFLAGS_LIST_SUBCLASS
+  std::int64_t tpflags_tuple_subclass = -1;  // Py_TPFLAGS_TUPLE_SUBCLASS
+  std::int64_t tpflags_dict_subclass = -1;  // Py_TPFLAGS_DICT_SUBCLASS
+  std::int64_t long_digits = -1;  // PyLongObject ob_digit / long_value.ob_digit
+  std::int64_t long_lv_tag = -1;  // PyLongObject long_value.lv_tag (3.12+; before: sign and size in ob_size)
+  std::int64_t long_shift = -1;  // PyLong_SHIFT (bits per digit)
+  std::int64_t long_non_size_bits = -1;  // _PyLong_NON_SIZE_BITS (3.12+)
+  std::int64_t long_sign_mask = -1;  // _PyLong_SIGN_MASK (3.12+)
+  std::int64_t float_ob_fval = -1;  // PyFloatObject.ob_fval
+  std::int64_t list_ob_item = -1;  // PyListObject.ob_item
+  std::int64_t list_allocated = -1;  // PyListObject.allocated
+  std::int64_t tuple_ob_item = -1;  // PyTupleObject.ob_item
+  std::int64_t set_fill = -1;  // PySetObject.fill
+  std::int64_t set_used = -1;  // PySetObject.used
+  std::int64_t set_mask = -1;  // PySetObject.mask
+  std::int64_t set_table = -1;  // PySetObject.table
+  std::int64_t setentry_size = -1;  // sizeof(setentry)
+  std::int64_t setentry_key = -1;  // setentry.key
   // END GENERATED FIELDS
 
   bool has(std::int64_t field) const { return field >= 0; }

@@ -10,6 +10,7 @@
 #include "cpython_internal.hpp"
 #include "cpython_lock_layouts.hpp"
 #include "pyhang/nptl.hpp"
+#include "pyhang/pyobjects.hpp"
 #include "pyhang/target.hpp"
 
 namespace pyhang::cpython {
@@ -19,8 +20,6 @@ namespace {
 using detail::plausible_pointer;
 using detail::RemoteStruct;
 using detail::span_of;
-
-constexpr std::size_t kMaxDictEntries = 256;  // attributes of one instance read at most
 
 std::string hex(Addr a) {
   char buf[32];
@@ -171,170 +170,7 @@ class LockFinder {
     return f;
   }
 
-  // ---- instance attributes ------------------------------------------------
-
-  // The value stored under `name` in an instance's attributes; 0 with a
-  // problem when it cannot be found.
-  Addr attribute(Addr obj, const std::string& name, std::string& problem) {
-    auto type = mem_.read_pointer(obj + l_.object_ob_type);
-    RemoteStruct t;
-    if (!type || !plausible_pointer(*type) ||
-        !t.load(mem_, *type, span_of({l_.type_tp_flags, l_.type_basicsize, l_.type_dictoffset, l_.heaptype_cached_keys}))) {
-      problem = "type of " + hex(obj) + " unreadable";
-      return 0;
-    }
-    std::uint64_t flags = t.get<std::uint64_t>(l_.type_tp_flags).value_or(0);
-    Addr cached_keys = t.ptr(l_.heaptype_cached_keys);
-    if (l_.has(l_.tpflags_managed_dict) && (flags & static_cast<std::uint64_t>(l_.tpflags_managed_dict))) {
-      switch (ll_.managed_dict) {
-        case ManagedDict::ValuesAndDict: {
-          Addr values = mem_.read_pointer(obj + ll_.managed_values_ptr).value_or(0);
-          if (values) return split_lookup(cached_keys, values + std::max<std::int64_t>(l_.dictvalues_values, 0), name, problem);
-          return dict_lookup(mem_.read_pointer(obj + ll_.managed_dict_ptr).value_or(0), name, problem);
-        }
-        case ManagedDict::TaggedDictOrValues: {
-          Addr w = mem_.read_pointer(obj + ll_.managed_dict_ptr).value_or(0);
-          if (w & 1) return split_lookup(cached_keys, (w + 1) + std::max<std::int64_t>(l_.dictvalues_values, 0), name, problem);
-          return dict_lookup(w, name, problem);
-        }
-        case ManagedDict::InlineValues: {
-          if (l_.has(l_.tpflags_inline_values) && (flags & static_cast<std::uint64_t>(l_.tpflags_inline_values))) {
-            auto basicsize = t.get<std::int64_t>(l_.type_basicsize);
-            Addr values = obj + static_cast<Addr>(basicsize.value_or(0));
-            auto valid = mem_.read_value<std::uint8_t>(values + l_.dictvalues_valid);
-            if (basicsize && *basicsize > 0 && *basicsize < 4096 && valid && *valid)
-              return split_lookup(cached_keys, values + l_.dictvalues_values, name, problem);
-          }
-          return dict_lookup(mem_.read_pointer(obj + ll_.managed_dict_ptr).value_or(0), name, problem);
-        }
-        case ManagedDict::None: break;
-      }
-      problem = "managed dict of " + hex(obj) + ": no layout";
-      return 0;
-    }
-    auto dictoffset = t.get<std::int64_t>(l_.type_dictoffset);
-    if (!dictoffset || *dictoffset <= 0 || *dictoffset > 4096) {
-      problem = "no instance dict at a fixed offset in " + hex(obj);
-      return 0;
-    }
-    return dict_lookup(mem_.read_pointer(obj + static_cast<Addr>(*dictoffset)).value_or(0), name, problem);
-  }
-
  private:
-  // Where the entries of a keys object are and how to read them.
-  struct KeysView {
-    Addr entries = 0;
-    std::int64_t nentries = 0, entry_size = 0, key = 0, value = 0;
-  };
-  std::optional<KeysView> keys_view(Addr keys, std::string& problem) {
-    KeysView v;
-    if (!plausible_pointer(keys)) {
-      problem = "dict keys pointer " + hex(keys) + " implausible";
-      return std::nullopt;
-    }
-    RemoteStruct k;
-    if (l_.has(l_.dictkeys_nentries)) {  // the headers describe the keys object (3.11+)
-      if (!k.load(mem_, keys, span_of({l_.dictkeys_log2_size, l_.dictkeys_log2_index_bytes, l_.dictkeys_kind,
-                                       l_.dictkeys_nentries}))) {
-        problem = "dict keys at " + hex(keys) + " unreadable";
-        return std::nullopt;
-      }
-      auto log2_size = k.get<std::uint8_t>(l_.dictkeys_log2_size).value_or(255);
-      auto log2_index = k.get<std::uint8_t>(l_.dictkeys_log2_index_bytes).value_or(255);
-      auto kind = k.get<std::uint8_t>(l_.dictkeys_kind).value_or(255);
-      v.nentries = k.get<std::int64_t>(l_.dictkeys_nentries).value_or(-1);
-      if (log2_size > 30 || log2_index > 33 || log2_index < log2_size) {
-        problem = "dict keys at " + hex(keys) + " implausible";
-        return std::nullopt;
-      }
-      v.entries = keys + l_.dictkeys_indices + (Addr{1} << log2_index);
-      bool general = kind == l_.dictkeys_kind_general;
-      v.entry_size = general ? l_.dictentry_size : l_.dictuentry_size;
-      v.key = general ? l_.dictentry_key : l_.dictuentry_key;
-      v.value = general ? l_.dictentry_value : l_.dictuentry_value;
-    } else {  // Objects/dict-common.h, from the hand-written table (<= 3.10)
-      if (ll_.dk_size < 0 || !k.load(mem_, keys, span_of({ll_.dk_size, ll_.dk_nentries}))) {
-        problem = "dict keys at " + hex(keys) + " unreadable";
-        return std::nullopt;
-      }
-      auto size = k.get<std::int64_t>(ll_.dk_size).value_or(-1);
-      v.nentries = k.get<std::int64_t>(ll_.dk_nentries).value_or(-1);
-      if (size < 8 || size > (std::int64_t{1} << 30) || (size & (size - 1)) != 0) {
-        problem = "dict keys at " + hex(keys) + " implausible (dk_size " + std::to_string(size) + ")";
-        return std::nullopt;
-      }
-      std::int64_t ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
-      v.entries = keys + ll_.dk_indices + static_cast<Addr>(size * ix);
-      v.entry_size = ll_.entry_size;
-      v.key = ll_.entry_key;
-      v.value = ll_.entry_value;
-    }
-    if (v.nentries < 0 || v.nentries > (std::int64_t{1} << 24) || v.entry_size <= 0) {
-      problem = "dict keys at " + hex(keys) + " implausible";
-      return std::nullopt;
-    }
-    v.nentries = std::min<std::int64_t>(v.nentries, kMaxDictEntries);
-    return v;
-  }
-
-  // Index of the entry whose key is the str `name`, or -1; `entry_bytes`
-  // gets the entries read.
-  std::int64_t find_key(const KeysView& v, const std::string& name, std::vector<std::uint8_t>& bytes) {
-    bytes = mem_.read_bytes(v.entries, static_cast<std::size_t>(v.nentries * v.entry_size));
-    for (std::int64_t i = 0; i < v.nentries; ++i) {
-      std::size_t at = static_cast<std::size_t>(i * v.entry_size + v.key);
-      if (at + 8 > bytes.size()) break;
-      Addr key;
-      std::memcpy(&key, bytes.data() + at, 8);
-      if (!plausible_pointer(key)) continue;
-      std::string why;
-      auto s = objects_.read_str(key, &why);
-      if (s && *s == name) return i;
-    }
-    return -1;
-  }
-
-  Addr split_lookup(Addr keys, Addr values, const std::string& name, std::string& problem) {
-    auto v = keys_view(keys, problem);
-    if (!v) return 0;
-    std::vector<std::uint8_t> bytes;
-    auto i = find_key(*v, name, bytes);
-    if (i < 0) {
-      problem = "no attribute '" + name + "' in the shared keys " + hex(keys);
-      return 0;
-    }
-    auto value = mem_.read_pointer(values + static_cast<Addr>(i) * 8);
-    if (!value || !*value) problem = "attribute '" + name + "' unset or unreadable";
-    return value.value_or(0);
-  }
-
-  Addr dict_lookup(Addr dict, const std::string& name, std::string& problem) {
-    auto tn = plausible_pointer(dict) ? objects_.type_name(dict) : std::nullopt;
-    if (!tn || *tn != "dict") {
-      problem = "instance dict " + hex(dict) + " is not a dict";
-      return 0;
-    }
-    RemoteStruct d;
-    if (!d.load(mem_, dict, span_of({l_.dict_ma_keys, l_.dict_ma_values}))) {
-      problem = "dict " + hex(dict) + " unreadable";
-      return 0;
-    }
-    Addr keys = d.ptr(l_.dict_ma_keys), values = d.ptr(l_.dict_ma_values);
-    if (values) return split_lookup(keys, values + std::max<std::int64_t>(l_.dictvalues_values, 0), name, problem);
-    auto v = keys_view(keys, problem);
-    if (!v) return 0;
-    std::vector<std::uint8_t> bytes;
-    auto i = find_key(*v, name, bytes);
-    std::size_t at = static_cast<std::size_t>(i * v->entry_size + v->value);
-    if (i < 0 || at + 8 > bytes.size()) {
-      problem = "no attribute '" + name + "' in dict " + hex(dict);
-      return 0;
-    }
-    Addr value;
-    std::memcpy(&value, bytes.data() + at, 8);
-    return value;
-  }
-
   MemoryReader& mem_;
   const Layout& l_;
   const LockLayout& ll_;
@@ -450,7 +286,8 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
       out.problem = "Condition.wait frame: `self` " + hex(self) + " is not a Condition";
     } else {
       out.condition = self;
-      Addr lock = finder.attribute(self, "_lock", problem);
+      PyObjects objects(mem, state);
+      Addr lock = objects.attribute(self, "_lock", &problem);
       std::string lt;
       bool via = false;
       if (lock && finder.lock_in(lock, lt, via) == lock) {

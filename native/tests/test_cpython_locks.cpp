@@ -7,6 +7,7 @@
 #include <random>
 
 #include "cpython_lock_layouts.hpp"
+#include "cpython_object_layouts.hpp"
 #include "pyhang/cpython_locks.hpp"
 #include "test_cpython_image.hpp"
 
@@ -22,12 +23,13 @@ constexpr int kSlots = 6;  // 3 locals + stack of 3
 struct World {
   const Layout& l;
   const LockLayout& ll;
+  const ObjectLayout& ol;
   Image img;
   Addr interp = 0, runtime = 0, interp_head_var = 0;
   Addr lock_type = 0, rlock_type = 0, cfunc_type = 0, cond_type = 0, dict_type = 0;
   std::vector<Addr> tstates;
 
-  explicit World(int minor) : l(layout(minor)), ll(*lock_layout_for(3, minor)), img(l) {
+  explicit World(int minor) : l(layout(minor)), ll(*lock_layout_for(3, minor)), ol(*object_layout_for(3, minor)), img(l) {
     interp = img.interpreter(0);
     if (l.has(l.runtime_interpreters_head)) {
       runtime = img.runtime(interp);
@@ -38,7 +40,7 @@ struct World {
     lock_type = img.type("_thread.lock", 0);
     rlock_type = img.type("_thread.RLock", 0);
     cfunc_type = img.type("builtin_function_or_method", 0);
-    dict_type = img.type("dict", 0);
+    dict_type = img.type("dict", static_cast<std::uint64_t>(l.tpflags_dict_subclass));
     cond_type = img.type("Condition", 0);
   }
 
@@ -75,13 +77,13 @@ struct World {
       img.put<std::int64_t>(keys, l.dictkeys_nentries, 2);
       entries = keys + l.dictkeys_indices + 8;
     } else {
-      img.put<std::int64_t>(keys, ll.dk_size, 8);
-      img.put<std::int64_t>(keys, ll.dk_nentries, 2);
-      entries = keys + ll.dk_indices + 8;
+      img.put<std::int64_t>(keys, ol.dk_size, 8);
+      img.put<std::int64_t>(keys, ol.dk_nentries, 2);
+      entries = keys + ol.dk_indices + 8;
     }
-    std::int64_t esize = l.has(l.dictentry_size) ? l.dictentry_size : ll.entry_size;
-    std::int64_t ekey = l.has(l.dictentry_key) ? l.dictentry_key : ll.entry_key;
-    std::int64_t evalue = l.has(l.dictentry_value) ? l.dictentry_value : ll.entry_value;
+    std::int64_t esize = l.has(l.dictentry_size) ? l.dictentry_size : ol.entry_size;
+    std::int64_t ekey = l.has(l.dictentry_key) ? l.dictentry_key : ol.entry_key;
+    std::int64_t evalue = l.has(l.dictentry_value) ? l.dictentry_value : ol.entry_value;
     img.put<Addr>(entries, ekey, img.str("_waiters"));
     img.put<Addr>(entries, evalue, img.str("not a lock"));
     img.put<Addr>(entries + esize, ekey, img.str(name));

@@ -199,6 +199,27 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("dictvalues_values", "PyDictValues.values (3.11+)", ["OFF(PyDictValues, values)"]),
     ("dictvalues_valid", "PyDictValues.valid (uint8, 3.13+)", ["OFF(PyDictValues, valid)"]),
     ("dict_or_values_size", "sizeof(PyDictOrValues) (3.12 only)", ["SIZE(PyDictOrValues)"]),
+    # --- reading Python values (pyobjects.hpp): sys.modules, numbers, containers
+    ("interp_modules", "PyInterpreterState.modules / imports.modules (sys.modules)", ["OFF(PyInterpreterState, imports.modules)", "OFF(PyInterpreterState, modules)"]),
+    ("tpflags_long_subclass", "Py_TPFLAGS_LONG_SUBCLASS", ["CONST(Py_TPFLAGS_LONG_SUBCLASS)"]),
+    ("tpflags_list_subclass", "Py_TPFLAGS_LIST_SUBCLASS", ["CONST(Py_TPFLAGS_LIST_SUBCLASS)"]),
+    ("tpflags_tuple_subclass", "Py_TPFLAGS_TUPLE_SUBCLASS", ["CONST(Py_TPFLAGS_TUPLE_SUBCLASS)"]),
+    ("tpflags_dict_subclass", "Py_TPFLAGS_DICT_SUBCLASS", ["CONST(Py_TPFLAGS_DICT_SUBCLASS)"]),
+    ("long_digits", "PyLongObject ob_digit / long_value.ob_digit", ["OFF(PyLongObject, long_value.ob_digit)", "OFF(PyLongObject, ob_digit)"]),
+    ("long_lv_tag", "PyLongObject long_value.lv_tag (3.12+; before: sign and size in ob_size)", ["OFF(PyLongObject, long_value.lv_tag)"]),
+    ("long_shift", "PyLong_SHIFT (bits per digit)", ["CONST(PyLong_SHIFT)"]),
+    ("long_non_size_bits", "_PyLong_NON_SIZE_BITS (3.12+)", ["CONST(_PyLong_NON_SIZE_BITS)"]),
+    ("long_sign_mask", "_PyLong_SIGN_MASK (3.12+)", ["CONST(_PyLong_SIGN_MASK)"]),
+    ("float_ob_fval", "PyFloatObject.ob_fval", ["OFF(PyFloatObject, ob_fval)"]),
+    ("list_ob_item", "PyListObject.ob_item", ["OFF(PyListObject, ob_item)"]),
+    ("list_allocated", "PyListObject.allocated", ["OFF(PyListObject, allocated)"]),
+    ("tuple_ob_item", "PyTupleObject.ob_item", ["OFF(PyTupleObject, ob_item)"]),
+    ("set_fill", "PySetObject.fill", ["OFF(PySetObject, fill)"]),
+    ("set_used", "PySetObject.used", ["OFF(PySetObject, used)"]),
+    ("set_mask", "PySetObject.mask", ["OFF(PySetObject, mask)"]),
+    ("set_table", "PySetObject.table", ["OFF(PySetObject, table)"]),
+    ("setentry_size", "sizeof(setentry)", ["SIZE(setentry)"]),
+    ("setentry_key", "setentry.key", ["OFF(setentry, key)"]),
 ]
 
 HEADERS = [
@@ -212,6 +233,7 @@ HEADERS = [
     "internal/pycore_frame.h",     # 3.11+
     "internal/pycore_code.h",
     "internal/pycore_dict.h",      # 3.11+ (dict keys objects)
+    "internal/pycore_long.h",      # 3.12+ (_PyLong_NON_SIZE_BITS)
     "internal/pycore_object.h",
     "internal/pycore_gil.h",
     "internal/gil.h",              # 3.7

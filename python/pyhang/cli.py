@@ -6,6 +6,7 @@ with pyhang loaded, exactly as a user would, and prints the result.
   pyhang py-bt | gil-holder | lock-owner  (-p PID | CORE [EXECUTABLE])
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -53,10 +54,14 @@ def _pyhang_output(out, json_only):
     """gdb's own chatter (attach messages, the current frame) is dropped."""
     lines = out.splitlines(keepends=True)
     if json_only:
-        start = next((i for i, l in enumerate(lines) if l.startswith("{")), None)
-        end = max((i for i, l in enumerate(lines) if l.startswith("}")), default=None)
-        if start is not None and end is not None:
-            return "".join(lines[start:end + 1])
+        start = out.find("\n{")
+        start = 0 if out.startswith("{") else start + 1 if start >= 0 else -1
+        if start >= 0:
+            try:
+                doc, end = json.JSONDecoder().raw_decode(out, start)
+                return out[start:end] + "\n"
+            except ValueError:
+                pass
     noise = ("[Thread debugging", "Using host libthread_db", "[Inferior ", "[New LWP", "Core was generated",
              "[Current thread is", "Program terminated", "warning: Unable to find libthread_db")
     keep, started = [], False

@@ -1,0 +1,82 @@
+// Decoder benchmarks (Google Benchmark).
+//
+//   build with -DPYHANG_BENCH=ON, then:
+//   PYHANG_BENCH_CORE=/path/to/core build/pyhang_bench
+//
+// The Python-stack benchmarks decode every thread of a recorded core (e.g.
+// one made by native/bench/end_to_end.py --keep-core); without
+// PYHANG_BENCH_CORE they are skipped.  The others run on synthetic images.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "cpython_layouts.hpp"
+#include "pyhang/cpython.hpp"
+#include "pyhang/glibc_locks.hpp"
+#include "pyhang/target.hpp"
+
+using namespace pyhang;
+
+namespace {
+
+std::shared_ptr<Target> bench_core() {
+  static std::shared_ptr<Target> target = [] {
+    const char* path = std::getenv("PYHANG_BENCH_CORE");
+    return path ? Target::core(path) : nullptr;
+  }();
+  return target;
+}
+
+void stacks(benchmark::State& state, bool cold) {
+  auto target = bench_core();
+  if (!target) {
+    state.SkipWithError("set PYHANG_BENCH_CORE to a core of a Python process");
+    return;
+  }
+  std::size_t frames = 0;
+  for (auto _ : state) {
+    if (cold) target->invalidate();  // every page read again from the core
+    auto s = cpython::inspect(*target);
+    for (const auto& t : s.threads) frames += t.frames.size();
+    benchmark::DoNotOptimize(s);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(frames));  // items = Python frames
+  state.counters["frames/s"] = benchmark::Counter(static_cast<double>(frames), benchmark::Counter::kIsRate);
+}
+
+void BM_PythonStacksFromCore_ColdCache(benchmark::State& state) { stacks(state, true); }
+void BM_PythonStacksFromCore_WarmCache(benchmark::State& state) { stacks(state, false); }
+BENCHMARK(BM_PythonStacksFromCore_ColdCache)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PythonStacksFromCore_WarmCache)->Unit(benchmark::kMillisecond);
+
+// A 3.11+ location table of a long function: one short-form entry per
+// instruction, lines advancing by one.
+void BM_LocationTableLine(benchmark::State& state) {
+  const cpython::Layout* layout = cpython::layout_for(3, 11);
+  std::vector<std::uint8_t> table;
+  for (int i = 0; i < 2000; ++i) {
+    table.push_back(0x80 | (11 << 3) | 0);  // ONE_LINE1 form: line +1, 1 code unit
+    table.push_back(0);                     // column
+    table.push_back(4);                     // end column
+  }
+  std::int64_t offset = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cpython::line_for_offset(*layout, table, 1, offset));
+    offset = (offset + 1998) % 4000;  // near the end: the worst case of a linear table
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LocationTableLine);
+
+void BM_MutexDecode(benchmark::State& state) {
+  ImageReader image;
+  std::uint32_t words[10] = {2, 1, 0, 4242, 1, 0, 0, 0, 0, 0};  // locked, contended, owner 4242, recursive
+  image.add(0x1000, words, sizeof words);
+  const auto& layouts = glibc::all_layouts().back();
+  for (auto _ : state) benchmark::DoNotOptimize(glibc::decode_mutex(image, 0x1000, *layouts.mutex));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MutexDecode);
+
+}  // namespace
