@@ -11,11 +11,6 @@ namespace pyhang::bindings {
 
 namespace {
 
-template <class T>
-py::object opt(const std::optional<T>& v) {
-  return v ? py::cast(*v) : py::none();
-}
-
 py::dict frame_dict(const cpython::PyFrame& f) {
   py::dict d;
   d["function"] = f.function;

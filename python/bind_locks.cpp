@@ -24,11 +24,6 @@ namespace {
 
 using namespace pyhang::glibc;
 
-template <class T>
-py::object opt(const std::optional<T>& v) {
-  return v ? py::cast(*v) : py::none();
-}
-
 py::dict lock_dict(const LockInfo& l) {
   py::dict d;
   d["kind"] = l.kind;
@@ -86,16 +81,13 @@ py::dict blocked_dict(const BlockedOn& b) {
 
 std::optional<Registers> to_registers(const py::object& o) {
   if (o.is_none()) return std::nullopt;
-  static const char* names[Registers::kCount] = {
-      "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
-      "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
   Registers regs;
   if (py::isinstance<py::dict>(o)) {
     auto d = o.cast<py::dict>();
     for (std::size_t i = 0; i < Registers::kCount; ++i)
-      if (d.contains(names[i]) && !d[names[i]].is_none()) {
+      if (d.contains(kRegisterNames[i]) && !d[kRegisterNames[i]].is_none()) {
         // Either signed (-1 for "no system call") or unsigned 64-bit values.
-        py::int_ v = d[names[i]];
+        py::int_ v = d[kRegisterNames[i]];
         regs.r[i] = v < py::int_(0) ? static_cast<std::uint64_t>(v.cast<std::int64_t>()) : v.cast<std::uint64_t>();
       }
     return regs;

@@ -28,10 +28,6 @@ namespace py = pybind11;
 namespace pyhang::bindings {
 namespace {
 
-template <class T>
-py::object opt(const std::optional<T>& v) {
-  return v ? py::cast(*v) : py::none();
-}
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
 py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 

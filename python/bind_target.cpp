@@ -12,11 +12,8 @@ namespace pyhang::bindings {
 namespace {
 
 py::dict registers_dict(const Registers& regs) {
-  static const char* names[Registers::kCount] = {
-      "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
-      "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
   py::dict d;
-  for (std::size_t i = 0; i < Registers::kCount; ++i) d[names[i]] = regs.r[i];
+  for (std::size_t i = 0; i < Registers::kCount; ++i) d[kRegisterNames[i]] = regs.r[i];
   return d;
 }
 

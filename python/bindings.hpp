@@ -4,6 +4,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
+
+#include "pyhang/core.hpp"
+
 namespace pyhang::bindings {
 
 void register_target(pybind11::module_& m);   // python/bind_target.cpp
@@ -11,5 +15,17 @@ void register_cpython(pybind11::module_& m);  // python/bind_cpython.cpp
 void register_locks(pybind11::module_& m);    // python/bind_locks.cpp
 void register_pylocks(pybind11::module_& m);  // python/bind_pylocks.cpp
 void register_waitgraph(pybind11::module_& m);  // python/bind_waitgraph.cpp
+void register_fork(pybind11::module_& m);       // python/bind_fork.cpp
+
+// None for an empty optional, else the value.
+template <class T>
+pybind11::object opt(const std::optional<T>& v) {
+  return v ? pybind11::cast(*v) : pybind11::none();
+}
+
+// Names of the x86_64 general registers in Registers' (user_regs_struct) order.
+inline constexpr const char* kRegisterNames[Registers::kCount] = {
+    "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
+    "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
 
 }  // namespace pyhang::bindings

@@ -504,6 +504,34 @@ Addr PyObjects::attribute(Addr obj, std::string_view name, std::string* problem)
   return impl_->attribute(obj, name, problem);
 }
 
+Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  const Layout& l = impl_->layout;
+  auto type = plausible_pointer(obj) ? impl_->mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
+  RemoteStruct t;
+  if (!type || !plausible_pointer(*type) || !t.load(impl_->mem, *type, span_of({l.type_tp_flags, l.type_dictoffset}))) {
+    set(problem, "type of " + hex(obj) + " unreadable");
+    return 0;
+  }
+  std::uint64_t flags = t.get<std::uint64_t>(l.type_tp_flags).value_or(0);
+  Addr d = 0;
+  if (l.has(l.tpflags_managed_dict) && (flags & static_cast<std::uint64_t>(l.tpflags_managed_dict))) {
+    Addr w = impl_->mem.read_pointer(obj + impl_->ol->managed_dict_ptr).value_or(0);
+    d = (w & 1) ? 0 : w;  // 3.12 tags a values pointer with bit 0
+  } else {
+    auto off = t.get<std::int64_t>(l.type_dictoffset);
+    if (off && *off > 0 && *off <= 4096) d = impl_->mem.read_pointer(obj + static_cast<Addr>(*off)).value_or(0);
+  }
+  if (!impl_->is_dict(d)) {
+    set(problem, "no instance dict in " + hex(obj));
+    return 0;
+  }
+  return d;
+}
+
 Addr PyObjects::sys_modules(std::string* problem) {
   if (!ok()) {
     set(problem, impl_->problem);

@@ -138,7 +138,9 @@ class ImageReader final : public MemoryReader {
 class CachedReader final : public MemoryReader {
  public:
   static constexpr std::size_t kPageSize = 4096;
-  explicit CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max_pages = 1 << 16);
+  // At most max_pages pages are kept (32 MiB by default): pyhang must add
+  // little to the memory of the gdb it runs in, whatever the target's size.
+  explicit CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max_pages = 8192);
   std::size_t read_partial(Addr addr, void* buf, std::size_t n) override;
   void read_batch(std::span<ReadRequest> requests) override;
   std::string describe() const override { return source_->describe(); }

@@ -82,6 +82,11 @@ class PyObjects {
   // managed dict / inline values (3.11+); 0 when absent or unreadable.
   Addr attribute(Addr obj, std::string_view name, std::string* problem = nullptr);
 
+  // The dict object holding obj's attributes when there is one (a module's
+  // globals, an instance dict at tp_dictoffset, a materialised managed
+  // dict); 0 when the attributes live in inline values or nowhere.
+  Addr instance_dict(Addr obj, std::string* problem = nullptr);
+
   // sys.modules of the main interpreter (interp->modules), 0 when unknown.
   Addr sys_modules(std::string* problem = nullptr);
   // sys.modules[name], 0 when not imported (problem says so).

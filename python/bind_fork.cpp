@@ -1,0 +1,163 @@
+// Fork facts of a target (pyhang/fork.hpp) as plain Python dicts, for
+// python/pyhang/forks.py to turn into hazards.
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "pyhang/cpython.hpp"
+#include "pyhang/fork.hpp"
+#include "pyhang/pyobjects.hpp"
+#include "pyhang/target.hpp"
+
+namespace py = pybind11;
+
+namespace pyhang::bindings {
+
+namespace {
+
+template <class T>
+py::object opt(const std::optional<T>& v) {
+  return v ? py::cast(*v) : py::none();
+}
+
+py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
+
+py::dict symbol_dict(Target& t, Addr pc) {
+  py::dict d;
+  d["address"] = pc;
+  auto s = t.space().symbolize(pc);
+  d["function"] = text(s.function);
+  d["library"] = s.object ? py::object(py::str(s.object->path)) : py::object(py::none());
+  return d;
+}
+
+py::dict python_dict(const fork::PythonForkFacts& f) {
+  py::dict d;
+  d["multiprocessing"] = f.multiprocessing;
+  d["default_context"] = text(f.default_context);
+  d["actual_context"] = text(f.actual_context);
+  d["current_process_type"] = text(f.current_process_type);
+  d["current_process_name"] = text(f.current_process_name);
+  d["parent_pid"] = opt(f.parent_pid);
+  d["torch"] = f.torch;
+  d["cuda_initialized"] = opt(f.cuda_initialized);
+  d["cuda_in_bad_fork"] = opt(f.cuda_in_bad_fork);
+  d["threading_active"] = opt(f.threading_active);
+  py::list cs;
+  for (const auto& c : f.containers) {
+    py::dict x;
+    x["where"] = c.where;
+    x["type"] = c.type;
+    x["length"] = c.length;
+    x["address"] = c.address;
+    x["estimated_bytes"] = c.estimated_bytes;
+    cs.append(x);
+  }
+  d["containers"] = cs;
+  d["problems"] = f.problems;
+  return d;
+}
+
+py::dict process_dict(const fork::ProcessFacts& p) {
+  py::dict d;
+  d["pid"] = p.pid;
+  d["ppid"] = p.ppid;
+  d["exe"] = p.exe;
+  d["parent_exe"] = p.parent_exe;
+  d["cmdline"] = p.cmdline;
+  d["parent_cmdline"] = p.parent_cmdline;
+  d["start_ticks"] = opt(p.start_ticks);
+  d["parent_start_ticks"] = opt(p.parent_start_ticks);
+  d["same_address_space"] = p.same_address_space;
+  d["address_space_evidence"] = p.address_space_evidence;
+  d["parent_threads"] = p.parent_threads;
+  d["parent_thread_names"] = p.parent_thread_names;
+  d["smaps_rollup"] = p.smaps_rollup;
+  d["parent_smaps_rollup"] = p.parent_smaps_rollup;
+  d["problem"] = text(p.problem);
+  return d;
+}
+
+// Everything fork-hazards reads from the target.  `own` are the struct
+// pthread addresses (fs_base) of the target's threads.
+py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Addr>& own, bool python) {
+  py::dict d;
+  auto scan = fork::scan_thread_descriptors(*target, own);
+  py::list descs;
+  for (const auto& x : scan.descriptors) {
+    py::dict e;
+    e["address"] = x.address;
+    e["stack"] = py::make_tuple(x.stack_start, x.stack_end);
+    e["tid"] = x.tid;
+    e["cancelhandling"] = opt(x.cancelhandling);
+    e["exited"] = x.exited;
+    e["start_routine"] = x.start_routine ? py::object(symbol_dict(*target, x.start_routine)) : py::object(py::none());
+    descs.append(e);
+  }
+  d["descriptors"] = descs;
+  d["descriptor_problem"] = text(scan.problem);
+  d["mappings_scanned"] = scan.mappings_scanned;
+  auto locks = fork::glibc_internal_locks(target->space());
+  py::list ls;
+  for (const auto& l : locks.locks) {
+    py::dict e;
+    e["name"] = l.name;
+    e["address"] = l.address;
+    e["how"] = l.how;
+    ls.append(e);
+  }
+  d["internal_locks"] = ls;
+  d["internal_locks_problem"] = text(locks.problem);
+  py::list libs;
+  for (const auto& o : target->space().objects()) libs.append(o.path);
+  d["libraries"] = libs;
+  d["process"] = target->kind() == "live" && target->pid() ? py::object(process_dict(fork::process_facts(*target->pid())))
+                                                          : py::object(py::none());
+  if (python) {
+    cpython::Options opts;
+    opts.frames = false;
+    auto state = cpython::inspect(*target, opts);
+    d["python"] = python_dict(fork::python_fork_facts(target->memory(), state));
+  } else {
+    d["python"] = py::none();
+  }
+  return d;
+}
+
+// Python values by module path, for scripts and tests: {"kind", "type", ...}.
+py::dict python_value(const std::shared_ptr<Target>& target, const std::string& module, const std::string& name) {
+  cpython::Options opts;
+  opts.frames = false;
+  auto state = cpython::inspect(*target, opts);
+  cpython::PyObjects objs(target->memory(), state);
+  py::dict d;
+  std::string why;
+  Addr a = objs.module_attribute(module, name, &why);
+  if (!a) {
+    d["kind"] = "unreadable";
+    d["problem"] = why.empty() ? objs.problem() : why;
+    return d;
+  }
+  auto v = objs.value(a);
+  d["address"] = v.address;
+  d["type"] = v.type;
+  d["kind"] = v.kind;
+  d["boolean"] = opt(v.boolean);
+  d["integer"] = opt(v.integer);
+  d["real"] = opt(v.real);
+  d["text"] = opt(v.text);
+  d["length"] = opt(v.length);
+  d["problem"] = text(v.problem);
+  return d;
+}
+
+}  // namespace
+
+void register_fork(py::module_& m) {
+  m.def("fork_facts", &fork_facts, py::arg("target"), py::arg("own_threads"), py::arg("python") = true,
+        "What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal "
+        "locks, /proc facts (live), and Python-side facts (multiprocessing, torch.cuda, large containers).");
+  m.def("python_value", &python_value, py::arg("target"), py::arg("module"), py::arg("name"),
+        "sys.modules[module].name of the target, decoded: {kind, type, boolean, integer, real, text, length}.");
+}
+
+}  // namespace pyhang::bindings
