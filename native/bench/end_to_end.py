@@ -57,6 +57,12 @@ def run_once(cmd, load, target):
     return time.perf_counter() - start
 
 
+def check_pyhang_loads(pid):
+    """A benchmark of a pyhang that fails to load would time an error message."""
+    if live_reads(pid) is None:
+        sys.exit("pyhang did not run in gdb (is the module built for gdb's Python?)")
+
+
 def measure(target, cmds, rounds):
     times = {name: [] for name in cmds}
     for _ in range(rounds):
@@ -103,7 +109,10 @@ def grid(python, rounds):
             scenario = [python, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), str(t), str(d)]
             with harness.Scenario(scenario, ready_timeout=600) as s:
                 med = measure({"pid": s.pid}, cmds, rounds)
-                frames = live_reads(s.pid)[0]
+                reads = live_reads(s.pid)
+                if reads is None:
+                    sys.exit("pyhang did not run in gdb (is the module built?)")
+                frames = reads[0]
             print("| %d | %d | %d | %.3f | %.3f | %.1f |" % (t, d, frames, med["pyhang"], med["bt"],
                                                            1e6 * med["pyhang"] / max(frames, 1)))
 
@@ -128,6 +137,7 @@ def main():
     with harness.Scenario(scenario, ready_timeout=300) as s:
         print("workload: %s, %d threads + main, %d Python frames deep, %d rounds, %s" % (
             args.python, args.threads, args.depth, args.rounds, time.strftime("%Y-%m-%d")))
+        check_pyhang_loads(s.pid)
         if not args.core_only:
             table("live process", measure({"pid": s.pid}, cmds, args.rounds))
             reads = live_reads(s.pid)
