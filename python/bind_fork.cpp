@@ -14,11 +14,6 @@ namespace pyhang::bindings {
 
 namespace {
 
-template <class T>
-py::object opt(const std::optional<T>& v) {
-  return v ? py::cast(*v) : py::none();
-}
-
 py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict symbol_dict(Target& t, Addr pc) {

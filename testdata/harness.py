@@ -93,13 +93,20 @@ class Scenario:
             self.stop()
             self.log.seek(0)
             raise ScenarioError("%s did not get ready: %s" % (" ".join(self.argv), self.log.read()[-2000:]))
+        try:
+            self._read_truth(truth_path, deadline)
+        except BaseException:
+            self.stop()  # never leave a scenario running behind a failed start
+            raise
+        return self
+
+    def _read_truth(self, truth_path, deadline):
         if os.path.exists(truth_path):
             with open(truth_path) as f:
                 self.truth = json.load(f)
         else:  # C fixtures print one JSON record per line instead
             self.truth = {"records": [json.loads(l) for l in self.lines if l.startswith("{")], "threads": []}
         self.wait_parked(deadline)
-        return self
 
     def wait_parked(self, deadline):
         """Every thread the program reported must be asleep (state S)."""
@@ -192,8 +199,8 @@ def run_gdb_marked(command, **kw):
     return m.group(1), out
 
 
-def report_json(**target):
-    text, out = run_gdb_marked("pyhang report --json", **target)
+def report_json(env=None, **target):
+    text, out = run_gdb_marked("pyhang report --json", env=env, **target)
     try:
         start = text.index("{")
         return json.loads(text[start:])

@@ -230,7 +230,8 @@ Subcommands:
   pyhang report [--json] [--native-depth N]   every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang version                              pyhang and the Python gdb embeds
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder,
-lock-owner (what the selected thread waits on; `thread apply all lock-owner`)."""
+lock-owner (what the selected thread waits on; `thread apply all lock-owner`),
+fork-hazards (what a fork child inherited that can never be released)."""
     name = "pyhang"
     prefix = True
 

@@ -5,6 +5,7 @@ live process (gdb's native target)  -> Target.live(pid): process_vm_readv
 core file                           -> Target.core(path): the core's bytes
 anything else (remote, ...)         -> Target.from_callback(gdb's read_memory)
 """
+import os
 import re
 
 import gdb
@@ -91,6 +92,11 @@ class Session:
 
     @staticmethod
     def _open(inferior, kind):
+        # PYHANG_READER=gdb reads through gdb even where pyhang could read
+        # itself: for targets gdb reaches in ways pyhang does not know, and to
+        # compare the two.
+        if os.environ.get("PYHANG_READER") == "gdb":
+            kind = "forced-gdb"
         if kind == "native":
             return native.Target.live(inferior.pid)
         if kind == "core":

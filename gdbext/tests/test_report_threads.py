@@ -95,3 +95,15 @@ def test_text_report_groups_identical_threads_and_names_the_rest(scenario):
     assert text.count("native frames:") == 2
     assert "No deadlock found." in text
     assert "(libc.so.6)" in text
+
+
+def test_reading_through_gdb_gives_the_same_report(scenario):
+    # GIVEN a Python process, read once directly and once through gdb's read_memory
+    s = scenario(["/usr/bin/python3.11", "-u", os.path.join(harness.SCENARIOS, "parked_threads.py"), "2", "3"])
+    direct = harness.report_json(pid=s.pid)
+    through_gdb = harness.report_json(pid=s.pid, env={"PYHANG_READER": "gdb"})
+    # THEN the callback reader sees the same threads, stacks and symbols
+    assert direct["target"]["kind"] == "live" and through_gdb["target"]["kind"] == "callback"
+    strip = lambda r: [(t["tid"], t["python_frames"], [f["function"] for f in t["native_frames"]])
+                       for t in r["threads"]]
+    assert strip(direct) == strip(through_gdb)

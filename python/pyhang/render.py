@@ -114,6 +114,10 @@ def render_text(report: Report) -> str:
         out.append("No deadlock found.")
     for v in report.verdicts:
         out.append("Verdict: " + v["text"])
+    for h in report.fork_hazards:
+        out.append("Fork hazard [%s]: %s" % (h["kind"], h["evidence"]))
+        if h.get("advice"):
+            out.append("  advice: " + h["advice"])
     involved = {tid for d in report.deadlocks for tid in d["threads"]}
     if involved:
         out.append("")

@@ -77,6 +77,7 @@ class Report:
     edges: list = field(default_factory=list)
     fork_hazards: list = field(default_factory=list)
     verdicts: list = field(default_factory=list)   # blocked without a cycle: {kind, threads, text}
+    fork_analysis: Optional[dict] = None           # fork-hazards' full evidence (not in the JSON contract)
     warnings: List[str] = field(default_factory=list)
 
 

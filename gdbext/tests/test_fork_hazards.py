@@ -1,0 +1,161 @@
+"""fork-hazards: a fork child that did not exec, what it inherited that can
+never be released, and how pyhang knows — live and from a core, compared
+with what the scenario recorded (TIDs, lock addresses, who held what)."""
+import os
+import subprocess
+
+import pytest
+
+import harness
+
+PY = "/usr/bin/python3.11"
+
+
+def gcore(s, pid):
+    """A core of any process of the scenario (e.g. a fork child)."""
+    prefix = os.path.join(s.tmp, "core")
+    r = subprocess.run(["gcore", "-o", prefix, str(pid)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=300)
+    path = "%s.%d" % (prefix, pid)
+    assert r.returncode == 0 and os.path.exists(path), r.stdout[-2000:]
+    return path
+
+
+def hazards(report, kind):
+    return [h for h in report["fork_hazards"] if h["kind"] == kind]
+
+
+def fork_text(**target):
+    text, out = harness.run_gdb_marked("fork-hazards", **target)
+    assert "Traceback" not in out
+    return text
+
+
+def test_c_mutex_held_by_a_parent_thread_at_fork(scenario):
+    # GIVEN a parent thread holding a C mutex while main forks, and the child
+    # blocked locking that mutex
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_mutex.py"),
+                  harness.fixture_path("libforkfixture.so")])
+    child, holder = s.truth["child"], s.truth["holder"]
+    # WHEN pyhang looks at the live child
+    live = harness.report_json(pid=child["pid"])
+    # THEN the lock is orphaned: its owner is the parent's thread, not one of the child's
+    (h,) = hazards(live, "orphaned-lock")
+    assert h["threads"] == [child["tid"]]
+    assert "LWP %d is not a thread of this process" % holder in h["evidence"]
+    assert "is a thread of the parent PID %d" % s.pid in h["evidence"]
+    assert "0x%x" % s.truth["mutex"] in h["evidence"] and h["advice"]
+    # and the parent had another thread at fork, seen in the child's own memory
+    (t,) = hazards(live, "threads-at-fork")
+    assert "1 descriptor of parent threads" in t["evidence"] and "holder (libforkfixture.so)" in t["evidence"]
+    text = fork_text(pid=child["pid"])
+    assert "This process is a fork child of PID %d that did not exec" % s.pid in text
+    assert "the address space is the parent's copy" in text
+    # WHEN from the child's core: the same, from memory alone
+    core = harness.report_json(executable=PY, core=gcore(s, child["pid"]))
+    (h,) = hazards(core, "orphaned-lock")
+    assert h["threads"] == [child["tid"]] and "LWP %d is not a thread" % holder in h["evidence"]
+    assert "fork child" in h["evidence"]
+    assert hazards(core, "threads-at-fork")
+    # AND the parent itself (2 threads, no multiprocessing) has no fork hazard
+    parent = fork_text(pid=s.pid)
+    assert "No evidence that this process is a fork child." in parent
+    assert "No fork hazards found." in parent and "Checked: " in parent
+
+
+def test_fork_pool_task_takes_a_lock_a_parent_thread_held(scenario):
+    # GIVEN a parent thread holding a threading.Lock while a default (fork)
+    # Pool's task takes it: both workers block on their copies
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py")])
+    workers = s.truth["workers"]
+    assert len(workers) == 2
+    for i, w in enumerate(workers):
+        report = harness.report_json(pid=w["pid"])
+        # THEN each worker: an orphaned Lock (no owner recorded: likely), the
+        # fork start method, and the parent's threads that were not copied
+        (h,) = hazards(report, "orphaned-lock")
+        assert h["threads"] == [w["tid"]] and h["confidence"] == "likely"
+        assert "threading.Lock 0x%x" % s.truth["lock"] in h["evidence"]
+        assert hazards(report, "fork-start-method") and hazards(report, "threads-at-fork")
+        if i == 0:
+            text = fork_text(pid=w["pid"])
+            assert "ForkProcess named 'ForkPoolWorker-" in text
+            assert "multiprocessing's fork bootstrap (popen_fork.py _launch" in text
+            # and from the worker's core, with no /proc to help
+            core = harness.report_json(executable=PY, core=gcore(s, w["pid"]))
+            (h,) = hazards(core, "orphaned-lock")
+            assert h["threads"] == [w["tid"]]
+            assert hazards(core, "fork-start-method") and hazards(core, "threads-at-fork")
+    # AND the parent: threads and the fork start method
+    parent = harness.report_json(pid=s.pid)
+    (h,) = hazards(parent, "fork-start-method")
+    assert "start method is fork" in h["evidence"]
+    assert not hazards(parent, "orphaned-lock")
+
+
+def test_openmp_pool_started_before_fork(scenario):
+    # GIVEN a C program that ran an OpenMP region, forked, and runs one again in the child
+    s = scenario([harness.fixture_path("prog_omp")])
+    rec = s.truth["records"][0]
+    child = rec["child"]
+    live = harness.report_json(pid=child)
+    found = hazards(live, "openmp-after-fork")
+    if rec["child_finished"]:  # libgomp coped: then pyhang must not claim the child is blocked in it
+        assert all(h["threads"] == [] for h in found)
+        pytest.skip("this libgomp ran a parallel region after fork: no hang to diagnose")
+    # THEN the child is blocked inside libgomp, whose pool was started in the parent
+    (h,) = found
+    assert h["threads"] == [child] and h["confidence"] == "certain"
+    assert "thread pool was started before fork: %d pool threads" % (rec["omp_threads_in_parent"] - 1) in h["evidence"]
+    assert "set_num_threads(1)" in h["advice"]
+    core = harness.report_json(executable=harness.fixture_path("prog_omp"), core=gcore(s, child))
+    (h,) = hazards(core, "openmp-after-fork")
+    assert h["threads"] == [child] and "blocked inside libgomp" in h["evidence"]
+
+
+def test_torch_matmul_in_parent_and_in_a_fork_child(scenario):
+    try:
+        import importlib.util
+        have = importlib.util.find_spec("torch") is not None
+    except ImportError:
+        have = False
+    if not have:
+        pytest.skip("torch is not installed for %s (apt-get install python3-torch)" % PY)
+    # GIVEN torch with 2 intra-op threads used in the parent, then in a fork child
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_torch.py"), "2"], ready_timeout=120)
+    child = s.truth["child"]
+    report = harness.report_json(pid=child)
+    found = hazards(report, "openmp-after-fork")
+    if s.truth["child_finished"]:
+        assert all(h["threads"] == [] for h in found)
+        pytest.skip("torch %s finished its ops in the fork child: no hang here" % s.truth["torch"])
+    # THEN (measured: Debian's torch 1.13.1 hangs) pyhang names libgomp and the advice
+    (h,) = found
+    assert h["threads"] == [child] and "libgomp" in h["evidence"]
+    assert "torch.set_num_threads(1)" in h["advice"]
+
+
+def test_cuda_initialised_before_fork_fixture_driver(scenario):
+    # GIVEN a FIXTURE named libcuda.so.1 (no GPU here) initialised before os.fork
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_cuda.py"),
+                  harness.fixture_path("libcudafixture.so")])
+    child = s.truth["child"]["pid"]
+    for where, report in (("live", harness.report_json(pid=child)),
+                          ("core", harness.report_json(executable=PY, core=gcore(s, child)))):
+        # THEN the driver is mapped in the child and its thread ran in the parent
+        (h,) = hazards(report, "cuda-after-fork")
+        assert s.truth["driver"] in h["evidence"], where
+        assert "CUDA was initialised before fork" in h["evidence"] and h["confidence"] == "certain", where
+
+
+def test_copy_on_write_of_a_large_list_read_by_two_fork_workers(scenario):
+    # GIVEN a large list of small str built by the parent and read by two fork workers
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_cow.py")], ready_timeout=120)
+    for w in s.truth["workers"]:
+        report = harness.report_json(pid=w["pid"])
+        # THEN (live) private-dirty against shared memory, and the list by name, length and address
+        (h,) = hazards(report, "cow-refcount")
+        assert "Private_Dirty" in h["evidence"]
+        assert "%s: list of %d items" % (s.truth["where"], s.truth["length"]) in h["evidence"]
+        assert "0x%x" % s.truth["data"] in h["evidence"]
+        assert "numpy" in h["advice"]

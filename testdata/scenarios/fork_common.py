@@ -1,0 +1,49 @@
+"""Helpers of the fork scenarios: wait until another process sleeps in a
+system call, write small records from fork children."""
+import json
+import os
+import time
+
+
+def syscall_of(pid, tid=None):
+    """(nr, first argument) the thread sleeps in, or None while it runs."""
+    try:
+        with open("/proc/%d/task/%d/syscall" % (pid, tid or pid)) as f:
+            fields = f.read().split()
+    except OSError:
+        return None
+    if not fields or fields[0] in ("running", "-1"):
+        return None
+    return int(fields[0]), int(fields[1], 16)
+
+
+def wait_blocked(pid, tid=None, nr=202, timeout=10.0):
+    """Waits until the thread sleeps in syscall `nr` (futex); its first argument."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = syscall_of(pid, tid)
+        if s and s[0] == nr:
+            time.sleep(0.05)
+            if syscall_of(pid, tid) == s:
+                return s[1]
+        time.sleep(0.02)
+    return None
+
+
+def record(path, **info):
+    with open(path + ".tmp", "w") as f:
+        json.dump(info, f)
+    os.rename(path + ".tmp", path)
+
+
+def wait_records(paths, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(os.path.exists(p) for p in paths):
+            out = []
+            for p in paths:
+                with open(p) as f:
+                    out.append(json.load(f))
+            return out
+        time.sleep(0.02)
+    raise SystemExit("fork scenario: children did not report: %s" % paths)
