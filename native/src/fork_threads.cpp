@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "pyhang/fork.hpp"
+#include "pyhang/nptl.hpp"
 #include "pyhang/target.hpp"
 
 namespace pyhang::fork {
@@ -15,16 +16,6 @@ namespace {
 constexpr Addr kTcbOffset = 0;    // tcbhead_t.tcb (x86_64)
 constexpr Addr kSelfOffset = 16;  // tcbhead_t.self (x86_64)
 constexpr std::uint32_t kMaxPthreadSize = 1u << 16;
-
-// One libthread_db descriptor: {size in bits, count, byte offset}.
-std::int64_t field_offset(const ElfFile& elf, std::string_view name, std::uint32_t want_bits) {
-  auto sym = elf.symbol(name);
-  if (!sym || sym->value == 0) return -1;
-  std::uint32_t d[3] = {};
-  if (elf.read_vaddr(sym->value, d, sizeof d) != sizeof d) return -1;
-  if (d[0] != want_bits || d[2] > kMaxPthreadSize) return -1;
-  return d[2];
-}
 
 // Mappings of a core: its PT_LOAD segments, named by NT_FILE where a file
 // backs them (anonymous memory has no NT_FILE entry).
@@ -55,27 +46,23 @@ std::vector<Mapping> core_mappings(const Target& target) {
 }  // namespace
 
 PthreadFields pthread_fields(const AddressSpace& space) {
+  // The descriptors libthread_db reads, as nptl reads them for pthread_t → TID.
   PthreadFields f;
-  std::string tried;
-  for (std::string_view prefix : {"libc.so", "libc-2.", "libpthread"}) {
-    const LoadedObject* obj = space.object_named(prefix);
-    if (!obj || !obj->elf) continue;
-    f.tid = field_offset(*obj->elf, "_thread_db_pthread_tid", 32);
-    if (f.tid < 0) {
-      tried += (tried.empty() ? "" : ", ") + obj->path;
-      continue;
-    }
-    f.cancelhandling = field_offset(*obj->elf, "_thread_db_pthread_cancelhandling", 32);
-    f.start_routine = field_offset(*obj->elf, "_thread_db_pthread_start_routine", 64);
-    if (auto sym = obj->elf->symbol("_thread_db_sizeof_pthread")) {
-      std::uint32_t size = 0;
-      if (obj->elf->read_vaddr(sym->value, &size, 4) == 4 && size <= kMaxPthreadSize) f.size = size;
-    }
-    f.source = std::string(obj->basename());
+  auto d = nptl::read_descriptors(space);
+  if (!d.descriptors) {
+    f.problem = d.problem;
     return f;
   }
-  f.problem = tried.empty() ? "libc is not mapped (or cannot be opened): no thread descriptor fields"
-                            : "no _thread_db_pthread_tid in " + tried;
+  const auto& desc = *d.descriptors;
+  if (desc.tid.size_bits != 32 || desc.tid.count != 1) {
+    f.problem = "unexpected _thread_db_pthread_tid descriptor in " + desc.source;
+    return f;
+  }
+  f.tid = desc.tid.offset;
+  f.cancelhandling = desc.cancelhandling ? std::int64_t{*desc.cancelhandling} : -1;
+  f.start_routine = desc.start_routine ? std::int64_t{*desc.start_routine} : -1;
+  f.size = desc.sizeof_pthread.value_or(0);
+  f.source = desc.source.substr(0, desc.source.find(' '));
   return f;
 }
 

@@ -43,6 +43,15 @@ DescriptorResult read_descriptors(const AddressSpace& space) {
     std::uint32_t size = 0;
     if (read_u32s(*obj->elf, "_thread_db_sizeof_pthread", &size, 1) && size > 0 && size <= kMaxPthreadSize)
       desc.sizeof_pthread = size;
+    // A single field of the given width: {size in bits, count 1, offset}.
+    auto field = [&](std::string_view name, std::uint32_t bits) -> std::optional<std::uint32_t> {
+      std::uint32_t f[3] = {};
+      if (!read_u32s(*obj->elf, name, f, 3) || f[0] != bits || f[1] != 1 || f[2] > kMaxPthreadSize)
+        return std::nullopt;
+      return f[2];
+    };
+    desc.cancelhandling = field("_thread_db_pthread_cancelhandling", 32);
+    desc.start_routine = field("_thread_db_pthread_start_routine", 64);
     desc.source = std::string(obj->basename()) + " _thread_db_pthread_tid";
     r.descriptors = desc;
     return r;

@@ -38,6 +38,9 @@ struct TidDescriptor {
 struct Descriptors {
   TidDescriptor tid;
   std::optional<std::uint32_t> sizeof_pthread;  // _thread_db_sizeof_pthread
+  // Byte offsets of more struct pthread fields, from the same descriptors:
+  std::optional<std::uint32_t> cancelhandling;  // _thread_db_pthread_cancelhandling (32-bit)
+  std::optional<std::uint32_t> start_routine;   // _thread_db_pthread_start_routine (pointer)
   std::string source;                           // "libc.so.6 _thread_db_pthread_tid"
 };
 
