@@ -15,7 +15,6 @@ namespace {
 
 constexpr Addr kTcbOffset = 0;    // tcbhead_t.tcb (x86_64)
 constexpr Addr kSelfOffset = 16;  // tcbhead_t.self (x86_64)
-constexpr std::uint32_t kMaxPthreadSize = 1u << 16;
 
 // Mappings of a core: its PT_LOAD segments, named by NT_FILE where a file
 // backs them (anonymous memory has no NT_FILE entry).
