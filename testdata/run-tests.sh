@@ -4,6 +4,6 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${PYHANG_BUILD_DIR:-$ROOT/build}
-"$ROOT/testdata/setup.sh"
+"$ROOT/testdata/setup.sh" --tests
 cd "$BUILD"
 ctest --output-on-failure -j"$(nproc)" "$@"

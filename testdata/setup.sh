@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what pyhang needs from Debian's packages (when missing) and builds
-# it for the Python that gdb embeds.  Used by examples/demo.sh and
+# it for the Python that gdb embeds.  With --tests, also what the tests use.  Used by examples/demo.sh and
 # testdata/run-tests.sh; safe to run again (it only does what is missing).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${PYHANG_BUILD_DIR:-$ROOT/build}
 
 packages=(cmake make g++ gdb binutils libc6-dev python3-dev python3-pytest pybind11-dev catch2 patchelf)
+# The tests also run the real-world cases: PyTorch (OpenMP) and numpy from Debian.
+if [ "${1:-}" = "--tests" ]; then packages+=(python3-torch python3-numpy); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

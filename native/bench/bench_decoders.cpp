@@ -8,10 +8,13 @@
 // PYHANG_BENCH_CORE they are skipped.  The others run on synthetic images.
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <cstdlib>
 #include <memory>
 
+#include "cpython_internal.hpp"
 #include "cpython_layouts.hpp"
+#include "test_cpython_image.hpp"
 #include "pyhang/cpython.hpp"
 #include "pyhang/glibc_locks.hpp"
 #include "pyhang/target.hpp"
@@ -68,6 +71,26 @@ void BM_LocationTableLine(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_LocationTableLine);
+
+// str objects of each compact kind (ASCII, latin-1, UCS-2, UCS-4) to UTF-8.
+void BM_StrDecode(benchmark::State& state) {
+  const auto& layout = cpython::testing::layout(12);
+  cpython::testing::Image image(layout);
+  std::u32string text(static_cast<std::size_t>(state.range(1)), U'a');
+  const char32_t sample[] = {U'a', U'\u00e9', U'\u0416', U'\U0001F600'};
+  for (std::size_t i = 0; i < text.size(); i += 7) text[i] = sample[state.range(0)];
+  Addr str = image.str(text);
+  ImageReader memory = image.reader();
+  cpython::Options opts;
+  for (auto _ : state) {
+    cpython::detail::ObjectReader objects(memory, layout, opts);  // no cache carried between rounds
+    std::string problem;
+    benchmark::DoNotOptimize(objects.read_str(str, &problem));
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetLabel(std::array<const char*, 4>{"ascii", "latin-1", "ucs-2", "ucs-4"}[state.range(0)]);
+}
+BENCHMARK(BM_StrDecode)->ArgsProduct({{0, 1, 2, 3}, {16, 256}});
 
 void BM_MutexDecode(benchmark::State& state) {
   ImageReader image;
