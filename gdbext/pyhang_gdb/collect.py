@@ -7,10 +7,11 @@ from typing import Dict, List, Optional
 
 import gdb
 
-# Registers the lock and GIL decoders look at in frame 0.
+# Registers the lock and GIL decoders look at in frame 0: the system call
+# (orig_rax) and its arguments (the futex word, op and expected value).
 # fs_base is the thread's own struct pthread (x86_64 TLS): it tells which
 # thread a pthread_join waits for.
-FRAME0_REGISTERS = ("rip", "rsp", "rdi", "rsi", "rdx", "r10", "rax", "orig_rax", "fs_base")
+FRAME0_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "fs_base")
 
 
 @dataclass

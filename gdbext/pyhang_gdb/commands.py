@@ -13,7 +13,11 @@ from pyhang.report import NativeFrame, Report, TargetInfo, ThreadReport, to_json
 from pyhang_gdb import collect
 from pyhang_gdb.session import SESSION, NoTarget
 
-DEFAULT_NATIVE_DEPTH = 12
+DEFAULT_NATIVE_DEPTH = 8
+# Deep enough to see a driver library below a Python callback
+# (PyGILState_Ensure, ctypes, libffi, the driver): the driver-lock heuristics
+# look this deep at blocked threads when some lock records no owner.
+HEURISTIC_NATIVE_DEPTH = 16
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
 
@@ -171,7 +175,9 @@ def joined_thread(target, futex):
     return None
 
 
-def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
+def build_report(native_depth=None):
+    explicit_depth = native_depth is not None
+    native_depth = native_depth or DEFAULT_NATIVE_DEPTH
     target = SESSION.target()
     report = Report(target=target_info(target))
     report.warnings.extend(target.warnings)
@@ -186,6 +192,9 @@ def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
         report.warnings.append("locks: " + reader.problem)
     gil_states = {}
     snaps = collect.snapshot_threads(native_depth)
+    # Each thread's struct pthread (fs_base) is known now: joins and fork
+    # analysis need not switch to every thread again.
+    SESSION.cached("thread-bases", lambda: {s.registers["fs_base"]: s.tid for s in snaps if "fs_base" in s.registers})
     names = locks.ThreadNames(snaps)
     for snap in snaps:
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem)
@@ -199,10 +208,22 @@ def build_report(native_depth=DEFAULT_NATIVE_DEPTH):
             th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
         report.threads.append(th)
     report.gil = compose.gil_summary(view, gil_states)
+    if not explicit_depth and native_depth < HEURISTIC_NATIVE_DEPTH and deadlocks.needs_deeper_frames(report.threads):
+        deepen(target, report.threads, snaps)
     find_deadlocks(report, {s.tid: s for s in snaps})
     from pyhang_gdb import fork_commands
     report.fork_hazards = fork_commands.hazards(target, view, report)
     return report
+
+
+def deepen(target, threads, snaps):
+    """Unwind blocked threads further, for the driver-lock heuristics."""
+    blocked = {t.tid for t in threads if t.blocked_on is not None}
+    wanted = [t for t in gdb.selected_inferior().threads() if t.ptid[1] in blocked]
+    deeper = {s.tid: s for s in collect.snapshot_threads(HEURISTIC_NATIVE_DEPTH, threads=wanted)}
+    for th in threads:
+        if th.tid in deeper and not deeper[th.tid].problem:
+            th.native_frames = native_frames(target, deeper[th.tid].pcs)
 
 
 def find_deadlocks(report, snaps):
@@ -249,9 +270,11 @@ class PyhangReport(PyhangCommand):
         p = parser("pyhang report", "every thread of the target")
         p.add_argument("--json", action="store_true")
         p.add_argument("--pretty", action="store_true", help="with --json: indented")
-        p.add_argument("--native-depth", type=int, default=DEFAULT_NATIVE_DEPTH)
+        p.add_argument("--native-depth", type=int, default=None,
+                       help="native frames per thread (default %d, more for blocked threads when "
+                            "a lock's owner must be guessed)" % DEFAULT_NATIVE_DEPTH)
         args = p.parse_args(argv)
-        report = build_report(native_depth=max(1, args.native_depth))
+        report = build_report(native_depth=max(1, args.native_depth) if args.native_depth else None)
         if args.json:
             # Compact: the C encoder; --pretty for people (slower on thousands of frames).
             print(json.dumps(to_json(report), indent=1 if args.pretty else None,

@@ -81,6 +81,9 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
     }
     if (!m.path.empty() || m.perms.size() < 2 || m.perms[0] != 'r' || m.perms[1] != 'w') continue;
     if (m.end <= m.start || m.end - m.start < opts.min_mapping) continue;
+    // A stack of one of this process's threads holds that thread's own
+    // descriptor (one per stack): nothing to find there, nothing to read.
+    if (std::any_of(own.begin(), own.end(), [&](Addr a) { return a >= m.start && a < m.end; })) continue;
     ++out.mappings_scanned;
     Addr lo = std::max(m.start, m.end - std::min<std::uint64_t>(opts.top_bytes, m.end - m.start));
     buf.resize(static_cast<std::size_t>(m.end - lo));

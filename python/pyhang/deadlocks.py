@@ -6,6 +6,8 @@ The graph search and the driver-lock heuristics are native
 inputs and their results into the report's `edges`, `deadlocks` and
 `verdicts`.  No gdb here.
 """
+import os
+
 from pyhang import compose
 
 
@@ -22,6 +24,24 @@ def certain_edges(threads):
             edges.append({"waiter": th.tid, "owner": owner, "kind": b.kind, "address": b.address,
                           "source": b.owner_source, "evidence": b.evidence or ""})
     return edges
+
+
+def _is_system(path):
+    base = os.path.basename(path or "")
+    return base.startswith(("libc.so", "libc-", "libpthread", "ld-linux"))
+
+
+def needs_deeper_frames(threads):
+    """Whether some thread waits on a native lock that records no owner: the
+    likely-holder heuristics then need to see deeper into blocked threads."""
+    for th in threads:
+        b = th.blocked_on
+        if b is None or b.owners or not (b.kind.startswith("rwlock") or b.kind in ("futex", "mutex")):
+            continue
+        lib = next((f.library for f in th.native_frames if f.library and not _is_system(f.library)), None)
+        if lib:
+            return True
+    return False
 
 
 def thread_facts(threads):

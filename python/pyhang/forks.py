@@ -113,6 +113,8 @@ def analyse(report, facts):
             ctype, " named %r" % py["current_process_name"] if py.get("current_process_name") else "",
             py.get("parent_pid")))
     for t in report.threads:
+        if not any(f.file.endswith("popen_fork.py") for f in t.python_frames):
+            continue
         files = [(os.path.basename(f.file), f.function.rsplit(".", 1)[-1]) for f in t.python_frames]
         if ("popen_fork.py", "_launch") in files:
             a.child = True
