@@ -1,7 +1,6 @@
 // Frame walkers: the PyFrameObject chain (f_back, <= 3.10) and the
 // _PyInterpreterFrame chain (previous, 3.11+).  Both are bounded and
 // cycle-checked; a bad link ends the walk with a one-line problem.
-#include <unordered_set>
 
 #include "cpython_internal.hpp"
 
@@ -35,15 +34,11 @@ bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFram
 FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) {
   const Layout& l = objects.layout();
   FrameWalk walk;
-  std::unordered_set<Addr> seen;
+  ChainGuard guard(objects.options().max_frames, "frame");
   const std::size_t span = span_of({l.frame_back, l.frame_code, l.frame_lasti, l.frame_lineno, l.frame_trace});
   for (Addr f = top; f != 0; ) {
-    if (walk.frames.size() >= objects.options().max_frames) {
-      walk.problem = "stopped after " + std::to_string(walk.frames.size()) + " frames";
-      break;
-    }
-    if (!seen.insert(f).second) {
-      walk.problem = "frame chain loops at " + hex(f);
+    if (auto stop = guard.next(f); !stop.empty()) {
+      walk.problem = stop;
       break;
     }
     RemoteStruct fr;
@@ -78,16 +73,11 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
 FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr top) {
   const Layout& l = objects.layout();
   FrameWalk walk;
-  std::unordered_set<Addr> seen;
+  ChainGuard guard(objects.options().max_frames, "frame");
   const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
-  std::size_t visited = 0;
   for (Addr f = top; f != 0; ) {
-    if (++visited > objects.options().max_frames) {
-      walk.problem = "stopped after " + std::to_string(objects.options().max_frames) + " frames";
-      break;
-    }
-    if (!seen.insert(f).second) {
-      walk.problem = "frame chain loops at " + hex(f);
+    if (auto stop = guard.next(f); !stop.empty()) {
+      walk.problem = stop;
       break;
     }
     RemoteStruct fr;

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <cstdio>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cpython_layouts.hpp"
@@ -111,6 +113,30 @@ class CodeCache {
  private:
   ObjectReader& objects_;
   std::unordered_map<Addr, CodeInfo> cache_;
+};
+
+// A walk along a chain of remote objects (frames, thread states): bounded
+// and cycle-checked.  next() says why the walk must stop, or "".
+class ChainGuard {
+ public:
+  // `what` names one link, e.g. "frame": "stopped after 10000 frames", "frame chain loops at 0x…".
+  ChainGuard(std::size_t max, const char* what) : max_(max), what_(what) {}
+  std::string next(Addr a) {
+    if (++visited_ > max_) return std::string("stopped after ") + std::to_string(max_) + " " + what_ + "s";
+    if (!seen_.insert(a).second) return std::string(what_) + " chain loops at " + hex_addr(a);
+    return {};
+  }
+
+ private:
+  static std::string hex_addr(Addr a) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+    return buf;
+  }
+  std::size_t max_;
+  const char* what_;
+  std::size_t visited_ = 0;
+  std::unordered_set<Addr> seen_;
 };
 
 // Frames of one thread, innermost first, from its top frame.

@@ -2,7 +2,6 @@
 // thread states and each thread's frames.  Every pointer is checked before
 // it is trusted: a thread state must point back at its interpreter and at
 // its predecessor; lists are bounded and cycle-checked.
-#include <unordered_set>
 
 #include "cpython_internal.hpp"
 
@@ -96,16 +95,11 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
   const std::size_t span = span_of({l.tstate_prev, l.tstate_next, l.tstate_interp, l.tstate_frame, l.tstate_cframe,
                                     l.tstate_current_frame, l.tstate_thread_id, l.tstate_native_thread_id,
                                     l.tstate_state});
-  std::unordered_set<Addr> seen;
+  detail::ChainGuard guard(opts.max_threads, "thread state");
   Addr prev = 0;
   for (Addr t = head; t != 0; ) {
-    if (seen.size() >= opts.max_threads) {
-      st.warnings.push_back("interpreter " + std::to_string(interp.id) + ": stopped after " +
-                            std::to_string(opts.max_threads) + " threads");
-      break;
-    }
-    if (!seen.insert(t).second) {
-      st.warnings.push_back("interpreter " + std::to_string(interp.id) + ": thread list loops at " + hex(t));
+    if (auto stop = guard.next(t); !stop.empty()) {
+      st.warnings.push_back("interpreter " + std::to_string(interp.id) + ": " + stop);
       break;
     }
     RemoteStruct ts;
@@ -171,15 +165,11 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
 
   // Interpreters, newest first as CPython links them.
   std::vector<detail::InterpInfo> interps;
-  std::unordered_set<Addr> seen;
+  detail::ChainGuard guard(opts.max_interpreters, "interpreter");
   const std::size_t ispan = span_of({l.interp_next, l.interp_id, l.interp_threads_head, l.interp_ceval_gil});
   for (Addr i = rt.interp_head; i != 0; ) {
-    if (interps.size() >= opts.max_interpreters) {
-      st.warnings.push_back("stopped after " + std::to_string(opts.max_interpreters) + " interpreters");
-      break;
-    }
-    if (!seen.insert(i).second) {
-      st.warnings.push_back("interpreter list loops at " + hex(i));
+    if (auto stop = guard.next(i); !stop.empty()) {
+      st.warnings.push_back(stop);
       break;
     }
     RemoteStruct is;
