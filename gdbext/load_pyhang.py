@@ -9,8 +9,26 @@ import sys
 import gdb
 
 
+def _here():
+    """This file's directory.  gdb sets __file__ only for the outermost script
+    it sources: when pyhang.gdb is itself sourced from a Python script,
+    __file__ names that script.  gdb keeps the file it sources open, so its
+    path is among our fds."""
+    mine = globals().get("__file__") or ""
+    if os.path.basename(mine) == "load_pyhang.py":
+        return os.path.dirname(os.path.abspath(mine))
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if target.endswith("/load_pyhang.py"):
+            return os.path.dirname(target)
+    return os.environ.get("PYHANG_GDBEXT") or os.path.dirname(os.path.abspath(mine))
+
+
 def _load():
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = _here()
     root = os.path.dirname(here)
     # Checkout: <root>/python holds the package, <build>/python the module.
     # Installed: <prefix>/share/pyhang/{gdbext,python} with the module beside the package.

@@ -1,6 +1,9 @@
 // CPython state of a target as plain Python dicts and lists.
 #include <pybind11/stl.h>
 
+#include <string>
+#include <unordered_map>
+
 #include "bindings.hpp"
 #include "pyhang/cpython.hpp"
 #include "pyhang/target.hpp"
@@ -11,26 +14,44 @@ namespace pyhang::bindings {
 
 namespace {
 
-py::dict frame_dict(const cpython::PyFrame& f) {
-  py::dict d;
-  d["function"] = f.function;
-  d["file"] = f.file;
-  d["line"] = f.line;
-  d["entry_frame"] = f.entry_frame;
-  d["frame"] = f.frame;
-  d["code"] = f.code;
-  return d;
-}
+// Thousands of frames share a few dozen function and file names: each name
+// becomes one Python string, and each key one interned string, per call.
+class FrameConverter {
+ public:
+  py::dict frame(const cpython::PyFrame& f) {
+    py::dict d;
+    d[keys_.function] = text(f.function);
+    d[keys_.file] = text(f.file);
+    d[keys_.line] = py::int_(f.line);
+    d[keys_.entry_frame] = py::bool_(f.entry_frame);
+    d[keys_.frame] = py::int_(f.frame);
+    d[keys_.code] = py::int_(f.code);
+    return d;
+  }
 
-py::dict thread_dict(const cpython::PyThreadInfo& t) {
+ private:
+  struct Keys {
+    py::str function{"function"}, file{"file"}, line{"line"}, entry_frame{"entry_frame"}, frame{"frame"},
+        code{"code"};
+  } keys_;
+  std::unordered_map<std::string, py::str> texts_;
+
+  const py::str& text(const std::string& s) {
+    auto it = texts_.find(s);
+    if (it == texts_.end()) it = texts_.emplace(s, py::str(s)).first;
+    return it->second;
+  }
+};
+
+py::dict thread_dict(const cpython::PyThreadInfo& t, FrameConverter& conv) {
   py::dict d;
   d["tstate"] = t.tstate;
   d["interp"] = t.interp;
   d["interp_id"] = t.interp_id;
   d["thread_id"] = t.thread_id;
   d["native_tid"] = opt(t.native_tid);
-  py::list frames;
-  for (const auto& f : t.frames) frames.append(frame_dict(f));
+  py::list frames(t.frames.size());
+  for (std::size_t i = 0; i < t.frames.size(); ++i) frames[i] = conv.frame(t.frames[i]);
   d["frames"] = frames;
   d["problem"] = t.problem.empty() ? py::object(py::none()) : py::str(t.problem);
   d["attached"] = opt(t.attached);
@@ -65,7 +86,8 @@ py::dict state_dict(const cpython::PythonState& s) {
   d["runtime"] = s.runtime;
   py::list gils, threads;
   for (const auto& g : s.gils) gils.append(gil_dict(g));
-  for (const auto& t : s.threads) threads.append(thread_dict(t));
+  FrameConverter conv;
+  for (const auto& t : s.threads) threads.append(thread_dict(t, conv));
   d["gils"] = gils;
   d["threads"] = threads;
   d["warnings"] = s.warnings;

@@ -2,6 +2,7 @@
 and registers the commands; when it cannot, it says what to do in one line."""
 import os
 import shutil
+import subprocess
 import sysconfig
 import tempfile
 
@@ -41,3 +42,18 @@ def test_module_for_another_python_is_one_line_with_the_fix():
     lines = [l for l in out.splitlines() if l.startswith("pyhang:")]
     assert len(lines) == 1 and "another Python" in lines[0], out
     assert "Traceback" not in out and ALIVE in out
+
+
+def test_sourcing_from_a_python_script_registers_the_commands():
+    # gdb sets __file__ only for the outermost sourced script: a .gdbinit-style
+    # Python script that sources pyhang.gdb must still load pyhang.
+    d = tempfile.mkdtemp()
+    try:
+        script = os.path.join(d, "setup_debugging.py")
+        with open(script, "w") as f:
+            f.write("import gdb\ngdb.execute('source %s')\n" % harness.GDBEXT)
+        r = subprocess.run(["gdb", "-nx", "-batch", "-ex", "source " + script, "-ex", "pyhang version"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    finally:
+        shutil.rmtree(d)
+    assert "native module" in r.stdout and "could not load" not in r.stdout, r.stdout
