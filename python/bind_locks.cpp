@@ -4,7 +4,8 @@
 //   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.25-2.42"} | None
 //   r.problem      -> str: why locks cannot be decoded ("" when they can)
 //   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
-//   r.identify(tid, registers, frames)  -> dict (see BlockedOn in pyhang/glibc_locks.hpp)
+//   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc_locks.hpp;
+//       "candidates" lists every candidate considered only with explain=True)
 //       registers: dict of user_regs_struct names (as Target returns them),
 //                  a list of 27 ints, or None
 //       frames: [{"pc": int, "function": str|None, "library": str|None,
@@ -51,7 +52,7 @@ py::dict lock_dict(const LockInfo& l) {
   return d;
 }
 
-py::dict blocked_dict(const BlockedOn& b) {
+py::dict blocked_dict(const BlockedOn& b, bool explain) {
   py::dict d;
   d["kind"] = b.kind.empty() ? py::object(py::none()) : py::cast(b.kind);
   d["address"] = opt(b.address);
@@ -66,15 +67,16 @@ py::dict blocked_dict(const BlockedOn& b) {
   d["detail"] = b.detail;
   d["condvar_mutex"] = opt(b.condvar_mutex);
   d["problem"] = b.problem;
-  py::list cands;
-  for (const auto& c : b.candidates) {
-    py::dict cd;
-    cd["kind"] = c.kind;
-    cd["address"] = c.address;
-    cd["score"] = c.score;
-    cd["reasons"] = c.reasons;
-    cands.append(cd);
-  }
+  py::list cands;  // every candidate and its score: only when asked (a dozen dicts per thread that only explanations read)
+  if (explain)
+    for (const auto& c : b.candidates) {
+      py::dict cd;
+      cd["kind"] = c.kind;
+      cd["address"] = c.address;
+      cd["score"] = c.score;
+      cd["reasons"] = c.reasons;
+      cands.append(cd);
+    }
   d["candidates"] = cands;
   return d;
 }
@@ -151,17 +153,17 @@ class LockReader {
     throw py::value_error("kind must be mutex, rwlock, semaphore or condvar");
   }
 
-  py::dict identify(int tid, const py::object& regs, const py::list& frames) {
+  py::dict identify(int tid, const py::object& regs, const py::list& frames, bool explain) {
     if (!layouts_) {
       BlockedOn b;
       b.problem = problem_;
-      return blocked_dict(b);
+      return blocked_dict(b, explain);
     }
     BlockedThread t;
     t.tid = tid;
     t.regs = to_registers(regs);
     t.frames = to_frames(frames);
-    return blocked_dict(identify_blocked(target_->memory(), *layouts_, t));
+    return blocked_dict(identify_blocked(target_->memory(), *layouts_, t), explain);
   }
 
   py::object pthread_tid(Addr pthread) { return opt(mapper_.tid(pthread)); }
@@ -187,7 +189,9 @@ void register_locks(py::module_& m) {
       .def_property_readonly("pthread_problem", &LockReader::pthread_problem)
       .def("decode", &LockReader::decode, py::arg("kind"), py::arg("address"))
       .def("identify", &LockReader::identify, py::arg("tid"), py::arg("registers"), py::arg("frames") = py::list(),
-           "What a blocked thread waits for, from frame 0's registers and the top native frames.")
+           py::arg("explain") = false,
+           "What a blocked thread waits for, from frame 0's registers and the top native frames; "
+           "explain=True adds every candidate considered with its score and reasons.")
       .def("pthread_tid", &LockReader::pthread_tid, py::arg("pthread"), "pthread_t → TID, or None.");
 
   m.def(

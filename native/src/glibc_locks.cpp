@@ -400,8 +400,9 @@ bool hint_matches(std::string_view hint, std::string_view kind) {
   return false;
 }
 
+// Adds points, with their reason, to the candidate it refers to.
 struct Scorer {
-  Candidate c;
+  Candidate& c;
   void add(int points, const std::string& why) {
     c.score += points;
     if (!c.reasons.empty()) c.reasons += "; ";
@@ -430,12 +431,13 @@ void expected_value(Scorer& s, const FutexCall& f, std::uint32_t now) {
 }
 
 Candidate mutex_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, Addr base) {
-  Scorer s;
+  Candidate cand;
+  Scorer s{cand};
   s.c.kind = "mutex";
   s.c.address = base;
   s.c.lock = decode_mutex(mem, base, *L.mutex);
   const LockInfo& m = s.c.lock;
-  if (!m.readable) return s.c;
+  if (!m.readable) return cand;
   score_common(s, m);
   const bool pi = std::find(m.flags.begin(), m.flags.end(), "pi") != m.flags.end();
   const bool waiters = std::find(m.flags.begin(), m.flags.end(), "waiters") != m.flags.end();
@@ -451,17 +453,18 @@ Candidate mutex_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& 
     s.add(-6, "plain futex wait on a priority-inherit mutex");
   }
   expected_value(s, f, static_cast<std::uint32_t>(m.fields.empty() ? 0 : m.fields[0].second));
-  return s.c;
+  return cand;
 }
 
 Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
   const RwlockLayout& l = *L.rwlock;
-  Scorer s;
+  Candidate cand;
+  Scorer s{cand};
   s.c.address = f.addr - fw.offset;
   s.c.lock = decode_rwlock(mem, s.c.address, l);
   const LockInfo& r = s.c.lock;
   s.c.kind = "rwlock";
-  if (!r.readable) return s.c;
+  if (!r.readable) return cand;
   score_common(s, r);
   auto field = [&](const char* name) -> std::int64_t {
     for (const auto& [n, v] : r.fields)
@@ -528,16 +531,17 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
       expected_value(s, f, now);
     }
   }
-  return s.c;
+  return cand;
 }
 
 Candidate sem_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
-  Scorer s;
+  Candidate cand;
+  Scorer s{cand};
   s.c.kind = "semaphore";
   s.c.address = f.addr - fw.offset;
   s.c.lock = decode_semaphore(mem, s.c.address, *L.sem);
   const LockInfo& m = s.c.lock;
-  if (!m.readable) return s.c;
+  if (!m.readable) return cand;
   score_common(s, m);
   if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a semaphore");
   if (m.value.value_or(1) == 0) s.add(2, "value 0");
@@ -545,16 +549,17 @@ Candidate sem_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f,
   if (m.waiters.value_or(0) > 0) s.add(3, "nwaiters > 0");
   else s.add(-4, "nwaiters is 0");
   expected_value(s, f, 0 + (m.value.value_or(0) << L.sem->value_shift));
-  return s.c;
+  return cand;
 }
 
 Candidate cond_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
-  Scorer s;
+  Candidate cand;
+  Scorer s{cand};
   s.c.kind = "condvar";
   s.c.address = f.addr - fw.offset;
   s.c.lock = decode_condvar(mem, s.c.address, *L.cond);
   const LockInfo& c = s.c.lock;
-  if (!c.readable) return s.c;
+  if (!c.readable) return cand;
   score_common(s, c);
   if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a condvar");
   if (fw.role == WaitRole::CondSignal) {
@@ -565,7 +570,7 @@ Candidate cond_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f
     if (c.waiters.value_or(0) > 0) s.add(0, "waiter count > 0 (internal word)");
     else s.add(-5, "internal word and no waiters");
   }
-  return s.c;
+  return cand;
 }
 
 std::string owner_text(const std::vector<int>& owners) {
@@ -653,28 +658,31 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
     // Words no layout needs: glibc's internal locks and pthread_join's tid.
     auto word = mem.read_value<std::uint32_t>(a);
     {
-      Scorer s;
+      Candidate cand;
+  Scorer s{cand};
       s.c.kind = "futex";
       s.c.address = a;
       s.add(3, "a futex word");
-      cands.push_back(s.c);
+      cands.push_back(std::move(cand));
     }
     if (word && (hint == "glibc-internal-lock")) {
-      Scorer s;
+      Candidate cand;
+  Scorer s{cand};
       s.c.kind = "glibc-internal-lock";
       s.c.address = a;
       if (*word >= 1 && *word <= 2) s.add(3, "lock word is 1 or 2");
       else s.add(-3, "lock word is not 1 or 2");
-      cands.push_back(s.c);
+      cands.push_back(std::move(cand));
     }
     if (word && hint == "thread-join") {
-      Scorer s;
+      Candidate cand;
+  Scorer s{cand};
       s.c.kind = "thread-join";
       s.c.address = a;
       s.c.lock.owners = tid_ok(static_cast<std::int32_t>(*word)) ? std::vector<int>{static_cast<int>(*word)}
                                                                   : std::vector<int>{};
       s.add(tid_ok(static_cast<std::int32_t>(*word)) ? 3 : -3, "word holds the joined thread's TID");
-      cands.push_back(s.c);
+      cands.push_back(std::move(cand));
     }
     if (!word) out.problem = "futex word " + hex(a) + " is unreadable";
   } else if (hint_rdi && (hint == "mutex" || hint.substr(0, 6) == "rwlock" || hint == "semaphore" ||
@@ -692,7 +700,7 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
       c.lock = decode_rwlock(mem, *hint_rdi, *L.rwlock);
       c.score = c.lock.plausible ? 3 : -10;
       c.reasons = c.lock.plausible ? "+3 plausible at the lock function's first argument" : c.lock.problem;
-      cands.push_back(c);
+      cands.push_back(std::move(c));
     }
     out.evidence = "not in futex(2); used the first argument of the frame named like a lock function";
   } else {
@@ -712,7 +720,6 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
         if (c.kind.substr(0, 6) == "rwlock") s.add(-1, "frame name says " + std::string(hint));
         else s.add(-2, "frame name says " + std::string(hint));
       } else s.add(-2, "frame name says " + std::string(hint));
-      c = s.c;
     }
   }
   // A condvar waiter's mutex from the frame that had it.
@@ -721,12 +728,10 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
       if (c.kind == "mutex" && c.address == *cond_rsi) {
         Scorer s{c};
         s.add(5, "is the mutex pthread_cond_wait was given");
-        c = s.c;
       }
   }
 
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
-  out.candidates = cands;
   if (cands.empty()) return out;
   const Candidate& best = cands.front();
   int runner_up = -1000;
@@ -760,6 +765,7 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
     out.evidence = "futex " + hex(call ? call->addr : 0) + " op " + hex(call ? call->op : 0) +
                    (hint.empty() ? "" : ", frame says " + std::string(hint)) + "; best: " + best.reasons;
   out.detail = describe(out);
+  out.candidates = std::move(cands);  // `best` refers into cands: last
   return out;
 }
 

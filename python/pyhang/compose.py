@@ -74,7 +74,8 @@ def python_frames(view, tid):
     t = view.thread(tid)
     if t is None:
         return []
-    return [PythonFrame(function=f["function"], file=f["file"], line=f["line"]) for f in t["frames"]]
+    # Positional: thousands of frames per report.
+    return [PythonFrame(f["function"], f["file"], f["line"]) for f in t["frames"]]
 
 
 def gil_summary(view, gil_states):
