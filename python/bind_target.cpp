@@ -95,6 +95,15 @@ void register_target(py::module_& m) {
              }
              return out;
            })
+      .def(
+          "registers",
+          [](Target& t, int tid) -> py::object {
+            auto regs = t.registers(tid);
+            return regs ? py::object(registers_dict(*regs)) : py::none();
+          },
+          py::arg("tid"),
+          "Frame 0's registers of a thread (user_regs_struct names): from the core, or live when the caller "
+          "is the thread's tracer (gdb); None otherwise.")
       .def("core_threads",
            [](Target& t) {
              py::list out;

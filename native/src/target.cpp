@@ -1,6 +1,8 @@
 #include "pyhang/target.hpp"
 
 #include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 
 #include <algorithm>
 #include <charconv>
@@ -263,6 +265,24 @@ std::shared_ptr<Target> Target::from_reader(std::shared_ptr<MemoryReader> source
   t->space_ = AddressSpace(std::move(mappings));
   note_object_problems(*t, t->space_);
   return t;
+}
+
+std::optional<Registers> Target::registers(int tid) const {
+  if (core_) {
+    for (const auto& t : core_->threads())
+      if (t.tid == tid) return t.regs;
+    return std::nullopt;
+  }
+  if (kind_ != "live") return std::nullopt;
+  // Only the tracer may ask, and only while the thread is stopped: inside
+  // gdb, gdb is the tracer (it ptraces from the thread that runs Python
+  // commands); anywhere else this fails with ESRCH and says nothing.
+  static_assert(sizeof(user_regs_struct) == sizeof(Registers::r));
+  user_regs_struct regs{};
+  if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return std::nullopt;
+  Registers out;
+  std::memcpy(out.r.data(), &regs, sizeof regs);
+  return out;
 }
 
 }  // namespace pyhang

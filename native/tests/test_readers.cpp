@@ -1,6 +1,9 @@
 // Memory readers: the page cache, live reads across unmapped pages, the core
 // reader and its fall-back to mapped files, and garbage.
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -172,4 +175,39 @@ TEST_CASE("garbage instead of a core is refused with a reason") {
   auto core = CoreFile::from_image(FileImage::from_bytes(bytes, "cut"));
   CHECK(core->threads().empty());
   CHECK_FALSE(core->problems().empty());
+}
+
+TEST_CASE("a core target gives each thread's registers from its NT_PRSTATUS note, and none for a stranger") {
+  CoreSpec spec;
+  spec.threads = {{4242, 0x401000}, {4243, 0x402000}};
+  spec.files = {{0x400000, 0x402000, 0, "/usr/bin/python3.11"}};
+  spec.segments = {{0x600000, pattern(4096, 9), 4096}};
+  auto path = write_temp(build_core(spec), "regs.core");
+  auto target = Target::core(path);
+  REQUIRE(target->registers(4243));
+  CHECK(target->registers(4243)->rip() == 0x402000);
+  CHECK(target->registers(4242)->rip() == 0x401000);
+  CHECK_FALSE(target->registers(99));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("live registers come from ptrace for a thread this thread traces, and not otherwise") {
+  pid_t child = fork();
+  if (child == 0) {
+    for (;;) pause();
+  }
+  REQUIRE(child > 0);
+  auto target = Target::live(child);
+  CHECK_FALSE(target->registers(child));  // not traced by us
+  REQUIRE(ptrace(PTRACE_ATTACH, child, nullptr, nullptr) == 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  auto regs = target->registers(child);
+  REQUIRE(regs);
+  CHECK(regs->rip() != 0);
+  CHECK(regs->rsp() != 0);
+  CHECK(target->space().object_at(regs->rip()) != nullptr);  // stopped in pause(), inside libc
+  ptrace(PTRACE_DETACH, child, nullptr, nullptr);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
 }

@@ -78,6 +78,11 @@ class Target {
   // The program's executable as the target records it (/proc/PID/exe, or
   // the core's mapping that holds AT_ENTRY); empty when unknown.
   const std::string& executable() const { return executable_; }
+  // Frame 0's registers of thread `tid`: from the core's NT_PRSTATUS, or live
+  // through PTRACE_GETREGS, which answers only the thread's tracer (the
+  // debugger pyhang runs in) while the thread is stopped.  nullopt otherwise
+  // (no such thread, not traced by this thread, a callback target).
+  std::optional<Registers> registers(int tid) const;
   // One line each: what could not be opened or trusted.
   const std::vector<std::string>& warnings() const { return warnings_; }
   void add_warning(std::string w) { warnings_.push_back(std::move(w)); }
