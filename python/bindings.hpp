@@ -16,6 +16,7 @@ void register_locks(pybind11::module_& m);    // python/bind_locks.cpp
 void register_pylocks(pybind11::module_& m);  // python/bind_pylocks.cpp
 void register_waitgraph(pybind11::module_& m);  // python/bind_waitgraph.cpp
 void register_fork(pybind11::module_& m);       // python/bind_fork.cpp
+void register_unwind(pybind11::module_& m);     // python/bind_unwind.cpp
 
 // None for an empty optional, else the value.
 template <class T>

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_pyhang_native, m) {
   pyhang::bindings::register_pylocks(m);
   pyhang::bindings::register_waitgraph(m);
   pyhang::bindings::register_fork(m);
+  pyhang::bindings::register_unwind(m);
 }
