@@ -1,6 +1,12 @@
-"""What only gdb knows cheaply: the threads, the registers of each thread's
-frame 0 and the pcs of its top frames (gdb's unwinder works from .eh_frame,
-with no debug info).  Everything else is decoded by the native library.
+"""What gdb knows: the threads, and for each the registers of frame 0 and
+the pcs of its top frames.
+
+Registers and pcs come from the native library when it can give them: frame
+0's registers from the core, or live through ptrace (gdb is the tracer), and
+pcs from its .eh_frame unwinder.  That needs no thread switch and no gdb
+frame objects.  Where the native side cannot (a target read through gdb, a
+frame without CFI, an expression it does not evaluate), gdb selects the
+thread and its own unwinder walks the frames, with no debug info either way.
 """
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -14,6 +20,9 @@ import gdb
 FRAME0_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "fs_base")
 
 
+_NOT_ON_THE_STACK = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
+
+
 @dataclass
 class ThreadSnapshot:
     num: int
@@ -22,6 +31,7 @@ class ThreadSnapshot:
     registers: Dict[str, int] = field(default_factory=dict)
     pcs: List[int] = field(default_factory=list)   # frame 0 first
     problem: Optional[str] = None
+    unwound_by: str = "gdb"  # or "pyhang": who found registers and pcs
 
 
 class SelectionKept:
@@ -57,9 +67,11 @@ def snapshot_current(thread, depth):
             except (gdb.error, ValueError):
                 pass
         while frame is not None and len(snap.pcs) < depth:
-            # Inlined calls (known only from debug info) share their caller's pc:
-            # list each machine frame once, as on a stripped binary.
-            if frame.type() != gdb.INLINE_FRAME:
+            # Inlined calls and tail calls are frames gdb builds from debug info
+            # (inline: the caller's pc again; tail call: a function that left no
+            # frame on the stack): list each machine frame once, as on a
+            # stripped binary and as pyhang's own unwinder does.
+            if frame.type() not in _NOT_ON_THE_STACK:
                 snap.pcs.append(int(frame.pc()))
             frame = frame.older()
     except gdb.error as exc:
@@ -67,19 +79,52 @@ def snapshot_current(thread, depth):
     return snap
 
 
-def snapshot_threads(depth, threads=None):
+# The native unwinder's stops after which its pcs are all there is to have.
+COMPLETE = ("end", "depth")
+
+
+def native_snapshot(thread, depth, native):
+    """The snapshot of `thread` from the native side, or None when gdb must
+    unwind it.  `native` is (Target, Unwinder), or None to always ask gdb."""
+    if native is None:
+        return None
+    target, unwinder = native
+    tid = thread.ptid[1] or thread.ptid[0]
+    regs = target.registers(tid)
+    if regs is None:
+        return None
+    pcs, stop = unwinder.unwind(regs, depth) if depth else ([], "depth")
+    if stop not in COMPLETE:
+        return None
+    return ThreadSnapshot(num=thread.num, tid=tid, name=thread.name, pcs=pcs, unwound_by="pyhang",
+                          registers={r: regs[r] for r in FRAME0_REGISTERS if r in regs})
+
+
+def snapshot_selected(thread, depth, native=None):
+    """Snapshot of the selected thread: natively when possible, else from gdb's frames."""
+    return native_snapshot(thread, depth, native) or snapshot_current(thread, depth)
+
+
+def snapshot_thread(thread, depth, native=None):
+    """Snapshot of one thread, natively when possible, else by selecting it
+    in gdb (the caller restores the selection: see SelectionKept)."""
+    snap = native_snapshot(thread, depth, native)
+    if snap is not None:
+        return snap
+    try:
+        thread.switch()
+    except gdb.error as exc:
+        return ThreadSnapshot(num=thread.num, tid=thread.ptid[1], name=None,
+                              problem="cannot select thread: %s" % (exc,))
+    return snapshot_current(thread, depth)
+
+
+def snapshot_threads(depth, threads=None, native=None):
     """Snapshots of every thread of the selected inferior, in gdb's order."""
     threads = threads if threads is not None else gdb.selected_inferior().threads()
     out = []
     with SelectionKept():
         for t in sorted(threads, key=lambda t: t.num):
-            try:
-                if not t.is_valid():
-                    continue
-                t.switch()
-            except gdb.error as exc:
-                out.append(ThreadSnapshot(num=t.num, tid=t.ptid[1], name=None,
-                                          problem="cannot select thread: %s" % (exc,)))
-                continue
-            out.append(snapshot_current(t, depth))
+            if t.is_valid():
+                out.append(snapshot_thread(t, depth, native))
     return out

@@ -113,6 +113,16 @@ def python_locks():
     return SESSION.cached("pylocks", lambda: native.PythonLocks(target))
 
 
+def native_stacks():
+    """(Target, Unwinder) with which collect reads registers and unwinds
+    without gdb, or None to have gdb unwind every thread (PYHANG_UNWIND=gdb,
+    to compare the two)."""
+    if os.environ.get("PYHANG_UNWIND") == "gdb":
+        return None
+    target = SESSION.target()
+    return target, SESSION.cached("unwinder", lambda: native.Unwinder(target))
+
+
 def library_of(target, address):
     return target.symbolize([address])[0][1]
 
@@ -143,15 +153,10 @@ def blocked_on(target, view, snap, frames, gil):
 def thread_bases():
     """fs_base (its struct pthread) → TID of every thread, once per stop."""
     def compute():
-        bases = {}
+        native = native_stacks()
         with collect.SelectionKept():
-            for t in SESSION.threads():
-                try:
-                    t.switch()
-                    bases[int(gdb.newest_frame().read_register("fs_base")) & 0xFFFFFFFFFFFFFFFF] = t.ptid[1]
-                except (gdb.error, ValueError):
-                    pass
-        return bases
+            snaps = [collect.snapshot_thread(t, 0, native) for t in SESSION.threads() if t.is_valid()]
+        return {s.registers["fs_base"]: s.tid for s in snaps if "fs_base" in s.registers}
     return SESSION.cached("thread-bases", compute)
 
 
@@ -191,7 +196,7 @@ def build_report(native_depth=None):
     if reader.problem:
         report.warnings.append("locks: " + reader.problem)
     gil_states = {}
-    snaps = collect.snapshot_threads(native_depth)
+    snaps = collect.snapshot_threads(native_depth, native=native_stacks())
     # Each thread's struct pthread (fs_base) is known now: joins and fork
     # analysis need not switch to every thread again.
     SESSION.cached("thread-bases", lambda: {s.registers["fs_base"]: s.tid for s in snaps if "fs_base" in s.registers})
@@ -220,7 +225,8 @@ def deepen(target, threads, snaps):
     """Unwind blocked threads further, for the driver-lock heuristics."""
     blocked = {t.tid for t in threads if t.blocked_on is not None}
     wanted = [t for t in gdb.selected_inferior().threads() if t.ptid[1] in blocked]
-    deeper = {s.tid: s for s in collect.snapshot_threads(HEURISTIC_NATIVE_DEPTH, threads=wanted)}
+    deeper = {s.tid: s for s in collect.snapshot_threads(HEURISTIC_NATIVE_DEPTH, threads=wanted,
+                                                         native=native_stacks())}
     for th in threads:
         if th.tid in deeper and not deeper[th.tid].problem:
             th.native_frames = native_frames(target, deeper[th.tid].pcs)
@@ -307,7 +313,7 @@ libpython.py already defined it."""
         if thread is None:
             raise NoTarget("no thread is selected")
         view = python_view()
-        snap = collect.snapshot_current(thread, 0)
+        snap = collect.snapshot_selected(thread, 0, native_stacks())
         if not view.ok and view.state.get("status") != "finalizing":
             print(view.status_line())
             return
@@ -356,7 +362,7 @@ every thread."""
         # Thread numbers of every thread, for owners; computed once per stop.
         names = SESSION.cached("thread-names", lambda: locks.ThreadNames(
             [collect.ThreadSnapshot(num=t.num, tid=t.ptid[1], name=None) for t in SESSION.threads()]))
-        snap = collect.snapshot_current(thread, LOCK_FRAME_DEPTH)
+        snap = collect.snapshot_selected(thread, LOCK_FRAME_DEPTH, native_stacks())
         frames = native_frames(target, snap.pcs)
         gil = compose.gil_state(view, snap.tid, snap.registers)
         b = blocked_on(target, view, snap, frames, gil)
@@ -387,7 +393,7 @@ with it released (per interpreter on 3.12+)."""
         if not view.ok:
             print(view.status_line())
             return
-        snaps = {s.tid: s for s in collect.snapshot_threads(DEFAULT_NATIVE_DEPTH)}
+        snaps = {s.tid: s for s in collect.snapshot_threads(DEFAULT_NATIVE_DEPTH, native=native_stacks())}
         states = {tid: compose.gil_state(view, tid, s.registers) for tid, s in snaps.items()}
         for w in view.state.get("warnings", []):
             print("warning: " + w)
