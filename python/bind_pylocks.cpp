@@ -1,6 +1,6 @@
 // Which Python lock a blocked thread waits on (pyhang/cpython_locks.hpp).
 //
-//   locks = PythonLocks(target)      # reads the interpreter once (cpython::inspect with frames)
+//   locks = PythonLocks(target)      # reads the interpreter once (cpython::inspect, innermost frames)
 //   locks.status                     # "ok", "not-python", ... (PythonState.status)
 //   locks.wait(tid, futex_address=None) -> dict          # cheap: no second inspect
 //
@@ -65,9 +65,13 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   return d;
 }
 
+// Only the innermost frames: the lock search reads no deeper (a full walk of
+// every stack here would repeat python_state()'s).
 cpython::PythonState inspect_now(Target& target) {
+  cpython::Options opts;
+  opts.max_frames = cpython::LockWaitOptions{}.max_frames;
   py::gil_scoped_release nogil;  // a callback target takes it back to read
-  return cpython::inspect(target);
+  return cpython::inspect(target, opts);
 }
 
 // The part of python_state()'s dict the lock search reads: version, each
