@@ -7,6 +7,7 @@ $PYHANG_TRUTH, then prints READY.  Scenario waits for that, checks that every
 reported thread is really asleep in the kernel, can make a core with gcore,
 and always kills what it started.
 """
+import ast
 import glob
 import json
 import os
@@ -206,6 +207,25 @@ def report_json(env=None, **target):
         return json.loads(text[start:])
     except ValueError:
         raise AssertionError("pyhang report --json printed no JSON:\n" + out[-4000:])
+
+
+# In one gdb session (a live target must not move between the two walks):
+# every thread's frame-0 registers and top pcs as pyhang collects them
+# (natively where it can), then as gdb's own frames give them.
+_STACKS_BOTH_WAYS = (
+    "python from pyhang_gdb import collect, commands; "
+    "ours = collect.snapshot_threads(16, native=commands.native_stacks()); "
+    "gdbs = collect.snapshot_threads(16, native=None); "
+    "print('STACKS', repr([[(x.tid, x.unwound_by, x.registers, x.pcs) for x in w] for w in (ours, gdbs)]))")
+
+
+def stacks_both_ways(**target):
+    """([(tid, unwound_by, registers, pcs)] as pyhang collects them, the same from gdb alone)."""
+    out = run_gdb([_STACKS_BOTH_WAYS], **target)
+    line = next((l for l in out.splitlines() if l.startswith("STACKS ")), None)
+    if line is None:
+        raise AssertionError("no stacks in gdb's output:\n" + out[-3000:])
+    return ast.literal_eval(line[len("STACKS "):])
 
 
 def interpreters():

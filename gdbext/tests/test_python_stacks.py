@@ -1,7 +1,6 @@
 """Python stacks and the GIL, decoded from memory alone, on every interpreter
 present: Debian's stripped python3.11 and stripped copies of pyenv's
 3.6 - 3.13, live and from a core, with gdb loading no debug info."""
-import ast
 import os
 
 import pytest
@@ -103,22 +102,6 @@ def test_gil_passes_between_spinning_threads(scenario, python):
     assert report["gil"]["waiters"]
 
 
-# In one gdb session (a live target must not move between the two walks): every
-# thread's top pcs from pyhang's own registers and .eh_frame unwinder, then from
-# gdb's frames.
-UNWIND_BOTH = ("python from pyhang_gdb import collect, commands; "
-               "ours = collect.snapshot_threads(16, native=commands.native_stacks()); "
-               "gdbs = collect.snapshot_threads(16, native=None); "
-               "print('UNWOUND', repr([[(x.tid, x.unwound_by, x.registers, x.pcs) for x in w] for w in (ours, gdbs)]))")
-
-
-def unwound_both(**target):
-    out = harness.run_gdb([UNWIND_BOTH], **target)
-    line = next((l for l in out.splitlines() if l.startswith("UNWOUND ")), None)
-    assert line, out[-3000:]
-    return ast.literal_eval(line[len("UNWOUND "):])
-
-
 def test_native_unwinding_gives_the_frames_gdb_gives_live_and_from_core(scenario, python):
     # GIVEN threads asleep in time.sleep and threads spinning in the eval loop,
     # each stopped wherever it was (prologues, epilogues, deep in the loop)
@@ -126,7 +109,7 @@ def test_native_unwinding_gives_the_frames_gdb_gives_live_and_from_core(scenario
     for where in ("live", "core"):
         target = {"pid": s.pid} if where == "live" else {"executable": python[0], "core": s.gcore()}
         # WHEN pyhang reads registers and unwinds 16 frames itself, and gdb unwinds them too
-        ours, gdbs = unwound_both(**target)
+        ours, gdbs = harness.stacks_both_ways(**target)
         # THEN pyhang did it without gdb for every thread
         assert {u for _, u, _, _ in ours} == {"pyhang"}, (where, ours)
         assert {u for _, u, _, _ in gdbs} == {"gdb"}

@@ -107,3 +107,22 @@ def test_reading_through_gdb_gives_the_same_report(scenario):
     strip = lambda r: [(t["tid"], t["python_frames"], [f["function"] for f in t["native_frames"]])
                        for t in r["threads"]]
     assert strip(direct) == strip(through_gdb)
+
+
+def test_threads_whose_code_has_no_cfi_are_unwound_by_gdb_live_and_from_core(scenario):
+    # GIVEN a C program whose own functions carry no .eh_frame CFI, every
+    # thread asleep in libc below one of them
+    exe = harness.fixture_path("prog_parked_nocfi")
+    s = scenario([exe, "2"])
+    for target in ({"pid": s.pid}, {"executable": exe, "core": s.gcore()}):
+        # WHEN pyhang collects the stacks
+        ours, gdbs = harness.stacks_both_ways(**target)
+        # THEN its unwinder gave up on them (it never guesses) and gdb unwound them
+        assert {u for _, u, _, _ in ours} == {"gdb"}, target
+        # AND the frames are gdb's, through the function without CFI
+        assert [(t, r, pcs) for t, _, r, pcs in ours] == [(t, r, pcs) for t, _, r, pcs in gdbs]
+        assert all(len(pcs) >= 2 for _, _, _, pcs in ours), ours  # libc, then the code without CFI
+    # AND the report names those functions
+    report = harness.report_json(pid=s.pid)
+    names = {f["function"] for t in report["threads"] for f in t["native_frames"]}
+    assert {"main", "worker"} <= names, names
