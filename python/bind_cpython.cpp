@@ -15,7 +15,7 @@ namespace pyhang::bindings {
 namespace {
 
 // Thousands of frames share a few dozen function and file names: each name
-// becomes one Python string, and each key one interned string, per call.
+// becomes one Python string, and so does each key, per call.
 class FrameConverter {
  public:
   py::dict frame(const cpython::PyFrame& f) {

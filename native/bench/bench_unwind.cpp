@@ -17,6 +17,7 @@
 
 #include "pyhang/target.hpp"
 #include "pyhang/unwind.hpp"
+#include "self_registers.hpp"
 
 using namespace pyhang;
 using namespace pyhang::unwind;
@@ -36,29 +37,8 @@ __attribute__((noipa)) int recurse_and_unwind(Unwinder& u, int depth, std::size_
     asm volatile("" : "+r"(r)::"memory");  // a real call: gcc would turn "f() + 1" into a loop
     return r + 1;
   }
-  std::uint64_t rip, rsp, rbp, rbx, r12, r13, r14, r15;
-  asm volatile(
-      "lea 0(%%rip), %%rax\n\t"
-      "mov %%rax, %0\n\t"
-      "mov %%rsp, %1\n\t"
-      "mov %%rbp, %2\n\t"
-      "mov %%rbx, %3\n\t"
-      "mov %%r12, %4\n\t"
-      "mov %%r13, %5\n\t"
-      "mov %%r14, %6\n\t"
-      "mov %%r15, %7\n\t"
-      : "=m"(rip), "=m"(rsp), "=m"(rbp), "=m"(rbx), "=m"(r12), "=m"(r13), "=m"(r14), "=m"(r15)
-      :
-      : "rax", "memory");
   Regs regs;
-  regs.r[kRip] = rip;
-  regs.r[kRsp] = rsp;
-  regs.r[kRbp] = rbp;
-  regs.r[3] = rbx;
-  regs.r[12] = r12;
-  regs.r[13] = r13;
-  regs.r[14] = r14;
-  regs.r[15] = r15;
+  PYHANG_CAPTURE_REGS(regs);
   frames += u.unwind(regs, max_frames).pcs.size();
   return 0;
 }

@@ -18,6 +18,29 @@ inline void align(std::vector<std::uint8_t>& out, std::size_t a) {
   while (out.size() % a) out.push_back(0);
 }
 
+// Writes an x86_64 little-endian ELF header of `type` at the start of `f`
+// (which must already hold its bytes), program headers right after it.
+inline void write_elf_header(std::vector<std::uint8_t>& f, std::uint16_t type, std::uint16_t phnum,
+                             std::uint64_t shoff = 0, std::uint16_t shnum = 0, std::uint16_t shstrndx = 0) {
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = type;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_shoff = shoff;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = phnum;
+  eh.e_shentsize = shnum ? sizeof(Elf64_Shdr) : 0;
+  eh.e_shnum = shnum;
+  eh.e_shstrndx = shstrndx;
+  std::memcpy(f.data(), &eh, sizeof eh);
+}
+
 struct TestSymbol {
   std::string name;
   std::uint64_t value, size;
@@ -86,29 +109,13 @@ inline std::vector<std::uint8_t> build_shared_object(const std::vector<TestSymbo
     sh.sh_size = b.size;
     put(f, &sh, sizeof sh);
   }
-  Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS64;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_DYN;
-  eh.e_machine = EM_X86_64;
-  eh.e_version = EV_CURRENT;
-  eh.e_phoff = sizeof(Elf64_Ehdr);
-  eh.e_shoff = shoff;
-  eh.e_ehsize = sizeof(Elf64_Ehdr);
-  eh.e_phentsize = sizeof(Elf64_Phdr);
-  eh.e_phnum = 1;
-  eh.e_shentsize = sizeof(Elf64_Shdr);
-  eh.e_shnum = blobs.size() + 1;
-  eh.e_shstrndx = 5;
-  std::memcpy(f.data(), &eh, sizeof eh);
+  write_elf_header(f, ET_DYN, 1, shoff, static_cast<std::uint16_t>(blobs.size() + 1), 5);
   Elf64_Phdr ph{};
   ph.p_type = PT_LOAD;
   ph.p_flags = PF_R | PF_X;
   ph.p_filesz = ph.p_memsz = f.size();
   ph.p_align = 4096;
-  std::memcpy(f.data() + sizeof eh, &ph, sizeof ph);
+  std::memcpy(f.data() + sizeof(Elf64_Ehdr), &ph, sizeof ph);
   return f;
 }
 
@@ -179,23 +186,12 @@ inline std::vector<std::uint8_t> build_core(const CoreSpec& spec) {
     seg_off.push_back(f.size());
     put(f, s.bytes.data(), s.bytes.size());
   }
-  Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS64;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_CORE;
-  eh.e_machine = EM_X86_64;
-  eh.e_phoff = sizeof eh;
-  eh.e_ehsize = sizeof eh;
-  eh.e_phentsize = sizeof(Elf64_Phdr);
-  eh.e_phnum = nph;
-  std::memcpy(f.data(), &eh, sizeof eh);
+  write_elf_header(f, ET_CORE, static_cast<std::uint16_t>(nph));
   Elf64_Phdr note{};
   note.p_type = PT_NOTE;
   note.p_offset = notes_off;
   note.p_filesz = notes.size();
-  std::memcpy(f.data() + sizeof eh, &note, sizeof note);
+  std::memcpy(f.data() + sizeof(Elf64_Ehdr), &note, sizeof note);
   for (std::size_t i = 0; i < spec.segments.size(); ++i) {
     Elf64_Phdr ph{};
     ph.p_type = PT_LOAD;
@@ -203,7 +199,7 @@ inline std::vector<std::uint8_t> build_core(const CoreSpec& spec) {
     ph.p_vaddr = spec.segments[i].vaddr;
     ph.p_filesz = spec.segments[i].bytes.size();
     ph.p_memsz = spec.segments[i].memsz;
-    std::memcpy(f.data() + sizeof eh + (i + 1) * sizeof ph, &ph, sizeof ph);
+    std::memcpy(f.data() + sizeof(Elf64_Ehdr) + (i + 1) * sizeof ph, &ph, sizeof ph);
   }
   return f;
 }

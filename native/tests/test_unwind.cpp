@@ -22,6 +22,7 @@
 #include "elf_builder.hpp"
 #include "pyhang/target.hpp"
 #include "pyhang/unwind.hpp"
+#include "self_registers.hpp"
 
 using namespace pyhang;
 using namespace pyhang::unwind;
@@ -236,35 +237,20 @@ std::vector<std::uint8_t> build_object(const TestObject& spec) {
     testing::put(f, &sh, sizeof sh);
   }
 
-  Elf64_Ehdr eh_{};
-  std::memcpy(eh_.e_ident, ELFMAG, SELFMAG);
-  eh_.e_ident[EI_CLASS] = ELFCLASS64;
-  eh_.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh_.e_ident[EI_VERSION] = EV_CURRENT;
-  eh_.e_type = ET_DYN;
-  eh_.e_machine = EM_X86_64;
-  eh_.e_version = EV_CURRENT;
-  eh_.e_phoff = sizeof(Elf64_Ehdr);
-  eh_.e_shoff = shoff;
-  eh_.e_ehsize = sizeof(Elf64_Ehdr);
-  eh_.e_phentsize = sizeof(Elf64_Phdr);
-  eh_.e_phnum = spec.hdr ? 2 : 1;
-  eh_.e_shentsize = sizeof(Elf64_Shdr);
-  eh_.e_shnum = static_cast<std::uint16_t>(sections.size() + 1);
-  eh_.e_shstrndx = static_cast<std::uint16_t>(sections.size());
-  std::memcpy(f.data(), &eh_, sizeof eh_);
+  testing::write_elf_header(f, ET_DYN, spec.hdr ? 2 : 1, shoff, static_cast<std::uint16_t>(sections.size() + 1),
+                            static_cast<std::uint16_t>(sections.size()));
   Elf64_Phdr load{};
   load.p_type = PT_LOAD;
   load.p_flags = PF_R | PF_X;
   load.p_filesz = load.p_memsz = f.size();
   load.p_align = 4096;
-  std::memcpy(f.data() + sizeof eh_, &load, sizeof load);
+  std::memcpy(f.data() + sizeof(Elf64_Ehdr), &load, sizeof load);
   Elf64_Phdr eh_frame_hdr{};
   eh_frame_hdr.p_type = PT_GNU_EH_FRAME;
   eh_frame_hdr.p_flags = PF_R;
   eh_frame_hdr.p_offset = eh_frame_hdr.p_vaddr = kHdr;
   eh_frame_hdr.p_filesz = eh_frame_hdr.p_memsz = hdr.b.size();
-  if (spec.hdr) std::memcpy(f.data() + sizeof eh_ + sizeof load, &eh_frame_hdr, sizeof eh_frame_hdr);
+  if (spec.hdr) std::memcpy(f.data() + sizeof(Elf64_Ehdr) + sizeof load, &eh_frame_hdr, sizeof eh_frame_hdr);
   return f;
 }
 
@@ -925,22 +911,8 @@ struct SelfUnwind {
 };
 
 __attribute__((noipa)) SelfUnwind unwind_self(Unwinder& u) {
-  std::uint64_t rip, rsp, rbp, rbx, r12, r13, r14, r15;
-  asm volatile(
-      "lea 0(%%rip), %%rax\n\t"
-      "mov %%rax, %0\n\t"
-      "mov %%rsp, %1\n\t"
-      "mov %%rbp, %2\n\t"
-      "mov %%rbx, %3\n\t"
-      "mov %%r12, %4\n\t"
-      "mov %%r13, %5\n\t"
-      "mov %%r14, %6\n\t"
-      "mov %%r15, %7\n\t"
-      : "=m"(rip), "=m"(rsp), "=m"(rbp), "=m"(rbx), "=m"(r12), "=m"(r13), "=m"(r14), "=m"(r15)
-      :
-      : "rax", "memory");
-  const Regs regs = make_regs(
-      {{kRip, rip}, {kRsp, rsp}, {kRbp, rbp}, {3, rbx}, {12, r12}, {13, r13}, {14, r14}, {15, r15}});
+  Regs regs;
+  PYHANG_CAPTURE_REGS(regs);
   SelfUnwind out;
   out.ours = u.unwind(regs, 64);
   void* frames[64];
