@@ -213,8 +213,8 @@ def report_json(env=None, **target):
 # every thread's frame-0 registers and top pcs as pyhang collects them
 # (natively where it can), then as gdb's own frames give them.
 _STACKS_BOTH_WAYS = (
-    "python from pyhang_gdb import collect, commands; "
-    "ours = collect.snapshot_threads(16, native=commands.native_stacks()); "
+    "python from pyhang_gdb import collect, decoders; "
+    "ours = collect.snapshot_threads(16, native=decoders.native_stacks()); "
     "gdbs = collect.snapshot_threads(16, native=None); "
     "print('STACKS', repr([[(x.tid, x.unwound_by, x.registers, x.pcs) for x in w] for w in (ours, gdbs)]))")
 

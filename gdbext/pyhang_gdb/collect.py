@@ -8,10 +8,19 @@ frame objects.  Where the native side cannot (a target read through gdb, a
 frame without CFI, an expression it does not evaluate), gdb selects the
 thread and its own unwinder walks the frames, with no debug info either way.
 """
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 import gdb
+
+from pyhang import analysis
+from pyhang.analysis import locks
+from pyhang.analysis.python_state import PythonView
+from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang_gdb import decoders
+from pyhang_gdb.session import SESSION, NoTarget, core_path
 
 # Registers the lock and GIL decoders look at in frame 0: the system call
 # (orig_rax) and its arguments (the futex word, op and expected value).
@@ -24,7 +33,8 @@ _NOT_ON_THE_STACK = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
 
 
 @dataclass
-class ThreadSnapshot:
+class GdbThread:
+    """What gdb (or the native unwinder in its place) says of one thread."""
     num: int
     tid: int
     name: Optional[str]
@@ -58,7 +68,7 @@ class SelectionKept:
 
 def snapshot_current(thread, depth):
     """Registers and top `depth` pcs (none when depth is 0) of the selected thread."""
-    snap = ThreadSnapshot(num=thread.num, tid=thread.ptid[1] or thread.ptid[0], name=thread.name)
+    snap = GdbThread(num=thread.num, tid=thread.ptid[1] or thread.ptid[0], name=thread.name)
     try:
         frame = gdb.newest_frame()
         for reg in FRAME0_REGISTERS:
@@ -96,7 +106,7 @@ def native_snapshot(thread, depth, native):
     pcs, stop = unwinder.unwind(regs, depth) if depth else ([], "depth")
     if stop not in COMPLETE:
         return None
-    return ThreadSnapshot(num=thread.num, tid=tid, name=thread.name, pcs=pcs, unwound_by="pyhang",
+    return GdbThread(num=thread.num, tid=tid, name=thread.name, pcs=pcs, unwound_by="pyhang",
                           registers={r: regs[r] for r in FRAME0_REGISTERS if r in regs})
 
 
@@ -114,7 +124,7 @@ def snapshot_thread(thread, depth, native=None):
     try:
         thread.switch()
     except gdb.error as exc:
-        return ThreadSnapshot(num=thread.num, tid=thread.ptid[1], name=None,
+        return GdbThread(num=thread.num, tid=thread.ptid[1], name=None,
                               problem="cannot select thread: %s" % (exc,))
     return snapshot_current(thread, depth)
 
@@ -128,3 +138,150 @@ def snapshot_threads(depth, threads=None, native=None):
             if t.is_valid():
                 out.append(snapshot_thread(t, depth, native))
     return out
+
+
+# ---- snapshots: what gdb says plus what the native decoders read ---------
+
+DEFAULT_NATIVE_DEPTH = 8
+LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
+
+# The parts of a native lock identification the analysis reads.
+_LOCK_KEYS = ("kind", "address", "owners", "owner_source", "confidence", "evidence", "lock", "condvar_mutex")
+
+
+def native_frames(target, pcs):
+    """Symbolize a thread's pcs.  Outer frames' pcs are return addresses:
+    look up pc-1 so a call at the end of a function names that function."""
+    # A pc in the first page is where an unwinder without symbols lost its way.
+    for i, pc in enumerate(pcs):
+        if pc < 4096:
+            pcs = pcs[:i]
+            break
+    lookups = [pc if i == 0 else pc - 1 for i, pc in enumerate(pcs)]
+    out = []
+    for i, (pc, (fn, lib, off)) in enumerate(zip(pcs, target.symbolize(lookups))):
+        out.append(NativeFrame(pc=pc, function=fn, library=lib, offset=off + (0 if i == 0 else 1) if fn else 0))
+    return out
+
+
+def thread_snapshot(target, raw):
+    """The model's ThreadSnapshot of a GdbThread: its pcs symbolized."""
+    return ThreadSnapshot(num=raw.num, tid=raw.tid, name=raw.name, registers=raw.registers,
+                          frames=native_frames(target, raw.pcs), problem=raw.problem, unwound_by=raw.unwound_by)
+
+
+def add_lock_facts(target, view, snap):
+    """Decode what `snap` sleeps on, as far as the analysis will look
+    (pyhang.analysis.locks.wants_*)."""
+    if not locks.wants_lock(view, snap.tid, snap.registers, snap.frames):
+        return snap
+    frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in snap.frames]
+    identified = decoders.lock_reader().identify(snap.tid, snap.registers, frames)
+    if identified.get("kind"):
+        snap.lock = {k: identified.get(k) for k in _LOCK_KEYS}
+        address = identified.get("address")
+        snap.lock["library"] = target.symbolize([address])[0][1] if address else None
+    futex = locks.wants_python_lock(view, snap.tid, snap.registers, snap.lock)
+    if futex is not None:
+        wait = decoders.python_locks().wait(snap.tid, futex)
+        if wait.get("kind"):
+            snap.python_lock = wait
+    address = locks.wants_futex_word(snap.lock)
+    if address is not None:
+        word = target.read(address, 4)
+        snap.futex_word = int.from_bytes(word, "little") if word is not None else None
+    return snap
+
+
+def target_info(target):
+    inferior = gdb.selected_inferior()
+    exe = target.executable or gdb.current_progspace().filename
+    info = TargetInfo(kind=target.kind, pid=target.pid or inferior.pid or None, executable=exe)
+    if target.kind == "core":
+        info.core = core_path()
+    return info
+
+
+def executable_warnings(target):
+    """gdb's idea of the executable against the target's own record."""
+    given = gdb.current_progspace().filename
+    if given is None:
+        return ["gdb was given no executable; pyhang reads symbols from the files the target mapped"]
+    if target.executable and os.path.realpath(given) != os.path.realpath(target.executable):
+        return ["gdb was given the executable %s, but the target runs %s: gdb's own frames may be wrong; "
+                "pyhang reads %s" % (given, target.executable, target.executable)]
+    return []
+
+
+def thread_bases():
+    """fs_base (its struct pthread) → TID of every thread, once per stop."""
+    def compute():
+        native = decoders.native_stacks()
+        with SelectionKept():
+            raws = [snapshot_thread(t, 0, native) for t in SESSION.threads() if t.is_valid()]
+        return {r.registers["fs_base"]: r.tid for r in raws if "fs_base" in r.registers}
+    return SESSION.cached("thread-bases", compute)
+
+
+def selected_thread(depth):
+    """(ThreadSnapshot with lock facts, PythonView) of the selected thread."""
+    thread = gdb.selected_thread()
+    if thread is None:
+        raise NoTarget("no thread is selected")
+    target = SESSION.target()
+    view = PythonView(decoders.python_state())
+    snap = thread_snapshot(target, snapshot_selected(thread, depth, decoders.native_stacks()))
+    return snap, view
+
+
+def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
+    """(ProcessSnapshot, PythonView) of the selected inferior: every thread
+    with `native_depth` native frames and (with `lock_facts`) the lock facts
+    it needs."""
+    target = SESSION.target()
+    state = decoders.python_state()
+    view = PythonView(state)
+    reader = decoders.lock_reader()
+    raws = snapshot_threads(native_depth, native=decoders.native_stacks())
+    threads = [thread_snapshot(target, r) for r in raws]
+    # Each thread's struct pthread (fs_base) is known now: joins and fork
+    # facts need not switch to every thread again.
+    SESSION.cached("thread-bases", lambda: locks.thread_bases(threads))
+    if lock_facts:
+        for t in threads:
+            add_lock_facts(target, view, t)
+    snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
+                           warnings=list(target.warnings) + executable_warnings(target),
+                           lock_problem=reader.problem or None, native_depth=native_depth)
+    return snap, view
+
+
+def deepen(snapshot, report, tids):
+    """Unwind the threads `tids` HEURISTIC_NATIVE_DEPTH deep, in the snapshot
+    and in the report, for the driver-lock heuristics."""
+    target = SESSION.target()
+    wanted = [t for t in SESSION.threads() if t.is_valid() and t.ptid[1] in set(tids)]
+    deeper = {r.tid: r for r in snapshot_threads(analysis.report.HEURISTIC_NATIVE_DEPTH, threads=wanted,
+                                                 native=decoders.native_stacks())}
+    for snap in snapshot.threads:
+        raw = deeper.get(snap.tid)
+        if raw is not None and not raw.problem:
+            snap.frames = native_frames(target, raw.pcs)
+            report.thread(snap.tid).native_frames = snap.frames
+
+
+def report(native_depth=None, fork_facts=True):
+    """(ProcessSnapshot, Report) of the selected inferior.  Without an
+    explicit `native_depth`, blocked threads are unwound deeper when the
+    analysis asks for it (pyhang.analysis.frames_wanted)."""
+    depth = native_depth or DEFAULT_NATIVE_DEPTH
+    snapshot, view = process_snapshot(depth)
+    rep = analysis.threads(snapshot, view)
+    if native_depth is None:
+        wanted = analysis.frames_wanted(rep, depth)
+        if wanted:
+            deepen(snapshot, rep, wanted)
+    if fork_facts:
+        snapshot.fork_facts = decoders.fork_facts(thread_bases())
+    analysis.conclude(rep, snapshot)
+    return snapshot, rep

@@ -5,11 +5,12 @@ live process (gdb's native target)  -> Target.live(pid): process_vm_readv
 core file                           -> Target.core(path): the core's bytes
 anything else (remote, ...)         -> Target.from_callback(gdb's read_memory)
 """
-import os
 import re
 
 import gdb
 import _pyhang_native as native
+
+from pyhang_gdb import settings
 
 
 class NoTarget(Exception):
@@ -77,7 +78,7 @@ class Session:
         if inferior is None or inferior.pid == 0:
             raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
         kind = _connection_type(inferior)
-        key = (inferior.num, inferior.pid, kind, self.generation)
+        key = (inferior.num, inferior.pid, kind, self.generation, settings.value("reader"))
         if key != self._key:
             if not inferior.threads():
                 raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
@@ -92,10 +93,10 @@ class Session:
 
     @staticmethod
     def _open(inferior, kind):
-        # PYHANG_READER=gdb reads through gdb even where pyhang could read
+        # `set pyhang reader gdb` reads through gdb even where pyhang could read
         # itself: for targets gdb reaches in ways pyhang does not know, and to
         # compare the two.
-        if os.environ.get("PYHANG_READER") == "gdb":
+        if settings.value("reader") == "gdb":
             kind = "forced-gdb"
         if kind == "native":
             return native.Target.live(inferior.pid)

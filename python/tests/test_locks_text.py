@@ -1,23 +1,14 @@
 """How a blocked thread is described, from decoded lock data (no target needed)."""
-import os
-import sys
+from pyhang.analysis import locks
+from pyhang.model.report import BlockedOn
+from pyhang.render.locks import describe
+from pyhang.render.names import ThreadNames
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-from pyhang import locks  # noqa: E402
-from pyhang.report import BlockedOn  # noqa: E402
-
-
-class Snap:
-    def __init__(self, num, tid):
-        self.num, self.tid = num, tid
-
-
-NAMES = locks.ThreadNames([Snap(1, 885), Snap(8, 898)])
+NAMES = ThreadNames([(1, 885), (8, 898)])
 
 
 def line(b):
-    return locks.describe(locks.finish(b, NAMES), 885, NAMES)
+    return describe(locks.settle(b, set(NAMES.num)), 885, NAMES)
 
 
 def test_write_held_rwlock_names_the_writer_as_a_gdb_thread():

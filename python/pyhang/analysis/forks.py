@@ -1,9 +1,9 @@
 """fork-hazards: the rules that turn what the target's memory and /proc say
-(native.fork_facts) and what the report found (threads, what each waits on)
-into the report's `fork_hazards` list, and their text form.
+(ProcessSnapshot.fork_facts, from native fork_facts()) and what the report
+found (threads, what each waits on) into the report's `fork_hazards` list.
 
-Each hazard is {"kind", "threads", "evidence", "advice"} (DESIGN.md), plus
-"confidence" ("certain" | "likely").  Kinds: orphaned-lock,
+Each hazard is {"kind", "threads", "evidence", "advice", "confidence"}
+(docs/json-contract.md); confidence is "certain" or "likely".  Kinds: orphaned-lock,
 openmp-after-fork, cuda-after-fork, threads-at-fork, fork-start-method,
 cow-refcount.  Nothing here reads memory; every input may be missing or
 partial, and then the rule says less, never fails.
@@ -11,6 +11,9 @@ partial, and then the rule says less, never fails.
 import os
 from dataclasses import dataclass, field
 from typing import List, Optional
+
+from pyhang.render.names import thread_label
+from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, PYTHON_LIBRARIES, basename, is_one_of
 
 ADVICE = {
     "orphaned-lock": "start workers with multiprocessing.get_context('spawn') or 'forkserver' "
@@ -25,9 +28,6 @@ ADVICE = {
                     "lists/dicts/sets: reading a Python object writes its refcount and copies its page",
 }
 
-# Basenames of CUDA driver / runtime libraries.
-CUDA_LIBRARIES = ("libcuda.so", "libcudart.so", "libnvcuda", "libcudnn.so")
-GOMP_LIBRARIES = ("libgomp.so", "libgomp-")
 COW_MIN_BYTES = 8 << 20   # containers smaller than this are not worth a hazard
 
 
@@ -41,21 +41,13 @@ class Analysis:
     problems: List[str] = field(default_factory=list)
 
 
-def _base(path):
-    return os.path.basename(path or "")
-
-
-def _is(path, prefixes):
-    return _base(path).startswith(prefixes)
-
-
 def _mb(kb):
     return "%.1f MB" % (kb / 1024.0)
 
 
 def _who(report, tid):
-    th = next((t for t in report.threads if t.tid == tid), None)
-    return "Thread %d (LWP %d)" % (th.gdb_num, tid) if th else "LWP %d" % tid
+    th = report.thread(tid)
+    return thread_label(th.gdb_num, tid) if th else "LWP %d" % tid
 
 
 def _hazard(kind, threads, evidence, confidence="certain"):
@@ -66,10 +58,10 @@ def _hazard(kind, threads, evidence, confidence="certain"):
 def _start_routine_text(d):
     """What a thread ran: its start routine, or which library started it."""
     s = d.get("start_routine") or {}
-    lib = _base(s.get("library")) or "?"
+    lib = basename(s.get("library")) or "?"
     if s.get("function"):
         return "%s (%s)" % (s["function"], lib)
-    if lib.startswith(("python", "libpython")):
+    if lib.startswith(PYTHON_LIBRARIES):
         return "a Python thread (started by %s at 0x%x)" % (lib, s.get("address", 0))
     if lib.startswith(GOMP_LIBRARIES):
         return "an OpenMP pool thread (started by %s at 0x%x)" % (lib, s.get("address", 0))
@@ -139,7 +131,7 @@ def analyse(report, facts):
         named = internal.get(b.address)
         if gone:
             ev = "%s waits on %s 0x%x%s; its owner LWP %s is not a thread of this process" % (
-                _who(report, t.tid), b.kind, b.address or 0, " (%s)" % _base(b.library) if b.library else "",
+                _who(report, t.tid), b.kind, b.address or 0, " (%s)" % basename(b.library) if b.library else "",
                 ", ".join(str(o) for o in gone))
             if parent_threads:
                 inherited = [o for o in gone if o in parent_threads]
@@ -173,10 +165,10 @@ def analyse(report, facts):
         a.problems.append(facts["internal_locks_problem"])
 
     # --- OpenMP
-    gomp = [l for l in libs if _is(l, GOMP_LIBRARIES)]
+    gomp = [l for l in libs if is_one_of(l, GOMP_LIBRARIES)]
     if gomp:
-        pool = [d for d in lost if _is((d.get("start_routine") or {}).get("library"), GOMP_LIBRARIES)]
-        inside = [t.tid for t in report.threads if any(_is(f.library, GOMP_LIBRARIES) for f in t.native_frames)]
+        pool = [d for d in lost if is_one_of((d.get("start_routine") or {}).get("library"), GOMP_LIBRARIES)]
+        inside = [t.tid for t in report.threads if any(is_one_of(f.library, GOMP_LIBRARIES) for f in t.native_frames)]
         if a.child and (pool or inside):
             parts = ["%s is loaded" % gomp[0]]
             if pool:
@@ -190,27 +182,27 @@ def analyse(report, facts):
                 parts.append("no thread is inside libgomp yet: the next parallel region will wait forever")
             a.hazards.append(_hazard("openmp-after-fork", inside, "; ".join(parts),
                                      "certain" if pool and inside else "likely"))
-        a.checked.append("OpenMP: %s loaded%s" % (_base(gomp[0]), "" if a.child else " (not a fork child)"))
+        a.checked.append("OpenMP: %s loaded%s" % (basename(gomp[0]), "" if a.child else " (not a fork child)"))
     else:
         a.checked.append("OpenMP: libgomp not loaded")
 
     # --- CUDA
-    cuda = [l for l in libs if _is(l, CUDA_LIBRARIES)]
+    cuda = [l for l in libs if is_one_of(l, CUDA_LIBRARIES)]
     flags = [n for n in ("cuda_initialized", "cuda_in_bad_fork") if py.get(n)]
     if a.child and (cuda or flags):
         parts = []
         if cuda:
             parts.append("CUDA library %s is mapped in this fork child" % cuda[0])
-            drv = [d for d in lost if _is((d.get("start_routine") or {}).get("library"), CUDA_LIBRARIES)]
+            drv = [d for d in lost if is_one_of((d.get("start_routine") or {}).get("library"), CUDA_LIBRARIES)]
             if drv:
                 parts.append("%d of its threads (%s) ran in the parent: CUDA was initialised before fork" % (
                     len(drv), _start_routine_text(drv[0])))
         if flags:
             parts.append("torch.cuda says %s" % " and ".join("%s = True" % ("_initialized" if f == "cuda_initialized"
                                                                          else "_in_bad_fork") for f in flags))
-        sure = bool(flags) or any(_is((d.get("start_routine") or {}).get("library"), CUDA_LIBRARIES) for d in lost)
+        sure = bool(flags) or any(is_one_of((d.get("start_routine") or {}).get("library"), CUDA_LIBRARIES) for d in lost)
         a.hazards.append(_hazard("cuda-after-fork", [], "; ".join(parts), "certain" if sure else "likely"))
-    a.checked.append("CUDA: %s" % ("%s mapped" % _base(cuda[0]) if cuda else "no CUDA library mapped") +
+    a.checked.append("CUDA: %s" % ("%s mapped" % basename(cuda[0]) if cuda else "no CUDA library mapped") +
                      ("" if not py.get("torch") else ", torch.cuda _initialized=%s _in_bad_fork=%s" % (
                          py.get("cuda_initialized"), py.get("cuda_in_bad_fork"))))
 
@@ -271,28 +263,3 @@ def analyse(report, facts):
     return a
 
 
-def render(report, analysis):
-    """The text of the fork-hazards command."""
-    t = report.target
-    where = "live process %s" % t.pid if t.kind == "live" else "core %s" % (t.core or "?")
-    lines = ["fork-hazards: %s, %s" % (where, t.executable or "?")]
-    if analysis.child:
-        lines.append("This process is a fork child%s that did not exec:" % (
-            " of PID %d" % analysis.parent_pid if analysis.parent_pid else ""))
-        lines += ["  - " + e for e in analysis.child_evidence]
-    else:
-        lines.append("No evidence that this process is a fork child.")
-    lines.append("")
-    if analysis.hazards:
-        lines.append("%d fork hazard%s:" % (len(analysis.hazards), "" if len(analysis.hazards) == 1 else "s"))
-        for h in analysis.hazards:
-            who = ", ".join(_who(report, x) for x in h["threads"]) if h["threads"] else "the process"
-            lines.append("[%s] %s (%s)" % (h["kind"], who, h.get("confidence", "certain")))
-            lines.append("  evidence: " + h["evidence"])
-            lines.append("  advice: " + h["advice"])
-    else:
-        lines.append("No fork hazards found.")
-    lines.append("Checked: " + "; ".join(analysis.checked))
-    for p in analysis.problems:
-        lines.append("  (could not read: %s)" % p)
-    return "\n".join(lines)

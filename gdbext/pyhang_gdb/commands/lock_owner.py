@@ -1,0 +1,33 @@
+"""`lock-owner`: what the selected thread waits on and who holds it."""
+from pyhang.analysis import locks, syscalls
+from pyhang.analysis.python_state import gil_state
+from pyhang.analysis.report import gil_holder
+from pyhang.render.locks import describe, not_blocked
+from pyhang.render.names import ThreadNames
+from pyhang_gdb import collect, decoders
+from pyhang_gdb.commands.base import PyhangCommand, no_arguments
+from pyhang_gdb.session import SESSION
+
+
+class LockOwner(PyhangCommand):
+    """lock-owner: what the selected thread waits on (pthread mutex, rwlock,
+semaphore, condition variable, futex, the GIL), at which address, in which
+library, and which thread owns it.  Use `thread apply all lock-owner` for
+every thread."""
+    name = "lock-owner"
+
+    def run(self, argv):
+        no_arguments(self.name, "what the selected thread waits on", argv)
+        snap, view = collect.selected_thread(collect.LOCK_FRAME_DEPTH)
+        reader = decoders.lock_reader()
+        # Thread numbers of every thread, for owners; computed once per stop.
+        names = SESSION.cached("thread-names", lambda: ThreadNames([(t.num, t.ptid[1]) for t in SESSION.threads()]))
+        collect.add_lock_facts(SESSION.target(), view, snap)
+        gil = gil_state(view, snap.tid, snap.registers)
+        bases = collect.thread_bases() if locks.wants_futex_word(snap.lock) is not None else {}
+        b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases), set(names.num))
+        if b is None:
+            nr = syscalls.in_syscall(snap.registers)
+            print(not_blocked(snap.tid, names, syscalls.name(nr) if nr is not None else None, reader.problem))
+            return
+        print(describe(b, snap.tid, names))

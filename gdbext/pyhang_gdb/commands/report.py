@@ -1,0 +1,87 @@
+"""`pyhang` (the prefix), `pyhang report`, `pyhang snapshot`, `pyhang version`."""
+import json
+import sys
+
+import gdb
+
+import _pyhang_native as native
+import pyhang
+from pyhang.model import snapshot as snapshots
+from pyhang.render import json as render_json
+from pyhang.render.text import render_text
+from pyhang_gdb import collect
+from pyhang_gdb.commands.base import PyhangCommand, no_arguments, parser
+
+
+class PyhangPrefix(PyhangCommand):
+    """pyhang: why is this Python program stuck?
+
+Subcommands:
+  pyhang report [--json] [--native-depth N]   every thread: native frames (and, as decoded, Python frames, GIL, locks)
+  pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
+  pyhang version                              pyhang and the Python gdb embeds
+Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder,
+lock-owner (what the selected thread waits on; `thread apply all lock-owner`),
+fork-hazards (what a fork child inherited that can never be released).
+Settings: set pyhang unwinder native|gdb, set pyhang reader auto|gdb."""
+    name = "pyhang"
+    prefix = True
+
+    def run(self, argv):
+        print(self.__doc__)
+
+
+def _depth(value):
+    return max(1, value) if value else None
+
+
+class PyhangReport(PyhangCommand):
+    """pyhang report [--json [--pretty]] [--native-depth N]: every thread of the target, what it runs and what it waits for.
+
+--json prints the "pyhang-report/1" document that scripts rely on."""
+    name = "pyhang report"
+
+    def run(self, argv):
+        p = parser("pyhang report", "every thread of the target")
+        p.add_argument("--json", action="store_true")
+        p.add_argument("--pretty", action="store_true", help="with --json: indented")
+        p.add_argument("--native-depth", type=int, default=None,
+                       help="native frames per thread (default %d, more for blocked threads when "
+                            "a lock's owner must be guessed)" % collect.DEFAULT_NATIVE_DEPTH)
+        args = p.parse_args(argv)
+        _, report = collect.report(native_depth=_depth(args.native_depth))
+        if args.json:
+            print(render_json.dumps(report, pretty=args.pretty))
+        else:
+            print(render_text(report))
+
+
+class PyhangSnapshot(PyhangCommand):
+    """pyhang snapshot FILE [--native-depth N]: save everything `pyhang report` collected
+from the target (threads, registers, native frames, the decoded interpreter, lock and
+fork facts) as JSON.  The report can be made again from it without gdb or the target:
+`python3 -m pyhang report --snapshot FILE`."""
+    name = "pyhang snapshot"
+
+    def run(self, argv):
+        p = parser("pyhang snapshot", "save what pyhang collected")
+        p.add_argument("file")
+        p.add_argument("--native-depth", type=int, default=None)
+        args = p.parse_args(argv)
+        snapshot, report = collect.report(native_depth=_depth(args.native_depth))
+        with open(args.file, "w") as f:
+            json.dump(snapshots.to_dict(snapshot), f, separators=(",", ":"))
+        print("pyhang: snapshot of %d threads written to %s" % (len(snapshot.threads), args.file))
+
+
+class PyhangVersion(PyhangCommand):
+    """pyhang version: versions of pyhang, its native module and gdb's Python."""
+    name = "pyhang version"
+
+    def run(self, argv):
+        no_arguments(self.name, "versions", argv)
+        print("pyhang (schema %s), native module %s, gdb %s with Python %d.%d.%d" % (
+            pyhang.SCHEMA, native.__file__, gdb.VERSION, *sys.version_info[:3]))
+
+
+COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangVersion)

@@ -1,0 +1,48 @@
+"""The native decoders of the selected target, each made once per stop
+(SESSION.cached): the CPython state, glibc's lock layouts, the Python-lock
+search, the unwinder."""
+import _pyhang_native as native
+
+from pyhang_gdb import settings
+from pyhang_gdb.session import SESSION
+
+
+def python_state():
+    """The target's decoded CPython state (native python_state() dict)."""
+    target = SESSION.target()
+    return SESSION.cached("python", lambda: native.python_state(target))
+
+
+def lock_reader():
+    """glibc version, lock layouts and pthread_t mapping of the target."""
+    target = SESSION.target()
+    return SESSION.cached("locks", lambda: native.LockReader(target, None))
+
+
+def python_locks():
+    """threading Lock/RLock/Condition lookup, the interpreter decoded once."""
+    target = SESSION.target()
+    return SESSION.cached("pylocks", lambda: native.PythonLocks(target))
+
+
+def native_stacks():
+    """(Target, Unwinder) with which collect reads registers and unwinds
+    without gdb, or None to have gdb unwind every thread
+    (`set pyhang unwinder gdb`)."""
+    if settings.value("unwinder") == "gdb":
+        return None
+    target = SESSION.target()
+    return target, SESSION.cached("unwinder", lambda: native.Unwinder(target))
+
+
+def fork_facts(own_bases):
+    """What a fork child inherited (native fork_facts()), once per stop; a
+    dict naming the problem when the thread descriptors cannot be read."""
+    target = SESSION.target()
+
+    def compute():
+        try:
+            return native.fork_facts(target, sorted(own_bases), True)
+        except native.ReaderError as exc:
+            return {"descriptor_problem": str(exc)}
+    return SESSION.cached("fork-facts", compute)

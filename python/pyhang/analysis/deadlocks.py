@@ -1,0 +1,106 @@
+"""Wait-for edges from the analysed threads, the deadlocks found in them,
+and verdicts for blocked processes without a cycle.
+
+The graph search and the driver-lock heuristics are native (the wait-for
+graph of native/src/analysis); this module turns the threads into their
+inputs and their results into the report's edges, deadlocks and verdicts.
+"""
+import _pyhang_native as native
+
+from pyhang.model.kinds import GilState, VerdictKind, WaitKind
+from pyhang.model.report import Deadlock, Edge, Verdict
+from pyhang.libraries import is_system_library
+
+_UNRECORDED_OWNER_KINDS = (WaitKind.FUTEX, WaitKind.MUTEX)
+
+
+def certain_edges(threads):
+    """One edge per (waiter, owner) the decoders know for sure."""
+    edges = []
+    for th in threads:
+        b = th.blocked_on
+        if b is None:
+            continue
+        for owner in b.owners:
+            if owner != th.tid:
+                edges.append(Edge(waiter=th.tid, owner=owner, kind=b.kind, address=b.address,
+                                  source=b.owner_source, evidence=b.evidence or ""))
+    return edges
+
+
+def needs_deeper_frames(threads):
+    """Whether some thread waits on a native lock that records no owner
+    below a library that is not the system's: the likely-holder heuristics
+    then need to see deeper into blocked threads.  `threads` have
+    `blocked_on` and `native_frames`."""
+    for th in threads:
+        b = th.blocked_on
+        if b is None or b.owners or not (b.kind.startswith("rwlock") or b.kind in _UNRECORDED_OWNER_KINDS):
+            continue
+        if any(f.library and not is_system_library(f.library) for f in th.native_frames):
+            return True
+    return False
+
+
+def _thread_facts(threads):
+    """Inputs of the native likely_holders heuristic."""
+    facts = []
+    for th in threads:
+        b = th.blocked_on
+        facts.append({
+            "tid": th.tid, "name": th.name,
+            "frames": [{"function": f.function, "library": f.library} for f in th.native_frames],
+            "blocked_kind": b.kind if b else None, "blocked_address": b.address if b else None,
+            "owners": list(b.owners) if b else [], "waits_for_gil": th.gil == GilState.WAITING,
+        })
+    return facts
+
+
+def _edge_dict(e):
+    return {"waiter": e.waiter, "owner": e.owner, "kind": e.kind, "address": e.address, "source": e.source,
+            "evidence": e.evidence}
+
+
+def _edge(d):
+    return Edge(waiter=d["waiter"], owner=d["owner"], kind=d["kind"], address=d.get("address"),
+                source=d["source"], evidence=d.get("evidence") or "")
+
+
+def wait_for_graph(threads):
+    """(edges, deadlocks, truncated): every edge, certain and likely, and
+    every cycle in them; truncated when there were more cycles than listed."""
+    edges = certain_edges(threads)
+    edges += [_edge(d) for d in native.likely_holders(_thread_facts(threads))]
+    cycles, truncated = native.find_cycles([_edge_dict(e) for e in edges])
+    deadlocks = [Deadlock(threads=list(c["threads"]), confidence=c["confidence"],
+                          edges=[_edge(e) for e in c["edges"]]) for c in cycles]
+    return edges, deadlocks, truncated
+
+
+def holds(edges, tid):
+    """What others wait for from `tid`: [(kind, address)], each once."""
+    seen = []
+    for e in edges:
+        if e.owner == tid and (e.kind, e.address) not in seen:
+            seen.append((e.kind, e.address))
+    return seen
+
+
+def verdicts(report, holder_blocked=None):
+    """Blocked-but-no-cycle situations.  `holder_blocked`: the facts of a
+    GIL holder asleep in a system call (python_state.holder_blocked)."""
+    out = []
+    py_threads = [t for t in report.threads if t.gil not in (GilState.NO_PYTHON, GilState.UNKNOWN)]
+    waiting = [t for t in py_threads if t.gil == GilState.WAITING]
+    if report.gil.locked is False and waiting and len(waiting) == len(py_threads):
+        out.append(Verdict(kind=VerdictKind.GIL_NOBODY_HOLDS, threads=[t.tid for t in waiting]))
+    if holder_blocked:
+        out.append(Verdict(kind=VerdictKind.GIL_HOLDER_BLOCKED, threads=[report.gil.holder_tid],
+                           facts=dict(holder_blocked)))
+    for t in report.threads:
+        b = t.blocked_on
+        if b and b.owners and b.owner_alive is False:
+            out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid] + list(b.owners),
+                               facts={"waiter": t.tid, "kind": b.kind, "address": b.address,
+                                      "owners": list(b.owners)}))
+    return out

@@ -1,0 +1,139 @@
+"""What a blocked thread waits on, from the lock facts collected for it.
+
+The native decoders say which glibc lock a futex word belongs to
+(ThreadSnapshot.lock), which threading Lock/RLock/Condition a Python thread
+sleeps on (ThreadSnapshot.python_lock), and the value of the futex word
+(ThreadSnapshot.futex_word).  This module decides which of them is the
+answer.  The `wants_*` predicates tell the collection which facts a thread
+needs, so that it decodes only those: one rule, here.
+"""
+from pyhang.analysis import syscalls
+from pyhang.analysis.python_state import gil_state
+from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
+from pyhang.model.report import BlockedOn
+
+# A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
+# to: glibc's decoders see a semaphore or a bare futex word.
+_PYTHON_LOCK_LOOKALIKES = (WaitKind.SEMAPHORE, WaitKind.FUTEX)
+
+# struct pthread is a few KiB; its tid field is near the start.
+PTHREAD_SPAN = 4096
+
+
+def wants_lock(view, tid, registers, frames):
+    """Whether the native lock identification can say anything of this
+    thread: it is not waiting for the GIL, and sleeps in a system call or has
+    frames to look at."""
+    if gil_state(view, tid, registers) == GilState.WAITING:
+        return False
+    return syscalls.in_syscall(registers) is not None or bool(frames)
+
+
+def wants_python_lock(view, tid, registers, lock):
+    """The futex address to ask the Python-lock search about, or None."""
+    if view.thread(tid) is None:
+        return None
+    kind = (lock or {}).get("kind")
+    if kind and kind not in _PYTHON_LOCK_LOOKALIKES:
+        return None
+    return syscalls.futex_address(registers)
+
+
+def wants_futex_word(lock):
+    """The address whose 32-bit value tells whether a bare futex wait is a
+    pthread_join (see joined_thread), or None."""
+    if lock and lock.get("kind") == WaitKind.FUTEX and not lock.get("owners"):
+        return lock.get("address")
+    return None
+
+
+def from_native(identified):
+    """BlockedOn from the native lock identification, or None when the
+    thread is not waiting on a lock."""
+    kind = (identified or {}).get("kind")
+    if not kind:
+        return None
+    return BlockedOn(kind=kind, address=identified.get("address"), library=identified.get("library"),
+                     owners=list(identified.get("owners") or []),
+                     owner_source=identified.get("owner_source") or OwnerSource.UNKNOWN,
+                     confidence=identified.get("confidence"), evidence=identified.get("evidence"),
+                     lock=identified.get("lock") or {}, condvar_mutex=identified.get("condvar_mutex"))
+
+
+def from_python(wait):
+    """BlockedOn from the Python-lock search (a threading Lock, RLock or
+    Condition the thread waits on), or None when it is not one."""
+    kind = wait.get("kind") if wait else None
+    if not kind:
+        return None
+    b = BlockedOn(kind=kind, address=wait.get("object") or None,
+                  owner_source=wait.get("owner_source") or OwnerSource.UNKNOWN,
+                  confidence=wait.get("confidence"), evidence=wait.get("evidence"))
+    if kind == WaitKind.PY_RLOCK and wait.get("owner_tid"):
+        b.owners = [wait["owner_tid"]]
+        b.owner_source = OwnerSource.LOCK_WORD
+        b.lock = {"recursion": wait.get("count")}
+    elif kind == WaitKind.PY_LOCK:
+        b.owner_source = OwnerSource.UNKNOWN
+        b.lock = {"suspects": list(wait.get("suspects") or [])}
+    elif kind == WaitKind.PY_CONDITION:
+        b.address = wait.get("condition") or b.address
+        b.owner_source = OwnerSource.UNKNOWN
+        b.lock = {"condition_lock": wait.get("condition_lock"), "condition_lock_type": wait.get("condition_lock_type"),
+                  "condition_lock_owner": wait.get("condition_lock_owner_tid")}
+    return b
+
+
+def thread_join(address, joined_tid):
+    """pthread_join: the joined thread is what the joiner waits for."""
+    return BlockedOn(kind=WaitKind.THREAD_JOIN, address=address, owners=[joined_tid],
+                     owner_source=OwnerSource.THREAD_TID, confidence=Confidence.CERTAIN,
+                     evidence="sleeps on the tid word of the joined thread's struct pthread, which holds its TID")
+
+
+def gil_wait(holder_tid):
+    return BlockedOn(kind=WaitKind.GIL, owners=[holder_tid] if holder_tid else [],
+                     owner_source=OwnerSource.GIL_STATE if holder_tid else OwnerSource.UNKNOWN,
+                     confidence=Confidence.CERTAIN, evidence="sleeps on a futex inside the GIL's state")
+
+
+def thread_bases(threads):
+    """fs_base (the thread's struct pthread on x86_64) → TID."""
+    return {t.registers["fs_base"]: t.tid for t in threads if "fs_base" in t.registers}
+
+
+def joined_thread(futex, word, bases):
+    """pthread_join sleeps on the joined thread's tid word inside its struct
+    pthread, whose value is that thread's TID: the TID when `futex` is such a
+    word holding `word`, else None."""
+    if futex is None or word is None:
+        return None
+    for base, tid in bases.items():
+        if base <= futex < base + PTHREAD_SPAN and word == tid:
+            return tid
+    return None
+
+
+def blocked_on(view, thread, gil, gil_holder, bases):
+    """What `thread` (a ThreadSnapshot) waits on (BlockedOn), or None.
+    `gil` is its GIL state, `gil_holder` the TID holding the GIL (or None),
+    `bases` thread_bases() of the process."""
+    if gil == GilState.WAITING:
+        return gil_wait(gil_holder)
+    b = from_native(thread.lock)
+    if thread.python_lock is not None and (b is None or b.kind in _PYTHON_LOCK_LOOKALIKES):
+        py = from_python(thread.python_lock)
+        if py is not None:
+            return py
+    if b is not None and b.kind == WaitKind.FUTEX and not b.owners:
+        joined = joined_thread(b.address, thread.futex_word, bases)
+        if joined is not None:
+            b = thread_join(b.address, joined)
+    return b
+
+
+def settle(b, alive):
+    """owner_alive, once the threads of the process (`alive`: TIDs) are known."""
+    if b is not None and b.owners:
+        b.owner_alive = all(t in alive for t in b.owners)
+    return b

@@ -1,0 +1,120 @@
+"""The decoded CPython state of one target (the native python_state() dict),
+indexed for the questions the analysis asks: which thread state belongs to
+a TID, which GIL a futex address belongs to, what each thread does with the
+GIL, the Python frames of a thread."""
+from pyhang.analysis import syscalls
+from pyhang.model.kinds import GilState, PythonStatus
+from pyhang.model.report import GilSummary, PythonFrame
+
+
+class PythonView:
+    """The CPython state of one target, indexed by TID."""
+
+    def __init__(self, state):
+        self.state = state or {"status": "unreadable", "threads": [], "gils": [], "warnings": []}
+        self.by_tid = {}
+        for t in self.state.get("threads") or []:
+            if t.get("native_tid"):
+                self.by_tid.setdefault(t["native_tid"], t)
+
+    @property
+    def status(self):
+        return self.state.get("status")
+
+    @property
+    def ok(self):
+        return self.status == PythonStatus.OK
+
+    @property
+    def version(self):
+        return self.state.get("version")
+
+    @property
+    def gils(self):
+        return self.state.get("gils") or []
+
+    @property
+    def threads(self):
+        return self.state.get("threads") or []
+
+    @property
+    def warnings(self):
+        return self.state.get("warnings") or []
+
+    def thread(self, tid):
+        return self.by_tid.get(tid)
+
+    def gil_of_wait(self, address):
+        """The GIL (dict) a futex/cond/mutex address belongs to, or None."""
+        if address is None:
+            return None
+        for g in self.gils:
+            # "ranges": every piece of the GIL (on 3.6 its state is several statics).
+            pieces = g.get("ranges") or [(g["address"], g["size"])]
+            if any(start and start <= address < start + size for start, size in pieces):
+                return g
+        return None
+
+    def holder_tid(self, gil):
+        """The TID of the thread holding `gil` (a dict of state["gils"]), or None."""
+        holder = gil.get("holder_tstate")
+        if holder:
+            for t in self.threads:
+                if t["tstate"] == holder:
+                    return t.get("native_tid")
+        return None
+
+
+def gil_state(view, tid, registers):
+    """holds / waiting / released / no-python / unknown for one thread."""
+    if not view.ok and view.status != PythonStatus.FINALIZING:
+        return GilState.NO_PYTHON if view.status == PythonStatus.NOT_PYTHON else GilState.UNKNOWN
+    t = view.thread(tid)
+    if t is None:
+        return GilState.NO_PYTHON
+    if t.get("holds_gil"):
+        return GilState.HOLDS
+    if view.gil_of_wait(syscalls.futex_address(registers)) is not None:
+        return GilState.WAITING
+    return GilState.RELEASED
+
+
+def python_frames(view, tid):
+    t = view.thread(tid)
+    if t is None:
+        return []
+    # Positional: thousands of frames per report.
+    return [PythonFrame(f["function"], f["file"], f["line"]) for f in t["frames"]]
+
+
+def main_gil(view):
+    """The main interpreter's GIL (the only one before 3.12), or None."""
+    gils = view.gils
+    if not gils:
+        return None
+    return min(gils, key=lambda g: g["interp_id"] if g["interp_id"] >= 0 else 0)
+
+
+def gil_summary(view, gil_states):
+    """The report's `gil` object: the main interpreter's GIL, with waiters
+    found from the futex each thread sleeps on."""
+    summary = GilSummary()
+    main = main_gil(view)
+    if main is None:
+        return summary
+    summary.locked = main.get("locked")
+    summary.holder_tid = view.holder_tid(main)
+    summary.waiters = sorted(tid for tid, s in gil_states.items() if s == GilState.WAITING)
+    return summary
+
+
+def holder_blocked(tid, registers, frames):
+    """The classic hang: the GIL holder sleeps in a system call.  The facts
+    of it ({tid, syscall, function, library}), or None."""
+    nr = syscalls.in_syscall(registers)
+    if nr is None or nr not in syscalls.BLOCKING:
+        return None
+    where = next((f for f in frames if f.function), None)
+    lib = next((f.library for f in frames if f.library), None)
+    return {"tid": tid, "syscall": syscalls.name(nr), "function": where.function if where else None,
+            "library": lib}

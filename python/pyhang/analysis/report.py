@@ -1,0 +1,83 @@
+"""The report of one process, from its snapshot: what each thread runs and
+waits on, the GIL, the wait-for graph with its deadlocks, verdicts for
+blocked processes without a cycle, and fork hazards.
+
+Two steps, so that the collection can look deeper into blocked threads
+between them when a lock records no owner (`frames_wanted`):
+
+    report = threads(snapshot)          # per thread: frames, GIL, blocked_on
+    conclude(report, snapshot)          # edges, deadlocks, verdicts, hazards
+
+`build_report(snapshot)` does both, for a snapshot that is complete.
+"""
+from pyhang.analysis import deadlocks, forks, locks
+from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
+from pyhang.model.report import Report, ThreadReport
+
+# Deep enough to see a driver library below a Python callback
+# (PyGILState_Ensure, ctypes, libffi, the driver): the driver-lock heuristics
+# look this deep at blocked threads when some lock records no owner.
+HEURISTIC_NATIVE_DEPTH = 16
+
+
+def gil_holder(view):
+    """The TID holding the main interpreter's GIL, or None."""
+    main = main_gil(view)
+    return view.holder_tid(main) if main else None
+
+
+def threads(snapshot, view=None):
+    """The report's target, warnings and threads (with GIL state and what
+    each waits on) and its `gil` summary."""
+    view = view or PythonView(snapshot.python)
+    report = Report(target=snapshot.target)
+    report.target.python_version = view.version
+    report.warnings = list(snapshot.warnings) + list(view.warnings)
+    report.python_status = view.status
+    report.lock_problem = snapshot.lock_problem
+    alive = {t.tid for t in snapshot.threads}
+    bases = locks.thread_bases(snapshot.threads)
+    holder = gil_holder(view)
+    gil_states = {}
+    for snap in snapshot.threads:
+        th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem)
+        th.native_frames = snap.frames
+        th.python_frames = python_frames(view, snap.tid)
+        th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
+        th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases), alive)
+        pt = view.thread(snap.tid)
+        if pt and pt.get("problem"):
+            th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
+        report.threads.append(th)
+    report.gil = gil_summary(view, gil_states)
+    return report
+
+
+def frames_wanted(report, depth):
+    """TIDs of the threads to unwind HEURISTIC_NATIVE_DEPTH deep, after a
+    collection `depth` deep: the blocked ones, when some lock they wait on
+    records no owner (deadlocks.needs_deeper_frames)."""
+    if depth >= HEURISTIC_NATIVE_DEPTH or not deadlocks.needs_deeper_frames(report.threads):
+        return []
+    return [t.tid for t in report.threads if t.blocked_on is not None]
+
+
+def conclude(report, snapshot):
+    """Edges from every decoded owner and likely holders where a lock
+    records none, every cycle, verdicts, and fork hazards when the snapshot
+    has fork facts."""
+    report.edges, report.deadlocks, report.cycles_truncated = deadlocks.wait_for_graph(report.threads)
+    blocked = None
+    holder = report.gil.holder_tid
+    snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
+    if snap is not None:
+        blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
+    report.verdicts = deadlocks.verdicts(report, blocked)
+    if snapshot.fork_facts is not None:
+        report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
+        report.fork_hazards = report.fork_analysis.hazards
+    return report
+
+
+def build_report(snapshot):
+    return conclude(threads(snapshot), snapshot)

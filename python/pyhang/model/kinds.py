@@ -1,0 +1,61 @@
+"""The fixed vocabularies of the report, each in one place.  The values are
+the strings of the JSON contract (docs/json-contract.md)."""
+
+
+class GilState:
+    """What a thread is doing with respect to its interpreter's GIL."""
+    HOLDS = "holds"
+    WAITING = "waiting"
+    RELEASED = "released"
+    NO_PYTHON = "no-python"   # the thread has no Python thread state
+    UNKNOWN = "unknown"       # the interpreter could not be read
+    ALL = (HOLDS, WAITING, RELEASED, NO_PYTHON, UNKNOWN)
+
+
+class Confidence:
+    """How sure an identification or a deadlock is."""
+    CERTAIN = "certain"
+    LIKELY = "likely"
+    GUESS = "guess"
+    ALL = (CERTAIN, LIKELY, GUESS)
+
+
+class OwnerSource:
+    """Where the owner of what a thread waits on was read from."""
+    LOCK_WORD = "lock-word"     # the lock records it (mutex __owner, RLock owner, ...)
+    GIL_STATE = "gil-state"     # the GIL's holder
+    THREAD_TID = "thread-tid"   # pthread_join: the joined thread's own tid word
+    HEURISTIC = "heuristic"     # inferred (driver-lock heuristics), never certain
+    UNKNOWN = "unknown"
+
+
+class WaitKind:
+    """The `blocked_on.kind` values pyhang produces today (the contract lets
+    the list grow)."""
+    MUTEX = "mutex"
+    RWLOCK_READ = "rwlock-read"
+    RWLOCK_WRITE = "rwlock-write"
+    SEMAPHORE = "semaphore"
+    CONDVAR = "condvar"
+    FUTEX = "futex"
+    GLIBC_INTERNAL = "glibc-internal-lock"
+    THREAD_JOIN = "thread-join"
+    GIL = "gil"
+    PY_LOCK = "py-lock"
+    PY_RLOCK = "py-rlock"
+    PY_CONDITION = "py-condition"
+
+
+class VerdictKind:
+    """Blocked-without-a-cycle situations the report states."""
+    GIL_NOBODY_HOLDS = "gil-nobody-holds"
+    GIL_HOLDER_BLOCKED = "gil-holder-blocked"
+    OWNER_GONE = "owner-gone"
+
+
+class PythonStatus:
+    """The state of the interpreter as the native decoder found it."""
+    OK = "ok"
+    NOT_PYTHON = "not-python"
+    STARTING = "starting"
+    FINALIZING = "finalizing"

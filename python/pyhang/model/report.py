@@ -1,0 +1,127 @@
+"""The report: what pyhang concluded about every thread of one target.
+
+Its JSON form (pyhang.render.json) is the "pyhang-report/1" contract of
+docs/json-contract.md: keys may be added, never renamed.  Parts that a
+command did not compute keep their empty value (None, [] or "unknown").
+Sentences are not stored here: the renderer writes them from these facts.
+"""
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from pyhang.model.kinds import GilState, OwnerSource
+
+
+@dataclass
+class NativeFrame:
+    pc: int
+    function: Optional[str] = None  # from ELF symbols; None when none covers pc
+    library: Optional[str] = None   # path of the mapped object
+    offset: int = 0                 # pc - function start
+
+
+@dataclass
+class PythonFrame:
+    function: str
+    file: str
+    line: int
+
+
+@dataclass
+class BlockedOn:
+    """What a thread waits on and who can release it."""
+    kind: str                           # model.kinds.WaitKind
+    address: Optional[int] = None
+    library: Optional[str] = None       # the mapped object holding `address`
+    owners: List[int] = field(default_factory=list)   # TIDs
+    owner_source: str = OwnerSource.UNKNOWN
+    owner_alive: Optional[bool] = None  # every owner is a thread of this process
+    confidence: Optional[str] = None    # how sure the identification is (model.kinds.Confidence)
+    evidence: Optional[str] = None      # how it was identified
+    lock: dict = field(default_factory=dict)   # the decoded lock's fields the renderer uses
+    condvar_mutex: Optional[int] = None
+
+
+@dataclass
+class ThreadReport:
+    tid: int
+    gdb_num: int
+    name: Optional[str] = None
+    gil: str = GilState.UNKNOWN
+    python_frames: List[PythonFrame] = field(default_factory=list)
+    native_frames: List[NativeFrame] = field(default_factory=list)
+    blocked_on: Optional[BlockedOn] = None
+    problem: Optional[str] = None  # why something about this thread could not be read
+
+
+@dataclass
+class TargetInfo:
+    kind: str                        # "live", "core", "callback"
+    pid: Optional[int] = None
+    core: Optional[str] = None
+    executable: Optional[str] = None
+    python_version: Optional[str] = None
+
+
+@dataclass
+class GilSummary:
+    locked: Optional[bool] = None
+    holder_tid: Optional[int] = None
+    waiters: List[int] = field(default_factory=list)
+
+
+@dataclass
+class Edge:
+    """`waiter` waits for something `owner` holds."""
+    waiter: int
+    owner: int
+    kind: str
+    address: Optional[int]
+    source: str                  # OwnerSource of the owner
+    evidence: str = ""
+
+
+@dataclass
+class Deadlock:
+    threads: List[int]
+    confidence: str
+    edges: List[Edge]
+
+
+@dataclass
+class Verdict:
+    """A blocked situation without a cycle (model.kinds.VerdictKind), with
+    the facts its sentence is written from."""
+    kind: str
+    threads: List[int]
+    facts: Dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    target: TargetInfo
+    threads: List[ThreadReport] = field(default_factory=list)
+    gil: GilSummary = field(default_factory=GilSummary)
+    deadlocks: List[Deadlock] = field(default_factory=list)
+    edges: List[Edge] = field(default_factory=list)
+    fork_hazards: list = field(default_factory=list)   # {kind, threads, evidence, advice, confidence}
+    verdicts: List[Verdict] = field(default_factory=list)
+    fork_analysis: Optional[object] = None             # analysis.forks.Analysis: fork-hazards' full evidence
+    warnings: List[str] = field(default_factory=list)  # what could not be read, as the decoders said it
+    python_status: Optional[str] = None                # model.kinds.PythonStatus of the interpreter
+    lock_problem: Optional[str] = None                 # why glibc's lock layouts are not known
+    cycles_truncated: bool = False                     # more deadlock cycles than are listed
+
+    def thread(self, tid):
+        return next((t for t in self.threads if t.tid == tid), None)
+
+
+@dataclass
+class InterpreterGil:
+    """One GIL (one per interpreter on 3.12+) and the threads around it:
+    what `gil-holder` shows."""
+    interp_id: int                      # -1: the process-wide GIL (before 3.12, or not known)
+    locked: Optional[bool] = None
+    holder_tid: Optional[int] = None    # None when no thread state holds it
+    holder_blocked: Optional[dict] = None   # python_state.holder_blocked() of the holder
+    waiting: List[int] = field(default_factory=list)
+    released: List[int] = field(default_factory=list)

@@ -1,0 +1,89 @@
+"""Snapshots: what was collected from one target, before any conclusion.
+
+gdb's side (gdbext/pyhang_gdb/collect.py) fills them from what gdb knows
+(threads, their numbers and names, registers, unwound pcs) and from the
+native decoders (CPython state, the lock each blocked thread sleeps on,
+fork facts).  The analysis (pyhang.analysis) turns one into a Report with no
+gdb and no target: a snapshot saved as JSON (`pyhang snapshot FILE` in gdb)
+is analysed again anywhere, which is how the analysis is tested.
+
+Decoder results are kept as the dicts the native module returns; the
+analysis reads them through pyhang.analysis, never elsewhere.
+"""
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from pyhang.model.report import NativeFrame, TargetInfo
+
+SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
+
+
+@dataclass
+class ThreadSnapshot:
+    num: int                      # gdb's thread number
+    tid: int                      # the LWP
+    name: Optional[str] = None
+    registers: Dict[str, int] = field(default_factory=dict)   # frame 0: orig_rax, rdi, rsi, rdx, fs_base
+    frames: List[NativeFrame] = field(default_factory=list)   # frame 0 first, symbolized
+    problem: Optional[str] = None
+    unwound_by: str = "gdb"       # or "pyhang": who found registers and pcs
+    lock: Optional[dict] = None         # the native lock its futex/syscall belongs to (LockReader.identify)
+    python_lock: Optional[dict] = None  # the threading lock it sleeps on (PythonLocks.wait)
+    futex_word: Optional[int] = None    # the value of the futex word it sleeps on, when that can be a join
+
+
+@dataclass
+class ProcessSnapshot:
+    target: TargetInfo
+    python: dict                              # the decoded interpreter (native python_state())
+    threads: List[ThreadSnapshot] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)   # what could not be read about the target
+    lock_problem: Optional[str] = None        # why glibc's lock layouts are not known
+    fork_facts: Optional[dict] = None         # native fork_facts(), when asked
+    native_depth: int = 8                     # native frames collected per thread
+
+
+def _frame_from(d):
+    return NativeFrame(pc=d["pc"], function=d.get("function"), library=d.get("library"), offset=d.get("offset", 0))
+
+
+def to_dict(snap: ProcessSnapshot) -> dict:
+    t = snap.target
+    return {
+        "schema": SNAPSHOT_SCHEMA,
+        "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable},
+        "python": snap.python,
+        "warnings": list(snap.warnings),
+        "lock_problem": snap.lock_problem,
+        "fork_facts": snap.fork_facts,
+        "native_depth": snap.native_depth,
+        "threads": [{
+            "num": th.num, "tid": th.tid, "name": th.name,
+            "registers": dict(th.registers),
+            "frames": [{"pc": f.pc, "function": f.function, "library": f.library, "offset": f.offset}
+                       for f in th.frames],
+            "problem": th.problem, "unwound_by": th.unwound_by,
+            "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
+        } for th in snap.threads],
+    }
+
+
+def from_dict(d: dict) -> ProcessSnapshot:
+    if d.get("schema") != SNAPSHOT_SCHEMA:
+        raise ValueError("not a %s document (schema %r)" % (SNAPSHOT_SCHEMA, d.get("schema")))
+    t = d["target"]
+    return ProcessSnapshot(
+        target=TargetInfo(kind=t["kind"], pid=t.get("pid"), core=t.get("core"), executable=t.get("executable")),
+        python=d.get("python") or {},
+        warnings=list(d.get("warnings") or []),
+        lock_problem=d.get("lock_problem"),
+        fork_facts=d.get("fork_facts"),
+        native_depth=d.get("native_depth", 8),
+        threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
+                                registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
+                                frames=[_frame_from(f) for f in th.get("frames") or []],
+                                problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
+                                lock=th.get("lock"), python_lock=th.get("python_lock"),
+                                futex_word=th.get("futex_word"))
+                 for th in d.get("threads") or []],
+    )

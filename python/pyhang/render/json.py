@@ -1,0 +1,59 @@
+"""The "pyhang-report/1" JSON document of a report (docs/json-contract.md;
+validated against docs/pyhang-report-1.schema.json by the tests).  Keys may
+be added, never renamed."""
+import json
+
+from pyhang import SCHEMA
+from pyhang.render.locks import summary
+from pyhang.render.text import names_of, verdict_text, warnings
+
+
+def _blocked(b, names):
+    if b is None:
+        return None
+    return {"kind": b.kind, "address": b.address, "library": b.library, "owners": list(b.owners),
+            "owner_source": b.owner_source, "owner_alive": b.owner_alive, "detail": summary(b, names),
+            "confidence": b.confidence, "evidence": b.evidence}
+
+
+def _edge(e):
+    return {"waiter": e.waiter, "kind": e.kind, "address": e.address, "owner": e.owner, "source": e.source,
+            "evidence": e.evidence}
+
+
+def to_json(report) -> dict:
+    """The report as a tree of fresh dicts and lists."""
+    t = report.target
+    names = names_of(report)
+    return {
+        "schema": SCHEMA,
+        "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
+                   "python_version": t.python_version},
+        "threads": [{
+            "tid": th.tid,
+            "gdb_num": th.gdb_num,
+            "name": th.name,
+            "gil": th.gil,
+            "python_frames": [{"function": f.function, "file": f.file, "line": f.line}
+                              for f in th.python_frames],
+            "native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
+                              for f in th.native_frames],
+            "blocked_on": _blocked(th.blocked_on, names),
+            "problem": th.problem,
+        } for th in report.threads],
+        "gil": {"locked": report.gil.locked, "holder_tid": report.gil.holder_tid,
+                "waiters": list(report.gil.waiters)},
+        "deadlocks": [{"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e) for e in d.edges]}
+                      for d in report.deadlocks],
+        "edges": [_edge(e) for e in report.edges],
+        "fork_hazards": report.fork_hazards,
+        "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names)}
+                     for v in report.verdicts],
+        "warnings": warnings(report),
+    }
+
+
+def dumps(report, pretty=False):
+    """One line (the C encoder; no cycle to check in a fresh tree), or indented for people."""
+    return json.dumps(to_json(report), indent=1 if pretty else None,
+                      separators=None if pretty else (",", ":"), check_circular=False)

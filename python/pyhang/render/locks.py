@@ -1,0 +1,104 @@
+"""The sentences that say what a thread waits on and who holds it: the
+`blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
+from pyhang.libraries import basename
+from pyhang.model.kinds import Confidence, WaitKind
+
+# The verb of each kind, as in "Thread 1 (LWP 885) waits to write-lock rwlock 0x…".
+VERBS = {
+    WaitKind.MUTEX: "waits to lock mutex",
+    WaitKind.RWLOCK_READ: "waits to read-lock rwlock",
+    WaitKind.RWLOCK_WRITE: "waits to write-lock rwlock",
+    WaitKind.SEMAPHORE: "waits on semaphore",
+    WaitKind.CONDVAR: "waits on condition variable",
+    WaitKind.FUTEX: "waits on futex word",
+    WaitKind.GLIBC_INTERNAL: "waits for glibc-internal lock",
+    WaitKind.THREAD_JOIN: "waits to join a thread",
+    WaitKind.GIL: "waits for the GIL",
+    WaitKind.PY_LOCK: "waits to acquire threading.Lock",
+    WaitKind.PY_RLOCK: "waits to acquire threading.RLock",
+    WaitKind.PY_CONDITION: "waits in threading.Condition.wait on Condition",
+}
+
+
+def owner_text(b, names):
+    """The part after the colon: who holds it, or why nobody can be named."""
+    lock = b.lock or {}
+    k = b.kind
+    if k == WaitKind.GIL:
+        return "held by %s" % names(b.owners[0]) if b.owners else "its holder is not known"
+    if k == WaitKind.SEMAPHORE:
+        value = lock.get("value")
+        return "value %s: a semaphore has no owner" % (value if value is not None else "?")
+    if k == WaitKind.CONDVAR:
+        m = b.condvar_mutex
+        return ("it must then reacquire mutex 0x%x" % m) if m else \
+            "a condition variable has no owner (glibc does not record its mutex)"
+    if k == WaitKind.FUTEX:
+        return "no lock layout matches this word; its owner is not recorded"
+    if k == WaitKind.PY_LOCK:
+        text = "threading.Lock does not record its owner"
+        suspects = lock.get("suspects") or []
+        if suspects:
+            text += "; %s also reference%s it on the stack" % (
+                ", ".join(names(t) for t in suspects), "s" if len(suspects) == 1 else "")
+        return text
+    if k == WaitKind.PY_CONDITION:
+        text = "waits to be notified"
+        if lock.get("condition_lock"):
+            text += ", then reacquires its %s 0x%x" % (
+                {"_thread.RLock": "RLock", "_thread.lock": "Lock"}.get(lock.get("condition_lock_type"), "lock"),
+                lock["condition_lock"])
+            if lock.get("condition_lock_owner"):
+                text += " (now held by %s)" % names(lock["condition_lock_owner"])
+        return text
+    if not b.owners:
+        if k.startswith("rwlock") and lock.get("readers"):
+            n = lock["readers"]
+            return "read-held by %d thread%s (glibc does not record which)" % (n, "" if n == 1 else "s")
+        return "its owner is not recorded"
+    if k == WaitKind.THREAD_JOIN:
+        return "until %s exits" % names(b.owners[0])
+    held = "write-held" if k.startswith("rwlock") else "held"
+    who = []
+    for tid in b.owners:
+        if names.alive(tid):
+            who.append(names(tid))
+        else:
+            who.append("LWP %d, which is not a thread of this process (it exited, or the lock was "
+                       "inherited across fork)" % tid)
+    text = "%s by %s" % (held, ", ".join(who))
+    count = lock.get("recursion")
+    if count and count > 1:
+        text += " (locked %d times)" % count
+    return text
+
+
+def summary(b, names):
+    """"waits to write-lock rwlock 0x… (libcuda.so.1): write-held by Thread 8 (LWP 898)"."""
+    if b.kind == WaitKind.THREAD_JOIN and b.owners:
+        return "waits in pthread_join for %s to exit" % names(b.owners[0])
+    verb = VERBS.get(b.kind, "waits on " + b.kind)
+    where = ""
+    if b.address is not None and b.kind != WaitKind.GIL:
+        where = " 0x%x" % b.address
+        if b.library:
+            where += " (%s)" % basename(b.library)
+    line = "%s%s: %s" % (verb, where, owner_text(b, names))
+    if b.confidence and b.confidence != Confidence.CERTAIN:
+        line += " [%s]" % b.confidence
+    return line
+
+
+def describe(b, tid, names):
+    """One line: "Thread 1 (LWP 885) waits to write-lock rwlock 0x… (libcuda.so.1): write-held by …"."""
+    return "%s %s" % (names(tid), summary(b, names))
+
+
+def not_blocked(tid, names, syscall, lock_problem=None):
+    """`lock-owner` of a thread that waits on nothing pyhang knows.
+    `syscall`: the name of the system call it sleeps in, or None."""
+    doing = "in the %s system call" % syscall if syscall else "running"
+    line = "%s is not blocked on a lock (%s)" % (names(tid), doing)
+    if lock_problem:
+        line += "\n  (%s)" % lock_problem
+    return line

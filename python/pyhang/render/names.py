@@ -1,0 +1,30 @@
+"""How a thread is named in every sentence pyhang writes."""
+
+
+def thread_label(num, tid):
+    """"Thread 4 (LWP 21727)": gdb's number and the LWP."""
+    return "Thread %d (LWP %d)" % (num, tid)
+
+
+class ThreadNames:
+    """TID → "Thread N (LWP x)" for the threads of one process; a TID that
+    is not one of them is "LWP x"."""
+
+    def __init__(self, numbered):
+        """`numbered`: (gdb number, TID) pairs, or objects with .num/.tid or
+        .gdb_num/.tid."""
+        self.num = {}
+        for x in numbered:
+            if isinstance(x, tuple):
+                num, tid = x
+            else:
+                num, tid = getattr(x, "gdb_num", None) or getattr(x, "num"), x.tid
+            self.num[tid] = num
+
+    def alive(self, tid):
+        return tid in self.num
+
+    def __call__(self, tid):
+        if tid in self.num:
+            return thread_label(self.num[tid], tid)
+        return "LWP %d" % tid

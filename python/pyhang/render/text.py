@@ -1,0 +1,221 @@
+"""The text report, for people at a gdb prompt."""
+from pyhang.libraries import basename
+from pyhang.model.kinds import PythonStatus, VerdictKind, WaitKind
+from pyhang.model.report import Report, ThreadReport
+from pyhang.render.locks import summary
+from pyhang.render.names import ThreadNames, thread_label
+
+
+def _lib(path):
+    return basename(path) or "??"
+
+
+def native_frame_line(i, f):
+    name = f.function + ("+%d" % f.offset if f.offset else "") if f.function else "??"
+    return "#%-2d 0x%016x in %s (%s)" % (i, f.pc, name, _lib(f.library))
+
+
+def python_frame_line(f):
+    return 'File "%s", line %s, in %s' % (f.file, f.line if f.line >= 0 else "?", f.function)
+
+
+def thread_header(th: ThreadReport):
+    name = ' "%s"' % th.name if th.name else ""
+    return thread_label(th.gdb_num, th.tid) + name
+
+
+def python_status_line(status):
+    """One plain line when there is no usable Python state, else None."""
+    if status == PythonStatus.OK:
+        return None
+    if status == PythonStatus.NOT_PYTHON:
+        return "this process runs no CPython interpreter pyhang can find"
+    if status == PythonStatus.STARTING:
+        return "the Python interpreter is still starting: no thread state yet"
+    if status == PythonStatus.FINALIZING:
+        return "the Python interpreter is finalizing (shutting down)"
+    return "the Python state could not be read (%s)" % status
+
+
+def warnings(report: Report):
+    """Every warning of the report, in the order they arose."""
+    out = list(report.warnings)
+    line = python_status_line(report.python_status)
+    if line and report.python_status != PythonStatus.NOT_PYTHON:
+        out.append(line)
+    if report.lock_problem:
+        out.append("locks: " + report.lock_problem)
+    if report.cycles_truncated:
+        out.append("more deadlock cycles than pyhang lists; the first %d are shown" % len(report.deadlocks))
+    return out
+
+
+def names_of(report: Report):
+    return ThreadNames(report.threads)
+
+
+def describe_target(report: Report):
+    t = report.target
+    if t.kind == "core":
+        where = "core file %s (pid %s)" % (t.core, t.pid)
+    elif t.kind == "live":
+        where = "live process %s" % t.pid
+    else:
+        where = "%s target" % t.kind
+    parts = [where]
+    if t.executable:
+        parts.append(t.executable)
+    parts.append("Python %s" % t.python_version if t.python_version else "no Python runtime found")
+    return ", ".join(parts)
+
+
+def holder_blocked_text(facts, names):
+    """"Thread 4 (LWP 21727) holds the GIL while blocked in the pause system call in pause (libc.so.6): …"."""
+    inside = " in %s" % facts["function"] if facts.get("function") else ""
+    if facts.get("library"):
+        inside += " (%s)" % basename(facts["library"])
+    return ("%s holds the GIL while blocked in the %s system call%s: "
+            "no other thread can run Python until it returns" % (names(facts["tid"]), facts["syscall"], inside))
+
+
+def verdict_text(v, names):
+    if v.kind == VerdictKind.GIL_NOBODY_HOLDS:
+        return "every Python thread waits for the GIL and no thread holds it"
+    if v.kind == VerdictKind.GIL_HOLDER_BLOCKED:
+        return holder_blocked_text(v.facts, names)
+    if v.kind == VerdictKind.OWNER_GONE:
+        f = v.facts
+        return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
+                "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
+                                ", ".join(str(o) for o in f["owners"])))
+    return "%s: %s" % (v.kind, ", ".join(names(t) for t in v.threads))
+
+
+def _thread_block(th, out, names, also=None):
+    out.append("")
+    out.append("%s  GIL: %s" % (thread_header(th), th.gil))
+    if also:
+        out.append("  and %d more thread%s in the same state with the same stacks: %s" % (
+            len(also), "" if len(also) == 1 else "s",
+            ", ".join("LWP %d" % t.tid for t in also[:12]) + (", ..." if len(also) > 12 else "")))
+    if th.problem:
+        out.append("  problem: " + th.problem)
+    if th.blocked_on:
+        out.append("  blocked: " + summary(th.blocked_on, names))
+    if th.python_frames:
+        out.append("  Python stack (innermost first):")
+        out.extend("    " + python_frame_line(f) for f in th.python_frames)
+    if th.native_frames:
+        out.append("  native frames:")
+        out.extend("    " + native_frame_line(i, f) for i, f in enumerate(th.native_frames))
+
+
+def _wait_site(th):
+    """Where a thread waits: its innermost Python frame and the native
+    function (or library) it waits in."""
+    parts = []
+    if th.python_frames:
+        parts.append(python_frame_line(th.python_frames[0]))
+    named = next((f for f in th.native_frames if f.function), None)
+    if named:
+        parts.append("in %s (%s)" % (named.function, _lib(named.library)))
+    return "; ".join(parts)
+
+
+_NOUNS = {WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitKind.PY_LOCK: "threading.Lock",
+          WaitKind.PY_RLOCK: "threading.RLock"}
+
+
+def _holds_text(kind, address):
+    if kind == WaitKind.GIL:
+        return "the GIL"
+    noun = _NOUNS.get(kind, kind)
+    return "%s 0x%x" % (noun, address) if address is not None else noun
+
+
+def render_deadlocks(report, names):
+    out = []
+    n = len(report.deadlocks)
+    for i, d in enumerate(report.deadlocks):
+        title = "Found one deadlock" if n == 1 else "Deadlock %d of %d" % (i + 1, n)
+        out.append("%s (%s), %d threads:" % (title, d.confidence, len(d.threads)))
+        for e in d.edges:
+            th = report.thread(e.waiter)
+            out.append("  " + (thread_header(th) if th else "LWP %d" % e.waiter))
+            for h in d.edges:
+                if h.owner == e.waiter:
+                    out.append("    holds %s" % _holds_text(h.kind, h.address))
+            if th and th.blocked_on:
+                out.append("    %s" % summary(th.blocked_on, names))
+            if e.source == "heuristic":
+                out.append("    (likely holder, not recorded by the lock: %s)" % e.evidence)
+            if th:
+                site = _wait_site(th)
+                if site:
+                    out.append("    at " + site)
+        out.append("")
+    return out
+
+
+def _same_wait(b):
+    """What two threads' waits must share to be printed as one block."""
+    if b is None:
+        return None
+    return (b.kind, b.address, tuple(b.owners), b.confidence)
+
+
+def render_text(report: Report) -> str:
+    names = names_of(report)
+    out = ["pyhang report: " + describe_target(report)]
+    out.extend("warning: " + w for w in warnings(report))
+    out.append("%d thread%s" % (len(report.threads), "" if len(report.threads) == 1 else "s"))
+    out.append("")
+    if report.deadlocks:
+        out.extend(render_deadlocks(report, names))
+    else:
+        out.append("No deadlock found.")
+    for v in report.verdicts:
+        out.append("Verdict: " + verdict_text(v, names))
+    for h in report.fork_hazards:
+        out.append("Fork hazard [%s]: %s" % (h["kind"], h["evidence"]))
+        if h.get("advice"):
+            out.append("  advice: " + h["advice"])
+    involved = {tid for d in report.deadlocks for tid in d.threads}
+    if involved:
+        out.append("")
+        out.append("Threads in deadlocks:")
+        for th in report.threads:
+            if th.tid in involved:
+                _thread_block(th, out, names)
+        if len(involved) < len(report.threads):
+            out.append("")
+            out.append("Other threads:")
+    # Threads whose stacks and waits are identical take one block.
+    groups = {}
+    for th in report.threads:
+        if th.tid in involved:
+            continue
+        key = (th.gil, _same_wait(th.blocked_on), th.problem,
+               tuple((f.function, f.file, f.line) for f in th.python_frames),
+               tuple((f.function, f.library) for f in th.native_frames))
+        groups.setdefault(key, []).append(th)
+    for members in groups.values():
+        _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None)
+    return "\n".join(out)
+
+
+def render_py_bt(num, tid, version, gil, thread_state, frames):
+    """`py-bt` of one thread.  `thread_state`: the decoded thread state (None
+    when the thread has none); `frames`: its PythonFrames."""
+    label = thread_label(num, tid)
+    if thread_state is None:
+        return "%s has no Python thread state: it runs no Python code" % label
+    out = ["%s, Python %s, GIL: %s" % (label, version, gil)]
+    if not frames:
+        out.append("  (no Python frame: the thread is between Python calls or has not started)")
+    else:
+        out.append("Traceback (most recent call first):")
+        out.extend("  " + python_frame_line(f) for f in frames)
+    if thread_state.get("problem"):
+        out.append("  (incomplete: %s)" % thread_state["problem"])
+    return "\n".join(out)

@@ -1,0 +1,205 @@
+"""The analysis without gdb: snapshots recorded from real hangs
+(testdata/snapshots, made by testdata/record_snapshots.py) are analysed
+again here and must give what gdb printed, and what each scenario recorded
+about itself; edited snapshots and garbage show each rule on its own."""
+import copy
+import glob
+import json
+import os
+
+import pytest
+
+from pyhang import analysis
+from pyhang.analysis import python_state
+from pyhang.model import snapshot as snapshots
+from pyhang.model.report import NativeFrame
+from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.model.report import TargetInfo
+from pyhang.render import json as render_json
+from pyhang.render.text import render_text
+
+SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "testdata", "snapshots")
+CASES = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(SNAPSHOTS, "*.json")))
+
+
+def recorded(case):
+    with open(os.path.join(SNAPSHOTS, case + ".json")) as f:
+        return json.load(f)
+
+
+def replay(doc, edit=None):
+    """(report model, its JSON) of a recorded snapshot, optionally edited first."""
+    snap = snapshots.from_dict(copy.deepcopy(doc["snapshot"]))
+    if edit:
+        edit(snap)
+    report = analysis.build_report(snap)
+    return report, render_json.to_json(report)
+
+
+def role(doc, name):
+    return next(t["tid"] for t in doc["truth"]["threads"] if t["role"] == name)
+
+
+def test_every_recorded_case_is_present():
+    assert set(CASES) >= {"lock_abba_unrecorded", "rlock_abba", "native_abba", "driver_rwlock_write",
+                          "driver_rwlock_read", "gil_held_in_native", "native_locks", "fork_mutex_child"}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_replayed_snapshot_gives_the_report_gdb_printed(case):
+    doc = recorded(case)
+    _, got = replay(doc)
+    assert got == doc["report"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_snapshot_survives_a_json_round_trip(case):
+    doc = recorded(case)
+    assert snapshots.to_dict(snapshots.from_dict(doc["snapshot"])) == doc["snapshot"]
+
+
+def test_rlock_abba_is_one_certain_deadlock_between_the_two_holders():
+    doc = recorded("rlock_abba")
+    _, rep = replay(doc)
+    (d,) = rep["deadlocks"]
+    assert d["confidence"] == "certain"
+    assert sorted(d["threads"]) == sorted([role(doc, "holds-a-wants-b"), role(doc, "holds-b-wants-a")])
+    assert {e["kind"] for e in d["edges"]} == {"py-rlock"} and {e["source"] for e in d["edges"]} == {"lock-word"}
+
+
+def test_plain_lock_abba_is_never_called_a_certain_deadlock():
+    # threading.Lock records no owner: both threads are blocked on it, owner unknown
+    doc = recorded("lock_abba_unrecorded")
+    _, rep = replay(doc)
+    assert not [d for d in rep["deadlocks"] if d["confidence"] == "certain"]
+    for name in ("holds-a-wants-b", "holds-b-wants-a"):
+        th = next(t for t in rep["threads"] if t["tid"] == role(doc, name))
+        assert th["blocked_on"]["kind"] == "py-lock" and th["blocked_on"]["owner_source"] == "unknown"
+
+
+def test_native_abba_edges_come_from_the_mutex_lock_words():
+    doc = recorded("native_abba")
+    _, rep = replay(doc)
+    (d,) = rep["deadlocks"]
+    ab, ba = role(doc, "holds-a-wants-b"), role(doc, "holds-b-wants-a")
+    assert d["confidence"] == "certain" and {e["source"] for e in d["edges"]} == {"lock-word"}
+    assert sorted(d["threads"]) == sorted([ab, ba])
+    edges = {(e["waiter"], e["owner"]): e for e in d["edges"]}
+    assert edges[(ab, ba)]["address"] == doc["truth"]["b"] and edges[(ba, ab)]["address"] == doc["truth"]["a"]
+
+
+def test_cycle_is_gone_when_a_lock_word_names_no_owner():
+    doc = recorded("native_abba")
+    (d,) = replay(doc)[1]["deadlocks"]
+
+    def forget_one_owner(snap):
+        t = next(t for t in snap.threads if t.tid == d["threads"][0])
+        t.lock["owners"] = []
+    _, rep = replay(doc, forget_one_owner)
+    assert not [x for x in rep["deadlocks"] if x["confidence"] == "certain"]
+
+
+def test_owner_that_is_no_thread_of_the_process_is_a_verdict():
+    doc = recorded("native_abba")
+    (d,) = replay(doc)[1]["deadlocks"]
+    waiter = d["threads"][0]
+
+    def owner_gone(snap):
+        next(t for t in snap.threads if t.tid == waiter).lock["owners"] = [999999]
+    report, rep = replay(doc, owner_gone)
+    (v,) = [v for v in rep["verdicts"] if v["kind"] == "owner-gone"]
+    assert v["threads"] == [waiter, 999999] and "LWP 999999 is not a thread of this process" in v["text"]
+    assert next(t for t in rep["threads"] if t["tid"] == waiter)["blocked_on"]["owner_alive"] is False
+
+
+@pytest.mark.parametrize("mode,confidence", [("write", "certain"), ("read", "likely")])
+def test_driver_rwlock_and_gil_deadlock_is_as_sure_as_its_evidence(mode, confidence):
+    doc = recorded("driver_rwlock_" + mode)
+    _, rep = replay(doc)
+    (d,) = rep["deadlocks"]
+    assert d["confidence"] == confidence
+    assert sorted(d["threads"]) == sorted([role(doc, "holds-gil"), role(doc, "holds-driver-lock")])
+    kinds = {e["kind"] for e in d["edges"]}
+    assert "gil" in kinds and "rwlock-write" in kinds
+    if confidence == "likely":
+        (h,) = [e for e in d["edges"] if e["source"] == "heuristic"]
+        assert h["owner"] == role(doc, "holds-driver-lock") and h["evidence"]
+
+
+def test_gil_holder_asleep_in_a_system_call_is_a_verdict():
+    doc = recorded("gil_held_in_native")
+    _, rep = replay(doc)
+    holder = role(doc, "holder")
+    assert rep["gil"]["holder_tid"] == holder
+    (v,) = [v for v in rep["verdicts"] if v["kind"] == "gil-holder-blocked"]
+    assert v["threads"] == [holder] and "pause system call" in v["text"]
+    waiters = {t["tid"] for t in doc["truth"]["threads"] if t["role"] == "waiter"}
+    assert set(rep["gil"]["waiters"]) == waiters
+
+
+def test_fork_child_blocked_on_a_mutex_a_parent_thread_held_is_an_orphaned_lock():
+    doc = recorded("fork_mutex_child")
+    _, rep = replay(doc)
+    child, holder = doc["truth"]["child"], doc["truth"]["holder"]
+    (h,) = [h for h in rep["fork_hazards"] if h["kind"] == "orphaned-lock"]
+    assert h["threads"] == [child["tid"]] and "LWP %d is not a thread of this process" % holder in h["evidence"]
+
+
+def test_deeper_frames_are_wanted_only_below_a_library_that_is_not_the_systems():
+    doc = recorded("driver_rwlock_read")
+    snap = snapshots.from_dict(doc["snapshot"])
+    report = analysis.threads(snap)
+    assert analysis.frames_wanted(report, 8) and not analysis.frames_wanted(report, 16)
+    for t in report.threads:
+        t.native_frames = [f for f in t.native_frames if f.library and "libc.so" in f.library]
+    assert analysis.frames_wanted(report, 8) == []
+
+
+def _thread(num, tid, lock=None, python_lock=None, registers=None):
+    return ThreadSnapshot(num=num, tid=tid, name="t%d" % num, registers=registers or {"orig_rax": 202, "rdi": 0x10},
+                          frames=[NativeFrame(pc=0x7f0000001000, function=None, library="/lib/libc.so.6")],
+                          lock=lock, python_lock=python_lock)
+
+
+def test_garbage_snapshot_still_reports_every_thread():
+    # GIVEN an unreadable interpreter and lock facts of unknown kinds and shapes
+    snap = ProcessSnapshot(target=TargetInfo(kind="core", core="/x.core"),
+                           python={"status": "unreadable", "threads": [], "gils": []},
+                           threads=[_thread(1, 10, lock={"kind": "something-new", "address": None, "owners": [10]}),
+                                    _thread(2, 11, lock={"kind": "mutex", "address": 0x20, "owners": [12, 13]}),
+                                    _thread(3, 12, registers={})])
+    report = analysis.build_report(snap)
+    doc = render_json.to_json(report)
+    assert [t["tid"] for t in doc["threads"]] == [10, 11, 12]
+    assert {t["gil"] for t in doc["threads"]} == {"unknown"}
+    assert "the Python state could not be read (unreadable)" in doc["warnings"]
+    text = render_text(report)
+    assert "waits on something-new" in text and "LWP 13, which is not a thread of this process" in text
+
+
+def test_threads_waiting_on_different_locks_are_never_printed_as_one():
+    # GIVEN two threads with identical stacks, each on its own threading.Lock
+    state = {"status": "ok", "version": "3.11.2", "gils": [], "warnings": [],
+             "threads": [{"tstate": 1 + i, "native_tid": tid, "interp_id": 0, "frames": [], "holds_gil": False}
+                         for i, tid in enumerate((10, 11, 12))]}
+    locks = [{"kind": "py-lock", "object": obj, "owner_source": "unknown", "suspects": []}
+             for obj in (0x1000, 0x2000, 0x2000)]
+    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=10), python=state,
+                           threads=[_thread(i + 1, tid, python_lock=lk)
+                                    for i, (tid, lk) in enumerate(zip((10, 11, 12), locks))])
+    text = render_text(analysis.build_report(snap))
+    # THEN the two on 0x2000 share a block, the one on 0x1000 has its own
+    assert "threading.Lock 0x1000" in text and text.count("threading.Lock 0x2000") == 1
+    assert "and 1 more thread in the same state with the same stacks: LWP 12" in text
+
+
+def test_gil_state_follows_the_futex_each_thread_sleeps_on():
+    view = python_state.PythonView({"status": "ok", "threads": [
+        {"tstate": 1, "native_tid": 10, "holds_gil": True, "frames": []},
+        {"tstate": 2, "native_tid": 11, "holds_gil": False, "frames": []}],
+        "gils": [{"address": 0x5000, "size": 0x100, "interp_id": -1, "holder_tstate": 1, "locked": True}]})
+    assert python_state.gil_state(view, 10, {}) == "holds"
+    assert python_state.gil_state(view, 11, {"orig_rax": 202, "rdi": 0x5010}) == "waiting"
+    assert python_state.gil_state(view, 11, {"orig_rax": 202, "rdi": 0x6000}) == "released"
+    assert python_state.gil_state(view, 12, {}) == "no-python"

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Record snapshots of real hangs for the analysis tests (python/tests).
+
+Each case starts a scenario from testdata/, attaches gdb with pyhang, and in
+one gdb session saves `pyhang snapshot` (everything collected from the
+target) and `pyhang report --json` (what gdb made of it).  The file
+testdata/snapshots/CASE.json holds both with the truth the scenario
+recorded about itself:
+
+    {"case", "argv", "truth", "snapshot", "report"}
+
+The analysis tests replay the snapshot without gdb and compare with the
+report and the truth.  Run again after a change to what collection records:
+
+    testdata/record_snapshots.py [CASE ...]      (needs a build: testdata/setup.sh)
+"""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+DEBIAN = "/usr/bin/python3.11"
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "snapshots")
+
+
+def _py(script, *args):
+    return [DEBIAN, "-u", os.path.join(harness.SCENARIOS, script)] + [str(a) for a in args]
+
+
+# case name → (argv, which process of the scenario to look at: "self" or a truth key with a "pid")
+CASES = {
+    "lock_abba_unrecorded": (_py("lock_abba.py", "Lock"), "self"),
+    "rlock_abba": (_py("lock_abba.py", "RLock"), "self"),
+    "native_abba": ([harness.fixture_path("prog_abba")], "self"),
+    "driver_rwlock_write": (_py("driver_deadlock.py", harness.fixture_path("libdriverfixture.so"), "w"), "self"),
+    "driver_rwlock_read": (_py("driver_deadlock.py", harness.fixture_path("libdriverfixture.so"), "r"), "self"),
+    "gil_held_in_native": (_py("gil_held_in_native.py", 2), "self"),
+    "native_locks": (_py("native_locks.py", harness.fixture_path("liblockfixture.so")), "self"),
+    "fork_mutex_child": (_py("fork_mutex.py", harness.fixture_path("libforkfixture.so")), "child"),
+}
+
+
+def record(case):
+    argv, which = CASES[case]
+    with harness.Scenario(argv) as s:
+        pid = s.pid if which == "self" else s.truth[which]["pid"]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "snapshot.json")
+            text, out = harness.run_gdb_marked("pyhang snapshot %s" % path, pid=pid)
+            report = harness.report_json(pid=pid)
+            with open(path) as f:
+                snapshot = json.load(f)
+    doc = {"case": case, "argv": [os.path.relpath(a, harness.ROOT) if a.startswith(harness.ROOT) else a
+                                  for a in argv],
+           "truth": s.truth, "snapshot": snapshot, "report": report}
+    with open(os.path.join(OUT, case + ".json"), "w") as f:
+        json.dump(doc, f, indent=None, separators=(",", ":"))
+        f.write("\n")
+    print("recorded %s: %d threads" % (case, len(snapshot["threads"])))
+
+
+def main(argv):
+    os.makedirs(OUT, exist_ok=True)
+    for case in argv or sorted(CASES):
+        record(case)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
