@@ -12,9 +12,8 @@ import pytest
 from pyhang import analysis
 from pyhang.analysis import python_state
 from pyhang.model import snapshot as snapshots
-from pyhang.model.report import NativeFrame
+from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.model.report import TargetInfo
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 

@@ -59,3 +59,13 @@ class PythonStatus:
     NOT_PYTHON = "not-python"
     STARTING = "starting"
     FINALIZING = "finalizing"
+
+
+class HazardKind:
+    """What a fork child inherited that can never be released."""
+    ORPHANED_LOCK = "orphaned-lock"
+    OPENMP_AFTER_FORK = "openmp-after-fork"
+    CUDA_AFTER_FORK = "cuda-after-fork"
+    THREADS_AT_FORK = "threads-at-fork"
+    FORK_START_METHOD = "fork-start-method"
+    COW_REFCOUNT = "cow-refcount"

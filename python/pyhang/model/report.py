@@ -103,9 +103,9 @@ class Report:
     gil: GilSummary = field(default_factory=GilSummary)
     deadlocks: List[Deadlock] = field(default_factory=list)
     edges: List[Edge] = field(default_factory=list)
-    fork_hazards: list = field(default_factory=list)   # {kind, threads, evidence, advice, confidence}
+    fork_hazards: List["Hazard"] = field(default_factory=list)
     verdicts: List[Verdict] = field(default_factory=list)
-    fork_analysis: Optional[object] = None             # analysis.forks.Analysis: fork-hazards' full evidence
+    fork_analysis: Optional["ForkAnalysis"] = None     # fork-hazards' full evidence
     warnings: List[str] = field(default_factory=list)  # what could not be read, as the decoders said it
     python_status: Optional[str] = None                # model.kinds.PythonStatus of the interpreter
     lock_problem: Optional[str] = None                 # why glibc's lock layouts are not known
@@ -125,3 +125,29 @@ class InterpreterGil:
     holder_blocked: Optional[dict] = None   # python_state.holder_blocked() of the holder
     waiting: List[int] = field(default_factory=list)
     released: List[int] = field(default_factory=list)
+
+
+@dataclass
+class Hazard:
+    """Something a fork child inherited that can never be released."""
+    kind: str                   # model.kinds.HazardKind
+    threads: List[int]          # the threads it blocks (none: the whole process)
+    confidence: str             # model.kinds.Confidence
+    variant: str                # which of the kind's findings ("" when it has one)
+    facts: Dict[str, object] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.threads = sorted(self.threads)
+
+
+@dataclass
+class ForkAnalysis:
+    """What `fork-hazards` found: whether this is a fork child that did
+    not exec and why pyhang thinks so, the hazards, what was checked and
+    what could not be read.  Evidence and checks are (what, facts) pairs."""
+    hazards: List[Hazard] = field(default_factory=list)
+    child: bool = False
+    child_evidence: List[tuple] = field(default_factory=list)
+    parent_pid: Optional[int] = None
+    checked: List[tuple] = field(default_factory=list)
+    problems: List[str] = field(default_factory=list)

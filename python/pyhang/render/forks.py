@@ -1,5 +1,210 @@
-"""The text of the fork-hazards command."""
+"""The sentences of fork hazards: each hazard's evidence and advice (also
+the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
+from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
+from pyhang.model.kinds import HazardKind
 from pyhang.render.names import ThreadNames
+
+ADVICE = {
+    HazardKind.ORPHANED_LOCK: "start workers with multiprocessing.get_context('spawn') or 'forkserver' "
+                              "(or fork before any thread starts): a lock copied while held is never released in "
+                              "the child",
+    HazardKind.OPENMP_AFTER_FORK: "use multiprocessing.get_context('spawn') or 'forkserver', or call "
+                                  "torch.set_num_threads(1) (OMP_NUM_THREADS=1) in the parent before forking: "
+                                  "libgomp's pool does not survive fork",
+    HazardKind.CUDA_AFTER_FORK: "initialise CUDA only in the children and start them with "
+                                "multiprocessing.get_context('spawn')",
+    HazardKind.THREADS_AT_FORK: "fork only while the process has one thread, or use "
+                                "multiprocessing.get_context('spawn') or 'forkserver'",
+    HazardKind.FORK_START_METHOD: "multiprocessing.get_context('spawn') or 'forkserver' (or set_start_method in "
+                                  "__main__)",
+    HazardKind.COW_REFCOUNT: "keep large read-only data in numpy arrays, pyarrow or a memmap in /dev/shm instead of "
+                             "Python lists/dicts/sets: reading a Python object writes its refcount and copies its page",
+}
+
+
+def _mb(kb):
+    return "%.1f MB" % (kb / 1024.0)
+
+
+def _s(n):
+    return "" if n == 1 else "s"
+
+
+def _start_routine(d):
+    """What a thread ran: its start routine, or which library started it."""
+    s = (d or {}).get("start_routine") or {}
+    lib = basename(s.get("library")) or "?"
+    if s.get("function"):
+        return "%s (%s)" % (s["function"], lib)
+    if lib.startswith(PYTHON_LIBRARIES):
+        return "a Python thread (started by %s at 0x%x)" % (lib, s.get("address", 0))
+    if lib.startswith(GOMP_LIBRARIES):
+        return "an OpenMP pool thread (started by %s at 0x%x)" % (lib, s.get("address", 0))
+    return "a thread started at 0x%x (%s)" % (s.get("address", 0), lib)
+
+
+def _orphaned_lock(h, f, names):
+    if h.variant == "internal-lock":
+        i = f["internal"]
+        return ("%s waits on glibc's %s at 0x%x (%s), which fork does not reset; glibc records no owner of it: "
+                "a parent thread held it at fork") % (names(f["thread"]), i["name"], i["address"], i["how"])
+    if h.variant == "python-lock":
+        return ("%s waits on threading.Lock 0x%x; a Lock records no owner, and no other thread of this fork "
+                "child references it: most likely a parent thread held it at fork%s") % (
+                    names(f["thread"]), f["address"] or 0,
+                    "" if not f["lost"] else " (%d parent thread%s did not survive fork)" % (f["lost"], _s(f["lost"])))
+    ev = "%s waits on %s 0x%x%s; its owner LWP %s is not a thread of this process" % (
+        names(f["thread"]), f["kind"], f["address"] or 0, " (%s)" % basename(f["library"]) if f["library"] else "",
+        ", ".join(str(o) for o in f["gone"]))
+    if "in_parent" in f:
+        if f["in_parent"]:
+            ev += "; LWP %s is a thread of the parent PID %d: the lock was held there at fork and copied " \
+                  "locked" % (", ".join(map(str, f["in_parent"])), f["parent_pid"])
+        else:
+            ev += "; nor of the parent PID %d (it exited, or the lock came from an older fork)" % f["parent_pid"]
+    elif f["child"]:
+        ev += " (this is a fork child: the lock was copied while a parent thread held it)"
+    if f["internal"]:
+        ev += "; the lock is glibc's %s (%s)" % (f["internal"]["name"], f["internal"]["how"])
+    return ev
+
+
+def _openmp(h, f, names):
+    parts = ["%s is loaded" % f["library"]]
+    if f["pool"]:
+        parts.append("its thread pool was started before fork: %d pool thread%s (%s) ran in the parent and "
+                     "%s not copied" % (f["pool"], _s(f["pool"]), _start_routine(f["pool_example"]),
+                                        "was" if f["pool"] == 1 else "were"))
+    inside = f["inside"]
+    if inside:
+        parts.append("%s %s blocked inside libgomp, waiting for pool threads that do not exist here" % (
+            ", ".join(names(x) for x in inside), "is" if len(inside) == 1 else "are"))
+    else:
+        parts.append("no thread is inside libgomp yet: the next parallel region will wait forever")
+    return "; ".join(parts)
+
+
+def _cuda(h, f, names):
+    parts = []
+    if f["library"]:
+        parts.append("CUDA library %s is mapped in this fork child" % f["library"])
+        if f["drivers"]:
+            parts.append("%d of its threads (%s) ran in the parent: CUDA was initialised before fork" % (
+                f["drivers"], _start_routine(f["driver_example"])))
+    if f["flags"]:
+        parts.append("torch.cuda says %s" % " and ".join(
+            "%s = True" % ("_initialized" if flag == "cuda_initialized" else "_in_bad_fork") for flag in f["flags"]))
+    return "; ".join(parts)
+
+
+def _threads_at_fork(h, f, names):
+    parts = []
+    lost = f["lost"]
+    if lost:
+        by = {}
+        for d in lost:
+            by.setdefault(_start_routine(d), []).append(d)
+        parts.append("this child's memory holds %d descriptor%s of parent threads that fork did not copy: %s" % (
+            len(lost), _s(len(lost)), ", ".join("%d × %s" % (len(v), k) for k, v in sorted(by.items()))))
+    if f["parent_threads"] > 1:
+        parts.append("live: the parent PID %d has %d threads now (%s)" % (
+            f["parent_pid"], f["parent_threads"], ", ".join(sorted(set(n for n in f["parent_thread_names"] if n)))
+            or "?"))
+    return "; ".join(parts)
+
+
+def _start_method(h, f, names):
+    if h.variant == "child":
+        return "this child was started by multiprocessing with the fork start method (%s)" % f["process_type"]
+    fixed = "fixed" if f["fixed"] else "the platform default, not set explicitly"
+    return ("multiprocessing's start method is fork (%s: %s) and this process has %d threads: every child it "
+            "forks inherits their locks and state but not the threads%s") % (
+                f["method"], fixed, f["threads"], "; libgomp is loaded" if f["gomp"] else "")
+
+
+def _rollup(r):
+    return _mb(r.get("Private_Dirty", 0)), _mb(r.get("Shared_Clean", 0) + r.get("Shared_Dirty", 0))
+
+
+def _cow(h, f, names):
+    r = f["smaps_rollup"]
+    big = "; ".join("%s: %s of %d items, ~%s with its items (at 0x%x, inherited from the parent)" % (
+        c["where"], c["type"], c["length"], _mb(c["estimated_bytes"] / 1024.0), c["address"])
+        for c in f["containers"])
+    dirty, shared = _rollup(r)
+    return ("smaps_rollup: Private_Dirty %s (copied or written by this child) against Shared %s still shared "
+            "(Rss %s, Pss %s); large builtin containers this child reads copy the pages they live in: %s") % (
+        dirty, shared, _mb(r.get("Rss", 0)), _mb(r.get("Pss", 0)), big)
+
+
+_EVIDENCE = {
+    HazardKind.ORPHANED_LOCK: _orphaned_lock,
+    HazardKind.OPENMP_AFTER_FORK: _openmp,
+    HazardKind.CUDA_AFTER_FORK: _cuda,
+    HazardKind.THREADS_AT_FORK: _threads_at_fork,
+    HazardKind.FORK_START_METHOD: _start_method,
+    HazardKind.COW_REFCOUNT: _cow,
+}
+
+
+def evidence(h, names):
+    return _EVIDENCE[h.kind](h, h.facts, names)
+
+
+def hazard_json(h, names):
+    """A `fork_hazards` entry of the JSON document."""
+    return {"kind": h.kind, "threads": list(h.threads), "evidence": evidence(h, names), "advice": ADVICE[h.kind],
+            "confidence": h.confidence}
+
+
+def child_evidence(what, f, names):
+    if what == "proc":
+        started = "" if f["ticks_after_parent"] is None else \
+            "; started %d clock ticks after its parent" % f["ticks_after_parent"]
+        return "/proc: parent PID %d; %s%s" % (f["ppid"], f["how"], started)
+    if what == "multiprocessing":
+        return "Python: multiprocessing.process._current_process is a %s%s, parent PID %s" % (
+            f["type"], " named %r" % f["name"] if f["name"] else "", f["ppid"])
+    if what == "fork-bootstrap":
+        return "Python: %s runs multiprocessing's fork bootstrap (popen_fork.py _launch%s)" % (
+            names(f["thread"]), " → process.py _bootstrap" if f["bootstrap"] else "")
+    if what == "descriptors":
+        return ("memory: %d thread descriptor%s of threads that are not in this process and did not end by "
+                "themselves (glibc keeps the stacks fork copied)" % (f["count"], _s(f["count"])))
+    return what
+
+
+def checked(what, f):
+    if what == "proc-not-child":
+        return "/proc: parent PID %d does not share this address space (%s)" % (f["ppid"], f["how"])
+    if what == "descriptors":
+        return "thread descriptors left by fork (%d anonymous mappings scanned)" % f["mappings"]
+    if what == "blocked":
+        return "owners of the locks threads wait on (%d blocked)" % f["count"]
+    if what == "internal-locks":
+        return "glibc-internal locks fork does not reset: %s" % ", ".join(
+            "%s at 0x%x" % (l["name"], l["address"]) for l in f["locks"])
+    if what == "openmp":
+        if not f["library"]:
+            return "OpenMP: libgomp not loaded"
+        return "OpenMP: %s loaded%s" % (basename(f["library"]), "" if f["child"] else " (not a fork child)")
+    if what == "cuda":
+        return "CUDA: %s" % ("%s mapped" % basename(f["library"]) if f["library"] else "no CUDA library mapped") + (
+            "" if not f["torch"] else ", torch.cuda _initialized=%s _in_bad_fork=%s" % (
+                f["initialized"], f["in_bad_fork"]))
+    if what == "threads-at-fork":
+        return "threads of the parent at fork"
+    if what == "start-method":
+        return "multiprocessing start method: %s" % (
+            f["method"] or ("multiprocessing not imported" if not f["multiprocessing"] else "unknown"))
+    if what == "cow":
+        dirty, shared = _rollup(f["smaps_rollup"])
+        return "copy-on-write: Private_Dirty %s, shared %s, %d large container%s" % (
+            dirty, shared, f["containers"], _s(f["containers"]))
+    if what == "cow-no-smaps":
+        return "copy-on-write: %d large container%s (smaps needs a live fork child)" % (
+            f["containers"], _s(f["containers"]))
+    return what
 
 
 def render_fork_hazards(report, analysis):
@@ -11,20 +216,20 @@ def render_fork_hazards(report, analysis):
     if analysis.child:
         lines.append("This process is a fork child%s that did not exec:" % (
             " of PID %d" % analysis.parent_pid if analysis.parent_pid else ""))
-        lines += ["  - " + e for e in analysis.child_evidence]
+        lines += ["  - " + child_evidence(what, f, names) for what, f in analysis.child_evidence]
     else:
         lines.append("No evidence that this process is a fork child.")
     lines.append("")
     if analysis.hazards:
-        lines.append("%d fork hazard%s:" % (len(analysis.hazards), "" if len(analysis.hazards) == 1 else "s"))
+        lines.append("%d fork hazard%s:" % (len(analysis.hazards), _s(len(analysis.hazards))))
         for h in analysis.hazards:
-            who = ", ".join(names(x) for x in h["threads"]) if h["threads"] else "the process"
-            lines.append("[%s] %s (%s)" % (h["kind"], who, h.get("confidence", "certain")))
-            lines.append("  evidence: " + h["evidence"])
-            lines.append("  advice: " + h["advice"])
+            who = ", ".join(names(x) for x in h.threads) if h.threads else "the process"
+            lines.append("[%s] %s (%s)" % (h.kind, who, h.confidence))
+            lines.append("  evidence: " + evidence(h, names))
+            lines.append("  advice: " + ADVICE[h.kind])
     else:
         lines.append("No fork hazards found.")
-    lines.append("Checked: " + "; ".join(analysis.checked))
+    lines.append("Checked: " + "; ".join(checked(what, f) for what, f in analysis.checked))
     for p in analysis.problems:
         lines.append("  (could not read: %s)" % p)
     return "\n".join(lines)

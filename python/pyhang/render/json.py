@@ -4,6 +4,7 @@ be added, never renamed."""
 import json
 
 from pyhang import SCHEMA
+from pyhang.render.forks import hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.text import names_of, verdict_text, warnings
 
@@ -46,7 +47,7 @@ def to_json(report) -> dict:
         "deadlocks": [{"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e) for e in d.edges]}
                       for d in report.deadlocks],
         "edges": [_edge(e) for e in report.edges],
-        "fork_hazards": report.fork_hazards,
+        "fork_hazards": [hazard_json(h, names) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names)}
                      for v in report.verdicts],
         "warnings": warnings(report),

@@ -2,6 +2,7 @@
 from pyhang.libraries import basename
 from pyhang.model.kinds import PythonStatus, VerdictKind, WaitKind
 from pyhang.model.report import Report, ThreadReport
+from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
 from pyhang.render.names import ThreadNames, thread_label
 
@@ -177,9 +178,8 @@ def render_text(report: Report) -> str:
     for v in report.verdicts:
         out.append("Verdict: " + verdict_text(v, names))
     for h in report.fork_hazards:
-        out.append("Fork hazard [%s]: %s" % (h["kind"], h["evidence"]))
-        if h.get("advice"):
-            out.append("  advice: " + h["advice"])
+        out.append("Fork hazard [%s]: %s" % (h.kind, evidence(h, names)))
+        out.append("  advice: " + ADVICE[h.kind])
     involved = {tid for d in report.deadlocks for tid in d.threads}
     if involved:
         out.append("")
