@@ -67,6 +67,24 @@ def test_rlock_abba_is_one_certain_deadlock_between_the_two_holders():
     assert {e["kind"] for e in d["edges"]} == {"py-rlock"} and {e["source"] for e in d["edges"]} == {"lock-word"}
 
 
+def test_threads_blocked_with_no_owner_known_are_a_verdict_never_an_all_clear():
+    # GIVEN threads blocked on locks that record no owner, and no likely holder
+    state = {"status": "ok", "version": "3.11.2", "gils": [], "warnings": [],
+             "threads": [{"tstate": 1, "native_tid": 10, "interp_id": 0, "frames": [], "holds_gil": False}]}
+    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=10), python=state, threads=[
+        _thread(1, 10, python_lock={"kind": "py-lock", "object": 0x1000, "owner_source": "unknown"}),
+        _thread(2, 11, lock={"kind": "semaphore", "address": 0x2000, "owners": [], "lock": {"value": 0}}),
+        _thread(3, 12, registers={"orig_rax": 34})])
+    report = analysis.build_report(snap)
+    # THEN the verdict names both, and the text never says a plain "No deadlock found."
+    (v,) = [v for v in render_json.to_json(report)["verdicts"] if v["kind"] == "owners-unknown"]
+    assert v["threads"] == [10, 11]
+    assert v["text"] == ("2 threads blocked, owners unknown: Thread 1 (LWP 10) on threading.Lock 0x1000, "
+                         "Thread 2 (LWP 11) on semaphore 0x2000")
+    text = render_text(report)
+    assert "No deadlock found.\n" not in text and "whose owners pyhang can name" in text
+
+
 def test_plain_lock_abba_is_never_called_a_certain_deadlock():
     # threading.Lock records no owner: both threads are blocked on it, owner unknown
     doc = recorded("lock_abba_unrecorded")
@@ -189,7 +207,8 @@ def test_threads_waiting_on_different_locks_are_never_printed_as_one():
                                     for i, (tid, lk) in enumerate(zip((10, 11, 12), locks))])
     text = render_text(analysis.build_report(snap))
     # THEN the two on 0x2000 share a block, the one on 0x1000 has its own
-    assert "threading.Lock 0x1000" in text and text.count("threading.Lock 0x2000") == 1
+    assert "blocked: waits to acquire threading.Lock 0x1000" in text
+    assert text.count("blocked: waits to acquire threading.Lock 0x2000") == 1
     assert "and 1 more thread in the same state with the same stacks: LWP 12" in text
 
 

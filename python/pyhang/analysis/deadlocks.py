@@ -86,9 +86,19 @@ def holds(edges, tid):
     return seen
 
 
+def unknown_owners(report):
+    """The threads blocked on something whose owner pyhang cannot name: no
+    owner recorded and no likely holder found.  [(tid, kind, address)]."""
+    waiting = {e.waiter for e in report.edges}
+    return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
+            if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting]
+
+
 def verdicts(report, holder_blocked=None):
     """Blocked-but-no-cycle situations.  `holder_blocked`: the facts of a
-    GIL holder asleep in a system call (python_state.holder_blocked)."""
+    GIL holder asleep in a system call (python_state.holder_blocked).
+    Never a false all-clear: threads blocked with no owner known are a
+    verdict of their own."""
     out = []
     py_threads = [t for t in report.threads if t.gil not in (GilState.NO_PYTHON, GilState.UNKNOWN)]
     waiting = [t for t in py_threads if t.gil == GilState.WAITING]
@@ -103,4 +113,9 @@ def verdicts(report, holder_blocked=None):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid] + list(b.owners),
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address,
                                       "owners": list(b.owners)}))
+    unknown = unknown_owners(report)
+    if unknown:
+        out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],
+                           facts={"waits": [{"tid": tid, "kind": kind, "address": address}
+                                            for tid, kind, address in unknown]}))
     return out

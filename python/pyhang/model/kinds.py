@@ -51,6 +51,7 @@ class VerdictKind:
     GIL_NOBODY_HOLDS = "gil-nobody-holds"
     GIL_HOLDER_BLOCKED = "gil-holder-blocked"
     OWNER_GONE = "owner-gone"
+    OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
 
 
 class PythonStatus:

@@ -89,7 +89,18 @@ def verdict_text(v, names):
         return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
                 "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
                                 ", ".join(str(o) for o in f["owners"])))
+    if v.kind == VerdictKind.OWNERS_UNKNOWN:
+        waits = v.facts["waits"]
+        listed = ", ".join("%s on %s" % (names(w["tid"]), _holds_text(w["kind"], w["address"]))
+                           for w in waits[:_LISTED])
+        if len(waits) > _LISTED:
+            listed += ", and %d more" % (len(waits) - _LISTED)
+        return "%d thread%s blocked, owner%s unknown: %s" % (
+            len(waits), "" if len(waits) == 1 else "s", "" if len(waits) == 1 else "s", listed)
     return "%s: %s" % (v.kind, ", ".join(names(t) for t in v.threads))
+
+
+_LISTED = 12   # threads named in one line; the rest are counted
 
 
 def _thread_block(th, out, names, also=None):
@@ -173,6 +184,9 @@ def render_text(report: Report) -> str:
     out.append("")
     if report.deadlocks:
         out.extend(render_deadlocks(report, names))
+    elif any(v.kind == VerdictKind.OWNERS_UNKNOWN for v in report.verdicts):
+        # Never a false all-clear: the verdict below names what is not known.
+        out.append("No deadlock found among the waits whose owners pyhang can name.")
     else:
         out.append("No deadlock found.")
     for v in report.verdicts:
