@@ -30,12 +30,14 @@ def _here():
 def _load():
     here = _here()
     root = os.path.dirname(here)
-    # Checkout: <root>/python holds the package, <build>/python the module.
+    # Checkout: <build>/python holds the module and the build's byte-compiled
+    # copy of pyhang and pyhang_gdb, searched first; <root>/python and gdbext
+    # hold the sources, searched after it (a build that staged no copy).
     # Installed: <prefix>/share/pyhang/{gdbext,python} with the module beside the package.
     build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(root, "build")
-    for path in (os.path.join(build, "python"), os.path.join(root, "python"), here):
-        if os.path.isdir(path) and path not in sys.path:
-            sys.path.insert(0, path)
+    paths = [p for p in (os.path.join(build, "python"), os.path.join(root, "python"), here)
+             if os.path.isdir(p) and p not in sys.path]
+    sys.path[0:0] = paths
     from pyhang_gdb import loader
     loader.load(root=root, build=build)
 

@@ -23,6 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
 SCENARIOS = os.path.join(ROOT, "testdata", "scenarios")
+REPORT_SCHEMA = os.path.join(ROOT, "docs", "pyhang-report-1.schema.json")
 
 
 def build_dir():
@@ -201,12 +202,44 @@ def run_gdb_marked(command, **kw):
 
 
 def report_json(env=None, **target):
+    """The pyhang-report/1 document of a target, checked against its schema."""
     text, out = run_gdb_marked("pyhang report --json", env=env, **target)
     try:
         start = text.index("{")
-        return json.loads(text[start:])
+        doc = json.loads(text[start:])
     except ValueError:
         raise AssertionError("pyhang report --json printed no JSON:\n" + out[-4000:])
+    return validated_report(doc)
+
+
+_report_validator = None
+
+
+def report_errors(doc):
+    """Every way `doc` breaks docs/pyhang-report-1.schema.json, one line each."""
+    global _report_validator
+    if _report_validator is None:
+        try:
+            import jsonschema
+        except ImportError:
+            raise AssertionError("reports are checked against %s with jsonschema: apt-get install "
+                                 "python3-jsonschema (testdata/setup.sh --tests does)" % REPORT_SCHEMA)
+        with open(REPORT_SCHEMA) as f:
+            schema = json.load(f)
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        _report_validator = cls(schema)
+    return ["%s: %s" % ("/".join(str(p) for p in e.absolute_path) or "(document)", e.message[:300])
+            for e in sorted(_report_validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+
+
+def validated_report(doc):
+    """`doc`, or an AssertionError naming what breaks the JSON contract."""
+    errors = report_errors(doc)
+    if errors:
+        raise AssertionError("the report breaks the pyhang-report/1 schema (%s):\n  %s" % (
+            os.path.relpath(REPORT_SCHEMA, ROOT), "\n  ".join(errors[:20])))
+    return doc
 
 
 # In one gdb session (a live target must not move between the two walks):

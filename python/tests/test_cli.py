@@ -15,12 +15,12 @@ def test_cli_report_json_on_a_live_process_and_a_core():
     with harness.Scenario([harness.fixture_path("prog_parked"), "2"]) as s:
         out = subprocess.run([CLI, "report", "--json", "-p", str(s.pid)], stdout=subprocess.PIPE, text=True,
                              env=dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())).stdout
-        report = json.loads(out)
+        report = harness.validated_report(json.loads(out))
         assert {t["tid"] for t in report["threads"]} == {t["tid"] for t in s.truth["threads"]}
         core = s.gcore()
         out = subprocess.run([CLI, "report", "--json", core], stdout=subprocess.PIPE, text=True,
                              env=dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())).stdout
-        assert json.loads(out)["target"]["core"] == core
+        assert harness.validated_report(json.loads(out))["target"]["core"] == core
 
 
 def test_cli_refuses_both_or_neither_target():

@@ -1,0 +1,99 @@
+"""`cmake --install` lays out a pyhang that works on its own: the installed
+`pyhang` command reports on a real deadlock, and sourcing the installed
+pyhang.gdb loads the installed package and native module, not the checkout's
+or the build's."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+import harness
+
+PYTHON = sys.executable  # the Python gdb embeds (ctest runs pytest under it)
+
+
+def _environment_without_checkout():
+    """The environment with nothing that points pyhang at the checkout or
+    the build, and with bytecode writing on (as a user's would be)."""
+    env = dict(os.environ)
+    for name in ("PYHANG_BUILD_DIR", "PYHANG_GDBEXT", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(name, None)
+    return env
+
+
+def _files(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+@pytest.fixture(scope="module")
+def prefix():
+    d = tempfile.mkdtemp(prefix="pyhang-install-")
+    try:
+        r = subprocess.run(["cmake", "--install", harness.build_dir(), "--prefix", d], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_install_lays_out_the_command_the_gdb_extension_the_package_and_the_docs(prefix):
+    assert os.access(os.path.join(prefix, "bin", "pyhang"), os.X_OK)
+    share = os.path.join(prefix, "share", "pyhang")
+    for path in ("gdbext/pyhang.gdb", "gdbext/load_pyhang.py", "gdbext/pyhang_gdb/__init__.py",
+                 "gdbext/pyhang_gdb/commands.py", "python/pyhang/__init__.py", "python/pyhang/cli.py",
+                 "python/pyhang/report.py"):
+        assert os.path.isfile(os.path.join(share, path)), path
+    assert glob.glob(os.path.join(share, "python", "_pyhang_native*.so"))
+    for doc in ("json-contract.md", "pyhang-report-1.schema.json"):
+        assert os.path.isfile(os.path.join(prefix, "share", "doc", "pyhang", doc)), doc
+    # byte-compiled for gdb's Python, as the build staged it
+    tag = sys.implementation.cache_tag
+    assert os.path.isfile(os.path.join(share, "python", "pyhang", "__pycache__", "report.%s.pyc" % tag))
+    assert os.path.isfile(os.path.join(share, "gdbext", "pyhang_gdb", "__pycache__", "commands.%s.pyc" % tag))
+
+
+def test_installed_pyhang_reports_a_real_deadlock_as_the_scenario_recorded_it(prefix, scenario):
+    # GIVEN two Python threads deadlocked on two RLocks (which record their owners)
+    s = scenario([PYTHON, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    a = next(t["tid"] for t in s.truth["threads"] if t["role"] == "holds-a-wants-b")
+    b = next(t["tid"] for t in s.truth["threads"] if t["role"] == "holds-b-wants-a")
+    before = _files(prefix)
+    # WHEN the installed command reports on it, away from the checkout
+    r = subprocess.run([os.path.join(prefix, "bin", "pyhang"), "report", "--json", "-p", str(s.pid)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300,
+                       env=_environment_without_checkout(), cwd=prefix)
+    assert r.returncode == 0, r.stderr
+    report = harness.validated_report(json.loads(r.stdout))
+    # THEN the document is the scenario's: its process, its threads, its one certain cycle
+    assert report["target"]["kind"] == "live" and report["target"]["pid"] == s.pid
+    assert report["target"]["python_version"] == s.truth["python"]
+    assert {a, b} <= {t["tid"] for t in report["threads"]}
+    assert len(report["deadlocks"]) == 1, report["deadlocks"]
+    d = report["deadlocks"][0]
+    assert sorted(d["threads"]) == sorted([a, b]) and d["confidence"] == "certain"
+    edges = {(e["waiter"], e["owner"]): e for e in d["edges"]}
+    assert edges[(a, b)]["kind"] == "py-rlock" and edges[(a, b)]["address"] == s.truth["b"]
+    assert edges[(b, a)]["kind"] == "py-rlock" and edges[(b, a)]["address"] == s.truth["a"]
+    # AND the installed bytecode was used as it is: nothing was written into the installation
+    assert _files(prefix) == before
+
+
+def test_sourcing_the_installed_pyhang_gdb_loads_the_installed_modules(prefix):
+    gdbext = os.path.join(prefix, "share", "pyhang", "gdbext", "pyhang.gdb")
+    r = subprocess.run(["gdb", "-nx", "-batch", "-ex", "source " + gdbext, "-ex", "pyhang version",
+                        "-ex", "python import pyhang, pyhang_gdb, _pyhang_native; "
+                               "print('FROM', pyhang.__file__, pyhang_gdb.__file__, _pyhang_native.__file__)"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                       env=_environment_without_checkout(), cwd=prefix)
+    assert "could not load" not in r.stdout and "native module" in r.stdout, r.stdout
+    line = next((l for l in r.stdout.splitlines() if l.startswith("FROM ")), None)
+    assert line is not None, r.stdout
+    share = os.path.realpath(os.path.join(prefix, "share", "pyhang"))
+    for path in line.split()[1:]:
+        assert os.path.realpath(path).startswith(share + os.sep), (path, r.stdout)
