@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+import harness
 from pyhang import analysis
 from pyhang.analysis import python_state
 from pyhang.model import snapshot as snapshots
@@ -49,7 +50,7 @@ def test_every_recorded_case_is_present():
 def test_replayed_snapshot_gives_the_report_gdb_printed(case):
     doc = recorded(case)
     _, got = replay(doc)
-    assert got == doc["report"]
+    assert got == harness.validated_report(doc["report"])
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -187,7 +188,7 @@ def test_garbage_snapshot_still_reports_every_thread():
                                     _thread(2, 11, lock={"kind": "mutex", "address": 0x20, "owners": [12, 13]}),
                                     _thread(3, 12, registers={})])
     report = analysis.build_report(snap)
-    doc = render_json.to_json(report)
+    doc = harness.validated_report(render_json.to_json(report))
     assert [t["tid"] for t in doc["threads"]] == [10, 11, 12]
     assert {t["gil"] for t in doc["threads"]} == {"unknown"}
     assert "the Python state could not be read (unreadable)" in doc["warnings"]
