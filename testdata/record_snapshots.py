@@ -12,10 +12,14 @@ recorded about itself:
 The analysis tests replay the snapshot without gdb and compare with the
 report and the truth.  Run again after a change to what collection records:
 
-    testdata/record_snapshots.py [CASE ...]      (needs a build: testdata/setup.sh)
+    testdata/record_snapshots.py [CASE ...]      (needs a configured build: testdata/setup.sh)
+
+gdb loads the Python side from the build tree, so the build is brought up
+to date first.
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -63,6 +67,7 @@ def record(case):
 
 
 def main(argv):
+    subprocess.run(["cmake", "--build", harness.build_dir()], check=True, stdout=subprocess.DEVNULL)
     os.makedirs(OUT, exist_ok=True)
     for case in argv or sorted(CASES):
         record(case)

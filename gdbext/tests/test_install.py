@@ -46,16 +46,17 @@ def test_install_lays_out_the_command_the_gdb_extension_the_package_and_the_docs
     assert os.access(os.path.join(prefix, "bin", "pyhang"), os.X_OK)
     share = os.path.join(prefix, "share", "pyhang")
     for path in ("gdbext/pyhang.gdb", "gdbext/load_pyhang.py", "gdbext/pyhang_gdb/__init__.py",
-                 "gdbext/pyhang_gdb/commands.py", "python/pyhang/__init__.py", "python/pyhang/cli.py",
-                 "python/pyhang/report.py"):
+                 "gdbext/pyhang_gdb/commands/__init__.py", "python/pyhang/__init__.py", "python/pyhang/cli.py",
+                 "python/pyhang/model/report.py", "python/pyhang/analysis/report.py"):
         assert os.path.isfile(os.path.join(share, path)), path
     assert glob.glob(os.path.join(share, "python", "_pyhang_native*.so"))
     for doc in ("json-contract.md", "pyhang-report-1.schema.json"):
         assert os.path.isfile(os.path.join(prefix, "share", "doc", "pyhang", doc)), doc
     # byte-compiled for gdb's Python, as the build staged it
     tag = sys.implementation.cache_tag
-    assert os.path.isfile(os.path.join(share, "python", "pyhang", "__pycache__", "report.%s.pyc" % tag))
-    assert os.path.isfile(os.path.join(share, "gdbext", "pyhang_gdb", "__pycache__", "commands.%s.pyc" % tag))
+    assert os.path.isfile(os.path.join(share, "python", "pyhang", "model", "__pycache__", "report.%s.pyc" % tag))
+    assert os.path.isfile(os.path.join(share, "gdbext", "pyhang_gdb", "commands", "__pycache__",
+                                       "report.%s.pyc" % tag))
 
 
 def test_installed_pyhang_reports_a_real_deadlock_as_the_scenario_recorded_it(prefix, scenario):

@@ -86,14 +86,28 @@ def test_threads_blocked_with_no_owner_known_are_a_verdict_never_an_all_clear():
     assert "No deadlock found.\n" not in text and "whose owners pyhang can name" in text
 
 
-def test_plain_lock_abba_is_never_called_a_certain_deadlock():
-    # threading.Lock records no owner: both threads are blocked on it, owner unknown
+def test_plain_lock_abba_is_a_likely_deadlock_through_the_threads_that_reference_each_lock():
+    # threading.Lock records no owner: each holder is named from its frames, never as certain
     doc = recorded("lock_abba_unrecorded")
     _, rep = replay(doc)
-    assert not [d for d in rep["deadlocks"] if d["confidence"] == "certain"]
-    for name in ("holds-a-wants-b", "holds-b-wants-a"):
-        th = next(t for t in rep["threads"] if t["tid"] == role(doc, name))
+    ab, ba = role(doc, "holds-a-wants-b"), role(doc, "holds-b-wants-a")
+    (d,) = rep["deadlocks"]
+    assert d["confidence"] == "likely" and sorted(d["threads"]) == sorted([ab, ba])
+    assert {e["source"] for e in d["edges"]} == {"heuristic"} and {e["kind"] for e in d["edges"]} == {"py-lock"}
+    for tid in (ab, ba):
+        th = next(t for t in rep["threads"] if t["tid"] == tid)
         assert th["blocked_on"]["kind"] == "py-lock" and th["blocked_on"]["owner_source"] == "unknown"
+
+
+def test_a_free_lock_or_a_fellow_waiter_is_never_a_likely_holder():
+    doc = recorded("lock_abba_unrecorded")
+    ab = role(doc, "holds-a-wants-b")
+
+    def free(snap):
+        next(t for t in snap.threads if t.tid == ab).python_lock["locked"] = False
+    _, rep = replay(doc, free)
+    assert not rep["deadlocks"] and not [e for e in rep["edges"] if e["waiter"] == ab]
+    assert ab in next(v for v in rep["verdicts"] if v["kind"] == "owners-unknown")["threads"]
 
 
 def test_native_abba_edges_come_from_the_mutex_lock_words():

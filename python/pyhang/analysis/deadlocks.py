@@ -7,7 +7,7 @@ inputs and their results into the report's edges, deadlocks and verdicts.
 """
 import _pyhang_native as native
 
-from pyhang.model.kinds import GilState, VerdictKind, WaitKind
+from pyhang.model.kinds import GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Deadlock, Edge, Verdict
 from pyhang.libraries import is_system_library
 
@@ -25,6 +25,28 @@ def certain_edges(threads):
             if owner != th.tid:
                 edges.append(Edge(waiter=th.tid, owner=owner, kind=b.kind, address=b.address,
                                   source=b.owner_source, evidence=b.evidence or ""))
+    return edges
+
+
+# Why a thread that references a threading.Lock is its likely holder.
+PYTHON_LOCK_SUSPECT = "references the lock in its innermost Python frames (inside `with lock:`, or in a variable)"
+
+
+def python_lock_holders(threads):
+    """Likely holders of the threading.Locks threads wait on, which record
+    no owner: the other threads that reference the lock object in their
+    innermost Python frames (the native search's `suspects`), unless the
+    lock is free or they wait for it too."""
+    waits = {t.tid: (t.blocked_on.kind, t.blocked_on.address) for t in threads if t.blocked_on}
+    edges = []
+    for th in threads:
+        b = th.blocked_on
+        if b is None or b.kind != WaitKind.PY_LOCK or b.owners or (b.lock or {}).get("locked") is False:
+            continue
+        for suspect in (b.lock or {}).get("suspects") or []:
+            if suspect != th.tid and waits.get(suspect) != (b.kind, b.address):
+                edges.append(Edge(waiter=th.tid, owner=suspect, kind=b.kind, address=b.address,
+                                  source=OwnerSource.HEURISTIC, evidence=PYTHON_LOCK_SUSPECT))
     return edges
 
 
@@ -69,7 +91,7 @@ def _edge(d):
 def wait_for_graph(threads):
     """(edges, deadlocks, truncated): every edge, certain and likely, and
     every cycle in them; truncated when there were more cycles than listed."""
-    edges = certain_edges(threads)
+    edges = certain_edges(threads) + python_lock_holders(threads)
     edges += [_edge(d) for d in native.likely_holders(_thread_facts(threads))]
     cycles, truncated = native.find_cycles([_edge_dict(e) for e in edges])
     deadlocks = [Deadlock(threads=list(c["threads"]), confidence=c["confidence"],

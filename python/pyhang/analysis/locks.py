@@ -75,7 +75,7 @@ def from_python(wait):
         b.lock = {"recursion": wait.get("count")}
     elif kind == WaitKind.PY_LOCK:
         b.owner_source = OwnerSource.UNKNOWN
-        b.lock = {"suspects": list(wait.get("suspects") or [])}
+        b.lock = {"suspects": list(wait.get("suspects") or []), "locked": wait.get("locked")}
     elif kind == WaitKind.PY_CONDITION:
         b.address = wait.get("condition") or b.address
         b.owner_source = OwnerSource.UNKNOWN
