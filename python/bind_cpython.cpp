@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "bindings.hpp"
-#include "pyhang/cpython.hpp"
-#include "pyhang/target.hpp"
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
 

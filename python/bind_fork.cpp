@@ -1,12 +1,12 @@
-// Fork facts of a target (pyhang/fork.hpp) as plain Python dicts, for
+// Fork facts of a target (pyhang/analysis/fork.hpp) as plain Python dicts, for
 // python/pyhang/forks.py to turn into hazards.
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "pyhang/cpython.hpp"
-#include "pyhang/fork.hpp"
-#include "pyhang/pyobjects.hpp"
-#include "pyhang/target.hpp"
+#include "pyhang/analysis/fork.hpp"
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/pyobjects.hpp"
+#include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
 

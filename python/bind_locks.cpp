@@ -4,7 +4,7 @@
 //   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.25-2.42"} | None
 //   r.problem      -> str: why locks cannot be decoded ("" when they can)
 //   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
-//   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc_locks.hpp;
+//   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc/identify.hpp;
 //       "candidates" lists every candidate considered only with explain=True)
 //       registers: dict of user_regs_struct names (as Target returns them),
 //                  a list of 27 ints, or None
@@ -14,9 +14,10 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "pyhang/glibc_locks.hpp"
-#include "pyhang/nptl.hpp"
-#include "pyhang/target.hpp"
+#include "pyhang/glibc/identify.hpp"
+#include "pyhang/glibc/nptl.hpp"
+#include "pyhang/glibc/version.hpp"
+#include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
 

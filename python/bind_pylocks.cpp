@@ -1,4 +1,4 @@
-// Which Python lock a blocked thread waits on (pyhang/cpython_locks.hpp).
+// Which Python lock a blocked thread waits on (pyhang/cpython/locks.hpp).
 //
 //   locks = PythonLocks(target)      # reads the interpreter once (cpython::inspect, innermost frames)
 //   locks.status                     # "ok", "not-python", ... (PythonState.status)
@@ -19,9 +19,9 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "pyhang/cpython.hpp"
-#include "pyhang/cpython_locks.hpp"
-#include "pyhang/target.hpp"
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/locks.hpp"
+#include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
 

@@ -3,7 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "pyhang/target.hpp"
+#include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
 

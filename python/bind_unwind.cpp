@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bindings.hpp"
-#include "pyhang/unwind.hpp"
+#include "pyhang/unwind/unwinder.hpp"
 
 namespace py = pybind11;
 

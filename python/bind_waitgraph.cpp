@@ -2,7 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "pyhang/waitgraph.hpp"
+#include "pyhang/analysis/waitgraph.hpp"
 
 namespace py = pybind11;
 

@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "pyhang/core.hpp"
+#include "pyhang/target/core_file.hpp"
 
 namespace pyhang::bindings {
 
@@ -23,10 +23,5 @@ template <class T>
 pybind11::object opt(const std::optional<T>& v) {
   return v ? pybind11::cast(*v) : pybind11::none();
 }
-
-// Names of the x86_64 general registers in Registers' (user_regs_struct) order.
-inline constexpr const char* kRegisterNames[Registers::kCount] = {
-    "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
-    "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
 
 }  // namespace pyhang::bindings

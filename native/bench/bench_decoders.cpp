@@ -12,12 +12,13 @@
 #include <cstdlib>
 #include <memory>
 
-#include "cpython_internal.hpp"
-#include "cpython_layouts.hpp"
-#include "test_cpython_image.hpp"
-#include "pyhang/cpython.hpp"
-#include "pyhang/glibc_locks.hpp"
-#include "pyhang/target.hpp"
+#include "cpython/internal.hpp"
+#include "cpython/layouts/layout.hpp"
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/glibc/identify.hpp"
+#include "pyhang/glibc/version.hpp"
+#include "pyhang/target/target.hpp"
+#include "support/cpython_image.hpp"
 
 using namespace pyhang;
 

@@ -15,9 +15,9 @@
 #include <cstdlib>
 #include <memory>
 
-#include "pyhang/target.hpp"
-#include "pyhang/unwind.hpp"
-#include "self_registers.hpp"
+#include "pyhang/target/target.hpp"
+#include "pyhang/unwind/unwinder.hpp"
+#include "support/self_registers.hpp"
 
 using namespace pyhang;
 using namespace pyhang::unwind;

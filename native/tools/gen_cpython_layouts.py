@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate native/src/cpython_layouts_generated.cpp from CPython's own headers.
+"""Generate native/src/cpython/layouts/generated.cpp from CPython's own headers.
 
 For every minor version 3.6 ... 3.13 this finds an interpreter under
 $(pyenv root)/versions/3.X.*, writes a C probe that includes that version's
@@ -39,7 +39,7 @@ MINORS = range(6, 14)
 #   CONST(expr)         an integer constant (enumerator or macro)
 #   BITS(T, m, f)       mask of bit-field f inside the 32-bit word at T.m
 # The order here is the declaration order of struct Layout in
-# native/src/cpython_layouts.hpp; the generator checks they agree.
+# native/src/cpython/layouts/layout.hpp; the generator checks they agree.
 FIELDS: list[tuple[str, str, list[str]]] = [
     # --- PyObject / PyVarObject / PyTypeObject
     ("object_ob_type", "PyObject.ob_type", ["OFF(PyObject, ob_type)"]),
@@ -199,7 +199,7 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("dictvalues_values", "PyDictValues.values (3.11+)", ["OFF(PyDictValues, values)"]),
     ("dictvalues_valid", "PyDictValues.valid (uint8, 3.13+)", ["OFF(PyDictValues, valid)"]),
     ("dict_or_values_size", "sizeof(PyDictOrValues) (3.12 only)", ["SIZE(PyDictOrValues)"]),
-    # --- reading Python values (pyobjects.hpp): sys.modules, numbers, containers
+    # --- reading Python values (pyhang/cpython/pyobjects.hpp): sys.modules, numbers, containers
     ("interp_modules", "PyInterpreterState.modules / imports.modules (sys.modules)", ["OFF(PyInterpreterState, imports.modules)", "OFF(PyInterpreterState, modules)"]),
     ("tpflags_long_subclass", "Py_TPFLAGS_LONG_SUBCLASS", ["CONST(Py_TPFLAGS_LONG_SUBCLASS)"]),
     ("tpflags_list_subclass", "Py_TPFLAGS_LIST_SUBCLASS", ["CONST(Py_TPFLAGS_LIST_SUBCLASS)"]),
@@ -391,7 +391,7 @@ def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pyenv-root", default=None)
-    ap.add_argument("--output", default=os.path.join(here, "..", "src", "cpython_layouts_generated.cpp"))
+    ap.add_argument("--output", default=os.path.join(here, "..", "src", "cpython", "layouts", "generated.cpp"))
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
     ap.add_argument("--also-prefix", action="append", default=None,
                     help="prefix with include/python3.X of another patch release (default: /usr, /usr/local)")
@@ -404,7 +404,7 @@ def main() -> None:
             root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
         except (OSError, subprocess.CalledProcessError):
             root = os.path.expanduser("~/.pyenv")
-    check_header(os.path.join(os.path.dirname(args.output), "cpython_layouts.hpp"))
+    check_header(os.path.join(os.path.dirname(args.output), "layout.hpp"))
 
     interpreters = find_interpreters(root)
     tables = []
@@ -453,7 +453,7 @@ def main() -> None:
     for line in checked:
         out.append(f"// Also probed: {line}")
     out.append("// Absent fields are -1.")
-    out.append('#include "cpython_layouts.hpp"')
+    out.append('#include "cpython/layouts/layout.hpp"')
     out.append("")
     out.append("namespace pyhang::cpython {")
     out.append("namespace {")

@@ -1,0 +1,165 @@
+// What a fork child inherited, as far as memory and /proc can tell: the
+// native half of `fork-hazards` (the rules that turn these facts into
+// hazards are in python/pyhang/forks.py).
+//
+//  - Thread descriptors of threads that did not survive fork
+//    (scan_thread_descriptors): fork copies the whole address space, so the
+//    stacks of the parent's other threads stay mapped in the child, each
+//    with its glibc `struct pthread` at the top (x86_64: TLS above the
+//    stack, the TCB header starting the struct: tcbhead_t.tcb at +0 and
+//    .self at +16 both point to the struct itself).  The fields are read
+//    through the descriptors libc exports for libthread_db
+//    (`_thread_db_pthread_tid`, `_cancelhandling`, `_start_routine`): after
+//    fork glibc sets the tid of every other descriptor to 0 and keeps the
+//    block as a cached stack; a thread that ended by itself set the EXITING
+//    bit in cancelhandling first (glibc nptl/descr.h EXITING_BIT 4, the
+//    bit libthread_db reports as TD_THR_ZOMBIE).  So: a descriptor that is
+//    not one of this process's threads and whose EXITING bit is clear was a
+//    thread running in the parent at the moment of fork; its start_routine
+//    says what it was (gomp_thread_start in libgomp: OpenMP's pool; the
+//    interpreter's thread bootstrap: a Python thread).
+//  - glibc-internal locks that fork does not reset (glibc_internal_locks):
+//    __exit_funcs_lock is a hidden symbol; its address is decoded from the
+//    code of the exported __cxa_finalize (`lea X(%rip),%reg` followed by
+//    `lock cmpxchg %r32,(%reg)`: the inlined __libc_lock_lock).
+//  - /proc facts of a live child and its parent (process_facts): parent
+//    executable, start times, whether the address space is the parent's
+//    (same executable, libc and heap at the same addresses: the child did
+//    not exec), the parent's threads, and smaps_rollup of the child.
+//  - Python-side facts (python_fork_facts): multiprocessing's start method
+//    and the current process object, torch.cuda's "initialised" flags,
+//    threading._active, and large list/dict/set/tuple globals, read through
+//    pyhang/cpython/pyobjects.hpp.
+// Nothing here throws on bad memory; each part says in `problem` what it
+// could not read.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/glibc/nptl.hpp"
+#include "pyhang/target/core_file.hpp"
+#include "pyhang/target/memory.hpp"
+
+namespace pyhang {
+class Target;
+class AddressSpace;
+}  // namespace pyhang
+
+namespace pyhang::fork {
+
+// ---- thread descriptors ---------------------------------------------------
+
+inline constexpr std::uint32_t kExitingBit = 1u << 4;  // glibc nptl/descr.h EXITING_BITMASK
+
+struct ThreadDescriptor {
+  Addr address = 0;             // the struct pthread (its pthread_t)
+  Addr stack_start = 0;         // the mapping that holds it
+  Addr stack_end = 0;
+  std::int32_t tid = 0;         // its tid field: 0 after fork (or after the thread ended)
+  std::optional<std::uint32_t> cancelhandling;
+  bool exited = false;          // EXITING bit set: the thread ended by itself
+  Addr start_routine = 0;
+};
+
+struct DescriptorScan {
+  std::vector<ThreadDescriptor> descriptors;  // not one of `own`, sorted by address
+  std::size_t mappings_scanned = 0;
+  std::string problem;
+};
+
+struct ScanOptions {
+  std::uint64_t top_bytes = 1 << 17;   // bytes below a mapping's end searched for the descriptor
+  std::size_t max_mappings = 4096;
+  std::uint64_t min_mapping = 1 << 16; // smaller anonymous mappings are no thread stacks
+};
+
+// Every struct pthread at the top of an anonymous rw mapping, except
+// `own` (the struct pthreads of this process's threads: their fs_base).
+DescriptorScan scan_thread_descriptors(MemoryReader& memory, const std::vector<Mapping>& mappings,
+                                       const nptl::DescriptorResult& fields, const std::vector<Addr>& own,
+                                       const ScanOptions& opts = {});
+DescriptorScan scan_thread_descriptors(Target& target, const std::vector<Addr>& own, const ScanOptions& opts = {});
+
+// ---- glibc-internal locks -------------------------------------------------
+
+struct NamedLock {
+  std::string name;    // "__exit_funcs_lock"
+  Addr address = 0;    // runtime address
+  std::string how;     // one line: how the address was found
+};
+struct InternalLocks {
+  std::vector<NamedLock> locks;
+  std::string problem;  // what could not be found, and why
+};
+InternalLocks glibc_internal_locks(const AddressSpace& space);
+
+// The address `lea disp(%rip),%reg ... lock cmpxchg %r32,(%reg)` locks in
+// the machine code `code` placed at link address `link` (the first such
+// pair, the cmpxchg within `window` bytes of the lea); nullopt when none.
+std::optional<Addr> decode_locked_cmpxchg(const std::uint8_t* code, std::size_t size, Addr link,
+                                          std::size_t window = 32);
+
+// ---- /proc of a live process ----------------------------------------------
+
+struct ProcessFacts {
+  int pid = 0;
+  int ppid = 0;
+  std::string exe, parent_exe;
+  std::string cmdline, parent_cmdline;      // NULs as spaces
+  std::optional<std::uint64_t> start_ticks, parent_start_ticks;  // /proc/PID/stat field 22
+  // Same executable and the same addresses of the executable, libc and the
+  // heap as the parent: the child's address space is the parent's copy.
+  bool same_address_space = false;
+  std::string address_space_evidence;
+  std::vector<int> parent_threads;          // /proc/PPID/task
+  std::vector<std::string> parent_thread_names;
+  std::map<std::string, std::uint64_t> smaps_rollup;        // kB, of the child
+  std::map<std::string, std::uint64_t> parent_smaps_rollup; // kB
+  std::string problem;
+};
+ProcessFacts process_facts(int pid);
+
+// Pure parsers, exposed for tests.
+std::map<std::string, std::uint64_t> parse_smaps_rollup(const std::string& text);
+std::optional<std::pair<int, std::uint64_t>> parse_stat_ppid_start(const std::string& text);  // (ppid, starttime)
+
+// ---- Python-side facts ----------------------------------------------------
+
+struct BigContainer {
+  std::string where;        // "module.name"
+  std::string type;         // tp_name
+  std::int64_t length = 0;
+  Addr address = 0;
+  std::int64_t estimated_bytes = 0;  // the container and its first-level items (sampled)
+};
+
+struct PythonForkFacts {
+  bool multiprocessing = false;        // multiprocessing.context imported
+  std::string default_context;         // type of context._default_context._default_context ("ForkContext")
+  std::string actual_context;          // ._actual_context type; "" when not fixed yet (None)
+  std::string current_process_type;    // multiprocessing.process._current_process
+  std::string current_process_name;    // its _name
+  std::optional<std::int64_t> parent_pid;  // its _parent_pid
+  bool torch = false;                  // torch.cuda imported
+  std::optional<bool> cuda_initialized, cuda_in_bad_fork;
+  std::optional<std::int64_t> threading_active;  // len(threading._active)
+  std::vector<BigContainer> containers;
+  std::vector<std::string> problems;   // one line each
+};
+
+struct PythonScanOptions {
+  std::int64_t min_length = 10000;     // containers at least this long are listed
+  std::size_t max_modules = 4000;
+  std::size_t max_globals = 20000;     // per module
+  std::size_t sample = 64;             // items sampled for the size estimate
+};
+
+PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonState& state,
+                                  const PythonScanOptions& opts = {});
+
+}  // namespace pyhang::fork

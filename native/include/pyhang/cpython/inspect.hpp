@@ -1,0 +1,147 @@
+// CPython 3.6 - 3.13 as seen from outside: the interpreter's version, its
+// thread states with their Python frames, and the GIL, read from target
+// memory with no debug symbols (only .dynsym) and no debug build.
+//
+// Layouts come from tables generated from each version's headers
+// (native/src/cpython/layouts/); on 3.13+ the target's own
+// _Py_DebugOffsets are read and checked against the table.
+//
+// Nothing here throws on bad target memory: every object that cannot be
+// read or does not look like what it should be ends up as a one-line
+// `problem` on the thread it belongs to, or in `PythonState::warnings`,
+// and the rest of the state is still returned.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pyhang/target/memory.hpp"
+
+namespace pyhang {
+class Target;
+struct LoadedObject;
+}  // namespace pyhang
+
+namespace pyhang::cpython {
+
+struct Layout;  // native/src/cpython/layouts/layout.hpp
+
+// One Python frame.
+struct PyFrame {
+  std::string function;     // co_qualname (3.11+), else co_name; "<unknown>" if unreadable
+  std::string file;         // co_filename
+  int line = -1;            // -1 when unknown
+  bool entry_frame = false; // C called into the eval loop here (3.11+; always false up to 3.10)
+  Addr frame = 0;           // the PyFrameObject / _PyInterpreterFrame
+  Addr code = 0;            // the code object
+};
+
+struct PyThreadInfo {
+  Addr tstate = 0;
+  Addr interp = 0;
+  std::int64_t interp_id = 0;             // 0 for the main interpreter (and on 3.6)
+  std::uint64_t thread_id = 0;            // PyThreadState.thread_id: the pthread_t
+  std::optional<int> native_tid;          // the LWP, when known
+  std::vector<PyFrame> frames;            // innermost first
+  std::string problem;                    // why frames may be incomplete; empty when all is well
+  std::optional<bool> attached;           // 3.13+: tstate->state == _Py_THREAD_ATTACHED
+  bool holds_gil = false;
+};
+
+struct AddrRange {
+  Addr start = 0;
+  std::uint64_t size = 0;
+  bool contains(Addr a) const { return start != 0 && a >= start && a - start < size; }
+};
+
+struct GilInfo {
+  // The GIL state: 3.7+ struct _gil_runtime_state.  3.6, where the GIL is a
+  // set of static variables: the block of its pthread objects (gil_mutex,
+  // gil_cond, switch_mutex, switch_cond) when they were decoded and lie
+  // together, else the static int gil_locked.  0 when not located.
+  Addr address = 0;
+  std::uint64_t size = 0;    // bytes: futex/cond/mutex addresses in [address, address+size) belong to it
+  // Each piece of the GIL exactly.  3.7+: [address, size) alone.  3.6:
+  // gil_locked (4), gil_mutex (40), gil_cond (48), switch_mutex (40),
+  // switch_cond (48), those that were decoded, in that order.
+  // gil_for_wait_address() checks [address, size) and every range.
+  std::vector<AddrRange> ranges;
+  std::optional<bool> locked;
+  Addr holder_tstate = 0;    // the holder when locked, else 0
+  std::optional<std::uint64_t> switch_number;
+  std::int64_t interp_id = -1;  // -1 when process-wide (< 3.12)
+  std::string source;        // how locked/holder were found: "gil-state", "tstate-current", ...
+};
+
+struct PythonState {
+  std::string status = "not-python";  // "ok", "not-python", "starting", "finalizing", "unsupported", "unreadable"
+  std::string version;                // "3.11.7"; empty when unknown
+  int major = 0, minor = 0, patch = -1;
+  std::string library;                // the object holding the interpreter (libpython3.X.so or the executable)
+  std::string layout;                 // "3.11.7" the table used, "+ _Py_DebugOffsets" when read
+  Addr runtime = 0;                   // _PyRuntime, 0 before 3.7 or when not found
+  std::vector<GilInfo> gils;
+  std::vector<PyThreadInfo> threads;
+  std::vector<std::string> warnings;  // one line each
+};
+
+struct Options {
+  std::size_t max_interpreters = 1024;
+  std::size_t max_threads = 100000;  // per interpreter
+  std::size_t max_frames = 10000;    // per thread
+  std::size_t max_string = 1 << 16;  // characters of one str
+  std::size_t max_table = 1 << 22;   // bytes of one line table
+  bool frames = true;                // false: threads and GIL only
+};
+
+// Finds the interpreter in the target (only .dynsym is used), walks every
+// interpreter, thread and frame.  Never throws on bad target memory.
+PythonState inspect(Target& target, const Options& opts = {});
+
+// Where the interpreter is, as found by locate(); also what tests build by
+// hand around a synthetic memory image.
+struct Roots {
+  Addr runtime = 0;              // _PyRuntime (3.7+)
+  Addr interp_head_var = 0;      // address of the static interp_head (3.6)
+  Addr tstate_current_var = 0;   // address of _PyThreadState_Current (3.6)
+  Addr finalizing_var = 0;       // address of _Py_Finalizing (3.6)
+  Addr gil_locked_var = 0;       // address of the static gil_locked (3.6), when decoded
+  Addr gil_mutex_var = 0;        // static pthread_mutex_t gil_mutex (3.6), when decoded
+  Addr gil_cond_var = 0;         // static pthread_cond_t gil_cond (3.6)
+  Addr switch_mutex_var = 0;     // static pthread_mutex_t switch_mutex (3.6)
+  Addr switch_cond_var = 0;      // static pthread_cond_t switch_cond (3.6)
+};
+
+struct Located {
+  std::string version;  // "3.11.7", "3.10.13"
+  int major = 0, minor = 0, patch = -1;
+  std::string library;
+  Roots roots;
+  std::vector<std::string> warnings;
+};
+
+// Finds the interpreter and its version in the objects the target maps.
+std::optional<Located> locate(Target& target);
+
+// Walks from known roots with a given layout: inspect() after locate(), and
+// the entry point of tests on synthetic memory images.
+PythonState inspect_memory(MemoryReader& memory, const Layout& layout, const Roots& roots,
+                           const Options& opts = {});
+
+// Is a futex/cond/mutex address a thread sleeps on part of a GIL?  Returns
+// the GilInfo it belongs to, or null.
+const GilInfo* gil_for_wait_address(const PythonState& state, Addr futex_addr);
+
+// The thread holding the GIL of its interpreter, or null.
+const PyThreadInfo* gil_holder(const PythonState& state);
+
+// "3.11.7 (Py_Version)", pure helpers exposed for tests.
+std::string version_from_hex(std::uint32_t py_version_hex);  // 0x030B07F0 -> "3.11.7"
+// Line of a byte offset into the code, by the line-table format of the
+// layout; -1 when the table says "no line".
+int line_for_offset(const Layout& layout, const std::vector<std::uint8_t>& table, int firstlineno,
+                    std::int64_t byte_offset);
+
+}  // namespace pyhang::cpython

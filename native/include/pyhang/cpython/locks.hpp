@@ -1,0 +1,112 @@
+// Which Python lock a blocked thread waits on, and who owns it: the
+// Python-level half of `lock-owner`.
+//
+// threading.Lock is `_thread.lock`, threading.RLock is `_thread.RLock` (the
+// C implementation), threading.Condition.wait() blocks in waiter.acquire()
+// on a fresh `_thread.lock`.  On Linux, CPython 3.6 - 3.13 (checked on
+// 3.13.0), each of these objects points at a malloc'ed glibc sem_t, and a
+// blocked acquire sleeps in PyThread_acquire_lock_timed → sem_clockwait /
+// sem_timedwait / sem_wait on it: the futex address of the sleeping thread
+// (rdi of futex(2)) is inside that sem_t.
+//
+// How the lock object is found: the thread's innermost few Python frames
+// (PythonState from cpython::inspect with frames) are scanned, each over its
+// locals and value stack (co_nlocals.. + co_stacksize slots, at most
+// kMaxSlots), for pointers to objects whose type name is `_thread.lock` or
+// `_thread.RLock`, directly or as the __self__ of a bound method (`with
+// lock:` keeps lock.__exit__ on the stack, 3.6's `lock.acquire()` the bound
+// acquire).  The one whose sem_t holds the futex address is the answer:
+// confidence "certain".  Every pointer is checked (plausible address, type
+// name read through the object's type, bounded reads); garbage gives
+// nothing, never a crash.
+//
+// What can be said about the owner:
+//  - RLock: rlock_owner is the owner's pthread_t (0 when free) and
+//    rlock_count the recursion depth; the pthread_t is mapped to a TID
+//    through the Python thread states (thread_id → native TID), else
+//    through nptl::pthread_tid.
+//  - Lock: CPython does not record who acquired a Lock (any thread may
+//    release it).  `suspects` lists the other threads whose innermost frames
+//    hold a reference to the same lock object (e.g. inside `with lock:`):
+//    a heuristic, said so in `owner_source`.
+//  - Condition.wait: the thread waits to be notified on its waiter lock
+//    (which nobody "owns"); `condition` is the Condition (the `self` of the
+//    threading.py frame) and `condition_lock` its `_lock` (read from the
+//    instance's attributes: instance dict, or 3.11+ managed dict / inline
+//    values), which the waiter must reacquire after being notified; its
+//    type and, for an RLock, its owner are given too.
+//
+// Not covered: locks of pure-Python implementations (threading._PyRLock),
+// asyncio locks, multiprocessing locks (a sem_t in shared memory: a
+// glibc-level "semaphore" wait), 3.14's PyMutex-based lock objects.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/target/memory.hpp"
+
+namespace pyhang {
+class Target;
+}
+
+namespace pyhang::cpython {
+
+struct PyLockWait {
+  // "py-lock" (a threading.Lock), "py-rlock" (a threading.RLock),
+  // "py-condition" (Condition.wait: blocked on its waiter lock), or "" when
+  // the thread is not found waiting on a Python lock (see `problem`).
+  std::string kind;
+  std::string confidence;          // "certain" (futex inside the lock's sem_t) | "guess" (no futex given)
+  Addr object = 0;                 // the _thread.lock / _thread.RLock object waited on (its id())
+  std::string type_name;           // "_thread.lock" | "_thread.RLock"
+  Addr wait_address = 0;           // the sem_t the object points to
+  std::optional<bool> locked;      // Lock: lockobject.locked; RLock: owner != 0
+  std::optional<std::uint64_t> owner_thread_id;  // RLock: rlock_owner (pthread_t); Lock: never recorded
+  std::optional<int> owner_tid;                  // RLock owner → LWP
+  std::optional<std::uint64_t> count;            // RLock: recursion count
+  std::string owner_source;        // "lock-word" (RLock rlock_owner) | "heuristic" (suspects) | "unknown"
+  std::vector<int> suspects;       // Lock: other threads whose innermost frames reference the object
+  std::string frame_function;      // the Python frame whose locals/stack held the object
+  std::string frame_file;
+  int frame_line = -1;
+
+  // py-condition
+  Addr condition = 0;              // the threading.Condition
+  Addr condition_lock = 0;         // its _lock: what the waiter must reacquire
+  std::string condition_lock_type; // "_thread.RLock" | "_thread.lock" | other type name
+  std::optional<bool> condition_lock_locked;
+  std::optional<std::uint64_t> condition_lock_owner_thread_id;
+  std::optional<int> condition_lock_owner_tid;
+  std::optional<std::uint64_t> condition_lock_count;
+
+  std::string evidence;  // one line: how it was found
+  std::string problem;   // one line: why nothing (or only part) was found; empty when all is well
+};
+
+struct LockWaitOptions {
+  std::size_t max_frames = 4;    // innermost Python frames scanned (the waiter's; suspects' too)
+  std::size_t max_slots = 512;   // locals + stack slots read per frame
+  bool suspects = true;          // scan other threads' frames for Lock suspects
+};
+
+// `state` must come from cpython::inspect(target) with frames (Options::frames);
+// `tid` is the LWP of the thread; `futex_address` the rdi of its futex(2)
+// (from frame 0's registers or /proc/PID/task/TID/syscall).  Without it only
+// a guess is possible: the innermost lock object on the stack (confidence
+// "guess"); callers should then only ask about threads whose native stack
+// shows PyThread_acquire_lock*.  Never throws on bad target memory.
+PyLockWait find_python_lock_wait(Target& target, const PythonState& state, int tid,
+                                 std::optional<Addr> futex_address, const LockWaitOptions& opts = {});
+
+// The same over any memory (unit tests on synthetic images).  pthread_t →
+// TID uses the state's threads, then `pthread_tid` when given.
+PyLockWait find_python_lock_wait_memory(MemoryReader& memory, const PythonState& state, int tid,
+                                        std::optional<Addr> futex_address, const LockWaitOptions& opts = {},
+                                        const std::function<std::optional<int>(std::uint64_t)>& pthread_tid = {});
+
+}  // namespace pyhang::cpython

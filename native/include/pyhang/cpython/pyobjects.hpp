@@ -1,0 +1,102 @@
+// Reading Python objects of the target: what a value is (None, bool, int,
+// float, str, bytes, list, tuple, dict, set, module, other), container
+// sizes, dict entries, instance and module attributes, and sys.modules of
+// the main interpreter — for any decoder that needs to look at program
+// state (Python locks' Conditions, fork hazards: multiprocessing's start
+// method, torch.cuda's flags, large containers).
+//
+// Layouts: the generated tables (cpython_layouts*.{hpp,cpp}) and the hand
+// table of native/src/cpython/layouts/objects.hpp (dict keys before 3.11, managed
+// dicts).  Nothing dereferences a target pointer without a bound: every
+// object is checked (plausible address, its type read through ob_type,
+// sizes capped by ObjectLimits), and garbage gives nullopt / 0 with a
+// one-line problem, never a crash or an exception.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/target/memory.hpp"
+
+namespace pyhang::cpython {
+
+struct ObjectLimits {
+  std::size_t max_string = 4096;        // characters of one str read
+  std::size_t max_entries = 1 << 16;    // dict entries / sequence items read at most
+  std::int64_t max_length = 1LL << 40;  // a len() beyond this is garbage
+};
+
+struct PyValue {
+  Addr address = 0;
+  std::string type;  // tp_name; empty when unreadable
+  // "none", "bool", "int", "float", "str", "bytes", "list", "tuple", "dict",
+  // "set", "frozenset", "module", "object" (anything else), "unreadable"
+  std::string kind = "unreadable";
+  std::optional<bool> boolean;
+  std::optional<std::int64_t> integer;   // int (when it fits 64 bits) and bool
+  std::optional<double> real;            // float
+  std::optional<std::string> text;       // str (at most ObjectLimits::max_string characters)
+  std::optional<std::int64_t> length;    // len() of str, bytes, list, tuple, dict, set, frozenset
+  std::string problem;                   // why a part could not be read; empty when all is well
+};
+
+class PyObjects {
+ public:
+  // For the interpreter `state` describes (cpython::inspect or
+  // inspect_memory): its version picks the layouts, its threads give the
+  // main interpreter (for sys.modules).  ok() is false when pyhang has no
+  // layout for that version.
+  PyObjects(MemoryReader& memory, const PythonState& state, const ObjectLimits& limits = {});
+  ~PyObjects();
+  PyObjects(const PyObjects&) = delete;
+  PyObjects& operator=(const PyObjects&) = delete;
+
+  bool ok() const;
+  const std::string& problem() const;  // why !ok()
+
+  std::optional<std::string> type_name(Addr obj);
+  // tp_basicsize of obj's type.
+  std::optional<std::int64_t> basic_size(Addr obj);
+  PyValue value(Addr obj);
+
+  std::optional<std::string> str(Addr obj, std::string* problem = nullptr);
+  std::optional<std::int64_t> integer(Addr obj, std::string* problem = nullptr);  // int and bool
+  std::optional<double> real(Addr obj, std::string* problem = nullptr);
+  // len() of str, bytes, list, tuple, dict, set, frozenset (and subclasses).
+  std::optional<std::int64_t> length(Addr obj, std::string* problem = nullptr);
+
+  // A dict's (key, value) pairs, combined or split table, at most `max`.
+  std::vector<std::pair<Addr, Addr>> dict_items(Addr dict, std::size_t max, std::string* problem = nullptr);
+  // The value under the str key `key`, or 0.
+  Addr dict_get(Addr dict, std::string_view key, std::string* problem = nullptr);
+  // The items of a list or tuple, at most `max`.
+  std::vector<Addr> sequence_items(Addr obj, std::size_t max, std::string* problem = nullptr);
+
+  // obj.__dict__[name]: instance dict at tp_dictoffset (modules too), or a
+  // managed dict / inline values (3.11+); 0 when absent or unreadable.
+  Addr attribute(Addr obj, std::string_view name, std::string* problem = nullptr);
+
+  // The dict object holding obj's attributes when there is one (a module's
+  // globals, an instance dict at tp_dictoffset, a materialised managed
+  // dict); 0 when the attributes live in inline values or nowhere.
+  Addr instance_dict(Addr obj, std::string* problem = nullptr);
+
+  // sys.modules of the main interpreter (interp->modules), 0 when unknown.
+  Addr sys_modules(std::string* problem = nullptr);
+  // sys.modules[name], 0 when not imported (problem says so).
+  Addr module(std::string_view name, std::string* problem = nullptr);
+  // sys.modules[module].name, 0 when absent.
+  Addr module_attribute(std::string_view module, std::string_view name, std::string* problem = nullptr);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pyhang::cpython

@@ -1,0 +1,44 @@
+// Which glibc the target runs, read from libc's own ELF file (no debug info):
+// the version picks the lock layouts (pyhang/glibc/layouts.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "pyhang/target/elf.hpp"
+
+namespace pyhang {
+class AddressSpace;
+}
+
+namespace pyhang::glibc {
+
+struct GlibcVersion {
+  int major = 0;
+  int minor = 0;
+  std::string text;    // "2.36"
+  std::string source;  // "__nptl_version", "banner", "file name", "version definitions"
+  bool exact = true;   // false: a lower bound (highest GLIBC_2.x version definition)
+  bool operator<(const GlibcVersion& o) const { return std::pair(major, minor) < std::pair(o.major, o.minor); }
+};
+
+struct VersionResult {
+  std::optional<GlibcVersion> version;
+  std::string problem;  // one line when version is absent
+};
+
+// "2.36" / "2.36.9000" / "2.17-326.el7" → {2, 36}; nullopt for anything else.
+std::optional<GlibcVersion> parse_glibc_version(std::string_view text);
+
+// From libc's file alone, in this order: the __nptl_version string (.dynsym,
+// 2.34+; libpthread's before), the "release version 2.X" banner in
+// .rodata, the file name (libc-2.31.so), the highest GLIBC_2.X of
+// .gnu.version_d (a lower bound, exact=false).
+VersionResult detect_version(const ElfFile& libc);
+// Finds libc (libc.so*, libc-2.*.so) among the mapped objects; falls back to
+// libpthread for __nptl_version.
+VersionResult detect_version(const AddressSpace& space);
+
+}  // namespace pyhang::glibc

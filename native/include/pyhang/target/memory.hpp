@@ -1,0 +1,165 @@
+// Target memory: one interface, several sources (live process, core file,
+// a callback into the debugger), and a page cache in front of any of them.
+//
+// Unreadable memory is an ordinary outcome, never an exception: every read
+// says how many bytes it got.  Decoders must treat a short read as "this
+// object cannot be trusted" and move on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pyhang/base/types.hpp"
+
+namespace pyhang {
+
+// Raised only when a source cannot be opened at all (no such process, not a
+// core file); reads themselves never throw.
+class ReaderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ReaderStats {
+  std::uint64_t calls = 0;        // read requests that reached the source
+  std::uint64_t syscalls = 0;     // system calls the source made for them
+  std::uint64_t bytes = 0;        // bytes delivered by the source
+  std::uint64_t cache_hits = 0;   // page-cache hits (CachedReader only)
+  std::uint64_t cache_misses = 0; // pages fetched (CachedReader only)
+};
+
+// One read of a batch: `done` is set to the bytes read from the start of the
+// range (a short count means the rest could not be read).
+struct ReadRequest {
+  Addr addr = 0;
+  void* buf = nullptr;
+  std::size_t size = 0;
+  std::size_t done = 0;
+};
+
+class MemoryReader {
+ public:
+  virtual ~MemoryReader() = default;
+
+  // Reads up to n bytes from addr; returns how many were read from the start.
+  virtual std::size_t read_partial(Addr addr, void* buf, std::size_t n) = 0;
+
+  // Reads several ranges; sources that can do this in fewer system calls
+  // override it.
+  virtual void read_batch(std::span<ReadRequest> requests);
+
+  // One line for users: "live process 1234", "core file /tmp/core.1".
+  virtual std::string describe() const = 0;
+
+  // Forget anything remembered about the target (it ran again).
+  virtual void invalidate() {}
+
+  virtual const ReaderStats& stats() const { return stats_; }
+
+  // All or nothing.
+  bool read(Addr addr, void* buf, std::size_t n) { return n == 0 || read_partial(addr, buf, n) == n; }
+
+  template <class T>
+  std::optional<T> read_value(Addr addr) {
+    T value;
+    if (!read(addr, &value, sizeof(T))) return std::nullopt;
+    return value;
+  }
+
+  std::optional<Addr> read_pointer(Addr addr) { return read_value<Addr>(addr); }
+
+  // A NUL-terminated string of at most max_len bytes; nullopt when the
+  // first byte cannot be read or no NUL is found within max_len.
+  std::optional<std::string> read_cstring(Addr addr, std::size_t max_len = 4096);
+
+  std::vector<std::uint8_t> read_bytes(Addr addr, std::size_t n);  // short on failure
+
+ protected:
+  ReaderStats stats_;
+};
+
+// The live process, while it is stopped (by gdb or anyone else):
+// process_vm_readv with many ranges per call, /proc/PID/mem as fallback.
+class LiveReader final : public MemoryReader {
+ public:
+  explicit LiveReader(int pid);
+  ~LiveReader() override;
+  std::size_t read_partial(Addr addr, void* buf, std::size_t n) override;
+  void read_batch(std::span<ReadRequest> requests) override;
+  std::string describe() const override;
+  int pid() const { return pid_; }
+
+ private:
+  std::size_t read_mem_file(Addr addr, void* buf, std::size_t n);
+  int pid_;
+  int mem_fd_ = -1;
+  bool vm_readv_ok_ = true;
+};
+
+// Bytes through a function of the host (gdb's inferior.read_memory): the
+// source of last resort, for targets pyhang cannot open itself.
+class CallbackReader final : public MemoryReader {
+ public:
+  using Fn = std::function<std::size_t(Addr, void*, std::size_t)>;
+  CallbackReader(Fn fn, std::string description);
+  std::size_t read_partial(Addr addr, void* buf, std::size_t n) override;
+  std::string describe() const override { return description_; }
+
+ private:
+  Fn fn_;
+  std::string description_;
+};
+
+// Memory made of byte regions: synthetic images in unit tests, recorded
+// images in benchmarks.
+class ImageReader final : public MemoryReader {
+ public:
+  void add(Addr addr, std::vector<std::uint8_t> bytes);
+  void add(Addr addr, const void* data, std::size_t n);
+  std::size_t read_partial(Addr addr, void* buf, std::size_t n) override;
+  std::string describe() const override { return "memory image"; }
+
+ private:
+  std::vector<std::pair<Addr, std::vector<std::uint8_t>>> regions_;  // sorted by address
+};
+
+// Page cache in front of any source.  Misses are fetched a run of pages at a
+// time, batches are turned into one batch of the source; unreadable pages
+// are remembered too.
+class CachedReader final : public MemoryReader {
+ public:
+  static constexpr std::size_t kPageSize = 4096;
+  // At most max_pages pages are kept (32 MiB by default): pyhang must add
+  // little to the memory of the gdb it runs in, whatever the target's size.
+  explicit CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max_pages = 8192);
+  std::size_t read_partial(Addr addr, void* buf, std::size_t n) override;
+  void read_batch(std::span<ReadRequest> requests) override;
+  std::string describe() const override { return source_->describe(); }
+  void invalidate() override;
+  const ReaderStats& stats() const override;
+  MemoryReader& source() { return *source_; }
+
+ private:
+  struct Page {
+    bool readable = false;
+    std::size_t valid = 0;  // bytes readable from the start of the page
+    std::unique_ptr<std::uint8_t[]> data;
+  };
+  const Page& page(Addr page_addr);
+  void fetch(std::span<const Addr> page_addrs);
+  std::shared_ptr<MemoryReader> source_;
+  std::size_t max_pages_;
+  std::unordered_map<Addr, Page> pages_;
+  mutable ReaderStats merged_;
+};
+
+}  // namespace pyhang

@@ -1,0 +1,103 @@
+// The target as decoders see it: memory, the objects mapped into it with
+// their load bias and symbols, and what could not be trusted while opening.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pyhang/target/core_file.hpp"
+#include "pyhang/target/elf.hpp"
+#include "pyhang/target/memory.hpp"
+
+namespace pyhang {
+
+std::vector<Mapping> parse_proc_maps(std::string_view text);
+std::vector<Mapping> read_proc_maps(int pid);  // throws ReaderError
+
+// An ELF object mapped in the target.
+struct LoadedObject {
+  std::string path;
+  Addr start = 0;  // lowest mapped address
+  Addr end = 0;    // highest mapped address (exclusive)
+  Addr bias = 0;   // runtime address = link-time address + bias
+  std::shared_ptr<ElfFile> elf;  // null when the file could not be opened
+  std::string problem;           // why elf is null, or a mismatch seen
+  std::string_view basename() const;
+};
+
+struct Symbolized {
+  const LoadedObject* object = nullptr;  // null: not in any mapped object
+  std::string function;                  // empty when no symbol covers pc
+  std::uint64_t offset = 0;              // pc - symbol start
+};
+
+class AddressSpace {
+ public:
+  using Locate = CoreReader::Locate;
+  AddressSpace() = default;
+  explicit AddressSpace(std::vector<Mapping> mappings, Locate locate = {});
+
+  const std::vector<Mapping>& mappings() const { return mappings_; }
+  const std::vector<LoadedObject>& objects() const { return objects_; }
+  const LoadedObject* object_at(Addr addr) const;
+  // First object whose file name (basename) starts with prefix, e.g. "libc.so".
+  const LoadedObject* object_named(std::string_view prefix) const;
+
+  // Runtime address of a symbol, searched in `in` or in every object.
+  std::optional<Addr> symbol_address(std::string_view name, const LoadedObject* in = nullptr) const;
+  Symbolized symbolize(Addr pc) const;
+
+  // Forget the symbols of every object for which `check` returns a reason
+  // (e.g. the file on disk is not the one that was mapped); the reason is
+  // kept as the object's problem.
+  void drop_mismatched(const std::function<std::string(const LoadedObject&)>& check);
+
+ private:
+  std::vector<Mapping> mappings_;
+  std::vector<LoadedObject> objects_;  // sorted by start
+};
+
+class Target {
+ public:
+  // Throws ReaderError when the process or core cannot be opened at all.
+  static std::shared_ptr<Target> live(int pid);
+  static std::shared_ptr<Target> core(const std::string& core_path, AddressSpace::Locate locate = {});
+  static std::shared_ptr<Target> from_reader(std::shared_ptr<MemoryReader> source, std::vector<Mapping> mappings,
+                                             std::string kind);
+
+  MemoryReader& memory() { return *memory_; }
+  const AddressSpace& space() const { return space_; }
+  const std::shared_ptr<CoreFile>& core_file() const { return core_; }
+  std::optional<int> pid() const { return pid_; }
+  const std::string& kind() const { return kind_; }  // "live", "core", "callback"
+  // The program's executable as the target records it (/proc/PID/exe, or
+  // the core's mapping that holds AT_ENTRY); empty when unknown.
+  const std::string& executable() const { return executable_; }
+  // Frame 0's registers of thread `tid`: from the core's NT_PRSTATUS, or live
+  // through PTRACE_GETREGS, which answers only the thread's tracer (the
+  // debugger pyhang runs in) while the thread is stopped.  nullopt otherwise
+  // (no such thread, not traced by this thread, a callback target).
+  std::optional<Registers> registers(int tid) const;
+  // One line each: what could not be opened or trusted.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  void add_warning(std::string w) { warnings_.push_back(std::move(w)); }
+  // The target ran again: drop cached memory.
+  void invalidate() { memory_->invalidate(); }
+
+ private:
+  Target() = default;
+  std::shared_ptr<MemoryReader> memory_;
+  AddressSpace space_;
+  std::shared_ptr<CoreFile> core_;
+  std::optional<int> pid_;
+  std::string kind_;
+  std::string executable_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace pyhang

@@ -1,0 +1,160 @@
+// Code objects and their line tables: lnotab (<= 3.9), the 3.10 line table,
+// and the 3.11+ location table.
+#include "cpython/internal.hpp"
+
+namespace pyhang::cpython {
+
+namespace {
+
+// co_lnotab: pairs (unsigned byte-offset increment, signed line increment).
+// The line of addr is the line after the last pair whose running offset
+// is <= addr.
+int lnotab_line(const std::vector<std::uint8_t>& t, int firstlineno, std::int64_t addr) {
+  int line = firstlineno;
+  std::int64_t offset = 0;
+  for (std::size_t i = 0; i + 1 < t.size(); i += 2) {
+    offset += t[i];
+    if (offset > addr) break;
+    line += static_cast<std::int8_t>(t[i + 1]);
+  }
+  return line;
+}
+
+// 3.10 co_linetable: pairs (unsigned byte length of the range, signed line
+// delta; -128 means the range has no line).  Each pair ends one range.
+int linetable310_line(const std::vector<std::uint8_t>& t, int firstlineno, std::int64_t addr) {
+  int computed = firstlineno;
+  std::int64_t end = 0;
+  for (std::size_t i = 0; i + 1 < t.size(); i += 2) {
+    std::int64_t start = end;
+    end += t[i];
+    auto delta = static_cast<std::int8_t>(t[i + 1]);
+    int line = -1;
+    if (delta != -128) {
+      computed += delta;
+      line = computed;
+    }
+    if (start <= addr && addr < end) return line;
+  }
+  return -1;
+}
+
+// 3.11+ location table.  Each entry starts with a byte 1CCCCLLL: code C,
+// length L+1 code units.  The line delta is: 15 none (no location),
+// 14 long form and 13 no-column form: a signed varint, 10-12: C-10,
+// 0-9 (short forms): 0.  Varints are 6-bit groups, low first, with 0x40
+// meaning "more"; signed ones keep the sign in bit 0.
+class LocationReader {
+ public:
+  explicit LocationReader(const std::vector<std::uint8_t>& t) : t_(t) {}
+  bool done() const { return pos_ >= t_.size(); }
+  std::uint8_t byte() { return pos_ < t_.size() ? t_[pos_++] : 0; }
+  std::uint64_t varint() {
+    std::uint8_t b = byte();
+    std::uint64_t v = b & 63;
+    unsigned shift = 0;
+    while ((b & 64) && shift < 60 && !done()) {
+      b = byte();
+      shift += 6;
+      v |= static_cast<std::uint64_t>(b & 63) << shift;
+    }
+    return v;
+  }
+  std::int64_t svarint() {
+    std::uint64_t u = varint();
+    return (u & 1) ? -static_cast<std::int64_t>(u >> 1) : static_cast<std::int64_t>(u >> 1);
+  }
+  // Skips to the next entry start (a byte with the top bit set).
+  void skip_entry_tail() {
+    while (pos_ < t_.size() && !(t_[pos_] & 0x80)) ++pos_;
+  }
+
+ private:
+  const std::vector<std::uint8_t>& t_;
+  std::size_t pos_ = 0;
+};
+
+int location_table_line(const std::vector<std::uint8_t>& t, int firstlineno, std::int64_t addr) {
+  LocationReader r(t);
+  std::int64_t computed = firstlineno;
+  std::int64_t end = 0;
+  while (!r.done()) {
+    std::uint8_t first = r.byte();
+    if (!(first & 0x80)) return -1;  // not an entry start: corrupt table
+    int code = (first >> 3) & 15;
+    std::int64_t start = end;
+    end += 2 * ((first & 7) + 1);
+    std::int64_t delta = 0;
+    if (code == 14 || code == 13) delta = r.svarint();
+    else if (code >= 10 && code <= 12) delta = code - 10;
+    computed += delta;
+    if (start <= addr && addr < end) return code == 15 ? -1 : static_cast<int>(computed);
+    r.skip_entry_tail();
+  }
+  return -1;
+}
+
+}  // namespace
+
+int line_for_offset(const Layout& layout, const std::vector<std::uint8_t>& table, int firstlineno,
+                    std::int64_t byte_offset) {
+  if (byte_offset < 0) return firstlineno;  // the frame has not started yet
+  switch (layout.linetable) {
+    case LineTableFormat::Lnotab: return lnotab_line(table, firstlineno, byte_offset);
+    case LineTableFormat::LineTable310: return linetable310_line(table, firstlineno, byte_offset);
+    case LineTableFormat::LocationTable: return location_table_line(table, firstlineno, byte_offset);
+  }
+  return -1;
+}
+
+namespace detail {
+
+const CodeInfo& CodeCache::get(Addr addr) {
+  auto it = cache_.find(addr);
+  if (it != cache_.end()) return it->second;
+  CodeInfo& info = cache_[addr];
+  const Layout& l = objects_.layout();
+
+  auto tname = objects_.type_name(addr);
+  if (!tname) {
+    info.problem = "code object unreadable";
+    return info;
+  }
+  if (*tname != "code") {
+    info.problem = "not a code object (" + *tname + ")";
+    return info;
+  }
+  RemoteStruct c;
+  if (!c.load(objects_.memory(), addr,
+              span_of({l.code_filename, l.code_name, l.code_qualname, l.code_firstlineno, l.code_lnotab,
+                       l.code_linetable, l.code_firsttraceable}))) {
+    info.problem = "code object unreadable";
+    return info;
+  }
+  std::string why;
+  Addr name_obj = c.ptr(l.has(l.code_qualname) ? l.code_qualname : l.code_name);
+  if (auto s = objects_.read_str(name_obj, &why)) info.name = *s;
+  else info.problem = "name: " + why;
+  if (auto s = objects_.read_str(c.ptr(l.code_filename), &why)) info.filename = *s;
+  else info.problem = "filename: " + why;
+  info.firstlineno = c.get<std::int32_t>(l.code_firstlineno).value_or(-1);
+  Addr table = c.ptr(l.has(l.code_linetable) ? l.code_linetable : l.code_lnotab);
+  if (auto b = objects_.read_bytes(table, objects_.options().max_table, &why)) {
+    info.linetable = std::move(*b);
+    info.has_linetable = true;
+  } else if (info.problem.empty()) {
+    info.problem = "line table: " + why;
+  }
+  if (l.has(l.code_code_adaptive)) info.code_start = addr + l.code_code_adaptive;
+  info.firsttraceable = c.get<std::int32_t>(l.code_firsttraceable).value_or(0);
+  info.ok = true;
+  return info;
+}
+
+int CodeCache::line(const CodeInfo& code, std::int64_t byte_offset) const {
+  if (!code.has_linetable) return -1;
+  return line_for_offset(objects_.layout(), code.linetable, code.firstlineno, byte_offset);
+}
+
+}  // namespace detail
+}  // namespace pyhang::cpython

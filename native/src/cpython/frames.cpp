@@ -1,0 +1,131 @@
+// Frame walkers: the PyFrameObject chain (f_back, <= 3.10) and the
+// _PyInterpreterFrame chain (previous, 3.11+).  Both are bounded and
+// cycle-checked; a bad link ends the walk with a one-line problem.
+
+#include "cpython/internal.hpp"
+#include "pyhang/base/format.hpp"
+
+namespace pyhang::cpython::detail {
+
+namespace {
+
+// Fills function/file/line from a code object; false when it is not one.
+bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFrame& out, std::string& problem) {
+  const CodeInfo& code = codes.get(code_addr);
+  out.code = code_addr;
+  if (!code.ok) {
+    problem = code.problem + " at " + hex(code_addr);
+    return false;
+  }
+  out.function = code.name.empty() ? "<unknown>" : code.name;
+  out.file = code.filename.empty() ? "<unknown>" : code.filename;
+  out.line = codes.line(code, byte_offset);
+  if (!code.problem.empty() && problem.empty()) problem = code.problem + " at " + hex(code_addr);
+  return true;
+}
+
+// <= 3.10: tstate->frame, then f_back.  f_lasti counts layout.lasti_unit
+// bytes; while a trace function is set, f_lineno is kept exact by CPython.
+FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) {
+  const Layout& l = objects.layout();
+  FrameWalk walk;
+  ChainGuard guard(objects.options().max_frames, "frame");
+  const std::size_t span = span_of({l.frame_back, l.frame_code, l.frame_lasti, l.frame_lineno, l.frame_trace});
+  for (Addr f = top; f != 0; ) {
+    if (auto stop = guard.next(f); !stop.empty()) {
+      walk.problem = stop;
+      break;
+    }
+    RemoteStruct fr;
+    if (!plausible_pointer(f) || !fr.load(objects.memory(), f, span)) {
+      walk.problem = "frame at " + hex(f) + " unreadable";
+      break;
+    }
+    PyFrame out;
+    out.frame = f;
+    auto lasti = fr.get<std::int32_t>(l.frame_lasti).value_or(-1);
+    std::string problem;
+    if (!describe(codes, fr.ptr(l.frame_code), std::int64_t{lasti} * l.lasti_unit, out, problem)) {
+      walk.problem = "frame " + hex(f) + ": " + problem;
+      break;
+    }
+    if (fr.ptr(l.frame_trace) != 0) {
+      auto lineno = fr.get<std::int32_t>(l.frame_lineno);
+      if (lineno && *lineno > 0) out.line = *lineno;
+    }
+    if (walk.problem.empty() && !problem.empty()) walk.problem = problem;
+    walk.frames.push_back(std::move(out));
+    f = fr.ptr(l.frame_back);
+  }
+  return walk;
+}
+
+// 3.11+: _PyInterpreterFrame linked by previous.  As CPython does, frames
+// owned by the C stack (3.12+ entry shims) and incomplete frames (whose
+// instruction pointer is before the code's first traceable instruction)
+// are skipped.  Entry frames: is_entry (3.11), or the frame just inside a
+// C-stack shim (3.12+).
+FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr top) {
+  const Layout& l = objects.layout();
+  FrameWalk walk;
+  ChainGuard guard(objects.options().max_frames, "frame");
+  const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
+  for (Addr f = top; f != 0; ) {
+    if (auto stop = guard.next(f); !stop.empty()) {
+      walk.problem = stop;
+      break;
+    }
+    RemoteStruct fr;
+    if (!plausible_pointer(f) || !fr.load(objects.memory(), f, span)) {
+      walk.problem = "frame at " + hex(f) + " unreadable";
+      break;
+    }
+    Addr previous = fr.ptr(l.iframe_previous);
+    auto owner = fr.get<std::int8_t>(l.iframe_owner);
+    if (owner && l.has(l.owner_cstack) && *owner == l.owner_cstack) {
+      if (!walk.frames.empty()) walk.frames.back().entry_frame = true;
+      f = previous;
+      continue;
+    }
+    Addr code_addr = fr.ptr(l.iframe_code);
+    const CodeInfo& code = codes.get(code_addr);
+    if (!code.ok) {
+      // 3.13's f_executable may legitimately hold a non-code object; anything
+      // unreadable ends the walk.
+      if (code.problem.rfind("not a code object", 0) == 0) {
+        f = previous;
+        continue;
+      }
+      walk.problem = "frame " + hex(f) + ": " + code.problem + " at " + hex(code_addr);
+      break;
+    }
+    Addr instr = fr.ptr(l.iframe_instr);
+    std::int64_t offset = static_cast<std::int64_t>(instr - code.code_start);
+    bool generator = owner && *owner == l.owner_generator;
+    if (!generator && offset < std::int64_t{code.firsttraceable} * 2) {  // incomplete: not yet started
+      f = previous;
+      continue;
+    }
+    PyFrame out;
+    out.frame = f;
+    std::string problem;
+    describe(codes, code_addr, offset, out, problem);
+    out.entry_frame = fr.get<std::uint8_t>(l.iframe_is_entry).value_or(0) != 0;
+    if (walk.problem.empty() && !problem.empty()) walk.problem = problem;
+    walk.frames.push_back(std::move(out));
+    f = previous;
+  }
+  return walk;
+}
+
+}  // namespace
+
+FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame) {
+  switch (objects.layout().frame_model) {
+    case FrameModel::FrameObject: return walk_frame_objects(objects, codes, top_frame);
+    case FrameModel::InterpreterFrame: return walk_interpreter_frames(objects, codes, top_frame);
+  }
+  return {};
+}
+
+}  // namespace pyhang::cpython::detail

@@ -1,0 +1,204 @@
+// Shared pieces of the CPython decoders (cpython_*.cpp): typed access to a
+// copied remote struct, the object reader with its caches, code objects.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cpython/layouts/layout.hpp"
+#include "pyhang/cpython/inspect.hpp"
+#include "pyhang/target/memory.hpp"
+
+namespace pyhang::cpython::detail {
+
+// One remote struct copied once into a local buffer; fields are then read
+// through layout offsets.  A field outside the copy, or absent from the
+// layout (offset -1), reads as nullopt.
+class RemoteStruct {
+ public:
+  // Copies [addr, addr+size); false (and empty) when any byte is unreadable.
+  bool load(MemoryReader& mem, Addr addr, std::size_t size) {
+    addr_ = addr;
+    bytes_.resize(size);
+    if (addr == 0 || size == 0 || !mem.read(addr, bytes_.data(), size)) {
+      bytes_.clear();
+      return false;
+    }
+    return true;
+  }
+  Addr address() const { return addr_; }
+  bool loaded() const { return !bytes_.empty(); }
+
+  template <class T>
+  std::optional<T> get(std::int64_t offset) const {
+    if (offset < 0 || static_cast<std::uint64_t>(offset) + sizeof(T) > bytes_.size()) return std::nullopt;
+    T v;
+    std::memcpy(&v, bytes_.data() + offset, sizeof(T));
+    return v;
+  }
+  // A pointer field; 0 when absent or outside the copy.
+  Addr ptr(std::int64_t offset) const { return get<Addr>(offset).value_or(0); }
+  // The address of a field inside the remote struct (for embedded structs).
+  Addr field_address(std::int64_t offset) const { return offset < 0 ? 0 : addr_ + offset; }
+
+ private:
+  Addr addr_ = 0;
+  std::vector<std::uint8_t> bytes_;
+};
+
+// Bytes to copy so that every listed field (8 bytes wide at most) is inside.
+std::size_t span_of(std::initializer_list<std::int64_t> offsets);
+
+// Pointer values that cannot be user-space objects.
+inline bool plausible_pointer(Addr p) { return p >= 0x1000 && p < (Addr{1} << 47) && p % 8 == 0; }
+
+// Reads Python objects: type checks, str, bytes.  Caches type facts.
+class ObjectReader {
+ public:
+  ObjectReader(MemoryReader& mem, const Layout& layout, const Options& opts) : mem_(mem), l_(layout), opts_(opts) {}
+
+  MemoryReader& memory() { return mem_; }
+  const Layout& layout() const { return l_; }
+  const Options& options() const { return opts_; }
+
+  // tp_name of obj's type; nullopt when unreadable.
+  std::optional<std::string> type_name(Addr obj);
+  // tp_flags of obj's type.
+  std::optional<std::uint64_t> type_flags(Addr obj);
+
+  // A str as UTF-8; nullopt with *problem set when it cannot be read.
+  std::optional<std::string> read_str(Addr obj, std::string* problem);
+  // A bytes object's contents (at most max bytes).
+  std::optional<std::vector<std::uint8_t>> read_bytes(Addr obj, std::size_t max, std::string* problem);
+
+ private:
+  struct TypeFacts {
+    std::optional<std::string> name;
+    std::optional<std::uint64_t> flags;
+  };
+  const TypeFacts* type_of(Addr obj);
+  MemoryReader& mem_;
+  const Layout& l_;
+  const Options& opts_;
+  std::unordered_map<Addr, TypeFacts> types_;
+};
+
+// What the walkers need from one code object.
+struct CodeInfo {
+  bool ok = false;
+  std::string problem;        // why !ok, or what was partly unreadable
+  std::string name;           // co_qualname when present, else co_name
+  std::string filename;
+  int firstlineno = -1;
+  std::vector<std::uint8_t> linetable;  // co_lnotab or co_linetable bytes
+  bool has_linetable = false;
+  Addr code_start = 0;        // first instruction (3.11+ co_code_adaptive); 0 before
+  int firsttraceable = 0;     // _co_firsttraceable in code units (3.11+)
+};
+
+class CodeCache {
+ public:
+  explicit CodeCache(ObjectReader& objects) : objects_(objects) {}
+  // Reads (once) and returns the code object at addr.
+  const CodeInfo& get(Addr code);
+  // Line of a byte offset into this code's instructions.
+  int line(const CodeInfo& code, std::int64_t byte_offset) const;
+
+ private:
+  ObjectReader& objects_;
+  std::unordered_map<Addr, CodeInfo> cache_;
+};
+
+// A walk along a chain of remote objects (frames, thread states): bounded
+// and cycle-checked.  next() says why the walk must stop, or "".
+class ChainGuard {
+ public:
+  // `what` names one link, e.g. "frame": "stopped after 10000 frames", "frame chain loops at 0x…".
+  ChainGuard(std::size_t max, const char* what) : max_(max), what_(what) {}
+  std::string next(Addr a) {
+    if (++visited_ > max_) return std::string("stopped after ") + std::to_string(max_) + " " + what_ + "s";
+    if (!seen_.insert(a).second) return std::string(what_) + " chain loops at " + hex_addr(a);
+    return {};
+  }
+
+ private:
+  static std::string hex_addr(Addr a) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+    return buf;
+  }
+  std::size_t max_;
+  const char* what_;
+  std::size_t visited_ = 0;
+  std::unordered_set<Addr> seen_;
+};
+
+// Frames of one thread, innermost first, from its top frame.
+struct FrameWalk {
+  std::vector<PyFrame> frames;
+  std::string problem;
+};
+FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame);
+
+// Thread states and GILs from roots (cpython/threads.cpp, cpython/gil.cpp).
+struct InterpInfo {
+  Addr address = 0;
+  std::int64_t id = 0;
+  Addr gil_pointer = 0;  // interp->ceval.gil (3.12+)
+};
+std::vector<GilInfo> read_gils(ObjectReader& objects, const Roots& roots, const std::vector<InterpInfo>& interps,
+                               std::vector<std::string>& warnings);
+
+// 3.6 keeps the GIL in static variables of ceval.c (ceval_gil.h) that no
+// exported symbol names.  Their pthread objects are found in the machine
+// code of exported functions that use them (cpython/gil_statics.cpp): a RIP-relative
+// `lea` whose target reaches the first (or second) argument register of a
+// call to pthread_mutex_* / pthread_cond_* through the PLT.  Addresses here
+// are link-time addresses of the object.
+class CodeImage {
+ public:
+  virtual ~CodeImage() = default;
+  // Copies up to n initialised bytes at a link-time address; fewer (or 0)
+  // where the object's file ends.
+  virtual std::size_t read(Addr link, std::uint8_t* buf, std::size_t n) const = 0;
+  virtual bool executable(Addr link) const = 0;
+  // [link, link+size) lies in one writable PT_LOAD segment.
+  virtual bool writable(Addr link, std::uint64_t size) const = 0;
+  // The imported (or interposable) function a GOT slot is bound to by a
+  // JUMP_SLOT or GLOB_DAT relocation; empty when none.
+  virtual std::string import_at(Addr got_slot) const = 0;
+};
+
+struct CodeEntry {
+  std::string name;        // for notes only
+  Addr link = 0;
+  std::uint64_t size = 0;  // st_size; 0 when unknown
+};
+
+inline constexpr std::uint64_t kPthreadMutexSize = 40;  // sizeof(pthread_mutex_t), x86-64 glibc
+inline constexpr std::uint64_t kPthreadCondSize = 48;   // sizeof(pthread_cond_t)
+
+struct GilStatics {
+  Addr gil_mutex = 0, gil_cond = 0, switch_mutex = 0, switch_cond = 0;
+  std::vector<std::string> notes;  // what looked wrong, one line each
+  bool any() const { return gil_mutex || gil_cond || switch_mutex || switch_cond; }
+};
+
+// Decodes x86-64 code from each entry (following direct calls to
+// non-imported functions, at most two levels deep, with the argument
+// registers known at the call).  Bounded: at most 4 KiB per function and
+// 48 functions in all; any byte it cannot decode ends that function.
+GilStatics decode_gil_statics(const CodeImage& code, const std::vector<CodeEntry>& entries);
+
+// The layout corrected by the target's _Py_DebugOffsets (3.13+); warns on
+// each disagreement with the generated table.  Returns false when the
+// target's table is absent or implausible (the generated one is then used).
+bool apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& layout, std::vector<std::string>& warnings);
+
+}  // namespace pyhang::cpython::detail

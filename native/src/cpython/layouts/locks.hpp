@@ -1,0 +1,71 @@
+// Layouts CPython keeps out of its installed headers, written by hand, one
+// row per minor version: the lock objects of Modules/_threadmodule.c.
+// (Dict keys and managed dicts: cpython/layouts/objects.hpp.)
+//
+// Every row was checked against real memory (x86_64, pyenv 3.6.15 ...
+// 3.13.0 and Debian's 3.11.2): testdata/scenarios/py_locks.py holds a Lock
+// and an RLock (acquired twice); reading id(obj) showed ob_type at +8, the
+// sem_t* at +16 equal to the futex address a blocked acquirer sleeps on
+// (/proc/TID/syscall rdi), lockobject.locked (char) = 1 at +32,
+// rlockobject.rlock_owner = the holder's pthread_t at +24 and
+// rlock_count = 2 at +32.  A field a version does not have is -1.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace pyhang::cpython {
+
+struct LockLayout {
+  int major = 3;
+  int minor = 0;
+  const char* source = "";  // the structs this row was written from
+
+  // _thread.lock (threading.Lock, Condition waiters' locks): lockobject
+  const char* lock_type = "_thread.lock";
+  std::int64_t lock_lock = -1;    // PyThread_type_lock lock_lock: malloc'ed sem_t* (USE_SEMAPHORES)
+  std::int64_t lock_locked = -1;  // char locked
+  std::int64_t lock_size = -1;    // bytes of lockobject
+
+  // _thread.RLock (threading.RLock): rlockobject
+  const char* rlock_type = "_thread.RLock";
+  std::int64_t rlock_lock = -1;   // PyThread_type_lock rlock_lock: sem_t*
+  std::int64_t rlock_owner = -1;  // unsigned long / PyThread_ident_t rlock_owner: the owner's pthread_t, 0 when free
+  std::int64_t rlock_count = -1;  // unsigned long rlock_count: recursion depth
+  std::int64_t rlock_size = -1;
+
+  // The PyThread_type_lock a lock object points to: on Linux (USE_SEMAPHORES
+  // in Python/thread_pthread.h) a malloc'ed glibc sem_t, whose 32-bit value
+  // word at +0 is the futex a blocked acquirer sleeps on.  A futex address
+  // in [lock, lock + lock_wait_bytes) belongs to that lock.
+  std::int64_t lock_wait_bytes = 32;  // sizeof(sem_t) on x86_64
+};
+
+// 3.6 - 3.13: _threadmodule.c's structs did not change in these releases
+// (3.6's rlock_owner is `long`, 3.7+ `unsigned long`, 3.13 PyThread_ident_t:
+// 8 bytes in all).  3.14 (not covered) makes lockobject hold a PyMutex.
+inline constexpr LockLayout kLockLayouts[] = {
+#define PYHANG_LOCKOBJECTS .lock_lock = 16, .lock_locked = 32, .lock_size = 40, \
+    .rlock_lock = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_size = 48
+    {.minor = 6, .source = "3.6 _threadmodule.c lockobject/rlockobject (long rlock_owner)",
+     PYHANG_LOCKOBJECTS},
+    {.minor = 7, .source = "3.7 _threadmodule.c", PYHANG_LOCKOBJECTS},
+    {.minor = 8, .source = "3.8 _threadmodule.c", PYHANG_LOCKOBJECTS},
+    {.minor = 9, .source = "3.9 _threadmodule.c", PYHANG_LOCKOBJECTS},
+    {.minor = 10, .source = "3.10 _threadmodule.c", PYHANG_LOCKOBJECTS},
+    {.minor = 11, .source = "3.11 _threadmodule.c",
+     PYHANG_LOCKOBJECTS},
+    {.minor = 12, .source = "3.12 _threadmodule.c",
+     PYHANG_LOCKOBJECTS},
+    {.minor = 13, .source = "3.13 _threadmodule.c (PyThread_ident_t rlock_owner)",
+     PYHANG_LOCKOBJECTS},
+#undef PYHANG_LOCKOBJECTS
+};
+
+inline const LockLayout* lock_layout_for(int major, int minor) {
+  for (const auto& l : kLockLayouts)
+    if (l.major == major && l.minor == minor) return &l;
+  return nullptr;
+}
+
+}  // namespace pyhang::cpython

@@ -1,0 +1,334 @@
+// The Python lock a blocked thread waits on (see pyhang/cpython/locks.hpp):
+// lock objects on the innermost frames' locals and value stack, matched to
+// the futex the thread sleeps on; RLock owners; a Condition's own lock read
+// from the Condition's attributes.
+#include "pyhang/base/format.hpp"
+#include "pyhang/cpython/locks.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cpython/internal.hpp"
+#include "cpython/layouts/locks.hpp"
+#include "pyhang/cpython/pyobjects.hpp"
+#include "pyhang/glibc/nptl.hpp"
+#include "pyhang/target/target.hpp"
+
+namespace pyhang::cpython {
+
+namespace {
+
+using detail::plausible_pointer;
+using detail::RemoteStruct;
+using detail::span_of;
+
+std::string basename(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A lock object referenced from a frame.
+struct Ref {
+  Addr object = 0;
+  std::string type;          // its type name
+  std::size_t frame = 0;     // index into the thread's frames (0 = innermost)
+  std::size_t slot = 0;      // index into the frame's locals + stack
+  bool via_method = false;   // found as the __self__ of a bound method
+};
+
+class LockFinder {
+ public:
+  LockFinder(MemoryReader& mem, const Layout& layout, const LockLayout& locks, const LockWaitOptions& opts)
+      : mem_(mem), l_(layout), ll_(locks), opts_(opts), objects_(mem, layout, copts_) {}
+
+  // Locals + value stack of one frame, as raw words (bounded).
+  std::vector<Addr> frame_slots(const PyFrame& f, std::string& problem) {
+    std::vector<Addr> slots;
+    if (!plausible_pointer(f.frame) || !plausible_pointer(f.code)) {
+      problem = "frame " + hex(f.frame) + " has no readable code";
+      return slots;
+    }
+    auto stacksize = mem_.read_value<std::int32_t>(f.code + l_.code_stacksize);
+    if (!l_.has(l_.code_stacksize) || !stacksize || *stacksize < 0) {
+      problem = "code " + hex(f.code) + ": co_stacksize unreadable";
+      return slots;
+    }
+    Addr start = 0;
+    std::uint64_t count = 0;
+    switch (l_.frame_model) {
+      case FrameModel::FrameObject: {
+        // f_localsplus[] holds locals, cells, frees, then the value stack,
+        // which starts at f_valuestack and is co_stacksize deep.
+        auto valuestack = mem_.read_pointer(f.frame + l_.frame_valuestack);
+        start = f.frame + l_.frame_localsplus;
+        if (!l_.has(l_.frame_valuestack) || !l_.has(l_.frame_localsplus) || !valuestack || *valuestack < start ||
+            (*valuestack - start) % 8 != 0) {
+          problem = "frame " + hex(f.frame) + ": f_valuestack unreadable or outside the frame";
+          return slots;
+        }
+        count = (*valuestack - start) / 8 + static_cast<std::uint64_t>(*stacksize);
+        break;
+      }
+      case FrameModel::InterpreterFrame: {
+        auto nlocalsplus = mem_.read_value<std::int32_t>(f.code + l_.code_nlocalsplus);
+        if (!l_.has(l_.iframe_localsplus) || !l_.has(l_.code_nlocalsplus) || !nlocalsplus || *nlocalsplus < 0) {
+          problem = "code " + hex(f.code) + ": co_nlocalsplus unreadable";
+          return slots;
+        }
+        start = f.frame + l_.iframe_localsplus;
+        count = static_cast<std::uint64_t>(*nlocalsplus) + static_cast<std::uint64_t>(*stacksize);
+        break;
+      }
+    }
+    if (count > opts_.max_slots) count = opts_.max_slots;
+    slots.resize(count);
+    std::size_t got = count ? mem_.read_partial(start, slots.data(), count * 8) : 0;
+    slots.resize(got / 8);
+    if (slots.size() < count && problem.empty()) problem = "frame " + hex(f.frame) + " partly unreadable";
+    return slots;
+  }
+
+  std::optional<std::string> type_name(Addr p) {
+    return plausible_pointer(p) ? objects_.type_name(p) : std::nullopt;
+  }
+
+  bool is_lock_type(const std::string& t) const { return t == ll_.lock_type || t == ll_.rlock_type; }
+
+  // The lock object a slot value is, or is a bound method of; 0 when none.
+  Addr lock_in(Addr p, std::string& type, bool& via_method) {
+    via_method = false;
+    if (!plausible_pointer(p)) return 0;
+    auto tn = objects_.type_name(p);
+    if (!tn) return 0;
+    if (is_lock_type(*tn)) {
+      type = *tn;
+      return p;
+    }
+    std::int64_t self_off = *tn == "builtin_function_or_method" ? l_.cfunction_self
+                            : *tn == "method"                   ? l_.method_self
+                                                                : -1;
+    if (self_off < 0) return 0;
+    auto self = mem_.read_pointer(p + self_off);
+    if (!self || !plausible_pointer(*self)) return 0;
+    auto st = objects_.type_name(*self);
+    if (!st || !is_lock_type(*st)) return 0;
+    type = *st;
+    via_method = true;
+    return *self;
+  }
+
+  // Every lock object the innermost frames of a thread reference, innermost first.
+  std::vector<Ref> refs_of(const PyThreadInfo& t, std::string* problem) {
+    std::vector<Ref> refs;
+    for (std::size_t i = 0; i < t.frames.size() && i < opts_.max_frames; ++i) {
+      std::string p;
+      auto slots = frame_slots(t.frames[i], p);
+      if (!p.empty() && problem && problem->empty()) *problem = p;
+      for (std::size_t s = 0; s < slots.size(); ++s) {
+        Ref r;
+        r.object = lock_in(slots[s], r.type, r.via_method);
+        if (!r.object) continue;
+        r.frame = i;
+        r.slot = s;
+        bool dup = false;
+        for (const auto& o : refs) dup |= o.object == r.object && o.frame == r.frame;
+        if (!dup) refs.push_back(std::move(r));
+      }
+    }
+    return refs;
+  }
+
+  // The PyThread_type_lock (sem_t*) of a lock object; 0 when unreadable.
+  Addr wait_word(const Ref& r) {
+    std::int64_t off = r.type == ll_.rlock_type ? ll_.rlock_lock : ll_.lock_lock;
+    if (off < 0) return 0;
+    auto p = mem_.read_pointer(r.object + off);
+    return p && plausible_pointer(*p) ? *p : 0;
+  }
+
+  struct LockFacts {
+    std::optional<bool> locked;
+    std::optional<std::uint64_t> owner, count;
+  };
+  LockFacts facts(Addr object, const std::string& type) {
+    LockFacts f;
+    if (type == ll_.rlock_type) {
+      RemoteStruct r;
+      if (r.load(mem_, object, span_of({ll_.rlock_owner, ll_.rlock_count}))) {
+        f.owner = r.get<std::uint64_t>(ll_.rlock_owner);
+        f.count = r.get<std::uint64_t>(ll_.rlock_count);
+        if (f.owner) f.locked = *f.owner != 0;
+      }
+    } else if (type == ll_.lock_type && ll_.lock_locked >= 0) {
+      if (auto b = mem_.read_value<std::uint8_t>(object + ll_.lock_locked)) f.locked = *b != 0;
+    }
+    return f;
+  }
+
+ private:
+  MemoryReader& mem_;
+  const Layout& l_;
+  const LockLayout& ll_;
+  const LockWaitOptions& opts_;
+  Options copts_;
+  detail::ObjectReader objects_;
+};
+
+bool is_condition_wait(const PyFrame& f) {
+  if (basename(f.file) != "threading.py") return false;
+  return f.function == "wait" || f.function == "Condition.wait";
+}
+
+}  // namespace
+
+PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& state, int tid,
+                                        std::optional<Addr> futex, const LockWaitOptions& opts,
+                                        const std::function<std::optional<int>(std::uint64_t)>& pthread_tid) {
+  PyLockWait out;
+  out.owner_source = "unknown";
+  const Layout* layout = layout_for(state.major, state.minor);
+  const LockLayout* locks = lock_layout_for(state.major, state.minor);
+  if (!layout || !locks) {
+    out.problem = "no lock object layout for CPython " + (state.version.empty() ? "?" : state.version);
+    return out;
+  }
+  const PyThreadInfo* thread = nullptr;
+  for (const auto& t : state.threads)
+    if (t.native_tid && *t.native_tid == tid) thread = &t;
+  if (!thread) {
+    out.problem = "thread " + std::to_string(tid) + " has no Python thread state";
+    return out;
+  }
+  if (thread->frames.empty()) {
+    out.problem = "thread " + std::to_string(tid) + " has no Python frames";
+    return out;
+  }
+
+  LockFinder finder(mem, *layout, *locks, opts);
+  std::string scan_problem;
+  auto refs = finder.refs_of(*thread, &scan_problem);
+  const Ref* match = nullptr;
+  Addr word = 0;
+  if (futex) {
+    for (const auto& r : refs) {
+      Addr w = finder.wait_word(r);
+      if (w && *futex >= w && *futex < w + static_cast<Addr>(locks->lock_wait_bytes)) {
+        match = &r;
+        word = w;
+        break;
+      }
+    }
+    if (!match) {
+      out.problem = "futex " + hex(*futex) + " is in none of the " + std::to_string(refs.size()) +
+                    " Python lock objects the innermost " +
+                    std::to_string(std::min(opts.max_frames, thread->frames.size())) + " frames reference";
+      if (!scan_problem.empty()) out.problem += " (" + scan_problem + ")";
+      return out;
+    }
+    out.confidence = "certain";
+  } else {
+    if (refs.empty()) {
+      out.problem = "no futex address, and no Python lock object on the innermost frames";
+      return out;
+    }
+    match = &refs.front();
+    word = finder.wait_word(*match);
+    out.confidence = "guess";
+  }
+
+  auto to_tid = [&](std::uint64_t pthread) -> std::optional<int> {
+    for (const auto& t : state.threads)
+      if (t.thread_id == pthread && t.native_tid) return t.native_tid;
+    if (pthread_tid) return pthread_tid(pthread);
+    return std::nullopt;
+  };
+
+  const PyFrame& frame = thread->frames[match->frame];
+  out.object = match->object;
+  out.type_name = match->type;
+  out.wait_address = word;
+  out.frame_function = frame.function;
+  out.frame_file = frame.file;
+  out.frame_line = frame.line;
+  auto f = finder.facts(match->object, match->type);
+  out.locked = f.locked;
+  bool rlock = match->type == locks->rlock_type;
+  out.kind = rlock ? "py-rlock" : "py-lock";
+  std::string where = (match->via_method ? "a bound method of it in slot " : "slot ") + std::to_string(match->slot) +
+                      " of " + frame.function + " (" + basename(frame.file) + ":" + std::to_string(frame.line) + ")";
+  out.evidence = futex ? "futex " + hex(*futex) + " is in the sem_t " + hex(word) + " of " + match->type + " " +
+                             hex(match->object) + "; " + where
+                       : "no futex address: innermost " + match->type + " " + hex(match->object) + " on the stack, " +
+                             where;
+  if (rlock) {
+    out.owner_thread_id = f.owner;
+    out.count = f.count;
+    if (f.owner && *f.owner) {
+      out.owner_tid = to_tid(*f.owner);
+      out.owner_source = "lock-word";
+      if (!out.owner_tid) out.problem = "RLock owner pthread_t " + hex(*f.owner) + " is no thread of this process";
+    }
+  }
+
+  if (is_condition_wait(frame) && !rlock) {
+    out.kind = "py-condition";
+    std::string problem;
+    std::string why;
+    auto slots = finder.frame_slots(frame, why);
+    Addr self = slots.empty() ? 0 : slots[0];  // the first local: the method's `self`
+    auto self_type = finder.type_name(self);
+    if (!self_type || *self_type != "Condition") {
+      out.problem = "Condition.wait frame: `self` " + hex(self) + " is not a Condition";
+    } else {
+      out.condition = self;
+      PyObjects objects(mem, state);
+      Addr lock = objects.attribute(self, "_lock", &problem);
+      std::string lt;
+      bool via = false;
+      if (lock && finder.lock_in(lock, lt, via) == lock) {
+        out.condition_lock = lock;
+        out.condition_lock_type = lt;
+        auto cf = finder.facts(lock, lt);
+        out.condition_lock_locked = cf.locked;
+        if (lt == locks->rlock_type) {
+          out.condition_lock_owner_thread_id = cf.owner;
+          out.condition_lock_count = cf.count;
+          if (cf.owner && *cf.owner) out.condition_lock_owner_tid = to_tid(*cf.owner);
+        }
+      } else if (lock) {
+        out.condition_lock = lock;
+        out.condition_lock_type = finder.type_name(lock).value_or("?");
+      } else {
+        out.problem = "Condition " + hex(self) + "._lock: " + problem;
+      }
+    }
+    out.evidence += "; Condition.wait: waiting to be notified (self " + hex(self) + ")";
+  }
+
+  // A Lock records no owner: name the other threads that reference it.
+  if (out.kind == "py-lock" && opts.suspects) {
+    for (const auto& t : state.threads) {
+      if (&t == thread || !t.native_tid) continue;
+      for (const auto& r : finder.refs_of(t, nullptr)) {
+        if (r.object == match->object) {
+          out.suspects.push_back(*t.native_tid);
+          break;
+        }
+      }
+    }
+    if (!out.suspects.empty()) out.owner_source = "heuristic";
+  }
+  return out;
+}
+
+PyLockWait find_python_lock_wait(Target& target, const PythonState& state, int tid, std::optional<Addr> futex_address,
+                                 const LockWaitOptions& opts) {
+  std::optional<nptl::PthreadMapper> mapper;  // only when an owner is not a Python thread
+  return find_python_lock_wait_memory(target.memory(), state, tid, futex_address, opts,
+                                      [&](std::uint64_t p) {
+                                        if (!mapper) mapper.emplace(target);
+                                        return mapper->tid(p);
+                                      });
+}
+
+}  // namespace pyhang::cpython

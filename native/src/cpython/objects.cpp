@@ -1,0 +1,144 @@
+// Reading str and bytes objects and the facts of their types.
+#include <algorithm>
+#include <bit>
+
+#include "cpython/internal.hpp"
+
+namespace pyhang::cpython::detail {
+
+namespace {
+
+constexpr std::size_t kMaxTypeName = 256;
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x110000) {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out += "\xEF\xBF\xBD";  // U+FFFD for values no code point has
+  }
+}
+
+std::uint32_t field_bits(std::uint32_t word, std::int64_t mask) {
+  if (mask <= 0) return 0;
+  auto m = static_cast<std::uint32_t>(mask);
+  return (word & m) >> std::countr_zero(m);
+}
+
+}  // namespace
+
+std::size_t span_of(std::initializer_list<std::int64_t> offsets) {
+  std::int64_t end = 0;
+  for (auto o : offsets) end = std::max(end, o + 8);
+  return static_cast<std::size_t>(end);
+}
+
+const ObjectReader::TypeFacts* ObjectReader::type_of(Addr obj) {
+  if (!plausible_pointer(obj)) return nullptr;
+  auto type = mem_.read_pointer(obj + l_.object_ob_type);
+  if (!type || !plausible_pointer(*type)) return nullptr;
+  auto it = types_.find(*type);
+  if (it != types_.end()) return &it->second;
+  TypeFacts facts;
+  RemoteStruct t;
+  if (t.load(mem_, *type, span_of({l_.type_tp_name, l_.type_tp_flags}))) {
+    facts.flags = t.get<std::uint64_t>(l_.type_tp_flags);
+    Addr name = t.ptr(l_.type_tp_name);
+    if (name) facts.name = mem_.read_cstring(name, kMaxTypeName);
+  }
+  return &types_.emplace(*type, std::move(facts)).first->second;
+}
+
+std::optional<std::string> ObjectReader::type_name(Addr obj) {
+  auto* facts = type_of(obj);
+  return facts ? facts->name : std::nullopt;
+}
+
+std::optional<std::uint64_t> ObjectReader::type_flags(Addr obj) {
+  auto* facts = type_of(obj);
+  return facts ? facts->flags : std::nullopt;
+}
+
+std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem) {
+  auto fail = [&](std::string why) -> std::optional<std::string> {
+    if (problem) *problem = std::move(why);
+    return std::nullopt;
+  };
+  auto flags = type_flags(obj);
+  if (!flags) return fail("str object unreadable");
+  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_unicode_subclass))) return fail("not a str object");
+
+  RemoteStruct s;
+  if (!s.load(mem_, obj, span_of({l_.unicode_length, l_.unicode_state, l_.unicode_legacy_data})) &&
+      !s.load(mem_, obj, static_cast<std::size_t>(l_.unicode_ascii_data)))
+    return fail("str object unreadable");
+  auto length = s.get<std::int64_t>(l_.unicode_length);
+  auto state = s.get<std::uint32_t>(l_.unicode_state);
+  if (!length || !state) return fail("str object unreadable");
+  if (*length < 0 || static_cast<std::uint64_t>(*length) > opts_.max_string)
+    return fail("str length " + std::to_string(*length) + " implausible");
+
+  unsigned kind = field_bits(*state, l_.unicode_kind_mask);
+  bool compact = field_bits(*state, l_.unicode_compact_mask);
+  bool ascii = field_bits(*state, l_.unicode_ascii_mask);
+  if (kind != 1 && kind != 2 && kind != 4) return fail("str kind " + std::to_string(kind) + " invalid");
+  if (ascii && kind != 1) return fail("str state inconsistent (ascii with kind " + std::to_string(kind) + ")");
+
+  Addr data = 0;
+  if (compact && ascii) {
+    data = obj + l_.unicode_ascii_data;
+  } else if (compact) {
+    data = obj + l_.unicode_compact_data;
+  } else {
+    // Legacy (non-compact) string: data.any points at the characters, and
+    // only once it is "ready" (before 3.12; wstr-only strings are not).
+    if (l_.has(l_.unicode_ready_mask) && !field_bits(*state, l_.unicode_ready_mask))
+      return fail("legacy str not ready (wstr only)");
+    data = s.ptr(l_.unicode_legacy_data);
+    if (!plausible_pointer(data)) return fail("legacy str data pointer invalid");
+  }
+  std::vector<std::uint8_t> raw(static_cast<std::size_t>(*length) * kind);
+  if (!raw.empty() && !mem_.read(data, raw.data(), raw.size())) return fail("str characters unreadable");
+
+  std::string out;
+  out.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size(); i += kind) {
+    std::uint32_t cp = 0;
+    if (kind == 1) cp = raw[i];
+    else if (kind == 2) cp = raw[i] | (raw[i + 1] << 8);
+    else cp = raw[i] | (raw[i + 1] << 8) | (raw[i + 2] << 16) | (static_cast<std::uint32_t>(raw[i + 3]) << 24);
+    append_utf8(out, cp);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(Addr obj, std::size_t max, std::string* problem) {
+  auto fail = [&](std::string why) -> std::optional<std::vector<std::uint8_t>> {
+    if (problem) *problem = std::move(why);
+    return std::nullopt;
+  };
+  auto flags = type_flags(obj);
+  if (!flags) return fail("bytes object unreadable");
+  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_bytes_subclass))) return fail("not a bytes object");
+  auto size = mem_.read_value<std::int64_t>(obj + l_.var_ob_size);
+  if (!size) return fail("bytes object unreadable");
+  if (*size < 0 || static_cast<std::uint64_t>(*size) > max)
+    return fail("bytes length " + std::to_string(*size) + " implausible");
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(*size));
+  if (!out.empty() && !mem_.read(obj + l_.bytes_ob_sval, out.data(), out.size()))
+    return fail("bytes contents unreadable");
+  return out;
+}
+
+}  // namespace pyhang::cpython::detail

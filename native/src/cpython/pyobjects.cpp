@@ -1,0 +1,565 @@
+// Python values of the target (see pyhang/cpython/pyobjects.hpp): kinds from the
+// type's tp_flags subclass bits and tp_name, numbers, container sizes,
+// dict tables (combined and split), instance attributes, sys.modules.
+#include "pyhang/base/format.hpp"
+#include "pyhang/cpython/pyobjects.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "cpython/internal.hpp"
+#include "cpython/layouts/objects.hpp"
+
+namespace pyhang::cpython {
+
+namespace {
+
+using detail::plausible_pointer;
+using detail::RemoteStruct;
+using detail::span_of;
+
+bool flag(std::optional<std::uint64_t> flags, std::int64_t bit) {
+  return flags && bit > 0 && (*flags & static_cast<std::uint64_t>(bit));
+}
+
+void set(std::string* out, std::string why) {
+  if (out) *out = std::move(why);
+}
+
+}  // namespace
+
+struct PyObjects::Impl {
+  Impl(MemoryReader& m, const PythonState& state, const ObjectLimits& lim) : mem(m), limits(lim) {
+    const Layout* l = layout_for(state.major, state.minor);
+    ol = object_layout_for(state.major, state.minor);
+    if (!l || !ol) {
+      problem = "no object layout for CPython " + (state.version.empty() ? std::string("?") : state.version);
+      return;
+    }
+    layout = *l;
+    options.max_string = lim.max_string;
+    objects.emplace(mem, layout, options);
+    for (const auto& t : state.threads)
+      if (t.interp_id == 0 && plausible_pointer(t.interp)) {
+        main_interp = t.interp;
+        break;
+      }
+    if (!main_interp && state.runtime && layout.has(layout.runtime_interpreters_main))
+      main_interp = mem.read_pointer(state.runtime + layout.runtime_interpreters_main).value_or(0);
+  }
+
+  MemoryReader& mem;
+  ObjectLimits limits;
+  Layout layout;
+  const ObjectLayout* ol = nullptr;
+  Options options;
+  std::optional<detail::ObjectReader> objects;
+  Addr main_interp = 0;
+  std::string problem;
+
+  // Where the entries of a keys object are and how to read them.
+  struct KeysView {
+    Addr entries = 0;
+    std::int64_t nentries = 0, entry_size = 0, key = 0, value = 0;
+  };
+
+  std::optional<KeysView> keys_view(Addr keys, std::string* why) {
+    const Layout& l = layout;
+    KeysView v;
+    if (!plausible_pointer(keys)) {
+      set(why, "dict keys pointer " + hex(keys) + " implausible");
+      return std::nullopt;
+    }
+    RemoteStruct k;
+    if (l.has(l.dictkeys_nentries)) {  // the headers describe the keys object (3.11+)
+      if (!k.load(mem, keys, span_of({l.dictkeys_log2_size, l.dictkeys_log2_index_bytes, l.dictkeys_kind,
+                                      l.dictkeys_nentries}))) {
+        set(why, "dict keys at " + hex(keys) + " unreadable");
+        return std::nullopt;
+      }
+      auto log2_size = k.get<std::uint8_t>(l.dictkeys_log2_size).value_or(255);
+      auto log2_index = k.get<std::uint8_t>(l.dictkeys_log2_index_bytes).value_or(255);
+      auto kind = k.get<std::uint8_t>(l.dictkeys_kind).value_or(255);
+      v.nentries = k.get<std::int64_t>(l.dictkeys_nentries).value_or(-1);
+      if (log2_size > 30 || log2_index > 33 || log2_index < log2_size) {
+        set(why, "dict keys at " + hex(keys) + " implausible");
+        return std::nullopt;
+      }
+      v.entries = keys + l.dictkeys_indices + (Addr{1} << log2_index);
+      bool general = kind == l.dictkeys_kind_general;
+      v.entry_size = general ? l.dictentry_size : l.dictuentry_size;
+      v.key = general ? l.dictentry_key : l.dictuentry_key;
+      v.value = general ? l.dictentry_value : l.dictuentry_value;
+    } else {  // Objects/dict-common.h, from the hand-written table (<= 3.10)
+      if (ol->dk_size < 0 || !k.load(mem, keys, span_of({ol->dk_size, ol->dk_nentries}))) {
+        set(why, "dict keys at " + hex(keys) + " unreadable");
+        return std::nullopt;
+      }
+      auto size = k.get<std::int64_t>(ol->dk_size).value_or(-1);
+      v.nentries = k.get<std::int64_t>(ol->dk_nentries).value_or(-1);
+      if (size < 8 || size > (std::int64_t{1} << 30) || (size & (size - 1)) != 0) {
+        set(why, "dict keys at " + hex(keys) + " implausible (dk_size " + std::to_string(size) + ")");
+        return std::nullopt;
+      }
+      std::int64_t ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffLL ? 4 : 8;
+      v.entries = keys + ol->dk_indices + static_cast<Addr>(size * ix);
+      v.entry_size = ol->entry_size;
+      v.key = ol->entry_key;
+      v.value = ol->entry_value;
+    }
+    if (v.nentries < 0 || v.nentries > (std::int64_t{1} << 30) || v.entry_size <= 0) {
+      set(why, "dict keys at " + hex(keys) + " implausible");
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // (key, value) pairs of a keys object; `values` is the split table's
+  // values array (0 for a combined table).
+  std::vector<std::pair<Addr, Addr>> entries(Addr keys, Addr values, std::size_t max, std::string* why) {
+    std::vector<std::pair<Addr, Addr>> out;
+    auto v = keys_view(keys, why);
+    if (!v) return out;
+    auto n = static_cast<std::size_t>(std::min<std::int64_t>(v->nentries, static_cast<std::int64_t>(
+                                                                              std::min(max, limits.max_entries))));
+    auto bytes = mem.read_bytes(v->entries, n * static_cast<std::size_t>(v->entry_size));
+    std::vector<std::uint8_t> vals;
+    if (values) vals = mem.read_bytes(values, n * 8);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t at = i * static_cast<std::size_t>(v->entry_size);
+      if (at + static_cast<std::size_t>(v->entry_size) > bytes.size()) {
+        set(why, "dict entries at " + hex(v->entries) + " partly unreadable");
+        break;
+      }
+      Addr key, value = 0;
+      std::memcpy(&key, bytes.data() + at + v->key, 8);
+      if (values) {
+        if ((i + 1) * 8 > vals.size()) break;
+        std::memcpy(&value, vals.data() + i * 8, 8);
+      } else {
+        std::memcpy(&value, bytes.data() + at + v->value, 8);
+      }
+      if (!plausible_pointer(key) || !plausible_pointer(value)) continue;  // deleted or empty
+      out.emplace_back(key, value);
+    }
+    return out;
+  }
+
+  bool is_dict(Addr obj) {
+    if (!plausible_pointer(obj)) return false;
+    if (flag(objects->type_flags(obj), layout.tpflags_dict_subclass)) return true;
+    auto name = objects->type_name(obj);
+    return name && *name == "dict";
+  }
+
+  std::vector<std::pair<Addr, Addr>> dict_items(Addr dict, std::size_t max, std::string* why) {
+    if (!is_dict(dict)) {
+      set(why, hex(dict) + " is not a dict");
+      return {};
+    }
+    RemoteStruct d;
+    if (!d.load(mem, dict, span_of({layout.dict_ma_keys, layout.dict_ma_values, layout.dict_ma_used}))) {
+      set(why, "dict " + hex(dict) + " unreadable");
+      return {};
+    }
+    Addr keys = d.ptr(layout.dict_ma_keys), values = d.ptr(layout.dict_ma_values);
+    if (values) values += static_cast<Addr>(std::max<std::int64_t>(layout.dictvalues_values, 0));
+    return entries(keys, values, max, why);
+  }
+
+  Addr lookup(Addr keys, Addr values, std::string_view name, std::string* why) {
+    for (auto [k, v] : entries(keys, values, limits.max_entries, why)) {
+      auto s = objects->read_str(k, nullptr);
+      if (s && *s == name) return v;
+    }
+    set(why, "no key '" + std::string(name) + "'");
+    return 0;
+  }
+
+  Addr dict_get(Addr dict, std::string_view name, std::string* why) {
+    if (!is_dict(dict)) {
+      set(why, hex(dict) + " is not a dict");
+      return 0;
+    }
+    RemoteStruct d;
+    if (!d.load(mem, dict, span_of({layout.dict_ma_keys, layout.dict_ma_values}))) {
+      set(why, "dict " + hex(dict) + " unreadable");
+      return 0;
+    }
+    Addr keys = d.ptr(layout.dict_ma_keys), values = d.ptr(layout.dict_ma_values);
+    if (values) values += static_cast<Addr>(std::max<std::int64_t>(layout.dictvalues_values, 0));
+    Addr v = lookup(keys, values, name, why);
+    if (!v) set(why, "no key '" + std::string(name) + "' in dict " + hex(dict));
+    return v;
+  }
+
+  Addr attribute(Addr obj, std::string_view name, std::string* why) {
+    const Layout& l = layout;
+    auto type = plausible_pointer(obj) ? mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
+    RemoteStruct t;
+    if (!type || !plausible_pointer(*type) ||
+        !t.load(mem, *type, span_of({l.type_tp_flags, l.type_basicsize, l.type_dictoffset, l.heaptype_cached_keys}))) {
+      set(why, "type of " + hex(obj) + " unreadable");
+      return 0;
+    }
+    std::uint64_t flags = t.get<std::uint64_t>(l.type_tp_flags).value_or(0);
+    Addr cached_keys = t.ptr(l.heaptype_cached_keys);
+    Addr values_off = static_cast<Addr>(std::max<std::int64_t>(l.dictvalues_values, 0));
+    if (l.has(l.tpflags_managed_dict) && (flags & static_cast<std::uint64_t>(l.tpflags_managed_dict))) {
+      switch (ol->managed_dict) {
+        case ManagedDict::ValuesAndDict: {
+          Addr values = mem.read_pointer(obj + ol->managed_values_ptr).value_or(0);
+          if (values) return lookup(cached_keys, values + values_off, name, why);
+          return dict_get(mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0), name, why);
+        }
+        case ManagedDict::TaggedDictOrValues: {
+          Addr w = mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0);
+          if (w & 1) return lookup(cached_keys, (w + 1) + values_off, name, why);
+          return dict_get(w, name, why);
+        }
+        case ManagedDict::InlineValues: {
+          if (l.has(l.tpflags_inline_values) && (flags & static_cast<std::uint64_t>(l.tpflags_inline_values))) {
+            auto basicsize = t.get<std::int64_t>(l.type_basicsize);
+            Addr values = obj + static_cast<Addr>(basicsize.value_or(0));
+            auto valid = mem.read_value<std::uint8_t>(values + l.dictvalues_valid);
+            if (basicsize && *basicsize > 0 && *basicsize < 4096 && valid && *valid)
+              return lookup(cached_keys, values + l.dictvalues_values, name, why);
+          }
+          return dict_get(mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0), name, why);
+        }
+        case ManagedDict::None:
+          break;
+      }
+      set(why, "managed dict of " + hex(obj) + ": no layout");
+      return 0;
+    }
+    auto dictoffset = t.get<std::int64_t>(l.type_dictoffset);
+    if (!dictoffset || *dictoffset <= 0 || *dictoffset > 4096) {
+      set(why, "no instance dict at a fixed offset in " + hex(obj));
+      return 0;
+    }
+    return dict_get(mem.read_pointer(obj + static_cast<Addr>(*dictoffset)).value_or(0), name, why);
+  }
+
+  std::optional<std::int64_t> integer(Addr obj, std::string* why) {
+    const Layout& l = layout;
+    if (!flag(objects->type_flags(obj), l.tpflags_long_subclass)) {
+      set(why, hex(obj) + " is not an int");
+      return std::nullopt;
+    }
+    std::int64_t ndigits = 0;
+    bool negative = false;
+    if (l.has(l.long_lv_tag)) {  // 3.12+: size and sign in lv_tag
+      auto tag = mem.read_value<std::uint64_t>(obj + l.long_lv_tag);
+      if (!tag) {
+        set(why, "int " + hex(obj) + " unreadable");
+        return std::nullopt;
+      }
+      auto sign = *tag & static_cast<std::uint64_t>(l.long_sign_mask);
+      ndigits = static_cast<std::int64_t>(*tag >> l.long_non_size_bits);
+      if (sign == 1) return 0;  // zero
+      negative = sign == 2;
+    } else {  // sign and number of digits in ob_size
+      auto size = mem.read_value<std::int64_t>(obj + l.var_ob_size);
+      if (!size) {
+        set(why, "int " + hex(obj) + " unreadable");
+        return std::nullopt;
+      }
+      negative = *size < 0;
+      ndigits = negative ? -*size : *size;
+    }
+    if (ndigits == 0) return 0;
+    if (l.long_shift <= 0 || ndigits * l.long_shift > 63 + l.long_shift) {
+      set(why, "int " + hex(obj) + " does not fit 64 bits (" + std::to_string(ndigits) + " digits)");
+      return std::nullopt;
+    }
+    std::uint32_t digits[4] = {};
+    if (ndigits > 4 || !mem.read(obj + l.long_digits, digits, static_cast<std::size_t>(ndigits) * 4)) {
+      set(why, "int " + hex(obj) + " digits unreadable");
+      return std::nullopt;
+    }
+    unsigned __int128 v = 0;
+    for (std::int64_t i = ndigits - 1; i >= 0; --i) v = (v << l.long_shift) | digits[i];
+    if (v > static_cast<unsigned __int128>(INT64_MAX)) {
+      set(why, "int " + hex(obj) + " does not fit 64 bits");
+      return std::nullopt;
+    }
+    auto r = static_cast<std::int64_t>(v);
+    return negative ? -r : r;
+  }
+
+  std::optional<std::int64_t> length(Addr obj, std::string* why) {
+    const Layout& l = layout;
+    auto flags = objects->type_flags(obj);
+    if (!flags) {
+      set(why, "object " + hex(obj) + " unreadable");
+      return std::nullopt;
+    }
+    std::optional<std::int64_t> n;
+    if (flag(flags, l.tpflags_dict_subclass)) {
+      n = mem.read_value<std::int64_t>(obj + l.dict_ma_used);
+    } else if (flag(flags, l.tpflags_list_subclass) || flag(flags, l.tpflags_tuple_subclass) ||
+               flag(flags, l.tpflags_bytes_subclass)) {
+      n = mem.read_value<std::int64_t>(obj + l.var_ob_size);
+    } else if (flag(flags, l.tpflags_unicode_subclass)) {
+      n = mem.read_value<std::int64_t>(obj + l.unicode_length);
+    } else {
+      auto name = objects->type_name(obj).value_or("");
+      if (name == "set" || name == "frozenset") {
+        n = mem.read_value<std::int64_t>(obj + l.set_used);
+      } else {
+        set(why, "no length for a " + (name.empty() ? std::string("?") : name) + " object");
+        return std::nullopt;
+      }
+    }
+    if (!n || *n < 0 || *n > limits.max_length) {
+      set(why, "length of " + hex(obj) + (n ? " implausible (" + std::to_string(*n) + ")" : " unreadable"));
+      return std::nullopt;
+    }
+    return n;
+  }
+};
+
+PyObjects::PyObjects(MemoryReader& memory, const PythonState& state, const ObjectLimits& limits)
+    : impl_(std::make_unique<Impl>(memory, state, limits)) {}
+PyObjects::~PyObjects() = default;
+
+bool PyObjects::ok() const { return impl_->objects.has_value(); }
+const std::string& PyObjects::problem() const { return impl_->problem; }
+
+std::optional<std::string> PyObjects::type_name(Addr obj) {
+  if (!ok()) return std::nullopt;
+  return impl_->objects->type_name(obj);
+}
+
+std::optional<std::int64_t> PyObjects::basic_size(Addr obj) {
+  if (!ok() || !plausible_pointer(obj)) return std::nullopt;
+  auto type = impl_->mem.read_pointer(obj + impl_->layout.object_ob_type);
+  if (!type || !plausible_pointer(*type)) return std::nullopt;
+  auto n = impl_->mem.read_value<std::int64_t>(*type + impl_->layout.type_basicsize);
+  if (!n || *n <= 0 || *n > (1 << 20)) return std::nullopt;
+  return n;
+}
+
+std::optional<std::string> PyObjects::str(Addr obj, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return std::nullopt;
+  }
+  return impl_->objects->read_str(obj, problem);
+}
+
+std::optional<std::int64_t> PyObjects::integer(Addr obj, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return std::nullopt;
+  }
+  return impl_->integer(obj, problem);
+}
+
+std::optional<double> PyObjects::real(Addr obj, std::string* problem) {
+  if (!ok() || !plausible_pointer(obj)) {
+    set(problem, ok() ? "float pointer " + hex(obj) + " implausible" : impl_->problem);
+    return std::nullopt;
+  }
+  auto name = impl_->objects->type_name(obj);
+  if (!name || *name != "float") {
+    set(problem, hex(obj) + " is not a float");
+    return std::nullopt;
+  }
+  auto v = impl_->mem.read_value<double>(obj + impl_->layout.float_ob_fval);
+  if (!v) set(problem, "float " + hex(obj) + " unreadable");
+  return v;
+}
+
+std::optional<std::int64_t> PyObjects::length(Addr obj, std::string* problem) {
+  if (!ok() || !plausible_pointer(obj)) {
+    set(problem, ok() ? "object pointer " + hex(obj) + " implausible" : impl_->problem);
+    return std::nullopt;
+  }
+  return impl_->length(obj, problem);
+}
+
+PyValue PyObjects::value(Addr obj) {
+  PyValue v;
+  v.address = obj;
+  if (!ok()) {
+    v.problem = impl_->problem;
+    return v;
+  }
+  if (!plausible_pointer(obj)) {
+    v.problem = "pointer " + hex(obj) + " implausible";
+    return v;
+  }
+  const Layout& l = impl_->layout;
+  auto name = impl_->objects->type_name(obj);
+  auto flags = impl_->objects->type_flags(obj);
+  if (!name || !flags) {
+    v.problem = "type of " + hex(obj) + " unreadable";
+    return v;
+  }
+  v.type = *name;
+  std::string why;
+  if (*name == "NoneType") {
+    v.kind = "none";
+  } else if (*name == "bool") {
+    v.kind = "bool";
+    v.integer = impl_->integer(obj, &why);
+    if (v.integer) v.boolean = *v.integer != 0;
+  } else if (flag(flags, l.tpflags_long_subclass)) {
+    v.kind = "int";
+    v.integer = impl_->integer(obj, &why);
+  } else if (*name == "float") {
+    v.kind = "float";
+    v.real = real(obj, &why);
+  } else if (flag(flags, l.tpflags_unicode_subclass)) {
+    v.kind = "str";
+    v.text = impl_->objects->read_str(obj, &why);
+    v.length = impl_->length(obj, nullptr);
+  } else if (flag(flags, l.tpflags_bytes_subclass)) {
+    v.kind = "bytes";
+    v.length = impl_->length(obj, &why);
+  } else if (flag(flags, l.tpflags_list_subclass)) {
+    v.kind = "list";
+    v.length = impl_->length(obj, &why);
+  } else if (flag(flags, l.tpflags_tuple_subclass)) {
+    v.kind = "tuple";
+    v.length = impl_->length(obj, &why);
+  } else if (flag(flags, l.tpflags_dict_subclass)) {
+    v.kind = "dict";
+    v.length = impl_->length(obj, &why);
+  } else if (*name == "set" || *name == "frozenset") {
+    v.kind = *name;
+    v.length = impl_->length(obj, &why);
+  } else if (*name == "module") {
+    v.kind = "module";
+  } else {
+    v.kind = "object";
+  }
+  v.problem = why;
+  return v;
+}
+
+std::vector<std::pair<Addr, Addr>> PyObjects::dict_items(Addr dict, std::size_t max, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return {};
+  }
+  return impl_->dict_items(dict, max, problem);
+}
+
+Addr PyObjects::dict_get(Addr dict, std::string_view key, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  return impl_->dict_get(dict, key, problem);
+}
+
+std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::string* problem) {
+  std::vector<Addr> out;
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return out;
+  }
+  const Layout& l = impl_->layout;
+  auto flags = plausible_pointer(obj) ? impl_->objects->type_flags(obj) : std::nullopt;
+  bool list = flag(flags, l.tpflags_list_subclass), tuple = flag(flags, l.tpflags_tuple_subclass);
+  if (!list && !tuple) {
+    set(problem, hex(obj) + " is not a list or tuple");
+    return out;
+  }
+  auto n = impl_->length(obj, problem);
+  if (!n) return out;
+  Addr items = obj + static_cast<Addr>(l.tuple_ob_item);
+  if (list) {
+    items = impl_->mem.read_pointer(obj + l.list_ob_item).value_or(0);
+    if (*n > 0 && !plausible_pointer(items)) {
+      set(problem, "list " + hex(obj) + ": ob_item " + hex(items) + " implausible");
+      return out;
+    }
+  }
+  auto count = static_cast<std::size_t>(std::min<std::int64_t>(*n, static_cast<std::int64_t>(
+                                                                      std::min(max, impl_->limits.max_entries))));
+  out.resize(count);
+  std::size_t got = count ? impl_->mem.read_partial(items, out.data(), count * 8) / 8 : 0;
+  if (got < count) {
+    set(problem, "items of " + hex(obj) + " partly unreadable");
+    out.resize(got);
+  }
+  return out;
+}
+
+Addr PyObjects::attribute(Addr obj, std::string_view name, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  return impl_->attribute(obj, name, problem);
+}
+
+Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  const Layout& l = impl_->layout;
+  auto type = plausible_pointer(obj) ? impl_->mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
+  RemoteStruct t;
+  if (!type || !plausible_pointer(*type) || !t.load(impl_->mem, *type, span_of({l.type_tp_flags, l.type_dictoffset}))) {
+    set(problem, "type of " + hex(obj) + " unreadable");
+    return 0;
+  }
+  std::uint64_t flags = t.get<std::uint64_t>(l.type_tp_flags).value_or(0);
+  Addr d = 0;
+  if (l.has(l.tpflags_managed_dict) && (flags & static_cast<std::uint64_t>(l.tpflags_managed_dict))) {
+    Addr w = impl_->mem.read_pointer(obj + impl_->ol->managed_dict_ptr).value_or(0);
+    d = (w & 1) ? 0 : w;  // 3.12 tags a values pointer with bit 0
+  } else {
+    auto off = t.get<std::int64_t>(l.type_dictoffset);
+    if (off && *off > 0 && *off <= 4096) d = impl_->mem.read_pointer(obj + static_cast<Addr>(*off)).value_or(0);
+  }
+  if (!impl_->is_dict(d)) {
+    set(problem, "no instance dict in " + hex(obj));
+    return 0;
+  }
+  return d;
+}
+
+Addr PyObjects::sys_modules(std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  const Layout& l = impl_->layout;
+  if (!impl_->main_interp || !l.has(l.interp_modules)) {
+    set(problem, "main interpreter not found: no sys.modules");
+    return 0;
+  }
+  Addr m = impl_->mem.read_pointer(impl_->main_interp + l.interp_modules).value_or(0);
+  if (!impl_->is_dict(m)) {
+    set(problem, "sys.modules (" + hex(m) + " in interpreter " + hex(impl_->main_interp) + ") is not a dict");
+    return 0;
+  }
+  return m;
+}
+
+Addr PyObjects::module(std::string_view name, std::string* problem) {
+  Addr modules = sys_modules(problem);
+  if (!modules) return 0;
+  Addr m = impl_->dict_get(modules, name, nullptr);
+  if (!m) set(problem, "module " + std::string(name) + " is not imported");
+  return m;
+}
+
+Addr PyObjects::module_attribute(std::string_view module_name, std::string_view name, std::string* problem) {
+  Addr m = module(module_name, problem);
+  if (!m) return 0;
+  std::string why;
+  Addr v = impl_->attribute(m, name, &why);
+  if (!v) set(problem, std::string(module_name) + "." + std::string(name) + ": " + why);
+  return v;
+}
+
+}  // namespace pyhang::cpython

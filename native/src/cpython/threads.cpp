@@ -1,0 +1,239 @@
+// From the roots (_PyRuntime, or 3.6's statics) to interpreters, their
+// thread states and each thread's frames.  Every pointer is checked before
+// it is trusted: a thread state must point back at its interpreter and at
+// its predecessor; lists are bounded and cycle-checked.
+
+#include "cpython/internal.hpp"
+#include "pyhang/base/format.hpp"
+
+namespace pyhang::cpython {
+
+namespace {
+
+using detail::RemoteStruct;
+using detail::span_of;
+using detail::plausible_pointer;
+
+// The innermost frame of a thread state, by the layout's TopFrame rule.
+Addr top_frame(MemoryReader& mem, const Layout& l, const RemoteStruct& ts, std::string& problem) {
+  switch (l.top_frame) {
+    case TopFrame::ThreadStateFrameObject: return ts.ptr(l.tstate_frame);
+    case TopFrame::ThreadState: return ts.ptr(l.tstate_current_frame);
+    case TopFrame::CFrame: {
+      Addr cframe = ts.ptr(l.tstate_cframe);
+      if (cframe == 0) return 0;
+      auto frame = mem.read_pointer(cframe + l.cframe_current_frame);
+      if (!frame) problem = "cframe at " + hex(cframe) + " unreadable";
+      return frame.value_or(0);
+    }
+  }
+  return 0;
+}
+
+struct RuntimeView {
+  Addr interp_head = 0;
+  Addr interp_main = 0;
+  Addr tstate_current = 0;  // 0 when unknown or nobody holds the GIL
+  bool tstate_current_known = false;
+  Addr finalizing = 0;
+  std::optional<std::int32_t> initialized;
+  bool readable = true;
+};
+
+RuntimeView read_runtime(MemoryReader& mem, const Layout& l, const Roots& roots) {
+  RuntimeView v;
+  if (roots.runtime) {
+    RemoteStruct rt;
+    if (!rt.load(mem, roots.runtime,
+                 span_of({l.runtime_initialized, l.runtime_finalizing, l.runtime_interpreters_head,
+                          l.runtime_interpreters_main, l.runtime_tstate_current}))) {
+      v.readable = false;
+      return v;
+    }
+    v.interp_head = rt.ptr(l.runtime_interpreters_head);
+    v.interp_main = rt.ptr(l.runtime_interpreters_main);
+    v.finalizing = rt.ptr(l.runtime_finalizing);
+    v.initialized = rt.get<std::int32_t>(l.runtime_initialized);
+    if (l.has(l.runtime_tstate_current)) {
+      v.tstate_current = rt.ptr(l.runtime_tstate_current);
+      v.tstate_current_known = true;
+    }
+    return v;
+  }
+  // 3.6: separate statics, located by locate() from exported symbols.
+  if (!roots.interp_head_var) {
+    v.readable = false;
+    return v;
+  }
+  auto head = mem.read_pointer(roots.interp_head_var);
+  if (!head) {
+    v.readable = false;
+    return v;
+  }
+  v.interp_head = *head;
+  if (roots.tstate_current_var) {
+    if (auto cur = mem.read_pointer(roots.tstate_current_var)) {
+      v.tstate_current = *cur;
+      v.tstate_current_known = true;
+    }
+  }
+  if (roots.finalizing_var) v.finalizing = mem.read_pointer(roots.finalizing_var).value_or(0);
+  return v;
+}
+
+// The thread states of one interpreter.
+void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const detail::InterpInfo& interp,
+                  Addr head, PythonState& st) {
+  MemoryReader& mem = objects.memory();
+  const Layout& l = objects.layout();
+  const Options& opts = objects.options();
+  const std::size_t span = span_of({l.tstate_prev, l.tstate_next, l.tstate_interp, l.tstate_frame, l.tstate_cframe,
+                                    l.tstate_current_frame, l.tstate_thread_id, l.tstate_native_thread_id,
+                                    l.tstate_state});
+  detail::ChainGuard guard(opts.max_threads, "thread state");
+  Addr prev = 0;
+  for (Addr t = head; t != 0; ) {
+    if (auto stop = guard.next(t); !stop.empty()) {
+      st.warnings.push_back("interpreter " + std::to_string(interp.id) + ": " + stop);
+      break;
+    }
+    RemoteStruct ts;
+    if (!plausible_pointer(t) || !ts.load(mem, t, span)) {
+      st.warnings.push_back("interpreter " + std::to_string(interp.id) + ": thread state at " + hex(t) +
+                            " unreadable; later threads not listed");
+      break;
+    }
+    if (Addr back = ts.ptr(l.tstate_interp); back != interp.address) {
+      st.warnings.push_back("layout mismatch or corrupt thread list: thread state " + hex(t) + " ->interp = " +
+                            hex(back) + ", expected " + hex(interp.address) + "; its threads not listed");
+      break;
+    }
+    if (Addr p = ts.ptr(l.tstate_prev); p != prev) {
+      st.warnings.push_back("thread state " + hex(t) + " ->prev = " + hex(p) + ", expected " + hex(prev));
+    }
+    PyThreadInfo info;
+    info.tstate = t;
+    info.interp = interp.address;
+    info.interp_id = interp.id;
+    info.thread_id = ts.get<std::uint64_t>(l.tstate_thread_id).value_or(0);
+    if (auto tid = ts.get<std::uint64_t>(l.tstate_native_thread_id); tid && *tid > 0 && *tid < (1u << 30))
+      info.native_tid = static_cast<int>(*tid);
+    if (auto state = ts.get<std::int32_t>(l.tstate_state)) info.attached = (*state == l.thread_attached);
+    if (opts.frames) {
+      std::string problem;
+      Addr top = top_frame(mem, l, ts, problem);
+      auto walk = detail::walk_frames(objects, codes, top);
+      info.frames = std::move(walk.frames);
+      info.problem = problem.empty() ? walk.problem : problem;
+    }
+    st.threads.push_back(std::move(info));
+    prev = t;
+    t = ts.ptr(l.tstate_next);
+  }
+}
+
+}  // namespace
+
+PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roots& roots, const Options& opts) {
+  PythonState st;
+  st.major = generated.major;
+  st.minor = generated.minor;
+  st.layout = generated.generated_from;
+  st.runtime = roots.runtime;
+  Layout l = generated;
+  if (l.has_debug_offsets && roots.runtime) {
+    if (detail::apply_debug_offsets(mem, roots.runtime, l, st.warnings)) st.layout += " + _Py_DebugOffsets";
+  }
+  detail::ObjectReader objects(mem, l, opts);
+  detail::CodeCache codes(objects);
+
+  RuntimeView rt = read_runtime(mem, l, roots);
+  if (!rt.readable) {
+    st.status = "unreadable";
+    st.warnings.push_back("interpreter runtime state at " + hex(roots.runtime ? roots.runtime : roots.interp_head_var) +
+                          " unreadable");
+    return st;
+  }
+  if (rt.finalizing) st.status = "finalizing";
+  else if (rt.interp_head == 0 || (rt.initialized && *rt.initialized == 0)) st.status = "starting";
+  else st.status = "ok";
+
+  // Interpreters, newest first as CPython links them.
+  std::vector<detail::InterpInfo> interps;
+  detail::ChainGuard guard(opts.max_interpreters, "interpreter");
+  const std::size_t ispan = span_of({l.interp_next, l.interp_id, l.interp_threads_head, l.interp_ceval_gil});
+  for (Addr i = rt.interp_head; i != 0; ) {
+    if (auto stop = guard.next(i); !stop.empty()) {
+      st.warnings.push_back(stop);
+      break;
+    }
+    RemoteStruct is;
+    if (!plausible_pointer(i) || !is.load(mem, i, ispan)) {
+      st.warnings.push_back("interpreter state at " + hex(i) + " unreadable");
+      break;
+    }
+    detail::InterpInfo info;
+    info.address = i;
+    info.id = is.get<std::int64_t>(l.interp_id).value_or(0);
+    info.gil_pointer = is.ptr(l.interp_ceval_gil);
+    if (info.id < 0 || info.id > (std::int64_t{1} << 40)) {
+      st.warnings.push_back("layout mismatch? interpreter " + hex(i) + " has id " + std::to_string(info.id));
+    }
+    interps.push_back(info);
+    read_threads(objects, codes, info, is.ptr(l.interp_threads_head), st);
+    i = is.ptr(l.interp_next);
+  }
+  if (rt.interp_main && !interps.empty()) {
+    bool found = false;
+    for (auto& i : interps) found |= i.address == rt.interp_main;
+    if (!found) st.warnings.push_back("layout mismatch? interpreters.main " + hex(rt.interp_main) + " not in the list");
+    for (auto& i : interps)
+      if (i.address == rt.interp_main && l.has(l.interp_id) && i.id != 0)
+        st.warnings.push_back("layout mismatch? main interpreter has id " + std::to_string(i.id));
+  }
+
+  // The GIL(s) and who holds them.
+  st.gils = detail::read_gils(objects, roots, interps, st.warnings);
+  if (rt.tstate_current_known) {
+    // 3.6 - 3.11 also record the thread that holds the GIL in the runtime;
+    // where the GIL state itself cannot be read (3.6) it is the only source.
+    for (auto& g : st.gils) {
+      if (g.interp_id != -1) continue;
+      if (g.locked.value_or(false)) {
+        if (g.holder_tstate == 0) {
+          g.holder_tstate = rt.tstate_current;
+          if (rt.tstate_current) g.source += " + tstate-current";
+        } else if (rt.tstate_current && g.holder_tstate != rt.tstate_current) {
+          st.warnings.push_back("GIL: last_holder " + hex(g.holder_tstate) + " but current thread state " +
+                                hex(rt.tstate_current) + "; trusting the latter");
+          g.holder_tstate = rt.tstate_current;
+        }
+      } else if (!g.locked && rt.tstate_current) {
+        // Locked state unknown (3.6 without gil_locked): a current thread
+        // state exists only while its thread holds the GIL.
+        g.locked = true;
+        g.holder_tstate = rt.tstate_current;
+        g.source = "tstate-current";
+      }
+    }
+    if (rt.tstate_current) {
+      bool found = false;
+      for (auto& t : st.threads) found |= t.tstate == rt.tstate_current;
+      if (!found) st.warnings.push_back("current thread state " + hex(rt.tstate_current) + " is in no thread list");
+    }
+  }
+  for (auto& t : st.threads) {
+    for (auto& g : st.gils) {
+      if (g.interp_id != -1 && g.interp_id != t.interp_id && g.address != 0) {
+        // a GIL shared by several interpreters is listed under its owner
+        bool shared = false;
+        for (auto& i : interps) shared |= i.address == t.interp && i.gil_pointer == g.address;
+        if (!shared) continue;
+      }
+      if (g.locked.value_or(false) && g.holder_tstate == t.tstate) t.holds_gil = true;
+    }
+  }
+  return st;
+}
+
+}  // namespace pyhang::cpython

@@ -1,0 +1,315 @@
+// Decoders for glibc's locks.  Every object is read once, whole, into a
+// local buffer; fields are read from that copy through the layout's offsets.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "pyhang/base/format.hpp"
+#include "pyhang/glibc/decode.hpp"
+
+namespace pyhang::glibc {
+namespace {
+
+constexpr std::uint32_t kSaneCount = 1u << 20;
+constexpr std::uint32_t kSemValueMax = 0x7fffffffu;
+
+// A local copy of one object.
+class Bytes {
+ public:
+  Bytes(MemoryReader& mem, Addr addr, std::size_t size) : buf_(size) {
+    ok_ = size <= sizeof(std::uint64_t) * 16 && mem.read(addr, buf_.data(), size);
+  }
+  bool ok() const { return ok_; }
+  std::uint32_t u32(std::uint32_t off) const { return get<std::uint32_t>(off); }
+  std::int32_t i32(std::uint32_t off) const { return get<std::int32_t>(off); }
+  std::uint64_t u64(std::uint32_t off) const { return get<std::uint64_t>(off); }
+
+ private:
+  template <class T>
+  T get(std::uint32_t off) const {
+    T v{};
+    if (off != kNoField && off + sizeof(T) <= buf_.size()) std::memcpy(&v, buf_.data() + off, sizeof(T));
+    return v;
+  }
+  std::vector<std::uint8_t> buf_;
+  bool ok_ = false;
+};
+
+void add_problem(LockInfo& info, const std::string& p, bool fatal) {
+  if (!info.problem.empty()) info.problem += "; ";
+  info.problem += p;
+  if (fatal) info.plausible = false;
+}
+
+bool unreadable(LockInfo& info, const char* what, Addr addr) {
+  info.readable = false;
+  info.plausible = false;
+  info.problem = std::string("cannot read ") + what + " at " + hex(addr);
+  return true;
+}
+
+bool user_pointer_or_null(std::uint64_t p) { return p == 0 || (p >= 0x1000 && p < 0x800000000000ull); }
+
+}  // namespace
+
+// ---- mutex -----------------------------------------------------------------
+
+LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
+  LockInfo info;
+  info.address = addr;
+  info.layout = std::string(l.name);
+  info.kind = "mutex";
+  Bytes b(mem, addr, l.size);
+  if (!b.ok() && unreadable(info, "pthread_mutex_t", addr)) return info;
+  info.readable = true;
+  info.plausible = true;
+
+  const std::uint32_t lock = b.u32(l.lock), count = b.u32(l.count), nusers = b.u32(l.nusers);
+  const std::int32_t owner = b.i32(l.owner), kind = b.i32(l.kind);
+  info.fields = {{"__lock", static_cast<std::int32_t>(lock)}, {"__count", count}, {"__owner", owner},
+                 {"__nusers", nusers}, {"__kind", kind}};
+
+  if (kind == -1) {
+    add_problem(info, "__kind is -1: destroyed by pthread_mutex_destroy, or not a mutex", true);
+    return info;
+  }
+  const std::uint32_t k = static_cast<std::uint32_t>(kind);
+  const bool robust = k & l.robust_bit, pi = k & l.pi_bit, pp = k & l.pp_bit;
+  const std::uint32_t ceiling_mask = ~((1u << l.ceiling_shift) - 1);
+  std::uint32_t known = l.kind_mask | l.robust_bit | l.pi_bit | l.pp_bit | l.pshared_bit | l.elision_bits;
+  if (pp) known |= ceiling_mask;
+  if (k & ~known) add_problem(info, "__kind " + hex(k) + " has bits no glibc mutex kind uses", true);
+  if (pi && pp) add_problem(info, "__kind has both priority-inherit and priority-protect", true);
+  if (robust && pp) add_problem(info, "__kind has both robust and priority-protect", true);
+
+  static constexpr const char* kTypes[] = {"normal", "recursive", "errorcheck", "adaptive"};
+  const std::uint32_t type = k & l.kind_mask;
+  info.kind = std::string("mutex-") + kTypes[type & 3];
+  if (robust) info.flags.push_back("robust");
+  if (pi) info.flags.push_back("pi");
+  if (pp) info.flags.push_back("pp");
+  if (k & l.pshared_bit) info.flags.push_back("pshared");
+
+  const bool owner_special = robust && (owner == l.owner_inconsistent || owner == l.owner_notrecoverable);
+  if (owner < 0 || (owner > kMaxTid && !owner_special))
+    add_problem(info, "__owner " + std::to_string(owner) + " is not a TID", true);
+  if (nusers > kSaneCount) add_problem(info, "__nusers " + std::to_string(nusers) + " is not a user count", true);
+
+  if (pi || robust) {
+    // The lock word is the owner's TID with FUTEX_WAITERS / FUTEX_OWNER_DIED.
+    const std::uint32_t tid = lock & l.futex_tid_mask;
+    info.locked = tid != 0;
+    if (lock & l.futex_waiters) info.flags.push_back("waiters");
+    if (lock & l.futex_owner_died) info.flags.push_back("owner-died");
+    if (tid != 0 && !plausible_tid(tid)) add_problem(info, "lock word TID " + std::to_string(tid) + " is not a TID", true);
+    if (tid != 0 && plausible_tid(tid)) {
+      info.owners.push_back(static_cast<int>(tid));
+      info.owner_source = "__lock";
+      if (owner != 0 && owner != static_cast<std::int32_t>(tid) && !owner_special)
+        add_problem(info, "__owner " + std::to_string(owner) + " differs from the lock word's TID " +
+                              std::to_string(tid) + " (caught mid-update?)", false);
+    }
+    // tid 0 with FUTEX_OWNER_DIED (| FUTEX_WAITERS): the kernel released
+    // the lock of a dead owner; the next locker gets EOWNERDEAD.
+  } else {
+    std::uint32_t state = pp ? (lock & ~ceiling_mask) : lock;
+    if (state > 2) add_problem(info, "__lock " + hex(lock) + " is not 0, 1 or 2", true);
+    info.locked = state != 0;
+    if (state == 2) info.flags.push_back("waiters");
+    if (pp) info.fields.push_back({"ceiling", lock >> l.ceiling_shift});
+    if (state != 0 && plausible_tid(owner)) {
+      info.owners.push_back(owner);
+      info.owner_source = "__owner";
+    } else if (state != 0 && owner == 0) {
+      info.note = "locked, but no owner recorded (lock elision, or caught between locking and recording)";
+    }
+    // Only recursive (and robust/PI/PP, handled above) mutexes use __count.
+    if (type != 1 && count != 0 && !pp)
+      add_problem(info, "__count " + std::to_string(count) + " on a non-recursive mutex", true);
+  }
+  if (owner_special) {
+    info.flags.push_back(owner == l.owner_inconsistent ? "inconsistent" : "not-recoverable");
+  }
+  if (type == 1) {
+    info.recursion = count;
+    if (*info.locked && count == 0) add_problem(info, "recursive mutex locked with __count 0", false);
+    if (count > (1u << 30)) add_problem(info, "__count " + std::to_string(count) + " is not a recursion count", true);
+  }
+  if (!*info.locked && owner != 0 && !owner_special)
+    add_problem(info, "unlocked but __owner is " + std::to_string(owner), false);
+  if (robust && l.list != kNoField) {
+    if (!user_pointer_or_null(b.u64(l.list)) || !user_pointer_or_null(b.u64(l.list + 8)))
+      add_problem(info, "robust list links are not pointers", true);
+  }
+  return info;
+}
+
+// ---- rwlock ----------------------------------------------------------------
+
+LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
+  LockInfo info;
+  info.address = addr;
+  info.layout = std::string(l.name);
+  info.kind = "rwlock";
+  Bytes b(mem, addr, l.size);
+  if (!b.ok() && unreadable(info, "pthread_rwlock_t", addr)) return info;
+  info.readable = true;
+  info.plausible = true;
+  info.note = "glibc counts read-holders but does not record which threads they are";
+
+  const std::int32_t writer = b.i32(l.writer);
+  const std::uint32_t shared = b.u32(l.shared), flags = b.u32(l.flags);
+  if (flags > l.max_flags) add_problem(info, "__flags " + std::to_string(flags) + " is not a rwlock kind", true);
+  if (shared != 0 && shared != 1 && shared != 128)
+    add_problem(info, "__shared " + std::to_string(shared) + " is not 0, 1 or 128", true);
+  if (writer < 0 || writer > kMaxTid) add_problem(info, "writer " + std::to_string(writer) + " is not a TID", true);
+  for (std::uint32_t off : l.zero_padding)
+    if (b.u32(off) != 0) {
+      add_problem(info, "padding at +" + std::to_string(off) + " is not zero", true);
+      break;
+    }
+  if (flags == 1) info.flags.push_back("prefer-writer");
+  if (flags == 2) info.flags.push_back("prefer-writer-nonrecursive");
+  if (shared) info.flags.push_back("pshared");
+
+  if (l.scheme == RwlockScheme::Modern) {
+    const std::uint32_t r = b.u32(l.readers), w = b.u32(l.writers), wp = b.u32(l.wrphase_futex),
+                        wf = b.u32(l.writers_futex);
+    info.fields = {{"__readers", r}, {"__writers", w}, {"__wrphase_futex", wp}, {"__writers_futex", wf},
+                   {"__cur_writer", writer}, {"__shared", shared}, {"__flags", flags}};
+    const bool wrphase = r & l.wrphase_bit, wrlocked = r & l.wrlocked_bit;
+    const std::uint32_t registered = r >> l.reader_shift;
+    if (registered > kSaneCount) add_problem(info, "__readers counts " + std::to_string(registered) + " readers", true);
+    if ((w & ~l.writers_handover) > kSaneCount) add_problem(info, "__writers " + hex(w) + " is not a count", true);
+    if (wp > 3 || wf > 3) add_problem(info, "futex words " + hex(wp) + "/" + hex(wf) + " are not 0..3", true);
+    info.write_locked = wrphase && wrlocked;
+    // In a write phase registered readers are waiting; in a read phase they hold it.
+    info.readers = wrphase ? 0 : registered;
+    if (wrphase && registered) info.flags.push_back("read-waiters");
+    if (r & l.rwaiting_bit) info.flags.push_back("read-waiters");
+    if ((!wrphase && wrlocked) || (wf & l.futex_used)) info.flags.push_back("write-waiters");
+    info.locked = *info.write_locked || *info.readers > 0;
+    if (*info.write_locked) {
+      if (plausible_tid(writer)) {
+        info.owners.push_back(writer);
+        info.owner_source = "__cur_writer";
+      } else {
+        info.note = "write-locked but __cur_writer is not set (caught between locking and recording)";
+      }
+    } else if (writer != 0) {
+      add_problem(info, "__cur_writer " + std::to_string(writer) + " set on a lock in a read phase", false);
+    }
+  } else {
+    const std::uint32_t lk = b.u32(l.lock), nr = b.u32(l.nr_readers), rq = b.u32(l.nr_readers_queued),
+                        wq = b.u32(l.nr_writers_queued);
+    info.fields = {{"__lock", lk},           {"__nr_readers", nr},        {"__readers_wakeup", b.u32(l.readers_wakeup)},
+                   {"__writer_wakeup", b.u32(l.writer_wakeup)}, {"__nr_readers_queued", rq},
+                   {"__nr_writers_queued", wq}, {"__writer", writer},   {"__shared", shared}, {"__flags", flags}};
+    if (lk > 2) add_problem(info, "__lock " + hex(lk) + " is not 0, 1 or 2", true);
+    if (nr > kSaneCount || rq > kSaneCount || wq > kSaneCount)
+      add_problem(info, "reader/writer counts are not counts", true);
+    info.write_locked = writer != 0;
+    info.readers = nr;
+    info.read_waiters = rq;
+    info.write_waiters = wq;
+    info.waiters = rq + wq;
+    if (writer != 0 && nr != 0)
+      add_problem(info, "write-held by " + std::to_string(writer) + " and read-held by " + std::to_string(nr), true);
+    info.locked = writer != 0 || nr != 0;
+    if (plausible_tid(writer)) {
+      info.owners.push_back(writer);
+      info.owner_source = "__writer";
+    }
+  }
+  return info;
+}
+
+// ---- semaphore ---------------------------------------------------------------
+
+LockInfo decode_semaphore(MemoryReader& mem, Addr addr, const SemLayout& l) {
+  LockInfo info;
+  info.address = addr;
+  info.layout = std::string(l.name);
+  info.kind = "semaphore";
+  Bytes b(mem, addr, l.size);
+  if (!b.ok() && unreadable(info, "sem_t", addr)) return info;
+  info.readable = true;
+  info.plausible = true;
+  info.note = "a semaphore has no owner: any thread may post it";
+  const std::uint32_t word = b.u32(l.value);
+  const std::uint32_t value = l.value_shift ? word >> l.value_shift : word;
+  const std::uint64_t nwaiters = l.nwaiters_size == 8 ? b.u64(l.nwaiters) : b.u32(l.nwaiters);
+  const std::int32_t priv = b.i32(l.private_flag);
+  info.fields = {{"value", value}, {"nwaiters", static_cast<std::int64_t>(nwaiters)}, {"private", priv}};
+  if (value > kSemValueMax) add_problem(info, "value " + hex(value) + " exceeds SEM_VALUE_MAX", true);
+  if (nwaiters > kSaneCount) add_problem(info, "nwaiters " + std::to_string(nwaiters) + " is not a count", true);
+  if (priv != 0 && priv != 1 && priv != 128) add_problem(info, "private " + std::to_string(priv) + " is not 0/1/128", true);
+  info.value = value;
+  info.waiters = static_cast<std::uint32_t>(std::min<std::uint64_t>(nwaiters, kSaneCount));
+  info.locked = value == 0;
+  if (priv == 128 || priv == 1) info.flags.push_back("pshared");
+  return info;
+}
+
+// ---- condvar -----------------------------------------------------------------
+
+LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
+  LockInfo info;
+  info.address = addr;
+  info.layout = std::string(l.name);
+  info.kind = "condvar";
+  Bytes b(mem, addr, l.size);
+  if (!b.ok() && unreadable(info, "pthread_cond_t", addr)) return info;
+  info.readable = true;
+  info.plausible = true;
+  if (l.scheme == CondScheme::Modern) {
+    const std::uint64_t wseq = b.u64(l.wseq), g1 = b.u64(l.g1_start);
+    const std::uint32_t wrefs = b.u32(l.wrefs);
+    info.fields = {{"__wseq", static_cast<std::int64_t>(wseq)},  {"__g1_start", static_cast<std::int64_t>(g1)},
+                   {"__g_refs[0]", b.u32(l.g_refs)},              {"__g_refs[1]", b.u32(l.g_refs + 4)},
+                   {"__g_size[0]", b.u32(l.g_size)},              {"__g_size[1]", b.u32(l.g_size + 4)},
+                   {"__g1_orig_size", b.u32(l.g1_orig_size)},     {"__wrefs", wrefs},
+                   {"__g_signals[0]", b.u32(l.g_signals)},        {"__g_signals[1]", b.u32(l.g_signals + 4)}};
+    const std::uint32_t waiters = wrefs >> l.wrefs_waiter_shift;
+    if (waiters > kSaneCount) add_problem(info, "__wrefs counts " + std::to_string(waiters) + " waiters", true);
+    if ((g1 >> 1) > (wseq >> 1)) add_problem(info, "__g1_start is past __wseq", true);
+    if (wseq >> 62) add_problem(info, "__wseq " + hex(wseq) + " is not a sequence", true);
+    for (std::uint32_t off : {l.g_size, l.g_size + 4, l.g_refs, l.g_refs + 4})
+      if (b.u32(off) > 2 * kSaneCount) {
+        add_problem(info, "group counts are not counts", true);
+        break;
+      }
+    info.waiters = waiters;
+    if (wrefs & 1) info.flags.push_back("clock-monotonic");
+    if (wrefs & 2) info.flags.push_back("pshared");
+    if (wrefs & 4) info.flags.push_back("destroy-pending");
+    info.note = "glibc >= 2.25 does not store the mutex in the condvar: it is pthread_cond_wait's second "
+                "argument, known only from the waiter's frame";
+  } else {
+    const std::uint32_t lk = b.u32(l.lock), nw = b.u32(l.nwaiters);
+    const std::uint64_t total = b.u64(l.total_seq), wakeup = b.u64(l.wakeup_seq), woken = b.u64(l.woken_seq);
+    const std::uint64_t mutex = b.u64(l.mutex);
+    info.fields = {{"__lock", lk},
+                   {"__futex", b.u32(l.futex)},
+                   {"__total_seq", static_cast<std::int64_t>(total)},
+                   {"__wakeup_seq", static_cast<std::int64_t>(wakeup)},
+                   {"__woken_seq", static_cast<std::int64_t>(woken)},
+                   {"__mutex", static_cast<std::int64_t>(mutex)},
+                   {"__nwaiters", nw},
+                   {"__broadcast_seq", b.u32(l.broadcast_seq)}};
+    if (lk > 2) add_problem(info, "__lock " + hex(lk) + " is not 0, 1 or 2", true);
+    if (wakeup > total || woken > wakeup) add_problem(info, "sequence counters out of order", true);
+    if ((nw >> l.nwaiters_shift) > kSaneCount) add_problem(info, "__nwaiters is not a count", true);
+    if (mutex != ~0ull && !user_pointer_or_null(mutex)) add_problem(info, "__mutex is not a pointer", true);
+    info.waiters = nw >> l.nwaiters_shift;
+    if (mutex == ~0ull) {
+      info.flags.push_back("pshared");
+      info.note = "process-shared condvar: glibc < 2.25 does not store its mutex";
+    } else if (mutex != 0) {
+      info.mutex = mutex;
+    }
+  }
+  return info;
+}
+
+}  // namespace pyhang::glibc

@@ -1,0 +1,463 @@
+// Identification of what a blocked thread waits for.
+//
+// Identification (identify_blocked) scores candidates instead of trusting a
+// frame name.  For a thread sleeping in futex(2) on word A, every futex word
+// (offset o, role) of every layout of the target's glibc proposes a lock at
+// A - o.  Each proposal is decoded and scored:
+//   +3  the bytes decode as a plausible object of that kind (else -10)
+//   +2..+3 per field that a thread sleeping on this word implies
+//       (mutex locked and contended, semaphore value 0 with waiters,
+//       condvar waiter count > 0, rwlock FUTEX_USED bit on that word, ...)
+//   -3..-5 per field that contradicts it (waiter on an unlocked mutex, ...)
+//   +6 / -6 FUTEX_LOCK_PI: only PI mutexes use it
+//   +1 / -1 the value the thread expected (rdx) still equals the word
+//   +5 a libc frame names a function of that lock family; -2 when the
+//       innermost such name points to another family
+// A bare "futex" candidate scores 3, so a lock must do better than that.
+// Confidence: "certain" >= 10 with a confirming frame name or PI op and a
+// margin of 4 over the next kind; "likely" >= 6 with a margin of 3; else
+// "guess".
+#include "pyhang/glibc/identify.hpp"
+
+#include <algorithm>
+
+#include "pyhang/base/format.hpp"
+#include "pyhang/glibc/libraries.hpp"
+
+namespace pyhang::glibc {
+namespace {
+
+constexpr std::uint64_t kSysFutex = 202;
+constexpr std::uint32_t kFutexCmdMask = 0x7f;  // without PRIVATE (128) and CLOCK_REALTIME (256)
+constexpr std::uint32_t kFutexWait = 0, kFutexLockPi = 6, kFutexWaitBitset = 9, kFutexWaitRequeuePi = 11,
+                        kFutexLockPi2 = 13;
+
+}  // namespace
+
+// ---- frame names -------------------------------------------------------------
+
+std::string_view frame_hint(std::string_view f) {
+  if (auto at = f.find('@'); at != std::string_view::npos) f = f.substr(0, at);
+  while (f.substr(0, 5) == "__GI_") f.remove_prefix(5);
+  while (!f.empty() && f.front() == '_') f.remove_prefix(1);
+  if (f.empty() || f == "??") return {};
+  static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
+      {"lll_lock_wait_private", "glibc-internal-lock"},
+      {"pthread_mutex_", "mutex"},
+      {"lll_lock_wait", "mutex"},
+      {"lll_clocklock_wait", "mutex"},
+      {"lll_timedlock_wait", "mutex"},
+      {"lll_robust", "mutex"},
+      {"pthread_rwlock_rdlock", "rwlock-read"},
+      {"pthread_rwlock_timedrdlock", "rwlock-read"},
+      {"pthread_rwlock_clockrdlock", "rwlock-read"},
+      {"pthread_rwlock_wrlock", "rwlock-write"},
+      {"pthread_rwlock_timedwrlock", "rwlock-write"},
+      {"pthread_rwlock_clockwrlock", "rwlock-write"},
+      {"pthread_rwlock_", "rwlock"},
+      {"new_sem_wait", "semaphore"},
+      {"old_sem_wait", "semaphore"},
+      {"sem_wait", "semaphore"},
+      {"sem_timedwait", "semaphore"},
+      {"sem_clockwait", "semaphore"},
+      {"do_futex_wait", "semaphore"},
+      {"pthread_cond_", "condvar"},
+      {"condvar_", "condvar"},
+      {"pthread_join", "thread-join"},
+      {"pthread_clockjoin", "thread-join"},
+      {"pthread_timedjoin", "thread-join"},
+      {"futex_", "futex"},
+      {"lll_futex", "futex"},
+      {"syscall", "futex"},
+  };
+  for (const auto& [prefix, hint] : kHints)
+    if (f.substr(0, prefix.size()) == prefix) return hint;
+  return {};
+}
+
+namespace {
+
+// A frame in libc or libpthread, whose lock function names are hints.
+bool libc_like(std::string_view path) {
+  if (path.empty()) return true;  // unknown library: accept the name
+  Library lib = library_of(path);
+  return lib == Library::Libc || lib == Library::Libpthread;
+}
+
+// Kind family of a candidate, for matching frame hints.
+bool hint_matches(std::string_view hint, std::string_view kind) {
+  if (hint == kind) return true;
+  if (hint == "rwlock") return kind.substr(0, 6) == "rwlock";
+  return false;
+}
+
+// Adds points, with their reason, to the candidate it refers to.
+struct Scorer {
+  Candidate& c;
+  void add(int points, const std::string& why) {
+    c.score += points;
+    if (!c.reasons.empty()) c.reasons += "; ";
+    c.reasons += (points >= 0 ? "+" : "") + std::to_string(points) + " " + why;
+  }
+};
+
+struct FutexCall {
+  Addr addr;
+  std::uint32_t op, value;
+  bool from_syscall = true;
+  std::uint32_t cmd() const { return op & kFutexCmdMask; }
+  bool pi() const { return cmd() == kFutexLockPi || cmd() == kFutexLockPi2; }
+  bool wait() const { return cmd() == kFutexWait || cmd() == kFutexWaitBitset || cmd() == kFutexWaitRequeuePi; }
+};
+
+void score_common(Scorer& s, const LockInfo& info) {
+  if (info.plausible) s.add(3, "plausible " + info.layout);
+  else s.add(-10, "implausible: " + info.problem);
+}
+
+void expected_value(Scorer& s, const FutexCall& f, std::uint32_t now) {
+  if (f.pi() || !f.from_syscall) return;
+  if (f.value == now) s.add(1, "word still holds the value the thread waits on");
+  else s.add(-1, "word changed since the thread went to sleep");
+}
+
+Candidate mutex_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, Addr base) {
+  Candidate cand;
+  Scorer s{cand};
+  s.c.kind = "mutex";
+  s.c.address = base;
+  s.c.lock = decode_mutex(mem, base, *L.mutex);
+  const LockInfo& m = s.c.lock;
+  if (!m.readable) return cand;
+  score_common(s, m);
+  const bool pi = std::find(m.flags.begin(), m.flags.end(), "pi") != m.flags.end();
+  const bool waiters = std::find(m.flags.begin(), m.flags.end(), "waiters") != m.flags.end();
+  if (m.locked.value_or(false)) s.add(3, "locked");
+  else s.add(-4, "unlocked, yet a thread waits on it");
+  if (waiters) s.add(2, "lock word says it has waiters");
+  if (!m.owners.empty()) s.add(2, "owner recorded");
+  else if (m.locked.value_or(false)) s.add(-2, "locked but no owner recorded");
+  if (f.pi()) {
+    if (pi) s.add(6, "FUTEX_LOCK_PI on a priority-inherit mutex");
+    else s.add(-6, "FUTEX_LOCK_PI on a mutex that is not priority-inherit");
+  } else if (pi && f.wait()) {
+    s.add(-6, "plain futex wait on a priority-inherit mutex");
+  }
+  expected_value(s, f, static_cast<std::uint32_t>(m.fields.empty() ? 0 : m.fields[0].second));
+  return cand;
+}
+
+Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
+  const RwlockLayout& l = *L.rwlock;
+  Candidate cand;
+  Scorer s{cand};
+  s.c.address = f.addr - fw.offset;
+  s.c.lock = decode_rwlock(mem, s.c.address, l);
+  const LockInfo& r = s.c.lock;
+  s.c.kind = "rwlock";
+  if (!r.readable) return cand;
+  score_common(s, r);
+  auto field = [&](const char* name) -> std::int64_t {
+    for (const auto& [n, v] : r.fields)
+      if (n == name) return v;
+    return 0;
+  };
+  const std::uint32_t word = static_cast<std::uint32_t>(field(
+      fw.offset == l.readers ? "__readers" : fw.offset == l.wrphase_futex ? "__wrphase_futex" : "__writers_futex"));
+  if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a rwlock");
+  if (l.scheme == RwlockScheme::Modern) {
+    const std::uint32_t readers = static_cast<std::uint32_t>(field("__readers"));
+    const bool wrphase = readers & l.wrphase_bit, wrlocked = readers & l.wrlocked_bit;
+    switch (fw.role) {
+      case WaitRole::RwlockWrite:
+        s.c.kind = "rwlock-write";
+        if (word & l.futex_used) s.add(3, "__writers_futex has waiters");
+        else s.add(-4, "__writers_futex has no waiters");
+        if (r.write_locked.value_or(false) || wrlocked) s.add(2, "a writer holds it or is next");
+        else s.add(-3, "no writer holds it");
+        break;
+      case WaitRole::RwlockPhase:
+        s.c.kind = wrphase ? "rwlock-read" : "rwlock-write";
+        if (word & l.futex_used) s.add(3, "__wrphase_futex has waiters");
+        else s.add(-4, "__wrphase_futex has no waiters");
+        if (wrphase) s.add(2, "write phase: readers wait for it to end");
+        else if (wrlocked) s.add(2, "read phase with a writer waiting for readers to leave");
+        else s.add(-3, "read phase without a waiting writer");
+        break;
+      case WaitRole::RwlockRead:
+        s.c.kind = "rwlock-read";
+        if (readers & l.rwaiting_bit) s.add(3, "__readers has RWAITING");
+        else s.add(-5, "__readers without RWAITING");
+        break;
+      default: break;
+    }
+    expected_value(s, f, word);
+  } else {
+    switch (fw.role) {
+      case WaitRole::RwlockRead:
+        s.c.kind = "rwlock-read";
+        if (r.read_waiters.value_or(0) > 0) s.add(3, "readers queued");
+        else s.add(-3, "no readers queued");
+        if (r.write_locked.value_or(false) || r.write_waiters.value_or(0) > 0) s.add(2, "a writer holds or waits");
+        break;
+      case WaitRole::RwlockWrite:
+        s.c.kind = "rwlock-write";
+        if (r.write_waiters.value_or(0) > 0) s.add(3, "writers queued");
+        else s.add(-3, "no writers queued");
+        if (r.locked.value_or(false)) s.add(2, "held");
+        break;
+      case WaitRole::RwlockInternal: {
+        s.c.kind = "rwlock";
+        const auto lk = static_cast<std::uint32_t>(field("__lock"));
+        if (lk == 2) s.add(1, "internal lock contended");
+        else s.add(-4, "internal lock not contended");
+        break;
+      }
+      default: break;
+    }
+    if (fw.role != WaitRole::RwlockInternal) {
+      // The pre-2.25 wake-up words are counters; the waiter passed the value it read.
+      std::uint32_t now = static_cast<std::uint32_t>(field(fw.role == WaitRole::RwlockRead ? "__readers_wakeup"
+                                                                                            : "__writer_wakeup"));
+      expected_value(s, f, now);
+    }
+  }
+  return cand;
+}
+
+Candidate sem_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
+  Candidate cand;
+  Scorer s{cand};
+  s.c.kind = "semaphore";
+  s.c.address = f.addr - fw.offset;
+  s.c.lock = decode_semaphore(mem, s.c.address, *L.sem);
+  const LockInfo& m = s.c.lock;
+  if (!m.readable) return cand;
+  score_common(s, m);
+  if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a semaphore");
+  if (m.value.value_or(1) == 0) s.add(2, "value 0");
+  else s.add(-3, "value is not 0, yet a thread waits");
+  if (m.waiters.value_or(0) > 0) s.add(3, "nwaiters > 0");
+  else s.add(-4, "nwaiters is 0");
+  expected_value(s, f, 0 + (m.value.value_or(0) << L.sem->value_shift));
+  return cand;
+}
+
+Candidate cond_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
+  Candidate cand;
+  Scorer s{cand};
+  s.c.kind = "condvar";
+  s.c.address = f.addr - fw.offset;
+  s.c.lock = decode_condvar(mem, s.c.address, *L.cond);
+  const LockInfo& c = s.c.lock;
+  if (!c.readable) return cand;
+  score_common(s, c);
+  if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a condvar");
+  if (fw.role == WaitRole::CondSignal) {
+    if (c.waiters.value_or(0) > 0) s.add(3, "waiter count > 0");
+    else s.add(-4, "no waiters counted");
+    if (c.mutex) s.add(1, "__mutex recorded");
+  } else {
+    if (c.waiters.value_or(0) > 0) s.add(0, "waiter count > 0 (internal word)");
+    else s.add(-5, "internal word and no waiters");
+  }
+  return cand;
+}
+
+std::string owner_text(const std::vector<int>& owners) {
+  std::string out;
+  for (int t : owners) out += (out.empty() ? "" : ", ") + std::string("TID ") + std::to_string(t);
+  return out;
+}
+
+std::string describe(const BlockedOn& b) {
+  const std::string at = b.address ? " " + hex(*b.address) : "";
+  const LockInfo* l = b.lock ? &*b.lock : nullptr;
+  std::string s;
+  if (b.kind == "mutex") {
+    s = "waits for " + (l ? l->kind : std::string("mutex")) + at;
+    if (l && !l->flags.empty()) {
+      s += " (";
+      for (std::size_t i = 0; i < l->flags.size(); ++i) s += (i ? ", " : "") + l->flags[i];
+      s += ")";
+    }
+    s += b.owners.empty() ? ": owner not recorded" : ": held by " + owner_text(b.owners);
+    if (l && l->recursion && *l->recursion > 1) s += ", locked " + std::to_string(*l->recursion) + " times";
+  } else if (b.kind == "rwlock-read" || b.kind == "rwlock-write" || b.kind == "rwlock") {
+    s = std::string("waits to ") + (b.kind == "rwlock-read" ? "read-lock" : b.kind == "rwlock-write" ? "write-lock"
+                                                                                                     : "lock") +
+        " rwlock" + at;
+    if (!b.owners.empty()) s += ": write-held by " + owner_text(b.owners);
+    else if (l && l->readers.value_or(0) > 0)
+      s += ": read-held by " + std::to_string(*l->readers) + " thread(s) (glibc does not record which)";
+    else s += ": no holder recorded";
+  } else if (b.kind == "semaphore") {
+    s = "waits on semaphore" + at + " (value " + std::to_string(l ? l->value.value_or(0) : 0) +
+        "; a semaphore has no owner)";
+  } else if (b.kind == "condvar") {
+    s = "waits on condvar" + at;
+    if (b.condvar_mutex) s += " with mutex " + hex(*b.condvar_mutex);
+    else s += " (its mutex is not recorded in the condvar)";
+  } else if (b.kind == "thread-join") {
+    s = "joins thread" + (b.owners.empty() ? std::string() : " TID " + std::to_string(b.owners[0]));
+  } else if (b.kind == "glibc-internal-lock") {
+    s = "waits for a glibc-internal lock" + at + " (owner not recorded)";
+  } else if (b.kind == "futex") {
+    s = "waits on futex" + (b.futex ? " " + hex(*b.futex) : std::string()) + " (no lock layout matches)";
+  }
+  if (!b.confidence.empty() && b.kind != "futex") s += " [" + b.confidence + "]";
+  return s;
+}
+
+}  // namespace
+
+BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThread& thread) {
+  BlockedOn out;
+
+  // The innermost libc frame name that says which lock family this is.
+  std::string_view hint;
+  std::optional<std::uint64_t> hint_rdi, cond_rsi;
+  for (const auto& fr : thread.frames) {
+    if (!libc_like(fr.library)) continue;
+    std::string_view h = frame_hint(fr.function);
+    if (h == "condvar" && fr.rsi && !cond_rsi) cond_rsi = fr.rsi;
+    if (h.empty() || h == "futex" || !hint.empty()) continue;
+    hint = h;
+    hint_rdi = fr.rdi;
+  }
+
+  std::optional<FutexCall> call;
+  if (thread.regs && thread.regs->orig_rax() == kSysFutex) {
+    call = FutexCall{thread.regs->rdi(), static_cast<std::uint32_t>(thread.regs->rsi()),
+                     static_cast<std::uint32_t>(thread.regs->rdx())};
+    out.futex = call->addr;
+    out.futex_op = call->op;
+    out.futex_value = call->value;
+  }
+
+  std::vector<Candidate> cands;
+  if (call) {
+    const Addr a = call->addr;
+    for (const auto& fw : L.mutex->futex_words)
+      if (a >= fw.offset) cands.push_back(mutex_candidate(mem, L, *call, a - fw.offset));
+    for (const auto& fw : L.rwlock->futex_words)
+      if (a >= fw.offset) cands.push_back(rwlock_candidate(mem, L, *call, fw));
+    for (const auto& fw : L.sem->futex_words)
+      if (a >= fw.offset) cands.push_back(sem_candidate(mem, L, *call, fw));
+    for (const auto& fw : L.cond->futex_words)
+      if (a >= fw.offset) cands.push_back(cond_candidate(mem, L, *call, fw));
+    // Words no layout needs: glibc's internal locks and pthread_join's tid.
+    auto word = mem.read_value<std::uint32_t>(a);
+    {
+      Candidate cand;
+  Scorer s{cand};
+      s.c.kind = "futex";
+      s.c.address = a;
+      s.add(3, "a futex word");
+      cands.push_back(std::move(cand));
+    }
+    if (word && (hint == "glibc-internal-lock")) {
+      Candidate cand;
+  Scorer s{cand};
+      s.c.kind = "glibc-internal-lock";
+      s.c.address = a;
+      if (*word >= 1 && *word <= 2) s.add(3, "lock word is 1 or 2");
+      else s.add(-3, "lock word is not 1 or 2");
+      cands.push_back(std::move(cand));
+    }
+    if (word && hint == "thread-join") {
+      Candidate cand;
+  Scorer s{cand};
+      s.c.kind = "thread-join";
+      s.c.address = a;
+      s.c.lock.owners = plausible_tid(static_cast<std::int32_t>(*word)) ? std::vector<int>{static_cast<int>(*word)}
+                                                                  : std::vector<int>{};
+      s.add(plausible_tid(static_cast<std::int32_t>(*word)) ? 3 : -3, "word holds the joined thread's TID");
+      cands.push_back(std::move(cand));
+    }
+    if (!word) out.problem = "futex word " + hex(a) + " is unreadable";
+  } else if (hint_rdi && (hint == "mutex" || hint.substr(0, 6) == "rwlock" || hint == "semaphore" ||
+                          hint == "condvar")) {
+    // Not in the syscall (spinning, or no registers): the lock function's
+    // first argument, when the debugger recovered it, is the lock itself.
+    FutexCall pseudo{*hint_rdi, 0, 0, false};
+    if (hint == "mutex") cands.push_back(mutex_candidate(mem, L, pseudo, *hint_rdi));
+    else if (hint == "semaphore") cands.push_back(sem_candidate(mem, L, pseudo, {0, WaitRole::SemValue}));
+    else if (hint == "condvar") cands.push_back(cond_candidate(mem, L, pseudo, {0, WaitRole::CondSignal}));
+    else {
+      Candidate c;
+      c.kind = hint == "rwlock" ? "rwlock" : std::string(hint);
+      c.address = *hint_rdi;
+      c.lock = decode_rwlock(mem, *hint_rdi, *L.rwlock);
+      c.score = c.lock.plausible ? 3 : -10;
+      c.reasons = c.lock.plausible ? "+3 plausible at the lock function's first argument" : c.lock.problem;
+      cands.push_back(std::move(c));
+    }
+    out.evidence = "not in futex(2); used the first argument of the frame named like a lock function";
+  } else {
+    if (!thread.regs) out.problem = "no registers for frame 0";
+    else out.problem = "not in a futex wait (system call " + std::to_string(static_cast<std::int64_t>(
+                                                                thread.regs->orig_rax())) + ")";
+    return out;
+  }
+
+  // Frame-name evidence.
+  if (!hint.empty()) {
+    for (auto& c : cands) {
+      if (c.kind == "futex") continue;
+      Scorer s{c};
+      if (hint_matches(hint, c.kind)) s.add(5, "frame name says " + std::string(hint));
+      else if (hint == "rwlock-read" || hint == "rwlock-write") {
+        if (c.kind.substr(0, 6) == "rwlock") s.add(-1, "frame name says " + std::string(hint));
+        else s.add(-2, "frame name says " + std::string(hint));
+      } else s.add(-2, "frame name says " + std::string(hint));
+    }
+  }
+  // A condvar waiter's mutex from the frame that had it.
+  if (cond_rsi) {
+    for (auto& c : cands)
+      if (c.kind == "mutex" && c.address == *cond_rsi) {
+        Scorer s{c};
+        s.add(5, "is the mutex pthread_cond_wait was given");
+      }
+  }
+
+  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  if (cands.empty()) return out;
+  const Candidate& best = cands.front();
+  int runner_up = -1000;
+  for (std::size_t i = 1; i < cands.size(); ++i)
+    if (cands[i].kind != best.kind || cands[i].address != best.address) {
+      runner_up = cands[i].score;
+      break;
+    }
+  const int margin = best.score - runner_up;
+  const bool confirmed = (!hint.empty() && hint_matches(hint, best.kind)) ||
+                         (hint.substr(0, 6) == "rwlock" && best.kind.substr(0, 6) == "rwlock") ||
+                         (call && call->pi() && best.kind == "mutex");
+  if (best.kind == "futex") out.confidence = "guess";
+  else if (best.score >= 10 && confirmed && margin >= 4) out.confidence = "certain";
+  else if (best.score >= 6 && margin >= 3) out.confidence = "likely";
+  else out.confidence = "guess";
+
+  out.kind = best.kind;
+  out.address = best.address;
+  if (best.kind != "futex") {
+    out.lock = best.lock;
+    if (out.lock->layout.empty()) out.lock.reset();
+  }
+  out.owners = best.lock.owners;
+  out.owner_source = out.owners.empty() ? "unknown" : "lock-word";
+  if (best.kind == "condvar") {
+    if (cond_rsi) out.condvar_mutex = *cond_rsi;
+    else if (best.lock.mutex) out.condvar_mutex = best.lock.mutex;
+  }
+  if (out.evidence.empty())
+    out.evidence = "futex " + hex(call ? call->addr : 0) + " op " + hex(call ? call->op : 0) +
+                   (hint.empty() ? "" : ", frame says " + std::string(hint)) + "; best: " + best.reasons;
+  out.detail = describe(out);
+  out.candidates = std::move(cands);  // `best` refers into cands: last
+  return out;
+}
+
+}  // namespace pyhang::glibc

@@ -1,0 +1,288 @@
+#include "pyhang/target/target.hpp"
+
+#include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <unistd.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace pyhang {
+
+// ------------------------------------------------------------ mappings ----
+
+namespace {
+
+std::string_view next_field(std::string_view& line) {
+  std::size_t start = line.find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    line = {};
+    return {};
+  }
+  line.remove_prefix(start);
+  std::size_t end = line.find(' ');
+  auto field = line.substr(0, end);
+  line.remove_prefix(end == std::string_view::npos ? line.size() : end);
+  return field;
+}
+
+bool parse_hex(std::string_view s, std::uint64_t& out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+// Objects worth opening as ELF: real files, not [heap], [vdso], memfd or
+// deleted files (a deleted file's bytes on disk are not what is mapped).
+bool is_file_path(const std::string& path) {
+  return !path.empty() && path[0] == '/' && path.find(" (deleted)") == std::string::npos;
+}
+
+}  // namespace
+
+std::vector<Mapping> parse_proc_maps(std::string_view text) {
+  std::vector<Mapping> out;
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    auto range = next_field(line);
+    auto perms = next_field(line);
+    auto offset = next_field(line);
+    next_field(line);  // device
+    next_field(line);  // inode
+    std::size_t path_start = line.find_first_not_of(' ');
+    std::string_view path = path_start == std::string_view::npos ? std::string_view{} : line.substr(path_start);
+    std::size_t dash = range.find('-');
+    Mapping m;
+    if (dash == std::string_view::npos || !parse_hex(range.substr(0, dash), m.start) ||
+        !parse_hex(range.substr(dash + 1), m.end) || !parse_hex(offset, m.offset))
+      continue;
+    m.perms = std::string(perms);
+    m.path = std::string(path);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<Mapping> read_proc_maps(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  if (!in) throw ReaderError("cannot read /proc/" + std::to_string(pid) + "/maps (the process is gone?)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_proc_maps(ss.str());
+}
+
+// -------------------------------------------------------- AddressSpace ----
+
+std::string_view LoadedObject::basename() const {
+  std::string_view p = path;
+  auto slash = p.rfind('/');
+  return slash == std::string_view::npos ? p : p.substr(slash + 1);
+}
+
+AddressSpace::AddressSpace(std::vector<Mapping> mappings, Locate locate) : mappings_(std::move(mappings)) {
+  std::sort(mappings_.begin(), mappings_.end(), [](auto& a, auto& b) { return a.start < b.start; });
+  // Group by file; the mapping of file offset 0 at the lowest address is
+  // where the loader put the ELF header.
+  std::map<std::string, std::vector<const Mapping*>> by_path;
+  for (auto& m : mappings_)
+    if (is_file_path(m.path)) by_path[m.path].push_back(&m);
+  for (auto& [path, maps] : by_path) {
+    const Mapping* head = nullptr;
+    for (auto* m : maps)
+      if (m->offset == 0) {
+        head = m;
+        break;
+      }
+    if (!head) continue;  // a data file mapped in pieces, not an ELF object
+    LoadedObject obj;
+    obj.path = path;
+    obj.start = head->start;
+    obj.end = head->end;
+    // Only the run of mappings belonging to this load (the same file may be
+    // mapped again elsewhere as data).
+    for (auto* m : maps)
+      if (m->start >= head->start && m->start < head->start + (1ull << 32)) obj.end = std::max(obj.end, m->end);
+    try {
+      obj.elf = ElfFile::open(locate ? locate(path) : path);
+      if (obj.elf->type() != ET_DYN && obj.elf->type() != ET_EXEC) {
+        obj.elf.reset();
+        continue;
+      }
+      obj.bias = head->start - obj.elf->load_base_vaddr();
+    } catch (const ReaderError& e) {
+      std::string what = e.what();
+      if (what.find("not an ELF") != std::string::npos) continue;
+      obj.problem = what;
+    }
+    objects_.push_back(std::move(obj));
+  }
+  std::sort(objects_.begin(), objects_.end(), [](auto& a, auto& b) { return a.start < b.start; });
+}
+
+const LoadedObject* AddressSpace::object_at(Addr addr) const {
+  auto it = std::upper_bound(objects_.begin(), objects_.end(), addr,
+                             [](Addr a, const LoadedObject& o) { return a < o.start; });
+  // Objects do not nest, but a big object's range may hide a small one
+  // loaded in a hole; check a few candidates.
+  for (int n = 0; it != objects_.begin() && n < 4; ++n) {
+    --it;
+    if (addr < it->end) return &*it;
+  }
+  return nullptr;
+}
+
+const LoadedObject* AddressSpace::object_named(std::string_view prefix) const {
+  for (auto& o : objects_)
+    if (o.basename().substr(0, prefix.size()) == prefix) return &o;
+  return nullptr;
+}
+
+std::optional<Addr> AddressSpace::symbol_address(std::string_view name, const LoadedObject* in) const {
+  auto look = [&](const LoadedObject& o) -> std::optional<Addr> {
+    if (!o.elf) return std::nullopt;
+    auto s = o.elf->symbol(name);
+    if (!s) return std::nullopt;
+    return s->value + o.bias;
+  };
+  if (in) return look(*in);
+  for (auto& o : objects_)
+    if (auto a = look(o)) return a;
+  return std::nullopt;
+}
+
+void AddressSpace::drop_mismatched(const std::function<std::string(const LoadedObject&)>& check) {
+  for (auto& o : objects_) {
+    if (!o.elf) continue;
+    std::string why = check(o);
+    if (!why.empty()) {
+      o.elf.reset();
+      o.problem = why;
+    }
+  }
+}
+
+Symbolized AddressSpace::symbolize(Addr pc) const {
+  Symbolized out;
+  out.object = object_at(pc);
+  if (!out.object || !out.object->elf) return out;
+  if (auto s = out.object->elf->symbol_at(pc - out.object->bias)) {
+    out.function = std::string(s->name);
+    out.offset = pc - out.object->bias - s->value;
+  }
+  return out;
+}
+
+// -------------------------------------------------------------- Target ----
+
+namespace {
+
+// The build-id note as the core holds it (the core's own bytes only, not the
+// file on disk, which is what is being checked).
+std::string core_build_id(const CoreFile& core, const LoadedObject& o) {
+  for (auto& seg : o.elf->segments()) {
+    if (seg.type != PT_NOTE || seg.filesz == 0 || seg.filesz > 4096) continue;
+    std::vector<std::uint8_t> buf(seg.filesz);
+    if (core.read_partial(seg.vaddr + o.bias, buf.data(), buf.size()) != buf.size()) continue;
+    for (std::size_t pos = 0; pos + 12 <= buf.size();) {
+      std::uint32_t namesz, descsz, type;
+      std::memcpy(&namesz, &buf[pos], 4);
+      std::memcpy(&descsz, &buf[pos + 4], 4);
+      std::memcpy(&type, &buf[pos + 8], 4);
+      std::size_t name_at = pos + 12, desc_at = name_at + ((namesz + 3) & ~3u);
+      if (desc_at + descsz > buf.size()) break;
+      if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(&buf[name_at], "GNU", 4) == 0) {
+        static const char* hex = "0123456789abcdef";
+        std::string out;
+        for (std::size_t i = 0; i < descsz; ++i) {
+          out += hex[buf[desc_at + i] >> 4];
+          out += hex[buf[desc_at + i] & 15];
+        }
+        return out;
+      }
+      pos = desc_at + ((descsz + 3) & ~3u);
+    }
+  }
+  return {};
+}
+
+void note_object_problems(Target& t, const AddressSpace& space) {
+  for (auto& o : space.objects())
+    if (!o.problem.empty()) t.add_warning("cannot read symbols of " + o.path + ": " + o.problem);
+}
+
+}  // namespace
+
+std::shared_ptr<Target> Target::live(int pid) {
+  std::shared_ptr<Target> t(new Target());
+  t->kind_ = "live";
+  t->pid_ = pid;
+  auto source = std::make_shared<LiveReader>(pid);
+  t->memory_ = std::make_shared<CachedReader>(source);
+  t->space_ = AddressSpace(read_proc_maps(pid));
+  char exe[4096];
+  ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe - 1);
+  if (n > 0) t->executable_.assign(exe, static_cast<std::size_t>(n));
+  note_object_problems(*t, t->space_);
+  return t;
+}
+
+std::shared_ptr<Target> Target::core(const std::string& core_path, AddressSpace::Locate locate) {
+  std::shared_ptr<Target> t(new Target());
+  t->kind_ = "core";
+  t->core_ = CoreFile::open(core_path);
+  t->pid_ = t->core_->pid();
+  t->memory_ = std::make_shared<CachedReader>(std::make_shared<CoreReader>(t->core_, locate));
+  for (auto& p : t->core_->problems()) t->add_warning(p);
+  if (t->core_->file_mappings().empty())
+    t->add_warning("core file " + core_path + " lists no mapped files (no NT_FILE note); symbols are unavailable");
+  t->space_ = AddressSpace(t->core_->file_mappings(), locate);
+  t->space_.drop_mismatched([&](const LoadedObject& o) -> std::string {
+    std::string in_core = core_build_id(*t->core_, o);
+    std::string on_disk = o.elf->build_id();
+    if (in_core.empty() || on_disk.empty() || in_core == on_disk) return {};
+    return "the file on disk is not the one the core was made from (build-id " + on_disk + ", in the core " +
+           in_core + "); its symbols are not used";
+  });
+  note_object_problems(*t, t->space_);
+  constexpr std::uint64_t kAtEntry = 9;
+  if (auto entry = t->core_->auxv_value(kAtEntry))
+    for (auto& m : t->core_->file_mappings())
+      if (*entry >= m.start && *entry < m.end) t->executable_ = m.path;
+  return t;
+}
+
+std::shared_ptr<Target> Target::from_reader(std::shared_ptr<MemoryReader> source, std::vector<Mapping> mappings,
+                                            std::string kind) {
+  std::shared_ptr<Target> t(new Target());
+  t->kind_ = std::move(kind);
+  t->memory_ = std::make_shared<CachedReader>(std::move(source));
+  t->space_ = AddressSpace(std::move(mappings));
+  note_object_problems(*t, t->space_);
+  return t;
+}
+
+std::optional<Registers> Target::registers(int tid) const {
+  if (core_) {
+    for (const auto& t : core_->threads())
+      if (t.tid == tid) return t.regs;
+    return std::nullopt;
+  }
+  if (kind_ != "live") return std::nullopt;
+  // Only the tracer may ask, and only while the thread is stopped: inside
+  // gdb, gdb is the tracer (it ptraces from the thread that runs Python
+  // commands); anywhere else this fails with ESRCH and says nothing.
+  static_assert(sizeof(user_regs_struct) == sizeof(Registers::r));
+  user_regs_struct regs{};
+  if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return std::nullopt;
+  Registers out;
+  std::memcpy(out.r.data(), &regs, sizeof regs);
+  return out;
+}
+
+}  // namespace pyhang

@@ -1,0 +1,300 @@
+// The Python lock a blocked thread waits on, on synthetic memory images laid
+// out with the generated tables and the hand-written lock object table:
+// locks in a frame's locals, bound methods on its stack, RLock owners,
+// a Condition's _lock from its instance dict; garbage gives nothing.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "cpython/layouts/locks.hpp"
+#include "cpython/layouts/objects.hpp"
+#include "pyhang/cpython/locks.hpp"
+#include "support/cpython_image.hpp"
+
+using namespace pyhang;
+using namespace pyhang::cpython;
+using pyhang::cpython::testing::Image;
+using pyhang::cpython::testing::layout;
+
+namespace {
+
+constexpr int kSlots = 6;  // 3 locals + stack of 3
+
+struct World {
+  const Layout& l;
+  const LockLayout& ll;
+  const ObjectLayout& ol;
+  Image img;
+  Addr interp = 0, runtime = 0, interp_head_var = 0;
+  Addr lock_type = 0, rlock_type = 0, cfunc_type = 0, cond_type = 0, dict_type = 0;
+  std::vector<Addr> tstates;
+
+  explicit World(int minor) : l(layout(minor)), ll(*lock_layout_for(3, minor)), ol(*object_layout_for(3, minor)), img(l) {
+    interp = img.interpreter(0);
+    if (l.has(l.runtime_interpreters_head)) {
+      runtime = img.runtime(interp);
+    } else {
+      interp_head_var = img.alloc(8);
+      img.put<Addr>(interp_head_var, 0, interp);
+    }
+    lock_type = img.type("_thread.lock", 0);
+    rlock_type = img.type("_thread.RLock", 0);
+    cfunc_type = img.type("builtin_function_or_method", 0);
+    dict_type = img.type("dict", static_cast<std::uint64_t>(l.tpflags_dict_subclass));
+    cond_type = img.type("Condition", 0);
+  }
+
+  Addr sem() { return img.alloc(32); }
+  Addr lock(Addr sem, bool locked) {
+    Addr o = img.alloc(static_cast<std::size_t>(ll.lock_size));
+    img.put<Addr>(o, l.object_ob_type, lock_type);
+    img.put<Addr>(o, ll.lock_lock, sem);
+    img.put<std::uint8_t>(o, ll.lock_locked, locked);
+    return o;
+  }
+  Addr rlock(Addr sem, std::uint64_t owner, std::uint64_t count) {
+    Addr o = img.alloc(static_cast<std::size_t>(ll.rlock_size));
+    img.put<Addr>(o, l.object_ob_type, rlock_type);
+    img.put<Addr>(o, ll.rlock_lock, sem);
+    img.put<std::uint64_t>(o, ll.rlock_owner, owner);
+    img.put<std::uint64_t>(o, ll.rlock_count, count);
+    return o;
+  }
+  Addr bound_method(Addr self) {
+    Addr m = img.alloc(64);
+    img.put<Addr>(m, l.object_ob_type, cfunc_type);
+    img.put<Addr>(m, l.cfunction_self, self);
+    return m;
+  }
+  // A combined dict {name: value} (tp_dictoffset style instance dict).
+  Addr dict(const std::string& name, Addr value) {
+    Addr keys = img.alloc(256);
+    Addr entries;
+    if (l.has(l.dictkeys_nentries)) {  // 3.11+: from the generated table
+      img.put<std::uint8_t>(keys, l.dictkeys_log2_size, 3);
+      img.put<std::uint8_t>(keys, l.dictkeys_log2_index_bytes, 3);
+      img.put<std::uint8_t>(keys, l.dictkeys_kind, static_cast<std::uint8_t>(l.dictkeys_kind_general));
+      img.put<std::int64_t>(keys, l.dictkeys_nentries, 2);
+      entries = keys + l.dictkeys_indices + 8;
+    } else {
+      img.put<std::int64_t>(keys, ol.dk_size, 8);
+      img.put<std::int64_t>(keys, ol.dk_nentries, 2);
+      entries = keys + ol.dk_indices + 8;
+    }
+    std::int64_t esize = l.has(l.dictentry_size) ? l.dictentry_size : ol.entry_size;
+    std::int64_t ekey = l.has(l.dictentry_key) ? l.dictentry_key : ol.entry_key;
+    std::int64_t evalue = l.has(l.dictentry_value) ? l.dictentry_value : ol.entry_value;
+    img.put<Addr>(entries, ekey, img.str("_waiters"));
+    img.put<Addr>(entries, evalue, img.str("not a lock"));
+    img.put<Addr>(entries + esize, ekey, img.str(name));
+    img.put<Addr>(entries + esize, evalue, value);
+    Addr d = img.alloc(64);
+    img.put<Addr>(d, l.object_ob_type, dict_type);
+    img.put<Addr>(d, l.dict_ma_keys, keys);
+    img.put<Addr>(d, l.dict_ma_values, 0);
+    return d;
+  }
+  // A threading.Condition whose instance dict (at tp_dictoffset) holds _lock.
+  Addr condition(Addr lock) {
+    img.put<std::int64_t>(cond_type, l.type_dictoffset, 16);
+    Addr c = img.alloc(32);
+    img.put<Addr>(c, l.object_ob_type, cond_type);
+    img.put<Addr>(c, 16, dict("_lock", lock));
+    return c;
+  }
+
+  // A frame of `function` in `file` whose locals + stack are `slots`.
+  Addr frame(const std::string& function, const std::string& file, const std::vector<Addr>& slots, Addr older) {
+    Addr code = img.code(function, file, 1, {});
+    img.put<std::int32_t>(code, l.code_stacksize, kSlots / 2);
+    if (l.has(l.code_nlocalsplus)) img.put<std::int32_t>(code, l.code_nlocalsplus, kSlots / 2);
+    img.put<std::int32_t>(code, l.code_nlocals, kSlots / 2);
+    Addr f;
+    std::int64_t localsplus;
+    if (l.frame_model == FrameModel::FrameObject) {
+      f = img.alloc(static_cast<std::size_t>(l.frame_size) + kSlots * 8);
+      img.put<Addr>(f, l.frame_code, code);
+      img.put<Addr>(f, l.frame_back, older);
+      localsplus = l.frame_localsplus;
+      img.put<Addr>(f, l.frame_valuestack, f + localsplus + (kSlots / 2) * 8);
+    } else {
+      f = img.alloc(static_cast<std::size_t>(l.iframe_size) + kSlots * 8);
+      img.put<Addr>(f, l.iframe_code, code);
+      img.put<Addr>(f, l.iframe_previous, older);
+      img.put<Addr>(f, l.iframe_instr, code + l.code_code_adaptive);
+      localsplus = l.iframe_localsplus;
+    }
+    for (std::size_t i = 0; i < slots.size() && i < kSlots; ++i) img.put<Addr>(f, localsplus + 8 * i, slots[i]);
+    return f;
+  }
+  void thread(Addr top, std::uint64_t pthread, int tid) { tstates.push_back(img.thread_state(interp, top, pthread, tid)); }
+
+  PythonState inspect() {
+    img.link_threads(interp, tstates);
+    Roots r;
+    r.runtime = runtime;
+    r.interp_head_var = interp_head_var;
+    auto mem = img.reader();
+    auto st = inspect_memory(mem, l, r);
+    st.major = 3;
+    st.minor = l.minor;
+    // 3.6/3.7 keep no native TID in the thread state: inspect() maps
+    // pthread_t → TID through libc; do it here by hand.
+    for (std::size_t i = 0; i < st.threads.size(); ++i)
+      if (!st.threads[i].native_tid) st.threads[i].native_tid = static_cast<int>(100 + i);
+    return st;
+  }
+  PyLockWait wait(const PythonState& st, int tid, std::optional<Addr> futex) {
+    auto mem = img.reader();
+    return find_python_lock_wait_memory(mem, st, tid, futex);
+  }
+};
+
+// TIDs as the World gives them: native_tid where the layout has it, else 100 + index.
+int tid_of(const World& w, int native, int index) {
+  return w.l.has(w.l.tstate_native_thread_id) ? native : 100 + index;
+}
+
+}  // namespace
+
+TEST_CASE("a Lock in a frame's locals whose sem_t holds the futex is found, in every version", "[cpython][pylocks]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    Addr sem = w.sem();
+    Addr lock = w.lock(sem, true);
+    Addr other = w.lock(w.sem(), false);
+    // waiter: `lock` in local 1 (local 0 is another, free lock)
+    Addr outer = w.frame("main", "/app/main.py", {}, 0);
+    Addr waiter_top = w.frame("worker", "/app/work.py", {other, lock, 0x7}, outer);
+    w.thread(waiter_top, 0x7f0000001000, 4242);
+    // holder: `with lock:` keeps lock.__exit__ (a bound method) on its stack
+    Addr holder_top = w.frame("hold", "/app/work.py", {0, 0, 0, w.bound_method(lock)}, 0);
+    w.thread(holder_top, 0x7f0000002000, 4243);
+    auto st = w.inspect();
+    REQUIRE(st.threads.size() == 2);
+    int waiter = tid_of(w, 4242, 0), holder = tid_of(w, 4243, 1);
+
+    auto r = w.wait(st, waiter, sem);
+    CHECK(r.kind == "py-lock");
+    CHECK(r.confidence == "certain");
+    CHECK(r.object == lock);
+    CHECK(r.type_name == "_thread.lock");
+    CHECK(r.wait_address == sem);
+    CHECK(r.locked == std::optional<bool>(true));
+    CHECK(!r.owner_tid);
+    CHECK(r.owner_source == "heuristic");
+    CHECK(r.suspects == std::vector<int>{holder});
+    CHECK(r.frame_function == "worker");
+    CHECK(r.problem.empty());
+
+    // the futex word anywhere inside the sem_t (value at +0, waiters at +4)
+    CHECK(w.wait(st, waiter, sem + 4).object == lock);
+    // a futex no lock of the frames explains
+    auto none = w.wait(st, waiter, sem + 4096);
+    CHECK(none.kind.empty());
+    CHECK(!none.problem.empty());
+    // unknown thread
+    CHECK(!w.wait(st, 999999, sem).problem.empty());
+    // no futex: a guess, the innermost lock object
+    auto guess = w.wait(st, waiter, std::nullopt);
+    CHECK(guess.confidence == "guess");
+    CHECK(guess.object == other);
+  }
+}
+
+TEST_CASE("an RLock's owner and count come from the lock object, the owner's TID from its thread state",
+          "[cpython][pylocks]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    Addr sem = w.sem();
+    const std::uint64_t owner_pthread = 0x7f0000005000;
+    Addr rlock = w.rlock(sem, owner_pthread, 2);
+    w.thread(w.frame("acquire_it", "/app/a.py", {0, 0, 0, w.bound_method(rlock)}, 0), 0x7f0000004000, 500);
+    w.thread(w.frame("own_it", "/app/a.py", {}, 0), owner_pthread, 501);
+    auto st = w.inspect();
+    auto r = w.wait(st, tid_of(w, 500, 0), sem);
+    CHECK(r.kind == "py-rlock");
+    CHECK(r.object == rlock);
+    CHECK(r.owner_thread_id == std::optional<std::uint64_t>(owner_pthread));
+    CHECK(r.owner_tid == std::optional<int>(tid_of(w, 501, 1)));
+    CHECK(r.count == std::optional<std::uint64_t>(2));
+    CHECK(r.owner_source == "lock-word");
+    CHECK(r.suspects.empty());
+  }
+}
+
+TEST_CASE("Condition.wait: the waiter lock, the Condition and its _lock from the instance dict", "[cpython][pylocks]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    const std::uint64_t owner_pthread = 0x7f0000007000;
+    Addr cond_lock = w.rlock(w.sem(), owner_pthread, 1);
+    Addr cond = w.condition(cond_lock);
+    Addr sem = w.sem();
+    Addr waiter = w.lock(sem, true);
+    std::string fn = w.l.has(w.l.code_qualname) ? "Condition.wait" : "wait";
+    w.thread(w.frame(fn, "/usr/lib/python3/threading.py", {cond, 0, waiter}, 0), 0x7f0000006000, 600);
+    w.thread(w.frame("notify_later", "/app/a.py", {}, 0), owner_pthread, 601);
+    auto st = w.inspect();
+    auto r = w.wait(st, tid_of(w, 600, 0), sem);
+    CHECK(r.kind == "py-condition");
+    CHECK(r.object == waiter);
+    CHECK(r.condition == cond);
+    CHECK(r.condition_lock == cond_lock);
+    CHECK(r.condition_lock_type == "_thread.RLock");
+    CHECK(r.condition_lock_owner_tid == std::optional<int>(tid_of(w, 601, 1)));
+    CHECK(r.condition_lock_count == std::optional<std::uint64_t>(1));
+    CHECK(r.problem.empty());
+
+    // a `self` that is no Condition: the wait is still reported, with a problem
+    World v(minor);
+    Addr sem2 = v.sem();
+    Addr waiter2 = v.lock(sem2, true);
+    v.thread(v.frame(fn, "/usr/lib/python3/threading.py", {v.img.str("self?"), 0, waiter2}, 0), 0x7f0000006000, 600);
+    auto st2 = v.inspect();
+    auto r2 = v.wait(st2, tid_of(v, 600, 0), sem2);
+    CHECK(r2.kind == "py-condition");
+    CHECK(r2.condition == 0);
+    CHECK(!r2.problem.empty());
+  }
+}
+
+TEST_CASE("garbage in frames gives no Python lock wait and no crash", "[cpython][pylocks]") {
+  std::mt19937_64 rng(1234);
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    for (int round = 0; round < 20; ++round) {
+      World w(minor);
+      Addr sem = w.sem();
+      // pointers into the image (mostly not objects), to unmapped memory,
+      // odd values, a "lock" whose type is garbage, a bound method of garbage
+      Addr fake = w.img.alloc(64);
+      w.img.put<Addr>(fake, w.l.object_ob_type, w.img.alloc(16));  // type with no name
+      std::vector<Addr> slots = {Image::kBase + (rng() % 0x10000) * 8, Image::kUnmapped + 8 * (rng() % 100),
+                                 rng(), fake, w.bound_method(Image::kUnmapped), rng() | 1};
+      std::shuffle(slots.begin(), slots.end(), rng);
+      Addr f = w.frame("junk", "/app/junk.py", slots, round % 2 ? Image::kUnmapped : 0);
+      w.thread(f, 0x7f0000008000, 700);
+      auto st = w.inspect();
+      auto r = w.wait(st, tid_of(w, 700, 0), sem);
+      CHECK(r.kind.empty());
+      CHECK(!r.problem.empty());
+      auto g = w.wait(st, tid_of(w, 700, 0), std::nullopt);
+      CHECK(g.kind.empty());
+    }
+    // a frame whose code object is unreadable
+    World w(minor);
+    Addr sem = w.sem();
+    Addr f = w.frame("x", "/app/x.py", {w.lock(sem, true)}, 0);
+    w.thread(f, 0x7f0000009000, 800);
+    auto st = w.inspect();
+    REQUIRE(!st.threads.empty());
+    REQUIRE(!st.threads[0].frames.empty());
+    st.threads[0].frames[0].code = Image::kUnmapped;
+    auto r = w.wait(st, tid_of(w, 800, 0), sem);
+    CHECK(r.kind.empty());
+    CHECK(!r.problem.empty());
+  }
+}

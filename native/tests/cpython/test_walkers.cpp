@@ -1,0 +1,437 @@
+// Thread states, frame chains, strings and the GIL on synthetic memory
+// images laid out with the generated tables; and garbage that must end in
+// a problem or a warning, never a crash or a hang.
+#include <catch2/catch.hpp>
+
+#include "support/cpython_image.hpp"
+
+using namespace pyhang;
+using namespace pyhang::cpython;
+using pyhang::cpython::testing::Image;
+using pyhang::cpython::testing::layout;
+
+namespace {
+
+// A table whose first entry covers the whole code and says "line first+d".
+std::vector<std::uint8_t> whole_code_at(const Layout& l, int delta) {
+  switch (l.linetable) {
+    case LineTableFormat::Lnotab: return {0, static_cast<std::uint8_t>(delta)};
+    case LineTableFormat::LineTable310: return {254, static_cast<std::uint8_t>(delta)};
+    case LineTableFormat::LocationTable: {
+      std::vector<std::uint8_t> t;
+      for (int i = 0; i < 8; ++i) {  // 8 entries of 8 units, "no column" form
+        t.push_back(0x80 | (13 << 3) | 7);
+        t.push_back(static_cast<std::uint8_t>(i == 0 ? delta << 1 : 0));
+      }
+      return t;
+    }
+  }
+  return {};
+}
+
+// A frame at byte offset 0 of its code, however the layout links frames.
+Addr make_frame(Image& img, Addr code, Addr older) {
+  const Layout& l = img.layout();
+  if (l.frame_model == FrameModel::FrameObject) return img.frame_object(code, 0, older);
+  return img.interpreter_frame(code, 0, older);
+}
+
+struct World {
+  Image img;
+  Addr interp = 0, runtime = 0, interp_head_var = 0;
+  explicit World(const Layout& l) : img(l) {
+    interp = img.interpreter(0);
+    if (l.has(l.runtime_interpreters_head)) {
+      runtime = img.runtime(interp);
+    } else {  // 3.6: the static interp_head
+      interp_head_var = img.alloc(8);
+      img.put<Addr>(interp_head_var, 0, interp);
+    }
+  }
+  Roots roots() const {
+    Roots r;
+    r.runtime = runtime;
+    r.interp_head_var = interp_head_var;
+    return r;
+  }
+  PythonState inspect(Options opts = {}) {
+    auto mem = img.reader();
+    return inspect_memory(mem, img.layout(), roots(), opts);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a thread's frame chain gives function, file and line innermost first, in every version", "[cpython]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    const Layout& l = layout(minor);
+    INFO("3." << minor);
+    World w(l);
+    Addr outer_code = w.img.code("main", "/app/main.py", 10, whole_code_at(l, 5));
+    Addr inner_code = w.img.code("Worker.wait", "/app/wörker.py", 40, whole_code_at(l, 2));
+    Addr outer = make_frame(w.img, outer_code, 0);
+    Addr inner = make_frame(w.img, inner_code, outer);
+    Addr t = w.img.thread_state(w.interp, inner, 0x7f0000001000, 4242);
+    w.img.link_threads(w.interp, {t});
+    auto st = w.inspect();
+    CHECK(st.status == "ok");
+    CHECK(st.warnings.empty());
+    REQUIRE(st.threads.size() == 1);
+    const auto& th = st.threads[0];
+    CHECK(th.tstate == t);
+    CHECK(th.thread_id == 0x7f0000001000);
+    CHECK(th.problem.empty());
+    if (l.has(l.tstate_native_thread_id)) CHECK(th.native_tid == 4242);
+    REQUIRE(th.frames.size() == 2);
+    // co_qualname on 3.11+, co_name before: the image gives both and the
+    // name field holds "<name>_short" when a qualname exists.
+    CHECK(th.frames[0].function == "Worker.wait");
+    CHECK(th.frames[0].file == "/app/wörker.py");
+    CHECK(th.frames[0].line == 42);
+    CHECK(th.frames[1].function == "main");
+    CHECK(th.frames[1].line == 15);
+  }
+}
+
+TEST_CASE("PyFrameObject f_lasti is in bytes up to 3.9 and in code units in 3.10", "[cpython]") {
+  for (int minor : {9, 10}) {
+    const Layout& l = layout(minor);
+    World w(l);
+    // [0,4) bytes -> line 2, then line 7 from byte 4 on
+    std::vector<std::uint8_t> table = l.linetable == LineTableFormat::Lnotab
+                                          ? std::vector<std::uint8_t>{0, 1, 4, 5}
+                                          : std::vector<std::uint8_t>{4, 1, 200, 5};
+    Addr code = w.img.code("f", "f.py", 1, table);
+    Addr frame = w.img.frame_object(code, 2, 0);  // 2 bytes (3.9) or 2 units = 4 bytes (3.10)
+    w.img.link_threads(w.interp, {w.img.thread_state(w.interp, frame, 1, 1)});
+    auto st = w.inspect();
+    REQUIRE(st.threads.size() == 1);
+    REQUIRE(st.threads[0].frames.size() == 1);
+    CHECK(st.threads[0].frames[0].line == (minor == 9 ? 2 : 7));
+  }
+}
+
+TEST_CASE("3.11 entry frames come from is_entry; incomplete frames are skipped", "[cpython]") {
+  const Layout& l = layout(11);
+  World w(l);
+  Addr code = w.img.code("g", "g.py", 1, whole_code_at(l, 0));
+  w.img.put<std::int32_t>(code, l.code_firsttraceable, 2);
+  Addr outer = w.img.interpreter_frame(code, 8, 0, 0, /*is_entry=*/true);
+  Addr incomplete = w.img.interpreter_frame(code, 2, outer);  // before instruction 2: not started
+  Addr inner = w.img.interpreter_frame(code, 8, incomplete);
+  w.img.link_threads(w.interp, {w.img.thread_state(w.interp, inner, 1, 1)});
+  auto st = w.inspect();
+  REQUIRE(st.threads.size() == 1);
+  const auto& frames = st.threads[0].frames;
+  REQUIRE(frames.size() == 2);
+  CHECK_FALSE(frames[0].entry_frame);
+  CHECK(frames[1].entry_frame);
+}
+
+TEST_CASE("3.12+ C-stack shim frames are skipped and mark the frame above them as an entry frame", "[cpython]") {
+  for (int minor : {12, 13}) {
+    const Layout& l = layout(minor);
+    INFO("3." << minor);
+    World w(l);
+    Addr code = w.img.code("h", "h.py", 1, whole_code_at(l, 0));
+    Addr shim_code = w.img.code("<shim>", "<shim>", 0, whole_code_at(l, 0));
+    Addr outer = w.img.interpreter_frame(code, 4, 0);
+    Addr shim = w.img.interpreter_frame(shim_code, 0, outer, static_cast<int>(l.owner_cstack));
+    Addr gen = w.img.interpreter_frame(code, 6, shim, static_cast<int>(l.owner_generator));
+    w.img.link_threads(w.interp, {w.img.thread_state(w.interp, gen, 1, 1)});
+    auto st = w.inspect();
+    REQUIRE(st.threads.size() == 1);
+    const auto& frames = st.threads[0].frames;
+    REQUIRE(frames.size() == 2);
+    CHECK(frames[0].frame == gen);
+    CHECK(frames[0].entry_frame);
+    CHECK(frames[1].frame == outer);
+    CHECK_FALSE(frames[1].entry_frame);
+  }
+}
+
+TEST_CASE("str of every kind decodes to UTF-8: ASCII, latin-1, UCS-2, UCS-4", "[cpython]") {
+  for (int minor : {6, 11, 12, 13}) {
+    const Layout& l = layout(minor);
+    INFO("3." << minor);
+    World w(l);
+    const std::vector<std::pair<std::u32string, std::string>> cases = {
+        {U"plain", "plain"},
+        {U"caf\u00e9", "caf\xc3\xa9"},
+        {U"\u51fd\u6570", "\xe5\x87\xbd\xe6\x95\xb0"},
+        {U"x\U0001D518", "x\xf0\x9d\x94\x98"},
+    };
+    for (const auto& [text, utf8] : cases) {
+      Addr code = w.img.code("", "", 1, whole_code_at(l, 0));
+      Addr s = w.img.str(text);
+      w.img.put<Addr>(code, l.has(l.code_qualname) ? l.code_qualname : l.code_name, s);
+      w.img.put<Addr>(code, l.code_filename, s);
+      Addr f = make_frame(w.img, code, 0);
+      Addr t = w.img.thread_state(w.interp, f, 1, 1);
+      w.img.link_threads(w.interp, {t});
+      auto st = w.inspect();
+      REQUIRE(st.threads.size() == 1);
+      REQUIRE(st.threads[0].frames.size() == 1);
+      CHECK(st.threads[0].frames[0].function == utf8);
+      CHECK(st.threads[0].frames[0].file == utf8);
+    }
+  }
+}
+
+TEST_CASE("garbage frame chains end with a problem: a cycle, an unmapped pointer, a bogus length", "[cpython]") {
+  for (int minor : {8, 11, 13}) {
+    const Layout& l = layout(minor);
+    INFO("3." << minor);
+    SECTION("cycle") {
+      World w(l);
+      Addr code = w.img.code("loop", "l.py", 1, whole_code_at(l, 0));
+      Addr a = make_frame(w.img, code, 0);
+      Addr b = make_frame(w.img, code, a);
+      w.img.put<Addr>(a, l.frame_model == FrameModel::FrameObject ? l.frame_back : l.iframe_previous, b);
+      w.img.link_threads(w.interp, {w.img.thread_state(w.interp, b, 1, 1)});
+      auto st = w.inspect();
+      REQUIRE(st.threads.size() == 1);
+      CHECK(st.threads[0].frames.size() == 2);
+      CHECK_THAT(st.threads[0].problem, Catch::Contains("loops"));
+    }
+    SECTION("unmapped frame") {
+      World w(l);
+      Addr code = w.img.code("ok", "ok.py", 1, whole_code_at(l, 0));
+      Addr f = make_frame(w.img, code, Image::kUnmapped);
+      w.img.link_threads(w.interp, {w.img.thread_state(w.interp, f, 1, 1)});
+      auto st = w.inspect();
+      REQUIRE(st.threads.size() == 1);
+      CHECK(st.threads[0].frames.size() == 1);
+      CHECK_THAT(st.threads[0].problem, Catch::Contains("unreadable"));
+    }
+    SECTION("code pointer to something that is not a code object") {
+      World w(l);
+      Addr f = make_frame(w.img, w.img.str("not code"), 0);
+      w.img.link_threads(w.interp, {w.img.thread_state(w.interp, f, 1, 1)});
+      auto st = w.inspect();
+      REQUIRE(st.threads.size() == 1);
+      if (l.frame_model == FrameModel::FrameObject) CHECK_THAT(st.threads[0].problem, Catch::Contains("not a code object"));
+      CHECK(st.threads[0].frames.empty());
+    }
+    SECTION("huge str and bytes lengths") {
+      World w(l);
+      Addr code = w.img.code("fine", "fine.py", 1, whole_code_at(l, 0));
+      Addr name = w.img.str("name");
+      w.img.put<std::int64_t>(name, l.unicode_length, std::int64_t{1} << 60);
+      w.img.put<Addr>(code, l.has(l.code_qualname) ? l.code_qualname : l.code_name, name);
+      Addr table = w.img.bytes({1, 2});
+      w.img.put<std::int64_t>(table, l.var_ob_size, std::int64_t{1} << 62);
+      w.img.put<Addr>(code, l.has(l.code_linetable) ? l.code_linetable : l.code_lnotab, table);
+      Addr f = make_frame(w.img, code, 0);
+      w.img.link_threads(w.interp, {w.img.thread_state(w.interp, f, 1, 1)});
+      auto st = w.inspect();
+      REQUIRE(st.threads.size() == 1);
+      REQUIRE(st.threads[0].frames.size() == 1);
+      CHECK(st.threads[0].frames[0].function == "<unknown>");
+      CHECK(st.threads[0].frames[0].file == "fine.py");
+      CHECK(st.threads[0].frames[0].line == -1);
+      CHECK_THAT(st.threads[0].problem, Catch::Contains("implausible"));
+    }
+  }
+}
+
+TEST_CASE("a very long frame chain stops at the frame limit", "[cpython]") {
+  const Layout& l = layout(12);
+  World w(l);
+  Addr code = w.img.code("deep", "d.py", 1, whole_code_at(l, 0));
+  Addr f = 0;
+  for (int i = 0; i < 50; ++i) f = make_frame(w.img, code, f);
+  w.img.link_threads(w.interp, {w.img.thread_state(w.interp, f, 1, 1)});
+  Options opts;
+  opts.max_frames = 20;
+  auto st = w.inspect(opts);
+  REQUIRE(st.threads.size() == 1);
+  CHECK(st.threads[0].frames.size() == 20);
+  CHECK_THAT(st.threads[0].problem, Catch::Contains("stopped after"));
+}
+
+TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warnings, not garbage", "[cpython]") {
+  for (int minor : {7, 12}) {
+    const Layout& l = layout(minor);
+    INFO("3." << minor);
+    SECTION("tstate->interp does not point back (layout mismatch)") {
+      World w(l);
+      Addr good = w.img.thread_state(w.interp, 0, 1, 1);
+      Addr bad = w.img.thread_state(w.interp + 64, 0, 2, 2);
+      w.img.link_threads(w.interp, {good, bad});
+      auto st = w.inspect();
+      CHECK(st.threads.size() == 1);
+      REQUIRE_FALSE(st.warnings.empty());
+      CHECK_THAT(st.warnings[0], Catch::Contains("layout mismatch"));
+    }
+    SECTION("thread list cycle") {
+      World w(l);
+      Addr a = w.img.thread_state(w.interp, 0, 1, 1);
+      Addr b = w.img.thread_state(w.interp, 0, 2, 2);
+      w.img.link_threads(w.interp, {a, b});
+      w.img.put<Addr>(b, l.tstate_next, a);
+      auto st = w.inspect();
+      CHECK(st.threads.size() == 2);
+      bool loop = false;
+      for (auto& m : st.warnings) loop |= m.find("loops") != std::string::npos;
+      CHECK(loop);
+    }
+    SECTION("interpreter list pointing into unmapped memory") {
+      World w(l);
+      w.img.put<Addr>(w.interp, l.interp_next, Image::kUnmapped);
+      auto st = w.inspect();
+      bool unreadable = false;
+      for (auto& m : st.warnings) unreadable |= m.find("unreadable") != std::string::npos;
+      CHECK(unreadable);
+    }
+  }
+}
+
+TEST_CASE("unreadable roots give status 'unreadable', not an exception", "[cpython]") {
+  const Layout& l = layout(11);
+  ImageReader empty;
+  Roots r;
+  r.runtime = 0x5000;
+  auto st = inspect_memory(empty, l, r);
+  CHECK(st.status == "unreadable");
+  CHECK_FALSE(st.warnings.empty());
+}
+
+TEST_CASE("the GIL holder comes from the GIL state, and wait addresses inside it are recognised", "[cpython]") {
+  for (int minor : {7, 11, 12, 13}) {
+    const Layout& l = layout(minor);
+    INFO("3." << minor);
+    World w(l);
+    Addr t1 = w.img.thread_state(w.interp, 0, 1, 101);
+    Addr t2 = w.img.thread_state(w.interp, 0, 2, 102);
+    w.img.link_threads(w.interp, {t1, t2});
+    Addr gil = 0;
+    if (l.gil_model == GilModel::RuntimeEmbedded) {
+      gil = w.runtime + l.runtime_ceval_gil;
+    } else {
+      gil = w.interp + l.interp_own_gil;
+      w.img.put<Addr>(w.interp, l.interp_ceval_gil, gil);
+    }
+    w.img.put<std::int32_t>(gil, l.gil_locked, 1);
+    w.img.put<Addr>(gil, l.gil_last_holder, t2);
+    w.img.put<std::uint64_t>(gil, l.gil_switch_number, 77);
+    if (l.has(l.runtime_tstate_current)) w.img.put<Addr>(w.runtime, l.runtime_tstate_current, t2);
+    auto st = w.inspect();
+    CHECK(st.warnings.empty());
+    REQUIRE(st.gils.size() == 1);
+    CHECK(st.gils[0].address == gil);
+    CHECK(st.gils[0].locked == true);
+    CHECK(st.gils[0].holder_tstate == t2);
+    CHECK(st.gils[0].switch_number == 77u);
+    CHECK(st.gils[0].interp_id == (l.gil_model == GilModel::InterpreterPointer ? 0 : -1));
+    REQUIRE(st.threads.size() == 2);
+    CHECK_FALSE(st.threads[0].holds_gil);
+    CHECK(st.threads[1].holds_gil);
+    CHECK(gil_holder(st) == &st.threads[1]);
+    CHECK(gil_for_wait_address(st, gil + l.gil_mutex) == &st.gils[0]);
+    CHECK(gil_for_wait_address(st, gil + l.gil_cond) == &st.gils[0]);
+    CHECK(gil_for_wait_address(st, gil + l.gil_size) == nullptr);
+    CHECK(gil_for_wait_address(st, gil - 1) == nullptr);
+  }
+}
+
+TEST_CASE("an unlocked GIL has no holder even though last_holder is set", "[cpython]") {
+  const Layout& l = layout(10);
+  World w(l);
+  Addr t1 = w.img.thread_state(w.interp, 0, 1, 1);
+  w.img.link_threads(w.interp, {t1});
+  Addr gil = w.runtime + l.runtime_ceval_gil;
+  w.img.put<std::int32_t>(gil, l.gil_locked, 0);
+  w.img.put<Addr>(gil, l.gil_last_holder, t1);
+  auto st = w.inspect();
+  REQUIRE(st.gils.size() == 1);
+  CHECK(st.gils[0].locked == false);
+  CHECK(st.gils[0].holder_tstate == 0);
+  CHECK(gil_holder(st) == nullptr);
+}
+
+TEST_CASE("a GIL whose locked word is neither 0 nor 1 is reported as a layout mismatch", "[cpython]") {
+  const Layout& l = layout(9);
+  World w(l);
+  w.img.put<std::int32_t>(w.runtime + l.runtime_ceval_gil, l.gil_locked, 12345);
+  auto st = w.inspect();
+  REQUIRE(st.gils.size() == 1);
+  CHECK_FALSE(st.gils[0].locked.has_value());
+  REQUIRE_FALSE(st.warnings.empty());
+  CHECK_THAT(st.warnings[0], Catch::Contains("layout mismatch"));
+}
+
+TEST_CASE("3.6 without _PyRuntime: the holder is _PyThreadState_Current", "[cpython]") {
+  const Layout& l = layout(6);
+  World w(l);
+  Addr t1 = w.img.thread_state(w.interp, 0, 1, 1);
+  Addr t2 = w.img.thread_state(w.interp, 0, 2, 2);
+  w.img.link_threads(w.interp, {t1, t2});
+  Addr current = w.img.alloc(8);
+  w.img.put<Addr>(current, 0, t1);
+  auto mem = w.img.reader();
+  Roots r = w.roots();
+  r.tstate_current_var = current;
+  auto st = inspect_memory(mem, l, r);
+  CHECK(st.status == "ok");
+  REQUIRE(st.threads.size() == 2);
+  CHECK(st.threads[0].holds_gil);
+  CHECK_FALSE(st.threads[1].holds_gil);
+  REQUIRE(st.gils.size() == 1);
+  CHECK(st.gils[0].locked == true);
+}
+
+TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagree with the table", "[cpython]") {
+  const Layout& l = layout(13);
+  SECTION("identical offsets: used silently") {
+    World w(l);
+    w.img.link_threads(w.interp, {w.img.thread_state(w.interp, 0, 1, 1)});
+    auto st = w.inspect();
+    CHECK(st.warnings.empty());
+    CHECK_THAT(st.layout, Catch::Contains("_Py_DebugOffsets"));
+    CHECK(st.threads.size() == 1);
+  }
+  SECTION("a moved field: the target's offset wins, with a warning") {
+    World w(l);
+    // The target says thread_id sits 8 bytes later than the table thinks.
+    w.img.put<std::uint64_t>(w.runtime, l.dbg_tstate_thread_id, static_cast<std::uint64_t>(l.tstate_thread_id + 8));
+    Addr t = w.img.thread_state(w.interp, 0, 1, 1);
+    w.img.put<std::uint64_t>(t, l.tstate_thread_id + 8, 0xabcdef);
+    w.img.link_threads(w.interp, {t});
+    auto st = w.inspect();
+    REQUIRE(st.threads.size() == 1);
+    CHECK(st.threads[0].thread_id == 0xabcdef);
+    REQUIRE(st.warnings.size() == 1);
+    CHECK_THAT(st.warnings[0], Catch::Contains("differ from the generated"));
+  }
+  SECTION("implausible offsets: the table is used, with a warning") {
+    World w(l);
+    w.img.put<std::uint64_t>(w.runtime, l.dbg_tstate_next, 1u << 30);
+    w.img.link_threads(w.interp, {w.img.thread_state(w.interp, 0, 1, 1)});
+    auto st = w.inspect();
+    CHECK(st.threads.size() == 1);
+    REQUIRE_FALSE(st.warnings.empty());
+    CHECK_THAT(st.warnings[0], Catch::Contains("implausible"));
+  }
+  SECTION("no cookie: the table is used, with a warning") {
+    World w(l);
+    w.img.put_bytes(w.runtime, "garbage!", 8);
+    auto st = w.inspect();
+    REQUIRE_FALSE(st.warnings.empty());
+    CHECK_THAT(st.warnings[0], Catch::Contains("cookie"));
+  }
+}
+
+TEST_CASE("3.13 thread states say whether they are attached", "[cpython]") {
+  const Layout& l = layout(13);
+  World w(l);
+  Addr a = w.img.thread_state(w.interp, 0, 1, 1);
+  Addr d = w.img.thread_state(w.interp, 0, 2, 2);
+  w.img.put<std::int32_t>(a, l.tstate_state, static_cast<std::int32_t>(l.thread_attached));
+  w.img.link_threads(w.interp, {a, d});
+  auto st = w.inspect();
+  REQUIRE(st.threads.size() == 2);
+  CHECK(st.threads[0].attached == true);
+  CHECK(st.threads[1].attached == false);
+  CHECK_FALSE(layout(12).has(layout(12).tstate_state));
+}

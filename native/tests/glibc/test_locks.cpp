@@ -1,0 +1,446 @@
+// Decoders and identification over synthetic images, built field by field
+// from glibc's struct definitions (see native/src/glibc/layouts.cpp).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "glibc/layout_tables.hpp"
+#include "pyhang/glibc/identify.hpp"
+#include "pyhang/glibc/version.hpp"
+#include "pyhang/target/elf.hpp"
+
+using namespace pyhang;
+using namespace pyhang::glibc;
+
+namespace {
+
+constexpr Addr kBase = 0x7f0000100000;
+
+// A zeroed object image with typed stores at byte offsets.
+struct Obj {
+  std::vector<std::uint8_t> b;
+  explicit Obj(std::size_t n) : b(n, 0) {}
+  Obj& u32(std::size_t off, std::uint32_t v) { std::memcpy(b.data() + off, &v, 4); return *this; }
+  Obj& u64(std::size_t off, std::uint64_t v) { std::memcpy(b.data() + off, &v, 8); return *this; }
+};
+
+// Memory with `obj` at kBase and zeros around it.
+ImageReader image(const Obj& obj) {
+  ImageReader r;
+  std::vector<std::uint8_t> bytes(256 + obj.b.size() + 256, 0);
+  std::memcpy(bytes.data() + 256, obj.b.data(), obj.b.size());
+  r.add(kBase - 256, std::move(bytes));
+  return r;
+}
+
+Registers futex_regs(Addr futex, std::uint32_t op, std::uint32_t val) {
+  Registers regs;
+  regs.r[15] = 202;  // orig_rax
+  regs.r[14] = futex;
+  regs.r[13] = op;
+  regs.r[12] = val;
+  return regs;
+}
+
+BlockedThread blocked(Addr futex, std::uint32_t op, std::uint32_t val, std::vector<NativeFrame> frames = {}) {
+  BlockedThread t;
+  t.tid = 999;
+  t.regs = futex_regs(futex, op, val);
+  t.frames = std::move(frames);
+  return t;
+}
+
+const Layouts& row(int minor) {
+  const Layouts* l = layouts_for(GlibcVersion{2, minor, "", "", true});
+  REQUIRE(l != nullptr);
+  return *l;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// pthread_mutex_t: __lock 0, __count 4, __owner 8, __nusers 12, __kind 16.
+Obj mutex(std::uint32_t lock, std::uint32_t count, std::uint32_t owner, std::uint32_t nusers, std::uint32_t kind) {
+  Obj o(40);
+  o.u32(0, lock).u32(4, count).u32(8, owner).u32(12, nusers).u32(16, kind);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("glibc version strings parse, and only glibc-looking ones", "[glibc]") {
+  CHECK(parse_glibc_version("2.36")->minor == 36);
+  CHECK(parse_glibc_version("2.17-326.el7")->minor == 17);
+  CHECK(parse_glibc_version("2.39.9000")->text == "2.39");
+  CHECK(parse_glibc_version("2.36.")->minor == 36);
+  CHECK_FALSE(parse_glibc_version("3.11"));
+  CHECK_FALSE(parse_glibc_version("2"));
+  CHECK_FALSE(parse_glibc_version("2.x"));
+  CHECK_FALSE(parse_glibc_version("2.36abc"));
+  CHECK_FALSE(parse_glibc_version(""));
+}
+
+TEST_CASE("layout rows are chosen by version range; others are reported", "[glibc]") {
+  CHECK(row(36).rwlock->scheme == RwlockScheme::Modern);
+  CHECK(row(25).cond->scheme == CondScheme::Modern);
+  CHECK(row(24).rwlock->scheme == RwlockScheme::Pre225);
+  CHECK(row(24).sem == &layouts::kSem64);
+  CHECK(row(17).sem == &layouts::kSemPre221);
+  std::string problem;
+  CHECK(layouts_for(GlibcVersion{2, 12, "2.12", "", true}, &problem) == nullptr);
+  CHECK(problem.find("2.12 is outside") != std::string::npos);
+  CHECK(layouts_for(GlibcVersion{2, 60, "2.60", "", true}, &problem) == nullptr);
+}
+
+TEST_CASE("this machine's libc version is read from __nptl_version", "[glibc][elf]") {
+  std::shared_ptr<ElfFile> libc;
+  try {
+    libc = ElfFile::open("/lib/x86_64-linux-gnu/libc.so.6");
+  } catch (const std::exception& e) {
+    WARN("no libc.so.6 to read: " << e.what());
+    return;
+  }
+  auto r = detect_version(*libc);
+  REQUIRE(r.version);
+  INFO(r.version->text << " from " << r.version->source);
+  CHECK(r.version->exact);
+  CHECK(r.version->major == 2);
+  CHECK(r.version->minor >= 17);
+  CHECK(layouts_for(*r.version) != nullptr);
+}
+
+TEST_CASE("mutex kinds decode with owner, recursion and flags", "[glibc][mutex]") {
+  const auto& L = *row(36).mutex;
+  SECTION("normal, contended (NO_ELISION flag as pthread_mutex_init sets it)") {
+    auto mem = image(mutex(2, 0, 4555, 1, 512));
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(m.kind == "mutex-normal");
+    CHECK(m.locked == true);
+    CHECK(m.owners == std::vector<int>{4555});
+    CHECK(m.owner_source == "__owner");
+    CHECK(has(m.flags, "waiters"));
+  }
+  SECTION("recursive, locked three times") {
+    auto mem = image(mutex(1, 3, 77, 1, 1));
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(m.kind == "mutex-recursive");
+    CHECK(m.recursion == 3u);
+    CHECK(m.owners == std::vector<int>{77});
+  }
+  SECTION("errorcheck and adaptive") {
+    auto e = image(mutex(1, 0, 5, 1, 2));
+    CHECK(decode_mutex(e, kBase, L).kind == "mutex-errorcheck");
+    auto a = image(mutex(1, 0, 5, 1, 3));
+    CHECK(decode_mutex(a, kBase, L).kind == "mutex-adaptive");
+  }
+  SECTION("unlocked normal mutex has no owner") {
+    auto mem = image(mutex(0, 0, 0, 0, 0));
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(m.locked == false);
+    CHECK(m.owners.empty());
+  }
+  SECTION("locked without a recorded owner is plausible and says so") {
+    auto mem = image(mutex(1, 0, 0, 0, 0));
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(m.owners.empty());
+    CHECK(m.note.find("no owner recorded") != std::string::npos);
+  }
+  SECTION("robust: owner TID in the lock word with FUTEX_WAITERS") {
+    Obj o = mutex(0x80000000u | 4563, 1, 4563, 1, 656);
+    o.u64(24, 0x7f7eb83dd0a0).u64(32, 0x7f7eb83dd0a0);
+    auto mem = image(o);
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(m.owners == std::vector<int>{4563});
+    CHECK(m.owner_source == "__lock");
+    CHECK(has(m.flags, "robust"));
+    CHECK(has(m.flags, "pshared"));
+    CHECK(has(m.flags, "waiters"));
+  }
+  SECTION("robust whose owner died: released by the kernel, flagged") {
+    auto mem = image(mutex(0xC0000000u, 1, 4563, 1, 16));
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(m.locked == false);
+    CHECK(has(m.flags, "owner-died"));
+  }
+  SECTION("priority inheritance") {
+    auto mem = image(mutex(0x80000000u | 4565, 1, 4565, 1, 544));
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(has(m.flags, "pi"));
+    CHECK(m.owners == std::vector<int>{4565});
+  }
+  SECTION("priority protect: ceiling in the upper bits of kind and lock") {
+    auto mem = image(mutex((5u << 19) | 1, 0, 4600, 1, 64 | (5u << 19)));
+    auto m = decode_mutex(mem, kBase, L);
+    CHECK(m.plausible);
+    CHECK(has(m.flags, "pp"));
+    CHECK(m.owners == std::vector<int>{4600});
+  }
+  SECTION("garbage is implausible, never an exception") {
+    auto k = image(mutex(1, 0, 5, 1, 0x12345));
+    CHECK_FALSE(decode_mutex(k, kBase, L).plausible);
+    auto d = image(mutex(0, 0, 0, 0, 0xffffffffu));
+    auto dm = decode_mutex(d, kBase, L);
+    CHECK_FALSE(dm.plausible);
+    CHECK(dm.problem.find("destroyed") != std::string::npos);
+    auto o = image(mutex(1, 0, 0xfffffffbu, 1, 0));
+    CHECK_FALSE(decode_mutex(o, kBase, L).plausible);
+    auto lw = image(mutex(7, 0, 5, 1, 0));
+    CHECK_FALSE(decode_mutex(lw, kBase, L).plausible);
+    ImageReader empty;
+    auto u = decode_mutex(empty, kBase, L);
+    CHECK_FALSE(u.readable);
+    CHECK_FALSE(u.plausible);
+  }
+}
+
+TEST_CASE("rwlock 2.25+: write owner from __cur_writer, read-holders counted", "[glibc][rwlock]") {
+  const auto& L = *row(36).rwlock;
+  SECTION("write-held with a writer and a reader waiting") {
+    auto mem = image(Obj(56).u32(0, 11).u32(8, 3).u32(12, 3).u32(24, 4567));
+    auto r = decode_rwlock(mem, kBase, L);
+    CHECK(r.plausible);
+    CHECK(r.write_locked == true);
+    CHECK(r.owners == std::vector<int>{4567});
+    CHECK(r.owner_source == "__cur_writer");
+    CHECK(r.readers == 0u);
+    CHECK(has(r.flags, "read-waiters"));
+    CHECK(has(r.flags, "write-waiters"));
+  }
+  SECTION("read-held by two with a writer waiting") {
+    auto mem = image(Obj(56).u32(0, 18).u32(8, 2).u32(12, 1));
+    auto r = decode_rwlock(mem, kBase, L);
+    CHECK(r.plausible);
+    CHECK(r.write_locked == false);
+    CHECK(r.readers == 2u);
+    CHECK(r.owners.empty());
+    CHECK(r.note.find("does not record which") != std::string::npos);
+  }
+  SECTION("garbage") {
+    auto pad = image(Obj(56).u32(16, 1));
+    CHECK_FALSE(decode_rwlock(pad, kBase, L).plausible);
+    auto flags = image(Obj(56).u32(48, 9));
+    CHECK_FALSE(decode_rwlock(flags, kBase, L).plausible);
+    auto fut = image(Obj(56).u32(8, 0x1234));
+    CHECK_FALSE(decode_rwlock(fut, kBase, L).plausible);
+  }
+}
+
+TEST_CASE("rwlock before 2.25 (case 5): __writer and queue counts", "[glibc][rwlock]") {
+  const auto& L = *row(24).rwlock;
+  SECTION("write-held, one reader and one writer queued") {
+    auto mem = image(Obj(56).u32(16, 1).u32(20, 1).u32(24, 8123));
+    auto r = decode_rwlock(mem, kBase, L);
+    CHECK(r.plausible);
+    CHECK(r.owners == std::vector<int>{8123});
+    CHECK(r.owner_source == "__writer");
+    CHECK(r.read_waiters == 1u);
+    CHECK(r.write_waiters == 1u);
+  }
+  SECTION("read-held by three") {
+    auto mem = image(Obj(56).u32(4, 3).u32(20, 1));
+    auto r = decode_rwlock(mem, kBase, L);
+    CHECK(r.plausible);
+    CHECK(r.readers == 3u);
+    CHECK(r.owners.empty());
+  }
+  SECTION("both write- and read-held is garbage") {
+    auto mem = image(Obj(56).u32(4, 3).u32(24, 8123));
+    CHECK_FALSE(decode_rwlock(mem, kBase, L).plausible);
+  }
+}
+
+TEST_CASE("semaphores in both layouts", "[glibc][sem]") {
+  SECTION("64-bit data: value 0, one waiter") {
+    auto mem = image(Obj(32).u64(0, 1ull << 32));
+    auto s = decode_semaphore(mem, kBase, *row(36).sem);
+    CHECK(s.plausible);
+    CHECK(s.value == 0u);
+    CHECK(s.waiters == 1u);
+    CHECK(s.owners.empty());
+  }
+  SECTION("pre-2.21: value, private, 8-byte nwaiters") {
+    auto mem = image(Obj(32).u32(0, 0).u64(8, 2));
+    auto s = decode_semaphore(mem, kBase, *row(17).sem);
+    CHECK(s.plausible);
+    CHECK(s.waiters == 2u);
+  }
+  SECTION("garbage") {
+    auto mem = image(Obj(32).u64(0, 0x90000000ull).u32(8, 77));
+    CHECK_FALSE(decode_semaphore(mem, kBase, *row(36).sem).plausible);
+  }
+}
+
+TEST_CASE("condvars: waiter count; the mutex only in the old layout", "[glibc][cond]") {
+  SECTION("2.25+: one waiter in group 0") {
+    auto mem = image(Obj(48).u64(0, 2).u32(16, 2).u32(36, 8));
+    auto c = decode_condvar(mem, kBase, *row(36).cond);
+    CHECK(c.plausible);
+    CHECK(c.waiters == 1u);
+    CHECK_FALSE(c.mutex);
+    CHECK(c.note.find("does not store the mutex") != std::string::npos);
+  }
+  SECTION("pre-2.25: __mutex recorded") {
+    auto mem = image(Obj(48).u32(4, 1).u64(8, 1).u64(32, 0x7f0000200000).u32(40, 2));
+    auto c = decode_condvar(mem, kBase, *row(24).cond);
+    CHECK(c.plausible);
+    CHECK(c.waiters == 1u);
+    CHECK(c.mutex == Addr{0x7f0000200000});
+  }
+  SECTION("garbage") {
+    auto mem = image(Obj(48).u64(0, 2).u64(8, 100));
+    CHECK_FALSE(decode_condvar(mem, kBase, *row(36).cond).plausible);
+    auto old = image(Obj(48).u64(8, 1).u64(16, 5));
+    CHECK_FALSE(decode_condvar(old, kBase, *row(24).cond).plausible);
+  }
+}
+
+TEST_CASE("frame names give hints, normalised", "[glibc][identify]") {
+  CHECK(frame_hint("___pthread_mutex_lock") == "mutex");
+  CHECK(frame_hint("__GI___pthread_mutex_lock") == "mutex");
+  CHECK(frame_hint("__lll_lock_wait") == "mutex");
+  CHECK(frame_hint("__lll_lock_wait_private") == "glibc-internal-lock");
+  CHECK(frame_hint("__pthread_rwlock_wrlock_full64") == "rwlock-write");
+  CHECK(frame_hint("pthread_rwlock_rdlock@@GLIBC_2.34") == "rwlock-read");
+  CHECK(frame_hint("__new_sem_wait_slow64") == "semaphore");
+  CHECK(frame_hint("do_futex_wait") == "semaphore");
+  CHECK(frame_hint("__pthread_cond_wait_common") == "condvar");
+  CHECK(frame_hint("__futex_abstimed_wait_common") == "futex");
+  CHECK(frame_hint("??") == "");
+  CHECK(frame_hint("") == "");
+  CHECK(frame_hint("PyEval_EvalFrameDefault") == "");
+}
+
+TEST_CASE("a blocked thread's futex identifies its lock", "[glibc][identify]") {
+  const Layouts& L = row(36);
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+
+  SECTION("mutex, registers only: likely; with frame names: certain") {
+    auto mem = image(mutex(2, 0, 4555, 1, 512));
+    auto b = identify_blocked(mem, L, blocked(kBase, 0x80, 2));
+    CHECK(b.kind == "mutex");
+    CHECK(b.address == kBase);
+    CHECK(b.owners == std::vector<int>{4555});
+    CHECK(b.owner_source == "lock-word");
+    CHECK(b.confidence == "likely");
+    auto c = identify_blocked(mem, L, blocked(kBase, 0x80, 2, {{0x1, "", libc, {}, {}}, {0x2, "pthread_mutex_lock", libc, {}, {}}}));
+    CHECK(c.kind == "mutex");
+    CHECK(c.confidence == "certain");
+    CHECK(c.detail.find("held by TID 4555") != std::string::npos);
+  }
+  SECTION("PI mutex via FUTEX_LOCK_PI") {
+    auto mem = image(mutex(0x80000000u | 4565, 1, 4565, 1, 544));
+    auto b = identify_blocked(mem, L, blocked(kBase, 0x86, 0));
+    CHECK(b.kind == "mutex");
+    CHECK(b.owners == std::vector<int>{4565});
+    CHECK(b.confidence == "certain");
+  }
+  SECTION("rwlock: writer on __writers_futex, reader on __wrphase_futex") {
+    auto mem = image(Obj(56).u32(0, 11).u32(8, 3).u32(12, 3).u32(24, 4567));
+    auto w = identify_blocked(mem, L, blocked(kBase + 12, 0x189, 3));
+    CHECK(w.kind == "rwlock-write");
+    CHECK(w.address == kBase);
+    CHECK(w.owners == std::vector<int>{4567});
+    auto r = identify_blocked(mem, L, blocked(kBase + 8, 0x189, 3));
+    CHECK(r.kind == "rwlock-read");
+    CHECK(r.address == kBase);
+    CHECK(r.owners == std::vector<int>{4567});
+  }
+  SECTION("rwlock read-held: the writer waits, owners unknown, readers counted") {
+    auto mem = image(Obj(56).u32(0, 18).u32(8, 2).u32(12, 1));
+    auto w = identify_blocked(mem, L, blocked(kBase + 8, 0x189, 2, {{0x1, "pthread_rwlock_wrlock", libc, {}, {}}}));
+    CHECK(w.kind == "rwlock-write");
+    CHECK(w.address == kBase);
+    CHECK(w.owners.empty());
+    CHECK(w.owner_source == "unknown");
+    CHECK(w.detail.find("read-held by 2") != std::string::npos);
+  }
+  SECTION("old rwlock layout (case 5): writer on __writer_wakeup") {
+    auto mem = image(Obj(56).u32(12, 4).u32(20, 1).u32(24, 8123));
+    auto w = identify_blocked(mem, row(24), blocked(kBase + 12, 0x80, 4, {{0x1, "pthread_rwlock_wrlock", libc, {}, {}}}));
+    CHECK(w.kind == "rwlock-write");
+    CHECK(w.address == kBase);
+    CHECK(w.owners == std::vector<int>{8123});
+    CHECK(w.confidence == "certain");
+  }
+  SECTION("semaphore") {
+    auto mem = image(Obj(32).u64(0, 1ull << 32));
+    auto s = identify_blocked(mem, L, blocked(kBase, 0x189, 0));
+    CHECK(s.kind == "semaphore");
+    CHECK(s.address == kBase);
+    CHECK(s.owners.empty());
+  }
+  SECTION("condvar, with the mutex from pthread_cond_wait's frame") {
+    auto mem = image(Obj(48).u64(0, 2).u32(16, 2).u32(36, 8));
+    auto c = identify_blocked(mem, L,
+                              blocked(kBase + 40, 0x189, 0, {{0x1, "pthread_cond_wait", libc, {}, 0x7f0000300000}}));
+    CHECK(c.kind == "condvar");
+    CHECK(c.address == kBase);
+    CHECK(c.condvar_mutex == Addr{0x7f0000300000});
+    auto n = identify_blocked(mem, L, blocked(kBase + 40, 0x189, 0));
+    CHECK(n.kind == "condvar");
+    CHECK_FALSE(n.condvar_mutex);
+  }
+  SECTION("a lone futex word matches no layout") {
+    auto mem = image(Obj(4));
+    auto f = identify_blocked(mem, L, blocked(kBase, 0x80, 0));
+    CHECK(f.kind == "futex");
+    CHECK(f.futex == kBase);
+    CHECK(f.owners.empty());
+  }
+  SECTION("unreadable futex word and no syscall are one-line problems") {
+    ImageReader empty;
+    auto u = identify_blocked(empty, L, blocked(kBase, 0x80, 0));
+    CHECK(u.kind == "futex");
+    CHECK(u.problem.find("unreadable") != std::string::npos);
+    BlockedThread t;
+    t.regs = Registers{};
+    t.regs->r[15] = 7;  // poll
+    auto p = identify_blocked(empty, L, t);
+    CHECK(p.kind.empty());
+    CHECK(p.problem.find("system call 7") != std::string::npos);
+  }
+  SECTION("not in a syscall: the lock function's recovered rdi") {
+    auto mem = image(mutex(2, 0, 4555, 1, 0));
+    BlockedThread t;
+    t.frames = {{0x1, "pthread_mutex_lock", libc, kBase, {}}};
+    auto b = identify_blocked(mem, L, t);
+    CHECK(b.kind == "mutex");
+    CHECK(b.owners == std::vector<int>{4555});
+  }
+}
+
+TEST_CASE("without __nptl_version, the banner, then version definitions give the version", "[glibc][elf]") {
+  std::shared_ptr<FileImage> file;
+  try {
+    file = FileImage::map("/lib/x86_64-linux-gnu/libc.so.6");
+  } catch (const std::exception& e) {
+    WARN("no libc.so.6 to read: " << e.what());
+    return;
+  }
+  auto all = file->bytes(0, file->size());
+  std::vector<std::uint8_t> bytes(all.begin(), all.end());
+  auto patch = [&](std::string_view from, std::string_view to) {
+    for (std::size_t i = 0; i + from.size() <= bytes.size(); ++i)
+      if (std::memcmp(bytes.data() + i, from.data(), from.size()) == 0) std::memcpy(bytes.data() + i, to.data(), to.size());
+  };
+  patch("__nptl_version", "__nptl_versioX");
+  auto banner = detect_version(*ElfFile::from_image(FileImage::from_bytes(bytes, "libc.so.6")));
+  REQUIRE(banner.version);
+  CHECK(banner.version->source == "banner");
+  CHECK(banner.version->exact);
+  patch("release version", "release versioX");
+  auto verdef = detect_version(*ElfFile::from_image(FileImage::from_bytes(bytes, "libc.so.6")));
+  REQUIRE(verdef.version);
+  CHECK(verdef.version->source == "version definitions");
+  CHECK_FALSE(verdef.version->exact);
+  CHECK(verdef.version->minor <= banner.version->minor);
+  CHECK(verdef.version->minor >= banner.version->minor - 3);
+}

@@ -1,0 +1,213 @@
+// Memory readers: the page cache, live reads across unmapped pages, the core
+// reader and its fall-back to mapped files, and garbage.
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "pyhang/target/core_file.hpp"
+#include "pyhang/target/memory.hpp"
+#include "pyhang/target/target.hpp"
+#include "support/elf_builder.hpp"
+
+using namespace pyhang;
+using pyhang::testing::build_core;
+using pyhang::testing::CoreSpec;
+
+namespace {
+
+std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
+  std::vector<std::uint8_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(seed + i * 7);
+  return v;
+}
+
+std::string write_temp(const std::vector<std::uint8_t>& bytes, const std::string& name) {
+  auto path = std::filesystem::temp_directory_path() / ("pyhang-test-" + std::to_string(getpid()) + "-" + name);
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("page cache returns the same bytes as its source, across page boundaries") {
+  auto image = std::make_shared<ImageReader>();
+  auto bytes = pattern(3 * 4096, 1);
+  image->add(0x10000, bytes);
+  CachedReader cached(image);
+  std::vector<std::uint8_t> buf(5000);
+  // A read that starts 100 bytes before a page end and spans two boundaries.
+  REQUIRE(cached.read_partial(0x10000 + 4096 - 100, buf.data(), buf.size()) == buf.size());
+  CHECK(std::equal(buf.begin(), buf.end(), bytes.begin() + 4096 - 100));
+  // Served from the cache the second time.
+  auto before = cached.stats().cache_misses;
+  REQUIRE(cached.read(0x10000 + 4096 - 100, buf.data(), buf.size()));
+  CHECK(cached.stats().cache_misses == before);
+}
+
+TEST_CASE("a read running into unreadable memory returns the readable prefix") {
+  auto image = std::make_shared<ImageReader>();
+  image->add(0x20000, pattern(4096, 3));  // next page absent
+  CachedReader cached(image);
+  std::vector<std::uint8_t> buf(200);
+  CHECK(cached.read_partial(0x20000 + 4096 - 50, buf.data(), buf.size()) == 50);
+  CHECK_FALSE(cached.read(0x20000 + 4096 - 50, buf.data(), buf.size()));
+  CHECK_FALSE(cached.read_value<std::uint64_t>(0x5000).has_value());
+  CHECK_FALSE(cached.read_value<std::uint64_t>(~Addr{0} - 3).has_value());  // wraps around
+}
+
+TEST_CASE("a batch of reads is served by one batch of the source, with its failures kept per request") {
+  auto image = std::make_shared<ImageReader>();
+  image->add(0x30000, pattern(8192, 5));
+  CachedReader cached(image);
+  std::uint64_t a = 0, b = 0, c = 0;
+  std::vector<ReadRequest> reqs = {{0x30000, &a, 8}, {0x31000, &b, 8}, {0x90000, &c, 8}};
+  cached.read_batch(reqs);
+  CHECK(reqs[0].done == 8);
+  CHECK(reqs[1].done == 8);
+  CHECK(reqs[2].done == 0);
+}
+
+TEST_CASE("C strings stop at NUL, at max length, and at unreadable memory") {
+  auto image = std::make_shared<ImageReader>();
+  std::string s = "hello";
+  image->add(0x40000, s.c_str(), s.size() + 1);
+  image->add(0x50000 - 3, "abc", 3);  // no NUL before unmapped memory
+  CachedReader cached(image);
+  CHECK(cached.read_cstring(0x40000) == std::optional<std::string>("hello"));
+  CHECK_FALSE(cached.read_cstring(0x40000, 3).has_value());
+  CHECK_FALSE(cached.read_cstring(0x50000 - 3).has_value());
+  CHECK_FALSE(cached.read_cstring(0x7000).has_value());
+}
+
+TEST_CASE("the live reader reads this process's memory up to an unmapped page") {
+  long page = sysconf(_SC_PAGESIZE);
+  auto* p = static_cast<std::uint8_t*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(p != MAP_FAILED);
+  for (long i = 0; i < page; ++i) p[i] = static_cast<std::uint8_t>(i);
+  munmap(p + page, page);
+  LiveReader live(getpid());
+  std::vector<std::uint8_t> buf(64);
+  Addr addr = reinterpret_cast<Addr>(p) + page - 16;
+  CHECK(live.read_partial(addr, buf.data(), buf.size()) == 16);
+  CHECK(buf[0] == static_cast<std::uint8_t>(page - 16));
+  // Batches: one good, one straddling, one unmapped.
+  std::uint64_t x = 0, y = 0, z = 0;
+  std::vector<ReadRequest> reqs = {{reinterpret_cast<Addr>(p), &x, 8}, {addr + 12, &y, 8}, {addr + 100, &z, 8}};
+  live.read_batch(reqs);
+  CHECK(reqs[0].done == 8);
+  CHECK(reqs[1].done == 4);
+  CHECK(reqs[2].done == 0);
+  munmap(p, page);
+}
+
+TEST_CASE("opening a process that does not exist is an error that says so") {
+  CHECK_THROWS_AS(Target::live(0x3fffffff), ReaderError);
+}
+
+TEST_CASE("a core file's threads, process and mapped files come from its notes") {
+  CoreSpec spec;
+  spec.threads = {{4242, 0x401000}, {4243, 0x402000}};
+  spec.files = {{0x400000, 0x402000, 0, "/usr/bin/python3.11"}, {0x7f0000000000, 0x7f0000001000, 0x3000, "/lib/x.so"}};
+  spec.segments = {{0x600000, pattern(4096, 9), 4096}};
+  spec.auxv = {9, 0x401234, 0, 0};
+  auto core = CoreFile::from_image(FileImage::from_bytes(build_core(spec), "synthetic-core"));
+  REQUIRE(core->threads().size() == 2);
+  CHECK(core->threads()[1].tid == 4243);
+  CHECK(core->threads()[1].regs.rip() == 0x402000);
+  CHECK(core->pid() == 4242);
+  CHECK(core->command_name() == "python3");
+  REQUIRE(core->file_mappings().size() == 2);
+  CHECK(core->file_mappings()[1].offset == 0x3000);
+  CHECK(core->file_mappings()[1].path == "/lib/x.so");
+  CHECK(core->auxv_value(9) == std::optional<std::uint64_t>(0x401234));
+  CHECK(core->problems().empty());
+}
+
+TEST_CASE("the core reader reads the core's bytes, then the mapped file for what the core omitted") {
+  auto file_bytes = pattern(3 * 4096, 11);
+  std::string file = write_temp(file_bytes, "mapped.bin");
+  CoreSpec spec;
+  spec.threads = {{7, 0}};
+  spec.files = {{0x700000, 0x702000, 4096, file}};                          // file pages 1..2
+  spec.segments = {{0x700000, {}, 0x2000}, {0x800000, pattern(4096, 13), 4096}};  // text omitted
+  auto core = CoreFile::from_image(FileImage::from_bytes(build_core(spec), "synthetic-core"));
+  CoreReader reader(core);
+  std::uint8_t b = 0;
+  REQUIRE(reader.read(0x700000 + 5, &b, 1));
+  CHECK(b == file_bytes[4096 + 5]);
+  REQUIRE(reader.read(0x800000 + 5, &b, 1));
+  CHECK(b == pattern(4096, 13)[5]);
+  CHECK_FALSE(reader.read(0x900000, &b, 1));
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("a truncated core is reported, and its missing bytes are unreadable") {
+  CoreSpec spec;
+  spec.threads = {{7, 0}};
+  spec.segments = {{0x800000, pattern(2 * 4096, 13), 2 * 4096}};
+  auto bytes = build_core(spec);
+  bytes.resize(bytes.size() - 4096 - 10);
+  auto core = CoreFile::from_image(FileImage::from_bytes(bytes, "truncated-core"));
+  REQUIRE(core->problems().size() == 1);
+  CHECK(core->problems()[0].find("truncated") != std::string::npos);
+  std::uint8_t b;
+  CoreReader reader(core);
+  CHECK(reader.read(0x800000, &b, 1));
+  CHECK_FALSE(reader.read(0x800000 + 2 * 4096 - 1, &b, 1));
+}
+
+TEST_CASE("garbage instead of a core is refused with a reason") {
+  CHECK_THROWS_AS(CoreFile::from_image(FileImage::from_bytes(pattern(100, 1), "junk")), ReaderError);
+  auto so = pyhang::testing::build_shared_object({});
+  CHECK_THROWS_WITH(CoreFile::from_image(FileImage::from_bytes(so, "lib.so")), Catch::Contains("not a core"));
+  // A core whose note claims more bytes than it has: parsed without crashing.
+  CoreSpec spec;
+  spec.threads = {{7, 0}};
+  auto bytes = build_core(spec);
+  bytes.resize(sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr) + 20);
+  auto core = CoreFile::from_image(FileImage::from_bytes(bytes, "cut"));
+  CHECK(core->threads().empty());
+  CHECK_FALSE(core->problems().empty());
+}
+
+TEST_CASE("a core target gives each thread's registers from its NT_PRSTATUS note, and none for a stranger") {
+  CoreSpec spec;
+  spec.threads = {{4242, 0x401000}, {4243, 0x402000}};
+  spec.files = {{0x400000, 0x402000, 0, "/usr/bin/python3.11"}};
+  spec.segments = {{0x600000, pattern(4096, 9), 4096}};
+  auto path = write_temp(build_core(spec), "regs.core");
+  auto target = Target::core(path);
+  REQUIRE(target->registers(4243));
+  CHECK(target->registers(4243)->rip() == 0x402000);
+  CHECK(target->registers(4242)->rip() == 0x401000);
+  CHECK_FALSE(target->registers(99));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("live registers come from ptrace for a thread this thread traces, and not otherwise") {
+  pid_t child = fork();
+  if (child == 0) {
+    for (;;) pause();
+  }
+  REQUIRE(child > 0);
+  auto target = Target::live(child);
+  CHECK_FALSE(target->registers(child));  // not traced by us
+  REQUIRE(ptrace(PTRACE_ATTACH, child, nullptr, nullptr) == 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  auto regs = target->registers(child);
+  REQUIRE(regs);
+  CHECK(regs->rip() != 0);
+  CHECK(regs->rsp() != 0);
+  CHECK(target->space().object_at(regs->rip()) != nullptr);  // stopped in pause(), inside libc
+  ptrace(PTRACE_DETACH, child, nullptr, nullptr);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
