@@ -14,13 +14,20 @@
 // owner_source ("lock-word" | "heuristic" | "unknown"), suspects [tid],
 // frame {function, file, line}, condition, condition_lock,
 // condition_lock_type, condition_lock_locked, condition_lock_owner_thread_id,
-// condition_lock_owner_tid, condition_lock_count, evidence, problem (None
-// when empty).  Addresses are ints, 0 → None.
+// condition_lock_owner_tid, condition_lock_count, suspect_frames
+// [{function, file, line}] (where each suspect references the lock),
+// join_self (the Thread a join frame waits for), join_frame_function,
+// evidence, problem (None when empty).  Addresses are ints, 0 → None.
+//
+//   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
+//       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
+//        native_id, daemon, tstate_lock, handle, started}]}
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/locks.hpp"
+#include "pyhang/cpython/threading.hpp"
 #include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
@@ -30,6 +37,14 @@ namespace {
 
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
 py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
+
+py::dict frame_dict(const std::string& function, const std::string& file, int line) {
+  py::dict f;
+  f["function"] = function;
+  f["file"] = file;
+  f["line"] = line;
+  return f;
+}
 
 py::dict wait_dict(const cpython::PyLockWait& w) {
   py::dict d;
@@ -44,15 +59,8 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d["count"] = opt(w.count);
   d["owner_source"] = w.owner_source.empty() ? "unknown" : w.owner_source;
   d["suspects"] = w.suspects;
-  if (w.frame_function.empty()) {
-    d["frame"] = py::none();
-  } else {
-    py::dict f;
-    f["function"] = w.frame_function;
-    f["file"] = w.frame_file;
-    f["line"] = w.frame_line;
-    d["frame"] = f;
-  }
+  d["frame"] = w.frame_function.empty() ? py::object(py::none())
+                                        : py::object(frame_dict(w.frame_function, w.frame_file, w.frame_line));
   d["condition"] = addr(w.condition);
   d["condition_lock"] = addr(w.condition_lock);
   d["condition_lock_type"] = text(w.condition_lock_type);
@@ -60,6 +68,11 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d["condition_lock_owner_thread_id"] = opt(w.condition_lock_owner_thread_id);
   d["condition_lock_owner_tid"] = opt(w.condition_lock_owner_tid);
   d["condition_lock_count"] = opt(w.condition_lock_count);
+  py::list suspect_frames;
+  for (const auto& f : w.suspect_frames) suspect_frames.append(frame_dict(f.function, f.file, f.line));
+  d["suspect_frames"] = suspect_frames;
+  d["join_self"] = addr(w.join_self);
+  d["join_frame_function"] = text(w.join_frame_function);
   d["evidence"] = w.evidence;
   d["problem"] = text(w.problem);
   return d;
@@ -125,6 +138,32 @@ class PythonLocks {
     return wait_dict(w);
   }
   Target& target() { return *target_; }
+  py::dict threading() {
+    cpython::ThreadingState t;
+    {
+      py::gil_scoped_release nogil;
+      t = cpython::threading_state(target_->memory(), state_);
+    }
+    py::dict d;
+    d["imported"] = t.imported;
+    d["problem"] = text(t.problem);
+    py::list threads;
+    for (const auto& x : t.threads) {
+      py::dict e;
+      e["object"] = x.object;
+      e["type"] = text(x.type);
+      e["name"] = text(x.name);
+      e["ident"] = opt(x.ident);
+      e["native_id"] = opt(x.native_id);
+      e["daemon"] = opt(x.daemon);
+      e["tstate_lock"] = addr(x.tstate_lock);
+      e["handle"] = addr(x.handle);
+      e["started"] = x.started;
+      threads.append(e);
+    }
+    d["threads"] = threads;
+    return d;
+  }
 
  private:
   std::shared_ptr<Target> target_;
@@ -139,7 +178,9 @@ void register_pylocks(py::module_& m) {
            "Reads the target's interpreter once (threads and frames) for python-lock questions.")
       .def_property_readonly("status", &PythonLocks::status)
       .def("wait", &PythonLocks::wait, py::arg("tid"), py::arg("futex_address") = py::none(),
-           "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)).");
+           "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)).")
+      .def("threading", &PythonLocks::threading,
+           "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
 
   m.def(
       "python_lock_wait",

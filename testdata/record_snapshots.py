@@ -44,6 +44,8 @@ CASES = {
     "gil_held_in_native": (_py("gil_held_in_native.py", 2), "self"),
     "native_locks": (_py("native_locks.py", harness.fixture_path("liblockfixture.so")), "self"),
     "fork_mutex_child": (_py("fork_mutex.py", harness.fixture_path("libforkfixture.so")), "child"),
+    "lock_held_across_join": (_py("lock_join.py", "with"), "self"),
+    "exit_joins_stuck_thread": (_py("lock_join.py", "exit"), "self"),
 }
 
 

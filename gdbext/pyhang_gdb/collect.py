@@ -184,7 +184,7 @@ def add_lock_facts(target, view, snap):
     futex = locks.wants_python_lock(view, snap.tid, snap.registers, snap.lock)
     if futex is not None:
         wait = decoders.python_locks().wait(snap.tid, futex)
-        if wait.get("kind"):
+        if wait.get("kind") or wait.get("join_self"):
             snap.python_lock = wait
     address = locks.wants_futex_word(snap.lock)
     if address is not None:
@@ -252,7 +252,8 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_lock_facts(target, view, t)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
-                           lock_problem=reader.problem or None, native_depth=native_depth)
+                           lock_problem=reader.problem or None, native_depth=native_depth,
+                           threading=decoders.threading() if view.ok else None)
     return snap, view
 
 

@@ -25,6 +25,11 @@ def python_locks():
     return SESSION.cached("pylocks", lambda: native.PythonLocks(target))
 
 
+def threading():
+    """threading's Thread objects (PythonLocks.threading()), once per stop."""
+    return SESSION.cached("threading", lambda: python_locks().threading())
+
+
 def native_stacks():
     """(Target, Unwinder) with which collect reads registers and unwinds
     without gdb, or None to have gdb unwind every thread

@@ -70,18 +70,22 @@ def test_gil_and_driver_rwlock_through_a_ctypes_callback(scenario, python, mode,
 
 
 @pytest.mark.parametrize("python", interpreters_for_deadlocks())
-def test_python_lock_abba_is_blocked_with_unknown_owners_and_no_false_cycle(scenario, python):
+def test_python_lock_abba_is_a_likely_deadlock_never_a_certain_one(scenario, python):
     # GIVEN two threads deadlocked on two threading.Lock objects, which record no owner
     exe, env = harness.stripped_interpreter(python)
     s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "Lock"], env=env)
     waiters = [x["tid"] for x in s.truth["threads"] if x["role"] != "main"]
     for where, report in reports(s, exe):
         threads = {t["tid"]: t for t in report["threads"]}
-        # THEN both are reported blocked, with no owner, and no cycle is invented
+        # THEN both are blocked with no recorded owner
         for tid in waiters:
             b = threads[tid]["blocked_on"]
-            assert b is not None and b["owners"] == [], (where, b)
-        assert report["deadlocks"] == [], where
+            assert b is not None and b["kind"] == "py-lock" and b["owners"] == [], (where, b)
+        # AND the cycle through the threads that reference each lock is likely, never certain
+        (d,) = report["deadlocks"]
+        assert d["confidence"] == "likely" and sorted(d["threads"]) == sorted(waiters), where
+        assert {e["source"] for e in d["edges"]} == {"heuristic"}, where
+        assert all("lock_abba.py" in e["evidence"] for e in d["edges"]), (where, d["edges"])
 
 
 def test_busy_healthy_process_has_no_deadlock(scenario):

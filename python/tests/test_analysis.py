@@ -43,7 +43,8 @@ def role(doc, name):
 
 def test_every_recorded_case_is_present():
     assert set(CASES) >= {"lock_abba_unrecorded", "rlock_abba", "native_abba", "driver_rwlock_write",
-                          "driver_rwlock_read", "gil_held_in_native", "native_locks", "fork_mutex_child"}
+                          "driver_rwlock_read", "gil_held_in_native", "native_locks", "fork_mutex_child",
+                          "lock_held_across_join", "exit_joins_stuck_thread"}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -97,6 +98,39 @@ def test_plain_lock_abba_is_a_likely_deadlock_through_the_threads_that_reference
     for tid in (ab, ba):
         th = next(t for t in rep["threads"] if t["tid"] == tid)
         assert th["blocked_on"]["kind"] == "py-lock" and th["blocked_on"]["owner_source"] == "unknown"
+
+
+def test_join_names_the_joined_thread_and_the_lock_holder_inside_its_with_block():
+    doc = recorded("lock_held_across_join")
+    _, rep = replay(doc)
+    main, worker = role(doc, "holds-lock-joins"), role(doc, "waits-for-lock")
+    (d,) = rep["deadlocks"]
+    assert d["confidence"] == "likely"
+    edges = {(e["waiter"], e["owner"]): e for e in d["edges"]}
+    assert edges[(main, worker)]["kind"] == "py-join" and edges[(main, worker)]["source"] == "thread-object"
+    assert edges[(worker, main)]["source"] == "heuristic" and "in main" in edges[(worker, main)]["evidence"]
+    text = render_text(analysis.build_report(snapshots.from_dict(doc["snapshot"])))
+    assert 'waits in Thread.join for Thread 2 (LWP %d) "%s" to exit' % (worker, doc["truth"]["worker_name"]) in text
+
+
+def test_a_join_on_a_thread_that_is_not_known_is_never_a_join_edge():
+    doc = recorded("lock_held_across_join")
+
+    def forget_threads(snap):
+        snap.threading = None
+    _, rep = replay(doc, forget_threads)
+    main = role(doc, "holds-lock-joins")
+    th = next(t for t in rep["threads"] if t["tid"] == main)
+    assert th["blocked_on"]["kind"] == "py-lock" and th["python_name"] is None
+    assert not rep["deadlocks"] and main in next(v for v in rep["verdicts"] if v["kind"] == "owners-unknown")["threads"]
+
+
+def test_interpreter_exit_joining_a_stuck_thread_is_named_so():
+    doc = recorded("exit_joins_stuck_thread")
+    _, rep = replay(doc)
+    main, worker = role(doc, "exits"), role(doc, "never-ends")
+    b = next(t for t in rep["threads"] if t["tid"] == main)["blocked_on"]
+    assert b["kind"] == "py-join" and b["owners"] == [worker] and "interpreter exit" in b["detail"]
 
 
 def test_a_free_lock_or_a_fellow_waiter_is_never_a_likely_holder():

@@ -2,6 +2,7 @@
 from pyhang.analysis import locks, syscalls
 from pyhang.analysis.python_state import gil_state
 from pyhang.analysis.report import gil_holder
+from pyhang.analysis.threading import PythonThreads
 from pyhang.render.locks import describe, not_blocked
 from pyhang.render.names import ThreadNames
 from pyhang_gdb import collect, decoders
@@ -25,7 +26,8 @@ every thread."""
         collect.add_lock_facts(SESSION.target(), view, snap)
         gil = gil_state(view, snap.tid, snap.registers)
         bases = collect.thread_bases() if locks.wants_futex_word(snap.lock) is not None else {}
-        b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases), set(names.num))
+        threads = PythonThreads(decoders.threading() if view.ok else None, view)
+        b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads), set(names.num))
         if b is None:
             nr = syscalls.in_syscall(snap.registers)
             print(not_blocked(snap.tid, names, syscalls.name(nr) if nr is not None else None, reader.problem))

@@ -174,6 +174,12 @@ class LockFinder {
   detail::ObjectReader objects_;
 };
 
+bool is_thread_join(const PyFrame& f) {
+  if (basename(f.file) != "threading.py") return false;
+  return f.function == "join" || f.function == "Thread.join" || f.function == "_wait_for_tstate_lock" ||
+         f.function == "Thread._wait_for_tstate_lock";
+}
+
 bool is_condition_wait(const PyFrame& f) {
   if (basename(f.file) != "threading.py") return false;
   return f.function == "wait" || f.function == "Condition.wait";
@@ -205,6 +211,17 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   }
 
   LockFinder finder(mem, *layout, *locks, opts);
+  // A join: the Thread it waits for is the `self` of the join frame.
+  for (std::size_t i = 0; i < thread->frames.size() && i < opts.max_frames; ++i) {
+    if (!is_thread_join(thread->frames[i])) continue;
+    std::string why;
+    auto slots = finder.frame_slots(thread->frames[i], why);
+    if (!slots.empty() && plausible_pointer(slots[0])) {
+      out.join_self = slots[0];
+      out.join_frame_function = thread->frames[i].function;
+    }
+    break;
+  }
   std::string scan_problem;
   auto refs = finder.refs_of(*thread, &scan_problem);
   const Ref* match = nullptr;
@@ -312,6 +329,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
       for (const auto& r : finder.refs_of(t, nullptr)) {
         if (r.object == match->object) {
           out.suspects.push_back(*t.native_tid);
+          out.suspect_frames.push_back(t.frames[r.frame]);
           break;
         }
       }

@@ -28,10 +28,6 @@ def certain_edges(threads):
     return edges
 
 
-# Why a thread that references a threading.Lock is its likely holder.
-PYTHON_LOCK_SUSPECT = "references the lock in its innermost Python frames (inside `with lock:`, or in a variable)"
-
-
 def python_lock_holders(threads):
     """Likely holders of the threading.Locks threads wait on, which record
     no owner: the other threads that reference the lock object in their
@@ -41,12 +37,15 @@ def python_lock_holders(threads):
     edges = []
     for th in threads:
         b = th.blocked_on
-        if b is None or b.kind != WaitKind.PY_LOCK or b.owners or (b.lock or {}).get("locked") is False:
+        lock = (b.lock or {}) if b else {}
+        if b is None or b.kind != WaitKind.PY_LOCK or b.owners or lock.get("locked") is False:
             continue
-        for suspect in (b.lock or {}).get("suspects") or []:
+        sites = lock.get("suspect_frames") or []
+        for i, suspect in enumerate(lock.get("suspects") or []):
             if suspect != th.tid and waits.get(suspect) != (b.kind, b.address):
                 edges.append(Edge(waiter=th.tid, owner=suspect, kind=b.kind, address=b.address,
-                                  source=OwnerSource.HEURISTIC, evidence=PYTHON_LOCK_SUSPECT))
+                                  source=OwnerSource.HEURISTIC,
+                                  facts={"references": sites[i] if i < len(sites) else None}))
     return edges
 
 
@@ -94,8 +93,12 @@ def wait_for_graph(threads):
     edges = certain_edges(threads) + python_lock_holders(threads)
     edges += [_edge(d) for d in native.likely_holders(_thread_facts(threads))]
     cycles, truncated = native.find_cycles([_edge_dict(e) for e in edges])
+    ours = {(e.waiter, e.owner, e.kind, e.address): e for e in edges}
+
+    def original(d):
+        return ours.get((d["waiter"], d["owner"], d["kind"], d.get("address"))) or _edge(d)
     deadlocks = [Deadlock(threads=list(c["threads"]), confidence=c["confidence"],
-                          edges=[_edge(e) for e in c["edges"]]) for c in cycles]
+                          edges=[original(e) for e in c["edges"]]) for c in cycles]
     return edges, deadlocks, truncated
 
 

@@ -9,6 +9,7 @@ needs, so that it decodes only those: one rule, here.
 """
 from pyhang.analysis import syscalls
 from pyhang.analysis.python_state import gil_state
+from pyhang.analysis.threading import join_wait
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 
@@ -75,7 +76,8 @@ def from_python(wait):
         b.lock = {"recursion": wait.get("count")}
     elif kind == WaitKind.PY_LOCK:
         b.owner_source = OwnerSource.UNKNOWN
-        b.lock = {"suspects": list(wait.get("suspects") or []), "locked": wait.get("locked")}
+        b.lock = {"suspects": list(wait.get("suspects") or []), "locked": wait.get("locked"),
+                  "suspect_frames": list(wait.get("suspect_frames") or [])}
     elif kind == WaitKind.PY_CONDITION:
         b.address = wait.get("condition") or b.address
         b.owner_source = OwnerSource.UNKNOWN
@@ -114,14 +116,18 @@ def joined_thread(futex, word, bases):
     return None
 
 
-def blocked_on(view, thread, gil, gil_holder, bases):
+def blocked_on(view, thread, gil, gil_holder, bases, python_threads):
     """What `thread` (a ThreadSnapshot) waits on (BlockedOn), or None.
     `gil` is its GIL state, `gil_holder` the TID holding the GIL (or None),
-    `bases` thread_bases() of the process."""
+    `bases` thread_bases() of the process, `python_threads` its
+    analysis.threading.PythonThreads."""
     if gil == GilState.WAITING:
         return gil_wait(gil_holder)
     b = from_native(thread.lock)
     if thread.python_lock is not None and (b is None or b.kind in _PYTHON_LOCK_LOOKALIKES):
+        joined = python_threads.joined(thread.python_lock)
+        if joined is not None:
+            return join_wait(thread.python_lock, joined, (view.thread(thread.tid) or {}).get("frames") or [])
         py = from_python(thread.python_lock)
         if py is not None:
             return py

@@ -11,6 +11,7 @@ between them when a lock records no owner (`frames_wanted`):
 `build_report(snapshot)` does both, for a snapshot that is complete.
 """
 from pyhang.analysis import deadlocks, forks, locks
+from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
 from pyhang.model.report import Report, ThreadReport
 
@@ -38,13 +39,15 @@ def threads(snapshot, view=None):
     alive = {t.tid for t in snapshot.threads}
     bases = locks.thread_bases(snapshot.threads)
     holder = gil_holder(view)
+    python_threads = PythonThreads(snapshot.threading, view)
     gil_states = {}
     for snap in snapshot.threads:
-        th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem)
+        th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem,
+                          python_name=python_threads.name(snap.tid))
         th.native_frames = snap.frames
         th.python_frames = python_frames(view, snap.tid)
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
-        th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases), alive)
+        th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads), alive)
         pt = view.thread(snap.tid)
         if pt and pt.get("problem"):
             th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)

@@ -25,6 +25,7 @@ class OwnerSource:
     LOCK_WORD = "lock-word"     # the lock records it (mutex __owner, RLock owner, ...)
     GIL_STATE = "gil-state"     # the GIL's holder
     THREAD_TID = "thread-tid"   # pthread_join: the joined thread's own tid word
+    THREAD_OBJECT = "thread-object"   # Thread.join: the threading.Thread joined names its thread
     HEURISTIC = "heuristic"     # inferred (driver-lock heuristics), never certain
     UNKNOWN = "unknown"
 
@@ -44,6 +45,7 @@ class WaitKind:
     PY_LOCK = "py-lock"
     PY_RLOCK = "py-rlock"
     PY_CONDITION = "py-condition"
+    PY_JOIN = "py-join"         # threading.Thread.join, or interpreter exit joining non-daemon threads
 
 
 class VerdictKind:

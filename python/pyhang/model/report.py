@@ -46,6 +46,7 @@ class ThreadReport:
     tid: int
     gdb_num: int
     name: Optional[str] = None
+    python_name: Optional[str] = None   # its threading.Thread's name
     gil: str = GilState.UNKNOWN
     python_frames: List[PythonFrame] = field(default_factory=list)
     native_frames: List[NativeFrame] = field(default_factory=list)
@@ -77,7 +78,8 @@ class Edge:
     kind: str
     address: Optional[int]
     source: str                  # OwnerSource of the owner
-    evidence: str = ""
+    evidence: str = ""           # how it was found, as the native side said it
+    facts: Dict[str, object] = field(default_factory=dict)   # what the renderer writes the evidence from
 
 
 @dataclass

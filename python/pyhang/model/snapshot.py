@@ -40,6 +40,7 @@ class ProcessSnapshot:
     warnings: List[str] = field(default_factory=list)   # what could not be read about the target
     lock_problem: Optional[str] = None        # why glibc's lock layouts are not known
     fork_facts: Optional[dict] = None         # native fork_facts(), when asked
+    threading: Optional[dict] = None          # threading's Thread objects (PythonLocks.threading())
     native_depth: int = 8                     # native frames collected per thread
 
 
@@ -56,6 +57,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
         "warnings": list(snap.warnings),
         "lock_problem": snap.lock_problem,
         "fork_facts": snap.fork_facts,
+        "threading": snap.threading,
         "native_depth": snap.native_depth,
         "threads": [{
             "num": th.num, "tid": th.tid, "name": th.name,
@@ -78,6 +80,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
         warnings=list(d.get("warnings") or []),
         lock_problem=d.get("lock_problem"),
         fork_facts=d.get("fork_facts"),
+        threading=d.get("threading"),
         native_depth=d.get("native_depth", 8),
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},

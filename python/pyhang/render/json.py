@@ -6,7 +6,7 @@ import json
 from pyhang import SCHEMA
 from pyhang.render.forks import hazard_json
 from pyhang.render.locks import summary
-from pyhang.render.text import names_of, verdict_text, warnings
+from pyhang.render.text import edge_evidence, names_of, verdict_text, warnings
 
 
 def _blocked(b, names):
@@ -19,7 +19,7 @@ def _blocked(b, names):
 
 def _edge(e):
     return {"waiter": e.waiter, "kind": e.kind, "address": e.address, "owner": e.owner, "source": e.source,
-            "evidence": e.evidence}
+            "evidence": edge_evidence(e)}
 
 
 def to_json(report) -> dict:
@@ -34,6 +34,7 @@ def to_json(report) -> dict:
             "tid": th.tid,
             "gdb_num": th.gdb_num,
             "name": th.name,
+            "python_name": th.python_name,
             "gil": th.gil,
             "python_frames": [{"function": f.function, "file": f.file, "line": f.line}
                               for f in th.python_frames],

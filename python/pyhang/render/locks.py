@@ -17,6 +17,7 @@ VERBS = {
     WaitKind.PY_LOCK: "waits to acquire threading.Lock",
     WaitKind.PY_RLOCK: "waits to acquire threading.RLock",
     WaitKind.PY_CONDITION: "waits in threading.Condition.wait on Condition",
+    WaitKind.PY_JOIN: "waits in Thread.join for Thread",
 }
 
 
@@ -73,10 +74,22 @@ def owner_text(b, names):
     return text
 
 
+def _joined(b, names):
+    """"Thread 2 (LWP 6683) "worker"": the thread a Thread.join waits for."""
+    name = (b.lock or {}).get("name")
+    who = names(b.owners[0]) if b.owners else "a thread that has not started"
+    return who + (' "%s"' % name if name else "")
+
+
 def summary(b, names):
     """"waits to write-lock rwlock 0x… (libcuda.so.1): write-held by Thread 8 (LWP 898)"."""
     if b.kind == WaitKind.THREAD_JOIN and b.owners:
         return "waits in pthread_join for %s to exit" % names(b.owners[0])
+    if b.kind == WaitKind.PY_JOIN:
+        lock = b.lock or {}
+        if lock.get("shutdown"):
+            return "waits at interpreter exit (threading._shutdown) for the non-daemon %s to exit" % _joined(b, names)
+        return "waits in Thread.join for %s to exit" % _joined(b, names)
     verb = VERBS.get(b.kind, "waits on " + b.kind)
     where = ""
     if b.address is not None and b.kind != WaitKind.GIL:

@@ -1,7 +1,7 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import PythonStatus, VerdictKind, WaitKind
-from pyhang.model.report import Report, ThreadReport
+from pyhang.model.kinds import OwnerSource, PythonStatus, VerdictKind, WaitKind
+from pyhang.model.report import PythonFrame, Report, ThreadReport
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
 from pyhang.render.names import ThreadNames, thread_label
@@ -22,7 +22,19 @@ def python_frame_line(f):
 
 def thread_header(th: ThreadReport):
     name = ' "%s"' % th.name if th.name else ""
+    # The kernel keeps 15 bytes of a name: a Python name it cut short is the same name.
+    if th.python_name and not (th.name and th.python_name.startswith(th.name)):
+        name += ' (Python: "%s")' % th.python_name
     return thread_label(th.gdb_num, th.tid) + name
+
+
+def edge_evidence(e):
+    """Why `e.owner` is thought to hold what `e.waiter` waits for."""
+    if e.evidence or e.kind != WaitKind.PY_LOCK:
+        return e.evidence
+    where = (e.facts or {}).get("references")
+    return "references the lock in its innermost Python frames (inside `with lock:`, or in a variable)%s" % (
+        ": " + python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else "")
 
 
 def python_status_line(status):
@@ -138,6 +150,13 @@ _NOUNS = {WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitK
           WaitKind.PY_RLOCK: "threading.RLock"}
 
 
+def _held_text(kind, address):
+    """What a thread of a cycle holds that the previous one waits for."""
+    if kind in (WaitKind.PY_JOIN, WaitKind.THREAD_JOIN):
+        return "is the thread being joined: its joiner waits until it exits"
+    return "holds " + _holds_text(kind, address)
+
+
 def _holds_text(kind, address):
     if kind == WaitKind.GIL:
         return "the GIL"
@@ -156,11 +175,11 @@ def render_deadlocks(report, names):
             out.append("  " + (thread_header(th) if th else "LWP %d" % e.waiter))
             for h in d.edges:
                 if h.owner == e.waiter:
-                    out.append("    holds %s" % _holds_text(h.kind, h.address))
+                    out.append("    " + _held_text(h.kind, h.address))
             if th and th.blocked_on:
                 out.append("    %s" % summary(th.blocked_on, names))
-            if e.source == "heuristic":
-                out.append("    (likely holder, not recorded by the lock: %s)" % e.evidence)
+            if e.source == OwnerSource.HEURISTIC:
+                out.append("    (likely holder, not recorded by the lock: %s)" % edge_evidence(e))
             if th:
                 site = _wait_site(th)
                 if site:

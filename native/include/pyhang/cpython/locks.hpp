@@ -71,6 +71,7 @@ struct PyLockWait {
   std::optional<std::uint64_t> count;            // RLock: recursion count
   std::string owner_source;        // "lock-word" (RLock rlock_owner) | "heuristic" (suspects) | "unknown"
   std::vector<int> suspects;       // Lock: other threads whose innermost frames reference the object
+  std::vector<PyFrame> suspect_frames;  // for each suspect, the innermost of its frames that references it
   std::string frame_function;      // the Python frame whose locals/stack held the object
   std::string frame_file;
   int frame_line = -1;
@@ -83,6 +84,13 @@ struct PyLockWait {
   std::optional<std::uint64_t> condition_lock_owner_thread_id;
   std::optional<int> condition_lock_owner_tid;
   std::optional<std::uint64_t> condition_lock_count;
+
+  // Thread.join (threading.py's `join` or `_wait_for_tstate_lock` among
+  // the innermost frames): the Thread object joined (the frame's `self`),
+  // 0 when the thread is not joining.  Set whether or not a lock matched
+  // (3.13 joins wait on a _ThreadHandle, not on a Python lock).
+  Addr join_self = 0;
+  std::string join_frame_function;
 
   std::string evidence;  // one line: how it was found
   std::string problem;   // one line: why nothing (or only part) was found; empty when all is well

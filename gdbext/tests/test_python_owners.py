@@ -1,0 +1,73 @@
+"""Python-level waits name who they wait for: Thread.join names the joined
+thread (its LWP and threading name) on every version, interpreter exit
+joining a non-daemon thread says so, every thread carries its threading
+name, and a threading.Lock's likely holder is the thread inside `with lock:`
+— a likely deadlock, never a certain one.  Live and from the core."""
+import os
+
+import pytest
+
+import harness
+
+
+def interpreters():
+    return [pytest.param(path, id=name) for name, path in harness.interpreters()]
+
+
+def reports(s, exe):
+    yield "live", harness.report_json(pid=s.pid)
+    yield "core", harness.report_json(executable=exe, core=s.gcore())
+
+
+def role(s, name):
+    return next(t["tid"] for t in s.truth["threads"] if t["role"] == name)
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_lock_held_across_join_is_a_likely_deadlock_naming_both_threads(scenario, python):
+    # GIVEN main inside `with config_lock:` joining a worker that waits for config_lock
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_join.py"), "with"], env=env)
+    main, worker = role(s, "holds-lock-joins"), role(s, "waits-for-lock")
+    for where, report in reports(s, exe):
+        threads = {t["tid"]: t for t in report["threads"]}
+        # THEN main's join names the worker, for certain, from the Thread object it joins
+        join = threads[main]["blocked_on"]
+        assert join["kind"] == "py-join" and join["owners"] == [worker], (where, join)
+        assert join["owner_source"] == "thread-object" and join["confidence"] == "certain", where
+        assert s.truth["worker_name"] in join["detail"], (where, join["detail"])
+        # AND the worker's Lock, which records no owner, is likely held by main, seen inside its `with`
+        wait = threads[worker]["blocked_on"]
+        assert wait["kind"] == "py-lock" and wait["address"] == s.truth["lock_id"] and wait["owners"] == []
+        # AND the cycle is one likely deadlock: a certain join edge and a heuristic lock edge
+        (d,) = report["deadlocks"]
+        assert d["confidence"] == "likely" and sorted(d["threads"]) == sorted([main, worker]), where
+        edges = {(e["waiter"], e["owner"]): e for e in d["edges"]}
+        assert edges[(main, worker)]["kind"] == "py-join" and edges[(main, worker)]["source"] == "thread-object"
+        lock_edge = edges[(worker, main)]
+        assert lock_edge["source"] == "heuristic" and lock_edge["address"] == s.truth["lock_id"]
+        assert "lock_join.py" in lock_edge["evidence"] and "in main" in lock_edge["evidence"], lock_edge
+        # AND every thread carries its threading name
+        assert threads[worker]["python_name"] == s.truth["worker_name"], where
+        assert threads[main]["python_name"] == "MainThread", where
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_interpreter_exit_joining_a_stuck_thread_says_so(scenario, python):
+    # GIVEN main returned while a non-daemon thread waits on an Event nobody sets
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_join.py"), "exit"], env=env)
+    main, worker = role(s, "exits"), role(s, "never-ends")
+    new_shutdown = "3.13" in (s.truth.get("python") or "")
+    for where, report in reports(s, exe):
+        threads = {t["tid"]: t for t in report["threads"]}
+        # THEN the worker is blocked with nobody known to wake it, said in a verdict
+        (v,) = [v for v in report["verdicts"] if v["kind"] == "owners-unknown"]
+        assert worker in v["threads"], (where, v)
+        assert threads[worker]["python_name"] == s.truth["worker_name"], where
+        if new_shutdown:
+            continue  # 3.13 joins at exit in C (_thread._shutdown), on no Thread object
+        # AND main waits at interpreter exit for that thread
+        join = threads[main]["blocked_on"]
+        assert join["kind"] == "py-join" and join["owners"] == [worker], (where, join)
+        assert "interpreter exit" in join["detail"] and s.truth["worker_name"] in join["detail"], join

@@ -1,0 +1,74 @@
+// The threading module's Thread objects (see pyhang/cpython/threading.hpp).
+#include "pyhang/cpython/threading.hpp"
+
+#include "pyhang/cpython/pyobjects.hpp"
+
+namespace pyhang::cpython {
+
+namespace {
+
+void note(std::string& problem, const std::string& what) {
+  if (problem.empty()) problem = what;
+}
+
+PyThreadObject read_thread(PyObjects& objs, Addr thread, bool started) {
+  PyThreadObject t;
+  t.object = thread;
+  t.started = started;
+  t.type = objs.type_name(thread).value_or("");
+  if (Addr name = objs.attribute(thread, "_name")) t.name = objs.str(name).value_or("");
+  if (Addr ident = objs.attribute(thread, "_ident")) {
+    if (auto v = objs.integer(ident); v && *v > 0) t.ident = static_cast<std::uint64_t>(*v);
+  }
+  if (Addr native = objs.attribute(thread, "_native_id")) {
+    if (auto v = objs.integer(native); v && *v > 0 && *v <= 0x3fffffff) t.native_id = static_cast<int>(*v);
+  }
+  if (Addr daemon = objs.attribute(thread, "_daemonic")) {
+    if (auto v = objs.integer(daemon)) t.daemon = *v != 0;
+  }
+  // None (a thread that has not started, or has ended) is not a lock.
+  auto object_or_zero = [&](Addr a) { return a && objs.type_name(a).value_or("NoneType") != "NoneType" ? a : 0; };
+  t.tstate_lock = object_or_zero(objs.attribute(thread, "_tstate_lock"));
+  t.handle = object_or_zero(objs.attribute(thread, "_handle"));
+  return t;
+}
+
+}  // namespace
+
+ThreadingState threading_state(MemoryReader& memory, const PythonState& state, const ThreadingOptions& opts) {
+  ThreadingState out;
+  if (state.status != "ok" && state.status != "finalizing") {
+    out.problem = "no Python state (" + state.status + ")";
+    return out;
+  }
+  PyObjects objs(memory, state);
+  if (!objs.ok()) {
+    out.problem = objs.problem();
+    return out;
+  }
+  std::string why;
+  if (!objs.module("threading", &why)) {
+    out.problem = why;  // not imported: a program with no threading.Thread
+    return out;
+  }
+  out.imported = true;
+  // _active: {ident: Thread}; _limbo: {Thread: Thread}, started but not yet running.
+  for (const char* table : {"_active", "_limbo"}) {
+    std::string p;
+    Addr dict = objs.module_attribute("threading", table, &p);
+    if (!dict) {
+      note(out.problem, std::string("threading.") + table + ": " + p);
+      continue;
+    }
+    bool started = std::string(table) == "_active";
+    std::size_t room = opts.max_threads > out.threads.size() ? opts.max_threads - out.threads.size() : 0;
+    for (auto [key, value] : objs.dict_items(dict, room, &p)) {
+      (void)key;
+      if (value) out.threads.push_back(read_thread(objs, value, started));
+    }
+    if (!p.empty()) note(out.problem, std::string("threading.") + table + ": " + p);
+  }
+  return out;
+}
+
+}  // namespace pyhang::cpython
