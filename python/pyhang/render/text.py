@@ -33,8 +33,9 @@ def edge_evidence(e):
     if e.evidence or e.kind != WaitKind.PY_LOCK:
         return e.evidence
     where = (e.facts or {}).get("references")
-    return "references the lock in its innermost Python frames (inside `with lock:`, or in a variable)%s" % (
-        ": " + python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else "")
+    site = python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else \
+        "its innermost Python frames"
+    return "references the lock in %s (inside `with lock:`, or holding it in a variable)" % site
 
 
 def python_status_line(status):
