@@ -132,17 +132,7 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
     d["problem"] = why.empty() ? objs.problem() : why;
     return d;
   }
-  auto v = objs.value(a);
-  d["address"] = v.address;
-  d["type"] = v.type;
-  d["kind"] = v.kind;
-  d["boolean"] = opt(v.boolean);
-  d["integer"] = opt(v.integer);
-  d["real"] = opt(v.real);
-  d["text"] = opt(v.text);
-  d["length"] = opt(v.length);
-  d["problem"] = text(v.problem);
-  return d;
+  return value_dict(objs, a);
 }
 
 }  // namespace

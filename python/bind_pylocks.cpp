@@ -19,6 +19,10 @@
 // join_self (the Thread a join frame waits for), join_frame_function,
 // evidence, problem (None when empty).  Addresses are ints, 0 → None.
 //
+//   locks.frame_selves(tid) -> [{index, function, file, line, self, type}]
+//       the `self` (first local) of each innermost frame, with its type name
+//   locks.attributes(address, [name, ...]) -> {name: value or None}
+//       value: {address, type, kind, integer, text, length, boolean, problem}
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
 //       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
 //        native_id, daemon, tstate_lock, handle, started}]}
@@ -27,6 +31,7 @@
 #include "bindings.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/locks.hpp"
+#include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/cpython/threading.hpp"
 #include "pyhang/target/target.hpp"
 
@@ -138,6 +143,31 @@ class PythonLocks {
     return wait_dict(w);
   }
   Target& target() { return *target_; }
+  py::list frame_selves(int tid) {
+    std::vector<cpython::FrameSelf> selves;
+    {
+      py::gil_scoped_release nogil;
+      selves = cpython::frame_selves(target_->memory(), state_, tid);
+    }
+    py::list out;
+    for (const auto& f : selves) {
+      py::dict d = frame_dict(f.function, f.file, f.line);
+      d["index"] = f.index;
+      d["self"] = addr(f.self);
+      d["type"] = text(f.type);
+      out.append(d);
+    }
+    return out;
+  }
+  py::dict attributes(Addr object, const std::vector<std::string>& names) {
+    if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state_);
+    py::dict out;
+    for (const auto& name : names) {
+      Addr a = objects_->attribute(object, name);
+      out[py::str(name)] = a ? py::object(value_dict(*objects_, a)) : py::object(py::none());
+    }
+    return out;
+  }
   py::dict threading() {
     cpython::ThreadingState t;
     {
@@ -168,9 +198,25 @@ class PythonLocks {
  private:
   std::shared_ptr<Target> target_;
   cpython::PythonState state_;
+  std::unique_ptr<cpython::PyObjects> objects_;  // made on the first attributes() call
 };
 
 }  // namespace
+
+py::dict value_dict(cpython::PyObjects& objects, Addr a) {
+  auto v = objects.value(a);
+  py::dict d;
+  d["address"] = v.address;
+  d["type"] = v.type;
+  d["kind"] = v.kind;
+  d["boolean"] = opt(v.boolean);
+  d["integer"] = opt(v.integer);
+  d["real"] = opt(v.real);
+  d["text"] = opt(v.text);
+  d["length"] = v.length ? py::cast(*v.length) : opt(objects.length(a));
+  d["problem"] = v.problem.empty() ? py::object(py::none()) : py::str(v.problem);
+  return d;
+}
 
 void register_pylocks(py::module_& m) {
   py::class_<PythonLocks>(m, "PythonLocks")
@@ -179,6 +225,10 @@ void register_pylocks(py::module_& m) {
       .def_property_readonly("status", &PythonLocks::status)
       .def("wait", &PythonLocks::wait, py::arg("tid"), py::arg("futex_address") = py::none(),
            "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)).")
+      .def("frame_selves", &PythonLocks::frame_selves, py::arg("tid"),
+           "The `self` (first local) of each of the thread's innermost Python frames, with its type name.")
+      .def("attributes", &PythonLocks::attributes, py::arg("address"), py::arg("names"),
+           "Decoded values of the named attributes of a Python object (None for each one it does not have).")
       .def("threading", &PythonLocks::threading,
            "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
 

@@ -8,6 +8,10 @@
 
 #include "pyhang/target/core_file.hpp"
 
+namespace pyhang::cpython {
+class PyObjects;
+}
+
 namespace pyhang::bindings {
 
 void register_target(pybind11::module_& m);   // python/bind_target.cpp
@@ -23,5 +27,10 @@ template <class T>
 pybind11::object opt(const std::optional<T>& v) {
   return v ? pybind11::cast(*v) : pybind11::none();
 }
+
+// A decoded Python value {address, type, kind, boolean, integer, real, text,
+// length, problem}; `length` also for containers value() does not size (a
+// deque).  Defined in python/bind_pylocks.cpp.
+pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
 
 }  // namespace pyhang::bindings

@@ -46,6 +46,7 @@ CASES = {
     "fork_mutex_child": (_py("fork_mutex.py", harness.fixture_path("libforkfixture.so")), "child"),
     "lock_held_across_join": (_py("lock_join.py", "with"), "self"),
     "exit_joins_stuck_thread": (_py("lock_join.py", "exit"), "self"),
+    "python_objects": (_py("py_objects.py"), "self"),
 }
 
 

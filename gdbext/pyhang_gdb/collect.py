@@ -15,7 +15,7 @@ from typing import Dict, List, Optional
 import gdb
 
 from pyhang import analysis
-from pyhang.analysis import locks
+from pyhang.analysis import locks, python_api
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
@@ -186,11 +186,31 @@ def add_lock_facts(target, view, snap):
         wait = decoders.python_locks().wait(snap.tid, futex)
         if wait.get("kind") or wait.get("join_self"):
             snap.python_lock = wait
+            add_python_api(view, snap)
     address = locks.wants_futex_word(snap.lock)
     if address is not None:
         word = target.read(address, 4)
         snap.futex_word = int.from_bytes(word, "little") if word is not None else None
     return snap
+
+
+def add_python_api(view, snap):
+    """The `self` of the Python-level API a thread waits in, and the
+    attributes the analysis names it by (pyhang.analysis.python_api)."""
+    wanted = python_api.candidates(view, snap.tid)
+    if not wanted:
+        return
+    locks = decoders.python_locks()
+    selves = {f["index"]: f for f in locks.frame_selves(snap.tid)}
+    for index, api in wanted:
+        frame = selves.get(index)
+        if frame is not None and frame["self"] and python_api.type_fits(api, frame["type"]):
+            break
+    else:
+        return
+    snap.python_api = {"kind": api.kind, "self": frame["self"], "type": frame["type"],
+                       "frame": {"function": frame["function"], "file": frame["file"], "line": frame["line"]},
+                       "attributes": locks.attributes(frame["self"], list(api.attributes))}
 
 
 def target_info(target):

@@ -3,9 +3,12 @@
 process, side by side, interleaved, median of N rounds, live and on a core.
 
   native/bench/end_to_end.py [--threads T] [--depth D] [--python PATH] [--rounds N] [--core-only|--live-only]
+                             [--compare CHECKOUT]
 
 Prints a table of medians and the ratios the performance goals are stated in.
-Uses the build in $PYHANG_BUILD_DIR or ./build.
+Uses the build in $PYHANG_BUILD_DIR or ./build.  --compare times another
+checkout's `pyhang report --json` (its gdbext/ and build/) in the same
+interleaved rounds: before and after a change, on the same load.
 """
 import argparse
 import os
@@ -26,7 +29,7 @@ def libpython_gdb(python):
     return candidate if os.path.exists(candidate) else None
 
 
-def commands(python):
+def commands(python, compare=None):
     cmds = {
         "attach only (info threads)": (["info threads"], False),
         "gdb: thread apply all bt": (["thread apply all bt"], False),
@@ -34,6 +37,8 @@ def commands(python):
         "thread apply all lock-owner": (["thread apply all lock-owner"], True),
         "thread apply all pyhang-py-bt": (["thread apply all pyhang-py-bt"], True),
     }
+    if compare:
+        cmds["pyhang report --json (%s)" % compare] = (["pyhang report --json"], compare)
     lp = libpython_gdb(python)
     if lp:
         cmds["libpython.py: thread apply all py-bt"] = (["source " + lp, "thread apply all py-bt"], False)
@@ -49,11 +54,14 @@ def run_once(cmd, load, target):
     if target.get("core"):
         argv += ["-c", target["core"]]
     if load:
-        argv += ["-ex", "source " + harness.GDBEXT]
+        # `load` is True for this checkout, or the root of another one (--compare).
+        gdbext = harness.GDBEXT if load is True else os.path.join(load, "gdbext", "pyhang.gdb")
+        argv += ["-ex", "source " + gdbext]
     for c in cmd:
         argv += ["-ex", c]
     start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    env = None if load in (True, False) else dict(os.environ, PYHANG_BUILD_DIR=os.path.join(load, "build"))
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     return time.perf_counter() - start
 
 
@@ -129,11 +137,12 @@ def main():
     p.add_argument("--core-only", action="store_true")
     p.add_argument("--keep-core", metavar="PATH", help="keep the workload's core there (for pyhang_bench)")
     p.add_argument("--grid", action="store_true", help="the scaling table over threads x depth instead")
+    p.add_argument("--compare", metavar="CHECKOUT", help="also time this other checkout's pyhang (built in its build/)")
     args = p.parse_args()
     if args.grid:
         grid(args.python, args.rounds)
         return
-    cmds = commands(args.python)
+    cmds = commands(args.python, args.compare)
     scenario = [args.python, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), str(args.threads),
                 str(args.depth)]
     with harness.Scenario(scenario, ready_timeout=300) as s:

@@ -44,7 +44,7 @@ def role(doc, name):
 def test_every_recorded_case_is_present():
     assert set(CASES) >= {"lock_abba_unrecorded", "rlock_abba", "native_abba", "driver_rwlock_write",
                           "driver_rwlock_read", "gil_held_in_native", "native_locks", "fork_mutex_child",
-                          "lock_held_across_join", "exit_joins_stuck_thread"}
+                          "lock_held_across_join", "exit_joins_stuck_thread", "python_objects"}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -131,6 +131,39 @@ def test_interpreter_exit_joining_a_stuck_thread_is_named_so():
     main, worker = role(doc, "exits"), role(doc, "never-ends")
     b = next(t for t in rep["threads"] if t["tid"] == main)["blocked_on"]
     assert b["kind"] == "py-join" and b["owners"] == [worker] and "interpreter exit" in b["detail"]
+
+
+def test_an_import_waits_for_the_thread_that_holds_the_module_lock():
+    doc = recorded("python_objects")
+    _, rep = replay(doc)
+    b = next(t for t in rep["threads"] if t["tid"] == role(doc, "import-waiter"))["blocked_on"]
+    assert b["kind"] == "py-import-lock" and b["owners"] == [role(doc, "importer")]
+    assert [e for e in rep["edges"] if e["waiter"] == role(doc, "import-waiter")][0]["source"] == "lock-word"
+
+
+def test_a_python_object_of_another_type_leaves_the_primitive_wait():
+    # GIVEN the queue getter's `self` read as something that is not what Queue.get is about
+    doc = recorded("python_objects")
+    getter = role(doc, "queue-getter")
+
+    def not_a_queue(snap):
+        t = next(t for t in snap.threads if t.tid == getter)
+        t.python_api = dict(t.python_api, kind="py-semaphore", type="dict")
+    _, rep = replay(doc, not_a_queue)
+    # THEN the wait is the Condition below it, as the native search found it
+    assert next(t for t in rep["threads"] if t["tid"] == getter)["blocked_on"]["kind"] == "py-condition"
+
+
+def test_garbage_python_object_facts_give_a_wait_never_an_error():
+    doc = recorded("python_objects")
+    getter = role(doc, "queue-getter")
+
+    def garbage(snap):
+        t = next(t for t in snap.threads if t.tid == getter)
+        t.python_api = dict(t.python_api, attributes={"maxsize": None, "queue": {"kind": "unreadable"}})
+    _, rep = replay(doc, garbage)
+    b = next(t for t in rep["threads"] if t["tid"] == getter)["blocked_on"]
+    assert b["kind"] == "py-queue-get" and "length unknown (maxsize unbounded)" in b["detail"]
 
 
 def test_a_free_lock_or_a_fellow_waiter_is_never_a_likely_holder():

@@ -187,6 +187,41 @@ bool is_condition_wait(const PyFrame& f) {
 
 }  // namespace
 
+// PyCellObject { PyObject_HEAD; PyObject *ob_ref; } on every version.
+constexpr Addr kCellObRef = 16;
+
+std::vector<FrameSelf> frame_selves(MemoryReader& mem, const PythonState& state, int tid,
+                                    const LockWaitOptions& opts) {
+  std::vector<FrameSelf> out;
+  const Layout* layout = layout_for(state.major, state.minor);
+  const LockLayout* locks = lock_layout_for(state.major, state.minor);
+  if (!layout || !locks) return out;
+  const PyThreadInfo* thread = nullptr;
+  for (const auto& t : state.threads)
+    if (t.native_tid && *t.native_tid == tid) thread = &t;
+  if (!thread) return out;
+  LockFinder finder(mem, *layout, *locks, opts);
+  for (std::size_t i = 0; i < thread->frames.size() && i < opts.max_frames; ++i) {
+    const PyFrame& f = thread->frames[i];
+    FrameSelf fs{i, f.function, f.file, f.line, 0, ""};
+    std::string why;
+    auto slots = finder.frame_slots(f, why);
+    Addr self = slots.empty() ? 0 : slots[0];
+    auto type = plausible_pointer(self) ? finder.type_name(self) : std::nullopt;
+    // A `self` that a closure captures lives in a cell: PyCellObject's ob_ref follows the object header.
+    if (type && *type == "cell") {
+      self = mem.read_pointer(self + kCellObRef).value_or(0);
+      type = plausible_pointer(self) ? finder.type_name(self) : std::nullopt;
+    }
+    if (type) {
+      fs.self = self;
+      fs.type = *type;
+    }
+    out.push_back(std::move(fs));
+  }
+  return out;
+}
+
 PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& state, int tid,
                                         std::optional<Addr> futex, const LockWaitOptions& opts,
                                         const std::function<std::optional<int>(std::uint64_t)>& pthread_tid) {

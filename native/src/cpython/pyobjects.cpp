@@ -308,6 +308,8 @@ struct PyObjects::Impl {
       auto name = objects->type_name(obj).value_or("");
       if (name == "set" || name == "frozenset") {
         n = mem.read_value<std::int64_t>(obj + l.set_used);
+      } else if (name == "collections.deque") {  // a PyVarObject: ob_size is its length
+        n = mem.read_value<std::int64_t>(obj + l.var_ob_size);
       } else {
         set(why, "no length for a " + (name.empty() ? std::string("?") : name) + " object");
         return std::nullopt;

@@ -9,6 +9,7 @@ needs, so that it decodes only those: one rule, here.
 """
 from pyhang.analysis import syscalls
 from pyhang.analysis.python_state import gil_state
+from pyhang.analysis.python_api import api_wait
 from pyhang.analysis.threading import join_wait
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
@@ -129,6 +130,9 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads):
         if joined is not None:
             return join_wait(thread.python_lock, joined, (view.thread(thread.tid) or {}).get("frames") or [])
         py = from_python(thread.python_lock)
+        api = api_wait(thread.python_api, py, python_threads.tid_of_ident)
+        if api is not None:
+            return api
         if py is not None:
             return py
     if b is not None and b.kind == WaitKind.FUTEX and not b.owners:

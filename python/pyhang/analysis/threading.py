@@ -7,7 +7,8 @@ from pyhang.model.report import BlockedOn
 
 class PythonThreads:
     def __init__(self, threading, view):
-        ident_tid = {t.get("thread_id"): t.get("native_tid") for t in view.threads if t.get("native_tid")}
+        self.ident_tid = ident_tid = {t.get("thread_id"): t.get("native_tid") for t in view.threads
+                                      if t.get("native_tid")}
         self.by_tid, self.by_object, self.by_tstate_lock = {}, {}, {}
         for t in (threading or {}).get("threads") or []:
             # _native_id (3.8+) is the LWP; before, _ident is the pthread_t the thread states record.
@@ -18,6 +19,10 @@ class PythonThreads:
                 self.by_object[t["object"]] = entry
             if t.get("tstate_lock"):
                 self.by_tstate_lock[t["tstate_lock"]] = entry
+
+    def tid_of_ident(self, ident):
+        """The LWP of a pthread_t (threading.get_ident()), or None."""
+        return self.ident_tid.get(ident)
 
     def name(self, tid):
         """The threading.Thread name of the thread `tid`, or None."""

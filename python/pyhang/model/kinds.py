@@ -46,6 +46,13 @@ class WaitKind:
     PY_RLOCK = "py-rlock"
     PY_CONDITION = "py-condition"
     PY_JOIN = "py-join"         # threading.Thread.join, or interpreter exit joining non-daemon threads
+    PY_QUEUE_GET = "py-queue-get"     # queue.Queue.get on an empty queue
+    PY_QUEUE_PUT = "py-queue-put"     # queue.Queue.put on a full queue
+    PY_SEMAPHORE = "py-semaphore"     # threading.Semaphore / BoundedSemaphore.acquire
+    PY_EVENT = "py-event"             # threading.Event.wait
+    PY_BARRIER = "py-barrier"         # threading.Barrier.wait
+    PY_FUTURE = "py-future"           # concurrent.futures.Future.result / exception
+    PY_IMPORT_LOCK = "py-import-lock"  # an import waiting for another thread's module lock
 
 
 class VerdictKind:

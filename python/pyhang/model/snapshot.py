@@ -30,6 +30,7 @@ class ThreadSnapshot:
     lock: Optional[dict] = None         # the native lock its futex/syscall belongs to (LockReader.identify)
     python_lock: Optional[dict] = None  # the threading lock it sleeps on (PythonLocks.wait)
     futex_word: Optional[int] = None    # the value of the futex word it sleeps on, when that can be a join
+    python_api: Optional[dict] = None   # the Python-level object it waits in (analysis.python_api)
 
 
 @dataclass
@@ -66,6 +67,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
                        for f in th.frames],
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
+            "python_api": th.python_api,
         } for th in snap.threads],
     }
 
@@ -87,6 +89,6 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 frames=[_frame_from(f) for f in th.get("frames") or []],
                                 problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
                                 lock=th.get("lock"), python_lock=th.get("python_lock"),
-                                futex_word=th.get("futex_word"))
+                                futex_word=th.get("futex_word"), python_api=th.get("python_api"))
                  for th in d.get("threads") or []],
     )

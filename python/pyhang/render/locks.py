@@ -3,6 +3,9 @@
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, WaitKind
 
+_API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
+              WaitKind.PY_BARRIER, WaitKind.PY_FUTURE, WaitKind.PY_IMPORT_LOCK)
+
 # The verb of each kind, as in "Thread 1 (LWP 885) waits to write-lock rwlock 0x…".
 VERBS = {
     WaitKind.MUTEX: "waits to lock mutex",
@@ -81,8 +84,61 @@ def _joined(b, names):
     return who + (' "%s"' % name if name else "")
 
 
+# The module each Python-level API's class lives in, to name its type.
+_API_MODULES = {WaitKind.PY_QUEUE_GET: "queue", WaitKind.PY_QUEUE_PUT: "queue", WaitKind.PY_SEMAPHORE: "threading",
+                WaitKind.PY_EVENT: "threading", WaitKind.PY_BARRIER: "threading",
+                WaitKind.PY_FUTURE: "concurrent.futures"}
+
+
+def python_object(kind, lock):
+    """"queue.Queue": the Python-level class of what a thread waits in."""
+    return "%s.%s" % (_API_MODULES.get(kind, "?"), (lock or {}).get("type") or "?")
+
+
+def _queue_state(lock):
+    n, maxsize = lock.get("queue_length"), lock.get("maxsize")
+    bound = "maxsize unbounded" if not maxsize or maxsize <= 0 else "maxsize %d" % maxsize
+    if n is None:
+        return "length unknown (%s)" % bound
+    return "%s (%s)" % ("empty" if n == 0 else "%d item%s" % (n, "" if n == 1 else "s"), bound)
+
+
+def _api_summary(b, names):
+    """The line of a wait inside a Python-level API (analysis.python_api)."""
+    lock = b.lock or {}
+    what = "%s 0x%x" % (python_object(b.kind, lock), b.address or 0)
+    k = b.kind
+    if k == WaitKind.PY_QUEUE_GET:
+        return "waits to get from %s: %s" % (what, _queue_state(lock))
+    if k == WaitKind.PY_QUEUE_PUT:
+        return "waits to put to %s: %s" % (what, _queue_state(lock))
+    if k == WaitKind.PY_SEMAPHORE:
+        initial = lock.get("_initial_value")
+        return "waits to acquire %s: value %s%s: a semaphore has no owner" % (
+            what, "?" if lock.get("_value") is None else lock["_value"],
+            " of %d" % initial if initial is not None else "")
+    if k == WaitKind.PY_EVENT:
+        return "waits for %s to be set: %s" % (what, "it is set" if lock.get("_flag") else "nobody has set it")
+    if k == WaitKind.PY_BARRIER:
+        return "waits at %s: %s of %s parties are waiting" % (
+            what, "?" if lock.get("_count") is None else lock["_count"],
+            "?" if lock.get("_parties") is None else lock["_parties"])
+    if k == WaitKind.PY_FUTURE:
+        return "waits for the result of %s: it is %s" % (what, lock.get("_state") or "in an unknown state")
+    if k == WaitKind.PY_IMPORT_LOCK:
+        module = lock.get("name") or "?"
+        held = "held by %s" % names(b.owners[0]) if b.owners else "its owner is not known"
+        return "waits for the import lock of module %r: %s" % (module, held)
+    return "waits in %s" % what
+
+
 def summary(b, names):
     """"waits to write-lock rwlock 0x… (libcuda.so.1): write-held by Thread 8 (LWP 898)"."""
+    if b.kind in _API_KINDS:
+        line = _api_summary(b, names)
+        if b.confidence and b.confidence != Confidence.CERTAIN:
+            line += " [%s]" % b.confidence
+        return line
     if b.kind == WaitKind.THREAD_JOIN and b.owners:
         return "waits in pthread_join for %s to exit" % names(b.owners[0])
     if b.kind == WaitKind.PY_JOIN:

@@ -148,7 +148,11 @@ def _wait_site(th):
 
 
 _NOUNS = {WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitKind.PY_LOCK: "threading.Lock",
-          WaitKind.PY_RLOCK: "threading.RLock"}
+          WaitKind.PY_RLOCK: "threading.RLock", WaitKind.PY_CONDITION: "threading.Condition",
+          WaitKind.PY_QUEUE_GET: "Queue.get of", WaitKind.PY_QUEUE_PUT: "Queue.put of",
+          WaitKind.PY_SEMAPHORE: "threading.Semaphore", WaitKind.PY_EVENT: "threading.Event",
+          WaitKind.PY_BARRIER: "threading.Barrier", WaitKind.PY_FUTURE: "concurrent.futures.Future",
+          WaitKind.PY_JOIN: "Thread.join of"}
 
 
 def _held_text(kind, address):
@@ -161,6 +165,8 @@ def _held_text(kind, address):
 def _holds_text(kind, address):
     if kind == WaitKind.GIL:
         return "the GIL"
+    if kind == WaitKind.PY_IMPORT_LOCK:
+        return "the import lock of a module" if address is None else "the module import lock 0x%x" % address
     noun = _NOUNS.get(kind, kind)
     return "%s 0x%x" % (noun, address) if address is not None else noun
 

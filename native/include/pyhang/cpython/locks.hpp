@@ -102,6 +102,22 @@ struct LockWaitOptions {
   bool suspects = true;          // scan other threads' frames for Lock suspects
 };
 
+// The `self` of each of a thread's innermost Python frames: the first local
+// of the frame, which for a method is the object it was called on (a
+// Queue in Queue.get, a Semaphore in Semaphore.acquire).  `self` is 0 and
+// `type` empty when the frame has no readable first local.
+struct FrameSelf {
+  std::size_t index = 0;   // 0 = innermost
+  std::string function;
+  std::string file;
+  int line = -1;
+  Addr self = 0;
+  std::string type;        // self's type name
+};
+
+std::vector<FrameSelf> frame_selves(MemoryReader& memory, const PythonState& state, int tid,
+                                    const LockWaitOptions& opts = {});
+
 // `state` must come from cpython::inspect(target) with frames (Options::frames);
 // `tid` is the LWP of the thread; `futex_address` the rdi of its futex(2)
 // (from frame 0's registers or /proc/PID/task/TID/syscall).  Without it only

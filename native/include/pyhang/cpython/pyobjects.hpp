@@ -68,7 +68,7 @@ class PyObjects {
   std::optional<std::string> str(Addr obj, std::string* problem = nullptr);
   std::optional<std::int64_t> integer(Addr obj, std::string* problem = nullptr);  // int and bool
   std::optional<double> real(Addr obj, std::string* problem = nullptr);
-  // len() of str, bytes, list, tuple, dict, set, frozenset (and subclasses).
+  // len() of str, bytes, list, tuple, dict, set, frozenset (and subclasses), collections.deque.
   std::optional<std::int64_t> length(Addr obj, std::string* problem = nullptr);
 
   // A dict's (key, value) pairs, combined or split table, at most `max`.

@@ -1,0 +1,55 @@
+"""Waits on Python-level objects are named as such, not as the lock or
+condition below them — Queue.get/put with the queue's size, Semaphore with
+its value, Event, Barrier, Future with its state — and an import waiting
+for another thread's module lock names that thread, on every version, live
+and from the core."""
+import os
+
+import pytest
+
+import harness
+
+KINDS = {
+    "queue-getter": "py-queue-get",
+    "queue-putter": "py-queue-put",
+    "sem-waiter": "py-semaphore",
+    "event-waiter": "py-event",
+    "barrier-waiter": "py-barrier",
+    "future-waiter": "py-future",
+}
+DETAILS = {
+    "queue-getter": "waits to get from queue.Queue 0x%x: empty (maxsize unbounded)",
+    "queue-putter": "waits to put to queue.Queue 0x%x: 1 item (maxsize 1)",
+    "sem-waiter": "waits to acquire threading.Semaphore 0x%x: value 0",
+    "event-waiter": "waits for threading.Event 0x%x to be set: nobody has set it",
+    "barrier-waiter": "waits at threading.Barrier 0x%x: 1 of 3 parties are waiting",
+    "future-waiter": "waits for the result of concurrent.futures.Future 0x%x: it is PENDING",
+}
+
+
+def interpreters():
+    return [pytest.param(path, id=name) for name, path in harness.interpreters()]
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_python_level_waits_are_named_with_their_objects_state(scenario, python):
+    # GIVEN threads blocked in Queue.get/put, Semaphore, Event, Barrier, Future, and an import
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "py_objects.py")], env=env)
+    truth = {t["role"]: t for t in s.truth["threads"]}
+    for where, report in (("live", harness.report_json(pid=s.pid)),
+                          ("core", harness.report_json(executable=exe, core=s.gcore()))):
+        threads = {t["tid"]: t for t in report["threads"]}
+        # THEN each names the Python object it waits on, with its state, and no owner is invented
+        for role, kind in KINDS.items():
+            b = threads[truth[role]["tid"]]["blocked_on"]
+            assert b["kind"] == kind and b["address"] == truth[role]["object_id"], (where, role, b)
+            assert b["detail"].startswith(DETAILS[role] % truth[role]["object_id"]), (where, role, b["detail"])
+            assert b["owners"] == [], (where, role)
+        # AND the import waits for the module lock its importer holds: a certain owner
+        b = threads[truth["import-waiter"]["tid"]]["blocked_on"]
+        assert b["kind"] == "py-import-lock" and b["owners"] == [truth["importer"]["tid"]], (where, b)
+        assert b["owner_source"] == "lock-word" and "'%s'" % s.truth["module"] in b["detail"], (where, b)
+        # AND the threads nobody is known to wake are one verdict, never an all-clear
+        (v,) = [v for v in report["verdicts"] if v["kind"] == "owners-unknown"]
+        assert {truth[r]["tid"] for r in KINDS} <= set(v["threads"]), where

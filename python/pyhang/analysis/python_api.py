@@ -1,0 +1,108 @@
+"""Waits on Python-level objects, named as such rather than as the lock or
+condition below them: a Queue.get, a Semaphore.acquire, an Event.wait, a
+Barrier.wait, a Future.result, an import waiting for a module lock.
+
+Each API is recognised by the file and function of one of the waiting
+thread's innermost Python frames (co_name up to 3.10, the qualified name
+from 3.11); the collection then reads that frame's `self` and the
+attributes listed here (ThreadSnapshot.python_api), and the analysis turns
+them into the BlockedOn of the thread.
+"""
+from dataclasses import dataclass
+from typing import Tuple
+
+from pyhang.model.kinds import OwnerSource, WaitKind
+from pyhang.model.report import BlockedOn
+
+INNERMOST = 4   # frames looked at, as the Python-lock search does
+
+
+@dataclass(frozen=True)
+class Api:
+    kind: str
+    file: str                    # the frame's file ends with this
+    functions: Tuple[str, ...]   # co_name and qualified name
+    attributes: Tuple[str, ...]  # of `self`, for the renderer and for owners
+    types: Tuple[str, ...] = ()  # when not empty: self's type name must end with one of these
+
+
+APIS = (
+    Api(WaitKind.PY_QUEUE_GET, "/queue.py", ("get", "Queue.get"), ("maxsize", "queue")),
+    Api(WaitKind.PY_QUEUE_PUT, "/queue.py", ("put", "Queue.put"), ("maxsize", "queue")),
+    Api(WaitKind.PY_SEMAPHORE, "/threading.py", ("acquire", "Semaphore.acquire"), ("_value", "_initial_value"),
+        ("Semaphore",)),
+    Api(WaitKind.PY_EVENT, "/threading.py", ("wait", "Event.wait"), ("_flag",), ("Event",)),
+    Api(WaitKind.PY_BARRIER, "/threading.py", ("wait", "Barrier.wait", "_wait", "Barrier._wait"),
+        ("_parties", "_count", "_state"), ("Barrier",)),
+    Api(WaitKind.PY_FUTURE, "/concurrent/futures/_base.py", ("result", "Future.result", "exception",
+                                                             "Future.exception"), ("_state",)),
+    Api(WaitKind.PY_IMPORT_LOCK, "importlib._bootstrap>", ("acquire", "_ModuleLock.acquire"),
+        ("name", "owner", "count")),
+)
+
+
+def candidates(view, tid):
+    """[(frame index, Api)] of the innermost frames of `tid` that may be a
+    known API, innermost first: the collection reads their `self` and takes
+    the first whose type fits (type_fits)."""
+    t = view.thread(tid)
+    out = []
+    for i, f in enumerate((t or {}).get("frames", [])[:INNERMOST]):
+        for api in APIS:
+            if f["function"] in api.functions and f["file"].endswith(api.file):
+                out.append((i, api))
+    return out
+
+
+def type_fits(api, type_name):
+    """Whether `self` of type `type_name` is what `api` is about (co_name
+    alone cannot tell Event.wait from Condition.wait before 3.11)."""
+    return not api.types or (type_name or "").endswith(api.types)
+
+
+def api_of(python_api):
+    """The Api of collected facts, or None when `self` is not of its type."""
+    if not python_api:
+        return None
+    api = next((a for a in APIS if a.kind == python_api.get("kind")), None)
+    if api is None or not python_api.get("self") or not type_fits(api, python_api.get("type")):
+        return None
+    return api
+
+
+def _integer(attributes, name):
+    v = (attributes or {}).get(name) or {}
+    return v.get("integer")
+
+
+def api_wait(python_api, primitive, ident_tid):
+    """BlockedOn for a wait inside a Python-level API (`python_api`: the
+    snapshot's facts), or None.  `primitive`: the BlockedOn of the lock or
+    condition it sleeps on, or None; `ident_tid(ident)`: the LWP of a
+    pthread_t / threading ident, or None."""
+    api = api_of(python_api)
+    if api is None:
+        return None
+    attrs = python_api.get("attributes") or {}
+    lock = {"type": python_api.get("type"), "frame": python_api.get("frame")}
+    for name in api.attributes:
+        v = attrs.get(name) or {}
+        lock[name] = v.get("integer") if v.get("integer") is not None else v.get("text")
+        if v.get("length") is not None and v.get("kind") != "str":
+            lock[name + "_length"] = v["length"]
+    if primitive is not None:
+        lock["primitive"] = {"kind": primitive.kind, "address": primitive.address}
+    b = BlockedOn(kind=api.kind, address=python_api["self"], owner_source=OwnerSource.UNKNOWN,
+                  confidence=primitive.confidence if primitive else None,
+                  evidence="self of %s (%s)" % ((python_api.get("frame") or {}).get("function"), api.file.strip("/>")),
+                  lock=lock)
+    if api.kind == WaitKind.PY_IMPORT_LOCK:
+        owner = _integer(attrs, "owner")
+        count = attrs.get("count") or {}
+        # an int up to 3.11; from 3.12 a list with one entry per acquisition
+        count = count.get("integer") if count.get("integer") is not None else count.get("length")
+        tid = ident_tid(owner) if owner else None
+        if tid and count:
+            b.owners = [tid]
+            b.owner_source = OwnerSource.LOCK_WORD
+    return b
