@@ -1,27 +1,52 @@
 """The `pyhang` command line: runs gdb in batch mode on a process or a core
-with pyhang loaded, exactly as a user would, and prints the result.
-
-  pyhang report [--json] -p PID
-  pyhang report [--json] CORE [EXECUTABLE]
-  pyhang py-bt | gil-holder | lock-owner  (-p PID | CORE [EXECUTABLE])
-  pyhang report [--json] --snapshot FILE    (a snapshot saved in gdb by `pyhang snapshot FILE`;
-                                            no gdb and no target needed)
-"""
+with pyhang loaded, exactly as a user would, and prints only pyhang's answer.
+See `pyhang --help` (the epilog below) for the contract scripts rely on."""
 import argparse
 import json
 import os
 import subprocess
 import sys
 
+from pyhang import SCHEMA, VERSION
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
+ERROR_SCHEMA = "pyhang-error/1"
 
+# Exit statuses: the contract of the command line.
+OK, FAILED, USAGE, DEADLOCK = 0, 1, 2, 3
+
+# command → (gdb command, takes --json/--pretty/--native-depth, what it prints)
 COMMANDS = {
-    "report": "pyhang report",
-    "py-bt": "thread apply all pyhang-py-bt",
-    "gil-holder": "gil-holder",
-    "lock-owner": "thread apply all lock-owner",
+    "report": ("pyhang report", True, "every thread, what it waits for and who holds it; deadlocks first"),
+    "py-bt": ("thread apply all pyhang-py-bt", False, "the Python stack of every thread"),
+    "gil-holder": ("gil-holder", False, "who holds the GIL, who waits for it"),
+    "lock-owner": ("thread apply all lock-owner", False, "what each thread waits on and who holds it"),
+    "fork-hazards": ("fork-hazards", False, "what a fork child inherited that can never be released"),
 }
+
+EPILOG = """\
+examples:
+  pyhang report -p 1234                  a live process (gdb attaches, reads, detaches)
+  pyhang report --json -p 1234           the pyhang-report/1 JSON document (docs/json-contract.md)
+  pyhang report core.1234                a core; the executable is the one the core names
+  pyhang report core.1234 /usr/bin/python3.11
+  pyhang lock-owner -p 1234              also: py-bt, gil-holder, fork-hazards
+  pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`
+
+exit status:
+  0  the report was made (for `report`: and it found no deadlock)
+  3  `report` was made and found at least one deadlock
+  1  pyhang could not look at the target; the reason is on stderr (with --json,
+     a {"schema": "pyhang-error/1", "error": {...}} document on stdout too)
+  2  the arguments are wrong
+"""
+
+
+class Failure(Exception):
+    def __init__(self, message, details=(), hint=None):
+        super().__init__(message)
+        self.message, self.details, self.hint = message, list(details), hint
 
 
 def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT):
@@ -32,29 +57,129 @@ def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT):
         argv += ["-p", str(pid)]
     if core:
         argv += ["-c", core]
-    return argv + ["-ex", "source " + gdbext, "-ex", command]
+    # After the command: how it ended (pyhang_gdb/status.py), behind a marker.
+    return argv + ["-ex", "source " + gdbext, "-ex", command,
+                   "-ex", "python from pyhang_gdb import status; print(status.line())"]
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="pyhang", description="Why is this Python program stuck?")
-    p.add_argument("what", choices=sorted(COMMANDS), help="what to print")
+def parser():
+    p = argparse.ArgumentParser(prog="pyhang", description="Why is this Python program stuck?",
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version="pyhang %s (%s)" % (VERSION, SCHEMA))
+    p.add_argument("what", choices=list(COMMANDS), metavar="COMMAND",
+                   help="; ".join("%s: %s" % (k, v[2]) for k, v in COMMANDS.items()))
     p.add_argument("-p", "--pid", type=int, help="a live process")
     p.add_argument("core", nargs="?", help="a core file")
     p.add_argument("executable", nargs="?", help="the core's executable (default: what the core names)")
     p.add_argument("--json", action="store_true", help="report: the pyhang-report/1 JSON document")
+    p.add_argument("--pretty", action="store_true", help="report --json: indented")
+    p.add_argument("--native-depth", type=int, metavar="N", help="report: native frames per thread")
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
+    return p
+
+
+def main(argv=None):
+    p = parser()
     args = p.parse_intermixed_args(argv)
+    report_only = [o for o, v in (("--pretty", args.pretty), ("--native-depth", args.native_depth is not None),
+                                  ("--snapshot", args.snapshot)) if v]
+    if args.what != "report" and (report_only or args.json):
+        p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
     if args.snapshot:
-        if args.what != "report" or args.pid is not None or args.core:
-            p.error("--snapshot goes with `report` alone, without -p or a core")
+        if args.pid is not None or args.core:
+            p.error("--snapshot goes without -p or a core")
         return report_from_snapshot(args.snapshot, args.json)
     if (args.pid is None) == (args.core is None):
         p.error("give either -p PID or a core file")
-    command = COMMANDS[args.what] + (" --json" if args.json and args.what == "report" else "")
-    r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable),
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    sys.stdout.write(_pyhang_output(r.stdout, args.json))
-    return r.returncode
+    command = COMMANDS[args.what][0]
+    if args.what == "report":
+        command += "".join(o for o, v in ((" --json", args.json), (" --pretty", args.pretty)) if v)
+        if args.native_depth is not None:
+            command += " --native-depth %d" % args.native_depth
+    try:
+        out, deadlocks = run(command, args)
+    except Failure as f:
+        return fail(f, args.json)
+    sys.stdout.write(out)
+    return DEADLOCK if deadlocks else OK
+
+
+def run(command, args):
+    """(pyhang's output, number of deadlocks found or None); raises Failure."""
+    try:
+        r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
+        raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
+    gdb_errors = _gdb_errors(r.stderr)
+    status, out = _split_status(r.stdout)
+    if status is None:
+        loading = [l for l in out.splitlines() if l.startswith("pyhang:")]
+        raise Failure(loading[0][len("pyhang: "):] if loading else "pyhang did not run in gdb", gdb_errors,
+                      _hint(gdb_errors, args))
+    if not status.get("ok"):
+        message = status.get("error") or "the command failed"
+        if gdb_errors and message.startswith("no process or core file is loaded"):
+            message = ("gdb cannot attach to process %d" % args.pid if args.pid is not None
+                       else "gdb cannot open the core %s" % args.core)
+        raise Failure(message, gdb_errors, _hint(gdb_errors, args))
+    return _pyhang_output(out, args.json), status.get("deadlocks")
+
+
+def fail(f, as_json):
+    """Exit status FAILED, the reason on stderr (and as JSON on stdout with --json)."""
+    sys.stderr.write("pyhang: %s\n" % f.message)
+    for d in f.details:
+        sys.stderr.write("  gdb: %s\n" % d)
+    if f.hint:
+        sys.stderr.write("  %s\n" % f.hint)
+    if as_json:
+        print(json.dumps({"schema": ERROR_SCHEMA, "pyhang_version": VERSION,
+                          "error": {"message": f.message, "gdb": f.details, "hint": f.hint}}))
+    return FAILED
+
+
+def _gdb_errors(stderr):
+    """gdb's own messages, without the warnings every session prints."""
+    quiet = ("warning: Unable to find libthread_db", "warning: File \"", "To enable execution", "\tadd-auto-load",
+             "line to your configuration", "To completely disable", "\tset auto-load", "For more information",
+             "\"Auto-loading safe path\"", "\tinfo \"(gdb)")
+    lines = []
+    for l in stderr.splitlines():
+        l = l.rstrip()
+        if l and not l.startswith(quiet) and l not in lines:
+            lines.append(l)
+    return lines[:8]
+
+
+def _hint(gdb_errors, args):
+    """What to do about the commonest reasons gdb cannot look at a target."""
+    text = " ".join(gdb_errors)
+    if "Operation not permitted" in text:
+        return ("attaching needs ptrace permission: run as the process's user or root, check "
+                "/proc/sys/kernel/yama/ptrace_scope (1 lets only a parent attach: use sudo, or set it to 0), "
+                "and in a container add --cap-add=SYS_PTRACE")
+    if "No such process" in text:
+        return "no process %s here: check the pid (in a container, give the pid the host sees)" % args.pid
+    if args.core and ("No such file" in text or "not in executable format" in text or "not a core" in text
+                      or "Can't open" in text or "Invalid argument" in text):
+        return "%s is not a core file gdb can read" % args.core
+    return None
+
+
+def _split_status(out):
+    """(status dict or None, output without the status line)."""
+    from_line = None
+    kept = []
+    for l in out.splitlines(keepends=True):
+        if l.startswith("@@PYHANG-STATUS@@ "):
+            try:
+                from_line = json.loads(l.split(" ", 1)[1])
+            except ValueError:
+                pass
+        else:
+            kept.append(l)
+    return from_line, "".join(kept)
 
 
 def report_from_snapshot(path, as_json):
@@ -67,22 +192,20 @@ def report_from_snapshot(path, as_json):
         from pyhang.render import json as render_json
         from pyhang.render.text import render_text
     except ImportError as exc:
-        sys.stderr.write("pyhang: cannot load the analysis (%s); build pyhang first (testdata/setup.sh)\n" % exc)
-        return 1
+        return fail(Failure("cannot load the analysis (%s)" % exc, hint="build pyhang first: testdata/setup.sh"),
+                    as_json)
     try:
         with open(path) as f:
             snap = snapshot.from_dict(json.load(f))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        sys.stderr.write("pyhang: cannot read the snapshot %s: %s\n" % (path, exc))
-        return 1
+        return fail(Failure("cannot read the snapshot %s: %s" % (path, exc)), as_json)
     try:
         report = analysis.build_report(snap)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        sys.stderr.write("pyhang: the snapshot %s is not one pyhang wrote (%s: %s)\n" % (
-            path, type(exc).__name__, exc))
-        return 1
+        return fail(Failure("the snapshot %s is not one pyhang wrote (%s: %s)" % (path, type(exc).__name__, exc)),
+                    as_json)
     print(render_json.dumps(report) if as_json else render_text(report))
-    return 0
+    return DEADLOCK if report.deadlocks else OK
 
 
 def _pyhang_output(out, json_only):
@@ -101,7 +224,8 @@ def _pyhang_output(out, json_only):
              "[Current thread is", "Program terminated", "warning: Unable to find libthread_db")
     keep, started = [], False
     for l in lines:
-        if not started and (l.startswith(("pyhang", "Thread ", "GIL", "warning:")) or l.startswith("{")):
+        if not started and (l.startswith(("pyhang", "Thread ", "GIL", "warning:", "fork-hazards")) or
+                            l.startswith("{")):
             started = True
         if started and not l.startswith(noise):
             keep.append(l)

@@ -26,3 +26,64 @@ def test_cli_report_json_on_a_live_process_and_a_core():
 def test_cli_refuses_both_or_neither_target():
     r = subprocess.run([CLI, "report"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert r.returncode != 0 and "give either -p PID or a core file" in r.stderr
+
+
+def cli(*argv, user=None):
+    """(exit status, stdout, stderr) of the command line."""
+    env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
+    cmd = [CLI] + [str(a) for a in argv]
+    if user:
+        cmd = ["su", user, "-s", "/bin/sh", "-c", " ".join(cmd)]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd="/tmp")
+    return r.returncode, r.stdout, r.stderr
+
+
+def error_document(out):
+    doc = json.loads(out)
+    assert doc["schema"] == "pyhang-error/1" and doc["error"]["message"], doc
+    return doc["error"]
+
+
+def test_cli_exits_3_when_the_report_finds_a_deadlock_and_0_when_not(scenario):
+    s = scenario([harness.fixture_path("prog_abba")])
+    status, out, _ = cli("report", "--json", "-p", s.pid)
+    assert status == 3 and len(harness.validated_report(json.loads(out))["deadlocks"]) == 1
+    status, out, _ = cli("report", "-p", s.pid)
+    assert status == 3 and out.startswith("pyhang report: live process %d" % s.pid)
+    parked = scenario([harness.fixture_path("prog_parked"), "1"])
+    assert cli("report", "-p", parked.pid)[0] == 0
+    status, out, _ = cli("fork-hazards", "-p", parked.pid)
+    assert status == 0 and out.startswith("fork-hazards: live process %d" % parked.pid)
+
+
+def test_cli_for_a_pid_that_does_not_exist_fails_with_gdbs_reason():
+    status, out, err = cli("report", "-p", 999999)
+    assert status == 1 and out == ""
+    assert "gdb cannot attach to process 999999" in err and "gdb: ptrace: No such process." in err
+    status, out, err = cli("report", "--json", "-p", 999999)
+    e = error_document(out)
+    assert status == 1 and e["gdb"] == ["ptrace: No such process."] and "999999" in e["hint"]
+
+
+def test_cli_without_ptrace_permission_says_what_to_do(scenario):
+    # GIVEN a root process and a user who may not trace it
+    s = scenario([harness.fixture_path("prog_parked"), "1"])
+    status, out, err = cli("report", "--json", "-p", s.pid, user="nobody")
+    e = error_document(out)
+    assert status == 1 and "Operation not permitted" in " ".join(e["gdb"])
+    assert "ptrace_scope" in e["hint"] and "SYS_PTRACE" in e["hint"] and "ptrace_scope" in err
+
+
+def test_cli_on_a_file_that_is_not_a_core_fails_plainly(tmp_path):
+    bogus = tmp_path / "not-a-core"
+    bogus.write_text("garbage")
+    status, out, err = cli("report", "--json", bogus)
+    e = error_document(out)
+    assert status == 1 and "is not a core" in " ".join(e["gdb"]) and "not a core file" in e["hint"]
+
+
+def test_cli_version_and_options_that_go_with_report_only():
+    status, out, _ = cli("--version")
+    assert status == 0 and out.startswith("pyhang ") and "pyhang-report/1" in out
+    status, _, err = cli("lock-owner", "--json", "-p", 1)
+    assert status == 2 and "--json goes with `report` only" in err

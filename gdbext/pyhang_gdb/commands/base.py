@@ -8,6 +8,7 @@ import traceback
 import gdb
 
 import _pyhang_native as native
+from pyhang_gdb import status
 from pyhang_gdb.session import NoTarget
 
 
@@ -45,16 +46,20 @@ class PyhangCommand(gdb.Command):
         super().__init__(self.name, self.command_class, prefix=self.prefix)
 
     def invoke(self, arg, from_tty):
+        status.started()
         try:
             self.run(gdb.string_to_argv(arg))
+            return
         except (NoTarget, ArgumentError, native.ReaderError) as exc:
-            print("pyhang: %s" % (exc,))
+            line = "pyhang: %s" % (exc,)
         except gdb.error as exc:
-            print("pyhang: %s: gdb: %s" % (self.name, exc))
+            line = "pyhang: %s: gdb: %s" % (self.name, exc)
         except Exception as exc:  # never a traceback at the user's prompt
-            print("pyhang: %s failed: %s: %s" % (self.name, type(exc).__name__, exc))
+            line = "pyhang: %s failed: %s: %s" % (self.name, type(exc).__name__, exc)
             if os.environ.get("PYHANG_DEBUG"):
                 traceback.print_exc()
+        print(line)
+        status.failed(line[len("pyhang: "):])
 
     def run(self, argv):
         raise NotImplementedError

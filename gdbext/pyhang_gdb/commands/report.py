@@ -9,7 +9,7 @@ import pyhang
 from pyhang.model import snapshot as snapshots
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
-from pyhang_gdb import collect
+from pyhang_gdb import collect, status
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments, parser
 
 
@@ -50,6 +50,7 @@ class PyhangReport(PyhangCommand):
                             "a lock's owner must be guessed)" % collect.DEFAULT_NATIVE_DEPTH)
         args = p.parse_args(argv)
         _, report = collect.report(native_depth=_depth(args.native_depth))
+        status.deadlocks(len(report.deadlocks))
         if args.json:
             print(render_json.dumps(report, pretty=args.pretty))
         else:
@@ -80,8 +81,8 @@ class PyhangVersion(PyhangCommand):
 
     def run(self, argv):
         no_arguments(self.name, "versions", argv)
-        print("pyhang (schema %s), native module %s, gdb %s with Python %d.%d.%d" % (
-            pyhang.SCHEMA, native.__file__, gdb.VERSION, *sys.version_info[:3]))
+        print("pyhang %s (schema %s), native module %s, gdb %s with Python %d.%d.%d" % (
+            pyhang.VERSION, pyhang.SCHEMA, native.__file__, gdb.VERSION, *sys.version_info[:3]))
 
 
 COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangVersion)

@@ -3,7 +3,7 @@ validated against docs/pyhang-report-1.schema.json by the tests).  Keys may
 be added, never renamed."""
 import json
 
-from pyhang import SCHEMA
+from pyhang import SCHEMA, VERSION
 from pyhang.render.forks import hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.text import edge_evidence, names_of, verdict_text, warnings
@@ -28,6 +28,7 @@ def to_json(report) -> dict:
     names = names_of(report)
     return {
         "schema": SCHEMA,
+        "pyhang_version": VERSION,
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
                    "python_version": t.python_version},
         "threads": [{
