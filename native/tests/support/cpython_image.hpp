@@ -44,6 +44,13 @@ class Image {
     std::memcpy(&bytes_[base - kBase + offset], &value, sizeof(T));
   }
   void put_bytes(Addr at, const void* p, std::size_t n) { std::memcpy(&bytes_[at - kBase], p, n); }
+  // What was written at `base + offset`.
+  template <class T>
+  T get(Addr base, std::int64_t offset) const {
+    T value;
+    std::memcpy(&value, &bytes_.at(base - kBase + offset), sizeof(T));
+    return value;
+  }
 
   Addr cstring(const std::string& s) {
     Addr a = alloc(s.size() + 1);
