@@ -57,8 +57,9 @@ class Image {
     put_bytes(a, s.c_str(), s.size() + 1);
     return a;
   }
-  Addr type(const std::string& name, std::uint64_t flags) {
-    Addr t = alloc(512);
+  // A type object of `size` bytes (a heap type's ht_cached_keys lies past 512).
+  Addr type(const std::string& name, std::uint64_t flags, std::size_t size = 512) {
+    Addr t = alloc(size);
     put<Addr>(t, l_.type_tp_name, cstring(name));
     put<std::uint64_t>(t, l_.type_tp_flags, flags);
     return t;

@@ -1,10 +1,12 @@
 // Python objects on synthetic CPython memory images (support/cpython_image.hpp):
 // ints, bools, floats, lists, dicts of any keys, modules, instances whose
-// attributes live in an instance dict, and a PythonState whose main
-// interpreter holds a given sys.modules.  Laid out with the generated
-// tables and the hand-written object table, for every version.
+// attributes live in an instance dict or (3.11+) a managed dict, and a
+// PythonState whose main interpreter holds a given sys.modules.  Laid out
+// with the generated tables and the hand-written object table, for every
+// version.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +22,10 @@ struct Objects {
   // Where an instance with tp_dictoffset keeps its dict pointer (as a
   // module's md_dict).
   static constexpr std::int64_t kDictOffset = 16;
+  // tp_basicsize of a managed_type(): a bare PyObject header.
+  static constexpr std::int64_t kManagedBasicSize = 16;
+  // DICT_KEYS_SPLIT of pycore_dict.h (3.11+): the keys a type shares.
+  static constexpr std::uint8_t kDictKeysSplit = 2;
 
   const Layout& l;
   const ObjectLayout& ol;
@@ -141,12 +147,68 @@ struct Objects {
     return o;
   }
 
+  // 3.11+: a heap type whose instances keep their attributes in a managed
+  // dict (Py_TPFLAGS_MANAGED_DICT; 3.13: and inline values after the
+  // object's tp_basicsize bytes).
+  Addr managed_type(const std::string& name) {
+    auto flags = static_cast<std::uint64_t>(l.tpflags_managed_dict);
+    if (l.has(l.tpflags_inline_values)) flags |= static_cast<std::uint64_t>(l.tpflags_inline_values);
+    Addr t = img.type(name, flags, static_cast<std::size_t>(l.heaptype_cached_keys) + 8);
+    img.put<std::int64_t>(t, l.type_basicsize, kManagedBasicSize);
+    return t;
+  }
+  // An instance of a managed_type() whose attributes are `attrs`: values in
+  // the order of the type's shared keys (made from the first instance's
+  // names; later instances must use the same names in the same order), or
+  // with `materialised`, a dict object (as after obj.__dict__ is used).
+  Addr managed_instance(Addr type, const std::vector<std::pair<std::string, Addr>>& attrs, bool materialised = false) {
+    Addr keys = img.get<Addr>(type, l.heaptype_cached_keys);
+    if (!keys) img.put<Addr>(type, l.heaptype_cached_keys, keys = split_keys(attrs));
+    if (img.get<std::int64_t>(keys, l.dictkeys_nentries) != static_cast<std::int64_t>(attrs.size()))
+      throw std::runtime_error("managed instance: other attributes than its type's keys");
+    const std::int64_t n = static_cast<std::int64_t>(attrs.size());
+    const std::int64_t pre = -std::min(ol.managed_dict_ptr, ol.managed_values_ptr);  // the pre-header words
+    Addr base = img.alloc(static_cast<std::size_t>(pre + kManagedBasicSize + l.dictvalues_values + 8 * n + 8));
+    Addr obj = base + static_cast<Addr>(pre);
+    img.put<Addr>(obj, l.object_ob_type, type);
+    Addr dict_slot = obj + static_cast<Addr>(ol.managed_dict_ptr);
+    if (materialised) {
+      img.put<Addr>(dict_slot, 0, dict(attrs));  // 3.13: the inline values stay invalid (zero)
+      return obj;
+    }
+    Addr values = ol.managed_dict == ManagedDict::InlineValues ? obj + kManagedBasicSize : img.alloc(8 * n + 16);
+    for (std::int64_t i = 0; i < n; ++i) img.put<Addr>(values, l.dictvalues_values + 8 * i, attrs[i].second);
+    switch (ol.managed_dict) {
+      case ManagedDict::ValuesAndDict: img.put<Addr>(obj + static_cast<Addr>(ol.managed_values_ptr), 0, values); break;
+      case ManagedDict::TaggedDictOrValues: img.put<Addr>(dict_slot, 0, values - 1); break;  // tagged: bit 0
+      case ManagedDict::InlineValues: img.put<std::uint8_t>(values, l.dictvalues_valid, 1); break;
+      case ManagedDict::None: throw std::runtime_error("no managed dicts before 3.11");
+    }
+    return obj;
+  }
+
   Addr module(Addr globals) {
     Addr m = img.alloc(64);
     img.put<Addr>(m, l.object_ob_type, module_type);
     img.put<Addr>(m, kDictOffset, globals);
     return m;
   }
+  // The split keys a managed type shares among its instances (str keys in
+  // unicode entries; their values live in each instance).
+  Addr split_keys(const std::vector<std::pair<std::string, Addr>>& attrs) {
+    const std::int64_t log2 = 4, size = std::int64_t{1} << log2;
+    if (attrs.size() > 10) throw std::runtime_error("test split keys too large");
+    Addr keys = img.alloc(static_cast<std::size_t>(l.dictkeys_indices + size + l.dictuentry_size * size));
+    img.put<std::uint8_t>(keys, l.dictkeys_log2_size, static_cast<std::uint8_t>(log2));
+    img.put<std::uint8_t>(keys, l.dictkeys_log2_index_bytes, static_cast<std::uint8_t>(log2));
+    img.put<std::uint8_t>(keys, l.dictkeys_kind, kDictKeysSplit);
+    img.put<std::int64_t>(keys, l.dictkeys_nentries, static_cast<std::int64_t>(attrs.size()));
+    Addr entries = keys + l.dictkeys_indices + size;
+    for (std::size_t i = 0; i < attrs.size(); ++i)
+      img.put<Addr>(entries + i * l.dictuentry_size, l.dictuentry_key, img.str(attrs[i].first));
+    return keys;
+  }
+
   // A state whose main interpreter's sys.modules is `modules`.
   PythonState state(Addr modules) {
     Addr interp = img.alloc(static_cast<std::size_t>(l.interp_modules) + 8);
