@@ -144,9 +144,19 @@ struct World {
       if (!st.threads[i].native_tid) st.threads[i].native_tid = static_cast<int>(100 + i);
     return st;
   }
-  PyLockWait wait(const PythonState& st, int tid, std::optional<Addr> futex) {
+  PyLockWait wait(const PythonState& st, int tid, std::optional<Addr> futex, const LockWaitOptions& opts = {}) {
     auto mem = img.reader();
-    return find_python_lock_wait_memory(mem, st, tid, futex);
+    return find_python_lock_wait_memory(mem, st, tid, futex, opts);
+  }
+  // A threading.Thread (only its address matters here).
+  Addr thread_object() {
+    Addr t = img.alloc(64);
+    img.put<Addr>(t, l.object_ob_type, img.type("Thread", 0));
+    return t;
+  }
+  // A method's name as its frame shows it: co_qualname on 3.11+, else co_name.
+  std::string method(const std::string& cls, const std::string& name) const {
+    return l.has(l.code_qualname) ? cls + "." + name : name;
   }
 };
 
@@ -234,7 +244,7 @@ TEST_CASE("Condition.wait: the waiter lock, the Condition and its _lock from the
     Addr cond = w.condition(cond_lock);
     Addr sem = w.sem();
     Addr waiter = w.lock(sem, true);
-    std::string fn = w.l.has(w.l.code_qualname) ? "Condition.wait" : "wait";
+    std::string fn = w.method("Condition", "wait");
     w.thread(w.frame(fn, "/usr/lib/python3/threading.py", {cond, 0, waiter}, 0), 0x7f0000006000, 600);
     w.thread(w.frame("notify_later", "/app/a.py", {}, 0), owner_pthread, 601);
     auto st = w.inspect();
@@ -296,5 +306,127 @@ TEST_CASE("garbage in frames gives no Python lock wait and no crash", "[cpython]
     auto r = w.wait(st, tid_of(w, 800, 0), sem);
     CHECK(r.kind.empty());
     CHECK(!r.problem.empty());
+  }
+}
+
+TEST_CASE("a thread in threading.py's _wait_for_tstate_lock (3.13: Thread.join) gives its self as join_self, "
+          "whether or not the futex matches a lock",
+          "[cpython][pylocks]") {
+  const std::string threading_py = "/usr/lib/python3.11/threading.py";
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    Addr joined = w.thread_object();
+    Addr sem = w.sem();
+    Addr tstate_lock = w.lock(sem, true);
+    Addr main = w.frame("<module>", "/app/main.py", {}, 0);
+    Addr join = w.frame(w.method("Thread", "join"), threading_py, {joined, 0, 0}, main);
+    // 3.6–3.12: join → _wait_for_tstate_lock(self, block, timeout), blocked
+    // in lock.acquire(block, timeout) (the bound method on its stack);
+    // 3.13: Thread.join waits in self._handle.join(), on no Python lock.
+    bool tstate = minor <= 12;
+    std::string innermost = tstate ? w.method("Thread", "_wait_for_tstate_lock") : w.method("Thread", "join");
+    Addr top = tstate ? w.frame(innermost, threading_py, {joined, 0, 0, w.bound_method(tstate_lock)}, join) : join;
+    w.thread(top, 0x7f0000001000, 900);
+    auto st = w.inspect();
+    int tid = tid_of(w, 900, 0);
+    REQUIRE(st.threads.at(0).frames.at(0).function == innermost);
+
+    auto r = w.wait(st, tid, sem);
+    CHECK(r.join_self == joined);
+    CHECK(r.join_frame_function == innermost);
+    if (tstate) {
+      CHECK(r.kind == "py-lock");
+      CHECK(r.object == tstate_lock);
+      CHECK(r.problem.empty());
+    }
+    // a futex no lock of the frames explains: still the joined Thread
+    auto other = w.wait(st, tid, sem + 4096);
+    CHECK(other.kind.empty());
+    CHECK(!other.problem.empty());
+    CHECK(other.join_self == joined);
+    CHECK(other.join_frame_function == innermost);
+    // no futex at all
+    CHECK(w.wait(st, tid, std::nullopt).join_self == joined);
+  }
+}
+
+TEST_CASE("join frames outside threading.py, beyond max_frames or with no self give no join_self",
+          "[cpython][pylocks]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    Addr joined = w.thread_object();
+    Addr sem = w.sem();
+    // a `join` (and Pool.join) in another file, with an object in slot 0
+    w.thread(w.frame("join", "/app/pool.py", {joined, w.lock(sem, true)}, 0), 0x7f0000001000, 910);
+    w.thread(w.frame(w.method("Pool", "join"), "/usr/lib/python3/multiprocessing/pool.py", {joined}, 0),
+             0x7f0000002000, 911);
+    w.thread(w.frame("join", "/app/mythreading.py", {joined}, 0), 0x7f0000003000, 912);
+    // threading.py's join below four other frames
+    Addr deep = w.frame(w.method("Thread", "join"), "/usr/lib/python3/threading.py", {joined}, 0);
+    for (int i = 0; i < 4; ++i) deep = w.frame("f" + std::to_string(i), "/app/deep.py", {}, deep);
+    w.thread(deep, 0x7f0000004000, 913);
+    // threading.py's join whose first local is no pointer
+    w.thread(w.frame(w.method("Thread", "join"), "/usr/lib/python3/threading.py", {0x7, joined}, 0),
+             0x7f0000005000, 914);
+    auto st = w.inspect();
+    REQUIRE(st.threads.size() == 5);
+    for (int i = 0; i < 5; ++i) {
+      INFO("thread " << i);
+      auto r = w.wait(st, tid_of(w, 910 + i, i), sem);
+      CHECK(r.join_self == 0);
+      CHECK(r.join_frame_function.empty());
+    }
+    // the first one still finds its lock
+    CHECK(w.wait(st, tid_of(w, 910, 0), sem).kind == "py-lock");
+    // the deep join is found when enough frames are scanned
+    LockWaitOptions more;
+    more.max_frames = 5;
+    CHECK(w.wait(st, tid_of(w, 913, 3), sem, more).join_self == joined);
+  }
+}
+
+TEST_CASE("a Lock waited on by one thread and referenced by another thread's frame names that thread and frame "
+          "as suspect",
+          "[cpython][pylocks]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    Addr sem = w.sem();
+    Addr lock = w.lock(sem, true);
+    w.thread(w.frame("worker", "/app/work.py", {lock}, 0), 0x7f0000001000, 920);
+    // the holder took the lock in `hold` (`with lock:` keeps lock.__exit__
+    // on its stack) and is now in a callee that does not reference it
+    Addr hold = w.frame("hold", "/app/work.py", {0, 0, 0, w.bound_method(lock)}, 0);
+    Addr callee = w.frame("sleep_a_while", "/app/work.py", {w.lock(w.sem(), false)}, hold);
+    w.thread(callee, 0x7f0000002000, 921);
+    // a thread that references another lock only
+    w.thread(w.frame("idle", "/app/work.py", {w.lock(w.sem(), true)}, 0), 0x7f0000003000, 922);
+    auto st = w.inspect();
+    int waiter = tid_of(w, 920, 0), holder = tid_of(w, 921, 1);
+
+    auto r = w.wait(st, waiter, sem);
+    CHECK(r.kind == "py-lock");
+    CHECK(r.owner_source == "heuristic");
+    CHECK(r.suspects == std::vector<int>{holder});
+    REQUIRE(r.suspect_frames.size() == 1);
+    CHECK(r.suspect_frames[0].frame == hold);
+    CHECK(r.suspect_frames[0].function == "hold");
+    CHECK(r.suspect_frames[0].file == "/app/work.py");
+
+    // not asked for: neither suspects nor their frames
+    LockWaitOptions none;
+    none.suspects = false;
+    auto q = w.wait(st, waiter, sem, none);
+    CHECK(q.suspects.empty());
+    CHECK(q.suspect_frames.empty());
+    CHECK(q.owner_source == "unknown");
+    // the holder's reference beyond the frames scanned: no suspect
+    LockWaitOptions one;
+    one.max_frames = 1;
+    auto o = w.wait(st, waiter, sem, one);
+    CHECK(o.suspects.empty());
+    CHECK(o.suspect_frames.empty());
   }
 }

@@ -44,14 +44,22 @@ class Image {
     std::memcpy(&bytes_[base - kBase + offset], &value, sizeof(T));
   }
   void put_bytes(Addr at, const void* p, std::size_t n) { std::memcpy(&bytes_[at - kBase], p, n); }
+  // What was written at `base + offset`.
+  template <class T>
+  T get(Addr base, std::int64_t offset) const {
+    T value;
+    std::memcpy(&value, &bytes_.at(base - kBase + offset), sizeof(T));
+    return value;
+  }
 
   Addr cstring(const std::string& s) {
     Addr a = alloc(s.size() + 1);
     put_bytes(a, s.c_str(), s.size() + 1);
     return a;
   }
-  Addr type(const std::string& name, std::uint64_t flags) {
-    Addr t = alloc(512);
+  // A type object of `size` bytes (a heap type's ht_cached_keys lies past 512).
+  Addr type(const std::string& name, std::uint64_t flags, std::size_t size = 512) {
+    Addr t = alloc(size);
     put<Addr>(t, l_.type_tp_name, cstring(name));
     put<std::uint64_t>(t, l_.type_tp_flags, flags);
     return t;
