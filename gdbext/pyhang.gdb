@@ -19,6 +19,10 @@ _pyhang_dir = _pyhang_script_dir()
 if _pyhang_dir is None:
     print("pyhang: cannot tell where pyhang.gdb lives; set PYHANG_GDBEXT=/path/to/pyhang/gdbext and source it again")
 else:
-    gdb.execute("source " + _pyhang_os.path.join(_pyhang_dir, "load_pyhang.py"))
+    try:
+        gdb.execute("source " + _pyhang_os.path.join(_pyhang_dir, "load_pyhang.py"))
+    except gdb.error as _pyhang_error:  # e.g. the target died while gdb attached: one line, never a traceback
+        print("pyhang: loading stopped: gdb: %s" % (_pyhang_error,))
+        del _pyhang_error
 del _pyhang_script_dir, _pyhang_dir, _pyhang_os
 end

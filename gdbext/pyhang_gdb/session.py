@@ -5,6 +5,7 @@ live process (gdb's native target)  -> Target.live(pid): process_vm_readv
 core file                           -> Target.core(path): the core's bytes
 anything else (remote, ...)         -> Target.from_callback(gdb's read_memory)
 """
+import os
 import re
 
 import gdb
@@ -48,6 +49,15 @@ def _callback_mappings():
     return maps
 
 
+def _alive(pid):
+    """Whether a live process still exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 class Session:
     """The native target of the selected inferior, kept while it stays stopped."""
 
@@ -82,6 +92,9 @@ class Session:
         if key != self._key:
             if not inferior.threads():
                 raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
+            if kind == "native" and not _alive(inferior.pid):
+                raise NoTarget("process %d has exited: there is nothing left to read (gdb still shows its "
+                               "last state)" % inferior.pid)
             self._target = self._open(inferior, kind)
             self._key = key
             self._cache = {}

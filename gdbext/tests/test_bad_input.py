@@ -85,9 +85,21 @@ def test_process_that_exits_during_the_command(scenario):
     s = parked(scenario)
     out = harness.run_gdb(["python import os, signal; os.kill(%d, signal.SIGKILL)" % s.pid,
                            "pyhang report --json", "echo %s\\n" % GDB_ALIVE], pid=s.pid)
-    # THEN pyhang prints at most one line per problem and gdb goes on
+    # THEN pyhang says the process is gone, in one line, and gdb goes on
+    assert "pyhang: process %d has exited" % s.pid in out
     assert GDB_ALIVE in out
     assert_no_traceback(out)
+
+
+def test_process_killed_before_pyhang_is_sourced(scenario):
+    # GIVEN gdb attached to a process that is killed before `source pyhang.gdb`
+    s = parked(scenario)
+    out = harness.run_gdb(["python import os, signal; os.kill(%d, signal.SIGKILL)" % s.pid,
+                           "source " + harness.GDBEXT, "pyhang report", "echo %s\n" % GDB_ALIVE],
+                          pid=s.pid, load=False)
+    # THEN sourcing prints no traceback, the report names the dead process, gdb goes on
+    assert_no_traceback(out)
+    assert "has exited" in out and GDB_ALIVE in out
 
 
 def test_no_target_is_one_line():
