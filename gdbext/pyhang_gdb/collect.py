@@ -284,11 +284,12 @@ def deepen(snapshot, report, tids):
     wanted = [t for t in SESSION.threads() if t.is_valid() and t.ptid[1] in set(tids)]
     deeper = {r.tid: r for r in snapshot_threads(analysis.report.HEURISTIC_NATIVE_DEPTH, threads=wanted,
                                                  native=decoders.native_stacks())}
+    reported = {t.tid: t for t in report.threads}
     for snap in snapshot.threads:
         raw = deeper.get(snap.tid)
         if raw is not None and not raw.problem:
             snap.frames = native_frames(target, raw.pcs)
-            report.thread(snap.tid).native_frames = snap.frames
+            reported[snap.tid].native_frames = snap.frames
 
 
 def report(native_depth=None, fork_facts=True):

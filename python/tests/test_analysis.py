@@ -306,3 +306,13 @@ def test_gil_state_follows_the_futex_each_thread_sleeps_on():
     assert python_state.gil_state(view, 11, {"orig_rax": 202, "rdi": 0x5010}) == "waiting"
     assert python_state.gil_state(view, 11, {"orig_rax": 202, "rdi": 0x6000}) == "released"
     assert python_state.gil_state(view, 12, {}) == "no-python"
+
+
+def test_a_pthread_join_is_found_from_the_tid_word_of_the_joined_threads_struct_pthread():
+    from pyhang.analysis import locks
+    bases = locks.sorted_bases({0x7000_1000: 5, 0x7001_0000: 6})
+    assert locks.joined_thread(0x7000_1010, 5, bases) == 5      # inside thread 5's struct, holding its TID
+    assert locks.joined_thread(0x7000_1010, 6, bases) is None   # inside it, but another value
+    assert locks.joined_thread(0x7000_0500, 5, bases) is None   # below every struct pthread
+    assert locks.joined_thread(0x7000_3000, 5, bases) is None   # past thread 5's struct
+    assert locks.joined_thread(0x7001_0008, 6, {0x7001_0000: 6}) == 6

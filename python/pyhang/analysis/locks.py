@@ -7,6 +7,8 @@ sleeps on (ThreadSnapshot.python_lock), and the value of the futex word
 answer.  The `wants_*` predicates tell the collection which facts a thread
 needs, so that it decodes only those: one rule, here.
 """
+import bisect
+
 from pyhang.analysis import syscalls
 from pyhang.analysis.python_state import gil_state
 from pyhang.analysis.python_api import api_wait
@@ -105,16 +107,32 @@ def thread_bases(threads):
     return {t.registers["fs_base"]: t.tid for t in threads if "fs_base" in t.registers}
 
 
+class _Bases:
+    """thread_bases() sorted, for one lookup per blocked thread in log time."""
+
+    def __init__(self, bases):
+        self.bases = bases
+        self.starts = sorted(bases)
+
+
 def joined_thread(futex, word, bases):
     """pthread_join sleeps on the joined thread's tid word inside its struct
     pthread, whose value is that thread's TID: the TID when `futex` is such a
-    word holding `word`, else None."""
+    word holding `word`, else None.  `bases`: thread_bases(), or a _Bases."""
     if futex is None or word is None:
         return None
-    for base, tid in bases.items():
-        if base <= futex < base + PTHREAD_SPAN and word == tid:
-            return tid
+    if not isinstance(bases, _Bases):
+        bases = _Bases(bases)
+    i = bisect.bisect_right(bases.starts, futex) - 1
+    # struct pthreads do not overlap: only the nearest one below can hold it
+    if i >= 0 and futex < bases.starts[i] + PTHREAD_SPAN and bases.bases[bases.starts[i]] == word:
+        return word
     return None
+
+
+def sorted_bases(bases):
+    """thread_bases() prepared for many joined_thread() calls."""
+    return _Bases(bases)
 
 
 def blocked_on(view, thread, gil, gil_holder, bases, python_threads):
