@@ -76,7 +76,7 @@ py::dict gil_dict(const cpython::GilInfo& g) {
 
 py::dict state_dict(const cpython::PythonState& s) {
   py::dict d;
-  d["status"] = s.status;
+  d["status"] = py::str(to_string(s.status));
   d["version"] = s.version.empty() ? py::object(py::none()) : py::str(s.version);
   d["major"] = s.major;
   d["minor"] = s.minor;
@@ -97,6 +97,7 @@ py::dict state_dict(const cpython::PythonState& s) {
 }  // namespace
 
 void register_cpython(py::module_& m) {
+  bind_enum(m, "Status", cpython::kStatusNames, "What was found of the interpreter (python_state()['status']).");
   m.def(
       "python_state",
       [](Target& target, bool frames, std::size_t max_frames) {

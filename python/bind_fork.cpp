@@ -105,7 +105,7 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
   py::list libs;
   for (const auto& o : target->space().objects()) libs.append(o.path);
   d["libraries"] = libs;
-  d["process"] = target->kind() == "live" && target->pid() ? py::object(process_dict(fork::process_facts(*target->pid())))
+  d["process"] = target->kind() == TargetKind::Live && target->pid() ? py::object(process_dict(fork::process_facts(*target->pid())))
                                                           : py::object(py::none());
   if (python) {
     cpython::Options opts;
@@ -128,14 +128,14 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
   std::string why;
   Addr a = objs.module_attribute(module, name, &why);
   if (!a) {
-    d["kind"] = "unreadable";
+    d["kind"] = py::str(to_string(cpython::ValueKind::Unreadable));
     d["problem"] = why.empty() ? objs.problem() : why;
     return d;
   }
   auto v = objs.value(a);
   d["address"] = v.address;
   d["type"] = v.type;
-  d["kind"] = v.kind;
+  d["kind"] = py::str(to_string(v.kind));
   d["boolean"] = opt(v.boolean);
   d["integer"] = opt(v.integer);
   d["real"] = opt(v.real);
@@ -148,6 +148,7 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
 }  // namespace
 
 void register_fork(py::module_& m) {
+  bind_enum(m, "ValueKind", cpython::kValueKindNames, "What a Python value is (python_value()['kind']).");
   m.def("fork_facts", &fork_facts, py::arg("target"), py::arg("own_threads"), py::arg("python") = true,
         "What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal "
         "locks, /proc facts (live), and Python-side facts (multiprocessing, torch.cuda, large containers).");

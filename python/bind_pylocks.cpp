@@ -29,12 +29,12 @@ namespace pyhang::bindings {
 namespace {
 
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
-py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
+py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict wait_dict(const cpython::PyLockWait& w) {
   py::dict d;
-  d["kind"] = text(w.kind);
-  d["confidence"] = text(w.confidence);
+  d["kind"] = text(to_string(w.kind));
+  d["confidence"] = text(to_string(w.confidence));
   d["object"] = addr(w.object);
   d["type_name"] = text(w.type_name);
   d["wait_address"] = addr(w.wait_address);
@@ -42,7 +42,7 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d["owner_thread_id"] = opt(w.owner_thread_id);
   d["owner_tid"] = opt(w.owner_tid);
   d["count"] = opt(w.count);
-  d["owner_source"] = w.owner_source.empty() ? "unknown" : w.owner_source;
+  d["owner_source"] = py::str(to_string(w.owner_source));
   d["suspects"] = w.suspects;
   if (w.frame_function.empty()) {
     d["frame"] = py::none();
@@ -81,7 +81,8 @@ cpython::PythonState state_from_dict(const py::dict& d, std::size_t max_frames) 
   auto get = [](const py::dict& m, const char* k) -> py::object {
     return m.contains(k) ? py::object(m[k]) : py::object(py::none());
   };
-  if (auto v = get(d, "status"); !v.is_none()) s.status = v.cast<std::string>();
+  if (auto v = get(d, "status"); !v.is_none())
+    s.status = cpython::parse_status(v.cast<std::string>()).value_or(cpython::Status::NotPython);
   if (auto v = get(d, "version"); !v.is_none()) s.version = v.cast<std::string>();
   if (auto v = get(d, "major"); !v.is_none()) s.major = v.cast<int>();
   if (auto v = get(d, "minor"); !v.is_none()) s.minor = v.cast<int>();
@@ -115,7 +116,7 @@ cpython::PythonState state_from_dict(const py::dict& d, std::size_t max_frames) 
 class PythonLocks {
  public:
   explicit PythonLocks(std::shared_ptr<Target> target) : target_(std::move(target)), state_(inspect_now(*target_)) {}
-  const std::string& status() const { return state_.status; }
+  std::string status() const { return std::string(to_string(state_.status)); }
   py::dict wait(int tid, std::optional<Addr> futex) {
     cpython::PyLockWait w;
     {
@@ -134,6 +135,7 @@ class PythonLocks {
 }  // namespace
 
 void register_pylocks(py::module_& m) {
+  bind_enum(m, "PyLockKind", cpython::kPyLockKindNames, "Which Python lock a thread waits on (python_lock_wait()['kind']).");
   py::class_<PythonLocks>(m, "PythonLocks")
       .def(py::init<std::shared_ptr<Target>>(), py::arg("target"),
            "Reads the target's interpreter once (threads and frames) for python-lock questions.")

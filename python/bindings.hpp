@@ -5,7 +5,9 @@
 #include <pybind11/pybind11.h>
 
 #include <optional>
+#include <string>
 
+#include "pyhang/base/names.hpp"
 #include "pyhang/target/core_file.hpp"
 
 namespace pyhang::bindings {
@@ -22,6 +24,24 @@ void register_unwind(pybind11::module_& m);     // python/bind_unwind.cpp
 template <class T>
 pybind11::object opt(const std::optional<T>& v) {
   return v ? pybind11::cast(*v) : pybind11::none();
+}
+
+// A Python identifier for a name of a name table: "py-lock" -> "PY_LOCK",
+// "" -> "NONE".
+inline std::string enum_identifier(std::string_view name) {
+  if (name.empty()) return "NONE";
+  std::string id;
+  for (char c : name) id += c == '-' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return id;
+}
+
+// An enum as a Python enum (py::enum_) with one member per entry of its name
+// table; `.text` is the string the dicts carry for that member.
+template <class E, std::size_t N>
+void bind_enum(pybind11::module_& m, const char* name, const std::array<Named<E>, N>& table, const char* doc) {
+  pybind11::enum_<E> e(m, name, doc);
+  for (const auto& n : table) e.value(enum_identifier(n.name).c_str(), n.value);
+  e.def_property_readonly("text", [](E v) { return std::string(to_string(v)); });
 }
 
 }  // namespace pyhang::bindings

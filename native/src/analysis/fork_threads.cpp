@@ -24,7 +24,7 @@ std::vector<Mapping> core_mappings(const Target& target) {
   std::shared_ptr<ElfFile> elf;
   try {
     elf = ElfFile::open(core->path());
-  } catch (const ReaderError&) {
+  } catch (const Error&) {
     return out;
   }
   for (const auto& seg : elf->segments()) {
@@ -109,12 +109,12 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
 
 DescriptorScan scan_thread_descriptors(Target& target, const std::vector<Addr>& own, const ScanOptions& opts) {
   std::vector<Mapping> mappings;
-  if (target.kind() == "core") {
+  if (target.kind() == TargetKind::Core) {
     mappings = core_mappings(target);
-  } else if (target.kind() == "live" && target.pid()) {
+  } else if (target.kind() == TargetKind::Live && target.pid()) {
     try {
       mappings = read_proc_maps(*target.pid());
-    } catch (const ReaderError&) {
+    } catch (const Error&) {
       mappings = target.space().mappings();
     }
   } else {

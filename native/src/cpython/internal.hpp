@@ -93,6 +93,7 @@ class ObjectReader {
 struct CodeInfo {
   bool ok = false;
   std::string problem;        // why !ok, or what was partly unreadable
+  ErrorReason reason = ErrorReason::Other;  // NotCodeObject: the object is readable but no code object
   std::string name;           // co_qualname when present, else co_name
   std::string filename;
   int firstlineno = -1;

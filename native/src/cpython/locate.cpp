@@ -304,12 +304,12 @@ PythonState inspect(Target& target, const Options& opts) {
   PythonState st;
   auto loc = locate(target);
   if (!loc) {
-    st.status = "not-python";
+    st.status = Status::NotPython;
     return st;
   }
   const Layout* layout = loc->major ? layout_for_patch(loc->major, loc->minor, loc->patch) : nullptr;
   if (!layout) {
-    st.status = "unsupported";
+    st.status = Status::Unsupported;
     st.version = loc->version;
     st.major = loc->major, st.minor = loc->minor, st.patch = loc->patch;
     st.library = loc->library;

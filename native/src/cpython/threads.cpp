@@ -149,14 +149,14 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
 
   RuntimeView rt = read_runtime(mem, l, roots);
   if (!rt.readable) {
-    st.status = "unreadable";
+    st.status = Status::Unreadable;
     st.warnings.push_back("interpreter runtime state at " + hex(roots.runtime ? roots.runtime : roots.interp_head_var) +
                           " unreadable");
     return st;
   }
-  if (rt.finalizing) st.status = "finalizing";
-  else if (rt.interp_head == 0 || (rt.initialized && *rt.initialized == 0)) st.status = "starting";
-  else st.status = "ok";
+  if (rt.finalizing) st.status = Status::Finalizing;
+  else if (rt.interp_head == 0 || (rt.initialized && *rt.initialized == 0)) st.status = Status::Starting;
+  else st.status = Status::Ok;
 
   // Interpreters, newest first as CPython links them.
   std::vector<detail::InterpInfo> interps;

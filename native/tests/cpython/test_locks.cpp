@@ -176,14 +176,14 @@ TEST_CASE("a Lock in a frame's locals whose sem_t holds the futex is found, in e
     int waiter = tid_of(w, 4242, 0), holder = tid_of(w, 4243, 1);
 
     auto r = w.wait(st, waiter, sem);
-    CHECK(r.kind == "py-lock");
-    CHECK(r.confidence == "certain");
+    CHECK(r.kind == PyLockKind::Lock);
+    CHECK(r.confidence == Confidence::Certain);
     CHECK(r.object == lock);
     CHECK(r.type_name == "_thread.lock");
     CHECK(r.wait_address == sem);
     CHECK(r.locked == std::optional<bool>(true));
     CHECK(!r.owner_tid);
-    CHECK(r.owner_source == "heuristic");
+    CHECK(r.owner_source == OwnerSource::Heuristic);
     CHECK(r.suspects == std::vector<int>{holder});
     CHECK(r.frame_function == "worker");
     CHECK(r.problem.empty());
@@ -192,13 +192,13 @@ TEST_CASE("a Lock in a frame's locals whose sem_t holds the futex is found, in e
     CHECK(w.wait(st, waiter, sem + 4).object == lock);
     // a futex no lock of the frames explains
     auto none = w.wait(st, waiter, sem + 4096);
-    CHECK(none.kind.empty());
+    CHECK(none.kind == PyLockKind::None);
     CHECK(!none.problem.empty());
     // unknown thread
     CHECK(!w.wait(st, 999999, sem).problem.empty());
     // no futex: a guess, the innermost lock object
     auto guess = w.wait(st, waiter, std::nullopt);
-    CHECK(guess.confidence == "guess");
+    CHECK(guess.confidence == Confidence::Guess);
     CHECK(guess.object == other);
   }
 }
@@ -215,12 +215,12 @@ TEST_CASE("an RLock's owner and count come from the lock object, the owner's TID
     w.thread(w.frame("own_it", "/app/a.py", {}, 0), owner_pthread, 501);
     auto st = w.inspect();
     auto r = w.wait(st, tid_of(w, 500, 0), sem);
-    CHECK(r.kind == "py-rlock");
+    CHECK(r.kind == PyLockKind::RLock);
     CHECK(r.object == rlock);
     CHECK(r.owner_thread_id == std::optional<std::uint64_t>(owner_pthread));
     CHECK(r.owner_tid == std::optional<int>(tid_of(w, 501, 1)));
     CHECK(r.count == std::optional<std::uint64_t>(2));
-    CHECK(r.owner_source == "lock-word");
+    CHECK(r.owner_source == OwnerSource::LockWord);
     CHECK(r.suspects.empty());
   }
 }
@@ -239,7 +239,7 @@ TEST_CASE("Condition.wait: the waiter lock, the Condition and its _lock from the
     w.thread(w.frame("notify_later", "/app/a.py", {}, 0), owner_pthread, 601);
     auto st = w.inspect();
     auto r = w.wait(st, tid_of(w, 600, 0), sem);
-    CHECK(r.kind == "py-condition");
+    CHECK(r.kind == PyLockKind::Condition);
     CHECK(r.object == waiter);
     CHECK(r.condition == cond);
     CHECK(r.condition_lock == cond_lock);
@@ -255,7 +255,7 @@ TEST_CASE("Condition.wait: the waiter lock, the Condition and its _lock from the
     v.thread(v.frame(fn, "/usr/lib/python3/threading.py", {v.img.str("self?"), 0, waiter2}, 0), 0x7f0000006000, 600);
     auto st2 = v.inspect();
     auto r2 = v.wait(st2, tid_of(v, 600, 0), sem2);
-    CHECK(r2.kind == "py-condition");
+    CHECK(r2.kind == PyLockKind::Condition);
     CHECK(r2.condition == 0);
     CHECK(!r2.problem.empty());
   }
@@ -279,10 +279,10 @@ TEST_CASE("garbage in frames gives no Python lock wait and no crash", "[cpython]
       w.thread(f, 0x7f0000008000, 700);
       auto st = w.inspect();
       auto r = w.wait(st, tid_of(w, 700, 0), sem);
-      CHECK(r.kind.empty());
+      CHECK(r.kind == PyLockKind::None);
       CHECK(!r.problem.empty());
       auto g = w.wait(st, tid_of(w, 700, 0), std::nullopt);
-      CHECK(g.kind.empty());
+      CHECK(g.kind == PyLockKind::None);
     }
     // a frame whose code object is unreadable
     World w(minor);
@@ -294,7 +294,7 @@ TEST_CASE("garbage in frames gives no Python lock wait and no crash", "[cpython]
     REQUIRE(!st.threads[0].frames.empty());
     st.threads[0].frames[0].code = Image::kUnmapped;
     auto r = w.wait(st, tid_of(w, 800, 0), sem);
-    CHECK(r.kind.empty());
+    CHECK(r.kind == PyLockKind::None);
     CHECK(!r.problem.empty());
   }
 }

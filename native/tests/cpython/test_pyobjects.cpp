@@ -108,7 +108,7 @@ struct Objects {
     Addr interp = img.alloc(static_cast<std::size_t>(l.interp_modules) + 8);
     img.put<Addr>(interp, l.interp_modules, modules);
     PythonState st;
-    st.status = "ok";
+    st.status = Status::Ok;
     st.major = 3;
     st.minor = l.minor;
     PyThreadInfo t;
@@ -150,12 +150,12 @@ TEST_CASE("numbers, str, containers and module globals through sys.modules, in e
     CHECK(why == "module absent is not imported");
     CHECK(objs.module_attribute("mod.sub", "DATA") == lst);
     auto flag = objs.value(objs.module_attribute("mod.sub", "_flag"));
-    CHECK(flag.kind == "bool");
+    CHECK(flag.kind == ValueKind::Bool);
     CHECK(flag.boolean == true);
     auto data = objs.value(lst);
-    CHECK(data.kind == "list");
+    CHECK(data.kind == ValueKind::List);
     CHECK(data.length == 3);
-    CHECK(objs.value(pi).kind == "float");
+    CHECK(objs.value(pi).kind == ValueKind::Float);
     CHECK(objs.type_name(objs.module_attribute("mod.sub", "_ctx")) == "ForkContext");
     CHECK(objs.dict_items(globals, 100).size() == 5);
     CHECK(objs.length(globals) == 5);
