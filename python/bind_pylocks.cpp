@@ -1,13 +1,15 @@
 // Which Python lock a blocked thread waits on (pyhang/cpython/locks.hpp).
 //
 //   locks = PythonLocks(target)      # reads the interpreter once (cpython::inspect, innermost frames)
+//   locks = PythonLocks(interpreter) # uses an Interpreter already read: no inspect at all
 //   locks.status                     # "ok", "not-python", ... (PythonState.status)
 //   locks.wait(tid, futex_address=None) -> dict          # cheap: no second inspect
 //
 //   python_lock_wait(target, state, tid, futex_address=None) -> dict
 //       state: a PythonLocks (cached: what `thread apply all lock-owner`
-//       should pass), the dict python_state() returned (its threads and
-//       innermost frames are used), or None (inspects the target now).
+//       should pass), an Interpreter, the dict python_state() returned (its
+//       threads and innermost frames are used), or None (inspects the
+//       target now).
 //
 // The dict: kind ("py-lock" | "py-rlock" | "py-condition" | None), confidence,
 // object, type_name, wait_address, locked, owner_thread_id, owner_tid, count,
@@ -20,6 +22,7 @@
 
 #include "bindings.hpp"
 #include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/cpython/locks.hpp"
 #include "pyhang/target/target.hpp"
 
@@ -86,6 +89,8 @@ cpython::PythonState state_from_dict(const py::dict& d, std::size_t max_frames) 
   if (auto v = get(d, "version"); !v.is_none()) s.version = v.cast<std::string>();
   if (auto v = get(d, "major"); !v.is_none()) s.major = v.cast<int>();
   if (auto v = get(d, "minor"); !v.is_none()) s.minor = v.cast<int>();
+  if (auto v = get(d, "patch"); !v.is_none()) s.patch = v.cast<int>();
+  if (auto v = get(d, "runtime"); !v.is_none()) s.runtime = v.cast<Addr>();
   if (auto v = get(d, "threads"); !v.is_none()) {
     for (auto item : v) {
       auto t = item.cast<py::dict>();
@@ -112,16 +117,20 @@ cpython::PythonState state_from_dict(const py::dict& d, std::size_t max_frames) 
   return s;
 }
 
-// The interpreter read once; answers for any number of threads.
+// The interpreter read once (here, or by an Interpreter); answers for any
+// number of threads.
 class PythonLocks {
  public:
-  explicit PythonLocks(std::shared_ptr<Target> target) : target_(std::move(target)), state_(inspect_now(*target_)) {}
-  std::string status() const { return std::string(to_string(state_.status)); }
+  explicit PythonLocks(std::shared_ptr<Target> target) : target_(std::move(target)), own_(inspect_now(*target_)) {}
+  explicit PythonLocks(std::shared_ptr<cpython::Interpreter> interp)
+      : target_(interp->shared_target()), interp_(std::move(interp)) {}
+  const cpython::PythonState& state() const { return interp_ ? interp_->state() : own_; }
+  std::string status() const { return std::string(to_string(state().status)); }
   py::dict wait(int tid, std::optional<Addr> futex) {
     cpython::PyLockWait w;
     {
       py::gil_scoped_release nogil;
-      w = cpython::find_python_lock_wait(*target_, state_, tid, futex);
+      w = cpython::find_python_lock_wait(*target_, state(), tid, futex);
     }
     return wait_dict(w);
   }
@@ -129,7 +138,8 @@ class PythonLocks {
 
  private:
   std::shared_ptr<Target> target_;
-  cpython::PythonState state_;
+  std::shared_ptr<cpython::Interpreter> interp_;  // null: own_ was read here
+  cpython::PythonState own_;
 };
 
 }  // namespace
@@ -138,7 +148,9 @@ void register_pylocks(py::module_& m) {
   bind_enum(m, "PyLockKind", cpython::kPyLockKindNames, "Which Python lock a thread waits on (python_lock_wait()['kind']).");
   py::class_<PythonLocks>(m, "PythonLocks")
       .def(py::init<std::shared_ptr<Target>>(), py::arg("target"),
-           "Reads the target's interpreter once (threads and frames) for python-lock questions.")
+           "Reads the target's interpreter once (threads and innermost frames) for python-lock questions.")
+      .def(py::init<std::shared_ptr<cpython::Interpreter>>(), py::arg("interpreter"),
+           "Answers python-lock questions from an Interpreter already read (with frames).")
       .def_property_readonly("status", &PythonLocks::status)
       .def("wait", &PythonLocks::wait, py::arg("tid"), py::arg("futex_address") = py::none(),
            "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)).");
@@ -147,6 +159,8 @@ void register_pylocks(py::module_& m) {
       "python_lock_wait",
       [](std::shared_ptr<Target> target, py::object state, int tid, std::optional<Addr> futex) -> py::dict {
         if (py::isinstance<PythonLocks>(state)) return state.cast<PythonLocks&>().wait(tid, futex);
+        if (py::isinstance<cpython::Interpreter>(state))
+          return PythonLocks(state.cast<std::shared_ptr<cpython::Interpreter>>()).wait(tid, futex);
         cpython::PythonState s;
         cpython::LockWaitOptions opts;
         if (state.is_none()) s = inspect_now(*target);
@@ -160,7 +174,7 @@ void register_pylocks(py::module_& m) {
       },
       py::arg("target"), py::arg("state"), py::arg("tid"), py::arg("futex_address") = py::none(),
       "Which Python Lock/RLock/Condition thread `tid` waits on and who owns it.  state: a PythonLocks "
-      "(cached), python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory.");
+      "(cached), an Interpreter, python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory.");
 }
 
 }  // namespace pyhang::bindings

@@ -185,7 +185,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
                                         std::optional<Addr> futex, const LockWaitOptions& opts,
                                         const std::function<std::optional<int>(std::uint64_t)>& pthread_tid) {
   PyLockWait out;
-  const Layout* layout = layout_for(state.major, state.minor);
+  auto layout = detail::layout_of(mem, state);
   const LockLayout* locks = lock_layout_for(state.major, state.minor);
   if (!layout || !locks) {
     out.problem = "no lock object layout for CPython " + (state.version.empty() ? "?" : state.version);

@@ -31,7 +31,7 @@ void set(std::string* out, std::string why) {
 
 struct PyObjects::Impl {
   Impl(MemoryReader& m, const PythonState& state, const ObjectLimits& lim) : mem(m), limits(lim) {
-    const Layout* l = layout_for(state.major, state.minor);
+    auto l = detail::layout_of(mem, state);
     ol = object_layout_for(state.major, state.minor);
     if (!l || !ol) {
       problem = "no object layout for CPython " + (state.version.empty() ? std::string("?") : state.version);

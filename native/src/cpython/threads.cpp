@@ -140,10 +140,10 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   st.minor = generated.minor;
   st.layout = generated.generated_from;
   st.runtime = roots.runtime;
-  Layout l = generated;
-  if (l.has_debug_offsets && roots.runtime) {
-    if (detail::apply_debug_offsets(mem, roots.runtime, l, st.warnings)) st.layout += " + _Py_DebugOffsets";
-  }
+  auto effective = detail::effective_layout(mem, generated, roots.runtime, st.warnings);
+  if (effective.debug_offsets) st.layout += " + _Py_DebugOffsets";
+  st.effective_layout = effective.layout;
+  const Layout& l = *effective.layout;
   detail::ObjectReader objects(mem, l, opts);
   detail::CodeCache codes(objects);
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +108,11 @@ struct PythonState {
   std::vector<GilInfo> gils;
   std::vector<PyThreadInfo> threads;
   std::vector<std::string> warnings;  // one line each
+  // The layout the state was read with (generated table, corrected by the
+  // target's _Py_DebugOffsets): what every later decoder of this
+  // interpreter reads with.  Null when there is none (not Python,
+  // unsupported).
+  std::shared_ptr<const Layout> effective_layout;
 };
 
 struct Options {
@@ -146,6 +152,9 @@ struct Located {
 
 // Finds the interpreter and its version in the objects the target maps.
 std::optional<Located> locate(Target& target);
+
+// inspect() with the interpreter already located (nullopt: not Python).
+PythonState inspect(Target& target, const std::optional<Located>& located, const Options& opts = {});
 
 // Walks from known roots with a given layout: inspect() after locate(), and
 // the entry point of tests on synthetic memory images.
