@@ -121,22 +121,30 @@ class LockReader {
   LockReader(std::shared_ptr<Target> target, std::optional<std::string> force_version)
       : target_(std::move(target)), mapper_(*target_) {
     if (force_version) {
-      version_.version = parse_glibc_version(*force_version);
-      if (version_.version) version_.version->source = "given";
-      else version_.problem = "not a glibc version: " + *force_version;
+      if (auto v = parse_glibc_version(*force_version)) {
+        v->source = "given";
+        version_ = *v;
+      } else {
+        version_ = Error(ErrorReason::Unsupported, "not a glibc version: " + *force_version);
+      }
     } else {
       version_ = detect_version(target_->space());
     }
-    if (version_.version) layouts_ = layouts_for(*version_.version, &problem_);
-    else problem_ = version_.problem;
+    if (version_) {
+      auto row = layouts_for(*version_);
+      if (row) layouts_ = *row;
+      problem_ = row.problem();
+    } else {
+      problem_ = version_.problem();
+    }
   }
 
   py::object glibc() const {
-    if (!version_.version) return py::none();
+    if (!version_) return py::none();
     py::dict d;
-    d["version"] = version_.version->text;
-    d["source"] = version_.version->source;
-    d["exact"] = version_.version->exact;
+    d["version"] = version_->text;
+    d["source"] = version_->source;
+    d["exact"] = version_->exact;
     d["layouts"] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
     return d;
   }
@@ -172,7 +180,7 @@ class LockReader {
 
  private:
   std::shared_ptr<Target> target_;
-  VersionResult version_;
+  VersionResult version_ = Error(ErrorReason::NotFound, "glibc version not read yet");
   const Layouts* layouts_ = nullptr;
   std::string problem_;
   nptl::PthreadMapper mapper_;

@@ -67,3 +67,12 @@ def test_one_interpreter_serves_state_locks_fork_facts_and_values():
         assert alone["python"] == reused["python"]
         assert native.python_value(target, "threading", "_active") == \
             native.python_value(target, "threading", "_active", interpreter=interp)
+
+
+def test_the_stub_lists_every_member_of_every_enum():
+    with open(os.path.join(ROOT, "python", "_pyhang_native.pyi")) as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(getattr(b, "id", "") == "_Named" for b in node.bases):
+            listed = {t.id for stmt in node.body if isinstance(stmt, ast.Assign) for t in stmt.targets}
+            assert listed == set(getattr(native, node.name).__members__), node.name

@@ -47,11 +47,11 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
                                        const nptl::DescriptorResult& fields, const std::vector<Addr>& own,
                                        const ScanOptions& opts) {
   DescriptorScan out;
-  if (!fields.descriptors) {
-    out.problem = fields.problem.empty() ? "no struct pthread field descriptors" : fields.problem;
+  if (!fields) {
+    out.problem = fields.problem();
     return out;
   }
-  const nptl::Descriptors& desc = *fields.descriptors;
+  const nptl::Descriptors& desc = *fields;
   if (desc.tid.size_bits != 32 || desc.tid.count != 1) {
     out.problem = "unexpected _thread_db_pthread_tid descriptor in " + desc.source;
     return out;

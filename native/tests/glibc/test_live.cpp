@@ -143,12 +143,12 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     return;
   }
   auto version = detect_version(target->space());
-  INFO(version.problem);
-  REQUIRE(version.version);
-  std::string problem;
-  const Layouts* L = layouts_for(*version.version, &problem);
-  INFO(problem);
-  REQUIRE(L);
+  INFO(version.problem());
+  REQUIRE(version);
+  auto row = layouts_for(*version);
+  INFO(row.problem());
+  REQUIRE(row);
+  const Layouts* L = *row;
   MemoryReader& mem = target->memory();
 
   // THEN

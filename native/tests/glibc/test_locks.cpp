@@ -51,9 +51,9 @@ BlockedThread blocked(Addr futex, std::uint32_t op, std::uint32_t val, std::vect
 }
 
 const Layouts& row(int minor) {
-  const Layouts* l = layouts_for(GlibcVersion{2, minor, "", "", true});
-  REQUIRE(l != nullptr);
-  return *l;
+  auto l = layouts_for(GlibcVersion{2, minor, "", "", true});
+  REQUIRE(l);
+  return **l;
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
@@ -87,10 +87,11 @@ TEST_CASE("layout rows are chosen by version range; others are reported", "[glib
   CHECK(row(24).rwlock->scheme == RwlockScheme::Pre225);
   CHECK(row(24).sem == &layouts::kSem64);
   CHECK(row(17).sem == &layouts::kSemPre221);
-  std::string problem;
-  CHECK(layouts_for(GlibcVersion{2, 12, "2.12", "", true}, &problem) == nullptr);
-  CHECK(problem.find("2.12 is outside") != std::string::npos);
-  CHECK(layouts_for(GlibcVersion{2, 60, "2.60", "", true}, &problem) == nullptr);
+  auto old = layouts_for(GlibcVersion{2, 12, "2.12", "", true});
+  REQUIRE_FALSE(old);
+  CHECK(old.error()->reason() == ErrorReason::Unsupported);
+  CHECK(old.problem().find("2.12 is outside") != std::string::npos);
+  CHECK_FALSE(layouts_for(GlibcVersion{2, 60, "2.60", "", true}));
 }
 
 TEST_CASE("this machine's libc version is read from __nptl_version", "[glibc][elf]") {
@@ -102,12 +103,12 @@ TEST_CASE("this machine's libc version is read from __nptl_version", "[glibc][el
     return;
   }
   auto r = detect_version(*libc);
-  REQUIRE(r.version);
-  INFO(r.version->text << " from " << r.version->source);
-  CHECK(r.version->exact);
-  CHECK(r.version->major == 2);
-  CHECK(r.version->minor >= 17);
-  CHECK(layouts_for(*r.version) != nullptr);
+  REQUIRE(r);
+  INFO(r->text << " from " << r->source);
+  CHECK(r->exact);
+  CHECK(r->major == 2);
+  CHECK(r->minor >= 17);
+  CHECK(layouts_for(*r).ok());
 }
 
 TEST_CASE("mutex kinds decode with owner, recursion and flags", "[glibc][mutex]") {
@@ -432,14 +433,14 @@ TEST_CASE("without __nptl_version, the banner, then version definitions give the
   };
   patch("__nptl_version", "__nptl_versioX");
   auto banner = detect_version(*ElfFile::from_image(FileImage::from_bytes(bytes, "libc.so.6")));
-  REQUIRE(banner.version);
-  CHECK(banner.version->source == "banner");
-  CHECK(banner.version->exact);
+  REQUIRE(banner);
+  CHECK(banner->source == "banner");
+  CHECK(banner->exact);
   patch("release version", "release versioX");
   auto verdef = detect_version(*ElfFile::from_image(FileImage::from_bytes(bytes, "libc.so.6")));
-  REQUIRE(verdef.version);
-  CHECK(verdef.version->source == "version definitions");
-  CHECK_FALSE(verdef.version->exact);
-  CHECK(verdef.version->minor <= banner.version->minor);
-  CHECK(verdef.version->minor >= banner.version->minor - 3);
+  REQUIRE(verdef);
+  CHECK(verdef->source == "version definitions");
+  CHECK_FALSE(verdef->exact);
+  CHECK(verdef->minor <= banner->minor);
+  CHECK(verdef->minor >= banner->minor - 3);
 }
