@@ -6,6 +6,7 @@
 
 #include "bindings.hpp"
 #include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
@@ -76,7 +77,7 @@ py::dict gil_dict(const cpython::GilInfo& g) {
 
 py::dict state_dict(const cpython::PythonState& s) {
   py::dict d;
-  d["status"] = s.status;
+  d["status"] = py::str(to_string(s.status));
   d["version"] = s.version.empty() ? py::object(py::none()) : py::str(s.version);
   d["major"] = s.major;
   d["minor"] = s.minor;
@@ -97,6 +98,23 @@ py::dict state_dict(const cpython::PythonState& s) {
 }  // namespace
 
 void register_cpython(py::module_& m) {
+  bind_enum(m, "Status", cpython::kStatusNames, "What was found of the interpreter (python_state()['status']).");
+  py::class_<cpython::Interpreter, std::shared_ptr<cpython::Interpreter>>(
+      m, "Interpreter",
+      "The target's CPython interpreter, located and read once with its effective layout; pass it to "
+      "PythonLocks, fork_facts and python_value so that they do not read it again.")
+      .def(py::init([](std::shared_ptr<Target> target, bool frames, std::size_t max_frames) {
+             cpython::Options opts;
+             opts.frames = frames;
+             opts.max_frames = max_frames;
+             py::gil_scoped_release nogil;  // a callback target takes it back to read
+             return std::make_shared<cpython::Interpreter>(std::move(target), opts);
+           }),
+           py::arg("target"), py::arg("frames") = true, py::arg("max_frames") = 10000)
+      .def("state", [](const cpython::Interpreter& i) { return state_dict(i.state()); },
+           "The same dict as python_state(target) (a new dict each call).")
+      .def_property_readonly("status", [](const cpython::Interpreter& i) { return i.state().status; })
+      .def_property_readonly("target", &cpython::Interpreter::shared_target);
   m.def(
       "python_state",
       [](Target& target, bool frames, std::size_t max_frames) {

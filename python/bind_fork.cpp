@@ -5,6 +5,7 @@
 #include "bindings.hpp"
 #include "pyhang/analysis/fork.hpp"
 #include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/target/target.hpp"
 
@@ -74,7 +75,18 @@ py::dict process_dict(const fork::ProcessFacts& p) {
 
 // Everything fork-hazards reads from the target.  `own` are the struct
 // pthread addresses (fs_base) of the target's threads.
-py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Addr>& own, bool python) {
+// The interpreter's state without frames: the given Interpreter's, else read now.
+const cpython::PythonState& python_state_of(Target& target, const std::shared_ptr<cpython::Interpreter>& interp,
+                                            cpython::PythonState& storage) {
+  if (interp) return interp->state();
+  cpython::Options opts;
+  opts.frames = false;
+  storage = cpython::inspect(target, opts);
+  return storage;
+}
+
+py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Addr>& own, bool python,
+                    const std::shared_ptr<cpython::Interpreter>& interp) {
   py::dict d;
   auto scan = fork::scan_thread_descriptors(*target, own);
   py::list descs;
@@ -105,12 +117,11 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
   py::list libs;
   for (const auto& o : target->space().objects()) libs.append(o.path);
   d["libraries"] = libs;
-  d["process"] = target->kind() == "live" && target->pid() ? py::object(process_dict(fork::process_facts(*target->pid())))
+  d["process"] = target->kind() == TargetKind::Live && target->pid() ? py::object(process_dict(fork::process_facts(*target->pid())))
                                                           : py::object(py::none());
   if (python) {
-    cpython::Options opts;
-    opts.frames = false;
-    auto state = cpython::inspect(*target, opts);
+    cpython::PythonState storage;
+    const auto& state = python_state_of(*target, interp, storage);
     d["python"] = python_dict(fork::python_fork_facts(target->memory(), state));
   } else {
     d["python"] = py::none();
@@ -119,16 +130,16 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
 }
 
 // Python values by module path, for scripts and tests: {"kind", "type", ...}.
-py::dict python_value(const std::shared_ptr<Target>& target, const std::string& module, const std::string& name) {
-  cpython::Options opts;
-  opts.frames = false;
-  auto state = cpython::inspect(*target, opts);
+py::dict python_value(const std::shared_ptr<Target>& target, const std::string& module, const std::string& name,
+                      const std::shared_ptr<cpython::Interpreter>& interp) {
+  cpython::PythonState storage;
+  const auto& state = python_state_of(*target, interp, storage);
   cpython::PyObjects objs(target->memory(), state);
   py::dict d;
   std::string why;
   Addr a = objs.module_attribute(module, name, &why);
   if (!a) {
-    d["kind"] = "unreadable";
+    d["kind"] = py::str(to_string(cpython::ValueKind::Unreadable));
     d["problem"] = why.empty() ? objs.problem() : why;
     return d;
   }
@@ -138,10 +149,13 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
 }  // namespace
 
 void register_fork(py::module_& m) {
+  bind_enum(m, "ValueKind", cpython::kValueKindNames, "What a Python value is (python_value()['kind']).");
   m.def("fork_facts", &fork_facts, py::arg("target"), py::arg("own_threads"), py::arg("python") = true,
+        py::arg("interpreter") = nullptr,
         "What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal "
         "locks, /proc facts (live), and Python-side facts (multiprocessing, torch.cuda, large containers).");
   m.def("python_value", &python_value, py::arg("target"), py::arg("module"), py::arg("name"),
+        py::arg("interpreter") = nullptr,
         "sys.modules[module].name of the target, decoded: {kind, type, boolean, integer, real, text, length}.");
 }
 

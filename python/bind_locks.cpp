@@ -46,7 +46,6 @@ py::dict lock_dict(const LockInfo& l) {
   d["value"] = opt(l.value);
   d["mutex"] = opt(l.mutex);
   d["flags"] = l.flags;
-  d["note"] = l.note;
   py::dict fields;
   for (const auto& [k, v] : l.fields) fields[py::str(k)] = v;
   d["fields"] = fields;
@@ -55,24 +54,23 @@ py::dict lock_dict(const LockInfo& l) {
 
 py::dict blocked_dict(const BlockedOn& b, bool explain) {
   py::dict d;
-  d["kind"] = b.kind.empty() ? py::object(py::none()) : py::cast(b.kind);
+  d["kind"] = b.kind == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.kind));
   d["address"] = opt(b.address);
   d["futex"] = opt(b.futex);
   d["futex_op"] = opt(b.futex_op);
   d["futex_value"] = opt(b.futex_value);
   d["lock"] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
   d["owners"] = b.owners;
-  d["owner_source"] = b.owner_source.empty() ? "unknown" : b.owner_source;
-  d["confidence"] = b.confidence;
+  d["owner_source"] = py::str(to_string(b.owner_source));
+  d["confidence"] = py::str(to_string(b.confidence));
   d["evidence"] = b.evidence;
-  d["detail"] = b.detail;
   d["condvar_mutex"] = opt(b.condvar_mutex);
   d["problem"] = b.problem;
   py::list cands;  // every candidate and its score: only when asked (a dozen dicts per thread that only explanations read)
   if (explain)
     for (const auto& c : b.candidates) {
       py::dict cd;
-      cd["kind"] = c.kind;
+      cd["kind"] = py::str(to_string(c.kind));
       cd["address"] = c.address;
       cd["score"] = c.score;
       cd["reasons"] = c.reasons;
@@ -123,22 +121,30 @@ class LockReader {
   LockReader(std::shared_ptr<Target> target, std::optional<std::string> force_version)
       : target_(std::move(target)), mapper_(*target_) {
     if (force_version) {
-      version_.version = parse_glibc_version(*force_version);
-      if (version_.version) version_.version->source = "given";
-      else version_.problem = "not a glibc version: " + *force_version;
+      if (auto v = parse_glibc_version(*force_version)) {
+        v->source = "given";
+        version_ = *v;
+      } else {
+        version_ = Error(ErrorReason::Unsupported, "not a glibc version: " + *force_version);
+      }
     } else {
       version_ = detect_version(target_->space());
     }
-    if (version_.version) layouts_ = layouts_for(*version_.version, &problem_);
-    else problem_ = version_.problem;
+    if (version_) {
+      auto row = layouts_for(*version_);
+      if (row) layouts_ = *row;
+      problem_ = row.problem();
+    } else {
+      problem_ = version_.problem();
+    }
   }
 
   py::object glibc() const {
-    if (!version_.version) return py::none();
+    if (!version_) return py::none();
     py::dict d;
-    d["version"] = version_.version->text;
-    d["source"] = version_.version->source;
-    d["exact"] = version_.version->exact;
+    d["version"] = version_->text;
+    d["source"] = version_->source;
+    d["exact"] = version_->exact;
     d["layouts"] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
     return d;
   }
@@ -147,11 +153,13 @@ class LockReader {
   py::object decode(const std::string& kind, Addr addr) {
     if (!layouts_) return py::none();
     MemoryReader& mem = target_->memory();
-    if (kind == "mutex") return lock_dict(decode_mutex(mem, addr, *layouts_->mutex));
-    if (kind == "rwlock") return lock_dict(decode_rwlock(mem, addr, *layouts_->rwlock));
-    if (kind == "semaphore") return lock_dict(decode_semaphore(mem, addr, *layouts_->sem));
-    if (kind == "condvar") return lock_dict(decode_condvar(mem, addr, *layouts_->cond));
-    throw py::value_error("kind must be mutex, rwlock, semaphore or condvar");
+    switch (parse_wait_kind(kind).value_or(WaitKind::None)) {
+      case WaitKind::Mutex: return lock_dict(decode_mutex(mem, addr, *layouts_->mutex));
+      case WaitKind::Rwlock: return lock_dict(decode_rwlock(mem, addr, *layouts_->rwlock));
+      case WaitKind::Semaphore: return lock_dict(decode_semaphore(mem, addr, *layouts_->sem));
+      case WaitKind::Condvar: return lock_dict(decode_condvar(mem, addr, *layouts_->cond));
+      default: throw py::value_error("kind must be mutex, rwlock, semaphore or condvar");
+    }
   }
 
   py::dict identify(int tid, const py::object& regs, const py::list& frames, bool explain) {
@@ -172,7 +180,7 @@ class LockReader {
 
  private:
   std::shared_ptr<Target> target_;
-  VersionResult version_;
+  VersionResult version_ = Error(ErrorReason::NotFound, "glibc version not read yet");
   const Layouts* layouts_ = nullptr;
   std::string problem_;
   nptl::PthreadMapper mapper_;
@@ -181,6 +189,7 @@ class LockReader {
 }  // namespace
 
 void register_locks(py::module_& m) {
+  bind_enum(m, "WaitKind", kWaitKindNames, "What a blocked thread waits for in glibc's terms (LockReader.identify()['kind']).");
   py::class_<LockReader>(m, "LockReader")
       .def(py::init<std::shared_ptr<Target>, std::optional<std::string>>(), py::arg("target"),
            py::arg("glibc_version") = py::none(), py::keep_alive<1, 2>(),
@@ -196,7 +205,7 @@ void register_locks(py::module_& m) {
       .def("pthread_tid", &LockReader::pthread_tid, py::arg("pthread"), "pthread_t → TID, or None.");
 
   m.def(
-      "frame_hint", [](const std::string& f) { return std::string(frame_hint(f)); }, py::arg("function"),
+      "frame_hint", [](const std::string& f) { return std::string(to_string(frame_hint(f))); }, py::arg("function"),
       "The lock family a libc function name suggests, or ''.");
 }
 

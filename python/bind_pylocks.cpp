@@ -1,13 +1,15 @@
 // Which Python lock a blocked thread waits on (pyhang/cpython/locks.hpp).
 //
 //   locks = PythonLocks(target)      # reads the interpreter once (cpython::inspect, innermost frames)
+//   locks = PythonLocks(interpreter) # uses an Interpreter already read: no inspect at all
 //   locks.status                     # "ok", "not-python", ... (PythonState.status)
 //   locks.wait(tid, futex_address=None) -> dict          # cheap: no second inspect
 //
 //   python_lock_wait(target, state, tid, futex_address=None) -> dict
 //       state: a PythonLocks (cached: what `thread apply all lock-owner`
-//       should pass), the dict python_state() returned (its threads and
-//       innermost frames are used), or None (inspects the target now).
+//       should pass), an Interpreter, the dict python_state() returned (its
+//       threads and innermost frames are used), or None (inspects the
+//       target now).
 //
 // The dict: kind ("py-lock" | "py-rlock" | "py-condition" | None), confidence,
 // object, type_name, wait_address, locked, owner_thread_id, owner_tid, count,
@@ -30,6 +32,7 @@
 
 #include "bindings.hpp"
 #include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/cpython/locks.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/cpython/threading.hpp"
@@ -41,7 +44,7 @@ namespace pyhang::bindings {
 namespace {
 
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
-py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
+py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict frame_dict(const std::string& function, const std::string& file, int line) {
   py::dict f;
@@ -53,8 +56,8 @@ py::dict frame_dict(const std::string& function, const std::string& file, int li
 
 py::dict wait_dict(const cpython::PyLockWait& w) {
   py::dict d;
-  d["kind"] = text(w.kind);
-  d["confidence"] = text(w.confidence);
+  d["kind"] = text(to_string(w.kind));
+  d["confidence"] = text(to_string(w.confidence));
   d["object"] = addr(w.object);
   d["type_name"] = text(w.type_name);
   d["wait_address"] = addr(w.wait_address);
@@ -62,7 +65,7 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d["owner_thread_id"] = opt(w.owner_thread_id);
   d["owner_tid"] = opt(w.owner_tid);
   d["count"] = opt(w.count);
-  d["owner_source"] = w.owner_source.empty() ? "unknown" : w.owner_source;
+  d["owner_source"] = py::str(to_string(w.owner_source));
   d["suspects"] = w.suspects;
   d["frame"] = w.frame_function.empty() ? py::object(py::none())
                                         : py::object(frame_dict(w.frame_function, w.frame_file, w.frame_line));
@@ -99,10 +102,13 @@ cpython::PythonState state_from_dict(const py::dict& d, std::size_t max_frames) 
   auto get = [](const py::dict& m, const char* k) -> py::object {
     return m.contains(k) ? py::object(m[k]) : py::object(py::none());
   };
-  if (auto v = get(d, "status"); !v.is_none()) s.status = v.cast<std::string>();
+  if (auto v = get(d, "status"); !v.is_none())
+    s.status = cpython::parse_status(v.cast<std::string>()).value_or(cpython::Status::NotPython);
   if (auto v = get(d, "version"); !v.is_none()) s.version = v.cast<std::string>();
   if (auto v = get(d, "major"); !v.is_none()) s.major = v.cast<int>();
   if (auto v = get(d, "minor"); !v.is_none()) s.minor = v.cast<int>();
+  if (auto v = get(d, "patch"); !v.is_none()) s.patch = v.cast<int>();
+  if (auto v = get(d, "runtime"); !v.is_none()) s.runtime = v.cast<Addr>();
   if (auto v = get(d, "threads"); !v.is_none()) {
     for (auto item : v) {
       auto t = item.cast<py::dict>();
@@ -129,16 +135,20 @@ cpython::PythonState state_from_dict(const py::dict& d, std::size_t max_frames) 
   return s;
 }
 
-// The interpreter read once; answers for any number of threads.
+// The interpreter read once (here, or by an Interpreter); answers for any
+// number of threads.
 class PythonLocks {
  public:
-  explicit PythonLocks(std::shared_ptr<Target> target) : target_(std::move(target)), state_(inspect_now(*target_)) {}
-  const std::string& status() const { return state_.status; }
+  explicit PythonLocks(std::shared_ptr<Target> target) : target_(std::move(target)), own_(inspect_now(*target_)) {}
+  explicit PythonLocks(std::shared_ptr<cpython::Interpreter> interp)
+      : target_(interp->shared_target()), interp_(std::move(interp)) {}
+  const cpython::PythonState& state() const { return interp_ ? interp_->state() : own_; }
+  std::string status() const { return std::string(to_string(state().status)); }
   py::dict wait(int tid, std::optional<Addr> futex) {
     cpython::PyLockWait w;
     {
       py::gil_scoped_release nogil;
-      w = cpython::find_python_lock_wait(*target_, state_, tid, futex);
+      w = cpython::find_python_lock_wait(*target_, state(), tid, futex);
     }
     return wait_dict(w);
   }
@@ -147,7 +157,7 @@ class PythonLocks {
     std::vector<cpython::FrameSelf> selves;
     {
       py::gil_scoped_release nogil;
-      selves = cpython::frame_selves(target_->memory(), state_, tid);
+      selves = cpython::frame_selves(target_->memory(), state(), tid);
     }
     py::list out;
     for (const auto& f : selves) {
@@ -160,7 +170,7 @@ class PythonLocks {
     return out;
   }
   py::dict attributes(Addr object, const std::vector<std::string>& names) {
-    if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state_);
+    if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state());
     py::dict out;
     for (const auto& name : names) {
       Addr a = objects_->attribute(object, name);
@@ -172,7 +182,7 @@ class PythonLocks {
     cpython::ThreadingState t;
     {
       py::gil_scoped_release nogil;
-      t = cpython::threading_state(target_->memory(), state_);
+      t = cpython::threading_state(target_->memory(), state());
     }
     py::dict d;
     d["imported"] = t.imported;
@@ -197,7 +207,8 @@ class PythonLocks {
 
  private:
   std::shared_ptr<Target> target_;
-  cpython::PythonState state_;
+  std::shared_ptr<cpython::Interpreter> interp_;  // null: own_ was read here
+  cpython::PythonState own_;
   std::unique_ptr<cpython::PyObjects> objects_;  // made on the first attributes() call
 };
 
@@ -208,7 +219,7 @@ py::dict value_dict(cpython::PyObjects& objects, Addr a) {
   py::dict d;
   d["address"] = v.address;
   d["type"] = v.type;
-  d["kind"] = v.kind;
+  d["kind"] = py::str(to_string(v.kind));
   d["boolean"] = opt(v.boolean);
   d["integer"] = opt(v.integer);
   d["real"] = opt(v.real);
@@ -219,9 +230,12 @@ py::dict value_dict(cpython::PyObjects& objects, Addr a) {
 }
 
 void register_pylocks(py::module_& m) {
+  bind_enum(m, "PyLockKind", cpython::kPyLockKindNames, "Which Python lock a thread waits on (python_lock_wait()['kind']).");
   py::class_<PythonLocks>(m, "PythonLocks")
       .def(py::init<std::shared_ptr<Target>>(), py::arg("target"),
-           "Reads the target's interpreter once (threads and frames) for python-lock questions.")
+           "Reads the target's interpreter once (threads and innermost frames) for python-lock questions.")
+      .def(py::init<std::shared_ptr<cpython::Interpreter>>(), py::arg("interpreter"),
+           "Answers python-lock questions from an Interpreter already read (with frames).")
       .def_property_readonly("status", &PythonLocks::status)
       .def("wait", &PythonLocks::wait, py::arg("tid"), py::arg("futex_address") = py::none(),
            "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)).")
@@ -236,6 +250,8 @@ void register_pylocks(py::module_& m) {
       "python_lock_wait",
       [](std::shared_ptr<Target> target, py::object state, int tid, std::optional<Addr> futex) -> py::dict {
         if (py::isinstance<PythonLocks>(state)) return state.cast<PythonLocks&>().wait(tid, futex);
+        if (py::isinstance<cpython::Interpreter>(state))
+          return PythonLocks(state.cast<std::shared_ptr<cpython::Interpreter>>()).wait(tid, futex);
         cpython::PythonState s;
         cpython::LockWaitOptions opts;
         if (state.is_none()) s = inspect_now(*target);
@@ -249,7 +265,7 @@ void register_pylocks(py::module_& m) {
       },
       py::arg("target"), py::arg("state"), py::arg("tid"), py::arg("futex_address") = py::none(),
       "Which Python Lock/RLock/Condition thread `tid` waits on and who owns it.  state: a PythonLocks "
-      "(cached), python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory.");
+      "(cached), an Interpreter, python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory.");
 }
 
 }  // namespace pyhang::bindings

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "pyhang/base/confidence.hpp"
 #include "pyhang/target/target.hpp"
 
 namespace py = pybind11;
@@ -20,7 +21,22 @@ py::dict registers_dict(const Registers& regs) {
 }  // namespace
 
 void register_target(py::module_& m) {
-  py::register_exception<ReaderError>(m, "ReaderError");
+  bind_enum(m, "TargetKind", kTargetKindNames, "Where a target's memory comes from (Target.kind).");
+  bind_enum(m, "Confidence", kConfidenceNames, "How sure a finding is (the 'confidence' of lock and cycle dicts).");
+  bind_enum(m, "OwnerSource", kOwnerSourceNames, "Where a lock's owner came from (the 'owner_source' / 'source' of dicts).");
+  bind_enum(m, "ErrorReason", kErrorReasonNames, "Why a target or file could not be opened (ReaderError.reason).");
+  // pyhang::Error as _pyhang_native.ReaderError, its reason
+  // as the exception's `reason` attribute.
+  static py::exception<Error> reader_error(m, "ReaderError");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      py::object exc = py::handle(reader_error.ptr())(e.what());
+      exc.attr("reason") = e.reason();
+      PyErr_SetObject(reader_error.ptr(), exc.ptr());
+    }
+  });
 
   py::class_<Target, std::shared_ptr<Target>>(m, "Target")
       .def_static("live", &Target::live, py::arg("pid"),
@@ -45,11 +61,11 @@ void register_target(py::module_& m) {
             std::vector<Mapping> mappings;
             for (auto& [start, end, offset, path] : maps) mappings.push_back({start, end, offset, "", path});
             return Target::from_reader(std::make_shared<CallbackReader>(fn, description), std::move(mappings),
-                                       "callback");
+                                       TargetKind::Callback);
           },
           py::arg("read"), py::arg("mappings"), py::arg("description"),
           "A target read through a function of the host, e.g. gdb's inferior.read_memory.")
-      .def_property_readonly("kind", &Target::kind)
+      .def_property_readonly("kind", [](const Target& t) { return std::string(to_string(t.kind())); })
       .def_property_readonly("pid", &Target::pid)
       .def_property_readonly("warnings", &Target::warnings)
       .def_property_readonly("executable", &Target::executable)

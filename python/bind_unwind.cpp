@@ -32,6 +32,7 @@ unwind::Regs regs_from_dict(const py::dict& registers) {
 }  // namespace
 
 void register_unwind(py::module_& m) {
+  bind_enum(m, "Stop", unwind::kStopNames, "Why a native unwind stopped (the second item of Unwinder.unwind()).");
   py::class_<unwind::Unwinder>(m, "Unwinder",
                                "Unwinds threads of one target from .eh_frame CFI, as gdb's unwinder would; keeps "
                                "each object's parsed CFI, so make one per target and reuse it.")

@@ -16,7 +16,10 @@ waitgraph::Edge to_edge(const py::dict& d) {
   e.owner = d["owner"].cast<int>();
   e.kind = d["kind"].cast<std::string>();
   if (d.contains("address") && !d["address"].is_none()) e.address = d["address"].cast<Addr>();
-  e.source = d["source"].cast<std::string>();
+  auto source = d["source"].cast<std::string>();
+  auto parsed = parse_owner_source(source);
+  if (!parsed) throw py::value_error("edge source must be an owner source name, not '" + source + "'");
+  e.source = *parsed;
   if (d.contains("evidence") && !d["evidence"].is_none()) e.evidence = d["evidence"].cast<std::string>();
   return e;
 }
@@ -27,7 +30,7 @@ py::dict edge_dict(const waitgraph::Edge& e) {
   d["owner"] = e.owner;
   d["kind"] = e.kind;
   d["address"] = e.address ? py::cast(*e.address) : py::none();
-  d["source"] = e.source;
+  d["source"] = py::str(to_string(e.source));
   d["evidence"] = e.evidence;
   return d;
 }
@@ -48,7 +51,7 @@ void register_waitgraph(py::module_& m) {
           py::list es;
           for (const auto& e : c.edges) es.append(edge_dict(e));
           d["edges"] = es;
-          d["confidence"] = c.certain ? "certain" : "likely";
+          d["confidence"] = py::str(to_string(c.certain ? Confidence::Certain : Confidence::Likely));
           cycles.append(d);
         }
         return py::make_tuple(cycles, found.truncated);

@@ -5,7 +5,9 @@
 #include <pybind11/pybind11.h>
 
 #include <optional>
+#include <string>
 
+#include "pyhang/base/names.hpp"
 #include "pyhang/target/core_file.hpp"
 
 namespace pyhang::cpython {
@@ -32,5 +34,23 @@ pybind11::object opt(const std::optional<T>& v) {
 // length, problem}; `length` also for containers value() does not size (a
 // deque).  Defined in python/bind_pylocks.cpp.
 pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
+
+// A Python identifier for a name of a name table: "py-lock" -> "PY_LOCK",
+// "" -> "NONE".
+inline std::string enum_identifier(std::string_view name) {
+  if (name.empty()) return "NONE";
+  std::string id;
+  for (char c : name) id += c == '-' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return id;
+}
+
+// An enum as a Python enum (py::enum_) with one member per entry of its name
+// table; `.text` is the string the dicts carry for that member.
+template <class E, std::size_t N>
+void bind_enum(pybind11::module_& m, const char* name, const std::array<Named<E>, N>& table, const char* doc) {
+  pybind11::enum_<E> e(m, name, doc);
+  for (const auto& n : table) e.value(enum_identifier(n.name).c_str(), n.value);
+  e.def_property_readonly("text", [](E v) { return std::string(to_string(v)); });
+}
 
 }  // namespace pyhang::bindings

@@ -139,7 +139,7 @@ ProcessFacts process_facts(int pid) {
                    " as in the parent: the address space is the parent's copy (exec would re-randomise it)"
              : "executable " + p.exe + " at " + hex(mine.exe) + ", libc at " + hex(mine.libc) + "; parent " +
                    p.parent_exe + " at " + hex(theirs.exe) + ", libc at " + hex(theirs.libc);
-  } catch (const ReaderError& e) {
+  } catch (const Error& e) {
     p.problem = std::string("maps: ") + e.what();
   }
   return p;

@@ -9,8 +9,11 @@ namespace pyhang::fork {
 
 namespace {
 
-bool container_kind(const std::string& kind) {
-  return kind == "list" || kind == "dict" || kind == "set" || kind == "frozenset" || kind == "tuple";
+using cpython::ValueKind;
+
+bool container_kind(ValueKind kind) {
+  return kind == ValueKind::List || kind == ValueKind::Dict || kind == ValueKind::Set || kind == ValueKind::Frozenset ||
+         kind == ValueKind::Tuple;
 }
 
 // The container's own bytes plus its first-level items, from a sample.
@@ -18,9 +21,9 @@ std::int64_t estimate_bytes(cpython::PyObjects& objs, const cpython::PyValue& v,
   std::int64_t n = v.length.value_or(0);
   std::int64_t own = objs.basic_size(v.address).value_or(0) + n * 8;  // the item pointers (or hash slots)
   std::vector<Addr> items;
-  if (v.kind == "list" || v.kind == "tuple") {
+  if (v.kind == ValueKind::List || v.kind == ValueKind::Tuple) {
     items = objs.sequence_items(v.address, sample);
-  } else if (v.kind == "dict") {
+  } else if (v.kind == ValueKind::Dict) {
     own = objs.basic_size(v.address).value_or(0) + n * 32;  // index + entry per item, roughly
     for (auto [k, val] : objs.dict_items(v.address, sample)) {
       items.push_back(k);
@@ -34,12 +37,12 @@ std::int64_t estimate_bytes(cpython::PyObjects& objs, const cpython::PyValue& v,
     if (!b) continue;
     auto item = objs.value(a);
     std::int64_t extra = 0;
-    if (item.kind == "str" && item.length) extra = *item.length;
+    if (item.kind == ValueKind::Str && item.length) extra = *item.length;
     total += *b + extra;
     ++counted;
   }
   if (!counted) return own;
-  double per_item = static_cast<double>(total) / counted * (v.kind == "dict" ? 2 : 1);
+  double per_item = static_cast<double>(total) / counted * (v.kind == ValueKind::Dict ? 2 : 1);
   return own + static_cast<std::int64_t>(per_item * static_cast<double>(n));
 }
 
@@ -48,8 +51,8 @@ std::int64_t estimate_bytes(cpython::PyObjects& objs, const cpython::PyValue& v,
 PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonState& state,
                                   const PythonScanOptions& opts) {
   PythonForkFacts f;
-  if (state.status != "ok" && state.status != "finalizing") {
-    f.problems.push_back("no Python state (" + state.status + ")");
+  if (state.status != cpython::Status::Ok && state.status != cpython::Status::Finalizing) {
+    f.problems.push_back("no Python state (" + std::string(to_string(state.status)) + ")");
     return f;
   }
   cpython::PyObjects objs(memory, state);

@@ -24,7 +24,7 @@ std::vector<Mapping> core_mappings(const Target& target) {
   std::shared_ptr<ElfFile> elf;
   try {
     elf = ElfFile::open(core->path());
-  } catch (const ReaderError&) {
+  } catch (const Error&) {
     return out;
   }
   for (const auto& seg : elf->segments()) {
@@ -47,11 +47,11 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
                                        const nptl::DescriptorResult& fields, const std::vector<Addr>& own,
                                        const ScanOptions& opts) {
   DescriptorScan out;
-  if (!fields.descriptors) {
-    out.problem = fields.problem.empty() ? "no struct pthread field descriptors" : fields.problem;
+  if (!fields) {
+    out.problem = fields.problem();
     return out;
   }
-  const nptl::Descriptors& desc = *fields.descriptors;
+  const nptl::Descriptors& desc = *fields;
   if (desc.tid.size_bits != 32 || desc.tid.count != 1) {
     out.problem = "unexpected _thread_db_pthread_tid descriptor in " + desc.source;
     return out;
@@ -109,12 +109,12 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
 
 DescriptorScan scan_thread_descriptors(Target& target, const std::vector<Addr>& own, const ScanOptions& opts) {
   std::vector<Mapping> mappings;
-  if (target.kind() == "core") {
+  if (target.kind() == TargetKind::Core) {
     mappings = core_mappings(target);
-  } else if (target.kind() == "live" && target.pid()) {
+  } else if (target.kind() == TargetKind::Live && target.pid()) {
     try {
       mappings = read_proc_maps(*target.pid());
-    } catch (const ReaderError&) {
+    } catch (const Error&) {
       mappings = target.space().mappings();
     }
   } else {

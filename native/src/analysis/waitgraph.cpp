@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "pyhang/glibc/identify.hpp"
 #include "pyhang/glibc/libraries.hpp"
 
 namespace pyhang::waitgraph {
@@ -134,7 +135,9 @@ std::vector<Edge> likely_holders(const std::vector<ThreadFacts>& threads) {
   std::vector<Edge> out;
   for (const auto& waiter : threads) {
     const std::string& k = waiter.blocked_kind;
-    bool unrecorded_owner = waiter.owners.empty() && (starts_with(k, "rwlock") || k == "futex" || k == "mutex");
+    const glibc::WaitKind kind = glibc::parse_wait_kind(k).value_or(glibc::WaitKind::None);
+    bool unrecorded_owner =
+        waiter.owners.empty() && (glibc::is_rwlock(kind) || kind == glibc::WaitKind::Futex || kind == glibc::WaitKind::Mutex);
     // Driver helper threads sleep on their own internal words by design.
     if (!unrecorded_owner || is_driver_helper_thread(waiter.name)) continue;
     std::string lib = lock_library(waiter);
@@ -177,7 +180,7 @@ std::vector<Edge> likely_holders(const std::vector<ThreadFacts>& threads) {
       e.owner = t->tid;
       e.kind = k;
       e.address = waiter.blocked_address;
-      e.source = "heuristic";
+      e.source = OwnerSource::Heuristic;
       e.evidence = evidence;
       out.push_back(std::move(e));
     }

@@ -122,6 +122,7 @@ const CodeInfo& CodeCache::get(Addr addr) {
   }
   if (*tname != "code") {
     info.problem = "not a code object (" + *tname + ")";
+    info.reason = ErrorReason::NotCodeObject;
     return info;
   }
   RemoteStruct c;

@@ -92,7 +92,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     if (!code.ok) {
       // 3.13's f_executable may legitimately hold a non-code object; anything
       // unreadable ends the walk.
-      if (code.problem.rfind("not a code object", 0) == 0) {
+      if (code.reason == ErrorReason::NotCodeObject) {
         f = previous;
         continue;
       }

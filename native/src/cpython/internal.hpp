@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <cstdio>
@@ -93,6 +94,7 @@ class ObjectReader {
 struct CodeInfo {
   bool ok = false;
   std::string problem;        // why !ok, or what was partly unreadable
+  ErrorReason reason = ErrorReason::Other;  // NotCodeObject: the object is readable but no code object
   std::string name;           // co_qualname when present, else co_name
   std::string filename;
   int firstlineno = -1;
@@ -195,6 +197,23 @@ struct GilStatics {
 // registers known at the call).  Bounded: at most 4 KiB per function and
 // 48 functions in all; any byte it cannot decode ends that function.
 GilStatics decode_gil_statics(const CodeImage& code, const std::vector<CodeEntry>& entries);
+
+// The layout an interpreter is read with, the one rule for every decoder:
+// the generated table for its release (layout_for(major, minor, patch)),
+// corrected by the target's own _Py_DebugOffsets at `runtime` where the
+// version has them (3.13+).
+struct EffectiveLayout {
+  std::shared_ptr<const Layout> layout;  // null: no table for the version
+  bool debug_offsets = false;            // corrected by the target's _Py_DebugOffsets
+};
+EffectiveLayout effective_layout(MemoryReader& mem, const Layout& generated, Addr runtime,
+                                 std::vector<std::string>& warnings);
+EffectiveLayout effective_layout(MemoryReader& mem, int major, int minor, int patch, Addr runtime,
+                                 std::vector<std::string>& warnings);
+// The layout `state` was read with (PythonState::effective_layout), or for a
+// state put together elsewhere (a dict from Python, a test), the same rule
+// from its version and runtime.  Null when there is no table.
+std::shared_ptr<const Layout> layout_of(MemoryReader& mem, const PythonState& state);
 
 // The layout corrected by the target's _Py_DebugOffsets (3.13+); warns on
 // each disagreement with the generated table.  Returns false when the

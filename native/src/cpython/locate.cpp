@@ -29,24 +29,7 @@
 
 namespace pyhang::cpython {
 
-const Layout* layout_for(int major, int minor) {
-  const Layout* best = nullptr;
-  for (const auto& l : generated_layouts())
-    if (l.major == major && l.minor == minor && (!best || l.patch < best->patch)) best = &l;
-  return best;
-}
-
 namespace {
-
-// The table for an exact patch level: the row generated from the greatest
-// patch <= it (a patch release whose headers differed has its own row).
-const Layout* layout_for_patch(int major, int minor, int patch) {
-  const Layout* best = layout_for(major, minor);
-  if (patch < 0) return best;
-  for (const auto& l : generated_layouts())
-    if (l.major == major && l.minor == minor && l.patch <= patch && (!best || l.patch > best->patch)) best = &l;
-  return best;
-}
 
 // A symbol *defined* in .dynsym of obj, as a runtime address.
 std::optional<Addr> dynsym(const LoadedObject& obj, std::string_view name) {
@@ -300,16 +283,17 @@ std::optional<Located> locate(Target& target) {
   return std::nullopt;
 }
 
-PythonState inspect(Target& target, const Options& opts) {
+PythonState inspect(Target& target, const Options& opts) { return inspect(target, locate(target), opts); }
+
+PythonState inspect(Target& target, const std::optional<Located>& loc, const Options& opts) {
   PythonState st;
-  auto loc = locate(target);
   if (!loc) {
-    st.status = "not-python";
+    st.status = Status::NotPython;
     return st;
   }
-  const Layout* layout = loc->major ? layout_for_patch(loc->major, loc->minor, loc->patch) : nullptr;
+  const Layout* layout = loc->major ? layout_for(loc->major, loc->minor, loc->patch) : nullptr;
   if (!layout) {
-    st.status = "unsupported";
+    st.status = Status::Unsupported;
     st.version = loc->version;
     st.major = loc->major, st.minor = loc->minor, st.patch = loc->patch;
     st.library = loc->library;
@@ -333,8 +317,12 @@ PythonState inspect(Target& target, const Options& opts) {
   st.warnings.insert(st.warnings.begin(), loc->warnings.begin(), loc->warnings.end());
   // thread_id is a pthread_t; before 3.11 there is no native_thread_id and
   // the LWP comes from struct pthread via libthread_db's descriptor.
-  for (auto& t : st.threads)
-    if (!t.native_tid && t.thread_id) t.native_tid = nptl::pthread_tid(target, t.thread_id);
+  std::optional<nptl::PthreadMapper> mapper;  // only when a thread has no native_thread_id
+  for (auto& t : st.threads) {
+    if (t.native_tid || !t.thread_id) continue;
+    if (!mapper) mapper.emplace(target);
+    t.native_tid = mapper->tid(t.thread_id);
+  }
   return st;
 }
 

@@ -226,8 +226,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
                                         std::optional<Addr> futex, const LockWaitOptions& opts,
                                         const std::function<std::optional<int>(std::uint64_t)>& pthread_tid) {
   PyLockWait out;
-  out.owner_source = "unknown";
-  const Layout* layout = layout_for(state.major, state.minor);
+  auto layout = detail::layout_of(mem, state);
   const LockLayout* locks = lock_layout_for(state.major, state.minor);
   if (!layout || !locks) {
     out.problem = "no lock object layout for CPython " + (state.version.empty() ? "?" : state.version);
@@ -277,7 +276,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
       if (!scan_problem.empty()) out.problem += " (" + scan_problem + ")";
       return out;
     }
-    out.confidence = "certain";
+    out.confidence = Confidence::Certain;
   } else {
     if (refs.empty()) {
       out.problem = "no futex address, and no Python lock object on the innermost frames";
@@ -285,7 +284,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     }
     match = &refs.front();
     word = finder.wait_word(*match);
-    out.confidence = "guess";
+    out.confidence = Confidence::Guess;
   }
 
   auto to_tid = [&](std::uint64_t pthread) -> std::optional<int> {
@@ -305,7 +304,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   auto f = finder.facts(match->object, match->type);
   out.locked = f.locked;
   bool rlock = match->type == locks->rlock_type;
-  out.kind = rlock ? "py-rlock" : "py-lock";
+  out.kind = rlock ? PyLockKind::RLock : PyLockKind::Lock;
   std::string where = (match->via_method ? "a bound method of it in slot " : "slot ") + std::to_string(match->slot) +
                       " of " + frame.function + " (" + basename(frame.file) + ":" + std::to_string(frame.line) + ")";
   out.evidence = futex ? "futex " + hex(*futex) + " is in the sem_t " + hex(word) + " of " + match->type + " " +
@@ -317,13 +316,13 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     out.count = f.count;
     if (f.owner && *f.owner) {
       out.owner_tid = to_tid(*f.owner);
-      out.owner_source = "lock-word";
+      out.owner_source = OwnerSource::LockWord;
       if (!out.owner_tid) out.problem = "RLock owner pthread_t " + hex(*f.owner) + " is no thread of this process";
     }
   }
 
   if (is_condition_wait(frame) && !rlock) {
-    out.kind = "py-condition";
+    out.kind = PyLockKind::Condition;
     std::string problem;
     std::string why;
     auto slots = finder.frame_slots(frame, why);
@@ -358,7 +357,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   }
 
   // A Lock records no owner: name the other threads that reference it.
-  if (out.kind == "py-lock" && opts.suspects) {
+  if (out.kind == PyLockKind::Lock && opts.suspects) {
     for (const auto& t : state.threads) {
       if (&t == thread || !t.native_tid) continue;
       for (const auto& r : finder.refs_of(t, nullptr)) {
@@ -369,7 +368,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
         }
       }
     }
-    if (!out.suspects.empty()) out.owner_source = "heuristic";
+    if (!out.suspects.empty()) out.owner_source = OwnerSource::Heuristic;
   }
   return out;
 }

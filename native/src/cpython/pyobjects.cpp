@@ -31,7 +31,7 @@ void set(std::string* out, std::string why) {
 
 struct PyObjects::Impl {
   Impl(MemoryReader& m, const PythonState& state, const ObjectLimits& lim) : mem(m), limits(lim) {
-    const Layout* l = layout_for(state.major, state.minor);
+    auto l = detail::layout_of(mem, state);
     ol = object_layout_for(state.major, state.minor);
     if (!l || !ol) {
       problem = "no object layout for CPython " + (state.version.empty() ? std::string("?") : state.version);
@@ -404,40 +404,40 @@ PyValue PyObjects::value(Addr obj) {
   v.type = *name;
   std::string why;
   if (*name == "NoneType") {
-    v.kind = "none";
+    v.kind = ValueKind::None;
   } else if (*name == "bool") {
-    v.kind = "bool";
+    v.kind = ValueKind::Bool;
     v.integer = impl_->integer(obj, &why);
     if (v.integer) v.boolean = *v.integer != 0;
   } else if (flag(flags, l.tpflags_long_subclass)) {
-    v.kind = "int";
+    v.kind = ValueKind::Int;
     v.integer = impl_->integer(obj, &why);
   } else if (*name == "float") {
-    v.kind = "float";
+    v.kind = ValueKind::Float;
     v.real = real(obj, &why);
   } else if (flag(flags, l.tpflags_unicode_subclass)) {
-    v.kind = "str";
+    v.kind = ValueKind::Str;
     v.text = impl_->objects->read_str(obj, &why);
     v.length = impl_->length(obj, nullptr);
   } else if (flag(flags, l.tpflags_bytes_subclass)) {
-    v.kind = "bytes";
+    v.kind = ValueKind::Bytes;
     v.length = impl_->length(obj, &why);
   } else if (flag(flags, l.tpflags_list_subclass)) {
-    v.kind = "list";
+    v.kind = ValueKind::List;
     v.length = impl_->length(obj, &why);
   } else if (flag(flags, l.tpflags_tuple_subclass)) {
-    v.kind = "tuple";
+    v.kind = ValueKind::Tuple;
     v.length = impl_->length(obj, &why);
   } else if (flag(flags, l.tpflags_dict_subclass)) {
-    v.kind = "dict";
+    v.kind = ValueKind::Dict;
     v.length = impl_->length(obj, &why);
   } else if (*name == "set" || *name == "frozenset") {
-    v.kind = *name;
+    v.kind = *name == "set" ? ValueKind::Set : ValueKind::Frozenset;
     v.length = impl_->length(obj, &why);
   } else if (*name == "module") {
-    v.kind = "module";
+    v.kind = ValueKind::Module;
   } else {
-    v.kind = "object";
+    v.kind = ValueKind::Object;
   }
   v.problem = why;
   return v;

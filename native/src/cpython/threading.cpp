@@ -37,8 +37,8 @@ PyThreadObject read_thread(PyObjects& objs, Addr thread, bool started) {
 
 ThreadingState threading_state(MemoryReader& memory, const PythonState& state, const ThreadingOptions& opts) {
   ThreadingState out;
-  if (state.status != "ok" && state.status != "finalizing") {
-    out.problem = "no Python state (" + state.status + ")";
+  if (state.status != Status::Ok && state.status != Status::Finalizing) {
+    out.problem = "no Python state (" + std::string(to_string(state.status)) + ")";
     return out;
   }
   PyObjects objs(memory, state);

@@ -140,23 +140,23 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   st.minor = generated.minor;
   st.layout = generated.generated_from;
   st.runtime = roots.runtime;
-  Layout l = generated;
-  if (l.has_debug_offsets && roots.runtime) {
-    if (detail::apply_debug_offsets(mem, roots.runtime, l, st.warnings)) st.layout += " + _Py_DebugOffsets";
-  }
+  auto effective = detail::effective_layout(mem, generated, roots.runtime, st.warnings);
+  if (effective.debug_offsets) st.layout += " + _Py_DebugOffsets";
+  st.effective_layout = effective.layout;
+  const Layout& l = *effective.layout;
   detail::ObjectReader objects(mem, l, opts);
   detail::CodeCache codes(objects);
 
   RuntimeView rt = read_runtime(mem, l, roots);
   if (!rt.readable) {
-    st.status = "unreadable";
+    st.status = Status::Unreadable;
     st.warnings.push_back("interpreter runtime state at " + hex(roots.runtime ? roots.runtime : roots.interp_head_var) +
                           " unreadable");
     return st;
   }
-  if (rt.finalizing) st.status = "finalizing";
-  else if (rt.interp_head == 0 || (rt.initialized && *rt.initialized == 0)) st.status = "starting";
-  else st.status = "ok";
+  if (rt.finalizing) st.status = Status::Finalizing;
+  else if (rt.interp_head == 0 || (rt.initialized && *rt.initialized == 0)) st.status = Status::Starting;
+  else st.status = Status::Ok;
 
   // Interpreters, newest first as CPython links them.
   std::vector<detail::InterpInfo> interps;

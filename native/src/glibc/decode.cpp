@@ -117,11 +117,11 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
     info.locked = state != 0;
     if (state == 2) info.flags.push_back("waiters");
     if (pp) info.fields.push_back({"ceiling", lock >> l.ceiling_shift});
+    // Locked with no owner recorded: lock elision, or caught between
+    // locking and recording.
     if (state != 0 && plausible_tid(owner)) {
       info.owners.push_back(owner);
       info.owner_source = "__owner";
-    } else if (state != 0 && owner == 0) {
-      info.note = "locked, but no owner recorded (lock elision, or caught between locking and recording)";
     }
     // Only recursive (and robust/PI/PP, handled above) mutexes use __count.
     if (type != 1 && count != 0 && !pp)
@@ -155,7 +155,6 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
   if (!b.ok() && unreadable(info, "pthread_rwlock_t", addr)) return info;
   info.readable = true;
   info.plausible = true;
-  info.note = "glibc counts read-holders but does not record which threads they are";
 
   const std::int32_t writer = b.i32(l.writer);
   const std::uint32_t shared = b.u32(l.shared), flags = b.u32(l.flags);
@@ -190,11 +189,10 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
     if ((!wrphase && wrlocked) || (wf & l.futex_used)) info.flags.push_back("write-waiters");
     info.locked = *info.write_locked || *info.readers > 0;
     if (*info.write_locked) {
+      // Write-locked without a valid __cur_writer: caught between locking and recording.
       if (plausible_tid(writer)) {
         info.owners.push_back(writer);
         info.owner_source = "__cur_writer";
-      } else {
-        info.note = "write-locked but __cur_writer is not set (caught between locking and recording)";
       }
     } else if (writer != 0) {
       add_problem(info, "__cur_writer " + std::to_string(writer) + " set on a lock in a read phase", false);
@@ -235,7 +233,6 @@ LockInfo decode_semaphore(MemoryReader& mem, Addr addr, const SemLayout& l) {
   if (!b.ok() && unreadable(info, "sem_t", addr)) return info;
   info.readable = true;
   info.plausible = true;
-  info.note = "a semaphore has no owner: any thread may post it";
   const std::uint32_t word = b.u32(l.value);
   const std::uint32_t value = l.value_shift ? word >> l.value_shift : word;
   const std::uint64_t nwaiters = l.nwaiters_size == 8 ? b.u64(l.nwaiters) : b.u32(l.nwaiters);
@@ -283,8 +280,6 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
     if (wrefs & 1) info.flags.push_back("clock-monotonic");
     if (wrefs & 2) info.flags.push_back("pshared");
     if (wrefs & 4) info.flags.push_back("destroy-pending");
-    info.note = "glibc >= 2.25 does not store the mutex in the condvar: it is pthread_cond_wait's second "
-                "argument, known only from the waiter's frame";
   } else {
     const std::uint32_t lk = b.u32(l.lock), nw = b.u32(l.nwaiters);
     const std::uint64_t total = b.u64(l.total_seq), wakeup = b.u64(l.wakeup_seq), woken = b.u64(l.woken_seq);
@@ -304,7 +299,6 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
     info.waiters = nw >> l.nwaiters_shift;
     if (mutex == ~0ull) {
       info.flags.push_back("pshared");
-      info.note = "process-shared condvar: glibc < 2.25 does not store its mutex";
     } else if (mutex != 0) {
       info.mutex = mutex;
     }

@@ -36,43 +36,43 @@ constexpr std::uint32_t kFutexWait = 0, kFutexLockPi = 6, kFutexWaitBitset = 9, 
 
 // ---- frame names -------------------------------------------------------------
 
-std::string_view frame_hint(std::string_view f) {
+WaitKind frame_hint(std::string_view f) {
   if (auto at = f.find('@'); at != std::string_view::npos) f = f.substr(0, at);
   while (f.substr(0, 5) == "__GI_") f.remove_prefix(5);
   while (!f.empty() && f.front() == '_') f.remove_prefix(1);
-  if (f.empty() || f == "??") return {};
-  static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
-      {"lll_lock_wait_private", "glibc-internal-lock"},
-      {"pthread_mutex_", "mutex"},
-      {"lll_lock_wait", "mutex"},
-      {"lll_clocklock_wait", "mutex"},
-      {"lll_timedlock_wait", "mutex"},
-      {"lll_robust", "mutex"},
-      {"pthread_rwlock_rdlock", "rwlock-read"},
-      {"pthread_rwlock_timedrdlock", "rwlock-read"},
-      {"pthread_rwlock_clockrdlock", "rwlock-read"},
-      {"pthread_rwlock_wrlock", "rwlock-write"},
-      {"pthread_rwlock_timedwrlock", "rwlock-write"},
-      {"pthread_rwlock_clockwrlock", "rwlock-write"},
-      {"pthread_rwlock_", "rwlock"},
-      {"new_sem_wait", "semaphore"},
-      {"old_sem_wait", "semaphore"},
-      {"sem_wait", "semaphore"},
-      {"sem_timedwait", "semaphore"},
-      {"sem_clockwait", "semaphore"},
-      {"do_futex_wait", "semaphore"},
-      {"pthread_cond_", "condvar"},
-      {"condvar_", "condvar"},
-      {"pthread_join", "thread-join"},
-      {"pthread_clockjoin", "thread-join"},
-      {"pthread_timedjoin", "thread-join"},
-      {"futex_", "futex"},
-      {"lll_futex", "futex"},
-      {"syscall", "futex"},
+  if (f.empty() || f == "??") return WaitKind::None;
+  static constexpr std::pair<std::string_view, WaitKind> kHints[] = {
+      {"lll_lock_wait_private", WaitKind::GlibcInternalLock},
+      {"pthread_mutex_", WaitKind::Mutex},
+      {"lll_lock_wait", WaitKind::Mutex},
+      {"lll_clocklock_wait", WaitKind::Mutex},
+      {"lll_timedlock_wait", WaitKind::Mutex},
+      {"lll_robust", WaitKind::Mutex},
+      {"pthread_rwlock_rdlock", WaitKind::RwlockRead},
+      {"pthread_rwlock_timedrdlock", WaitKind::RwlockRead},
+      {"pthread_rwlock_clockrdlock", WaitKind::RwlockRead},
+      {"pthread_rwlock_wrlock", WaitKind::RwlockWrite},
+      {"pthread_rwlock_timedwrlock", WaitKind::RwlockWrite},
+      {"pthread_rwlock_clockwrlock", WaitKind::RwlockWrite},
+      {"pthread_rwlock_", WaitKind::Rwlock},
+      {"new_sem_wait", WaitKind::Semaphore},
+      {"old_sem_wait", WaitKind::Semaphore},
+      {"sem_wait", WaitKind::Semaphore},
+      {"sem_timedwait", WaitKind::Semaphore},
+      {"sem_clockwait", WaitKind::Semaphore},
+      {"do_futex_wait", WaitKind::Semaphore},
+      {"pthread_cond_", WaitKind::Condvar},
+      {"condvar_", WaitKind::Condvar},
+      {"pthread_join", WaitKind::ThreadJoin},
+      {"pthread_clockjoin", WaitKind::ThreadJoin},
+      {"pthread_timedjoin", WaitKind::ThreadJoin},
+      {"futex_", WaitKind::Futex},
+      {"lll_futex", WaitKind::Futex},
+      {"syscall", WaitKind::Futex},
   };
   for (const auto& [prefix, hint] : kHints)
     if (f.substr(0, prefix.size()) == prefix) return hint;
-  return {};
+  return WaitKind::None;
 }
 
 namespace {
@@ -85,9 +85,9 @@ bool libc_like(std::string_view path) {
 }
 
 // Kind family of a candidate, for matching frame hints.
-bool hint_matches(std::string_view hint, std::string_view kind) {
+bool hint_matches(WaitKind hint, WaitKind kind) {
   if (hint == kind) return true;
-  if (hint == "rwlock") return kind.substr(0, 6) == "rwlock";
+  if (hint == WaitKind::Rwlock) return is_rwlock(kind);
   return false;
 }
 
@@ -124,7 +124,7 @@ void expected_value(Scorer& s, const FutexCall& f, std::uint32_t now) {
 Candidate mutex_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, Addr base) {
   Candidate cand;
   Scorer s{cand};
-  s.c.kind = "mutex";
+  s.c.kind = WaitKind::Mutex;
   s.c.address = base;
   s.c.lock = decode_mutex(mem, base, *L.mutex);
   const LockInfo& m = s.c.lock;
@@ -154,7 +154,7 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
   s.c.address = f.addr - fw.offset;
   s.c.lock = decode_rwlock(mem, s.c.address, l);
   const LockInfo& r = s.c.lock;
-  s.c.kind = "rwlock";
+  s.c.kind = WaitKind::Rwlock;
   if (!r.readable) return cand;
   score_common(s, r);
   auto field = [&](const char* name) -> std::int64_t {
@@ -170,14 +170,14 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
     const bool wrphase = readers & l.wrphase_bit, wrlocked = readers & l.wrlocked_bit;
     switch (fw.role) {
       case WaitRole::RwlockWrite:
-        s.c.kind = "rwlock-write";
+        s.c.kind = WaitKind::RwlockWrite;
         if (word & l.futex_used) s.add(3, "__writers_futex has waiters");
         else s.add(-4, "__writers_futex has no waiters");
         if (r.write_locked.value_or(false) || wrlocked) s.add(2, "a writer holds it or is next");
         else s.add(-3, "no writer holds it");
         break;
       case WaitRole::RwlockPhase:
-        s.c.kind = wrphase ? "rwlock-read" : "rwlock-write";
+        s.c.kind = wrphase ? WaitKind::RwlockRead : WaitKind::RwlockWrite;
         if (word & l.futex_used) s.add(3, "__wrphase_futex has waiters");
         else s.add(-4, "__wrphase_futex has no waiters");
         if (wrphase) s.add(2, "write phase: readers wait for it to end");
@@ -185,7 +185,7 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
         else s.add(-3, "read phase without a waiting writer");
         break;
       case WaitRole::RwlockRead:
-        s.c.kind = "rwlock-read";
+        s.c.kind = WaitKind::RwlockRead;
         if (readers & l.rwaiting_bit) s.add(3, "__readers has RWAITING");
         else s.add(-5, "__readers without RWAITING");
         break;
@@ -195,19 +195,19 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
   } else {
     switch (fw.role) {
       case WaitRole::RwlockRead:
-        s.c.kind = "rwlock-read";
+        s.c.kind = WaitKind::RwlockRead;
         if (r.read_waiters.value_or(0) > 0) s.add(3, "readers queued");
         else s.add(-3, "no readers queued");
         if (r.write_locked.value_or(false) || r.write_waiters.value_or(0) > 0) s.add(2, "a writer holds or waits");
         break;
       case WaitRole::RwlockWrite:
-        s.c.kind = "rwlock-write";
+        s.c.kind = WaitKind::RwlockWrite;
         if (r.write_waiters.value_or(0) > 0) s.add(3, "writers queued");
         else s.add(-3, "no writers queued");
         if (r.locked.value_or(false)) s.add(2, "held");
         break;
       case WaitRole::RwlockInternal: {
-        s.c.kind = "rwlock";
+        s.c.kind = WaitKind::Rwlock;
         const auto lk = static_cast<std::uint32_t>(field("__lock"));
         if (lk == 2) s.add(1, "internal lock contended");
         else s.add(-4, "internal lock not contended");
@@ -228,7 +228,7 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
 Candidate sem_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
   Candidate cand;
   Scorer s{cand};
-  s.c.kind = "semaphore";
+  s.c.kind = WaitKind::Semaphore;
   s.c.address = f.addr - fw.offset;
   s.c.lock = decode_semaphore(mem, s.c.address, *L.sem);
   const LockInfo& m = s.c.lock;
@@ -246,7 +246,7 @@ Candidate sem_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f,
 Candidate cond_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, const FutexWord& fw) {
   Candidate cand;
   Scorer s{cand};
-  s.c.kind = "condvar";
+  s.c.kind = WaitKind::Condvar;
   s.c.address = f.addr - fw.offset;
   s.c.lock = decode_condvar(mem, s.c.address, *L.cond);
   const LockInfo& c = s.c.lock;
@@ -264,64 +264,19 @@ Candidate cond_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f
   return cand;
 }
 
-std::string owner_text(const std::vector<int>& owners) {
-  std::string out;
-  for (int t : owners) out += (out.empty() ? "" : ", ") + std::string("TID ") + std::to_string(t);
-  return out;
-}
-
-std::string describe(const BlockedOn& b) {
-  const std::string at = b.address ? " " + hex(*b.address) : "";
-  const LockInfo* l = b.lock ? &*b.lock : nullptr;
-  std::string s;
-  if (b.kind == "mutex") {
-    s = "waits for " + (l ? l->kind : std::string("mutex")) + at;
-    if (l && !l->flags.empty()) {
-      s += " (";
-      for (std::size_t i = 0; i < l->flags.size(); ++i) s += (i ? ", " : "") + l->flags[i];
-      s += ")";
-    }
-    s += b.owners.empty() ? ": owner not recorded" : ": held by " + owner_text(b.owners);
-    if (l && l->recursion && *l->recursion > 1) s += ", locked " + std::to_string(*l->recursion) + " times";
-  } else if (b.kind == "rwlock-read" || b.kind == "rwlock-write" || b.kind == "rwlock") {
-    s = std::string("waits to ") + (b.kind == "rwlock-read" ? "read-lock" : b.kind == "rwlock-write" ? "write-lock"
-                                                                                                     : "lock") +
-        " rwlock" + at;
-    if (!b.owners.empty()) s += ": write-held by " + owner_text(b.owners);
-    else if (l && l->readers.value_or(0) > 0)
-      s += ": read-held by " + std::to_string(*l->readers) + " thread(s) (glibc does not record which)";
-    else s += ": no holder recorded";
-  } else if (b.kind == "semaphore") {
-    s = "waits on semaphore" + at + " (value " + std::to_string(l ? l->value.value_or(0) : 0) +
-        "; a semaphore has no owner)";
-  } else if (b.kind == "condvar") {
-    s = "waits on condvar" + at;
-    if (b.condvar_mutex) s += " with mutex " + hex(*b.condvar_mutex);
-    else s += " (its mutex is not recorded in the condvar)";
-  } else if (b.kind == "thread-join") {
-    s = "joins thread" + (b.owners.empty() ? std::string() : " TID " + std::to_string(b.owners[0]));
-  } else if (b.kind == "glibc-internal-lock") {
-    s = "waits for a glibc-internal lock" + at + " (owner not recorded)";
-  } else if (b.kind == "futex") {
-    s = "waits on futex" + (b.futex ? " " + hex(*b.futex) : std::string()) + " (no lock layout matches)";
-  }
-  if (!b.confidence.empty() && b.kind != "futex") s += " [" + b.confidence + "]";
-  return s;
-}
-
 }  // namespace
 
 BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThread& thread) {
   BlockedOn out;
 
   // The innermost libc frame name that says which lock family this is.
-  std::string_view hint;
+  WaitKind hint = WaitKind::None;
   std::optional<std::uint64_t> hint_rdi, cond_rsi;
   for (const auto& fr : thread.frames) {
     if (!libc_like(fr.library)) continue;
-    std::string_view h = frame_hint(fr.function);
-    if (h == "condvar" && fr.rsi && !cond_rsi) cond_rsi = fr.rsi;
-    if (h.empty() || h == "futex" || !hint.empty()) continue;
+    WaitKind h = frame_hint(fr.function);
+    if (h == WaitKind::Condvar && fr.rsi && !cond_rsi) cond_rsi = fr.rsi;
+    if (h == WaitKind::None || h == WaitKind::Futex || hint != WaitKind::None) continue;
     hint = h;
     hint_rdi = fr.rdi;
   }
@@ -351,24 +306,24 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
     {
       Candidate cand;
   Scorer s{cand};
-      s.c.kind = "futex";
+      s.c.kind = WaitKind::Futex;
       s.c.address = a;
       s.add(3, "a futex word");
       cands.push_back(std::move(cand));
     }
-    if (word && (hint == "glibc-internal-lock")) {
+    if (word && hint == WaitKind::GlibcInternalLock) {
       Candidate cand;
   Scorer s{cand};
-      s.c.kind = "glibc-internal-lock";
+      s.c.kind = WaitKind::GlibcInternalLock;
       s.c.address = a;
       if (*word >= 1 && *word <= 2) s.add(3, "lock word is 1 or 2");
       else s.add(-3, "lock word is not 1 or 2");
       cands.push_back(std::move(cand));
     }
-    if (word && hint == "thread-join") {
+    if (word && hint == WaitKind::ThreadJoin) {
       Candidate cand;
   Scorer s{cand};
-      s.c.kind = "thread-join";
+      s.c.kind = WaitKind::ThreadJoin;
       s.c.address = a;
       s.c.lock.owners = plausible_tid(static_cast<std::int32_t>(*word)) ? std::vector<int>{static_cast<int>(*word)}
                                                                   : std::vector<int>{};
@@ -376,17 +331,17 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
       cands.push_back(std::move(cand));
     }
     if (!word) out.problem = "futex word " + hex(a) + " is unreadable";
-  } else if (hint_rdi && (hint == "mutex" || hint.substr(0, 6) == "rwlock" || hint == "semaphore" ||
-                          hint == "condvar")) {
+  } else if (hint_rdi && (hint == WaitKind::Mutex || is_rwlock(hint) || hint == WaitKind::Semaphore ||
+                          hint == WaitKind::Condvar)) {
     // Not in the syscall (spinning, or no registers): the lock function's
     // first argument, when the debugger recovered it, is the lock itself.
     FutexCall pseudo{*hint_rdi, 0, 0, false};
-    if (hint == "mutex") cands.push_back(mutex_candidate(mem, L, pseudo, *hint_rdi));
-    else if (hint == "semaphore") cands.push_back(sem_candidate(mem, L, pseudo, {0, WaitRole::SemValue}));
-    else if (hint == "condvar") cands.push_back(cond_candidate(mem, L, pseudo, {0, WaitRole::CondSignal}));
+    if (hint == WaitKind::Mutex) cands.push_back(mutex_candidate(mem, L, pseudo, *hint_rdi));
+    else if (hint == WaitKind::Semaphore) cands.push_back(sem_candidate(mem, L, pseudo, {0, WaitRole::SemValue}));
+    else if (hint == WaitKind::Condvar) cands.push_back(cond_candidate(mem, L, pseudo, {0, WaitRole::CondSignal}));
     else {
       Candidate c;
-      c.kind = hint == "rwlock" ? "rwlock" : std::string(hint);
+      c.kind = hint;
       c.address = *hint_rdi;
       c.lock = decode_rwlock(mem, *hint_rdi, *L.rwlock);
       c.score = c.lock.plausible ? 3 : -10;
@@ -402,21 +357,20 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
   }
 
   // Frame-name evidence.
-  if (!hint.empty()) {
+  if (hint != WaitKind::None) {
+    const std::string says = "frame name says " + std::string(to_string(hint));
     for (auto& c : cands) {
-      if (c.kind == "futex") continue;
+      if (c.kind == WaitKind::Futex) continue;
       Scorer s{c};
-      if (hint_matches(hint, c.kind)) s.add(5, "frame name says " + std::string(hint));
-      else if (hint == "rwlock-read" || hint == "rwlock-write") {
-        if (c.kind.substr(0, 6) == "rwlock") s.add(-1, "frame name says " + std::string(hint));
-        else s.add(-2, "frame name says " + std::string(hint));
-      } else s.add(-2, "frame name says " + std::string(hint));
+      if (hint_matches(hint, c.kind)) s.add(5, says);
+      else if (hint == WaitKind::RwlockRead || hint == WaitKind::RwlockWrite) s.add(is_rwlock(c.kind) ? -1 : -2, says);
+      else s.add(-2, says);
     }
   }
   // A condvar waiter's mutex from the frame that had it.
   if (cond_rsi) {
     for (auto& c : cands)
-      if (c.kind == "mutex" && c.address == *cond_rsi) {
+      if (c.kind == WaitKind::Mutex && c.address == *cond_rsi) {
         Scorer s{c};
         s.add(5, "is the mutex pthread_cond_wait was given");
       }
@@ -432,30 +386,30 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
       break;
     }
   const int margin = best.score - runner_up;
-  const bool confirmed = (!hint.empty() && hint_matches(hint, best.kind)) ||
-                         (hint.substr(0, 6) == "rwlock" && best.kind.substr(0, 6) == "rwlock") ||
-                         (call && call->pi() && best.kind == "mutex");
-  if (best.kind == "futex") out.confidence = "guess";
-  else if (best.score >= 10 && confirmed && margin >= 4) out.confidence = "certain";
-  else if (best.score >= 6 && margin >= 3) out.confidence = "likely";
-  else out.confidence = "guess";
+  const bool confirmed = (hint != WaitKind::None && hint_matches(hint, best.kind)) ||
+                         (is_rwlock(hint) && is_rwlock(best.kind)) ||
+                         (call && call->pi() && best.kind == WaitKind::Mutex);
+  if (best.kind == WaitKind::Futex) out.confidence = Confidence::Guess;
+  else if (best.score >= 10 && confirmed && margin >= 4) out.confidence = Confidence::Certain;
+  else if (best.score >= 6 && margin >= 3) out.confidence = Confidence::Likely;
+  else out.confidence = Confidence::Guess;
 
   out.kind = best.kind;
   out.address = best.address;
-  if (best.kind != "futex") {
+  if (best.kind != WaitKind::Futex) {
     out.lock = best.lock;
     if (out.lock->layout.empty()) out.lock.reset();
   }
   out.owners = best.lock.owners;
-  out.owner_source = out.owners.empty() ? "unknown" : "lock-word";
-  if (best.kind == "condvar") {
+  out.owner_source = out.owners.empty() ? OwnerSource::Unknown : OwnerSource::LockWord;
+  if (best.kind == WaitKind::Condvar) {
     if (cond_rsi) out.condvar_mutex = *cond_rsi;
     else if (best.lock.mutex) out.condvar_mutex = best.lock.mutex;
   }
   if (out.evidence.empty())
     out.evidence = "futex " + hex(call ? call->addr : 0) + " op " + hex(call ? call->op : 0) +
-                   (hint.empty() ? "" : ", frame says " + std::string(hint)) + "; best: " + best.reasons;
-  out.detail = describe(out);
+                   (hint == WaitKind::None ? "" : ", frame says " + std::string(to_string(hint))) +
+                   "; best: " + best.reasons;
   out.candidates = std::move(cands);  // `best` refers into cands: last
   return out;
 }

@@ -160,33 +160,18 @@ const std::vector<Layouts>& all_layouts() {
   return rows;
 }
 
-const Layouts* layouts_for(const GlibcVersion& version, std::string* problem) {
+Outcome<const Layouts*> layouts_for(const GlibcVersion& version) {
   const std::pair<int, int> v{version.major, version.minor};
   for (const auto& row : all_layouts())
     if (v >= row.min && v < row.max_exclusive) return &row;
-  if (problem) {
-    const auto& rows = all_layouts();
-    *problem = "glibc " + (version.text.empty() ? std::to_string(version.major) + "." + std::to_string(version.minor)
-                                                : version.text) +
-               " is outside the supported lock layouts (" + std::to_string(rows.front().min.first) + "." +
-               std::to_string(rows.front().min.second) + " to " + std::to_string(rows.back().max_exclusive.first) +
-               "." + std::to_string(rows.back().max_exclusive.second - 1) + ")";
-  }
-  return nullptr;
-}
-
-std::string_view to_string(WaitRole role) {
-  switch (role) {
-    case WaitRole::MutexLock: return "mutex-lock";
-    case WaitRole::RwlockRead: return "rwlock-read";
-    case WaitRole::RwlockWrite: return "rwlock-write";
-    case WaitRole::RwlockPhase: return "rwlock-phase";
-    case WaitRole::RwlockInternal: return "rwlock-internal";
-    case WaitRole::SemValue: return "semaphore";
-    case WaitRole::CondSignal: return "condvar";
-    case WaitRole::CondInternal: return "condvar-internal";
-  }
-  return "?";
+  const auto& rows = all_layouts();
+  return Error(ErrorReason::Unsupported,
+               "glibc " +
+                   (version.text.empty() ? std::to_string(version.major) + "." + std::to_string(version.minor)
+                                         : version.text) +
+                   " is outside the supported lock layouts (" + std::to_string(rows.front().min.first) + "." +
+                   std::to_string(rows.front().min.second) + " to " + std::to_string(rows.back().max_exclusive.first) +
+                   "." + std::to_string(rows.back().max_exclusive.second - 1) + ")");
 }
 
 }  // namespace pyhang::glibc

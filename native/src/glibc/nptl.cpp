@@ -21,7 +21,6 @@ std::optional<std::uint32_t> read_u32s(const ElfFile& elf, std::string_view name
 }  // namespace
 
 DescriptorResult read_descriptors(const AddressSpace& space) {
-  DescriptorResult r;
   std::string tried;
   for (glibc::Library lib : {glibc::Library::Libc, glibc::Library::Libpthread}) {
     const LoadedObject* obj = glibc::find_library(space, lib);
@@ -50,12 +49,10 @@ DescriptorResult read_descriptors(const AddressSpace& space) {
     desc.cancelhandling = field("_thread_db_pthread_cancelhandling", 32);
     desc.start_routine = field("_thread_db_pthread_start_routine", 64);
     desc.source = std::string(obj->basename()) + " _thread_db_pthread_tid";
-    r.descriptors = desc;
-    return r;
+    return desc;
   }
-  r.problem = tried.empty() ? "libc is not mapped: cannot map pthread_t to TIDs"
-                            : "no _thread_db_pthread_tid in " + tried + ": cannot map pthread_t to TIDs";
-  return r;
+  if (tried.empty()) return Error(ErrorReason::NotFound, "libc is not mapped: cannot map pthread_t to TIDs");
+  return Error(ErrorReason::NotFound, "no _thread_db_pthread_tid in " + tried + ": cannot map pthread_t to TIDs");
 }
 
 std::optional<int> pthread_tid_from_layout(MemoryReader& mem, Addr pthread, const TidDescriptor& desc) {
@@ -71,14 +68,14 @@ std::optional<int> pthread_tid_from_layout(MemoryReader& mem, Addr pthread, cons
 
 std::optional<int> pthread_tid(Target& target, Addr pthread) {
   auto d = read_descriptors(target.space());
-  if (!d.descriptors) return std::nullopt;
-  return pthread_tid_from_layout(target.memory(), pthread, d.descriptors->tid);
+  if (!d) return std::nullopt;
+  return pthread_tid_from_layout(target.memory(), pthread, d->tid);
 }
 
 PthreadMapper::PthreadMapper(Target& target) : target_(target) {
   auto d = read_descriptors(target.space());
-  desc_ = d.descriptors;
-  problem_ = d.problem;
+  desc_ = d.value();
+  problem_ = d.problem();
 }
 
 std::optional<int> PthreadMapper::tid(Addr pthread) {

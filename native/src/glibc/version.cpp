@@ -149,38 +149,32 @@ std::optional<GlibcVersion> parse_glibc_version(std::string_view text) {
 }
 
 VersionResult detect_version(const ElfFile& libc) {
-  VersionResult r;
-  if (auto v = from_nptl_version(libc, "__nptl_version")) r.version = v;
-  else if (auto b = from_banner(libc)) r.version = b;
-  else if (auto f = from_file_name(libc.path())) r.version = f;
-  else if (auto d = from_version_definitions(libc)) r.version = d;
-  else r.problem = "no glibc version found in " + libc.path() + " (no __nptl_version, banner or GLIBC_2.x versions)";
-  return r;
+  if (auto v = from_nptl_version(libc, "__nptl_version")) return *v;
+  if (auto b = from_banner(libc)) return *b;
+  if (auto f = from_file_name(libc.path())) return *f;
+  if (auto d = from_version_definitions(libc)) return *d;
+  return Error(ErrorReason::NotFound,
+               "no glibc version found in " + libc.path() + " (no __nptl_version, banner or GLIBC_2.x versions)");
 }
 
 VersionResult detect_version(const AddressSpace& space) {
   const LoadedObject* libc = find_library(space, Library::Libc);
   const LoadedObject* libpthread = find_library(space, Library::Libpthread);
-  VersionResult r;
-  if (!libc) {
-    r.problem = "libc is not mapped in the target (static binary or musl?): glibc version unknown";
-    return r;
-  }
-  if (!libc->elf) {
-    r.problem = "cannot open " + libc->path + (libc->problem.empty() ? "" : ": " + libc->problem) +
-                ": glibc version unknown";
-    return r;
-  }
-  r = detect_version(*libc->elf);
+  if (!libc)
+    return Error(ErrorReason::NotFound,
+                 "libc is not mapped in the target (static binary or musl?): glibc version unknown");
+  if (!libc->elf)
+    return Error(ErrorReason::CannotOpen, "cannot open " + libc->path +
+                                              (libc->problem.empty() ? "" : ": " + libc->problem) +
+                                              ": glibc version unknown");
+  VersionResult r = detect_version(*libc->elf);
   // Before 2.34 the NPTL version string lives in libpthread (nptl_version,
   // .symtab only on most distributions).
-  if ((!r.version || !r.version->exact) && libpthread && libpthread->elf) {
+  if ((!r || !r->exact) && libpthread && libpthread->elf) {
     for (std::string_view sym : {"__nptl_version", "nptl_version"}) {
       if (auto v = from_nptl_version(*libpthread->elf, sym)) {
         v->source = std::string(sym) + " in " + std::string(libpthread->basename());
-        r.version = v;
-        r.problem.clear();
-        break;
+        return *v;
       }
     }
   }

@@ -42,8 +42,8 @@ std::shared_ptr<CoreFile> CoreFile::open(const std::string& path) { return from_
 
 std::shared_ptr<CoreFile> CoreFile::from_image(std::shared_ptr<FileImage> image) {
   auto elf = ElfFile::from_image(std::move(image));
-  if (elf->type() != ET_CORE) throw ReaderError(elf->path() + " is not a core file");
-  if (elf->machine() != EM_X86_64) throw ReaderError(elf->path() + " is not an x86_64 core file");
+  if (elf->type() != ET_CORE) throw Error(ErrorReason::NotCore, elf->path() + " is not a core file");
+  if (elf->machine() != EM_X86_64) throw Error(ErrorReason::UnsupportedElf, elf->path() + " is not an x86_64 core file");
   std::shared_ptr<CoreFile> core(new CoreFile(std::move(elf)));
   core->parse();
   return core;
@@ -155,7 +155,7 @@ std::size_t CoreReader::read_from_files(Addr addr, void* buf, std::size_t n) {
       std::string path = locate_ ? locate_(m.path) : m.path;
       try {
         images_[i] = FileImage::map(path);
-      } catch (const ReaderError&) {
+      } catch (const Error&) {
         // Reported once per file by Target; here the bytes are simply absent.
       }
     }

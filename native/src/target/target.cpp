@@ -71,7 +71,7 @@ std::vector<Mapping> parse_proc_maps(std::string_view text) {
 
 std::vector<Mapping> read_proc_maps(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  if (!in) throw ReaderError("cannot read /proc/" + std::to_string(pid) + "/maps (the process is gone?)");
+  if (!in) throw Error(ErrorReason::CannotOpen, "cannot read /proc/" + std::to_string(pid) + "/maps (the process is gone?)");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_proc_maps(ss.str());
@@ -115,10 +115,9 @@ AddressSpace::AddressSpace(std::vector<Mapping> mappings, Locate locate) : mappi
         continue;
       }
       obj.bias = head->start - obj.elf->load_base_vaddr();
-    } catch (const ReaderError& e) {
-      std::string what = e.what();
-      if (what.find("not an ELF") != std::string::npos) continue;
-      obj.problem = what;
+    } catch (const Error& e) {
+      if (e.reason() == ErrorReason::NotElf) continue;
+      obj.problem = e.what();
     }
     objects_.push_back(std::move(obj));
   }
@@ -220,7 +219,7 @@ void note_object_problems(Target& t, const AddressSpace& space) {
 
 std::shared_ptr<Target> Target::live(int pid) {
   std::shared_ptr<Target> t(new Target());
-  t->kind_ = "live";
+  t->kind_ = TargetKind::Live;
   t->pid_ = pid;
   auto source = std::make_shared<LiveReader>(pid);
   t->memory_ = std::make_shared<CachedReader>(source);
@@ -234,7 +233,7 @@ std::shared_ptr<Target> Target::live(int pid) {
 
 std::shared_ptr<Target> Target::core(const std::string& core_path, AddressSpace::Locate locate) {
   std::shared_ptr<Target> t(new Target());
-  t->kind_ = "core";
+  t->kind_ = TargetKind::Core;
   t->core_ = CoreFile::open(core_path);
   t->pid_ = t->core_->pid();
   t->memory_ = std::make_shared<CachedReader>(std::make_shared<CoreReader>(t->core_, locate));
@@ -258,9 +257,9 @@ std::shared_ptr<Target> Target::core(const std::string& core_path, AddressSpace:
 }
 
 std::shared_ptr<Target> Target::from_reader(std::shared_ptr<MemoryReader> source, std::vector<Mapping> mappings,
-                                            std::string kind) {
+                                            TargetKind kind) {
   std::shared_ptr<Target> t(new Target());
-  t->kind_ = std::move(kind);
+  t->kind_ = kind;
   t->memory_ = std::make_shared<CachedReader>(std::move(source));
   t->space_ = AddressSpace(std::move(mappings));
   note_object_problems(*t, t->space_);
@@ -273,7 +272,7 @@ std::optional<Registers> Target::registers(int tid) const {
       if (t.tid == tid) return t.regs;
     return std::nullopt;
   }
-  if (kind_ != "live") return std::nullopt;
+  if (kind_ != TargetKind::Live) return std::nullopt;
   // Only the tracer may ask, and only while the thread is stopped: inside
   // gdb, gdb is the tracer (it ptraces from the thread that runs Python
   // commands); anywhere else this fails with ESRCH and says nothing.

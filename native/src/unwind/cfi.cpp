@@ -26,20 +26,6 @@ Failure register_value(const Regs& regs, std::uint64_t reg, std::uint64_t& out) 
   return std::nullopt;
 }
 
-// ------------------------------------------------------------ names ----
-
-std::string_view stop_name(Stop stop) {
-  switch (stop) {
-    case Stop::End: return "end";
-    case Stop::Depth: return "depth";
-    case Stop::NoCfi: return "no-cfi";
-    case Stop::Unreadable: return "unreadable";
-    case Stop::Unsupported: return "unsupported";
-    case Stop::BadFrame: return "bad-frame";
-  }
-  return "unknown";
-}
-
 // ----------------------------------------------------------- Cursor ----
 
 // LEB128 of at most 10 bytes (64 bits); bits beyond 64 are dropped.

@@ -30,11 +30,11 @@ TEST_CASE("descriptors of threads fork did not copy are found at the top of thei
   // Three "stacks": one of this process's own threads, one of a parent
   // thread copied by fork (tid 0, EXITING clear), one of a thread that ended.
   constexpr Addr kTid = 0x2d0, kCancelhandling = 0x308, kStartRoutine = 0x640;
-  nptl::DescriptorResult f;
-  f.descriptors.emplace();
-  f.descriptors->tid.offset = kTid;
-  f.descriptors->cancelhandling = kCancelhandling;
-  f.descriptors->start_routine = kStartRoutine;
+  nptl::Descriptors d;
+  d.tid.offset = kTid;
+  d.cancelhandling = kCancelhandling;
+  d.start_routine = kStartRoutine;
+  nptl::DescriptorResult f = d;
   ImageReader mem;
   std::vector<Mapping> maps;
   auto stack = [&](Addr start, Addr pd, std::int32_t tid, std::uint32_t cancel, Addr start_routine) {
@@ -60,7 +60,7 @@ TEST_CASE("descriptors of threads fork did not copy are found at the top of thei
   CHECK(scan.descriptors[1].exited);
   CHECK(scan.mappings_scanned == 2);  // our own thread's stack is not read at all
   // No descriptor fields: a reason, nothing found.
-  auto none = scan_thread_descriptors(mem, maps, nptl::DescriptorResult{}, {});
+  auto none = scan_thread_descriptors(mem, maps, Error(ErrorReason::NotFound, "no descriptors"), {});
   CHECK(none.descriptors.empty());
   CHECK_FALSE(none.problem.empty());
 }

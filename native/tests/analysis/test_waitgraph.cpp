@@ -6,12 +6,12 @@
 using namespace pyhang::waitgraph;
 
 namespace {
-Edge edge(int w, int o, std::string kind = "mutex", std::string source = "lock-word") {
+Edge edge(int w, int o, std::string kind = "mutex", pyhang::OwnerSource source = pyhang::OwnerSource::LockWord) {
   Edge e;
   e.waiter = w;
   e.owner = o;
   e.kind = std::move(kind);
-  e.source = std::move(source);
+  e.source = source;
   return e;
 }
 }  // namespace
@@ -40,11 +40,11 @@ TEST_CASE("waiting without a cycle is no deadlock") {
 }
 
 TEST_CASE("a cycle that needs a heuristic edge is likely, and a certain edge is preferred") {
-  auto c = find_cycles({edge(1, 8, "gil", "gil-state"), edge(8, 1, "rwlock-write", "heuristic")});
+  auto c = find_cycles({edge(1, 8, "gil", pyhang::OwnerSource::GilState), edge(8, 1, "rwlock-write", pyhang::OwnerSource::Heuristic)});
   REQUIRE(c.cycles.size() == 1);
   CHECK_FALSE(c.cycles[0].certain);
-  auto d = find_cycles({edge(1, 8, "rwlock-write", "heuristic"), edge(1, 8, "rwlock-write", "lock-word"),
-                        edge(8, 1, "gil", "gil-state")});
+  auto d = find_cycles({edge(1, 8, "rwlock-write", pyhang::OwnerSource::Heuristic), edge(1, 8, "rwlock-write", pyhang::OwnerSource::LockWord),
+                        edge(8, 1, "gil", pyhang::OwnerSource::GilState)});
   REQUIRE(d.cycles.size() == 1);
   CHECK(d.cycles[0].certain);
 }
@@ -78,7 +78,7 @@ TEST_CASE("a read-held driver rwlock's likely holder is the thread that called b
   CHECK(edges[0].evidence.find("PyGILState_Ensure") != std::string::npos);
   CHECK(edges[0].evidence.find("driver library") != std::string::npos);
   // With it, the GIL edge closes a likely cycle.
-  edges.push_back(edge(8, 1, "gil", "gil-state"));
+  edges.push_back(edge(8, 1, "gil", pyhang::OwnerSource::GilState));
   auto c = find_cycles(edges);
   REQUIRE(c.cycles.size() == 1);
   CHECK_FALSE(c.cycles[0].certain);

@@ -186,14 +186,14 @@ TEST_CASE("a Lock in a frame's locals whose sem_t holds the futex is found, in e
     int waiter = tid_of(w, 4242, 0), holder = tid_of(w, 4243, 1);
 
     auto r = w.wait(st, waiter, sem);
-    CHECK(r.kind == "py-lock");
-    CHECK(r.confidence == "certain");
+    CHECK(r.kind == PyLockKind::Lock);
+    CHECK(r.confidence == Confidence::Certain);
     CHECK(r.object == lock);
     CHECK(r.type_name == "_thread.lock");
     CHECK(r.wait_address == sem);
     CHECK(r.locked == std::optional<bool>(true));
     CHECK(!r.owner_tid);
-    CHECK(r.owner_source == "heuristic");
+    CHECK(r.owner_source == OwnerSource::Heuristic);
     CHECK(r.suspects == std::vector<int>{holder});
     CHECK(r.frame_function == "worker");
     CHECK(r.problem.empty());
@@ -202,13 +202,13 @@ TEST_CASE("a Lock in a frame's locals whose sem_t holds the futex is found, in e
     CHECK(w.wait(st, waiter, sem + 4).object == lock);
     // a futex no lock of the frames explains
     auto none = w.wait(st, waiter, sem + 4096);
-    CHECK(none.kind.empty());
+    CHECK(none.kind == PyLockKind::None);
     CHECK(!none.problem.empty());
     // unknown thread
     CHECK(!w.wait(st, 999999, sem).problem.empty());
     // no futex: a guess, the innermost lock object
     auto guess = w.wait(st, waiter, std::nullopt);
-    CHECK(guess.confidence == "guess");
+    CHECK(guess.confidence == Confidence::Guess);
     CHECK(guess.object == other);
   }
 }
@@ -225,12 +225,12 @@ TEST_CASE("an RLock's owner and count come from the lock object, the owner's TID
     w.thread(w.frame("own_it", "/app/a.py", {}, 0), owner_pthread, 501);
     auto st = w.inspect();
     auto r = w.wait(st, tid_of(w, 500, 0), sem);
-    CHECK(r.kind == "py-rlock");
+    CHECK(r.kind == PyLockKind::RLock);
     CHECK(r.object == rlock);
     CHECK(r.owner_thread_id == std::optional<std::uint64_t>(owner_pthread));
     CHECK(r.owner_tid == std::optional<int>(tid_of(w, 501, 1)));
     CHECK(r.count == std::optional<std::uint64_t>(2));
-    CHECK(r.owner_source == "lock-word");
+    CHECK(r.owner_source == OwnerSource::LockWord);
     CHECK(r.suspects.empty());
   }
 }
@@ -249,7 +249,7 @@ TEST_CASE("Condition.wait: the waiter lock, the Condition and its _lock from the
     w.thread(w.frame("notify_later", "/app/a.py", {}, 0), owner_pthread, 601);
     auto st = w.inspect();
     auto r = w.wait(st, tid_of(w, 600, 0), sem);
-    CHECK(r.kind == "py-condition");
+    CHECK(r.kind == PyLockKind::Condition);
     CHECK(r.object == waiter);
     CHECK(r.condition == cond);
     CHECK(r.condition_lock == cond_lock);
@@ -265,7 +265,7 @@ TEST_CASE("Condition.wait: the waiter lock, the Condition and its _lock from the
     v.thread(v.frame(fn, "/usr/lib/python3/threading.py", {v.img.str("self?"), 0, waiter2}, 0), 0x7f0000006000, 600);
     auto st2 = v.inspect();
     auto r2 = v.wait(st2, tid_of(v, 600, 0), sem2);
-    CHECK(r2.kind == "py-condition");
+    CHECK(r2.kind == PyLockKind::Condition);
     CHECK(r2.condition == 0);
     CHECK(!r2.problem.empty());
   }
@@ -289,10 +289,10 @@ TEST_CASE("garbage in frames gives no Python lock wait and no crash", "[cpython]
       w.thread(f, 0x7f0000008000, 700);
       auto st = w.inspect();
       auto r = w.wait(st, tid_of(w, 700, 0), sem);
-      CHECK(r.kind.empty());
+      CHECK(r.kind == PyLockKind::None);
       CHECK(!r.problem.empty());
       auto g = w.wait(st, tid_of(w, 700, 0), std::nullopt);
-      CHECK(g.kind.empty());
+      CHECK(g.kind == PyLockKind::None);
     }
     // a frame whose code object is unreadable
     World w(minor);
@@ -304,7 +304,7 @@ TEST_CASE("garbage in frames gives no Python lock wait and no crash", "[cpython]
     REQUIRE(!st.threads[0].frames.empty());
     st.threads[0].frames[0].code = Image::kUnmapped;
     auto r = w.wait(st, tid_of(w, 800, 0), sem);
-    CHECK(r.kind.empty());
+    CHECK(r.kind == PyLockKind::None);
     CHECK(!r.problem.empty());
   }
 }
@@ -336,13 +336,13 @@ TEST_CASE("a thread in threading.py's _wait_for_tstate_lock (3.13: Thread.join) 
     CHECK(r.join_self == joined);
     CHECK(r.join_frame_function == innermost);
     if (tstate) {
-      CHECK(r.kind == "py-lock");
+      CHECK(r.kind == PyLockKind::Lock);
       CHECK(r.object == tstate_lock);
       CHECK(r.problem.empty());
     }
     // a futex no lock of the frames explains: still the joined Thread
     auto other = w.wait(st, tid, sem + 4096);
-    CHECK(other.kind.empty());
+    CHECK(other.kind == PyLockKind::None);
     CHECK(!other.problem.empty());
     CHECK(other.join_self == joined);
     CHECK(other.join_frame_function == innermost);
@@ -379,7 +379,7 @@ TEST_CASE("join frames outside threading.py, beyond max_frames or with no self g
       CHECK(r.join_frame_function.empty());
     }
     // the first one still finds its lock
-    CHECK(w.wait(st, tid_of(w, 910, 0), sem).kind == "py-lock");
+    CHECK(w.wait(st, tid_of(w, 910, 0), sem).kind == PyLockKind::Lock);
     // the deep join is found when enough frames are scanned
     LockWaitOptions more;
     more.max_frames = 5;
@@ -407,8 +407,8 @@ TEST_CASE("a Lock waited on by one thread and referenced by another thread's fra
     int waiter = tid_of(w, 920, 0), holder = tid_of(w, 921, 1);
 
     auto r = w.wait(st, waiter, sem);
-    CHECK(r.kind == "py-lock");
-    CHECK(r.owner_source == "heuristic");
+    CHECK(r.kind == PyLockKind::Lock);
+    CHECK(r.owner_source == OwnerSource::Heuristic);
     CHECK(r.suspects == std::vector<int>{holder});
     REQUIRE(r.suspect_frames.size() == 1);
     CHECK(r.suspect_frames[0].frame == hold);
@@ -421,7 +421,7 @@ TEST_CASE("a Lock waited on by one thread and referenced by another thread's fra
     auto q = w.wait(st, waiter, sem, none);
     CHECK(q.suspects.empty());
     CHECK(q.suspect_frames.empty());
-    CHECK(q.owner_source == "unknown");
+    CHECK(q.owner_source == OwnerSource::Unknown);
     // the holder's reference beyond the frames scanned: no suspect
     LockWaitOptions one;
     one.max_frames = 1;

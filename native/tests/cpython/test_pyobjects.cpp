@@ -44,12 +44,12 @@ TEST_CASE("numbers, str, containers and module globals through sys.modules, in e
     CHECK(why == "module absent is not imported");
     CHECK(objs.module_attribute("mod.sub", "DATA") == lst);
     auto flag = objs.value(objs.module_attribute("mod.sub", "_flag"));
-    CHECK(flag.kind == "bool");
+    CHECK(flag.kind == ValueKind::Bool);
     CHECK(flag.boolean == true);
     auto data = objs.value(lst);
-    CHECK(data.kind == "list");
+    CHECK(data.kind == ValueKind::List);
     CHECK(data.length == 3);
-    CHECK(objs.value(pi).kind == "float");
+    CHECK(objs.value(pi).kind == ValueKind::Float);
     CHECK(objs.type_name(objs.module_attribute("mod.sub", "_ctx")) == "ForkContext");
     CHECK(objs.dict_items(globals, 100).size() == 5);
     CHECK(objs.length(globals) == 5);

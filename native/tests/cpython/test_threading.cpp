@@ -175,7 +175,7 @@ TEST_CASE("threading not imported gives imported=false and a problem line", "[cp
   CHECK_FALSE(r.imported);
   CHECK(r.problem == "no Python state (not-python)");
   PythonState unknown;
-  unknown.status = "ok";
+  unknown.status = Status::Ok;
   unknown.major = 3;
   unknown.minor = 99;
   r = t.read(unknown);

@@ -74,7 +74,7 @@ TEST_CASE("a thread's frame chain gives function, file and line innermost first,
     Addr t = w.img.thread_state(w.interp, inner, 0x7f0000001000, 4242);
     w.img.link_threads(w.interp, {t});
     auto st = w.inspect();
-    CHECK(st.status == "ok");
+    CHECK(st.status == Status::Ok);
     CHECK(st.warnings.empty());
     REQUIRE(st.threads.size() == 1);
     const auto& th = st.threads[0];
@@ -293,7 +293,7 @@ TEST_CASE("unreadable roots give status 'unreadable', not an exception", "[cpyth
   Roots r;
   r.runtime = 0x5000;
   auto st = inspect_memory(empty, l, r);
-  CHECK(st.status == "unreadable");
+  CHECK(st.status == Status::Unreadable);
   CHECK_FALSE(st.warnings.empty());
 }
 
@@ -373,7 +373,7 @@ TEST_CASE("3.6 without _PyRuntime: the holder is _PyThreadState_Current", "[cpyt
   Roots r = w.roots();
   r.tstate_current_var = current;
   auto st = inspect_memory(mem, l, r);
-  CHECK(st.status == "ok");
+  CHECK(st.status == Status::Ok);
   REQUIRE(st.threads.size() == 2);
   CHECK(st.threads[0].holds_gil);
   CHECK_FALSE(st.threads[1].holds_gil);

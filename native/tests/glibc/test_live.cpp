@@ -143,12 +143,12 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     return;
   }
   auto version = detect_version(target->space());
-  INFO(version.problem);
-  REQUIRE(version.version);
-  std::string problem;
-  const Layouts* L = layouts_for(*version.version, &problem);
-  INFO(problem);
-  REQUIRE(L);
+  INFO(version.problem());
+  REQUIRE(version);
+  auto row = layouts_for(*version);
+  INFO(row.problem());
+  REQUIRE(row);
+  const Layouts* L = *row;
   MemoryReader& mem = target->memory();
 
   // THEN
@@ -178,13 +178,13 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     REQUIRE(t.regs);
     CHECK(t.regs->rdi() == r.futex);
     auto b = identify_blocked(mem, *L, t);
-    INFO(b.detail << " | " << b.evidence);
+    INFO(b.evidence);
     std::string want = r.lock.rfind("mutex", 0) == 0 ? "mutex"
                        : r.lock.rfind("rwlock", 0) == 0 ? "rwlock-" + r.waiter_mode
                                                          : r.lock;
-    CHECK(b.kind == want);
+    CHECK(to_string(b.kind) == want);
     CHECK(b.address == r.address);
     if (r.lock != "rwlock-read-held") CHECK(b.owners == r.holders);
-    if (r.lock != "futex") CHECK(b.confidence != "guess");
+    if (r.lock != "futex") CHECK(b.confidence != Confidence::Guess);
   }
 }

@@ -63,10 +63,10 @@ TEST_CASE("pthread_self of this process maps to its TID through libc's descripto
     return;
   }
   auto d = nptl::read_descriptors(target->space());
-  INFO(d.problem);
-  REQUIRE(d.descriptors);
-  CHECK(d.descriptors->tid.size_bits == 32);
-  CHECK(d.descriptors->tid.offset > 0);
+  INFO(d.problem());
+  REQUIRE(d);
+  CHECK(d->tid.size_bits == 32);
+  CHECK(d->tid.offset > 0);
 
   CHECK(nptl::pthread_tid(*target, static_cast<Addr>(pthread_self())) == static_cast<int>(syscall(SYS_gettid)));
 

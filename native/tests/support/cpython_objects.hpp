@@ -214,7 +214,7 @@ struct Objects {
     Addr interp = img.alloc(static_cast<std::size_t>(l.interp_modules) + 8);
     img.put<Addr>(interp, l.interp_modules, modules);
     PythonState st;
-    st.status = "ok";
+    st.status = Status::Ok;
     st.major = 3;
     st.minor = l.minor;
     PyThreadInfo t;

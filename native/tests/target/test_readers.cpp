@@ -108,7 +108,7 @@ TEST_CASE("the live reader reads this process's memory up to an unmapped page") 
 }
 
 TEST_CASE("opening a process that does not exist is an error that says so") {
-  CHECK_THROWS_AS(Target::live(0x3fffffff), ReaderError);
+  CHECK_THROWS_AS(Target::live(0x3fffffff), Error);
 }
 
 TEST_CASE("a core file's threads, process and mapped files come from its notes") {
@@ -164,7 +164,7 @@ TEST_CASE("a truncated core is reported, and its missing bytes are unreadable") 
 }
 
 TEST_CASE("garbage instead of a core is refused with a reason") {
-  CHECK_THROWS_AS(CoreFile::from_image(FileImage::from_bytes(pattern(100, 1), "junk")), ReaderError);
+  CHECK_THROWS_AS(CoreFile::from_image(FileImage::from_bytes(pattern(100, 1), "junk")), Error);
   auto so = pyhang::testing::build_shared_object({});
   CHECK_THROWS_WITH(CoreFile::from_image(FileImage::from_bytes(so, "lib.so")), Catch::Contains("not a core"));
   // A core whose note claims more bytes than it has: parsed without crashing.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pyhang/base/confidence.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang::waitgraph {
@@ -20,9 +21,9 @@ struct Edge {
   int owner = 0;
   std::string kind;              // what is waited for: "mutex", "rwlock-write", "gil", "py-rlock", ...
   std::optional<Addr> address;   // of the lock, when it has one
-  std::string source;            // "lock-word", "gil-state", "heuristic", ...
+  OwnerSource source = OwnerSource::Unknown;  // how the owner is known
   std::string evidence;          // for heuristic edges: why
-  bool heuristic() const { return source == "heuristic"; }
+  bool heuristic() const { return source == OwnerSource::Heuristic; }
 };
 
 struct Cycle {
@@ -53,7 +54,7 @@ struct ThreadFacts {
   int tid = 0;
   std::string name;                // the OS thread name, may be empty
   std::vector<FrameFacts> frames;  // native frames, innermost first
-  std::string blocked_kind;        // what it waits for ("" when not blocked)
+  std::string blocked_kind;        // what it waits for ("" when not blocked): a glibc::WaitKind name, "gil", "py-lock", ...
   std::optional<Addr> blocked_address;
   std::vector<int> owners;         // known owners of what it waits for
   bool waits_for_gil = false;

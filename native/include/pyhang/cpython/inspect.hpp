@@ -13,10 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "pyhang/base/names.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
@@ -75,8 +77,29 @@ struct GilInfo {
   std::string source;        // how locked/holder were found: "gil-state", "tstate-current", ...
 };
 
+// What was found of the interpreter.
+enum class Status : std::uint8_t {
+  Ok,           // running: threads and frames were walked
+  NotPython,    // no CPython interpreter in the target
+  Starting,     // not initialised yet
+  Finalizing,   // shutting down
+  Unsupported,  // a CPython version pyhang has no layout for
+  Unreadable,   // the runtime state could not be read
+};
+
+inline constexpr std::array<Named<Status>, 6> kStatusNames{{
+    {Status::Ok, "ok"},
+    {Status::NotPython, "not-python"},
+    {Status::Starting, "starting"},
+    {Status::Finalizing, "finalizing"},
+    {Status::Unsupported, "unsupported"},
+    {Status::Unreadable, "unreadable"},
+}};
+constexpr std::string_view to_string(Status s) { return name_in(kStatusNames, s); }
+constexpr std::optional<Status> parse_status(std::string_view s) { return parse_in(kStatusNames, s); }
+
 struct PythonState {
-  std::string status = "not-python";  // "ok", "not-python", "starting", "finalizing", "unsupported", "unreadable"
+  Status status = Status::NotPython;
   std::string version;                // "3.11.7"; empty when unknown
   int major = 0, minor = 0, patch = -1;
   std::string library;                // the object holding the interpreter (libpython3.X.so or the executable)
@@ -85,6 +108,11 @@ struct PythonState {
   std::vector<GilInfo> gils;
   std::vector<PyThreadInfo> threads;
   std::vector<std::string> warnings;  // one line each
+  // The layout the state was read with (generated table, corrected by the
+  // target's _Py_DebugOffsets): what every later decoder of this
+  // interpreter reads with.  Null when there is none (not Python,
+  // unsupported).
+  std::shared_ptr<const Layout> effective_layout;
 };
 
 struct Options {
@@ -124,6 +152,9 @@ struct Located {
 
 // Finds the interpreter and its version in the objects the target maps.
 std::optional<Located> locate(Target& target);
+
+// inspect() with the interpreter already located (nullopt: not Python).
+PythonState inspect(Target& target, const std::optional<Located>& located, const Options& opts = {});
 
 // Walks from known roots with a given layout: inspect() after locate(), and
 // the entry point of tests on synthetic memory images.

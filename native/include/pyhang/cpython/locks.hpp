@@ -47,6 +47,8 @@
 #include <string>
 #include <vector>
 
+#include "pyhang/base/confidence.hpp"
+#include "pyhang/base/names.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/target/memory.hpp"
 
@@ -56,12 +58,27 @@ class Target;
 
 namespace pyhang::cpython {
 
+// Which Python lock a thread waits on.
+enum class PyLockKind : std::uint8_t {
+  None,       // not found waiting on a Python lock (see PyLockWait::problem)
+  Lock,       // a threading.Lock
+  RLock,      // a threading.RLock
+  Condition,  // Condition.wait: blocked on its waiter lock
+};
+
+inline constexpr std::array<Named<PyLockKind>, 4> kPyLockKindNames{{
+    {PyLockKind::None, ""},
+    {PyLockKind::Lock, "py-lock"},
+    {PyLockKind::RLock, "py-rlock"},
+    {PyLockKind::Condition, "py-condition"},
+}};
+constexpr std::string_view to_string(PyLockKind k) { return name_in(kPyLockKindNames, k); }
+constexpr std::optional<PyLockKind> parse_py_lock_kind(std::string_view s) { return parse_in(kPyLockKindNames, s); }
+
 struct PyLockWait {
-  // "py-lock" (a threading.Lock), "py-rlock" (a threading.RLock),
-  // "py-condition" (Condition.wait: blocked on its waiter lock), or "" when
-  // the thread is not found waiting on a Python lock (see `problem`).
-  std::string kind;
-  std::string confidence;          // "certain" (futex inside the lock's sem_t) | "guess" (no futex given)
+  PyLockKind kind = PyLockKind::None;
+  // Certain: the futex is inside the lock's sem_t; Guess: no futex given.
+  Confidence confidence = Confidence::None;
   Addr object = 0;                 // the _thread.lock / _thread.RLock object waited on (its id())
   std::string type_name;           // "_thread.lock" | "_thread.RLock"
   Addr wait_address = 0;           // the sem_t the object points to
@@ -69,7 +86,7 @@ struct PyLockWait {
   std::optional<std::uint64_t> owner_thread_id;  // RLock: rlock_owner (pthread_t); Lock: never recorded
   std::optional<int> owner_tid;                  // RLock owner → LWP
   std::optional<std::uint64_t> count;            // RLock: recursion count
-  std::string owner_source;        // "lock-word" (RLock rlock_owner) | "heuristic" (suspects) | "unknown"
+  OwnerSource owner_source = OwnerSource::Unknown;  // LockWord (RLock rlock_owner), Heuristic (suspects) or Unknown
   std::vector<int> suspects;       // Lock: other threads whose innermost frames reference the object
   std::vector<PyFrame> suspect_frames;  // for each suspect, the innermost of its frames that references it
   std::string frame_function;      // the Python frame whose locals/stack held the object

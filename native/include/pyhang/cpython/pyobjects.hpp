@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "pyhang/base/names.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/target/memory.hpp"
 
@@ -32,12 +33,36 @@ struct ObjectLimits {
   std::int64_t max_length = 1LL << 40;  // a len() beyond this is garbage
 };
 
+// What a Python value is, by its type (subclasses of the built-in types
+// count as those).
+enum class ValueKind : std::uint8_t {
+  Unreadable, None, Bool, Int, Float, Str, Bytes, List, Tuple, Dict, Set, Frozenset, Module,
+  Object,  // anything else
+};
+
+inline constexpr std::array<Named<ValueKind>, 14> kValueKindNames{{
+    {ValueKind::Unreadable, "unreadable"},
+    {ValueKind::None, "none"},
+    {ValueKind::Bool, "bool"},
+    {ValueKind::Int, "int"},
+    {ValueKind::Float, "float"},
+    {ValueKind::Str, "str"},
+    {ValueKind::Bytes, "bytes"},
+    {ValueKind::List, "list"},
+    {ValueKind::Tuple, "tuple"},
+    {ValueKind::Dict, "dict"},
+    {ValueKind::Set, "set"},
+    {ValueKind::Frozenset, "frozenset"},
+    {ValueKind::Module, "module"},
+    {ValueKind::Object, "object"},
+}};
+constexpr std::string_view to_string(ValueKind k) { return name_in(kValueKindNames, k); }
+constexpr std::optional<ValueKind> parse_value_kind(std::string_view s) { return parse_in(kValueKindNames, s); }
+
 struct PyValue {
   Addr address = 0;
   std::string type;  // tp_name; empty when unreadable
-  // "none", "bool", "int", "float", "str", "bytes", "list", "tuple", "dict",
-  // "set", "frozenset", "module", "object" (anything else), "unreadable"
-  std::string kind = "unreadable";
+  ValueKind kind = ValueKind::Unreadable;
   std::optional<bool> boolean;
   std::optional<std::int64_t> integer;   // int (when it fits 64 bits) and bool
   std::optional<double> real;            // float

@@ -52,7 +52,6 @@ struct LockInfo {
   std::optional<std::uint32_t> value;       // semaphore value
   std::optional<Addr> mutex;                // condvar: the waiters' mutex (pre-2.25 only)
   std::vector<std::string> flags;           // "robust", "pi", "pp", "pshared", "owner-died", "waiters", ...
-  std::string note;                         // what glibc does not record, one line
   std::vector<std::pair<std::string, std::int64_t>> fields;  // raw fields, for display
 };
 

@@ -10,9 +10,43 @@
 #include <vector>
 
 #include "pyhang/arch/x86_64/registers.hpp"
+#include "pyhang/base/confidence.hpp"
+#include "pyhang/base/names.hpp"
 #include "pyhang/glibc/decode.hpp"
 
 namespace pyhang::glibc {
+
+// What a blocked thread waits for, as far as glibc's locks tell.
+enum class WaitKind : std::uint8_t {
+  None,               // not waiting on a futex the decoders understand
+  Mutex,
+  RwlockRead,
+  RwlockWrite,
+  Rwlock,             // an rwlock, read or write not known
+  Semaphore,
+  Condvar,
+  Futex,              // a futex word no layout explains (or the generic futex layer, as a frame hint)
+  GlibcInternalLock,  // __lll_lock_wait_private: malloc, stdio, dl locks
+  ThreadJoin,         // pthread_join: the joined thread's tid word
+};
+
+inline constexpr std::array<Named<WaitKind>, 10> kWaitKindNames{{
+    {WaitKind::None, ""},
+    {WaitKind::Mutex, "mutex"},
+    {WaitKind::RwlockRead, "rwlock-read"},
+    {WaitKind::RwlockWrite, "rwlock-write"},
+    {WaitKind::Rwlock, "rwlock"},
+    {WaitKind::Semaphore, "semaphore"},
+    {WaitKind::Condvar, "condvar"},
+    {WaitKind::Futex, "futex"},
+    {WaitKind::GlibcInternalLock, "glibc-internal-lock"},
+    {WaitKind::ThreadJoin, "thread-join"},
+}};
+constexpr std::string_view to_string(WaitKind k) { return name_in(kWaitKindNames, k); }
+constexpr std::optional<WaitKind> parse_wait_kind(std::string_view s) { return parse_in(kWaitKindNames, s); }
+constexpr bool is_rwlock(WaitKind k) {
+  return k == WaitKind::Rwlock || k == WaitKind::RwlockRead || k == WaitKind::RwlockWrite;
+}
 
 struct NativeFrame {
   Addr pc = 0;
@@ -30,7 +64,7 @@ struct BlockedThread {
 };
 
 struct Candidate {
-  std::string kind;      // "mutex", "rwlock-read", "rwlock-write", "semaphore", "condvar", "futex", ...
+  WaitKind kind = WaitKind::None;
   Addr address = 0;      // the lock object's base
   int score = 0;
   std::string reasons;   // "+4 lock word has waiters; -3 kind unknown; ..."
@@ -38,20 +72,15 @@ struct Candidate {
 };
 
 struct BlockedOn {
-  // "" when the thread is not waiting on a futex the decoders understand;
-  // otherwise one of: "mutex", "rwlock-read", "rwlock-write", "semaphore",
-  // "condvar", "futex" (a futex word no layout explains), "glibc-internal-lock"
-  // (__lll_lock_wait_private: malloc, stdio, dl locks).
-  std::string kind;
+  WaitKind kind = WaitKind::None;
   std::optional<Addr> address;        // the lock object (its base)
   std::optional<Addr> futex;          // the word the thread sleeps on
   std::optional<std::uint32_t> futex_op, futex_value;  // syscall op and expected value
   std::optional<LockInfo> lock;       // the decoded lock
   std::vector<int> owners;            // TIDs, from the lock word
-  std::string owner_source;           // "lock-word" | "unknown"
-  std::string confidence;             // "certain" | "likely" | "guess"
+  OwnerSource owner_source = OwnerSource::Unknown;  // LockWord or Unknown
+  Confidence confidence = Confidence::None;
   std::string evidence;               // how the kind was decided, one line
-  std::string detail;                 // one line for users
   std::optional<Addr> condvar_mutex;  // the mutex a condvar waiter must reacquire, when known
   std::vector<Candidate> candidates;  // everything considered, best first
   std::string problem;                // why nothing could be identified
@@ -74,10 +103,10 @@ struct BlockedOn {
 // address instead.
 BlockedOn identify_blocked(MemoryReader& mem, const Layouts& layouts, const BlockedThread& thread);
 
-// Normalised frame-name hint: "mutex", "rwlock-read", "rwlock-write",
-// "rwlock", "semaphore", "condvar", "glibc-internal-lock", "futex" (generic
-// futex layer) or "" (unrelated).  Strips __GI_ prefixes, leading
-// underscores, @version suffixes.
-std::string_view frame_hint(std::string_view function);
+// The lock family a libc function name suggests: Mutex, RwlockRead,
+// RwlockWrite, Rwlock, Semaphore, Condvar, GlibcInternalLock, ThreadJoin,
+// Futex (the generic futex layer) or None (unrelated).  Strips __GI_
+// prefixes, leading underscores, @version suffixes.
+WaitKind frame_hint(std::string_view function);
 
 }  // namespace pyhang::glibc

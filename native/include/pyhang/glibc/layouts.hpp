@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "pyhang/base/names.hpp"
+#include "pyhang/base/outcome.hpp"
 #include "pyhang/glibc/version.hpp"
 
 namespace pyhang::glibc {
@@ -27,7 +29,17 @@ enum class WaitRole : std::uint8_t {
   CondSignal,        // condvar: waiting to be signalled
   CondInternal,      // condvar-internal lock or group switch (brief)
 };
-std::string_view to_string(WaitRole role);
+inline constexpr std::array<Named<WaitRole>, 8> kWaitRoleNames{{
+    {WaitRole::MutexLock, "mutex-lock"},
+    {WaitRole::RwlockRead, "rwlock-read"},
+    {WaitRole::RwlockWrite, "rwlock-write"},
+    {WaitRole::RwlockPhase, "rwlock-phase"},
+    {WaitRole::RwlockInternal, "rwlock-internal"},
+    {WaitRole::SemValue, "semaphore"},
+    {WaitRole::CondSignal, "condvar"},
+    {WaitRole::CondInternal, "condvar-internal"},
+}};
+constexpr std::string_view to_string(WaitRole role) { return name_in(kWaitRoleNames, role); }
 
 struct FutexWord {
   std::uint32_t offset;
@@ -107,9 +119,9 @@ struct Layouts {
   const CondLayout* cond;
 };
 
-// The table row for a version; nullptr (and a one-line problem) when the
-// version is outside every row: unknown versions are reported, not guessed.
-const Layouts* layouts_for(const GlibcVersion& version, std::string* problem = nullptr);
+// The table row for a version, or an Unsupported error when the version is
+// outside every row: unknown versions are reported, not guessed.
+Outcome<const Layouts*> layouts_for(const GlibcVersion& version);
 const std::vector<Layouts>& all_layouts();
 
 }  // namespace pyhang::glibc

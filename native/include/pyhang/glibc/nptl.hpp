@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "pyhang/base/outcome.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
@@ -51,10 +52,8 @@ struct Descriptors {
   std::string source;                           // "libc.so.6 _thread_db_pthread_tid"
 };
 
-struct DescriptorResult {
-  std::optional<Descriptors> descriptors;
-  std::string problem;  // one line when descriptors is absent
-};
+// The descriptors, or why pthread_t cannot be mapped to TIDs.
+using DescriptorResult = Outcome<Descriptors>;
 
 // Reads the descriptors from the ELF file of libc (then libpthread) mapped
 // in `space`.  No target memory is read.

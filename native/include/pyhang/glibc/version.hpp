@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "pyhang/base/outcome.hpp"
 #include "pyhang/target/elf.hpp"
 
 namespace pyhang {
@@ -24,10 +25,8 @@ struct GlibcVersion {
   bool operator<(const GlibcVersion& o) const { return std::pair(major, minor) < std::pair(o.major, o.minor); }
 };
 
-struct VersionResult {
-  std::optional<GlibcVersion> version;
-  std::string problem;  // one line when version is absent
-};
+// The version, or why it is unknown.
+using VersionResult = Outcome<GlibcVersion>;
 
 // "2.36" / "2.36.9000" / "2.17-326.el7" → {2, 36}; nullopt for anything else.
 std::optional<GlibcVersion> parse_glibc_version(std::string_view text);

@@ -34,7 +34,7 @@ struct Mapping {
 
 class CoreFile {
  public:
-  static std::shared_ptr<CoreFile> open(const std::string& path);  // throws ReaderError
+  static std::shared_ptr<CoreFile> open(const std::string& path);  // throws Error
   static std::shared_ptr<CoreFile> from_image(std::shared_ptr<FileImage> image);
 
   const std::string& path() const { return elf_->path(); }

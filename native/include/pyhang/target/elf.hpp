@@ -49,7 +49,7 @@ struct ElfNote {
 // Bytes of a file: mapped (open) or owned (from_bytes, for tests).
 class FileImage {
  public:
-  static std::shared_ptr<FileImage> map(const std::string& path);  // throws ReaderError
+  static std::shared_ptr<FileImage> map(const std::string& path);  // throws Error
   static std::shared_ptr<FileImage> from_bytes(std::vector<std::uint8_t> bytes, std::string name);
   ~FileImage();
   FileImage(const FileImage&) = delete;
@@ -72,7 +72,7 @@ class FileImage {
 
 class ElfFile {
  public:
-  // Throws ReaderError when the file is missing or not a 64-bit little-endian ELF.
+  // Throws Error when the file is missing or not a 64-bit little-endian ELF.
   static std::shared_ptr<ElfFile> open(const std::string& path);
   static std::shared_ptr<ElfFile> from_image(std::shared_ptr<FileImage> image);
 

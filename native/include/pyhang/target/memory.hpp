@@ -2,7 +2,8 @@
 // a callback into the debugger), and a page cache in front of any of them.
 //
 // Unreadable memory is an ordinary outcome, never an exception: every read
-// says how many bytes it got.  Decoders must treat a short read as "this
+// says how many bytes it got.  Only opening a source that cannot be opened
+// at all throws (pyhang::Error, pyhang/base/error.hpp).  Decoders must treat a short read as "this
 // object cannot be trusted" and move on.
 #pragma once
 
@@ -18,16 +19,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pyhang/base/error.hpp"
 #include "pyhang/base/types.hpp"
 
 namespace pyhang {
-
-// Raised only when a source cannot be opened at all (no such process, not a
-// core file); reads themselves never throw.
-class ReaderError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct ReaderStats {
   std::uint64_t calls = 0;        // read requests that reached the source

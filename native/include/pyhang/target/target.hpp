@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pyhang/base/names.hpp"
 #include "pyhang/target/core_file.hpp"
 #include "pyhang/target/elf.hpp"
 #include "pyhang/target/memory.hpp"
@@ -17,7 +18,7 @@
 namespace pyhang {
 
 std::vector<Mapping> parse_proc_maps(std::string_view text);
-std::vector<Mapping> read_proc_maps(int pid);  // throws ReaderError
+std::vector<Mapping> read_proc_maps(int pid);  // throws Error
 
 // An ELF object mapped in the target.
 struct LoadedObject {
@@ -62,19 +63,33 @@ class AddressSpace {
   std::vector<LoadedObject> objects_;  // sorted by start
 };
 
+enum class TargetKind : std::uint8_t {
+  Live,      // a process pyhang reads itself (process_vm_readv, /proc)
+  Core,      // a core file
+  Callback,  // memory through a function of the host (gdb)
+};
+
+inline constexpr std::array<Named<TargetKind>, 3> kTargetKindNames{{
+    {TargetKind::Live, "live"},
+    {TargetKind::Core, "core"},
+    {TargetKind::Callback, "callback"},
+}};
+constexpr std::string_view to_string(TargetKind k) { return name_in(kTargetKindNames, k); }
+constexpr std::optional<TargetKind> parse_target_kind(std::string_view s) { return parse_in(kTargetKindNames, s); }
+
 class Target {
  public:
-  // Throws ReaderError when the process or core cannot be opened at all.
+  // Throws Error when the process or core cannot be opened at all.
   static std::shared_ptr<Target> live(int pid);
   static std::shared_ptr<Target> core(const std::string& core_path, AddressSpace::Locate locate = {});
   static std::shared_ptr<Target> from_reader(std::shared_ptr<MemoryReader> source, std::vector<Mapping> mappings,
-                                             std::string kind);
+                                             TargetKind kind);
 
   MemoryReader& memory() { return *memory_; }
   const AddressSpace& space() const { return space_; }
   const std::shared_ptr<CoreFile>& core_file() const { return core_; }
   std::optional<int> pid() const { return pid_; }
-  const std::string& kind() const { return kind_; }  // "live", "core", "callback"
+  TargetKind kind() const { return kind_; }
   // The program's executable as the target records it (/proc/PID/exe, or
   // the core's mapping that holds AT_ENTRY); empty when unknown.
   const std::string& executable() const { return executable_; }
@@ -95,7 +110,7 @@ class Target {
   AddressSpace space_;
   std::shared_ptr<CoreFile> core_;
   std::optional<int> pid_;
-  std::string kind_;
+  TargetKind kind_ = TargetKind::Callback;
   std::string executable_;
   std::vector<std::string> warnings_;
 };

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "pyhang/arch/x86_64/registers.hpp"
+#include "pyhang/base/names.hpp"
 #include "pyhang/target/elf.hpp"
 #include "pyhang/target/memory.hpp"
 
@@ -48,7 +49,16 @@ enum class Stop : std::uint8_t {
   Unsupported,  // CFI this unwinder does not handle (opcode, expression, encoding)
   BadFrame,     // a stack that makes no sense: CFA not increasing, a cycle, pc in the first page
 };
-std::string_view stop_name(Stop stop);  // "end", "depth", "no-cfi", ...
+inline constexpr std::array<Named<Stop>, 6> kStopNames{{
+    {Stop::End, "end"},
+    {Stop::Depth, "depth"},
+    {Stop::NoCfi, "no-cfi"},
+    {Stop::Unreadable, "unreadable"},
+    {Stop::Unsupported, "unsupported"},
+    {Stop::BadFrame, "bad-frame"},
+}};
+constexpr std::string_view to_string(Stop stop) { return name_in(kStopNames, stop); }
+constexpr std::string_view stop_name(Stop stop) { return to_string(stop); }
 
 // Why a step failed; empty when it did not.
 using Failure = std::optional<Stop>;

@@ -228,7 +228,12 @@ struct Layout {
 // Every generated table, by ascending minor version.
 std::span<const Layout> generated_layouts();
 
-// The generated table for major.minor, or null.
+// The generated table for major.minor (the lowest patch level generated),
+// or null.
 const Layout* layout_for(int major, int minor);
+// The generated table for an exact release: the row generated from the
+// greatest patch <= patch (a patch release whose headers differed has its
+// own row); patch < 0 (unknown) is layout_for(major, minor).
+const Layout* layout_for(int major, int minor, int patch);
 
 }  // namespace pyhang::cpython

@@ -1,0 +1,78 @@
+"""_pyhang_native.Interpreter: the interpreter read once and handed to the
+other decoders gives what each entry point gives on its own, and the type
+stub python/_pyhang_native.pyi names everything the module binds."""
+import ast
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
+
+import harness  # noqa: E402
+
+sys.path.insert(0, os.path.join(harness.build_dir(), "python"))
+native = pytest.importorskip("_pyhang_native")
+
+
+def stub_names():
+    with open(os.path.join(ROOT, "python", "_pyhang_native.pyi")) as f:
+        tree = ast.parse(f.read())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+def test_the_stub_names_every_function_class_and_enum_of_the_module():
+    bound = {n for n in dir(native) if not n.startswith("_")}
+    assert bound <= stub_names(), sorted(bound - stub_names())
+
+
+def test_every_enum_member_carries_the_string_of_its_name_table():
+    assert native.WaitKind.RWLOCK_READ.text == "rwlock-read"
+    assert native.PyLockKind.PY_CONDITION.text == "py-condition"
+    assert native.Confidence.NONE.text == ""
+    assert native.Status.NOT_PYTHON.text == "not-python"
+    assert native.OwnerSource.LOCK_WORD.text == "lock-word"
+    assert native.frame_hint("__pthread_rwlock_wrlock_full64") == native.WaitKind.RWLOCK_WRITE.text
+
+
+def test_a_missing_process_is_a_reader_error_with_its_reason():
+    with pytest.raises(native.ReaderError) as e:
+        native.Target.live(0x3FFFFFFF)
+    assert e.value.reason == native.ErrorReason.NO_SUCH_PROCESS
+
+
+def test_one_interpreter_serves_state_locks_fork_facts_and_values():
+    with harness.python_scenario(sys.executable, "py_locks.py") as s:
+        target = native.Target.live(s.pid)
+        interp = native.Interpreter(target)
+        state = interp.state()
+        assert state == native.python_state(target)
+        assert interp.status == native.Status.OK and state["status"] == "ok"
+        shared, own = native.PythonLocks(interp), native.PythonLocks(target)
+        assert shared.status == own.status == "ok"
+        waits = {}
+        for t in s.truth["threads"]:
+            a, b = shared.wait(t["tid"]), own.wait(t["tid"])
+            assert a == b, (t, a, b)
+            assert native.python_lock_wait(target, interp, t["tid"]) == a
+            waits[t["role"]] = a
+        assert waits["lock-waiter"]["kind"] == "py-lock"
+        assert waits["rlock-waiter"]["kind"] == "py-rlock"
+        alone, reused = native.fork_facts(target, [], True), native.fork_facts(target, [], True, interp)
+        assert alone["python"] == reused["python"]
+        assert native.python_value(target, "threading", "_active") == \
+            native.python_value(target, "threading", "_active", interpreter=interp)
+
+
+def test_the_stub_lists_every_member_of_every_enum():
+    with open(os.path.join(ROOT, "python", "_pyhang_native.pyi")) as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(getattr(b, "id", "") == "_Named" for b in node.bases):
+            listed = {t.id for stmt in node.body if isinstance(stmt, ast.Assign) for t in stmt.targets}
+            assert listed == set(getattr(native, node.name).__members__), node.name
