@@ -1,16 +1,22 @@
 """The native decoders of the selected target, each made once per stop
-(SESSION.cached): the CPython state, glibc's lock layouts, the Python-lock
-search, the unwinder."""
+(SESSION.cached): the interpreter (read once, shared by the CPython state,
+the Python-lock search and fork facts), glibc's lock layouts, the unwinder."""
 import _pyhang_native as native
 
 from pyhang_gdb import settings
 from pyhang_gdb.session import SESSION
 
 
-def python_state():
-    """The target's decoded CPython state (native python_state() dict)."""
+def interpreter():
+    """The target's interpreter, located and walked once per stop (threads,
+    frames, GIL): what stacks, Python locks and fork facts all read."""
     target = SESSION.target()
-    return SESSION.cached("python", lambda: native.python_state(target))
+    return SESSION.cached("interpreter", lambda: native.Interpreter(target))
+
+
+def python_state():
+    """The target's decoded CPython state (the Interpreter's state() dict)."""
+    return SESSION.cached("python", lambda: interpreter().state())
 
 
 def lock_reader():
@@ -20,9 +26,8 @@ def lock_reader():
 
 
 def python_locks():
-    """threading Lock/RLock/Condition lookup, the interpreter decoded once."""
-    target = SESSION.target()
-    return SESSION.cached("pylocks", lambda: native.PythonLocks(target))
+    """threading Lock/RLock/Condition lookup over the interpreter already read."""
+    return SESSION.cached("pylocks", lambda: native.PythonLocks(interpreter()))
 
 
 def threading():
@@ -47,7 +52,7 @@ def fork_facts(own_bases):
 
     def compute():
         try:
-            return native.fork_facts(target, sorted(own_bases), True)
+            return native.fork_facts(target, sorted(own_bases), True, interpreter())
         except native.ReaderError as exc:
             return {"descriptor_problem": str(exc)}
     return SESSION.cached("fork-facts", compute)

@@ -36,6 +36,7 @@ class WaitKind:
     MUTEX = "mutex"
     RWLOCK_READ = "rwlock-read"
     RWLOCK_WRITE = "rwlock-write"
+    RWLOCK = "rwlock"           # a rwlock whose side (read or write) could not be told
     SEMAPHORE = "semaphore"
     CONDVAR = "condvar"
     FUTEX = "futex"

@@ -11,6 +11,7 @@ VERBS = {
     WaitKind.MUTEX: "waits to lock mutex",
     WaitKind.RWLOCK_READ: "waits to read-lock rwlock",
     WaitKind.RWLOCK_WRITE: "waits to write-lock rwlock",
+    WaitKind.RWLOCK: "waits to lock rwlock",
     WaitKind.SEMAPHORE: "waits on semaphore",
     WaitKind.CONDVAR: "waits on condition variable",
     WaitKind.FUTEX: "waits on futex word",

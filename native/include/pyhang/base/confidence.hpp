@@ -32,14 +32,16 @@ enum class OwnerSource : std::uint8_t {
   Heuristic,  // other threads' frames or libraries suggest it
   GilState,   // the GIL's holder
   ThreadTid,  // pthread_join: the joined thread's TID
+  ThreadObject,  // Thread.join: the threading.Thread joined names its thread
 };
 
-inline constexpr std::array<Named<OwnerSource>, 5> kOwnerSourceNames{{
+inline constexpr std::array<Named<OwnerSource>, 6> kOwnerSourceNames{{
     {OwnerSource::Unknown, "unknown"},
     {OwnerSource::LockWord, "lock-word"},
     {OwnerSource::Heuristic, "heuristic"},
     {OwnerSource::GilState, "gil-state"},
     {OwnerSource::ThreadTid, "thread-tid"},
+    {OwnerSource::ThreadObject, "thread-object"},
 }};
 constexpr std::string_view to_string(OwnerSource s) { return name_in(kOwnerSourceNames, s); }
 constexpr std::optional<OwnerSource> parse_owner_source(std::string_view s) { return parse_in(kOwnerSourceNames, s); }

@@ -1,0 +1,30 @@
+"""The vocabularies the Python side names (pyhang.model.kinds) are the
+native library's name tables where both speak of the same thing: a value
+one side produces is never unknown to the other."""
+import _pyhang_native as native
+
+from pyhang.model import kinds
+
+
+def texts(native_enum):
+    return {m.text for m in native_enum.__members__.values()} - {""}
+
+
+def values(python_kinds):
+    return {v for k, v in vars(python_kinds).items() if k.isupper() and isinstance(v, str)}
+
+
+def test_owner_sources_are_the_native_name_table():
+    assert values(kinds.OwnerSource) == texts(native.OwnerSource)
+
+
+def test_confidences_are_the_native_name_table():
+    assert values(kinds.Confidence) == texts(native.Confidence)
+
+
+def test_python_statuses_the_analysis_names_are_native_statuses():
+    assert values(kinds.PythonStatus) <= texts(native.Status)
+
+
+def test_every_native_wait_kind_and_python_lock_kind_has_a_python_name():
+    assert texts(native.WaitKind) | texts(native.PyLockKind) <= values(kinds.WaitKind)
