@@ -170,23 +170,24 @@ def thread_snapshot(target, raw):
                           frames=native_frames(target, raw.pcs), problem=raw.problem, unwound_by=raw.unwound_by)
 
 
-def add_lock_facts(target, view, snap):
+def add_lock_facts(stop, view, snap):
     """Decode what `snap` sleeps on, as far as the analysis will look
-    (pyhang.analysis.locks.wants_*)."""
+    (pyhang.analysis.locks.wants_*).  `stop`: a decoders.Stop."""
     if not locks.wants_lock(view, snap.tid, snap.registers, snap.frames):
         return snap
+    target = stop.target
     frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in snap.frames]
-    identified = decoders.lock_reader().identify(snap.tid, snap.registers, frames)
+    identified = stop.lock_reader.identify(snap.tid, snap.registers, frames)
     if identified.get("kind"):
         snap.lock = {k: identified.get(k) for k in _LOCK_KEYS}
         address = identified.get("address")
         snap.lock["library"] = target.symbolize([address])[0][1] if address else None
     futex = locks.wants_python_lock(view, snap.tid, snap.registers, snap.lock)
     if futex is not None:
-        wait = decoders.python_locks().wait(snap.tid, futex)
+        wait = stop.python_locks.wait(snap.tid, futex)
         if wait.get("kind") or wait.get("join_self"):
             snap.python_lock = wait
-            add_python_api(view, snap)
+            add_python_api(stop.python_locks, view, snap)
     address = locks.wants_futex_word(snap.lock)
     if address is not None:
         word = target.read(address, 4)
@@ -194,13 +195,13 @@ def add_lock_facts(target, view, snap):
     return snap
 
 
-def add_python_api(view, snap):
+def add_python_api(python_locks, view, snap):
     """The `self` of the Python-level API a thread waits in, and the
     attributes the analysis names it by (pyhang.analysis.python_api)."""
     wanted = python_api.candidates(view, snap.tid)
     if not wanted:
         return
-    locks = decoders.python_locks()
+    locks = python_locks
     selves = {f["index"]: f for f in locks.frame_selves(snap.tid)}
     for index, api in wanted:
         frame = selves.get(index)
@@ -268,8 +269,9 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
     # facts need not switch to every thread again.
     SESSION.cached("thread-bases", lambda: locks.thread_bases(threads))
     if lock_facts:
+        stop = decoders.Stop()
         for t in threads:
-            add_lock_facts(target, view, t)
+            add_lock_facts(stop, view, t)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,

@@ -35,6 +35,22 @@ def threading():
     return SESSION.cached("threading", lambda: python_locks().threading())
 
 
+class Stop:
+    """The target and the decoders a loop over many threads asks, fetched
+    once for the loop (each function above checks the target per call)."""
+
+    def __init__(self):
+        self.target = SESSION.target()
+        self.lock_reader = lock_reader()
+        self._python_locks = None
+
+    @property
+    def python_locks(self):
+        if self._python_locks is None:
+            self._python_locks = python_locks()
+        return self._python_locks
+
+
 def native_stacks():
     """(Target, Unwinder) with which collect reads registers and unwinds
     without gdb, or None to have gdb unwind every thread

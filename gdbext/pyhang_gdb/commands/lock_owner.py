@@ -23,7 +23,7 @@ every thread."""
         reader = decoders.lock_reader()
         # Thread numbers of every thread, for owners; computed once per stop.
         names = SESSION.cached("thread-names", lambda: ThreadNames([(t.num, t.ptid[1]) for t in SESSION.threads()]))
-        collect.add_lock_facts(SESSION.target(), view, snap)
+        collect.add_lock_facts(decoders.Stop(), view, snap)
         gil = gil_state(view, snap.tid, snap.registers)
         bases = collect.thread_bases() if locks.wants_futex_word(snap.lock) is not None else {}
         threads = PythonThreads(decoders.threading() if view.ok else None, view)
