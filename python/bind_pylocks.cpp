@@ -148,7 +148,10 @@ class PythonLocks {
     cpython::PyLockWait w;
     {
       py::gil_scoped_release nogil;
-      w = cpython::find_python_lock_wait(*target_, state(), tid, futex);
+      if (!references_) references_ = std::make_unique<cpython::LockReferences>(target_->memory(), state());
+      cpython::LockWaitOptions opts;
+      opts.references = references_.get();
+      w = cpython::find_python_lock_wait(*target_, state(), tid, futex, opts);
     }
     return wait_dict(w);
   }
@@ -210,6 +213,7 @@ class PythonLocks {
   std::shared_ptr<cpython::Interpreter> interp_;  // null: own_ was read here
   cpython::PythonState own_;
   std::unique_ptr<cpython::PyObjects> objects_;  // made on the first attributes() call
+  std::unique_ptr<cpython::LockReferences> references_;  // made on the first wait() call
 };
 
 }  // namespace

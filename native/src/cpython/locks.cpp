@@ -357,7 +357,14 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   }
 
   // A Lock records no owner: name the other threads that reference it.
-  if (out.kind == PyLockKind::Lock && opts.suspects) {
+  if (out.kind == PyLockKind::Lock && opts.suspects && opts.references) {
+    for (const auto& [other, frame] : opts.references->of(match->object)) {
+      if (other == tid) continue;
+      out.suspects.push_back(other);
+      out.suspect_frames.push_back(frame);
+    }
+    if (!out.suspects.empty()) out.owner_source = OwnerSource::Heuristic;
+  } else if (out.kind == PyLockKind::Lock && opts.suspects) {
     for (const auto& t : state.threads) {
       if (&t == thread || !t.native_tid) continue;
       for (const auto& r : finder.refs_of(t, nullptr)) {
@@ -371,6 +378,34 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     if (!out.suspects.empty()) out.owner_source = OwnerSource::Heuristic;
   }
   return out;
+}
+
+void LockReferences::read() const {
+  read_ = true;
+  MemoryReader& mem = memory_;
+  const PythonState& state = state_;
+  LockWaitOptions opts = opts_;
+  opts.references = nullptr;
+  auto layout = detail::layout_of(mem, state);
+  const LockLayout* locks = lock_layout_for(state.major, state.minor);
+  if (!layout || !locks) return;
+  LockFinder finder(mem, *layout, *locks, opts);
+  for (const auto& t : state.threads) {
+    if (!t.native_tid) continue;
+    std::vector<Addr> seen;  // each object once per thread: its innermost referencing frame
+    for (const auto& r : finder.refs_of(t, nullptr)) {
+      if (std::find(seen.begin(), seen.end(), r.object) != seen.end()) continue;
+      seen.push_back(r.object);
+      by_object_[r.object].emplace_back(*t.native_tid, t.frames[r.frame]);
+    }
+  }
+}
+
+const std::vector<std::pair<int, PyFrame>>& LockReferences::of(Addr object) const {
+  static const std::vector<std::pair<int, PyFrame>> none;
+  if (!read_) read();
+  auto it = by_object_.find(object);
+  return it == by_object_.end() ? none : it->second;
 }
 
 PyLockWait find_python_lock_wait(Target& target, const PythonState& state, int tid, std::optional<Addr> futex_address,

@@ -45,6 +45,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "pyhang/base/confidence.hpp"
@@ -113,10 +115,35 @@ struct PyLockWait {
   std::string problem;   // one line: why nothing (or only part) was found; empty when all is well
 };
 
+class LockReferences;
+
 struct LockWaitOptions {
   std::size_t max_frames = 4;    // innermost Python frames scanned (the waiter's; suspects' too)
   std::size_t max_slots = 512;   // locals + stack slots read per frame
   bool suspects = true;          // scan other threads' frames for Lock suspects
+  // Every thread's references, read once (LockReferences): suspects are then
+  // looked up instead of every thread's frames being read again for each waiter.
+  const LockReferences* references = nullptr;
+};
+
+// Which threads reference each Python lock object in their innermost frames
+// (as the suspects of a Lock are found): read on the first question, then
+// asked for any number of waiters, so that n waiters cost one pass over the
+// threads' frames, not n.  `memory` and `state` must outlive it.
+class LockReferences {
+ public:
+  LockReferences(MemoryReader& memory, const PythonState& state, const LockWaitOptions& opts = {})
+      : memory_(memory), state_(state), opts_(opts) {}
+  // (TID, the innermost of its frames that references it) of each thread, in the state's order.
+  const std::vector<std::pair<int, PyFrame>>& of(Addr object) const;
+
+ private:
+  void read() const;
+  MemoryReader& memory_;
+  const PythonState& state_;
+  LockWaitOptions opts_;
+  mutable bool read_ = false;
+  mutable std::unordered_map<Addr, std::vector<std::pair<int, PyFrame>>> by_object_;
 };
 
 // The `self` of each of a thread's innermost Python frames: the first local
