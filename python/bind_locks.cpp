@@ -28,7 +28,7 @@ using namespace pyhang::glibc;
 
 py::dict lock_dict(const LockInfo& l) {
   py::dict d;
-  d["kind"] = l.kind;
+  d["kind"] = py::str(to_string(l.kind));
   d["address"] = l.address;
   d["layout"] = l.layout;
   d["readable"] = l.readable;
@@ -45,7 +45,9 @@ py::dict lock_dict(const LockInfo& l) {
   d["recursion"] = opt(l.recursion);
   d["value"] = opt(l.value);
   d["mutex"] = opt(l.mutex);
-  d["flags"] = l.flags;
+  py::list flags;
+  for (LockFlag f : l.flags) flags.append(py::str(to_string(f)));
+  d["flags"] = flags;
   py::dict fields;
   for (const auto& [k, v] : l.fields) fields[py::str(k)] = v;
   d["fields"] = fields;
@@ -189,6 +191,8 @@ class LockReader {
 }  // namespace
 
 void register_locks(py::module_& m) {
+  bind_enum(m, "LockType", kLockTypeNames, "The type of a decoded glibc lock (the 'kind' of lock dicts).");
+  bind_enum(m, "LockFlag", kLockFlagNames, "What a glibc lock's bytes say besides owner and counts ('flags').");
   bind_enum(m, "WaitKind", kWaitKindNames, "What a blocked thread waits for in glibc's terms (LockReader.identify()['kind']).");
   py::class_<LockReader>(m, "LockReader")
       .def(py::init<std::shared_ptr<Target>, std::optional<std::string>>(), py::arg("target"),

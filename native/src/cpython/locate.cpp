@@ -24,7 +24,6 @@
 
 #include "cpython/internal.hpp"
 #include "pyhang/arch/x86_64/decoder.hpp"
-#include "pyhang/glibc/nptl.hpp"
 #include "pyhang/target/target.hpp"
 
 namespace pyhang::cpython {
@@ -281,49 +280,6 @@ std::optional<Located> locate(Target& target) {
     return loc;
   }
   return std::nullopt;
-}
-
-PythonState inspect(Target& target, const Options& opts) { return inspect(target, locate(target), opts); }
-
-PythonState inspect(Target& target, const std::optional<Located>& loc, const Options& opts) {
-  PythonState st;
-  if (!loc) {
-    st.status = Status::NotPython;
-    return st;
-  }
-  const Layout* layout = loc->major ? layout_for(loc->major, loc->minor, loc->patch) : nullptr;
-  if (!layout) {
-    st.status = Status::Unsupported;
-    st.version = loc->version;
-    st.major = loc->major, st.minor = loc->minor, st.patch = loc->patch;
-    st.library = loc->library;
-    st.warnings = loc->warnings;
-    st.warnings.push_back("no layout table for CPython " + (loc->version.empty() ? "?" : loc->version));
-    return st;
-  }
-  st = inspect_memory(target.memory(), *layout, loc->roots, opts);
-  // Say which table serves which release: a patch level other than the
-  // generated one relies on the headers having been probed identical, or
-  // else only on the run-time checks (back-pointers, GIL word, type names).
-  if (loc->patch >= 0 && loc->patch != layout->patch) {
-    std::string also = layout->also_probed;
-    bool probed = ("," + also + ",").find("," + loc->version + ",") != std::string::npos;
-    st.layout += probed ? " (headers of " + loc->version + " probed identical)"
-                        : " (" + loc->version + " not probed; run-time checks only)";
-  }
-  st.version = loc->version;
-  st.major = loc->major, st.minor = loc->minor, st.patch = loc->patch;
-  st.library = loc->library;
-  st.warnings.insert(st.warnings.begin(), loc->warnings.begin(), loc->warnings.end());
-  // thread_id is a pthread_t; before 3.11 there is no native_thread_id and
-  // the LWP comes from struct pthread via libthread_db's descriptor.
-  std::optional<nptl::PthreadMapper> mapper;  // only when a thread has no native_thread_id
-  for (auto& t : st.threads) {
-    if (t.native_tid || !t.thread_id) continue;
-    if (!mapper) mapper.emplace(target);
-    t.native_tid = mapper->tid(t.thread_id);
-  }
-  return st;
 }
 
 }  // namespace pyhang::cpython

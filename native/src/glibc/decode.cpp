@@ -58,7 +58,7 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
   LockInfo info;
   info.address = addr;
   info.layout = std::string(l.name);
-  info.kind = "mutex";
+  info.kind = LockType::Mutex;
   Bytes b(mem, addr, l.size);
   if (!b.ok() && unreadable(info, "pthread_mutex_t", addr)) return info;
   info.readable = true;
@@ -82,13 +82,14 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
   if (pi && pp) add_problem(info, "__kind has both priority-inherit and priority-protect", true);
   if (robust && pp) add_problem(info, "__kind has both robust and priority-protect", true);
 
-  static constexpr const char* kTypes[] = {"normal", "recursive", "errorcheck", "adaptive"};
+  static constexpr LockType kTypes[] = {LockType::MutexNormal, LockType::MutexRecursive, LockType::MutexErrorcheck,
+                                        LockType::MutexAdaptive};
   const std::uint32_t type = k & l.kind_mask;
-  info.kind = std::string("mutex-") + kTypes[type & 3];
-  if (robust) info.flags.push_back("robust");
-  if (pi) info.flags.push_back("pi");
-  if (pp) info.flags.push_back("pp");
-  if (k & l.pshared_bit) info.flags.push_back("pshared");
+  info.kind = kTypes[type & 3];
+  if (robust) info.flags.push_back(LockFlag::Robust);
+  if (pi) info.flags.push_back(LockFlag::Pi);
+  if (pp) info.flags.push_back(LockFlag::Pp);
+  if (k & l.pshared_bit) info.flags.push_back(LockFlag::Pshared);
 
   const bool owner_special = robust && (owner == l.owner_inconsistent || owner == l.owner_notrecoverable);
   if (owner < 0 || (owner > kMaxTid && !owner_special))
@@ -99,8 +100,8 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
     // The lock word is the owner's TID with FUTEX_WAITERS / FUTEX_OWNER_DIED.
     const std::uint32_t tid = lock & l.futex_tid_mask;
     info.locked = tid != 0;
-    if (lock & l.futex_waiters) info.flags.push_back("waiters");
-    if (lock & l.futex_owner_died) info.flags.push_back("owner-died");
+    if (lock & l.futex_waiters) info.flags.push_back(LockFlag::Waiters);
+    if (lock & l.futex_owner_died) info.flags.push_back(LockFlag::OwnerDied);
     if (tid != 0 && !plausible_tid(tid)) add_problem(info, "lock word TID " + std::to_string(tid) + " is not a TID", true);
     if (tid != 0 && plausible_tid(tid)) {
       info.owners.push_back(static_cast<int>(tid));
@@ -115,7 +116,7 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
     std::uint32_t state = pp ? (lock & ~ceiling_mask) : lock;
     if (state > 2) add_problem(info, "__lock " + hex(lock) + " is not 0, 1 or 2", true);
     info.locked = state != 0;
-    if (state == 2) info.flags.push_back("waiters");
+    if (state == 2) info.flags.push_back(LockFlag::Waiters);
     if (pp) info.fields.push_back({"ceiling", lock >> l.ceiling_shift});
     // Locked with no owner recorded: lock elision, or caught between
     // locking and recording.
@@ -128,7 +129,7 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
       add_problem(info, "__count " + std::to_string(count) + " on a non-recursive mutex", true);
   }
   if (owner_special) {
-    info.flags.push_back(owner == l.owner_inconsistent ? "inconsistent" : "not-recoverable");
+    info.flags.push_back(owner == l.owner_inconsistent ? LockFlag::Inconsistent : LockFlag::NotRecoverable);
   }
   if (type == 1) {
     info.recursion = count;
@@ -150,7 +151,7 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
   LockInfo info;
   info.address = addr;
   info.layout = std::string(l.name);
-  info.kind = "rwlock";
+  info.kind = LockType::Rwlock;
   Bytes b(mem, addr, l.size);
   if (!b.ok() && unreadable(info, "pthread_rwlock_t", addr)) return info;
   info.readable = true;
@@ -167,9 +168,9 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
       add_problem(info, "padding at +" + std::to_string(off) + " is not zero", true);
       break;
     }
-  if (flags == 1) info.flags.push_back("prefer-writer");
-  if (flags == 2) info.flags.push_back("prefer-writer-nonrecursive");
-  if (shared) info.flags.push_back("pshared");
+  if (flags == 1) info.flags.push_back(LockFlag::PreferWriter);
+  if (flags == 2) info.flags.push_back(LockFlag::PreferWriterNonrecursive);
+  if (shared) info.flags.push_back(LockFlag::Pshared);
 
   if (l.scheme == RwlockScheme::Modern) {
     const std::uint32_t r = b.u32(l.readers), w = b.u32(l.writers), wp = b.u32(l.wrphase_futex),
@@ -184,9 +185,9 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
     info.write_locked = wrphase && wrlocked;
     // In a write phase registered readers are waiting; in a read phase they hold it.
     info.readers = wrphase ? 0 : registered;
-    if (wrphase && registered) info.flags.push_back("read-waiters");
-    if (r & l.rwaiting_bit) info.flags.push_back("read-waiters");
-    if ((!wrphase && wrlocked) || (wf & l.futex_used)) info.flags.push_back("write-waiters");
+    if (wrphase && registered) info.flags.push_back(LockFlag::ReadWaiters);
+    if (r & l.rwaiting_bit) info.flags.push_back(LockFlag::ReadWaiters);
+    if ((!wrphase && wrlocked) || (wf & l.futex_used)) info.flags.push_back(LockFlag::WriteWaiters);
     info.locked = *info.write_locked || *info.readers > 0;
     if (*info.write_locked) {
       // Write-locked without a valid __cur_writer: caught between locking and recording.
@@ -228,7 +229,7 @@ LockInfo decode_semaphore(MemoryReader& mem, Addr addr, const SemLayout& l) {
   LockInfo info;
   info.address = addr;
   info.layout = std::string(l.name);
-  info.kind = "semaphore";
+  info.kind = LockType::Semaphore;
   Bytes b(mem, addr, l.size);
   if (!b.ok() && unreadable(info, "sem_t", addr)) return info;
   info.readable = true;
@@ -244,7 +245,7 @@ LockInfo decode_semaphore(MemoryReader& mem, Addr addr, const SemLayout& l) {
   info.value = value;
   info.waiters = static_cast<std::uint32_t>(std::min<std::uint64_t>(nwaiters, kSaneCount));
   info.locked = value == 0;
-  if (priv == 128 || priv == 1) info.flags.push_back("pshared");
+  if (priv == 128 || priv == 1) info.flags.push_back(LockFlag::Pshared);
   return info;
 }
 
@@ -254,7 +255,7 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
   LockInfo info;
   info.address = addr;
   info.layout = std::string(l.name);
-  info.kind = "condvar";
+  info.kind = LockType::Condvar;
   Bytes b(mem, addr, l.size);
   if (!b.ok() && unreadable(info, "pthread_cond_t", addr)) return info;
   info.readable = true;
@@ -277,9 +278,9 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
         break;
       }
     info.waiters = waiters;
-    if (wrefs & 1) info.flags.push_back("clock-monotonic");
-    if (wrefs & 2) info.flags.push_back("pshared");
-    if (wrefs & 4) info.flags.push_back("destroy-pending");
+    if (wrefs & 1) info.flags.push_back(LockFlag::ClockMonotonic);
+    if (wrefs & 2) info.flags.push_back(LockFlag::Pshared);
+    if (wrefs & 4) info.flags.push_back(LockFlag::DestroyPending);
   } else {
     const std::uint32_t lk = b.u32(l.lock), nw = b.u32(l.nwaiters);
     const std::uint64_t total = b.u64(l.total_seq), wakeup = b.u64(l.wakeup_seq), woken = b.u64(l.woken_seq);
@@ -298,7 +299,7 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
     if (mutex != ~0ull && !user_pointer_or_null(mutex)) add_problem(info, "__mutex is not a pointer", true);
     info.waiters = nw >> l.nwaiters_shift;
     if (mutex == ~0ull) {
-      info.flags.push_back("pshared");
+      info.flags.push_back(LockFlag::Pshared);
     } else if (mutex != 0) {
       info.mutex = mutex;
     }

@@ -130,8 +130,8 @@ Candidate mutex_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& 
   const LockInfo& m = s.c.lock;
   if (!m.readable) return cand;
   score_common(s, m);
-  const bool pi = std::find(m.flags.begin(), m.flags.end(), "pi") != m.flags.end();
-  const bool waiters = std::find(m.flags.begin(), m.flags.end(), "waiters") != m.flags.end();
+  const bool pi = m.has(LockFlag::Pi);
+  const bool waiters = m.has(LockFlag::Waiters);
   if (m.locked.value_or(false)) s.add(3, "locked");
   else s.add(-4, "unlocked, yet a thread waits on it");
   if (waiters) s.add(2, "lock word says it has waiters");

@@ -56,10 +56,6 @@ const Layouts& row(int minor) {
   return **l;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
 // pthread_mutex_t: __lock 0, __count 4, __owner 8, __nusers 12, __kind 16.
 Obj mutex(std::uint32_t lock, std::uint32_t count, std::uint32_t owner, std::uint32_t nusers, std::uint32_t kind) {
   Obj o(40);
@@ -117,25 +113,25 @@ TEST_CASE("mutex kinds decode with owner, recursion and flags", "[glibc][mutex]"
     auto mem = image(mutex(2, 0, 4555, 1, 512));
     auto m = decode_mutex(mem, kBase, L);
     CHECK(m.plausible);
-    CHECK(m.kind == "mutex-normal");
+    CHECK(m.kind == LockType::MutexNormal);
     CHECK(m.locked == true);
     CHECK(m.owners == std::vector<int>{4555});
     CHECK(m.owner_source == "__owner");
-    CHECK(has(m.flags, "waiters"));
+    CHECK(m.has(LockFlag::Waiters));
   }
   SECTION("recursive, locked three times") {
     auto mem = image(mutex(1, 3, 77, 1, 1));
     auto m = decode_mutex(mem, kBase, L);
     CHECK(m.plausible);
-    CHECK(m.kind == "mutex-recursive");
+    CHECK(m.kind == LockType::MutexRecursive);
     CHECK(m.recursion == 3u);
     CHECK(m.owners == std::vector<int>{77});
   }
   SECTION("errorcheck and adaptive") {
     auto e = image(mutex(1, 0, 5, 1, 2));
-    CHECK(decode_mutex(e, kBase, L).kind == "mutex-errorcheck");
+    CHECK(decode_mutex(e, kBase, L).kind == LockType::MutexErrorcheck);
     auto a = image(mutex(1, 0, 5, 1, 3));
-    CHECK(decode_mutex(a, kBase, L).kind == "mutex-adaptive");
+    CHECK(decode_mutex(a, kBase, L).kind == LockType::MutexAdaptive);
   }
   SECTION("unlocked normal mutex has no owner") {
     auto mem = image(mutex(0, 0, 0, 0, 0));
@@ -159,29 +155,29 @@ TEST_CASE("mutex kinds decode with owner, recursion and flags", "[glibc][mutex]"
     CHECK(m.plausible);
     CHECK(m.owners == std::vector<int>{4563});
     CHECK(m.owner_source == "__lock");
-    CHECK(has(m.flags, "robust"));
-    CHECK(has(m.flags, "pshared"));
-    CHECK(has(m.flags, "waiters"));
+    CHECK(m.has(LockFlag::Robust));
+    CHECK(m.has(LockFlag::Pshared));
+    CHECK(m.has(LockFlag::Waiters));
   }
   SECTION("robust whose owner died: released by the kernel, flagged") {
     auto mem = image(mutex(0xC0000000u, 1, 4563, 1, 16));
     auto m = decode_mutex(mem, kBase, L);
     CHECK(m.plausible);
     CHECK(m.locked == false);
-    CHECK(has(m.flags, "owner-died"));
+    CHECK(m.has(LockFlag::OwnerDied));
   }
   SECTION("priority inheritance") {
     auto mem = image(mutex(0x80000000u | 4565, 1, 4565, 1, 544));
     auto m = decode_mutex(mem, kBase, L);
     CHECK(m.plausible);
-    CHECK(has(m.flags, "pi"));
+    CHECK(m.has(LockFlag::Pi));
     CHECK(m.owners == std::vector<int>{4565});
   }
   SECTION("priority protect: ceiling in the upper bits of kind and lock") {
     auto mem = image(mutex((5u << 19) | 1, 0, 4600, 1, 64 | (5u << 19)));
     auto m = decode_mutex(mem, kBase, L);
     CHECK(m.plausible);
-    CHECK(has(m.flags, "pp"));
+    CHECK(m.has(LockFlag::Pp));
     CHECK(m.owners == std::vector<int>{4600});
   }
   SECTION("garbage is implausible, never an exception") {
@@ -212,8 +208,8 @@ TEST_CASE("rwlock 2.25+: write owner from __cur_writer, read-holders counted", "
     CHECK(r.owners == std::vector<int>{4567});
     CHECK(r.owner_source == "__cur_writer");
     CHECK(r.readers == 0u);
-    CHECK(has(r.flags, "read-waiters"));
-    CHECK(has(r.flags, "write-waiters"));
+    CHECK(r.has(LockFlag::ReadWaiters));
+    CHECK(r.has(LockFlag::WriteWaiters));
   }
   SECTION("read-held by two with a writer waiting") {
     auto mem = image(Obj(56).u32(0, 18).u32(8, 2).u32(12, 1));

@@ -13,6 +13,7 @@
 
 #include "pyhang/target/core_file.hpp"
 #include "pyhang/target/memory.hpp"
+#include "pyhang/target/page_cache.hpp"
 #include "pyhang/target/target.hpp"
 #include "support/elf_builder.hpp"
 

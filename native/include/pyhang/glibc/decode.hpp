@@ -22,20 +22,86 @@
 //    pre-2.25 layout stores it (__mutex).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "pyhang/base/names.hpp"
 #include "pyhang/glibc/layouts.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang::glibc {
 
+// The type of a decoded lock object.
+enum class LockType : std::uint8_t {
+  None,             // not decoded
+  Mutex,            // a mutex whose kind could not be read
+  MutexNormal,
+  MutexRecursive,
+  MutexErrorcheck,
+  MutexAdaptive,
+  Rwlock,
+  Semaphore,
+  Condvar,
+};
+
+inline constexpr std::array<Named<LockType>, 9> kLockTypeNames{{
+    {LockType::None, ""},
+    {LockType::Mutex, "mutex"},
+    {LockType::MutexNormal, "mutex-normal"},
+    {LockType::MutexRecursive, "mutex-recursive"},
+    {LockType::MutexErrorcheck, "mutex-errorcheck"},
+    {LockType::MutexAdaptive, "mutex-adaptive"},
+    {LockType::Rwlock, "rwlock"},
+    {LockType::Semaphore, "semaphore"},
+    {LockType::Condvar, "condvar"},
+}};
+constexpr std::string_view to_string(LockType t) { return name_in(kLockTypeNames, t); }
+constexpr std::optional<LockType> parse_lock_type(std::string_view s) { return parse_in(kLockTypeNames, s); }
+
+// What a lock's bytes say besides its owner and counts.
+enum class LockFlag : std::uint8_t {
+  Robust,                    // mutex: robust
+  Pi,                        // mutex: priority inheritance
+  Pp,                        // mutex: priority protection (ceiling)
+  Pshared,                   // process-shared
+  Waiters,                   // mutex lock word: FUTEX_WAITERS, or 2 (contended)
+  OwnerDied,                 // robust mutex: FUTEX_OWNER_DIED
+  Inconsistent,              // robust mutex: its owner died, the next locker did not make it consistent
+  NotRecoverable,            // robust mutex: unlocked while inconsistent, unusable
+  PreferWriter,              // rwlock kind
+  PreferWriterNonrecursive,  // rwlock kind
+  ReadWaiters,               // rwlock: readers wait
+  WriteWaiters,              // rwlock: writers wait
+  ClockMonotonic,            // condvar: waits on CLOCK_MONOTONIC
+  DestroyPending,            // condvar: pthread_cond_destroy waits for the waiters
+};
+
+inline constexpr std::array<Named<LockFlag>, 14> kLockFlagNames{{
+    {LockFlag::Robust, "robust"},
+    {LockFlag::Pi, "pi"},
+    {LockFlag::Pp, "pp"},
+    {LockFlag::Pshared, "pshared"},
+    {LockFlag::Waiters, "waiters"},
+    {LockFlag::OwnerDied, "owner-died"},
+    {LockFlag::Inconsistent, "inconsistent"},
+    {LockFlag::NotRecoverable, "not-recoverable"},
+    {LockFlag::PreferWriter, "prefer-writer"},
+    {LockFlag::PreferWriterNonrecursive, "prefer-writer-nonrecursive"},
+    {LockFlag::ReadWaiters, "read-waiters"},
+    {LockFlag::WriteWaiters, "write-waiters"},
+    {LockFlag::ClockMonotonic, "clock-monotonic"},
+    {LockFlag::DestroyPending, "destroy-pending"},
+}};
+constexpr std::string_view to_string(LockFlag f) { return name_in(kLockFlagNames, f); }
+constexpr std::optional<LockFlag> parse_lock_flag(std::string_view s) { return parse_in(kLockFlagNames, s); }
+
 // A lock as decoded from its bytes.  Fields a layout does not have stay unset.
 struct LockInfo {
-  std::string kind;        // "mutex-normal", "mutex-recursive", ..., "rwlock", "semaphore", "condvar"
+  LockType kind = LockType::None;
   Addr address = 0;
   std::string layout;      // layout name the bytes were read with
   bool readable = false;   // false: the object could not be read at all
@@ -51,8 +117,9 @@ struct LockInfo {
   std::optional<std::uint32_t> recursion;   // recursive mutex: times the owner locked it
   std::optional<std::uint32_t> value;       // semaphore value
   std::optional<Addr> mutex;                // condvar: the waiters' mutex (pre-2.25 only)
-  std::vector<std::string> flags;           // "robust", "pi", "pp", "pshared", "owner-died", "waiters", ...
+  std::vector<LockFlag> flags;
   std::vector<std::pair<std::string, std::int64_t>> fields;  // raw fields, for display
+  bool has(LockFlag f) const { return std::find(flags.begin(), flags.end(), f) != flags.end(); }
 };
 
 // A value that can be a Linux TID (PID_MAX_LIMIT on 64-bit Linux bounds it).

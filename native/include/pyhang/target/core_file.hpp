@@ -13,6 +13,7 @@
 
 #include "pyhang/arch/x86_64/registers.hpp"
 #include "pyhang/target/elf.hpp"
+#include "pyhang/target/mappings.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
@@ -21,15 +22,6 @@ struct CoreThread {
   int tid = 0;
   int signal = 0;
   Registers regs;
-};
-
-// One mapping of the target's address space, from /proc/PID/maps or NT_FILE.
-struct Mapping {
-  Addr start = 0;
-  Addr end = 0;
-  std::uint64_t offset = 0;  // in the file
-  std::string perms;         // "r-xp"; empty when the source does not say
-  std::string path;          // empty for anonymous memory
 };
 
 class CoreFile {

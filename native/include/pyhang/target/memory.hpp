@@ -1,5 +1,6 @@
 // Target memory: one interface, several sources (live process, core file,
-// a callback into the debugger), and a page cache in front of any of them.
+// a callback into the debugger, byte images); the page cache in front of
+// any of them is pyhang/target/page_cache.hpp.
 //
 // Unreadable memory is an ordinary outcome, never an exception: every read
 // says how many bytes it got.  Only opening a source that cannot be opened
@@ -16,7 +17,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "pyhang/base/error.hpp"
@@ -125,36 +125,6 @@ class ImageReader final : public MemoryReader {
 
  private:
   std::vector<std::pair<Addr, std::vector<std::uint8_t>>> regions_;  // sorted by address
-};
-
-// Page cache in front of any source.  Misses are fetched a run of pages at a
-// time, batches are turned into one batch of the source; unreadable pages
-// are remembered too.
-class CachedReader final : public MemoryReader {
- public:
-  static constexpr std::size_t kPageSize = 4096;
-  // At most max_pages pages are kept (32 MiB by default): pyhang must add
-  // little to the memory of the gdb it runs in, whatever the target's size.
-  explicit CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max_pages = 8192);
-  std::size_t read_partial(Addr addr, void* buf, std::size_t n) override;
-  void read_batch(std::span<ReadRequest> requests) override;
-  std::string describe() const override { return source_->describe(); }
-  void invalidate() override;
-  const ReaderStats& stats() const override;
-  MemoryReader& source() { return *source_; }
-
- private:
-  struct Page {
-    bool readable = false;
-    std::size_t valid = 0;  // bytes readable from the start of the page
-    std::unique_ptr<std::uint8_t[]> data;
-  };
-  const Page& page(Addr page_addr);
-  void fetch(std::span<const Addr> page_addrs);
-  std::shared_ptr<MemoryReader> source_;
-  std::size_t max_pages_;
-  std::unordered_map<Addr, Page> pages_;
-  mutable ReaderStats merged_;
 };
 
 }  // namespace pyhang

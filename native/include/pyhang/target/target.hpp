@@ -13,12 +13,10 @@
 #include "pyhang/base/names.hpp"
 #include "pyhang/target/core_file.hpp"
 #include "pyhang/target/elf.hpp"
+#include "pyhang/target/mappings.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
-
-std::vector<Mapping> parse_proc_maps(std::string_view text);
-std::vector<Mapping> read_proc_maps(int pid);  // throws Error
 
 // An ELF object mapped in the target.
 struct LoadedObject {

@@ -1,0 +1,123 @@
+#include "pyhang/target/page_cache.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace pyhang {
+
+CachedReader::CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max_pages)
+    : source_(std::move(source)), max_pages_(max_pages) {}
+
+void CachedReader::invalidate() {
+  pages_.clear();
+  source_->invalidate();
+}
+
+const ReaderStats& CachedReader::stats() const {
+  merged_ = source_->stats();
+  merged_.cache_hits = stats_.cache_hits;
+  merged_.cache_misses = stats_.cache_misses;
+  return merged_;
+}
+
+void CachedReader::fetch(std::span<const Addr> page_addrs) {
+  if (pages_.size() + page_addrs.size() > max_pages_) pages_.clear();
+  // Adjacent pages become one request of the source; the whole set one batch.
+  std::vector<std::unique_ptr<std::uint8_t[]>> buffers;
+  std::vector<ReadRequest> reqs;
+  std::vector<std::pair<Addr, std::size_t>> runs;  // first page, page count
+  for (std::size_t i = 0; i < page_addrs.size();) {
+    std::size_t j = i + 1;
+    while (j < page_addrs.size() && page_addrs[j] == page_addrs[j - 1] + kPageSize) ++j;
+    runs.push_back({page_addrs[i], j - i});
+    i = j;
+  }
+  for (auto& [first, count] : runs) {
+    buffers.push_back(std::make_unique<std::uint8_t[]>(count * kPageSize));
+    reqs.push_back({first, buffers.back().get(), count * kPageSize, 0});
+  }
+  stats_.cache_misses += page_addrs.size();
+  source_->read_batch(reqs);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    auto [first, count] = runs[r];
+    for (std::size_t p = 0; p < count; ++p) {
+      Page page;
+      std::size_t start = p * kPageSize;
+      std::size_t valid = reqs[r].done > start ? std::min(kPageSize, reqs[r].done - start) : 0;
+      if (valid > 0) {
+        page.data = std::make_unique<std::uint8_t[]>(kPageSize);
+        std::memcpy(page.data.get(), buffers[r].get() + start, valid);
+      }
+      // A run that failed part-way may have failed on this page only because
+      // an earlier one did not read: look at this page alone once.
+      if (valid < kPageSize && reqs[r].done <= start && count > 1) {
+        auto buf = std::make_unique<std::uint8_t[]>(kPageSize);
+        std::size_t got = source_->read_partial(first + start, buf.get(), kPageSize);
+        if (got > 0) {
+          page.data = std::move(buf);
+          valid = got;
+        }
+      }
+      page.valid = valid;
+      page.readable = valid > 0;
+      pages_[first + start] = std::move(page);
+    }
+  }
+}
+
+const CachedReader::Page& CachedReader::page(Addr page_addr) {
+  auto it = pages_.find(page_addr);
+  if (it != pages_.end()) {
+    ++stats_.cache_hits;
+    return it->second;
+  }
+  fetch(std::span<const Addr>(&page_addr, 1));
+  return pages_[page_addr];
+}
+
+std::size_t CachedReader::read_partial(Addr addr, void* buf, std::size_t n) {
+  if (n == 0) return 0;
+  if (addr + n < addr) n = ~Addr{0} - addr;  // no wrap-around
+  // Fetch every missing page of the range in one batch first.
+  Addr first = addr & ~(kPageSize - 1);
+  Addr last = (addr + n - 1) & ~(kPageSize - 1);
+  std::vector<Addr> missing;
+  for (Addr p = first;; p += kPageSize) {
+    if (!pages_.count(p)) missing.push_back(p);
+    if (p == last) break;
+  }
+  if (!missing.empty()) fetch(missing);
+  std::size_t done = 0;
+  while (done < n) {
+    Addr a = addr + done;
+    Addr p = a & ~(kPageSize - 1);
+    const Page& pg = page(p);
+    std::size_t in_page = a - p;
+    if (!pg.readable || in_page >= pg.valid) break;
+    std::size_t take = std::min(n - done, pg.valid - in_page);
+    std::memcpy(static_cast<char*>(buf) + done, pg.data.get() + in_page, take);
+    done += take;
+    if (pg.valid < kPageSize) break;
+  }
+  return done;
+}
+
+void CachedReader::read_batch(std::span<ReadRequest> requests) {
+  std::vector<Addr> missing;
+  for (auto& r : requests) {
+    if (r.size == 0) continue;
+    Addr first = r.addr & ~(kPageSize - 1);
+    Addr last = (r.addr + r.size - 1) & ~(kPageSize - 1);
+    for (Addr p = first;; p += kPageSize) {
+      if (!pages_.count(p)) missing.push_back(p);
+      if (p >= last) break;
+    }
+  }
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  if (!missing.empty()) fetch(missing);
+  for (auto& r : requests) r.done = read_partial(r.addr, r.buf, r.size);
+}
+
+}  // namespace pyhang
