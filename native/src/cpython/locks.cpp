@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "cpython/internal.hpp"
 #include "cpython/layouts/locks.hpp"
@@ -41,8 +42,10 @@ class LockFinder {
   LockFinder(MemoryReader& mem, const Layout& layout, const LockLayout& locks, const LockWaitOptions& opts)
       : mem_(mem), l_(layout), ll_(locks), opts_(opts), objects_(mem, layout, copts_) {}
 
-  // Locals + value stack of one frame, as raw words (bounded).
-  std::vector<Addr> frame_slots(const PyFrame& f, std::string& problem) {
+  // Locals + value stack of one frame, as raw words (bounded; the first
+  // `limit` only: 1 for a method's `self`).
+  std::vector<Addr> frame_slots(const PyFrame& f, std::string& problem,
+                                std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
     std::vector<Addr> slots;
     if (!plausible_pointer(f.frame) || !plausible_pointer(f.code)) {
       problem = "frame " + hex(f.frame) + " has no readable code";
@@ -80,7 +83,7 @@ class LockFinder {
         break;
       }
     }
-    if (count > opts_.max_slots) count = opts_.max_slots;
+    count = std::min<std::uint64_t>({count, opts_.max_slots, limit});
     slots.resize(count);
     std::size_t got = count ? mem_.read_partial(start, slots.data(), count * 8) : 0;
     slots.resize(got / 8);
@@ -205,7 +208,7 @@ std::vector<FrameSelf> frame_selves(MemoryReader& mem, const PythonState& state,
     const PyFrame& f = thread->frames[i];
     FrameSelf fs{i, f.function, f.file, f.line, 0, ""};
     std::string why;
-    auto slots = finder.frame_slots(f, why);
+    auto slots = finder.frame_slots(f, why, 1);
     Addr self = slots.empty() ? 0 : slots[0];
     auto type = plausible_pointer(self) ? finder.type_name(self) : std::nullopt;
     // A `self` that a closure captures lives in a cell: PyCellObject's ob_ref follows the object header.
@@ -249,7 +252,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   for (std::size_t i = 0; i < thread->frames.size() && i < opts.max_frames; ++i) {
     if (!is_thread_join(thread->frames[i])) continue;
     std::string why;
-    auto slots = finder.frame_slots(thread->frames[i], why);
+    auto slots = finder.frame_slots(thread->frames[i], why, 1);
     if (!slots.empty() && plausible_pointer(slots[0])) {
       out.join_self = slots[0];
       out.join_frame_function = thread->frames[i].function;
