@@ -415,6 +415,17 @@ TEST_CASE("a Lock waited on by one thread and referenced by another thread's fra
     CHECK(r.suspect_frames[0].function == "hold");
     CHECK(r.suspect_frames[0].file == "/app/work.py");
 
+    // every thread's references read once (LockReferences) give the same answer
+    auto mem = w.img.reader();
+    LockReferences refs(mem, st);
+    LockWaitOptions indexed;
+    indexed.references = &refs;
+    auto ri = find_python_lock_wait_memory(mem, st, waiter, sem, indexed);
+    CHECK(ri.suspects == r.suspects);
+    REQUIRE(ri.suspect_frames.size() == 1);
+    CHECK(ri.suspect_frames[0].frame == hold);
+    CHECK(ri.owner_source == OwnerSource::Heuristic);
+
     // not asked for: neither suspects nor their frames
     LockWaitOptions none;
     none.suspects = false;
