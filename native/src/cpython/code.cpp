@@ -1,29 +1,45 @@
 // Code objects and their line tables: lnotab (<= 3.9), the 3.10 line table,
 // and the 3.11+ location table.
+#include <algorithm>
+#include <limits>
+
 #include "cpython/internal.hpp"
 
 namespace pyhang::cpython {
 
 namespace {
 
+// Lines are summed from target bytes: the running sum is kept in 64 bits and
+// held within ±2^40, where no delta a table can hold (a varint is at most 60
+// bits) makes it overflow; a line outside 0..INT_MAX is no line (-1).
+constexpr std::int64_t kLineBound = std::int64_t{1} << 40;
+
+std::int64_t add_line(std::int64_t line, std::int64_t delta) {
+  return std::clamp(line + delta, -kLineBound, kLineBound);
+}
+
+int as_line(std::int64_t line) {
+  return line < 0 || line > std::numeric_limits<int>::max() ? -1 : static_cast<int>(line);
+}
+
 // co_lnotab: pairs (unsigned byte-offset increment, signed line increment).
 // The line of addr is the line after the last pair whose running offset
 // is <= addr.
 int lnotab_line(const std::vector<std::uint8_t>& t, int firstlineno, std::int64_t addr) {
-  int line = firstlineno;
+  std::int64_t line = firstlineno;
   std::int64_t offset = 0;
   for (std::size_t i = 0; i + 1 < t.size(); i += 2) {
     offset += t[i];
     if (offset > addr) break;
-    line += static_cast<std::int8_t>(t[i + 1]);
+    line = add_line(line, static_cast<std::int8_t>(t[i + 1]));
   }
-  return line;
+  return as_line(line);
 }
 
 // 3.10 co_linetable: pairs (unsigned byte length of the range, signed line
 // delta; -128 means the range has no line).  Each pair ends one range.
 int linetable310_line(const std::vector<std::uint8_t>& t, int firstlineno, std::int64_t addr) {
-  int computed = firstlineno;
+  std::int64_t computed = firstlineno;
   std::int64_t end = 0;
   for (std::size_t i = 0; i + 1 < t.size(); i += 2) {
     std::int64_t start = end;
@@ -31,8 +47,8 @@ int linetable310_line(const std::vector<std::uint8_t>& t, int firstlineno, std::
     auto delta = static_cast<std::int8_t>(t[i + 1]);
     int line = -1;
     if (delta != -128) {
-      computed += delta;
-      line = computed;
+      computed = add_line(computed, delta);
+      line = as_line(computed);
     }
     if (start <= addr && addr < end) return line;
   }
@@ -87,8 +103,8 @@ int location_table_line(const std::vector<std::uint8_t>& t, int firstlineno, std
     std::int64_t delta = 0;
     if (code == 14 || code == 13) delta = r.svarint();
     else if (code >= 10 && code <= 12) delta = code - 10;
-    computed += delta;
-    if (start <= addr && addr < end) return code == 15 ? -1 : static_cast<int>(computed);
+    computed = add_line(computed, delta);
+    if (start <= addr && addr < end) return code == 15 ? -1 : as_line(computed);
     r.skip_entry_tail();
   }
   return -1;

@@ -5,6 +5,7 @@
 #include "pyhang/cpython/pyobjects.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 
@@ -267,10 +268,14 @@ struct PyObjects::Impl {
         return std::nullopt;
       }
       negative = *size < 0;
-      ndigits = negative ? -*size : *size;
+      // INT64_MIN has no positive counterpart: far too many digits anyway
+      ndigits = *size == std::numeric_limits<std::int64_t>::min() ? std::numeric_limits<std::int64_t>::max()
+                : negative                                       ? -*size
+                                                                 : *size;
     }
     if (ndigits == 0) return 0;
-    if (l.long_shift <= 0 || ndigits * l.long_shift > 63 + l.long_shift) {
+    // ndigits is checked before it is multiplied: it comes from target bytes
+    if (l.long_shift <= 0 || ndigits < 0 || ndigits > 4 || ndigits * l.long_shift > 63 + l.long_shift) {
       set(why, "int " + hex(obj) + " does not fit 64 bits (" + std::to_string(ndigits) + " digits)");
       return std::nullopt;
     }

@@ -1,6 +1,9 @@
 // Line numbers from each line-table format, with tables encoded by hand.
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <string>
+
 #include "support/cpython_image.hpp"
 
 using namespace pyhang::cpython;
@@ -137,4 +140,44 @@ TEST_CASE("every generated table has the fields its frame model and line-table f
     if (l.gil_model == GilModel::InterpreterPointer) CHECK(l.has(l.interp_ceval_gil));
   }
   for (int minor = 6; minor <= 13; ++minor) CHECK(layout_for(3, minor) != nullptr);
+}
+
+namespace {
+
+std::vector<std::uint8_t> from_hex(const std::string& hex) {
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+// Every offset of a table gives no line or a line in 0..INT_MAX.
+void lines_in_range(const Layout& l, const std::vector<std::uint8_t>& t, int firstlineno) {
+  for (std::int64_t offset = 0; offset < static_cast<std::int64_t>(t.size()) * 32; offset += 2) {
+    int line = line_for_offset(l, t, firstlineno, offset);
+    CHECK(line >= -1);
+  }
+}
+
+}  // namespace
+
+// Inputs that made the line sums overflow (UndefinedBehaviorSanitizer on
+// fuzzed tables): each now gives no line where the sum leaves int.
+TEST_CASE("line tables whose deltas overflow an int line give no line, never a wrapped one", "[cpython]") {
+  SECTION("a location table of huge varint deltas") {
+    lines_in_range(layout(11), from_hex("9e01ffffff0c00030380ffbcffefffffffffffffffffffffff45"), 1);
+  }
+  SECTION("an lnotab summed from a first line near INT_MAX") {
+    lines_in_range(layout(9), from_hex("ffffffff7f60fc012ef8f041000102"), std::numeric_limits<int>::max() - 10);
+  }
+  SECTION("a 3.10 table one line past INT_MAX") {
+    std::vector<std::uint8_t> t = {2, 0, 2, 1};
+    const int max = std::numeric_limits<int>::max();
+    CHECK(line_for_offset(layout(10), t, max, 0) == max);
+    CHECK(line_for_offset(layout(10), t, max, 2) == -1);
+  }
+  SECTION("an lnotab one line past INT_MAX") {
+    std::vector<std::uint8_t> t = {2, 1};
+    CHECK(line_for_offset(layout(9), t, std::numeric_limits<int>::max(), 2) == -1);
+  }
 }

@@ -4,6 +4,7 @@
 // garbage gives nothing, never a crash.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <random>
 
 #include "pyhang/cpython/pyobjects.hpp"
@@ -93,4 +94,30 @@ TEST_CASE("garbage objects give nothing and a reason, never a crash", "[pyobject
   std::string why;
   CHECK(objs.module("sys", &why) == 0);
   CHECK(why.find("no object layout") != std::string::npos);
+}
+
+// Sizes that made the int decoder overflow (UndefinedBehaviorSanitizer):
+// ob_size = INT64_MIN (its negation) and a digit count whose bit count
+// overflows.  Each is "does not fit 64 bits", never a wrapped number.
+TEST_CASE("ints of impossible sizes are refused, never decoded with an overflow", "[pyobjects]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    Objects o(minor);
+    Addr n = o.integer(5);
+    Addr huge = o.integer(7);
+    if (o.l.has(o.l.long_lv_tag)) {
+      o.img.put<std::uint64_t>(n, o.l.long_lv_tag, ~std::uint64_t{0} & ~std::uint64_t{3});  // ndigits 2^61-1, sign 0
+      o.img.put<std::uint64_t>(huge, o.l.long_lv_tag, (std::uint64_t{1} << 62) | 2);
+    } else {
+      o.img.put<std::int64_t>(n, o.l.var_ob_size, std::numeric_limits<std::int64_t>::min());
+      o.img.put<std::int64_t>(huge, o.l.var_ob_size, std::numeric_limits<std::int64_t>::max());
+    }
+    auto st = o.state(o.dict({}));
+    auto mem = o.img.reader();
+    PyObjects objs(mem, st);
+    std::string why;
+    CHECK(!objs.integer(n, &why));
+    CHECK(why.find("does not fit 64 bits") != std::string::npos);
+    CHECK(!objs.integer(huge));
+  }
 }
