@@ -220,6 +220,9 @@ class PythonLocks:
     def attributes(self, address: Addr, names: List[str]) -> Dict[str, Optional[Dict[str, Any]]]:
         """{name: {address, type, kind, boolean, integer, real, text, length, problem} or None}."""
         ...
+    def global_names(self, module: str, addresses: List[Addr]) -> Dict[Addr, str]:
+        """{address: 'module.name'} for those of `addresses` a global of the module refers to."""
+        ...
     def threading(self) -> Dict[str, Any]:
         """{imported, problem, threads: [{object, type, name, ident, native_id, daemon, tstate_lock,
         handle, started}]}: threading._active, then _limbo."""

@@ -30,6 +30,8 @@
 //        native_id, daemon, tstate_lock, handle, started}]}
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include "bindings.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/interpreter.hpp"
@@ -44,6 +46,8 @@ namespace pyhang::bindings {
 namespace {
 
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
+
+constexpr std::size_t kMaxGlobals = 1 << 14;  // globals of one module read at most
 py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict frame_dict(const std::string& function, const std::string& file, int line) {
@@ -181,6 +185,23 @@ class PythonLocks {
     }
     return out;
   }
+  // {address: "module.name"} for the addresses among a module's globals.
+  py::dict global_names(const std::string& module, const std::vector<Addr>& addresses) {
+    if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state());
+    std::vector<std::pair<Addr, std::string>> found;
+    {
+      py::gil_scoped_release nogil;
+      Addr globals = objects_->instance_dict(objects_->module(module));
+      for (auto [key, value] : objects_->dict_items(globals, kMaxGlobals)) {
+        if (std::find(addresses.begin(), addresses.end(), value) == addresses.end()) continue;
+        if (auto name = objects_->str(key)) found.emplace_back(value, module + "." + *name);
+      }
+    }
+    py::dict out;
+    for (const auto& [a, name] : found)
+      if (!out.contains(py::int_(a))) out[py::int_(a)] = name;
+    return out;
+  }
   py::dict threading() {
     cpython::ThreadingState t;
     {
@@ -247,6 +268,8 @@ void register_pylocks(py::module_& m) {
            "The `self` (first local) of each of the thread's innermost Python frames, with its type name.")
       .def("attributes", &PythonLocks::attributes, py::arg("address"), py::arg("names"),
            "Decoded values of the named attributes of a Python object (None for each one it does not have).")
+      .def("global_names", &PythonLocks::global_names, py::arg("module"), py::arg("addresses"),
+           "{address: 'module.name'} for those of `addresses` that a global of the module refers to.")
       .def("threading", &PythonLocks::threading,
            "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
 

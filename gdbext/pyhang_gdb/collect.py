@@ -214,6 +214,18 @@ def add_python_api(python_locks, view, snap):
                        "attributes": locks.attributes(frame["self"], list(api.attributes))}
 
 
+def global_names(stop, threads):
+    """{address: "__main__.name"} for the objects the threads wait on that a
+    global of the program's main module refers to."""
+    wanted = set()
+    for t in threads:
+        wanted.update((t.lock or {}).get(k) for k in ("address",))
+        wanted.update((t.python_lock or {}).get(k) for k in ("object", "condition", "join_self"))
+        wanted.add((t.python_api or {}).get("self"))
+    wanted.discard(None)
+    return stop.python_locks.global_names("__main__", sorted(wanted)) if wanted else {}
+
+
 def target_info(target):
     inferior = gdb.selected_inferior()
     exe = target.executable or gdb.current_progspace().filename
@@ -268,14 +280,17 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
     # Each thread's struct pthread (fs_base) is known now: joins and fork
     # facts need not switch to every thread again.
     SESSION.cached("thread-bases", lambda: locks.thread_bases(threads))
+    names = {}
     if lock_facts:
         stop = decoders.Stop()
         for t in threads:
             add_lock_facts(stop, view, t)
+        if view.ok:
+            names = global_names(stop, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,
-                           threading=decoders.threading() if view.ok else None)
+                           threading=decoders.threading() if view.ok else None, names=names)
     return snap, view
 
 

@@ -17,14 +17,20 @@ KINDS = {
     "barrier-waiter": "py-barrier",
     "future-waiter": "py-future",
 }
+# %s: the object's address and the global naming it
 DETAILS = {
-    "queue-getter": "waits to get from queue.Queue 0x%x: empty (maxsize unbounded)",
-    "queue-putter": "waits to put to queue.Queue 0x%x: 1 item (maxsize 1)",
-    "sem-waiter": "waits to acquire threading.Semaphore 0x%x: value 0",
-    "event-waiter": "waits for threading.Event 0x%x to be set: nobody has set it",
-    "barrier-waiter": "waits at threading.Barrier 0x%x: 1 of 3 parties are waiting",
-    "future-waiter": "waits for the result of concurrent.futures.Future 0x%x: it is PENDING",
+    "queue-getter": "waits to get from queue.Queue %s: empty (maxsize unbounded)",
+    "queue-putter": "waits to put to queue.Queue %s: 1 item (maxsize 1)",
+    "sem-waiter": "waits to acquire threading.Semaphore %s: value 0",
+    "event-waiter": "waits for threading.Event %s to be set: nobody has set it",
+    "barrier-waiter": "waits at threading.Barrier %s: 1 of 3 parties are waiting",
+    "future-waiter": "waits for the result of concurrent.futures.Future %s: it is PENDING",
 }
+
+
+# The global of py_objects.py each thread's object is.
+GLOBALS = {"queue-getter": "EMPTY", "queue-putter": "FULL", "sem-waiter": "SEM", "event-waiter": "EVENT",
+           "barrier-waiter": "BARRIER", "future-waiter": "FUTURE"}
 
 
 def interpreters():
@@ -44,8 +50,10 @@ def test_python_level_waits_are_named_with_their_objects_state(scenario, python)
         for role, kind in KINDS.items():
             b = threads[truth[role]["tid"]]["blocked_on"]
             assert b["kind"] == kind and b["address"] == truth[role]["object_id"], (where, role, b)
-            assert b["detail"].startswith(DETAILS[role] % truth[role]["object_id"]), (where, role, b["detail"])
+            what = "0x%x (__main__.%s)" % (truth[role]["object_id"], GLOBALS[role])
+            assert b["detail"].startswith(DETAILS[role] % what), (where, role, b["detail"])
             assert b["owners"] == [], (where, role)
+            assert b["name"] == "__main__." + GLOBALS[role], (where, role, b["name"])
         # AND the import waits for the module lock its importer holds: a certain owner
         b = threads[truth["import-waiter"]["tid"]]["blocked_on"]
         assert b["kind"] == "py-import-lock" and b["owners"] == [truth["importer"]["tid"]], (where, b)

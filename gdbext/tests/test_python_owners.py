@@ -39,6 +39,7 @@ def test_lock_held_across_join_is_a_likely_deadlock_naming_both_threads(scenario
         # AND the worker's Lock, which records no owner, is likely held by main, seen inside its `with`
         wait = threads[worker]["blocked_on"]
         assert wait["kind"] == "py-lock" and wait["address"] == s.truth["lock_id"] and wait["owners"] == []
+        assert wait["name"] == "__main__.config_lock", (where, wait)  # the global that refers to it
         # AND the cycle is one likely deadlock: a certain join edge and a heuristic lock edge
         (d,) = report["deadlocks"]
         assert d["confidence"] == "likely" and sorted(d["threads"]) == sorted([main, worker]), where

@@ -23,11 +23,14 @@ every thread."""
         reader = decoders.lock_reader()
         # Thread numbers of every thread, for owners; computed once per stop.
         names = SESSION.cached("thread-names", lambda: ThreadNames([(t.num, t.ptid[1]) for t in SESSION.threads()]))
-        collect.add_lock_facts(decoders.Stop(), view, snap)
+        stop = decoders.Stop()
+        collect.add_lock_facts(stop, view, snap)
         gil = gil_state(view, snap.tid, snap.registers)
         bases = collect.thread_bases() if locks.wants_futex_word(snap.lock) is not None else {}
         threads = PythonThreads(decoders.threading() if view.ok else None, view)
         b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads), set(names.num))
+        if b is not None and b.address is not None and view.ok:
+            b.name = collect.global_names(stop, [snap]).get(b.address)
         if b is None:
             nr = syscalls.in_syscall(snap.registers)
             print(not_blocked(snap.tid, names, syscalls.name(nr) if nr is not None else None, reader.problem))

@@ -32,6 +32,7 @@ class BlockedOn:
     kind: str                           # model.kinds.WaitKind
     address: Optional[int] = None
     library: Optional[str] = None       # the mapped object holding `address`
+    name: Optional[str] = None          # a global that refers to the object at `address` ("__main__.config_lock")
     owners: List[int] = field(default_factory=list)   # TIDs
     owner_source: str = OwnerSource.UNKNOWN
     owner_alive: Optional[bool] = None  # every owner is a thread of this process

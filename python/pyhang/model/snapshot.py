@@ -42,6 +42,7 @@ class ProcessSnapshot:
     lock_problem: Optional[str] = None        # why glibc's lock layouts are not known
     fork_facts: Optional[dict] = None         # native fork_facts(), when asked
     threading: Optional[dict] = None          # threading's Thread objects (PythonLocks.threading())
+    names: Dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
     native_depth: int = 8                     # native frames collected per thread
 
 
@@ -59,6 +60,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
         "lock_problem": snap.lock_problem,
         "fork_facts": snap.fork_facts,
         "threading": snap.threading,
+        "names": [[address, name] for address, name in sorted(snap.names.items())],
         "native_depth": snap.native_depth,
         "threads": [{
             "num": th.num, "tid": th.tid, "name": th.name,
@@ -83,6 +85,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
         lock_problem=d.get("lock_problem"),
         fork_facts=d.get("fork_facts"),
         threading=d.get("threading"),
+        names={address: name for address, name in d.get("names") or []},
         native_depth=d.get("native_depth", 8),
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},

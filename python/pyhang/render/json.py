@@ -12,7 +12,7 @@ from pyhang.render.text import edge_evidence, names_of, verdict_text, warnings
 def _blocked(b, names):
     if b is None:
         return None
-    return {"kind": b.kind, "address": b.address, "library": b.library, "owners": list(b.owners),
+    return {"kind": b.kind, "address": b.address, "name": b.name, "library": b.library, "owners": list(b.owners),
             "owner_source": b.owner_source, "owner_alive": b.owner_alive, "detail": summary(b, names),
             "confidence": b.confidence, "evidence": b.evidence}
 

@@ -107,7 +107,7 @@ def _queue_state(lock):
 def _api_summary(b, names):
     """The line of a wait inside a Python-level API (analysis.python_api)."""
     lock = b.lock or {}
-    what = "%s 0x%x" % (python_object(b.kind, lock), b.address or 0)
+    what = "%s 0x%x" % (python_object(b.kind, lock), b.address or 0) + (" (%s)" % b.name if b.name else "")
     k = b.kind
     if k == WaitKind.PY_QUEUE_GET:
         return "waits to get from %s: %s" % (what, _queue_state(lock))
@@ -151,6 +151,8 @@ def summary(b, names):
     where = ""
     if b.address is not None and b.kind != WaitKind.GIL:
         where = " 0x%x" % b.address
+        if b.name:
+            where += " (%s)" % b.name
         if b.library:
             where += " (%s)" % basename(b.library)
     line = "%s%s: %s" % (verb, where, owner_text(b, names))

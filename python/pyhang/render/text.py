@@ -182,7 +182,10 @@ def render_deadlocks(report, names):
             out.append("  " + (thread_header(th) if th else "LWP %d" % e.waiter))
             for h in d.edges:
                 if h.owner == e.waiter:
-                    out.append("    " + _held_text(h.kind, h.address))
+                    waiter = report.thread(h.waiter)
+                    b = waiter.blocked_on if waiter else None
+                    name = b.name if b is not None and b.address == h.address else None
+                    out.append("    " + _held_text(h.kind, h.address) + (" (%s)" % name if name else ""))
             if th and th.blocked_on:
                 out.append("    %s" % summary(th.blocked_on, names))
             if e.source == OwnerSource.HEURISTIC:
