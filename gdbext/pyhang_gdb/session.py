@@ -5,7 +5,6 @@ live process (gdb's native target)  -> Target.live(pid): process_vm_readv
 core file                           -> Target.core(path): the core's bytes
 anything else (remote, ...)         -> Target.from_callback(gdb's read_memory)
 """
-import os
 import re
 
 import gdb
