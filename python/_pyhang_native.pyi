@@ -242,6 +242,11 @@ def python_lock_wait(target: Target, state: Union[PythonLocks, Interpreter, Dict
 
 # ---- glibc locks ---------------------------------------------------------------
 
+def is_glibc_library(path: str) -> bool:
+    """Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader)."""
+    ...
+
+
 class LockReader:
     def __init__(self, target: Target, glibc_version: Optional[str] = None) -> None: ...
     @property

@@ -15,6 +15,7 @@
 
 #include "bindings.hpp"
 #include "pyhang/glibc/identify.hpp"
+#include "pyhang/glibc/libraries.hpp"
 #include "pyhang/glibc/nptl.hpp"
 #include "pyhang/glibc/version.hpp"
 #include "pyhang/target/target.hpp"
@@ -194,6 +195,8 @@ void register_locks(py::module_& m) {
   bind_enum(m, "LockType", kLockTypeNames, "The type of a decoded glibc lock (the 'kind' of lock dicts).");
   bind_enum(m, "LockFlag", kLockFlagNames, "What a glibc lock's bytes say besides owner and counts ('flags').");
   bind_enum(m, "WaitKind", kWaitKindNames, "What a blocked thread waits for in glibc's terms (LockReader.identify()['kind']).");
+  m.def("is_glibc_library", [](const std::string& path) { return glibc::is_glibc(path); }, py::arg("path"),
+        "Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader).");
   py::class_<LockReader>(m, "LockReader")
       .def(py::init<std::shared_ptr<Target>, std::optional<std::string>>(), py::arg("target"),
            py::arg("glibc_version") = py::none(), py::keep_alive<1, 2>(),

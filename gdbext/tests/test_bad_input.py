@@ -99,7 +99,7 @@ def test_process_killed_before_pyhang_is_sourced(scenario):
                           pid=s.pid, load=False)
     # THEN sourcing prints no traceback, the report names the dead process, gdb goes on
     assert_no_traceback(out)
-    assert "has exited" in out and GDB_ALIVE in out
+    assert "pyhang: process %d has exited" % s.pid in out and GDB_ALIVE in out
 
 
 def test_no_target_is_one_line():

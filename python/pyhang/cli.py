@@ -3,6 +3,7 @@ with pyhang loaded, exactly as a user would, and prints only pyhang's answer.
 See `pyhang --help` (the epilog below) for the contract scripts rely on."""
 import argparse
 import json
+import re
 import os
 import subprocess
 import sys
@@ -57,9 +58,13 @@ def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT):
         argv += ["-p", str(pid)]
     if core:
         argv += ["-c", core]
-    # After the command: how it ended (pyhang_gdb/status.py), behind a marker.
-    return argv + ["-ex", "source " + gdbext, "-ex", command,
-                   "-ex", "python from pyhang_gdb import status; print(status.line())"]
+    # After the command: how it ended (pyhang_gdb/status.py), behind a marker;
+    # nothing (and no traceback) when pyhang did not load.
+    return argv + ["-ex", "source " + gdbext, "-ex", command, "-ex", _STATUS]
+
+
+_STATUS = ('python exec("try:\\n from pyhang_gdb import status\\nexcept ImportError:\\n pass\\n'
+           'else:\\n print(status.line())")')
 
 
 def parser():
@@ -113,7 +118,8 @@ def run(command, args):
         raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
     gdb_errors = _gdb_errors(r.stderr)
     status, out = _split_status(r.stdout)
-    if status is None:
+    if status is None or not status.get("ran"):
+        # pyhang did not load (its one line says why) or its command never ran
         loading = [l for l in out.splitlines() if l.startswith("pyhang:")]
         raise Failure(loading[0][len("pyhang: "):] if loading else "pyhang did not run in gdb", gdb_errors,
                       _hint(gdb_errors, args))
@@ -147,7 +153,8 @@ def _gdb_errors(stderr):
     lines = []
     for l in stderr.splitlines():
         l = l.rstrip()
-        if l and not l.startswith(quiet) and l not in lines:
+        # "71\t../sysdeps/...: No such file": gdb echoing the source line of the frame it stopped in
+        if l and not l.startswith(quiet) and not re.match(r"\d+\t", l) and l not in lines:
             lines.append(l)
     return lines[:8]
 

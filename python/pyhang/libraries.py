@@ -1,8 +1,9 @@
-"""Which mapped object a path is: one list of each kind of library, here."""
+"""Which mapped object a path is: one list of each kind of library, here
+(glibc's own: the native library's list, the one its decoders use)."""
 import os
 
-# glibc and the dynamic loader: their frames are where every blocked thread sleeps.
-SYSTEM_LIBRARIES = ("libc.so", "libc-", "libpthread", "ld-linux")
+import _pyhang_native as native
+
 # CUDA driver / runtime libraries.
 CUDA_LIBRARIES = ("libcuda.so", "libcudart.so", "libnvcuda", "libcudnn.so")
 # libgomp, GCC's OpenMP runtime (PyTorch and numpy builds use it).
@@ -20,4 +21,5 @@ def is_one_of(path, prefixes):
 
 
 def is_system_library(path):
-    return is_one_of(path, SYSTEM_LIBRARIES)
+    """glibc and the dynamic loader: where every blocked thread sleeps."""
+    return native.is_glibc_library(path or "")

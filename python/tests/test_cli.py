@@ -28,9 +28,9 @@ def test_cli_refuses_both_or_neither_target():
     assert r.returncode != 0 and "give either -p PID or a core file" in r.stderr
 
 
-def cli(*argv, user=None):
+def cli(*argv, user=None, build=None):
     """(exit status, stdout, stderr) of the command line."""
-    env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
+    env = dict(os.environ, PYHANG_BUILD_DIR=build or harness.build_dir())
     cmd = [CLI] + [str(a) for a in argv]
     if user:
         cmd = ["su", user, "-s", "/bin/sh", "-c", " ".join(cmd)]
@@ -80,6 +80,14 @@ def test_cli_on_a_file_that_is_not_a_core_fails_plainly(tmp_path):
     status, out, err = cli("report", "--json", bogus)
     e = error_document(out)
     assert status == 1 and "is not a core" in " ".join(e["gdb"]) and "not a core file" in e["hint"]
+
+
+def test_cli_without_a_built_pyhang_says_how_to_build_it(scenario, tmp_path):
+    s = scenario([harness.fixture_path("prog_parked"), "1"])
+    status, out, err = cli("report", "--json", "-p", s.pid, build=tmp_path)
+    e = error_document(out)
+    assert status == 1 and "not built" in e["message"] and "run-tests.sh" in e["message"]
+    assert "Traceback" not in err
 
 
 def test_cli_version_and_options_that_go_with_report_only():

@@ -11,6 +11,7 @@
 
 #include "cpython/internal.hpp"
 #include "cpython/layouts/locks.hpp"
+#include "cpython/layouts/objects.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/glibc/nptl.hpp"
 #include "pyhang/target/target.hpp"
@@ -190,9 +191,6 @@ bool is_condition_wait(const PyFrame& f) {
 
 }  // namespace
 
-// PyCellObject { PyObject_HEAD; PyObject *ob_ref; } on every version.
-constexpr Addr kCellObRef = 16;
-
 std::vector<FrameSelf> frame_selves(MemoryReader& mem, const PythonState& state, int tid,
                                     const LockWaitOptions& opts) {
   std::vector<FrameSelf> out;
@@ -211,9 +209,10 @@ std::vector<FrameSelf> frame_selves(MemoryReader& mem, const PythonState& state,
     auto slots = finder.frame_slots(f, why, 1);
     Addr self = slots.empty() ? 0 : slots[0];
     auto type = plausible_pointer(self) ? finder.type_name(self) : std::nullopt;
-    // A `self` that a closure captures lives in a cell: PyCellObject's ob_ref follows the object header.
+    // A `self` that a closure captures lives in a cell (ObjectLayout::cell_ob_ref).
     if (type && *type == "cell") {
-      self = mem.read_pointer(self + kCellObRef).value_or(0);
+      const ObjectLayout* objects = object_layout_for(state.major, state.minor);
+      self = objects ? mem.read_pointer(self + static_cast<Addr>(objects->cell_ob_ref)).value_or(0) : 0;
       type = plausible_pointer(self) ? finder.type_name(self) : std::nullopt;
     }
     if (type) {

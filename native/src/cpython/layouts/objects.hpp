@@ -10,7 +10,9 @@
 // 3.13.0 and Debian's 3.11.2): the `_lock` attribute of a
 // threading.Condition (testdata/scenarios/py_locks.py) and module globals
 // (testdata/scenarios/fork_*.py) were read through these rows and matched
-// what the program printed.  A field a version does not have is -1.
+// what the program printed (cell_ob_ref: the `self` of Barrier._wait, which
+// a lambda captures, in testdata/scenarios/py_objects.py).  A field a
+// version does not have is -1.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,11 @@ struct ObjectLayout {
   ManagedDict managed_dict = ManagedDict::None;
   std::int64_t managed_dict_ptr = -1;    // offset from the object of the dict pointer (or tagged word)
   std::int64_t managed_values_ptr = -1;  // 3.11: offset of the PyDictValues pointer
+
+  // Include/cellobject.h: PyCellObject { PyObject_HEAD; PyObject *ob_ref; },
+  // the box of a variable a closure captures (a method's `self` in a frame
+  // whose lambdas use it).  The same in every version.
+  std::int64_t cell_ob_ref = 16;
 };
 
 inline constexpr ObjectLayout kObjectLayouts[] = {
