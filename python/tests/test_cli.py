@@ -1,8 +1,10 @@
 """The `pyhang` command line runs gdb for the user and prints only pyhang's answer."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "testdata"))
@@ -28,10 +30,12 @@ def test_cli_refuses_both_or_neither_target():
     assert r.returncode != 0 and "give either -p PID or a core file" in r.stderr
 
 
-def cli(*argv, user=None, build=None):
+def cli(*argv, user=None, build=None, command=CLI):
     """(exit status, stdout, stderr) of the command line."""
     env = dict(os.environ, PYHANG_BUILD_DIR=build or harness.build_dir())
-    cmd = [CLI] + [str(a) for a in argv]
+    if command != CLI:  # an installation finds its own module
+        env.pop("PYHANG_BUILD_DIR")
+    cmd = [command] + [str(a) for a in argv]
     if user:
         cmd = ["su", user, "-s", "/bin/sh", "-c", " ".join(cmd)]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd="/tmp")
@@ -66,9 +70,18 @@ def test_cli_for_a_pid_that_does_not_exist_fails_with_gdbs_reason():
 
 
 def test_cli_without_ptrace_permission_says_what_to_do(scenario):
-    # GIVEN a root process and a user who may not trace it
+    # GIVEN a root process, and pyhang installed where a user who may not trace it can run it
+    # (the checkout itself may be private to root)
     s = scenario([harness.fixture_path("prog_parked"), "1"])
-    status, out, err = cli("report", "--json", "-p", s.pid, user="nobody")
+    prefix = tempfile.mkdtemp(prefix="pyhang-cli-", dir="/tmp")
+    try:
+        os.chmod(prefix, 0o755)
+        subprocess.run(["cmake", "--install", harness.build_dir(), "--prefix", prefix], check=True,
+                       stdout=subprocess.DEVNULL)
+        status, out, err = cli("report", "--json", "-p", s.pid, user="nobody",
+                               command=os.path.join(prefix, "bin", "pyhang"))
+    finally:
+        shutil.rmtree(prefix, ignore_errors=True)
     e = error_document(out)
     assert status == 1 and "Operation not permitted" in " ".join(e["gdb"])
     assert "ptrace_scope" in e["hint"] and "SYS_PTRACE" in e["hint"] and "ptrace_scope" in err
