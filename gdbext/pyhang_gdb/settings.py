@@ -5,9 +5,14 @@
                                    gdb's own unwinder always (to compare the two)
   set pyhang reader auto|gdb       who reads target memory: pyhang itself (/proc,
                                    the core file) where it can, or always through gdb
+  set pyhang native-depth N        native frames per thread in reports; 0 (the
+                                   default) is automatic: a few, and more for
+                                   blocked threads whose lock owner is guessed
+  show pyhang                      every setting
 
-The environment variables PYHANG_UNWIND=gdb and PYHANG_READER=gdb set the
-initial values, for scripts that cannot type gdb commands first.
+The environment variables PYHANG_UNWIND=gdb, PYHANG_READER=gdb and
+PYHANG_NATIVE_DEPTH=N set the initial values, for scripts that cannot type gdb
+commands first.
 """
 import os
 
@@ -18,6 +23,14 @@ class _Prefix(gdb.Command):
     def __init__(self, name, doc):
         self.__doc__ = doc
         super().__init__(name, gdb.COMMAND_DATA, prefix=True)
+
+
+class _ShowAll(_Prefix):
+    """`show pyhang`: every setting, one a line."""
+
+    def invoke(self, arg, from_tty):
+        for p in _PARAMETERS.values():
+            print(p.get_show_string(p.value))
 
 
 class _Choice(gdb.Parameter):
@@ -35,22 +48,52 @@ class _Choice(gdb.Parameter):
         return "%s is %s." % (self.show_doc, value)
 
 
+class _Count(gdb.Parameter):
+    def __init__(self, name, initial, doc, show):
+        self.__doc__ = doc
+        self.set_doc = doc
+        self.show_doc = show
+        super().__init__(name, gdb.COMMAND_DATA, gdb.PARAM_ZUINTEGER)
+        self.value = initial
+
+    def get_set_string(self):
+        return ""
+
+    def get_show_string(self, value):
+        return "%s is %s." % (self.show_doc, value if value else "0 (automatic: more for blocked threads whose lock owner is guessed)")
+
+
 _PARAMETERS = {}
+_ENV = {"unwinder": "PYHANG_UNWIND", "reader": "PYHANG_READER", "native-depth": "PYHANG_NATIVE_DEPTH"}
+_DEFAULT = {"unwinder": "native", "reader": "auto", "native-depth": 0}
+
+
+def _initial(name):
+    """A setting's value before anyone types `set pyhang`: from its
+    environment variable where that holds a valid value."""
+    env = os.environ.get(_ENV[name])
+    if name == "native-depth":
+        return int(env) if env and env.isdigit() else 0
+    return "gdb" if env == "gdb" else _DEFAULT[name]
 
 
 def register():
     if _PARAMETERS:
         return
     _Prefix("set pyhang", "pyhang's settings.")
-    _Prefix("show pyhang", "pyhang's settings.")
+    _ShowAll("show pyhang", "pyhang's settings.")
     _PARAMETERS["unwinder"] = _Choice(
-        "pyhang unwinder", ("native", "gdb"), "gdb" if os.environ.get("PYHANG_UNWIND") == "gdb" else "native",
+        "pyhang unwinder", ("native", "gdb"), _initial("unwinder"),
         "Who unwinds native stacks: pyhang's unwinder where it can (native), or gdb's always (gdb).",
         "The native stack unwinder pyhang uses")
     _PARAMETERS["reader"] = _Choice(
-        "pyhang reader", ("auto", "gdb"), "gdb" if os.environ.get("PYHANG_READER") == "gdb" else "auto",
+        "pyhang reader", ("auto", "gdb"), _initial("reader"),
         "Who reads target memory: pyhang itself where it can (auto), or gdb always (gdb).",
         "The target memory reader pyhang uses")
+    _PARAMETERS["native-depth"] = _Count(
+        "pyhang native-depth", _initial("native-depth"),
+        "Native frames per thread in reports (0: automatic, more for blocked threads whose lock owner is guessed).",
+        "Native frames per thread")
 
 
 def value(name):
@@ -58,5 +101,4 @@ def value(name):
     p = _PARAMETERS.get(name)
     if p is not None:
         return p.value
-    env = {"unwinder": "PYHANG_UNWIND", "reader": "PYHANG_READER"}[name]
-    return "gdb" if os.environ.get(env) == "gdb" else {"unwinder": "native", "reader": "auto"}[name]
+    return _initial(name)

@@ -1,6 +1,7 @@
 """`pyhang report --json` lists every thread of a live process and of its
 core, with TIDs, gdb numbers, names and top native frames, with no debug
 info loaded."""
+import json
 import os
 
 import pytest
@@ -129,3 +130,22 @@ def test_threads_whose_code_has_no_cfi_are_unwound_by_gdb_live_and_from_core(sce
     report = harness.report_json(pid=s.pid)
     names = {f["function"] for t in report["threads"] for f in t["native_frames"]}
     assert {"main", "worker"} <= names, names
+
+
+def test_native_depth_is_a_gdb_setting_with_its_environment_variable_as_fallback(scenario):
+    # GIVEN a C program whose workers sleep several native frames deep
+    s = scenario([harness.fixture_path("prog_parked"), "2"])
+    depth = lambda r: max(len(t["native_frames"]) for t in r["threads"])
+    marked = lambda out: json.loads(out.split(harness.BEGIN + "\n", 1)[1].split(harness.END)[0])
+    assert depth(harness.report_json(pid=s.pid)) > 2
+    # WHEN `set pyhang native-depth 2` comes before the report
+    out = harness.run_gdb(["set pyhang native-depth 2", "show pyhang", "echo %s\\n" % harness.BEGIN,
+                           "pyhang report --json", "echo %s\\n" % harness.END], pid=s.pid)
+    # THEN the report keeps to it
+    assert depth(harness.validated_report(marked(out))) == 2
+    # AND `show pyhang` lists every setting with its value
+    for line in ("Native frames per thread is 2.", "The native stack unwinder pyhang uses is native.",
+                 "The target memory reader pyhang uses is auto."):
+        assert line in out, out
+    # AND PYHANG_NATIVE_DEPTH gives the initial value to scripts that cannot type gdb commands
+    assert depth(harness.report_json(pid=s.pid, env={"PYHANG_NATIVE_DEPTH": "1"})) == 1

@@ -9,7 +9,7 @@ import pyhang
 from pyhang.model import snapshot as snapshots
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
-from pyhang_gdb import collect, status
+from pyhang_gdb import collect, settings, status
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments, parser
 
 
@@ -23,7 +23,8 @@ Subcommands:
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder,
 lock-owner (what the selected thread waits on; `thread apply all lock-owner`),
 fork-hazards (what a fork child inherited that can never be released).
-Settings: set pyhang unwinder native|gdb, set pyhang reader auto|gdb."""
+Settings (show pyhang): set pyhang unwinder native|gdb, set pyhang reader auto|gdb,
+set pyhang native-depth N."""
     name = "pyhang"
     prefix = True
 
@@ -32,6 +33,10 @@ Settings: set pyhang unwinder native|gdb, set pyhang reader auto|gdb."""
 
 
 def _depth(value):
+    """The native depth asked for: --native-depth, else `set pyhang
+    native-depth`; None (automatic) when neither gives one."""
+    if value is None:
+        value = settings.value("native-depth")
     return max(1, value) if value else None
 
 
