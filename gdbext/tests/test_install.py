@@ -1,7 +1,8 @@
-"""`cmake --install` lays out a pyhang that works on its own: the installed
-`pyhang` command reports on a real deadlock, and sourcing the installed
-pyhang.gdb loads the installed package and native module, not the checkout's
-or the build's."""
+"""`cmake --install` and the Debian package from CPack lay out a pyhang that
+works on its own: the installed `pyhang` command reports on a real deadlock,
+sourcing the installed pyhang.gdb (by hand, or from the one ~/.gdbinit line
+the README gives) loads the installed package and native module, not the
+checkout's or the build's."""
 import glob
 import json
 import os
@@ -26,6 +27,10 @@ def _environment_without_checkout():
     return env
 
 
+def _package_field(deb, field):
+    return subprocess.run(["dpkg-deb", "-f", deb, field], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+
+
 def _files(root):
     return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
 
@@ -42,7 +47,48 @@ def prefix():
         shutil.rmtree(d, ignore_errors=True)
 
 
-def test_install_lays_out_the_command_the_gdb_extension_the_package_and_the_docs(prefix):
+@pytest.fixture(scope="module")
+def deb():
+    """(the .deb CPack makes, the directory it was extracted into: its /usr is DIR/usr)."""
+    d = tempfile.mkdtemp(prefix="pyhang-deb-")
+    try:
+        r = subprocess.run(["cpack", "--config", os.path.join(harness.build_dir(), "CPackConfig.cmake"), "-B",
+                            os.path.join(d, "out")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stdout
+        (package,) = glob.glob(os.path.join(d, "out", "*.deb"))
+        subprocess.run(["dpkg-deb", "-x", package, os.path.join(d, "root")], check=True, timeout=120)
+        yield package, os.path.join(d, "root")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(params=["cmake-install", "deb"])
+def installation(request):
+    """The root of an installation: a `cmake --install` prefix, or the
+    extracted package's /usr."""
+    if request.param == "deb":
+        return os.path.join(request.getfixturevalue("deb")[1], "usr")
+    return request.getfixturevalue("prefix")
+
+
+def test_the_package_installs_under_usr_depends_on_gdb_and_python3_and_carries_pyhangs_version(deb):
+    package, root = deb
+    said = subprocess.run([os.path.join(root, "usr", "bin", "pyhang"), "--version"], stdout=subprocess.PIPE,
+                          text=True, env=_environment_without_checkout(), timeout=60).stdout.split()
+    assert _package_field(package, "Package") == "pyhang"
+    assert said[0] == "pyhang" and _package_field(package, "Version") == said[1]
+    depends = [d.strip().split()[0] for d in _package_field(package, "Depends").split(",")]
+    assert {"gdb", "python3", "libpython%d.%d" % sys.version_info[:2]} <= set(depends), depends
+    assert os.listdir(root) == ["usr"]
+    # the native module is stripped for the package
+    (module,) = glob.glob(os.path.join(root, "usr", "share", "pyhang", "python", "_pyhang_native*.so"))
+    sections = subprocess.run(["readelf", "-S", module], stdout=subprocess.PIPE, text=True).stdout
+    assert ".debug_info" not in sections and ".symtab" not in sections
+
+
+def test_install_lays_out_the_command_the_gdb_extension_the_package_and_the_docs(installation):
+    prefix = installation
     assert os.access(os.path.join(prefix, "bin", "pyhang"), os.X_OK)
     share = os.path.join(prefix, "share", "pyhang")
     for path in ("gdbext/pyhang.gdb", "gdbext/load_pyhang.py", "gdbext/pyhang_gdb/__init__.py",
@@ -59,7 +105,8 @@ def test_install_lays_out_the_command_the_gdb_extension_the_package_and_the_docs
                                        "report.%s.pyc" % tag))
 
 
-def test_installed_pyhang_reports_a_real_deadlock_as_the_scenario_recorded_it(prefix, scenario):
+def test_installed_pyhang_reports_a_real_deadlock_as_the_scenario_recorded_it(installation, scenario):
+    prefix = installation
     # GIVEN two Python threads deadlocked on two RLocks (which record their owners)
     s = scenario([PYTHON, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
     a = next(t["tid"] for t in s.truth["threads"] if t["role"] == "holds-a-wants-b")
@@ -85,13 +132,22 @@ def test_installed_pyhang_reports_a_real_deadlock_as_the_scenario_recorded_it(pr
     assert _files(prefix) == before
 
 
-def test_sourcing_the_installed_pyhang_gdb_loads_the_installed_modules(prefix):
+@pytest.mark.parametrize("how", ["source", "gdbinit"])
+def test_sourcing_the_installed_pyhang_gdb_loads_the_installed_modules(installation, how, tmp_path):
+    prefix = installation
     gdbext = os.path.join(prefix, "share", "pyhang", "gdbext", "pyhang.gdb")
-    r = subprocess.run(["gdb", "-nx", "-batch", "-ex", "source " + gdbext, "-ex", "pyhang version",
+    if how == "source":
+        argv = ["gdb", "-nx", "-batch", "-ex", "source " + gdbext]
+        env = _environment_without_checkout()
+    else:  # the README's one line in ~/.gdbinit: every gdb session has the commands
+        (tmp_path / ".gdbinit").write_text("source %s\n" % gdbext)
+        argv = ["gdb", "-batch"]
+        env = dict(_environment_without_checkout(), HOME=str(tmp_path))
+    r = subprocess.run(argv + ["-ex", "pyhang version",
                         "-ex", "python import pyhang, pyhang_gdb, _pyhang_native; "
                                "print('FROM', pyhang.__file__, pyhang_gdb.__file__, _pyhang_native.__file__)"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
-                       env=_environment_without_checkout(), cwd=prefix)
+                       env=env, cwd=prefix)
     assert "could not load" not in r.stdout and "native module" in r.stdout, r.stdout
     line = next((l for l in r.stdout.splitlines() if l.startswith("FROM ")), None)
     assert line is not None, r.stdout
