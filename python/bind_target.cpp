@@ -42,8 +42,16 @@ void register_target(py::module_& m) {
       .def_static("live", &Target::live, py::arg("pid"),
                   "Open a live process (stopped by gdb) through process_vm_readv and /proc/PID/mem.")
       .def_static(
-          "core", [](const std::string& path) { return Target::core(path); }, py::arg("path"),
-          "Open a core file; memory it omits is read from the files of its NT_FILE note.")
+          "core",
+          [](const std::string& path, const std::string& executable, const std::string& sysroot,
+             const std::vector<std::string>& search_path) {
+            return Target::core(path, CoreFileSearch{executable, sysroot, search_path});
+          },
+          py::arg("path"), py::arg("executable") = "", py::arg("sysroot") = "",
+          py::arg("search_path") = std::vector<std::string>{},
+          "Open a core file; memory it omits is read from the files of its NT_FILE note, each looked for as "
+          "the executable given (for the core's executable), SYSROOT/PATH, DIR/NAME for each search_path "
+          "directory, then PATH, the one whose build-id matches the core's first.")
       .def_static(
           "from_callback",
           [](std::function<py::object(Addr, std::size_t)> read, std::vector<std::tuple<Addr, Addr, std::uint64_t, std::string>> maps,

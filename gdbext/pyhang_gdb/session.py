@@ -48,6 +48,17 @@ def _callback_mappings():
     return maps
 
 
+def _core_file_search():
+    """Where pyhang looks for the files a core names: the executable gdb was
+    given, `set sysroot` and `set solib-search-path`, as gdb does."""
+    sysroot = gdb.parameter("sysroot") or ""
+    if sysroot.startswith("target:"):  # the target's own files: for a core, this machine's
+        sysroot = sysroot[len("target:"):]
+    search = gdb.parameter("solib-search-path") or ""
+    return {"executable": gdb.current_progspace().filename or "", "sysroot": sysroot,
+            "search_path": [d for d in search.split(":") if d]}
+
+
 def _alive(pid):
     """Whether a live process still exists and is not a zombie."""
     try:
@@ -115,7 +126,7 @@ class Session:
         if kind == "core":
             path = core_path()
             if path:
-                return native.Target.core(path)
+                return native.Target.core(path, **_core_file_search())
 
         def read(addr, size):
             try:

@@ -50,8 +50,13 @@ class Failure(Exception):
         self.message, self.details, self.hint = message, list(details), hint
 
 
-def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT):
+def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT, sysroot=None, lib_search_path=None):
     argv = ["gdb", "-nx", "-batch", "-iex", "set pagination off"]
+    # Where a core's files are now: gdb and pyhang both look there (before the core is loaded).
+    if sysroot:
+        argv += ["-iex", "set sysroot " + os.path.abspath(sysroot)]
+    if lib_search_path:
+        argv += ["-iex", "set solib-search-path " + ":".join(os.path.abspath(d) for d in lib_search_path.split(":") if d)]
     if executable:
         argv.append(executable)
     if pid is not None:
@@ -80,6 +85,10 @@ def parser():
     p.add_argument("--pretty", action="store_true", help="report --json: indented")
     p.add_argument("--native-depth", type=int, metavar="N", help="report: native frames per thread")
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
+    p.add_argument("--sysroot", metavar="DIR",
+                   help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
+    p.add_argument("--lib-search-path", metavar="DIR[:DIR]",
+                   help="core: directories holding the core's executable and libraries by file name")
     return p
 
 
@@ -96,6 +105,8 @@ def main(argv=None):
         return report_from_snapshot(args.snapshot, args.json)
     if (args.pid is None) == (args.core is None):
         p.error("give either -p PID or a core file")
+    if args.pid is not None and (args.sysroot or args.lib_search_path):
+        p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
     command = COMMANDS[args.what][0]
     if args.what == "report":
         command += "".join(o for o, v in ((" --json", args.json), (" --pretty", args.pretty)) if v)
@@ -112,7 +123,8 @@ def main(argv=None):
 def run(command, args):
     """(pyhang's output, number of deadlocks found or None); raises Failure."""
     try:
-        r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable),
+        r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable, sysroot=args.sysroot,
+                                    lib_search_path=args.lib_search_path),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError as exc:
         raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")

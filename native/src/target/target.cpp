@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/user.h>
 
 #include <algorithm>
@@ -127,20 +128,34 @@ Symbolized AddressSpace::symbolize(Addr pc) const {
 
 namespace {
 
-// The build-id note as the core holds it (the core's own bytes only, not the
-// file on disk, which is what is being checked).
-std::string core_build_id(const CoreFile& core, const LoadedObject& o) {
-  for (auto& seg : o.elf->segments()) {
-    if (seg.type != PT_NOTE || seg.filesz == 0 || seg.filesz > 4096) continue;
-    std::vector<std::uint8_t> buf(seg.filesz);
-    if (core.read_partial(seg.vaddr + o.bias, buf.data(), buf.size()) != buf.size()) continue;
+// The build-id of the object whose ELF header the core's process mapped at
+// `header`, from the core's own bytes only (its header, program headers and
+// note as the core holds them, never a file on disk, which is what is being
+// checked); empty when the core does not hold them.
+std::string core_build_id(const CoreFile& core, Addr header) {
+  Elf64_Ehdr eh;
+  if (core.read_partial(header, &eh, sizeof eh) != sizeof eh || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 256)
+    return {};
+  std::vector<Elf64_Phdr> phdrs(eh.e_phnum);
+  std::size_t bytes = phdrs.size() * sizeof(Elf64_Phdr);
+  if (core.read_partial(header + eh.e_phoff, phdrs.data(), bytes) != bytes) return {};
+  Addr lowest = ~Addr{0};
+  for (auto& ph : phdrs)
+    if (ph.p_type == PT_LOAD) lowest = std::min<Addr>(lowest, ph.p_vaddr);
+  if (lowest == ~Addr{0}) return {};
+  Addr bias = header - (lowest & ~Addr{0xfff});
+  for (auto& ph : phdrs) {
+    if (ph.p_type != PT_NOTE || ph.p_filesz == 0 || ph.p_filesz > 4096) continue;
+    std::vector<std::uint8_t> buf(ph.p_filesz);
+    if (core.read_partial(ph.p_vaddr + bias, buf.data(), buf.size()) != buf.size()) continue;
     for (std::size_t pos = 0; pos + 12 <= buf.size();) {
       std::uint32_t namesz, descsz, type;
       std::memcpy(&namesz, &buf[pos], 4);
       std::memcpy(&descsz, &buf[pos + 4], 4);
       std::memcpy(&type, &buf[pos + 8], 4);
       std::size_t name_at = pos + 12, desc_at = name_at + ((namesz + 3) & ~3u);
-      if (desc_at + descsz > buf.size()) break;
+      if (desc_at > buf.size() || descsz > buf.size() - desc_at) break;
       if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(&buf[name_at], "GNU", 4) == 0) {
         static const char* hex = "0123456789abcdef";
         std::string out;
@@ -155,6 +170,66 @@ std::string core_build_id(const CoreFile& core, const LoadedObject& o) {
   }
   return {};
 }
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Where each file a core names is now (CoreFileSearch), decided once per
+// recorded path.
+class CoreFileFinder {
+ public:
+  CoreFileFinder(std::shared_ptr<CoreFile> core, CoreFileSearch search, std::string recorded_executable)
+      : core_(std::move(core)), search_(std::move(search)), recorded_executable_(std::move(recorded_executable)) {}
+
+  std::string find(const std::string& path) {
+    auto [it, fresh] = found_.try_emplace(path);
+    if (fresh) it->second = search(path);
+    return it->second;
+  }
+
+ private:
+  std::vector<std::string> candidates(const std::string& path) const {
+    std::vector<std::string> out;
+    if (!search_.executable.empty() && path == recorded_executable_) out.push_back(search_.executable);
+    std::string root = search_.sysroot;
+    while (!root.empty() && root.back() == '/') root.pop_back();
+    if (!root.empty()) out.push_back(root + path);
+    std::string base = path.substr(path.rfind('/') + 1);
+    for (auto& dir : search_.search_path)
+      if (!dir.empty()) out.push_back(dir + (dir.back() == '/' ? "" : "/") + base);
+    out.push_back(path);
+    return out;
+  }
+
+  // The first candidate whose build-id is the one the core holds; the first
+  // that exists when none matches or the core holds no build-id.
+  std::string search(const std::string& path) const {
+    std::optional<Addr> header;
+    for (auto& m : core_->file_mappings())
+      if (m.path == path && m.offset == 0 && (!header || m.start < *header)) header = m.start;
+    std::string first, in_core;
+    for (auto& candidate : candidates(path)) {
+      if (!is_regular_file(candidate)) continue;
+      if (first.empty()) first = candidate;
+      if (!header) break;
+      if (in_core.empty()) in_core = core_build_id(*core_, *header);
+      if (in_core.empty()) break;  // nothing to compare: take the first
+      try {
+        if (ElfFile::open(candidate)->build_id() == in_core) return candidate;
+      } catch (const Error&) {
+        continue;
+      }
+    }
+    return first.empty() ? path : first;
+  }
+
+  std::shared_ptr<CoreFile> core_;
+  CoreFileSearch search_;
+  std::string recorded_executable_;
+  std::map<std::string, std::string> found_;
+};
 
 void note_object_problems(Target& t, const AddressSpace& space) {
   for (auto& o : space.objects())
@@ -177,28 +252,32 @@ std::shared_ptr<Target> Target::live(int pid) {
   return t;
 }
 
-std::shared_ptr<Target> Target::core(const std::string& core_path, AddressSpace::Locate locate) {
+std::shared_ptr<Target> Target::core(const std::string& core_path, const CoreFileSearch& search) {
   std::shared_ptr<Target> t(new Target());
   t->kind_ = TargetKind::Core;
   t->core_ = CoreFile::open(core_path);
   t->pid_ = t->core_->pid();
+  std::string recorded_executable;
+  constexpr std::uint64_t kAtEntry = 9;
+  if (auto entry = t->core_->auxv_value(kAtEntry))
+    for (auto& m : t->core_->file_mappings())
+      if (*entry >= m.start && *entry < m.end) recorded_executable = m.path;
+  auto finder = std::make_shared<CoreFileFinder>(t->core_, search, recorded_executable);
+  AddressSpace::Locate locate = [finder](const std::string& path) { return finder->find(path); };
   t->memory_ = std::make_shared<CachedReader>(std::make_shared<CoreReader>(t->core_, locate));
   for (auto& p : t->core_->problems()) t->add_warning(p);
   if (t->core_->file_mappings().empty())
     t->add_warning("core file " + core_path + " lists no mapped files (no NT_FILE note); symbols are unavailable");
   t->space_ = AddressSpace(t->core_->file_mappings(), locate);
   t->space_.drop_mismatched([&](const LoadedObject& o) -> std::string {
-    std::string in_core = core_build_id(*t->core_, o);
+    std::string in_core = core_build_id(*t->core_, o.start);
     std::string on_disk = o.elf->build_id();
     if (in_core.empty() || on_disk.empty() || in_core == on_disk) return {};
     return "the file on disk is not the one the core was made from (build-id " + on_disk + ", in the core " +
            in_core + "); its symbols are not used";
   });
   note_object_problems(*t, t->space_);
-  constexpr std::uint64_t kAtEntry = 9;
-  if (auto entry = t->core_->auxv_value(kAtEntry))
-    for (auto& m : t->core_->file_mappings())
-      if (*entry >= m.start && *entry < m.end) t->executable_ = m.path;
+  if (!recorded_executable.empty()) t->executable_ = finder->find(recorded_executable);
   return t;
 }
 

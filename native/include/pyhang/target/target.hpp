@@ -75,11 +75,23 @@ inline constexpr std::array<Named<TargetKind>, 3> kTargetKindNames{{
 constexpr std::string_view to_string(TargetKind k) { return name_in(kTargetKindNames, k); }
 constexpr std::optional<TargetKind> parse_target_kind(std::string_view s) { return parse_in(kTargetKindNames, s); }
 
+// Where the files a core names are now, for a core made on another machine
+// or before its files moved (pystack's and gdb's names).  Each file the core
+// records as PATH is looked for as: the executable given (for the core's
+// executable), SYSROOT/PATH, DIR/basename(PATH) for each search directory,
+// PATH itself; the first whose build-id is the one the core holds wins,
+// else the first that exists (and its build-id mismatch is reported).
+struct CoreFileSearch {
+  std::string executable;
+  std::string sysroot;
+  std::vector<std::string> search_path;
+};
+
 class Target {
  public:
   // Throws Error when the process or core cannot be opened at all.
   static std::shared_ptr<Target> live(int pid);
-  static std::shared_ptr<Target> core(const std::string& core_path, AddressSpace::Locate locate = {});
+  static std::shared_ptr<Target> core(const std::string& core_path, const CoreFileSearch& search = {});
   static std::shared_ptr<Target> from_reader(std::shared_ptr<MemoryReader> source, std::vector<Mapping> mappings,
                                              TargetKind kind);
 
@@ -88,8 +100,8 @@ class Target {
   const std::shared_ptr<CoreFile>& core_file() const { return core_; }
   std::optional<int> pid() const { return pid_; }
   TargetKind kind() const { return kind_; }
-  // The program's executable as the target records it (/proc/PID/exe, or
-  // the core's mapping that holds AT_ENTRY); empty when unknown.
+  // The program's executable (/proc/PID/exe, or where the file of the
+  // core's mapping that holds AT_ENTRY was found); empty when unknown.
   const std::string& executable() const { return executable_; }
   // Frame 0's registers of thread `tid`: from the core's NT_PRSTATUS, or live
   // through PTRACE_GETREGS, which answers only the thread's tracer (the

@@ -1,0 +1,108 @@
+"""A core read where its files have moved, as every core copied off a
+production host is: the executable the user gives is used, `--sysroot` and
+`--lib-search-path` (gdb's `set sysroot` and `set solib-search-path`) say
+where the libraries are now, a file of the same name that is not the one the
+core was made from is passed over for the one whose build-id matches, and a
+file that cannot be found is named."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+import harness
+
+CLI = os.path.join(harness.ROOT, "python", "bin", "pyhang")
+
+
+def _pyenv_with_libpython(minor):
+    for name, path in harness.interpreters():
+        if name.startswith("pyenv-3.%d." % minor):
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def moved():
+    """A certain RLock deadlock under a stripped pyenv 3.12 with a shared
+    libpython, its core, then its interpreter tree moved under a sysroot.
+    Yields (truth, core, the executable's new path, tmp)."""
+    python = _pyenv_with_libpython(12)
+    if python is None:
+        pytest.skip("pyenv 3.12 is not installed")
+    tmp = tempfile.mkdtemp(prefix="pyhang-moved-")
+    try:
+        original = os.path.join(tmp, "host")
+        exe, env = harness.stripped_interpreter(python, cache_root=original)
+        with harness.Scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"], env=env) as s:
+            core = shutil.copy(s.gcore(), os.path.join(tmp, "core"))
+            truth = s.truth
+        sysroot = os.path.join(tmp, "sysroot")
+        os.makedirs(os.path.dirname(sysroot + original))
+        shutil.move(original, sysroot + original)
+        yield truth, core, sysroot + exe, tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cli(*argv):
+    r = subprocess.run([CLI] + list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp",
+                       env=dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir()), timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+def _assert_the_scenarios_deadlock(status, out, truth):
+    assert status == 3, out
+    report = harness.validated_report(json.loads(out))
+    assert report["target"]["python_version"] == truth["python"]
+    (d,) = report["deadlocks"]
+    a = next(t["tid"] for t in truth["threads"] if t["role"] == "holds-a-wants-b")
+    b = next(t["tid"] for t in truth["threads"] if t["role"] == "holds-b-wants-a")
+    assert d["confidence"] == "certain" and sorted(d["threads"]) == sorted([a, b])
+    edges = {(e["waiter"], e["owner"]): e["address"] for e in d["edges"]}
+    assert edges == {(a, b): truth["b"], (b, a): truth["a"]}
+    return report
+
+
+def test_moved_core_without_directions_names_the_missing_library_and_claims_no_all_clear(moved):
+    truth, core, exe, _ = moved
+    status, out, _ = _cli("report", "--json", core, exe)
+    report = harness.validated_report(json.loads(out))
+    # THEN the executable given is the one read, the library that moved is named
+    assert status == 0 and report["target"]["executable"] == exe
+    assert any("libpython3.12" in w and "No such file" in w for w in report["warnings"]), report["warnings"]
+    # AND the blocked threads are not covered by an all-clear
+    assert not any(t["python_frames"] for t in report["threads"])
+    assert "owners-unknown" in {v["kind"] for v in report["verdicts"]}, report["verdicts"]
+
+
+def test_sysroot_finds_the_moved_files_and_the_deadlock(moved):
+    truth, core, exe, tmp = moved
+    report = _assert_the_scenarios_deadlock(*_cli("report", "--json", core, exe, "--sysroot",
+                                                  os.path.join(tmp, "sysroot"))[:2], truth)
+    assert not any("libpython" in w for w in report["warnings"]), report["warnings"]
+
+
+def test_lib_search_path_prefers_the_file_whose_build_id_the_core_holds(moved):
+    truth, core, exe, tmp = moved
+    # GIVEN a first search directory with another library under libpython's
+    # name, and the right one in the second
+    (right,) = glob.glob(os.path.join(os.path.dirname(os.path.dirname(exe)), "lib", "libpython3.12.so.1.0"))
+    impostor, flat = os.path.join(tmp, "impostor"), os.path.join(tmp, "flat")
+    os.makedirs(impostor, exist_ok=True)
+    os.makedirs(flat, exist_ok=True)
+    shutil.copy("/lib/x86_64-linux-gnu/libz.so.1", os.path.join(impostor, "libpython3.12.so.1.0"))
+    shutil.copy(right, flat)
+    # WHEN the core is read with that search path
+    report = _assert_the_scenarios_deadlock(*_cli("report", "--json", core, exe, "--lib-search-path",
+                                                  impostor + ":" + flat)[:2], truth)
+    # THEN the impostor was passed over, silently: nothing it says was used
+    assert not any("libpython" in w for w in report["warnings"]), report["warnings"]
+
+
+def test_sysroot_goes_with_a_core_only():
+    status, _, err = _cli("report", "-p", str(os.getpid()), "--sysroot", "/")
+    assert status == 2 and "--sysroot goes with a core file" in err
