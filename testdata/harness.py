@@ -39,7 +39,7 @@ class ScenarioError(Exception):
     pass
 
 
-def _thread_state(pid, tid):
+def thread_state(pid, tid):
     try:
         with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
             return f.read().rsplit(")", 1)[1].split()[0]
@@ -114,7 +114,7 @@ class Scenario:
         """Every thread the program reported must be asleep (state S)."""
         tids = [t["tid"] for t in self.truth.get("threads", []) if t.get("parked", True)]
         while time.monotonic() < deadline:
-            if all(_thread_state(self.pid, t) in ("S", "D") for t in tids):
+            if all(thread_state(self.pid, t) in ("S", "D") for t in tids):
                 time.sleep(self.settle)
                 return
             time.sleep(0.05)

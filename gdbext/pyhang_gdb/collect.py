@@ -19,7 +19,7 @@ from pyhang.analysis import locks, python_api
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang_gdb import decoders
+from pyhang_gdb import decoders, namespaces
 from pyhang_gdb.session import SESSION, NoTarget, core_path
 
 # Registers the lock and GIL decoders look at in frame 0: the system call
@@ -42,6 +42,7 @@ class GdbThread:
     pcs: List[int] = field(default_factory=list)   # frame 0 first
     problem: Optional[str] = None
     unwound_by: str = "gdb"  # or "pyhang": who found registers and pcs
+    host_tid: Optional[int] = None  # gdb's TID, when the target's own differs (pyhang_gdb.namespaces)
 
 
 class SelectionKept:
@@ -112,7 +113,47 @@ def native_snapshot(thread, depth, native):
 
 def snapshot_selected(thread, depth, native=None):
     """Snapshot of the selected thread: natively when possible, else from gdb's frames."""
-    return native_snapshot(thread, depth, native) or snapshot_current(thread, depth)
+    tids = target_tids()
+    if tids.listed_twice(thread.ptid[1]):
+        own = thread.ptid[1]
+        return GdbThread(num=thread.num, tid=own, name=thread.name, host_tid=tids.to_host(own),
+                         problem="gdb lists this thread twice: as LWP %d (the TID in its PID namespace) and "
+                                 "as LWP %d (the host's); only the second has registers" % (own, tids.to_host(own)))
+    return in_target_tids([native_snapshot(thread, depth, native) or snapshot_current(thread, depth)])[0]
+
+
+def target_tids():
+    """The target's own TIDs against gdb's, once per stop (pyhang_gdb.namespaces).
+    gdb's TIDs are the host's: in a PID namespace the target's own differ."""
+    def compute():
+        target = SESSION.target()
+        if target.kind == "live" and target.pid:
+            return namespaces.live_tids(target.pid)
+        if target.kind == "core":
+            reader = decoders.lock_reader()
+            return namespaces.core_tids([(tid, regs.get("fs_base")) for tid, regs in target.core_threads()],
+                                        reader.pthread_tid, target.pid)
+        return namespaces.Tids()
+    return SESSION.cached("target-tids", compute)
+
+
+def thread_numbers():
+    """[(gdb's thread number, the target's own TID)] of every thread."""
+    tids = target_tids()
+    return [(t.num, tids.to_target(t.ptid[1])) for t in SESSION.threads() if not tids.listed_twice(t.ptid[1])]
+
+
+def in_target_tids(raws):
+    """`raws` with the TIDs the target itself uses (gdb's kept as host_tid)."""
+    tids = target_tids()
+    if not tids:
+        return raws
+    raws = [r for r in raws if not tids.listed_twice(r.tid)]
+    for r in raws:
+        own = tids.to_target(r.tid)
+        if own != r.tid:
+            r.host_tid, r.tid = r.tid, own
+    return raws
 
 
 def snapshot_thread(thread, depth, native=None):
@@ -132,12 +173,14 @@ def snapshot_thread(thread, depth, native=None):
 def snapshot_threads(depth, threads=None, native=None):
     """Snapshots of every thread of the selected inferior, in gdb's order."""
     threads = threads if threads is not None else gdb.selected_inferior().threads()
+    tids = target_tids()
+    threads = [t for t in threads if not tids.listed_twice(t.ptid[1])]
     out = []
     with SelectionKept():
         for t in sorted(threads, key=lambda t: t.num):
             if t.is_valid():
                 out.append(snapshot_thread(t, depth, native))
-    return out
+    return in_target_tids(out)
 
 
 # ---- snapshots: what gdb says plus what the native decoders read ---------
@@ -167,7 +210,8 @@ def native_frames(target, pcs):
 def thread_snapshot(target, raw):
     """The model's ThreadSnapshot of a GdbThread: its pcs symbolized."""
     return ThreadSnapshot(num=raw.num, tid=raw.tid, name=raw.name, registers=raw.registers,
-                          frames=native_frames(target, raw.pcs), problem=raw.problem, unwound_by=raw.unwound_by)
+                          frames=native_frames(target, raw.pcs), problem=raw.problem, unwound_by=raw.unwound_by,
+                          host_tid=raw.host_tid)
 
 
 def add_lock_facts(stop, view, snap):
@@ -229,7 +273,8 @@ def global_names(stop, threads):
 def target_info(target):
     inferior = gdb.selected_inferior()
     exe = target.executable or gdb.current_progspace().filename
-    info = TargetInfo(kind=target.kind, pid=target.pid or inferior.pid or None, executable=exe)
+    info = TargetInfo(kind=target.kind, pid=target.pid or inferior.pid or None, executable=exe,
+                      namespace_pid=target_tids().pid)
     if target.kind == "core":
         info.core = core_path()
     return info
@@ -238,6 +283,8 @@ def target_info(target):
 def executable_warnings(target):
     """gdb's idea of the executable against the target's own record."""
     given = gdb.current_progspace().filename
+    if given is not None and given.startswith("target:"):  # gdb reads it through the target: the same file
+        given = given[len("target:"):]
     if given is None:
         return ["gdb was given no executable; pyhang reads symbols from the files the target mapped"]
     if target.executable and os.path.realpath(given) != os.path.realpath(target.executable):
@@ -251,7 +298,7 @@ def thread_bases():
     def compute():
         native = decoders.native_stacks()
         with SelectionKept():
-            raws = [snapshot_thread(t, 0, native) for t in SESSION.threads() if t.is_valid()]
+            raws = in_target_tids([snapshot_thread(t, 0, native) for t in SESSION.threads() if t.is_valid()])
         return {r.registers["fs_base"]: r.tid for r in raws if "fs_base" in r.registers}
     return SESSION.cached("thread-bases", compute)
 
@@ -298,7 +345,8 @@ def deepen(snapshot, report, tids):
     """Unwind the threads `tids` HEURISTIC_NATIVE_DEPTH deep, in the snapshot
     and in the report, for the driver-lock heuristics."""
     target = SESSION.target()
-    wanted = [t for t in SESSION.threads() if t.is_valid() and t.ptid[1] in set(tids)]
+    hosts = {target_tids().to_host(t) for t in tids}
+    wanted = [t for t in SESSION.threads() if t.is_valid() and t.ptid[1] in hosts]
     deeper = {r.tid: r for r in snapshot_threads(analysis.report.HEURISTIC_NATIVE_DEPTH, threads=wanted,
                                                  native=decoders.native_stacks())}
     reported = {t.tid: t for t in report.threads}

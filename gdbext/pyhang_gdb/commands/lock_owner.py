@@ -3,7 +3,7 @@ from pyhang.analysis import locks, syscalls
 from pyhang.analysis.python_state import gil_state
 from pyhang.analysis.report import gil_holder
 from pyhang.analysis.threading import PythonThreads
-from pyhang.render.locks import describe, not_blocked
+from pyhang.render.locks import describe, not_blocked, unreadable
 from pyhang.render.names import ThreadNames
 from pyhang_gdb import collect, decoders
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
@@ -22,7 +22,7 @@ every thread."""
         snap, view = collect.selected_thread(collect.LOCK_FRAME_DEPTH)
         reader = decoders.lock_reader()
         # Thread numbers of every thread, for owners; computed once per stop.
-        names = SESSION.cached("thread-names", lambda: ThreadNames([(t.num, t.ptid[1]) for t in SESSION.threads()]))
+        names = SESSION.cached("thread-names", lambda: ThreadNames(collect.thread_numbers()))
         stop = decoders.Stop()
         collect.add_lock_facts(stop, view, snap)
         gil = gil_state(view, snap.tid, snap.registers)
@@ -31,6 +31,9 @@ every thread."""
         b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads), set(names.num))
         if b is not None and b.address is not None and view.ok:
             b.name = collect.global_names(stop, [snap]).get(b.address)
+        if b is None and snap.problem:
+            print(unreadable(snap.tid, names, snap.problem))
+            return
         if b is None:
             nr = syscalls.in_syscall(snap.registers)
             print(not_blocked(snap.tid, names, syscalls.name(nr) if nr is not None else None, reader.problem))

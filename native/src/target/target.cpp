@@ -171,6 +171,17 @@ std::string core_build_id(const CoreFile& core, Addr header) {
   return {};
 }
 
+std::string link_target(const std::string& path) {
+  char buf[256];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+bool in_other_mount_namespace(int pid) {
+  std::string theirs = link_target("/proc/" + std::to_string(pid) + "/ns/mnt");
+  return !theirs.empty() && theirs != link_target("/proc/self/ns/mnt");
+}
+
 bool is_regular_file(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -244,7 +255,14 @@ std::shared_ptr<Target> Target::live(int pid) {
   t->pid_ = pid;
   auto source = std::make_shared<LiveReader>(pid);
   t->memory_ = std::make_shared<CachedReader>(source);
-  t->space_ = AddressSpace(read_proc_maps(pid));
+  // A process in another mount namespace (a container) maps files by the
+  // paths its own namespace gives them: read them through its root.
+  AddressSpace::Locate locate;
+  if (in_other_mount_namespace(pid)) {
+    std::string root = "/proc/" + std::to_string(pid) + "/root";
+    locate = [root](const std::string& path) { return root + path; };
+  }
+  t->space_ = AddressSpace(read_proc_maps(pid), locate);
   char exe[4096];
   ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe - 1);
   if (n > 0) t->executable_.assign(exe, static_cast<std::size_t>(n));

@@ -43,7 +43,7 @@ def threads(snapshot, view=None):
     gil_states = {}
     for snap in snapshot.threads:
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem,
-                          python_name=python_threads.name(snap.tid))
+                          python_name=python_threads.name(snap.tid), host_tid=snap.host_tid)
         th.native_frames = snap.frames
         th.python_frames = python_frames(view, snap.tid)
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)

@@ -53,15 +53,17 @@ class ThreadReport:
     native_frames: List[NativeFrame] = field(default_factory=list)
     blocked_on: Optional[BlockedOn] = None
     problem: Optional[str] = None  # why something about this thread could not be read
+    host_tid: Optional[int] = None  # the host's TID, when the target's PID namespace gives it another (tid)
 
 
 @dataclass
 class TargetInfo:
     kind: str                        # "live", "core", "callback"
-    pid: Optional[int] = None
+    pid: Optional[int] = None        # as gdb (the host) knows it
     core: Optional[str] = None
     executable: Optional[str] = None
     python_version: Optional[str] = None
+    namespace_pid: Optional[int] = None  # its pid in its own PID namespace, when that differs
 
 
 @dataclass

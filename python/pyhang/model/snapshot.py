@@ -31,6 +31,7 @@ class ThreadSnapshot:
     python_lock: Optional[dict] = None  # the threading lock it sleeps on (PythonLocks.wait)
     futex_word: Optional[int] = None    # the value of the futex word it sleeps on, when that can be a join
     python_api: Optional[dict] = None   # the Python-level object it waits in (analysis.python_api)
+    host_tid: Optional[int] = None      # the host's TID when the target's PID namespace gives another
 
 
 @dataclass
@@ -54,7 +55,8 @@ def to_dict(snap: ProcessSnapshot) -> dict:
     t = snap.target
     return {
         "schema": SNAPSHOT_SCHEMA,
-        "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable},
+        "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
+                   "namespace_pid": t.namespace_pid},
         "python": snap.python,
         "warnings": list(snap.warnings),
         "lock_problem": snap.lock_problem,
@@ -69,7 +71,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
                        for f in th.frames],
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
-            "python_api": th.python_api,
+            "python_api": th.python_api, "host_tid": th.host_tid,
         } for th in snap.threads],
     }
 
@@ -79,7 +81,8 @@ def from_dict(d: dict) -> ProcessSnapshot:
         raise ValueError("not a %s document (schema %r)" % (SNAPSHOT_SCHEMA, d.get("schema")))
     t = d["target"]
     return ProcessSnapshot(
-        target=TargetInfo(kind=t["kind"], pid=t.get("pid"), core=t.get("core"), executable=t.get("executable")),
+        target=TargetInfo(kind=t["kind"], pid=t.get("pid"), core=t.get("core"), executable=t.get("executable"),
+                          namespace_pid=t.get("namespace_pid")),
         python=d.get("python") or {},
         warnings=list(d.get("warnings") or []),
         lock_problem=d.get("lock_problem"),
@@ -92,6 +95,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 frames=[_frame_from(f) for f in th.get("frames") or []],
                                 problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
                                 lock=th.get("lock"), python_lock=th.get("python_lock"),
-                                futex_word=th.get("futex_word"), python_api=th.get("python_api"))
+                                futex_word=th.get("futex_word"), python_api=th.get("python_api"),
+                                host_tid=th.get("host_tid"))
                  for th in d.get("threads") or []],
     )

@@ -30,9 +30,10 @@ def to_json(report) -> dict:
         "schema": SCHEMA,
         "pyhang_version": VERSION,
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
-                   "python_version": t.python_version},
+                   "python_version": t.python_version, "namespace_pid": t.namespace_pid},
         "threads": [{
             "tid": th.tid,
+            "host_tid": th.host_tid,
             "gdb_num": th.gdb_num,
             "name": th.name,
             "python_name": th.python_name,

@@ -174,3 +174,8 @@ def not_blocked(tid, names, syscall, lock_problem=None):
     if lock_problem:
         line += "\n  (%s)" % lock_problem
     return line
+
+
+def unreadable(tid, names, problem):
+    """`lock-owner` of a thread whose registers or stack could not be read."""
+    return "%s: cannot tell what it waits on: %s" % (names(tid), problem)

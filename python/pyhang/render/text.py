@@ -76,6 +76,8 @@ def describe_target(report: Report):
         where = "live process %s" % t.pid
     else:
         where = "%s target" % t.kind
+    if t.namespace_pid is not None:
+        where += " (pid %d in its own PID namespace; TIDs below are the namespace's)" % t.namespace_pid
     parts = [where]
     if t.executable:
         parts.append(t.executable)
