@@ -65,8 +65,8 @@ void CoreFile::parse() {
   std::sort(loads_.begin(), loads_.end(), [](auto& a, auto& b) { return a.vaddr < b.vaddr; });
   if (missing > 0)
     problems_.push_back("core file " + path() + " is truncated: " + std::to_string(missing) + " of " +
-                        std::to_string(wanted) + " bytes of memory are missing; those reads fall back to " +
-                        "the mapped files or fail");
+                        std::to_string(wanted) + " bytes of memory are missing; what they held is unknown " +
+                        "(no file stands in for them), and what is read from elsewhere still holds");
 
   for (auto& note : elf_->notes()) {
     if (note.name == "CORE" && note.type == NT_PRSTATUS && note.desc.size() >= kPrstatusSize) {
@@ -135,6 +135,13 @@ std::size_t CoreFile::read_partial(Addr addr, void* buf, std::size_t n) const {
   return done;
 }
 
+bool CoreFile::lost(Addr addr) const {
+  auto it = std::upper_bound(loads_.begin(), loads_.end(), addr, [](Addr x, const Load& l) { return x < l.vaddr; });
+  if (it == loads_.begin()) return false;
+  --it;
+  return addr >= it->vaddr + it->available && addr < it->vaddr + it->filesz;
+}
+
 // ------------------------------------------------------------ CoreReader ----
 
 CoreReader::CoreReader(std::shared_ptr<CoreFile> core, Locate locate)
@@ -173,7 +180,7 @@ std::size_t CoreReader::read_partial(Addr addr, void* buf, std::size_t n) {
   while (done < n) {
     auto p = static_cast<char*>(buf) + done;
     std::size_t got = core_->read_partial(addr + done, p, n - done);
-    if (got == 0) got = read_from_files(addr + done, p, n - done);
+    if (got == 0 && !core_->lost(addr + done)) got = read_from_files(addr + done, p, n - done);
     if (got == 0) break;
     done += got;
   }

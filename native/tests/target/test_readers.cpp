@@ -164,6 +164,31 @@ TEST_CASE("a truncated core is reported, and its missing bytes are unreadable") 
   CHECK_FALSE(reader.read(0x800000 + 2 * 4096 - 1, &b, 1));
 }
 
+TEST_CASE("bytes a truncated core recorded but lost are unknown, never taken from the mapped file") {
+  // GIVEN a library's writable data recorded in the core (filesz > 0), its
+  // file mapped at the same place, and the core cut inside that segment
+  auto file_bytes = pattern(2 * 4096, 21);
+  std::string file = write_temp(file_bytes, "data.bin");
+  CoreSpec spec;
+  spec.threads = {{7, 0}};
+  spec.files = {{0x800000, 0x802000, 0, file}};
+  spec.segments = {{0x800000, pattern(2 * 4096, 13), 2 * 4096}};
+  auto bytes = build_core(spec);
+  bytes.resize(bytes.size() - 4096 - 10);
+  auto core = CoreFile::from_image(FileImage::from_bytes(bytes, "truncated-core"));
+  CoreReader reader(core);
+  std::uint8_t b = 0;
+  // THEN what the core kept reads from the core
+  REQUIRE(reader.read(0x800000 + 5, &b, 1));
+  CHECK(b == pattern(2 * 4096, 13)[5]);
+  // AND what it lost is unreadable: the file holds the data as it was before
+  // the program ran, not as it was when the core was made
+  CHECK_FALSE(reader.read(0x800000 + 2 * 4096 - 1, &b, 1));
+  std::uint8_t two[2];
+  CHECK(reader.read_partial(0x800000 + 4096 - 1, two, 2) <= 1);
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("garbage instead of a core is refused with a reason") {
   CHECK_THROWS_AS(CoreFile::from_image(FileImage::from_bytes(pattern(100, 1), "junk")), Error);
   auto so = pyhang::testing::build_shared_object({});

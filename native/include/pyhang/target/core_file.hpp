@@ -39,6 +39,10 @@ class CoreFile {
   std::optional<std::uint64_t> auxv_value(std::uint64_t type) const;
 
   // Bytes the core's PT_LOAD segments hold for [addr, addr+n).
+  // Whether `addr` lies in what the core recorded (a segment's file size)
+  // but lost to truncation: those bytes are unknown, and no file may stand
+  // in for them (a writable segment's file holds its initial data).
+  bool lost(Addr addr) const;
   std::size_t read_partial(Addr addr, void* buf, std::size_t n) const;
   // Whether a PT_LOAD segment covers addr (with or without file bytes).
   bool covers(Addr addr) const;
