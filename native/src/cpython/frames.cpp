@@ -1,6 +1,8 @@
 // Frame walkers: the PyFrameObject chain (f_back, <= 3.10) and the
 // _PyInterpreterFrame chain (previous, 3.11+).  Both are bounded and
-// cycle-checked; a bad link ends the walk with a one-line problem.
+// cycle-checked; a bad link ends the walk with a one-line problem.  A frame
+// that is readable but whose code object is not is one unknown frame: the
+// walk goes on to the older frames, which its link still reaches.
 
 #include "cpython/internal.hpp"
 #include "pyhang/base/format.hpp"
@@ -8,6 +10,26 @@
 namespace pyhang::cpython::detail {
 
 namespace {
+
+// The frame whose code object cannot be read: it stays in the stack, as
+// one frame nobody can name, so the frames older than it keep their place.
+PyFrame unknown_frame(Addr frame, Addr code) {
+  PyFrame out;
+  out.function = "<unknown>";
+  out.file = "<unknown>";
+  out.frame = frame;
+  out.code = code;
+  return out;
+}
+
+// The walk's problem: the first one found, and how many frames were unknown.
+void note_unknown(FrameWalk& walk, const std::string& problem, int& unknown) {
+  if (++unknown == 1 && walk.problem.empty()) walk.problem = problem;
+}
+
+void finish(FrameWalk& walk, int unknown) {
+  if (unknown > 1) walk.problem += " (" + std::to_string(unknown) + " frames with unreadable code in all)";
+}
 
 // Fills function/file/line from a code object; false when it is not one.
 bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFrame& out, std::string& problem) {
@@ -31,6 +53,7 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
   FrameWalk walk;
   ChainGuard guard(objects.options().max_frames, "frame");
   const std::size_t span = span_of({l.frame_back, l.frame_code, l.frame_lasti, l.frame_lineno, l.frame_trace});
+  int unknown = 0;
   for (Addr f = top; f != 0; ) {
     if (auto stop = guard.next(f); !stop.empty()) {
       walk.problem = stop;
@@ -46,8 +69,10 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
     auto lasti = fr.get<std::int32_t>(l.frame_lasti).value_or(-1);
     std::string problem;
     if (!describe(codes, fr.ptr(l.frame_code), std::int64_t{lasti} * l.lasti_unit, out, problem)) {
-      walk.problem = "frame " + hex(f) + ": " + problem;
-      break;
+      note_unknown(walk, "frame " + hex(f) + ": " + problem, unknown);
+      walk.frames.push_back(unknown_frame(f, fr.ptr(l.frame_code)));
+      f = fr.ptr(l.frame_back);
+      continue;
     }
     if (fr.ptr(l.frame_trace) != 0) {
       auto lineno = fr.get<std::int32_t>(l.frame_lineno);
@@ -57,6 +82,7 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
     walk.frames.push_back(std::move(out));
     f = fr.ptr(l.frame_back);
   }
+  finish(walk, unknown);
   return walk;
 }
 
@@ -70,6 +96,9 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
   FrameWalk walk;
   ChainGuard guard(objects.options().max_frames, "frame");
   const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
+  // 3.13's slot is f_executable, which may hold another object than code.
+  const bool executable_slot = l.has(l.dbg_iframe_executable);
+  int unknown = 0;
   for (Addr f = top; f != 0; ) {
     if (auto stop = guard.next(f); !stop.empty()) {
       walk.problem = stop;
@@ -90,14 +119,14 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     Addr code_addr = fr.ptr(l.iframe_code);
     const CodeInfo& code = codes.get(code_addr);
     if (!code.ok) {
-      // 3.13's f_executable may legitimately hold a non-code object; anything
-      // unreadable ends the walk.
-      if (code.reason == ErrorReason::NotCodeObject) {
+      if (executable_slot && code.reason == ErrorReason::NotCodeObject) {  // not a Python function's frame
         f = previous;
         continue;
       }
-      walk.problem = "frame " + hex(f) + ": " + code.problem + " at " + hex(code_addr);
-      break;
+      note_unknown(walk, "frame " + hex(f) + ": " + code.problem + " at " + hex(code_addr), unknown);
+      walk.frames.push_back(unknown_frame(f, code_addr));
+      f = previous;
+      continue;
     }
     Addr instr = fr.ptr(l.iframe_instr);
     std::int64_t offset = static_cast<std::int64_t>(instr - code.code_start);
@@ -115,6 +144,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     walk.frames.push_back(std::move(out));
     f = previous;
   }
+  finish(walk, unknown);
   return walk;
 }
 
