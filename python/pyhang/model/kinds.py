@@ -54,6 +54,7 @@ class WaitKind:
     PY_BARRIER = "py-barrier"         # threading.Barrier.wait
     PY_FUTURE = "py-future"           # concurrent.futures.Future.result / exception
     PY_IMPORT_LOCK = "py-import-lock"  # an import waiting for another thread's module lock
+    SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
 
 
 class VerdictKind:

@@ -62,6 +62,7 @@ class TargetInfo:
     core: Optional[str] = None
     executable: Optional[str] = None
     python_version: Optional[str] = None
+    parent_pid: Optional[int] = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
 
 
 @dataclass
