@@ -57,6 +57,14 @@ class WaitKind:
     SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
 
 
+class TreeEdgeKind:
+    """Waits across processes (pyhang.analysis.tree)."""
+    CHILD_EXIT = "child-exit"           # wait4/waitid: the child's threads must end
+    PIPE_OTHER_END = "pipe-other-end"   # a pipe read or write: the processes holding the other end
+    SOCKET_PEER = "socket-peer"         # a unix socket: the processes holding its peer
+    FILE_LOCK = "file-lock"             # flock/fcntl: the processes /proc/locks names as holders
+
+
 class VerdictKind:
     """Blocked-without-a-cycle situations the report states."""
     GIL_NOBODY_HOLDS = "gil-nobody-holds"

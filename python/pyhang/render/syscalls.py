@@ -40,12 +40,12 @@ def object_text(obj):
         return "not open now"
     if kind == "pipe":
         end = _end(obj.get("access"))
-        return obj["link"] + (", " + end if end else "")
+        return (obj.get("link") or "a pipe") + (", " + end if end else "")
     if kind == "socket":
         s = obj.get("socket") or {}
         protocol = s.get("protocol")
         if protocol == "unix":
-            text = "unix socket %s" % obj["link"]
+            text = "unix socket %s" % obj.get("link")
             if s.get("path"):
                 text += " at %s" % s["path"]
             if s.get("peer_inode"):
@@ -53,11 +53,11 @@ def object_text(obj):
                                                                   else "")
             return text
         if protocol:
-            text = "%s socket %s %s → %s" % (protocol, obj["link"], s.get("local"), s.get("peer"))
+            text = "%s socket %s %s → %s" % (protocol, obj.get("link"), s.get("local"), s.get("peer"))
             return text + (", %s" % s["state"] if s.get("state") else "")
-        return "socket %s" % obj["link"]
+        return "socket %s" % obj.get("link")
     if kind == "file":
-        return "file %s" % obj.get("path")
+        return "file %s" % (obj.get("path") or "(path unknown)")
     if obj.get("epoll") is not None:
         return "epoll instance watching fd%s %s" % ("" if len(obj["epoll"]) == 1 else "s",
                                                     ", ".join(str(fd) for fd in obj["epoll"][:_LISTED]) or "none")
@@ -169,10 +169,11 @@ def summary(b):
         kind = "epoll fd" if call.startswith("epoll") else "fd"
         line += " on %s %d: %s" % (kind, s["fd"], object_text(obj))
         if call in ("flock", "fcntl") and obj is not None:
-            holders = [h for h in s.get("lock_holders") or () if h.get("pid") != obj.get("pid")]
+            holders = [h.get("pid") for h in s.get("lock_holders") or ()
+                       if isinstance(h.get("pid"), int) and h.get("pid") != obj.get("pid")]
             if holders:
-                line += "; locked by " + ", ".join("PID %d" % h["pid"] if h["pid"] > 0 else
-                                                   "an open file description (no PID recorded)" for h in holders)
+                line += "; locked by " + ", ".join("PID %d" % pid if pid > 0 else
+                                                   "an open file description (no PID recorded)" for pid in holders)
             elif s.get("lock"):
                 line += "; /proc/locks names no other holder"
         other = other_end_text(obj)
