@@ -75,6 +75,13 @@ void register_target(py::module_& m) {
           "A target read through a function of the host, e.g. gdb's inferior.read_memory.")
       .def_property_readonly("kind", [](const Target& t) { return std::string(to_string(t.kind())); })
       .def_property_readonly("pid", &Target::pid)
+      .def_property_readonly(
+          "parent_pid",
+          [](const Target& t) -> py::object {
+            if (!t.core_file() || t.core_file()->parent_pid() <= 0) return py::none();
+            return py::cast(t.core_file()->parent_pid());
+          },
+          "A core's parent PID (NT_PRPSINFO pr_ppid); None for other targets or when not recorded.")
       .def_property_readonly("warnings", &Target::warnings)
       .def_property_readonly("executable", &Target::executable)
       .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })

@@ -235,10 +235,14 @@ def report_errors(doc):
 
 def validated_report(doc):
     """`doc`, or an AssertionError naming what breaks the JSON contract."""
-    errors = report_errors(doc)
+    return _validated(doc, report_errors(doc), "the report", REPORT_SCHEMA)
+
+
+def _validated(doc, errors, what, schema):
     if errors:
-        raise AssertionError("the report breaks the pyhang-report/1 schema (%s):\n  %s" % (
-            os.path.relpath(REPORT_SCHEMA, ROOT), "\n  ".join(errors[:20])))
+        raise AssertionError("%s breaks the %s schema (%s):\n  %s" % (
+            what, os.path.basename(schema).replace("-1.schema.json", "/1"), os.path.relpath(schema, ROOT),
+            "\n  ".join(errors[:20])))
     return doc
 
 
@@ -311,3 +315,87 @@ def stripped_interpreter(python, cache_root=None):
             raise ScenarioError("the stripped copy does not load its stripped libpython:\n" + ldd)
     open(os.path.join(dest, ".done"), "w").close()
     return exe, env
+
+
+# ------------------------------------------------------------ trees ----
+
+TREE_SCHEMA = os.path.join(ROOT, "docs", "pyhang-tree-1.schema.json")
+_tree_validator = None
+
+
+def tree_errors(doc):
+    """Every way `doc` breaks docs/pyhang-tree-1.schema.json (whose processes
+    are pyhang-report/1 documents), one line each."""
+    global _tree_validator
+    if _tree_validator is None:
+        import jsonschema
+        schemas = []
+        for path in (REPORT_SCHEMA, TREE_SCHEMA):
+            with open(path) as f:
+                schemas.append(json.load(f))
+        cls = jsonschema.validators.validator_for(schemas[1])
+        cls.check_schema(schemas[1])
+        # The processes are pyhang-report/1 documents: checked each with its own
+        # schema (jsonschema before 4.18, Debian 12's, cannot follow the $ref
+        # into another schema's $defs), the tree with the rest.
+        tree = json.loads(json.dumps(schemas[1]).replace('{"$ref": "urn:pyhang:schema:pyhang-report-1"}',
+                                                             '{"required": ["schema"]}'))
+        _tree_validator = cls(tree)
+    reports = [e for i, p in enumerate(doc.get("processes") or []) if "schema" in p
+               for e in ("processes/%d/%s" % (i, line) for line in report_errors(p))]
+    return reports + ["%s: %s" % ("/".join(str(p) for p in e.absolute_path) or "(document)", e.message[:300])
+                      for e in sorted(_tree_validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+
+
+def validated_tree(doc):
+    """`doc`, or an AssertionError naming what breaks the tree's contract."""
+    return _validated(doc, tree_errors(doc), "the tree", TREE_SCHEMA)
+
+
+def pyhang_cli(*args, env=None, timeout=600):
+    """(exit status, stdout, stderr) of python/bin/pyhang."""
+    r = subprocess.run([os.path.join(ROOT, "python", "bin", "pyhang")] + [str(a) for a in args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
+                       env=dict(os.environ, PYHANG_BUILD_DIR=build_dir(), **(env or {})))
+    return r.returncode, r.stdout, r.stderr
+
+
+def gcore(pid, directory):
+    """A core of process `pid` (a scenario's child) made by gdb's gcore in `directory`."""
+    prefix = os.path.join(directory, "core")
+    r = subprocess.run(["gcore", "-o", prefix, str(pid)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=300)
+    path = "%s.%d" % (prefix, pid)
+    if r.returncode != 0 or not os.path.exists(path):
+        raise ScenarioError("gcore failed: %s" % r.stdout[-2000:])
+    return path
+
+
+def _main_thread_syscall(pid):
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def wait_processes_parked(pids, calls=None, timeout=60):
+    """Every thread of the processes `pids` asleep (state S or D), as
+    Scenario.wait_parked does for the scenario's own threads; and the main
+    thread of each pid of `calls` ({pid: system call number}) in that call."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(_main_thread_syscall(pid) != str(nr) for pid, nr in (calls or {}).items()):
+            time.sleep(0.05)
+            continue
+        states = []
+        for pid in pids:
+            try:
+                tids = [int(t) for t in os.listdir("/proc/%d/task" % pid)]
+            except OSError:
+                tids = []
+            states.extend(thread_state(pid, t) for t in tids)
+        if states and all(s in ("S", "D") for s in states):
+            return
+        time.sleep(0.05)
+    raise ScenarioError("processes did not park: %s" % pids)

@@ -56,8 +56,12 @@ def record(case):
         pid = s.pid if which == "self" else s.truth[which]["pid"]
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "snapshot.json")
-            text, out = harness.run_gdb_marked("pyhang snapshot %s" % path, pid=pid)
-            report = harness.report_json(pid=pid)
+            # one gdb session, one stop: what depends on the moment (a sleep's
+            # time left) is the same in both
+            out = harness.run_gdb(["pyhang snapshot %s" % path, "echo %s\\n" % harness.BEGIN,
+                                   "pyhang report --json", "echo %s\\n" % harness.END], pid=pid)
+            text = out[out.index(harness.BEGIN) + len(harness.BEGIN):out.index(harness.END)]
+            report = harness.validated_report(json.loads(text[text.index("{"):]))
             with open(path) as f:
                 snapshot = json.load(f)
     doc = {"case": case, "argv": [os.path.relpath(a, harness.ROOT) if a.startswith(harness.ROOT) else a

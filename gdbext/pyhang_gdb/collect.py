@@ -9,13 +9,16 @@ frame without CFI, an expression it does not evaluate), gdb selects the
 thread and its own unwinder walks the frames, with no debug info either way.
 """
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 import gdb
 
-from pyhang import analysis
-from pyhang.analysis import locks, python_api
+import _pyhang_native as native
+
+from pyhang import analysis, procfs
+from pyhang.analysis import locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
@@ -26,7 +29,9 @@ from pyhang_gdb.session import SESSION, NoTarget, core_path
 # (orig_rax) and its arguments (the futex word, op and expected value).
 # fs_base is the thread's own struct pthread (x86_64 TLS): it tells which
 # thread a pthread_join waits for.
-FRAME0_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "fs_base")
+# The other argument registers (r10, r8, r9) say what a thread parked in
+# another system call waits for (pyhang.analysis.syscalls).
+FRAME0_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "fs_base")
 
 
 _NOT_ON_THE_STACK = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
@@ -258,6 +263,58 @@ def add_python_api(python_locks, view, snap):
                        "attributes": locks.attributes(frame["self"], list(api.attributes))}
 
 
+# The native readers of a system call's arguments in target memory, by the
+# names pyhang.analysis.syscalls.memory_wanted gives them.
+_SYSCALL_READERS = {"pollfds": native.read_pollfds, "fd_set": native.read_fd_set,
+                    "timespec": native.read_timespec, "timeval": native.read_timeval}
+
+
+def _plain(value):
+    """Tuples as lists, as JSON gives them back."""
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+
+def _clock_now(clock):
+    """The time on `clock` (read once per stop: the moment the target is seen)."""
+    try:
+        return time.clock_gettime_ns(clock)
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+def add_syscall_facts(target, snap):
+    """What the blocking system call of `snap` points at in target memory,
+    and, for restart_syscall on a live target, what the kernel records."""
+    parked = syscalls.parked(snap.registers)
+    if parked is None:
+        return snap
+    memory = {}
+    for label, reader, args in syscalls.memory_wanted(snap.registers):
+        memory[label] = _plain(_SYSCALL_READERS[reader](target, *args))
+    snap.syscall = {"memory": memory}
+    clock = syscalls.clock_wanted(snap.registers)
+    if clock is not None and target.kind != "core":
+        now = SESSION.cached("clock-%d" % clock, lambda: _clock_now(clock))
+        if now is not None:
+            snap.syscall["clock_now_ns"] = now
+    if parked[0] == syscalls.RESTART and target.kind != "core" and target.pid:
+        call = procfs.thread_syscall(target.pid, snap.host_tid or snap.tid)
+        snap.syscall["proc_syscall"] = call[0] if call else None
+    return snap
+
+
+def files_of(target, threads):
+    """The /proc facts of the fds the threads wait on (pyhang.procfs), or
+    None for a core (cores do not record fd tables)."""
+    pid = target.pid or gdb.selected_inferior().pid
+    if target.kind == "core" or not pid:
+        return None
+    fds = set()
+    for t in threads:
+        fds.update(syscalls.fds_wanted(t.registers, (t.syscall or {}).get("memory")))
+    return procfs.files(pid, sorted(fds)) if fds else {}
+
+
 def global_names(stop, threads):
     """{address: "__main__.name"} for the objects the threads wait on that a
     global of the program's main module refers to."""
@@ -277,6 +334,9 @@ def target_info(target):
                       namespace_pid=target_tids().pid)
     if target.kind == "core":
         info.core = core_path()
+        info.parent_pid = target.parent_pid
+    elif info.pid:
+        info.parent_pid = procfs.parent_pid(info.pid)
     return info
 
 
@@ -332,12 +392,14 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
         stop = decoders.Stop()
         for t in threads:
             add_lock_facts(stop, view, t)
+            add_syscall_facts(target, t)
         if view.ok:
             names = global_names(stop, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,
-                           threading=decoders.threading() if view.ok else None, names=names)
+                           threading=decoders.threading() if view.ok else None, names=names,
+                           files=files_of(target, threads) if lock_facts else None)
     return snap, view
 
 

@@ -24,7 +24,13 @@ def native_problem(build):
         return "the native module cannot be loaded (%s); %s" % (exc, BUILD_HINT)
 
 
+# The checkout or installation pyhang was loaded from (its gdbext/ and python/).
+ROOT = None
+
+
 def load(root, build):
+    global ROOT
+    ROOT = root
     problem = native_problem(build)
     if problem:
         print("pyhang: " + problem)

@@ -34,6 +34,8 @@ examples:
   pyhang report core.1234 /usr/bin/python3.11
   pyhang lock-owner -p 1234              also: py-bt, gil-holder, fork-hazards
   pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`
+  pyhang report --tree -p 1234           the process and its descendants, deadlocks across them first
+  pyhang report core.1234 core.1240 ...  one core per process, as a tree (parents from the cores)
 
 exit status:
   0  the report was made (for `report`: and it found no deadlock)
@@ -79,8 +81,9 @@ def parser():
     p.add_argument("what", choices=list(COMMANDS), metavar="COMMAND",
                    help="; ".join("%s: %s" % (k, v[2]) for k, v in COMMANDS.items()))
     p.add_argument("-p", "--pid", type=int, help="a live process")
-    p.add_argument("core", nargs="?", help="a core file")
-    p.add_argument("executable", nargs="?", help="the core's executable (default: what the core names)")
+    p.add_argument("paths", nargs="*", metavar="CORE [EXECUTABLE] | CORE CORE...",
+                   help="a core file and its executable (default: what the core names); report: several cores, "
+                        "one per process of a tree")
     p.add_argument("--json", action="store_true", help="report: the pyhang-report/1 JSON document")
     p.add_argument("--pretty", action="store_true", help="report --json: indented")
     p.add_argument("--native-depth", type=int, metavar="N", help="report: native frames per thread")
@@ -89,20 +92,52 @@ def parser():
                    help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
     p.add_argument("--lib-search-path", metavar="DIR[:DIR]",
                    help="core: directories holding the core's executable and libraries by file name")
+    p.add_argument("--tree", action="store_true", help="report -p PID: the process and all its descendants")
     return p
+
+
+def is_core(path):
+    """Whether `path` is an ELF core file (e_type ET_CORE)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(18)
+    except OSError:
+        return False
+    return len(head) == 18 and head[:4] == b"\x7fELF" and int.from_bytes(head[16:18], "little") == 4
+
+
+def _targets(p, args):
+    """args.core, args.executable and args.cores from the positional paths."""
+    paths = args.paths
+    args.core = args.executable = None
+    args.cores = []
+    if len(paths) >= 3 or (len(paths) == 2 and is_core(paths[1])):
+        if args.what != "report":
+            p.error("several cores go with `report` only")
+        args.cores = list(paths)
+    elif paths:
+        args.core = paths[0]
+        args.executable = paths[1] if len(paths) == 2 else None
 
 
 def main(argv=None):
     p = parser()
     args = p.parse_intermixed_args(argv)
+    _targets(p, args)
     report_only = [o for o, v in (("--pretty", args.pretty), ("--native-depth", args.native_depth is not None),
-                                  ("--snapshot", args.snapshot)) if v]
+                                  ("--snapshot", args.snapshot), ("--tree", args.tree)) if v]
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
     if args.snapshot:
-        if args.pid is not None or args.core:
-            p.error("--snapshot goes without -p or a core")
+        if args.pid is not None or args.core or args.cores or args.tree:
+            p.error("--snapshot goes without -p, cores or --tree")
         return report_from_snapshot(args.snapshot, args.json)
+    if args.tree or args.cores:
+        if args.tree and (args.pid is None or args.core or args.cores):
+            p.error("--tree goes with -p PID; for cores, give one core per process: pyhang report CORE CORE...")
+        if args.cores and args.pid is not None:
+            p.error("give either -p PID or cores")
+        return report_tree(args)
     if (args.pid is None) == (args.core is None):
         p.error("give either -p PID or a core file")
     if args.pid is not None and (args.sysroot or args.lib_search_path):
@@ -120,14 +155,16 @@ def main(argv=None):
     return DEADLOCK if deadlocks else OK
 
 
-def run(command, args):
+def run(command, args, timeout=None, gdbext=GDBEXT):
     """(pyhang's output, number of deadlocks found or None); raises Failure."""
     try:
-        r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable, sysroot=args.sysroot,
+        r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable, gdbext, sysroot=args.sysroot,
                                     lib_search_path=args.lib_search_path),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
     except OSError as exc:
         raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
+    except subprocess.TimeoutExpired:
+        raise Failure("gdb did not finish within %d s" % timeout)
     gdb_errors = _gdb_errors(r.stderr)
     status, out = _split_status(r.stdout)
     if status is None or not status.get("ran"):
@@ -201,18 +238,43 @@ def _split_status(out):
     return from_line, "".join(kept)
 
 
-def report_from_snapshot(path, as_json):
-    """The report of a saved snapshot, made here without gdb."""
+def _analysis_path():
+    """The native module the analysis needs, from the build (or beside an installed pyhang)."""
     build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(ROOT, "build")
     sys.path.insert(0, os.path.join(build, "python"))
+
+
+def _no_analysis(exc, as_json):
+    return fail(Failure("cannot load the analysis (%s)" % exc, hint="build pyhang first: testdata/setup.sh"), as_json)
+
+
+def report_tree(args):
+    """A process and its descendants (-p PID --tree), or one core per
+    process: each examined by its own gdb, then the deadlocks across them."""
+    _analysis_path()
+    try:
+        from pyhang import processes
+        from pyhang.render import tree as render_tree
+    except ImportError as exc:
+        return _no_analysis(exc, args.json)
+    if args.pid is not None and not os.path.exists("/proc/%d" % args.pid):
+        return fail(Failure("no process %d" % args.pid, hint=_hint(["No such process"], args)), args.json)
+    tree = processes.live_tree(args.pid) if args.pid is not None else processes.core_tree(args.cores)
+    print(render_tree.dumps(tree, args.pretty) if args.json else render_tree.render_tree_text(tree))
+    found = tree.deadlocks or any(p.report is not None and p.report.deadlocks for p in tree.processes)
+    return DEADLOCK if found else OK
+
+
+def report_from_snapshot(path, as_json):
+    """The report of a saved snapshot, made here without gdb."""
+    _analysis_path()
     try:
         from pyhang import analysis
         from pyhang.model import snapshot
         from pyhang.render import json as render_json
         from pyhang.render.text import render_text
     except ImportError as exc:
-        return fail(Failure("cannot load the analysis (%s)" % exc, hint="build pyhang first: testdata/setup.sh"),
-                    as_json)
+        return _no_analysis(exc, as_json)
     try:
         with open(path) as f:
             snap = snapshot.from_dict(json.load(f))

@@ -25,10 +25,12 @@ every thread."""
         names = SESSION.cached("thread-names", lambda: ThreadNames(collect.thread_numbers()))
         stop = decoders.Stop()
         collect.add_lock_facts(stop, view, snap)
+        collect.add_syscall_facts(stop.target, snap)
         gil = gil_state(view, snap.tid, snap.registers)
         bases = collect.thread_bases() if locks.wants_futex_word(snap.lock) is not None else {}
         threads = PythonThreads(decoders.threading() if view.ok else None, view)
-        b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads), set(names.num))
+        files = collect.files_of(stop.target, [snap])
+        b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads, files), set(names.num))
         if b is not None and b.address is not None and view.ok:
             b.name = collect.global_names(stop, [snap]).get(b.address)
         if b is None and snap.problem:

@@ -1,16 +1,19 @@
 """`pyhang` (the prefix), `pyhang report`, `pyhang snapshot`, `pyhang version`."""
 import json
+import os
 import sys
 
 import gdb
 
 import _pyhang_native as native
 import pyhang
+from pyhang import processes
 from pyhang.model import snapshot as snapshots
 from pyhang.render import json as render_json
+from pyhang.render import tree as render_tree
 from pyhang.render.text import render_text
-from pyhang_gdb import collect, settings, status
-from pyhang_gdb.commands.base import PyhangCommand, no_arguments, parser
+from pyhang_gdb import collect, loader, settings, status
+from pyhang_gdb.commands.base import ArgumentError, PyhangCommand, no_arguments, parser
 
 
 class PyhangPrefix(PyhangCommand):
@@ -18,6 +21,7 @@ class PyhangPrefix(PyhangCommand):
 
 Subcommands:
   pyhang report [--json] [--native-depth N]   every thread: native frames (and, as decoded, Python frames, GIL, locks)
+  pyhang report --tree [--json]               this process and its descendants, deadlocks across them first
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
   pyhang version                              pyhang and the Python gdb embeds
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder,
@@ -41,7 +45,7 @@ def _depth(value):
 
 
 class PyhangReport(PyhangCommand):
-    """pyhang report [--json [--pretty]] [--native-depth N]: every thread of the target, what it runs and what it waits for.
+    """pyhang report [--json [--pretty]] [--native-depth N] [--tree]: every thread of the target, what it runs and what it waits for.
 
 --json prints the "pyhang-report/1" document that scripts rely on."""
     name = "pyhang report"
@@ -53,13 +57,29 @@ class PyhangReport(PyhangCommand):
         p.add_argument("--native-depth", type=int, default=None,
                        help="native frames per thread (default %d, more for blocked threads when "
                             "a lock's owner must be guessed)" % collect.DEFAULT_NATIVE_DEPTH)
+        p.add_argument("--tree", action="store_true",
+                       help="also every descendant of this live process, each by its own gdb, and the "
+                            "deadlocks across them")
         args = p.parse_args(argv)
         _, report = collect.report(native_depth=_depth(args.native_depth))
+        if args.tree:
+            self.tree(report, args)
+            return
         status.deadlocks(len(report.deadlocks))
         if args.json:
             print(render_json.dumps(report, pretty=args.pretty))
         else:
             print(render_text(report))
+
+
+    def tree(self, report, args):
+        if report.target.kind == "core" or not report.target.pid:
+            raise ArgumentError("pyhang report --tree: needs a live process; for cores, give one core per "
+                               "process to the command line: pyhang report CORE CORE...")
+        tree = processes.live_tree(report.target.pid, root_report=report,
+                                   gdbext=os.path.join(loader.ROOT, "gdbext", "pyhang.gdb"))
+        status.deadlocks(len(tree.deadlocks) + sum(len(p.report.deadlocks) for p in tree.processes if p.report))
+        print(render_tree.dumps(tree, pretty=args.pretty) if args.json else render_tree.render_tree_text(tree))
 
 
 class PyhangSnapshot(PyhangCommand):

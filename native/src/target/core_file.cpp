@@ -16,6 +16,7 @@ constexpr std::size_t kPrstatusPid = 32;
 constexpr std::size_t kPrstatusRegs = 112;
 constexpr std::size_t kPrstatusSize = kPrstatusRegs + Registers::kCount * 8;
 constexpr std::size_t kPrpsinfoPid = 24;
+constexpr std::size_t kPrpsinfoPpid = 28;
 constexpr std::size_t kPrpsinfoFname = 40;
 constexpr std::size_t kPrpsinfoPsargs = 56;
 constexpr std::size_t kPrpsinfoSize = 136;
@@ -77,6 +78,7 @@ void CoreFile::parse() {
       threads_.push_back(t);
     } else if (note.name == "CORE" && note.type == NT_PRPSINFO && note.desc.size() >= kPrpsinfoSize) {
       pid_ = load<std::int32_t>(note.desc, kPrpsinfoPid);
+      ppid_ = load<std::int32_t>(note.desc, kPrpsinfoPpid);
       fname_ = fixed_string(note.desc, kPrpsinfoFname, 16);
       psargs_ = fixed_string(note.desc, kPrpsinfoPsargs, 80);
     } else if (note.name == "CORE" && note.type == NT_AUXV) {

@@ -127,6 +127,7 @@ struct CoreSegment {
 
 struct CoreSpec {
   int pid = 4242;
+  int ppid = 4200;
   std::string fname = "python3";
   std::vector<std::pair<int, std::uint64_t>> threads;  // tid, rip
   struct File { std::uint64_t start, end, offset; std::string path; };
@@ -149,6 +150,7 @@ inline std::vector<std::uint8_t> build_core(const CoreSpec& spec) {
   std::vector<std::uint8_t> notes;
   std::vector<std::uint8_t> psinfo(136, 0);
   std::memcpy(&psinfo[24], &spec.pid, 4);
+  std::memcpy(&psinfo[28], &spec.ppid, 4);
   std::memcpy(&psinfo[40], spec.fname.data(), std::min<std::size_t>(spec.fname.size(), 15));
   add_note(notes, "CORE", NT_PRPSINFO, psinfo);
   for (auto [tid, rip] : spec.threads) {

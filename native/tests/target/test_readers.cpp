@@ -123,6 +123,7 @@ TEST_CASE("a core file's threads, process and mapped files come from its notes")
   CHECK(core->threads()[1].tid == 4243);
   CHECK(core->threads()[1].regs.rip() == 0x402000);
   CHECK(core->pid() == 4242);
+  CHECK(core->parent_pid() == 4200);  // NT_PRPSINFO pr_ppid
   CHECK(core->command_name() == "python3");
   REQUIRE(core->file_mappings().size() == 2);
   CHECK(core->file_mappings()[1].offset == 0x3000);

@@ -115,8 +115,11 @@ def unknown_owners(report):
     """The threads blocked on something whose owner pyhang cannot name: no
     owner recorded and no likely holder found.  [(tid, kind, address)]."""
     waiting = {e.waiter for e in report.edges}
+    # A system call's wait (a pipe, a child, a sleep) has no owning thread:
+    # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
-            if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting]
+            if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
+            and t.blocked_on.kind != WaitKind.SYSCALL]
 
 
 def verdicts(report, holder_blocked=None):

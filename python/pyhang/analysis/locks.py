@@ -135,11 +135,12 @@ def sorted_bases(bases):
     return _Bases(bases)
 
 
-def blocked_on(view, thread, gil, gil_holder, bases, python_threads):
+def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None):
     """What `thread` (a ThreadSnapshot) waits on (BlockedOn), or None.
     `gil` is its GIL state, `gil_holder` the TID holding the GIL (or None),
     `bases` thread_bases() of the process, `python_threads` its
-    analysis.threading.PythonThreads."""
+    analysis.threading.PythonThreads, `files` the process's fds from /proc
+    (None when not known) for a thread parked in another system call."""
     if gil == GilState.WAITING:
         return gil_wait(gil_holder)
     b = from_native(thread.lock)
@@ -157,6 +158,8 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads):
         joined = joined_thread(b.address, thread.futex_word, bases)
         if joined is not None:
             b = thread_join(b.address, joined)
+    if b is None:
+        b = syscalls.syscall_wait(thread, files)
     return b
 
 

@@ -47,7 +47,8 @@ def threads(snapshot, view=None):
         th.native_frames = snap.frames
         th.python_frames = python_frames(view, snap.tid)
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
-        th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads), alive)
+        th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads,
+                                                          snapshot.files), alive)
         if th.blocked_on is not None and th.blocked_on.address is not None:
             th.blocked_on.name = snapshot.names.get(th.blocked_on.address)
         pt = view.thread(snap.tid)

@@ -1,13 +1,69 @@
-"""x86_64 system calls a blocked thread typically sleeps in.  A thread
-stopped inside a system call has its number in orig_rax (-1 otherwise)."""
+"""x86_64 system calls: the name of every one, and what a thread parked in
+a blocking one waits for.
+
+A thread stopped inside a system call has its number in orig_rax (-1
+otherwise) and its arguments in rdi, rsi, rdx, r10, r8, r9 (the kernel's
+x86_64 calling convention).  Arguments that point into target memory (a
+pollfd array, fd_sets, a timespec) are read by the native side when the
+collection asks (`memory_wanted`); the objects behind file descriptors are
+read from /proc for live targets (pyhang.procfs, `fds_wanted`).  From all of
+it, `syscall_wait` makes the thread's BlockedOn (kind "syscall").
+"""
+from pyhang.analysis.syscall_names import NAMES
+from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
+from pyhang.model.report import BlockedOn
+
+ARGUMENTS = ("rdi", "rsi", "rdx", "r10", "r8", "r9")
 
 FUTEX = 202
+RESTART = 219
+_NUMBERS = {name: nr for nr, name in NAMES.items()}
 
-BLOCKING = {
-    0: "read", 7: "poll", 23: "select", 34: "pause", 35: "nanosleep", 43: "accept", 45: "recvfrom",
-    47: "recvmsg", 61: "wait4", 202: "futex", 230: "clock_nanosleep", 232: "epoll_wait", 247: "waitid",
-    270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 288: "accept4", 299: "recvmmsg", 441: "epoll_pwait2",
+# What the argument registers of the blocking calls mean (Linux man-pages
+# section 2).  Roles: "fd" a file descriptor the call waits on, "pollfds"
+# and "npoll" a pollfd array and its length, "nfds"/"readfds"/"writefds"/
+# "exceptfds" select's bitmaps, "epfd" an epoll instance, "timeout_ms" an
+# int in milliseconds (negative: none), "timespec"/"timeval" a pointer to one
+# (NULL: no timeout), "clockid", "flags", "pid" (wait4), "idtype"/"id"
+# (waitid), "lock_op" (flock), "cmd" (fcntl).
+_ROLES = {
+    "read": ("fd",), "readv": ("fd",), "pread64": ("fd",), "preadv": ("fd",), "preadv2": ("fd",),
+    "write": ("fd",), "writev": ("fd",), "pwrite64": ("fd",), "pwritev": ("fd",), "pwritev2": ("fd",),
+    "recvfrom": ("fd",), "recvmsg": ("fd",), "recvmmsg": ("fd",),
+    "sendto": ("fd",), "sendmsg": ("fd",), "sendmmsg": ("fd",),
+    "accept": ("fd",), "accept4": ("fd",), "connect": ("fd",),
+    "poll": ("pollfds", "npoll", "timeout_ms"),
+    "ppoll": ("pollfds", "npoll", "timespec"),
+    "select": ("nfds", "readfds", "writefds", "exceptfds", "timeval"),
+    "pselect6": ("nfds", "readfds", "writefds", "exceptfds", "timespec"),
+    "epoll_wait": ("epfd", None, None, "timeout_ms"),
+    "epoll_pwait": ("epfd", None, None, "timeout_ms"),
+    "epoll_pwait2": ("epfd", None, None, "timespec"),
+    "wait4": ("pid",),
+    "waitid": ("idtype", "id"),
+    "flock": ("fd", "lock_op"),
+    "fcntl": ("fd", "cmd"),
+    "nanosleep": ("timespec",),
+    "clock_nanosleep": ("clockid", "flags", "timespec"),
+    "rt_sigtimedwait": (None, None, "timespec"),
+    "pause": (), "rt_sigsuspend": (), "restart_syscall": (),
+    "msgrcv": (), "msgsnd": (), "semop": (), "semtimedop": (), "mq_timedreceive": (), "mq_timedsend": (),
+    "io_getevents": (), "io_pgetevents": (), "io_uring_enter": (), "futex": (), "futex_wait": (),
+    "futex_waitv": (), "splice": (), "tee": (), "sendfile": (), "open": (), "openat": (), "openat2": (),
+    "sync": (), "fsync": (), "fdatasync": (), "msync": (),
 }
+# Every blocking call, by number: a thread in one of these is parked.
+BLOCKING = {_NUMBERS[name] for name in _ROLES if name in _NUMBERS}
+
+# What an fd-taking call does on its fd: the renderer's verb.
+READS = ("read", "readv", "pread64", "preadv", "preadv2", "recvfrom", "recvmsg", "recvmmsg")
+WRITES = ("write", "writev", "pwrite64", "pwritev", "pwritev2", "sendto", "sendmsg", "sendmmsg")
+
+F_SETLKW, F_OFD_SETLKW = 7, 38                    # <asm-generic/fcntl.h>
+TIMER_ABSTIME = 1                                 # <linux/time.h>
+P_ALL, P_PID, P_PGID, P_PIDFD = 0, 1, 2, 3        # <linux/wait.h>
+CLOCKS = {0: "CLOCK_REALTIME", 1: "CLOCK_MONOTONIC", 7: "CLOCK_BOOTTIME", 11: "CLOCK_TAI"}   # <linux/time.h>
+MAX_SELECT_FDS = 1024                             # __FD_SETSIZE
 
 
 def in_syscall(registers):
@@ -19,7 +75,9 @@ def in_syscall(registers):
 
 
 def name(nr):
-    return BLOCKING.get(nr, "syscall %d" % nr)
+    """The name of system call `nr`; a number no x86_64 kernel has is said
+    to be one, never given bare."""
+    return NAMES.get(nr) or "unknown system call (number %d)" % nr
 
 
 def futex_address(registers):
@@ -27,3 +85,216 @@ def futex_address(registers):
     if in_syscall(registers) == FUTEX:
         return registers.get("rdi")
     return None
+
+
+def _signed(value, bits=64):
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def arguments(registers, syscall):
+    """{role: value} of the argument registers of `syscall` (a name)."""
+    out = {}
+    for role, reg in zip(_ROLES.get(syscall, ()), ARGUMENTS):
+        if role is not None and reg in registers:
+            out[role] = registers[reg]
+    return out
+
+
+def parked(registers):
+    """(number, name) of the blocking call a thread is parked in (not a
+    futex: the lock decoders answer for those), or None."""
+    nr = in_syscall(registers)
+    if nr is None or nr == FUTEX or nr not in BLOCKING:
+        return None
+    return nr, NAMES[nr]
+
+
+def memory_wanted(registers):
+    """What to read from target memory for this thread's call: a list of
+    (label, reader, args) with reader one of "pollfds" (address, count),
+    "fd_set" (address, nfds), "timespec" (address), "timeval" (address) —
+    the native readers of the same names."""
+    found = parked(registers)
+    if found is None:
+        return []
+    args = arguments(registers, found[1])
+    out = []
+    if args.get("pollfds"):
+        out.append(("pollfds", "pollfds", (args["pollfds"], args.get("npoll", 0))))
+    nfds = _signed(args.get("nfds", 0), 32)
+    for which in ("readfds", "writefds", "exceptfds"):
+        if args.get(which) and 0 < nfds <= MAX_SELECT_FDS:
+            out.append((which, "fd_set", (args[which], nfds)))
+    for kind in ("timespec", "timeval"):
+        if args.get(kind):
+            out.append(("timeout", kind, (args[kind],)))
+    return out
+
+
+def clock_wanted(registers):
+    """The clock whose time now says how long an absolute sleep has left
+    (clock_nanosleep with TIMER_ABSTIME), or None."""
+    found = parked(registers)
+    if found is None or found[1] != "clock_nanosleep":
+        return None
+    args = arguments(registers, found[1])
+    return args.get("clockid") if args.get("flags", 0) & TIMER_ABSTIME else None
+
+
+def _watched(args, memory):
+    """[(fd, direction)] a poll or select watches, from what was read; None
+    when it could not be read."""
+    if "pollfds" in args:
+        fds = memory.get("pollfds")
+        if fds is None:
+            return None
+        # POLLIN 0x1, POLLPRI 0x2, POLLOUT 0x4 (<asm-generic/poll.h>)
+        return [(fd, "read" if events & 3 and not events & 4 else "write" if events & 4 and not events & 3
+                 else "read-write") for fd, events in fds if fd >= 0]
+    if "nfds" in args:
+        sets = [(memory.get(k), d) for k, d in (("readfds", "read"), ("writefds", "write"),
+                                                 ("exceptfds", "except"))]
+        if any(args.get(k) and memory.get(k) is None for k in ("readfds", "writefds", "exceptfds")):
+            return None
+        out = {}
+        for fds, direction in sets:
+            for fd in fds or ():
+                out[fd] = direction if fd not in out else "read-write"
+        return sorted(out.items())
+    return []
+
+
+def fds_wanted(registers, memory):
+    """The fds whose objects the wait names (for /proc/PID/fd), epoll
+    instances included."""
+    found = parked(registers)
+    if found is None:
+        return []
+    args = arguments(registers, found[1])
+    fds = [_signed(args[r], 32) for r in ("fd", "epfd") if r in args]
+    fds.extend(fd for fd, _ in _watched(args, memory or {}) or ())
+    return sorted({fd for fd in fds if fd >= 0})
+
+
+def _timeout(syscall, args, memory, clock_now=None):
+    """{"ns": duration, "absolute": bool, "clock": name} of the call's
+    timeout, {"ns": None} for none (it waits for ever), or None when it
+    could not be read."""
+    if "timeout_ms" in args:
+        ms = _signed(args["timeout_ms"], 32)
+        return {"ns": None} if ms < 0 else {"ns": ms * 1000000}
+    pointer = args.get("timespec") or args.get("timeval")
+    if pointer is None and not any(k in args for k in ("timespec", "timeval")):
+        return None
+    if not pointer:
+        return {"ns": None}
+    value = memory.get("timeout")
+    if value is None:
+        return None
+    out = {"ns": value[0] * 1000000000 + value[1]}
+    if syscall == "clock_nanosleep":
+        out["clock"] = CLOCKS.get(args.get("clockid"), "clock %d" % args.get("clockid", -1))
+        out["absolute"] = bool(args.get("flags", 0) & TIMER_ABSTIME)
+        if out["absolute"] and clock_now is not None:
+            out["left_ns"] = max(0, out["ns"] - clock_now)
+    return out
+
+
+def _object(fd, files):
+    """What /proc says fd is, or None when the target's fd table is not
+    known (`files` None: a core)."""
+    if files is None:
+        return None
+    return files.get(fd) or files.get(str(fd)) or {"kind": "closed"}
+
+
+def _restarted(thread, facts):
+    """What restart_syscall restarts: the kernel's record for a live
+    thread (/proc/PID/task/TID/syscall) when it names another call, else
+    the system call wrapper frame 0 is in (likely), else None."""
+    nr = facts.get("proc_syscall")
+    if nr is not None and nr != RESTART and nr in NAMES:
+        return {"syscall": NAMES[nr], "source": "proc"}
+    for f in thread.frames[:2]:
+        fn = (f.function or "").lstrip("_")
+        for candidate in (fn, fn.split("@")[0]):
+            if candidate in _ROLES and candidate != "restart_syscall":
+                return {"syscall": candidate, "source": "frame"}
+    return None
+
+
+def _holder_threads(holders, fd_pid):
+    """The /proc facts of the other end's holders, their threads' system
+    calls named; `relevant` marks a thread parked on one of the holder's
+    fds for that object, or waiting for a child."""
+    out = []
+    for h in holders or ():
+        h = dict(h)
+        threads = []
+        for t in h.get("threads") or ():
+            t = dict(t)
+            nr, args = t.get("nr"), t.get("args") or [0]
+            if nr is not None:
+                t["syscall"] = name(nr)
+                if NAMES.get(nr) == "wait4":
+                    t["pid"] = _signed(args[0], 32)
+                # parked on the holder's fd for the object, or waiting for
+                # the process whose thread waits on the object
+                t["relevant"] = nr in BLOCKING and nr != FUTEX and (
+                    _signed(args[0], 32) in h.get("fds", ()) or
+                    (t.get("pid") in (-1, fd_pid) and h["pid"] != fd_pid))
+            threads.append(t)
+        h["threads"] = threads
+        out.append(h)
+    return out
+
+
+def syscall_wait(thread, files=None):
+    """The BlockedOn of a thread (ThreadSnapshot) parked in a blocking
+    system call other than futex, or None.  `files`: {fd: object facts}
+    from /proc (pyhang.procfs.files), None for a core."""
+    found = parked(thread.registers)
+    if found is None:
+        return None
+    nr, call = found
+    facts = thread.syscall or {}
+    memory = facts.get("memory") or {}
+    args = arguments(thread.registers, call)
+    s = {"name": call, "number": nr, "fd_table": files is not None}
+    if "fd" in args or "epfd" in args:
+        fd = _signed(args.get("fd", args.get("epfd", 0)), 32)
+        s["fd"] = fd
+        obj = _object(fd, files)
+        if obj is not None:
+            obj = dict(obj)
+            obj["holders"] = _holder_threads(obj.get("holders"), obj.get("pid"))
+        s["object"] = obj
+    watched = _watched(args, memory)
+    if "pollfds" in args or "nfds" in args:
+        s["fds"] = None if watched is None else [{"fd": fd, "direction": d, "object": _object(fd, files)}
+                                                 for fd, d in watched[:64]]
+        s["fds_count"] = None if watched is None else len(watched)
+    timeout = _timeout(call, args, memory, facts.get("clock_now_ns"))
+    if timeout is not None:
+        s["timeout"] = timeout
+    if call == "wait4":
+        s["child"] = _signed(args.get("pid", 0), 32)
+    elif call == "waitid":
+        idtype, ident = args.get("idtype"), _signed(args.get("id", 0), 32)
+        s["child"] = ident if idtype == P_PID else -1 if idtype == P_ALL else None
+        if idtype == P_PGID:
+            s["group"] = ident
+    elif call == "fcntl":
+        cmd = args.get("cmd")
+        s["lock"] = cmd in (F_SETLKW, F_OFD_SETLKW)
+    elif call == "restart_syscall":
+        s["restarts"] = _restarted(thread, facts)
+    if "fd" in s and s.get("object") and call in ("flock", "fcntl"):
+        s["lock_holders"] = list(s["object"].get("lock_holders") or [])
+    confidence = Confidence.CERTAIN
+    if call == "restart_syscall" and (s.get("restarts") or {}).get("source") == "frame":
+        confidence = Confidence.LIKELY
+    return BlockedOn(kind=WaitKind.SYSCALL, owner_source=OwnerSource.UNKNOWN, confidence=confidence,
+                     evidence="orig_rax %d (%s) and its argument registers" % (nr, call), lock=s)
+

@@ -54,6 +54,15 @@ class WaitKind:
     PY_BARRIER = "py-barrier"         # threading.Barrier.wait
     PY_FUTURE = "py-future"           # concurrent.futures.Future.result / exception
     PY_IMPORT_LOCK = "py-import-lock"  # an import waiting for another thread's module lock
+    SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
+
+
+class TreeEdgeKind:
+    """Waits across processes (pyhang.analysis.tree)."""
+    CHILD_EXIT = "child-exit"           # wait4/waitid: the child's threads must end
+    PIPE_OTHER_END = "pipe-other-end"   # a pipe read or write: the processes holding the other end
+    SOCKET_PEER = "socket-peer"         # a unix socket: the processes holding its peer
+    FILE_LOCK = "file-lock"             # flock/fcntl: the processes /proc/locks names as holders
 
 
 class VerdictKind:

@@ -64,6 +64,7 @@ class TargetInfo:
     executable: Optional[str] = None
     python_version: Optional[str] = None
     namespace_pid: Optional[int] = None  # its pid in its own PID namespace, when that differs
+    parent_pid: Optional[int] = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
 
 
 @dataclass

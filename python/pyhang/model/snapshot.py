@@ -32,6 +32,7 @@ class ThreadSnapshot:
     futex_word: Optional[int] = None    # the value of the futex word it sleeps on, when that can be a join
     python_api: Optional[dict] = None   # the Python-level object it waits in (analysis.python_api)
     host_tid: Optional[int] = None      # the host's TID when the target's PID namespace gives another
+    syscall: Optional[dict] = None      # what its blocking system call points at (analysis.syscalls): {memory, proc_syscall}
 
 
 @dataclass
@@ -45,6 +46,7 @@ class ProcessSnapshot:
     threading: Optional[dict] = None          # threading's Thread objects (PythonLocks.threading())
     names: Dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
     native_depth: int = 8                     # native frames collected per thread
+    files: Optional[Dict[int, dict]] = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
 
 
 def _frame_from(d):
@@ -56,7 +58,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
     return {
         "schema": SNAPSHOT_SCHEMA,
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
-                   "namespace_pid": t.namespace_pid},
+                   "namespace_pid": t.namespace_pid, "parent_pid": t.parent_pid},
         "python": snap.python,
         "warnings": list(snap.warnings),
         "lock_problem": snap.lock_problem,
@@ -64,6 +66,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
         "threading": snap.threading,
         "names": [[address, name] for address, name in sorted(snap.names.items())],
         "native_depth": snap.native_depth,
+        "files": None if snap.files is None else {str(fd): obj for fd, obj in sorted(snap.files.items())},
         "threads": [{
             "num": th.num, "tid": th.tid, "name": th.name,
             "registers": dict(th.registers),
@@ -71,7 +74,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
                        for f in th.frames],
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
-            "python_api": th.python_api, "host_tid": th.host_tid,
+            "python_api": th.python_api, "host_tid": th.host_tid, "syscall": th.syscall,
         } for th in snap.threads],
     }
 
@@ -82,7 +85,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
     t = d["target"]
     return ProcessSnapshot(
         target=TargetInfo(kind=t["kind"], pid=t.get("pid"), core=t.get("core"), executable=t.get("executable"),
-                          namespace_pid=t.get("namespace_pid")),
+                          namespace_pid=t.get("namespace_pid"), parent_pid=t.get("parent_pid")),
         python=d.get("python") or {},
         warnings=list(d.get("warnings") or []),
         lock_problem=d.get("lock_problem"),
@@ -90,12 +93,13 @@ def from_dict(d: dict) -> ProcessSnapshot:
         threading=d.get("threading"),
         names={address: name for address, name in d.get("names") or []},
         native_depth=d.get("native_depth", 8),
+        files=None if d.get("files") is None else {int(fd): obj for fd, obj in d["files"].items()},
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
                                 frames=[_frame_from(f) for f in th.get("frames") or []],
                                 problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
                                 lock=th.get("lock"), python_lock=th.get("python_lock"),
                                 futex_word=th.get("futex_word"), python_api=th.get("python_api"),
-                                host_tid=th.get("host_tid"))
+                                host_tid=th.get("host_tid"), syscall=th.get("syscall"))
                  for th in d.get("threads") or []],
     )

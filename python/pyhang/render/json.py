@@ -5,7 +5,9 @@ import json
 
 from pyhang import SCHEMA, VERSION
 from pyhang.render.forks import hazard_json
+from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import summary
+from pyhang.render.syscalls import syscall_json
 from pyhang.render.text import edge_evidence, names_of, verdict_text, warnings
 
 
@@ -14,7 +16,14 @@ def _blocked(b, names):
         return None
     return {"kind": b.kind, "address": b.address, "name": b.name, "library": b.library, "owners": list(b.owners),
             "owner_source": b.owner_source, "owner_alive": b.owner_alive, "detail": summary(b, names),
-            "confidence": b.confidence, "evidence": b.evidence}
+            "confidence": b.confidence, "evidence": b.evidence, **_syscall(b)}
+
+
+def _syscall(b):
+    """The system call facts of a "syscall" wait (docs/json-contract.md)."""
+    if b.kind != WaitKind.SYSCALL:
+        return {}
+    return {"syscall": syscall_json(b.lock or {})}
 
 
 def _edge(e):

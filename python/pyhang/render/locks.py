@@ -2,6 +2,7 @@
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, WaitKind
+from pyhang.render import syscalls
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
               WaitKind.PY_BARRIER, WaitKind.PY_FUTURE, WaitKind.PY_IMPORT_LOCK)
@@ -140,6 +141,9 @@ def summary(b, names):
         if b.confidence and b.confidence != Confidence.CERTAIN:
             line += " [%s]" % b.confidence
         return line
+    if b.kind == WaitKind.SYSCALL:
+        line = syscalls.summary(b)
+        return line + (" [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else "")
     if b.kind == WaitKind.THREAD_JOIN and b.owners:
         return "waits in pthread_join for %s to exit" % names(b.owners[0])
     if b.kind == WaitKind.PY_JOIN:

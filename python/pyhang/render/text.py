@@ -204,6 +204,9 @@ def _same_wait(b):
     """What two threads' waits must share to be printed as one block."""
     if b is None:
         return None
+    if b.kind == WaitKind.SYSCALL:   # the same call on the same fd or child (a sleep's deadline may differ)
+        s = b.lock or {}
+        return (b.kind, s.get("name"), s.get("fd"), s.get("child"), b.confidence)
     return (b.kind, b.address, tuple(b.owners), b.confidence)
 
 

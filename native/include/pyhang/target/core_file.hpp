@@ -31,6 +31,7 @@ class CoreFile {
 
   const std::string& path() const { return elf_->path(); }
   int pid() const { return pid_; }
+  int parent_pid() const { return ppid_; }                     // NT_PRPSINFO pr_ppid (0: not recorded)
   const std::string& command_name() const { return fname_; }  // NT_PRPSINFO pr_fname
   const std::string& arguments() const { return psargs_; }    // NT_PRPSINFO pr_psargs
   const std::vector<CoreThread>& threads() const { return threads_; }
@@ -55,6 +56,7 @@ class CoreFile {
   void parse();
   std::shared_ptr<ElfFile> elf_;
   int pid_ = 0;
+  int ppid_ = 0;
   std::string fname_, psargs_;
   std::vector<CoreThread> threads_;
   std::vector<Mapping> files_;

@@ -1,0 +1,122 @@
+"""`pyhang report --tree` examines a process and its descendants, one
+report each, and finds the deadlocks across them: a parent waiting for a
+child that reads a pipe only the parent can write, a subprocess with both
+pipes full, a socketpair where each waits for the other; a Pool('fork')
+parent joining stuck workers is reported process by process.  From one core
+per process, the same processes with their parents, and waits on pipes and
+sockets are not followed (cores record no fd table), said so."""
+import json
+import os
+import sys
+
+import pytest
+
+import harness
+
+sys.path[0:0] = [os.path.join(harness.build_dir(), "python"), os.path.join(harness.ROOT, "python")]
+from pyhang.analysis.syscall_names import NAMES  # noqa: E402
+
+PY = "/usr/bin/python3.11"
+NUMBERS = {name: nr for nr, name in NAMES.items()}
+
+
+def start(scenario, mode):
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "process_tree.py"), mode])
+    children = [c for c in s.truth["children"] if c["syscall"]]
+    harness.wait_processes_parked([c["pid"] for c in children],
+                                  calls={c["pid"]: NUMBERS[c["syscall"]] for c in children})
+    return s
+
+
+def tree_of(pid):
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", pid)
+    assert status in (0, 3), err
+    return status, harness.validated_tree(json.loads(out))
+
+
+def processes(doc):
+    return {p.get("target", {}).get("pid") or p.get("pid"): p for p in doc["processes"]}
+
+
+def syscall_of(process, tid):
+    t = next(t for t in process["threads"] if t["tid"] == tid)
+    return t["blocked_on"]["syscall"]["name"] if t["blocked_on"] and t["blocked_on"]["kind"] == "syscall" else None
+
+
+@pytest.mark.parametrize("mode", ["pipe", "subprocess", "socketpair"])
+def test_a_deadlock_across_two_processes_is_found_live_and_cores_are_reported(scenario, mode):
+    # GIVEN a parent and a child each waiting for the other in a system call
+    s = start(scenario, mode)
+    (child,) = s.truth["children"]
+    # WHEN pyhang reports on the tree of the parent
+    status, doc = tree_of(s.pid)
+    # THEN both processes are reported, the child with its parent
+    got = processes(doc)
+    assert doc["root_pid"] == s.pid and set(got) == {s.pid, child["pid"]}
+    assert got[child["pid"]]["parent_pid"] == s.pid
+    assert syscall_of(got[s.pid], s.pid) == s.truth["syscall"]
+    assert syscall_of(got[child["pid"]], child["pid"]) == child["syscall"]
+    # AND the cycle through them is one certain deadlock across the two processes: each has one thread
+    (d,) = doc["deadlocks"]
+    assert d["processes"] == sorted(s.truth["deadlock"]) and d["confidence"] == "certain", d
+    assert sorted(d["threads"]) == sorted([s.pid, child["pid"]])
+    assert status == 3
+    if mode == "pipe":
+        # AND in gdb, the text puts the deadlock first and names both ends of the pipe
+        text, _ = harness.run_gdb_marked("pyhang report --tree", pid=s.pid)
+        lines = text.splitlines()
+        assert lines[0] == "pyhang report --tree: process %d and 1 descendant" % s.pid
+        assert lines[2] == "Found one deadlock across 2 processes (certain), 2 threads:"
+        assert ("its write end is held only by PID %d (tree-parent), whose thread LWP %d \"tree-parent\" waits in "
+                "wait4 for PID %d (this process)" % (s.pid, s.pid, child["pid"])) in text
+        assert "PID %d (tree-parent): 1 thread, Python 3.11" % child["pid"] in text
+        assert text.count("pyhang report: live process") == 2
+    # AND from one core per process: the same two processes and their parents, read from the cores
+    cores = [s.gcore(), harness.gcore(child["pid"], s.tmp)]
+    status, out, err = harness.pyhang_cli("report", "--json", *cores)
+    doc = harness.validated_tree(json.loads(out))
+    got = processes(doc)
+    assert set(got) == {s.pid, child["pid"]} and got[child["pid"]]["parent_pid"] == s.pid
+    assert doc["root_pid"] == s.pid
+    assert syscall_of(got[child["pid"]], child["pid"]) == child["syscall"]
+    # AND the waits on pipes and sockets are not followed (cores record no fd
+    # table), which the tree says, never claiming more: a wait4 alone is no cycle
+    assert {"pid": child["pid"], "tid": child["pid"]} in doc["unfollowed"]
+    assert doc["deadlocks"] == []
+
+
+def test_a_pool_parent_joining_stuck_workers_reports_every_worker(scenario):
+    s = start(scenario, "pool")
+    status, doc = tree_of(s.pid)
+    got = processes(doc)
+    workers = [c["pid"] for c in s.truth["children"]]
+    assert set(workers) <= set(got)
+    for pid in workers:
+        assert got[pid]["parent_pid"] == s.pid
+        (t,) = [t for t in got[pid]["threads"] if t["tid"] == pid]
+        assert t["blocked_on"]["syscall"]["name"] == "read"
+        assert any(f["function"] == "stuck_task" for f in t["python_frames"])
+        # the pipe's write end is held by the parent (and the other worker), none of whose threads waits on it
+        holders = {h["pid"] for h in t["blocked_on"]["syscall"]["object"]["holders"]}
+        assert s.pid in holders
+    # the parent joins in Pool.join
+    main = next(t for t in got[s.pid]["threads"] if t["tid"] == s.pid)
+    assert any(f["function"].endswith("join") for f in main["python_frames"])
+    # AND the workers wait on each other only as holders among others of the
+    # pipe (the parent holds it too): never a certain deadlock
+    assert all(d["confidence"] == "likely" for d in doc["deadlocks"]), doc["deadlocks"]
+
+
+def test_a_zombie_child_is_one_line_and_a_non_python_child_is_reported_with_native_frames(scenario):
+    # GIVEN a parent with a zombie child (exited, not reaped) and a `sleep` child (no Python)
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "process_tree.py"), "zombie"])
+    zombie, sleeper = (next(c["pid"] for c in s.truth["children"] if c["role"] == r) for r in ("zombie", "non-python"))
+    harness.wait_processes_parked([sleeper], calls={sleeper: NUMBERS["clock_nanosleep"]})
+    status, doc = tree_of(s.pid)
+    got = processes(doc)
+    # THEN the zombie is one line, and the rest of the tree is reported
+    assert "zombie" in got[zombie]["problem"] and got[zombie]["parent_pid"] == s.pid
+    assert got[sleeper]["target"]["python_version"] is None
+    (t,) = got[sleeper]["threads"]
+    assert t["native_frames"] and t["blocked_on"]["syscall"]["name"] == "clock_nanosleep"
+    assert syscall_of(got[s.pid], s.pid) == "read"

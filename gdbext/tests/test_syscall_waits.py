@@ -1,0 +1,138 @@
+"""Threads parked in blocking system calls other than futex are blocked on
+the call and its object: the fd and, live, what /proc says it is and who
+holds the other end of a pipe or socket; the fds a poll watches; the child
+a wait4 waits for; the holder of a flock; how long a sleep lasts.  From a
+core the same from the registers, the fd objects unknown."""
+import os
+
+import pytest
+
+import harness
+
+PY = "/usr/bin/python3.11"
+
+
+@pytest.fixture(scope="module")
+def debian():
+    """One syscall_waits.py process (and its child) for the Debian tests."""
+    s = harness.python_scenario(PY, "syscall_waits.py").start()
+    yield s
+    s.stop()
+
+
+def by_role(report, truth):
+    threads = {t["tid"]: t for t in report["threads"]}
+    return {t["role"]: (t, threads[t["tid"]]) for t in truth["threads"]}
+
+
+def called(blocked):
+    """The call a thread is parked in, restart_syscall resolved."""
+    s = blocked["syscall"]
+    if s["name"] == "restart_syscall" and s.get("restarts"):
+        return s["restarts"]["syscall"]
+    return s["name"]
+
+
+def check_calls(report, truth):
+    for role, (want, got) in by_role(report, truth).items():
+        b = got["blocked_on"]
+        assert b is not None and b["kind"] == "syscall", (role, b)
+        assert called(b) == want["syscall"], (role, b)
+        assert "syscall " not in b["detail"] and "system call (number" not in b["detail"], b["detail"]
+        assert b["owners"] == [] and b["address"] is None
+
+
+def test_each_thread_names_its_system_call_and_object_live(debian):
+    s = debian
+    # WHEN pyhang reports on the live process
+    report = harness.report_json(pid=s.pid)
+    check_calls(report, s.truth)
+    roles = by_role(report, s.truth)
+    # THEN the pipe read names the pipe, its read end, and the holder of its write end: this process
+    want, got = roles["reader"]
+    sc = got["blocked_on"]["syscall"]
+    assert sc["fd"] == want["fd"] and sc["object"]["link"] == want["link"] and sc["object"]["access"] == "read"
+    (holder,) = sc["object"]["holders"]
+    assert holder["pid"] == s.pid and sc["object"]["holders_complete"]
+    assert "%s, read end; its write end is held only by this process" % want["link"] in got["blocked_on"]["detail"]
+    # AND the poll names both fds it watches, read from the pollfd array in target memory
+    want, got = roles["poller"]
+    if got["blocked_on"]["syscall"]["name"] == "poll":
+        fds = got["blocked_on"]["syscall"]["fds"]
+        assert [f["fd"] for f in fds] == want["fds"] and {f["direction"] for f in fds} == {"read"}
+        assert fds[0]["object"]["link"] == s.truth["idle_link"]
+        assert got["blocked_on"]["syscall"]["timeout_ns"] is None
+    # AND the socket read names a unix socket and its peer, held by this process
+    want, got = roles["receiver"]
+    obj = got["blocked_on"]["syscall"]["object"]
+    assert obj["link"] == want["link"] and obj["socket"]["protocol"] == "unix"
+    assert "socket:[%d]" % obj["socket"]["peer_inode"] == want["peer_link"]
+    assert [h["pid"] for h in obj["holders"]] == [s.pid]
+    # AND the flock names the file and the child that holds the lock
+    want, got = roles["locker"]
+    sc = got["blocked_on"]["syscall"]
+    assert sc["object"]["path"] == s.truth["lock_path"] and want["holder"] in sc["lock_holders"]
+    assert "locked by PID %d" % want["holder"] in got["blocked_on"]["detail"]
+    # AND main waits in wait4 for the child; the sleep says how long it lasts
+    assert roles["main"][1]["blocked_on"]["syscall"]["child"] == s.truth["child"]
+    assert "waits in wait4 for child PID %d to exit" % s.truth["child"] in roles["main"][1]["blocked_on"]["detail"]
+    sleep = roles["sleeper"][1]["blocked_on"]["syscall"]
+    assert sleep["absolute"] and 3500e9 < sleep["left_ns"] <= 3600e9, sleep
+    assert "sleeps in clock_nanosleep for another" in roles["sleeper"][1]["blocked_on"]["detail"]
+    # AND a system call's wait has no owning thread: no "owners unknown" verdict for it
+    assert report["verdicts"] == [] and report["deadlocks"] == []
+
+
+def test_the_child_reading_a_pipe_names_the_parent_waiting_for_it(debian):
+    s = debian
+    # WHEN pyhang reports on the child, which reads the job pipe
+    report = harness.report_json(pid=s.truth["child"])
+    (thread,) = report["threads"]
+    b = thread["blocked_on"]
+    sc = b["syscall"]
+    # THEN the write end is held only by the parent, whose main thread waits in wait4 for this process
+    assert sc["name"] == "read" and sc["object"]["link"] == s.truth["job_link"]
+    (holder,) = sc["object"]["holders"]
+    assert holder["pid"] == s.pid and holder["fds"] == [s.truth["job_fd"]]
+    (waiter,) = holder["threads"]
+    assert waiter == {"tid": s.pid, "comm": "main", "syscall": "wait4", "pid": s.truth["child"]}
+    assert ("its write end is held only by PID %d (main), whose thread LWP %d \"main\" waits in wait4 for PID %d "
+            "(this process)" % (s.pid, s.pid, s.truth["child"])) in b["detail"], b["detail"]
+
+
+def test_from_a_core_the_calls_are_named_and_the_fd_objects_unknown(debian):
+    s = debian
+    report = harness.report_json(executable=PY, core=s.gcore())
+    check_calls(report, s.truth)
+    roles = by_role(report, s.truth)
+    for role in ("reader", "receiver", "locker"):
+        want, got = roles[role]
+        sc = got["blocked_on"]["syscall"]
+        assert sc["fd"] == want["fd"] and sc["object"] is None and not sc["fd_table"], role
+        assert "unknown (cores do not record fd tables)" in got["blocked_on"]["detail"]
+    poll = roles["poller"][1]["blocked_on"]["syscall"]
+    if poll["name"] == "poll":
+        assert [f["fd"] for f in poll["fds"]] == roles["poller"][0]["fds"]
+        assert all(f["object"] is None for f in poll["fds"])
+    assert roles["main"][1]["blocked_on"]["syscall"]["child"] == s.truth["child"]
+
+
+def other_interpreters():
+    """The oldest and newest pyenv builds, and 3.10 (the last whose time.sleep is select)."""
+    chosen = [(n, p) for n, p in harness.interpreters() if n.startswith(("pyenv-3.6.", "pyenv-3.10.", "pyenv-3.13."))]
+    return [pytest.param(path, id=name) for name, path in chosen]
+
+
+@pytest.mark.parametrize("python", other_interpreters())
+def test_other_interpreters_name_the_calls_their_threads_sleep_in(scenario, python):
+    # GIVEN the same threads under a stripped pyenv interpreter (time.sleep is
+    # select(0, …) before 3.11, which glibc makes with pselect6; clock_nanosleep after)
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "syscall_waits.py")], env=env)
+    report = harness.report_json(pid=s.pid)
+    check_calls(report, s.truth)
+    sleeper = by_role(report, s.truth)["sleeper"][1]["blocked_on"]
+    if sleeper["syscall"]["name"] == "pselect6":
+        # the timeout Python computed from its deadline, a little after the thread recorded itself
+        assert (s.truth["sleep_seconds"] - 60) * 10 ** 9 < sleeper["syscall"]["timeout_ns"] <= s.truth["sleep_seconds"] * 10 ** 9
+        assert sleeper["detail"].startswith("sleeps in pselect6 for 3")

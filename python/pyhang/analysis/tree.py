@@ -1,0 +1,145 @@
+"""Across processes: the wait-for graph of a process tree and its cycles,
+from the per-process reports (plain Python, no gdb, no target).
+
+Nodes are (pid, tid).  Within a process the edges are its report's.  Across
+processes, from the system-call waits (pyhang.analysis.syscalls):
+
+- wait4/waitid on a child waits for the child to exit: an edge to every
+  thread of that child (certain to its main thread, which must end for the
+  process to; likely to the others);
+- a pipe read or write waits for the processes holding the other end, a
+  unix socket for those holding its peer, a flock for the lock's holders:
+  an edge to every thread of each — to those of its threads that wait on
+  the same object or for the waiter's process, when /proc names some —
+  certain when it is the only such process and has one thread, else likely
+  (any of them could write, close or unlock).
+
+A cycle that spans two processes or more is a deadlock across processes;
+cycles within one process are its own report's.
+"""
+from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
+from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
+
+MAX_CYCLES = 32          # cycles listed
+MAX_STEPS = 200000       # steps of the cycle search, for pathological graphs
+
+
+def _threads(entry):
+    return [t.tid for t in entry.report.threads] if entry.report is not None else []
+
+
+def _to_process(edges, waiter, entry, kind, facts, only=(), alone=True):
+    """Edges from `waiter` to every thread of process `entry` (to those of
+    `only` when it names some of them).  `alone`: no other process could
+    end the wait either."""
+    tids = _threads(entry)
+    targets = [t for t in tids if t in only] or tids
+    for tid in targets:
+        if (entry.pid, tid) == waiter:
+            continue
+        if kind == TreeEdgeKind.CHILD_EXIT:
+            sure = tid == entry.pid
+        else:
+            sure = alone and len(tids) == 1
+        edges.append(TreeEdge(waiter=waiter, owner=(entry.pid, tid), kind=kind,
+                              confidence=Confidence.CERTAIN if sure else Confidence.LIKELY, facts=dict(facts)))
+
+
+def _children(processes, pid):
+    return [p for p in processes.values() if p.parent_pid == pid]
+
+
+def cross_edges(tree):
+    """Every edge of the tree's graph: each report's own, and those the
+    system-call waits make across processes."""
+    processes = {p.pid: p for p in tree.processes}
+    edges = []
+    for p in tree.processes:
+        if p.report is None:
+            continue
+        for e in p.report.edges:
+            edges.append(TreeEdge(waiter=(p.pid, e.waiter), owner=(p.pid, e.owner), kind=e.kind,
+                                  confidence=Confidence.LIKELY if e.source == OwnerSource.HEURISTIC
+                                  else Confidence.CERTAIN, facts={"address": e.address, "source": e.source}))
+        for t in p.report.threads:
+            b = t.blocked_on
+            if b is None or b.kind != WaitKind.SYSCALL:
+                continue
+            s = b.lock or {}
+            waiter = (p.pid, t.tid)
+            if not s.get("fd_table") and ("fd" in s or "fds" in s):
+                tree.unfollowed.append(waiter)
+            if "child" in s:
+                child = s["child"]
+                targets = [processes[child]] if child is not None and child > 0 and child in processes else \
+                    _children(processes, p.pid) if child in (-1, 0) else []
+                for c in targets:
+                    _to_process(edges, waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.get("name"), "child": c.pid})
+            obj = s.get("object") or {}
+            kind = TreeEdgeKind.PIPE_OTHER_END if obj.get("kind") == "pipe" else \
+                TreeEdgeKind.SOCKET_PEER if obj.get("kind") == "socket" else None
+            if kind is not None:
+                holders = obj.get("holders") or ()
+                for h in holders:
+                    if h.get("pid") in processes:
+                        # the holder's threads parked on it or waiting for this process, when there are
+                        relevant = {x["tid"] for x in h.get("threads") or () if x.get("relevant")}
+                        _to_process(edges, waiter, processes[h["pid"]], kind,
+                                    {"syscall": s.get("name"), "fd": s.get("fd"), "link": obj.get("link"),
+                                     "holder_fds": list(h.get("fds") or ())}, relevant,
+                                    alone=len(holders) == 1 and obj.get("holders_complete", True))
+            lockers = [h for h in s.get("lock_holders") or () if h.get("pid") in processes and h["pid"] != p.pid]
+            for h in lockers:
+                _to_process(edges, waiter, processes[h["pid"]], TreeEdgeKind.FILE_LOCK,
+                            {"syscall": s.get("name"), "fd": s.get("fd"), "path": obj.get("path")},
+                            alone=len(lockers) == 1)
+    return edges
+
+
+def cycles(edges):
+    """Elementary cycles of the graph, each from its smallest node, at most
+    MAX_CYCLES of them; (cycles as lists of edges, truncated)."""
+    out = {}
+    for e in edges:
+        out.setdefault(e.waiter, []).append(e)
+    found, steps = [], 0
+    for start in sorted(out):
+        # cycles through `start` whose other nodes are all larger (each cycle once)
+        stack = [(start, iter(out.get(start, ())))]
+        path, on_path = [], {start}
+        while stack:
+            steps += 1
+            if steps > MAX_STEPS or len(found) >= MAX_CYCLES:
+                return found, True
+            node, it = stack[-1]
+            e = next(it, None)
+            if e is None:
+                stack.pop()
+                if path:
+                    on_path.discard(path.pop().owner)
+                continue
+            if e.owner == start:
+                found.append(path + [e])
+            elif e.owner > start and e.owner not in on_path:
+                path.append(e)
+                on_path.add(e.owner)
+                stack.append((e.owner, iter(out.get(e.owner, ()))))
+    return found, False
+
+
+def analyse(tree: TreeReport):
+    """The tree's edges, its deadlocks across processes (a cycle's
+    confidence is that of its weakest edge) and its fork hazards."""
+    tree.edges = cross_edges(tree)
+    found, tree.cycles_truncated = cycles(tree.edges)
+    for cycle in found:
+        nodes = [e.waiter for e in cycle]
+        if len({pid for pid, _ in nodes}) < 2:
+            continue   # within one process: its own report lists it
+        sure = all(e.confidence == Confidence.CERTAIN for e in cycle)
+        tree.deadlocks.append(TreeDeadlock(nodes=nodes, edges=cycle,
+                                           confidence=Confidence.CERTAIN if sure else Confidence.LIKELY))
+    # the certain ones first, then by size
+    tree.deadlocks.sort(key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
+    tree.fork_hazards = [(p.pid, h) for p in tree.processes if p.report is not None for h in p.report.fork_hazards]
+    return tree

@@ -1,0 +1,123 @@
+"""Examining several processes: a live process and its descendants, or one
+core per process.  Each is examined by its own `gdb -batch` (in parallel,
+bounded in count and time) that saves a snapshot (`pyhang snapshot FILE`);
+the snapshots are analysed here, and the tree analysis
+(pyhang.analysis.tree) joins them.  A process that cannot be examined — it
+exited, is a zombie, may not be traced — is one line, and the rest of the
+tree is still reported.
+"""
+import concurrent.futures
+import json
+import os
+import shutil
+import tempfile
+import types
+
+from pyhang import analysis, cli, procfs
+from pyhang.analysis import tree as tree_analysis
+from pyhang.model import snapshot as snapshots
+from pyhang.model.tree import ProcessEntry, TreeReport
+
+MAX_PROCESSES = 64       # descendants examined; the rest are counted
+JOBS = 2                 # gdb sessions at once
+TIMEOUT = 120            # seconds for one gdb session
+
+
+def examine(pid=None, core=None, workdir=None, gdbext=cli.GDBEXT):
+    """(Report, None) of one process or core, or (None, why not).
+    `gdbext`: the pyhang.gdb the gdb sessions load."""
+    path = os.path.join(workdir, "%s.json" % (pid if pid is not None else os.path.basename(core)))
+    args = types.SimpleNamespace(pid=pid, core=core, executable=None, json=False, sysroot=None, lib_search_path=None)
+    try:
+        cli.run("pyhang snapshot %s" % path, args, timeout=TIMEOUT, gdbext=gdbext)
+        with open(path) as f:
+            snap = snapshots.from_dict(json.load(f))
+        return analysis.build_report(snap), None
+    except cli.Failure as f:
+        reason = f.message + ("".join(": %s" % d for d in f.details[:1]))
+        return None, reason
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, "its snapshot could not be read (%s)" % exc
+
+
+def _why_not(pid):
+    """Why a live process is not worth a gdb session, or None."""
+    s = procfs.stat(pid)
+    if s is None:
+        return "it exited before pyhang could examine it"
+    if s["state"] == "Z":
+        return "a zombie: it exited and its parent has not reaped it"
+    return None
+
+
+def _run_all(jobs, workdir, gdbext):
+    """{key: (report, problem)} for [(key, pid, core)], JOBS at a time."""
+    out = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
+        futures = {pool.submit(examine, pid, core, workdir, gdbext): key for key, pid, core in jobs}
+        for fut in concurrent.futures.as_completed(futures):
+            out[futures[fut]] = fut.result()
+    return out
+
+
+def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT):
+    """The TreeReport of live process `root` and its descendants.
+    `root_report`: the root's Report when the caller made it (pyhang in gdb
+    attached to it), else the root is examined like the others."""
+    found, more = procfs.descendants(root, limit)
+    tree = TreeReport(root_pid=root, truncated=0)
+    if more:
+        tree.truncated = max(1, len(procfs.descendants(root, limit * 16)[0]) - limit)
+    members = [(root, procfs.parent_pid(root))] + found
+    workdir = tempfile.mkdtemp(prefix="pyhang-tree-")
+    try:
+        jobs, problems = [], {}
+        for pid, parent in members:
+            if pid == root and root_report is not None:
+                continue
+            problems[pid] = _why_not(pid)
+            if problems[pid] is None:
+                jobs.append((pid, pid, None))
+        results = _run_all(jobs, workdir, gdbext)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    for pid, parent in members:
+        report, problem = (root_report, None) if pid == root and root_report is not None else \
+            results.get(pid, (None, problems.get(pid)))
+        tree.processes.append(ProcessEntry(pid=pid, parent_pid=parent, report=report, problem=problem,
+                                           comm=(procfs.stat(pid) or {}).get("comm")))
+    return tree_analysis.analyse(tree)
+
+
+def core_tree(cores, gdbext=cli.GDBEXT):
+    """The TreeReport of one core per process; parents from the cores'
+    own records (NT_PRPSINFO)."""
+    workdir = tempfile.mkdtemp(prefix="pyhang-tree-")
+    try:
+        results = _run_all([(core, None, core) for core in cores], workdir, gdbext)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    tree = TreeReport(root_pid=None)
+    for core in cores:
+        report, problem = results[core]
+        if report is not None:
+            t = report.target
+            tree.processes.append(ProcessEntry(pid=t.pid, parent_pid=t.parent_pid, report=report,
+                                               comm=os.path.basename(t.executable or "") or None))
+        else:
+            tree.processes.append(ProcessEntry(pid=0, problem="%s: %s" % (core, problem)))
+    pids = {p.pid for p in tree.processes}
+    roots = [p.pid for p in tree.processes if p.report is not None and p.parent_pid not in pids]
+    tree.root_pid = roots[0] if len(roots) == 1 else None
+    # parents before children, as for a live tree
+    parents = {p.pid: p.parent_pid for p in tree.processes}
+
+    def depth(pid):
+        d, seen = 0, {pid}
+        while parents.get(pid) in parents and parents[pid] not in seen:
+            pid = parents[pid]
+            seen.add(pid)
+            d += 1
+        return d
+    tree.processes.sort(key=lambda p: (depth(p.pid), p.pid))
+    return tree_analysis.analyse(tree)

@@ -1,0 +1,346 @@
+"""What /proc says about a live process's file descriptors: the object
+behind an fd (pipe, socket with its addresses, file, epoll instance), who
+holds the other end of a pipe or unix socket, the file locks of
+/proc/locks, and the system call a thread is in.
+
+None of this is target memory: it is the kernel's view, read with plain
+file reads by the collection step (gdbext/pyhang_gdb/collect.py), which
+puts the facts into the snapshot; the analysis reads them there.  Every scan
+is bounded in count and time; what cannot be read is left out, never
+guessed.
+"""
+import os
+import re
+import socket
+import struct
+import time
+
+MAX_PROCESSES = 4096     # processes scanned for the other end of a pipe or socket
+MAX_FDS = 4096           # fds looked at per process
+MAX_THREADS = 64         # threads of a holder whose system call is read
+SCAN_SECONDS = 2.0       # the whole scan for holders
+
+_LINK = re.compile(r"^(pipe|socket):\[(\d+)\]$")
+
+
+def _read(path, limit=1 << 20):
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _access(pid, fd):
+    """"read", "write" or "read-write" from the fd's open flags."""
+    info = _read("/proc/%d/fdinfo/%d" % (pid, fd), 4096)
+    m = re.search(r"^flags:\s*([0-7]+)", info or "", re.M)
+    if not m:
+        return None
+    return ("read", "write", "read-write", "read-write")[int(m.group(1), 8) & 3]
+
+
+def comm(pid, tid=None):
+    text = _read("/proc/%d/task/%d/comm" % (pid, tid) if tid else "/proc/%d/comm" % pid, 256)
+    return text.strip() if text else None
+
+
+def stat(pid):
+    """{state, ppid, comm} of a process from /proc/PID/stat, or None when
+    it is gone."""
+    text = _read("/proc/%d/stat" % pid, 4096)
+    if not text or ")" not in text:
+        return None
+    name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+    try:
+        return {"state": rest[0], "ppid": int(rest[1]), "comm": name}
+    except (IndexError, ValueError):
+        return None
+
+
+def parent_pid(pid):
+    s = stat(pid)
+    return s["ppid"] if s else None
+
+
+def descendants(root, limit):
+    """([(pid, parent pid)] of every descendant of `root`, parents first,
+    at most `limit`; whether there were more), from one scan of /proc."""
+    children = {}
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return [], False
+    for pid in pids[:MAX_PROCESSES * 4]:
+        s = stat(pid)
+        if s is not None:
+            children.setdefault(s["ppid"], []).append(pid)
+    out, queue = [], [root]
+    while queue:
+        parent = queue.pop(0)
+        for child in sorted(children.get(parent, ())):
+            if len(out) >= limit:
+                return out, True
+            out.append((child, parent))
+            queue.append(child)
+    return out, False
+
+
+def thread_syscall(pid, tid):
+    """(number, [six arguments]) of the system call thread `tid` is in, as
+    the kernel records it (/proc/PID/task/TID/syscall), or None when it runs,
+    is not in one, or cannot be read."""
+    text = _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
+    fields = (text or "").split()
+    if len(fields) < 7 or not fields[0].lstrip("-").isdigit() or int(fields[0]) < 0:
+        return None
+    try:
+        return int(fields[0]), [int(a, 16) for a in fields[1:7]]
+    except ValueError:
+        return None
+
+
+# ---- sockets -----------------------------------------------------------------
+
+def _ipv4(hexaddr):
+    addr, port = hexaddr.split(":")
+    return "%s:%d" % (socket.inet_ntop(socket.AF_INET, struct.pack("<I", int(addr, 16))), int(port, 16))
+
+
+def _ipv6(hexaddr):
+    addr, port = hexaddr.split(":")
+    raw = b"".join(struct.pack("<I", int(addr[i:i + 8], 16)) for i in range(0, 32, 8))
+    return "[%s]:%d" % (socket.inet_ntop(socket.AF_INET6, raw), int(port, 16))
+
+
+# TCP states (include/net/tcp_states.h)
+_TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1", 5: "FIN_WAIT2", 6: "TIME_WAIT",
+               7: "CLOSE", 8: "CLOSE_WAIT", 9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING"}
+
+
+def inet_sockets(pid):
+    """{inode: {protocol, local, peer, state}} of the process's network
+    namespace (/proc/PID/net/tcp, tcp6, udp, udp6)."""
+    out = {}
+    for protocol, decode in (("tcp", _ipv4), ("tcp6", _ipv6), ("udp", _ipv4), ("udp6", _ipv6)):
+        text = _read("/proc/%d/net/%s" % (pid, protocol), 8 << 20) or ""
+        for line in text.splitlines()[1:]:
+            f = line.split()
+            if len(f) < 10 or not f[9].isdigit():
+                continue
+            try:
+                entry = {"protocol": protocol, "local": decode(f[1]), "peer": decode(f[2])}
+            except (ValueError, OSError):
+                continue
+            if protocol.startswith("tcp"):
+                entry["state"] = _TCP_STATES.get(int(f[3], 16), f[3])
+            out[int(f[9])] = entry
+    return out
+
+
+def unix_sockets(pid):
+    """{inode: {protocol: "unix", path}} from /proc/PID/net/unix."""
+    out = {}
+    text = _read("/proc/%d/net/unix" % pid, 8 << 20) or ""
+    for line in text.splitlines()[1:]:
+        f = line.split()
+        if len(f) >= 7 and f[6].isdigit():
+            out[int(f[6])] = {"protocol": "unix", "path": f[7] if len(f) > 7 else None}
+    return out
+
+
+# NETLINK_SOCK_DIAG for AF_UNIX (include/uapi/linux/sock_diag.h, unix_diag.h)
+_NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY = 4, 20
+_NLM_F_REQUEST, _NLM_F_DUMP, _NLMSG_ERROR, _NLMSG_DONE = 1, 0x300, 2, 3
+_UDIAG_SHOW_PEER, _UNIX_DIAG_PEER = 4, 2
+
+
+def unix_peers(deadline):
+    """{inode: peer inode} of every connected unix socket of this network
+    namespace, from the kernel's sock_diag (what `ss -x` shows); {} when it
+    cannot be asked."""
+    peers = {}
+    try:
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG)
+    except OSError:
+        return peers
+    try:
+        s.settimeout(max(0.1, deadline - time.monotonic()))
+        # struct unix_diag_req: family, protocol, pad, states, ino, show, cookie[2]
+        req = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, _UDIAG_SHOW_PEER, 0xFFFFFFFF, 0xFFFFFFFF)
+        s.send(struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0) + req)
+        for _ in range(100000):
+            if time.monotonic() > deadline:
+                break
+            data = s.recv(1 << 16)
+            if not data:
+                break
+            offset, done = 0, False
+            while offset + 16 <= len(data):
+                length, kind = struct.unpack_from("=IH", data, offset)
+                if length < 16 or kind in (_NLMSG_DONE, _NLMSG_ERROR):
+                    done = True
+                    break
+                body = offset + 16
+                if length >= 32:   # struct unix_diag_msg: family, type, state, pad, ino, cookie[2]
+                    ino = struct.unpack_from("=I", data, body + 4)[0]
+                    attr = body + 16
+                    while attr + 4 <= offset + length:
+                        alen, atype = struct.unpack_from("=HH", data, attr)
+                        if alen < 4:
+                            break
+                        if atype == _UNIX_DIAG_PEER and alen >= 8:
+                            peers[ino] = struct.unpack_from("=I", data, attr + 4)[0]
+                        attr += (alen + 3) & ~3
+                offset += (length + 3) & ~3
+            if done:
+                break
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return peers
+
+
+# ---- file locks ----------------------------------------------------------------
+
+def file_locks(device, inode):
+    """The holders of the locks on one file (/proc/locks): [{pid, type,
+    access}] (pid -1: an open file description lock, which records none)."""
+    out = []
+    text = _read("/proc/locks", 8 << 20) or ""
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 6 or "->" in f:
+            continue   # "->" lines are waiters, not holders
+        where = f[5].split(":")
+        try:
+            same = (int(where[0], 16), int(where[1], 16), int(where[2])) == \
+                (os.major(device), os.minor(device), inode)
+        except (ValueError, IndexError):
+            continue
+        if same:
+            out.append({"pid": int(f[4]) if f[4].lstrip("-").isdigit() else -1, "type": f[1], "access": f[3]})
+    return out
+
+
+# ---- fds -------------------------------------------------------------------
+
+def fd_object(pid, fd):
+    """What fd `fd` of process `pid` is: {kind, link, inode, access, path,
+    socket, epoll}; {"kind": "closed"} when it is not open."""
+    path = "/proc/%d/fd/%d" % (pid, fd)
+    try:
+        link = os.readlink(path)
+    except OSError:
+        return {"kind": "closed"}
+    obj = {"link": link, "access": _access(pid, fd), "pid": pid}
+    m = _LINK.match(link)
+    if m:
+        obj["kind"], obj["inode"] = m.group(1), int(m.group(2))
+    elif link.startswith("anon_inode:"):
+        obj["kind"] = "anon"
+        if "eventpoll" in link:
+            info = _read("/proc/%d/fdinfo/%d" % (pid, fd), 1 << 16) or ""
+            obj["epoll"] = [int(x) for x in re.findall(r"^tfd:\s*(\d+)", info, re.M)][:256]
+    elif link.startswith("/"):
+        obj["kind"], obj["path"] = "file", link
+        try:
+            st = os.stat(path)
+            obj["inode"] = st.st_ino
+            obj["lock_holders"] = file_locks(st.st_dev, st.st_ino)
+        except OSError:
+            pass
+    else:
+        obj["kind"] = "other"
+    return obj
+
+
+def _holders(wanted, deadline):
+    """{link: [(pid, fd)]} of the processes holding each link of `wanted`
+    (pipe:[N] / socket:[N]), scanning /proc/*/fd within the bounds."""
+    found = {link: [] for link in wanted}
+    truncated = False
+    try:
+        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    except OSError:
+        return found, True
+    if len(pids) > MAX_PROCESSES:
+        pids, truncated = pids[:MAX_PROCESSES], True
+    for pid in pids:
+        if time.monotonic() > deadline:
+            return found, True
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for name in fds[:MAX_FDS]:
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, name))
+            except OSError:
+                continue
+            if link in found:
+                found[link].append((pid, int(name)))
+    return found, truncated
+
+
+def _holder(pid, fds, access_wanted):
+    """One holder of the other end: {pid, comm, fds, threads} with the
+    threads' system calls, or None when none of its fds has the access."""
+    kept = [fd for fd in fds if access_wanted is None or _access(pid, fd) in (access_wanted, "read-write")]
+    if not kept:
+        return None
+    threads = []
+    try:
+        tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid) if t.isdigit())[:MAX_THREADS]
+    except OSError:
+        tids = []
+    for tid in tids:
+        call = thread_syscall(pid, tid)
+        if call is not None:
+            threads.append({"tid": tid, "comm": comm(pid, tid), "nr": call[0], "args": call[1]})
+    return {"pid": pid, "comm": comm(pid), "fds": kept, "threads": threads}
+
+
+def files(pid, fds):
+    """{fd: object} for the fds of process `pid` that threads wait on, each
+    pipe and unix socket with `holders` of its other end: for a pipe, the
+    processes holding it open the other way (this process included, under
+    another fd); for a connected unix socket, those holding its peer."""
+    deadline = time.monotonic() + SCAN_SECONDS
+    out = {fd: fd_object(pid, fd) for fd in fds}
+    wanted = {}
+    sockets = None
+    peers = None
+    for fd, obj in out.items():
+        if obj.get("kind") == "pipe":
+            other = {"read": "write", "write": "read"}.get(obj.get("access"))
+            wanted[fd] = ("pipe:[%d]" % obj["inode"], other)
+        elif obj.get("kind") == "socket":
+            if sockets is None:
+                sockets = dict(inet_sockets(pid))
+                sockets.update(unix_sockets(pid))
+            obj["socket"] = dict(sockets.get(obj["inode"]) or {"protocol": None})
+            if obj["socket"].get("protocol") == "unix":
+                if peers is None:
+                    peers = unix_peers(deadline)
+                peer = peers.get(obj["inode"])
+                if peer:
+                    obj["socket"]["peer_inode"] = peer
+                    obj["socket"]["peer_path"] = (sockets.get(peer) or {}).get("path")
+                    wanted[fd] = ("socket:[%d]" % peer, None)
+    if wanted:
+        found, truncated = _holders({link for link, _ in wanted.values()}, deadline)
+        for fd, (link, access) in wanted.items():
+            holders = []
+            by_pid = {}
+            for hpid, hfd in found.get(link, ()):
+                if not (hpid == pid and hfd == fd):
+                    by_pid.setdefault(hpid, []).append(hfd)
+            for hpid, hfds in sorted(by_pid.items()):
+                h = _holder(hpid, hfds, access)
+                if h is not None:
+                    holders.append(h)
+            out[fd]["holders"] = holders
+            out[fd]["holders_complete"] = not truncated
+    return out

@@ -1,0 +1,229 @@
+"""The sentences of a thread parked in a blocking system call (blocked_on
+kind "syscall", pyhang.analysis.syscalls): the call, its object and, for a
+pipe or unix socket of a live target, who holds the other end."""
+_LISTED = 8   # fds or holders named in one line; the rest are counted
+
+CORE_FDS = "unknown (cores do not record fd tables)"
+
+
+def duration(ns):
+    """"3600 s", "1.5 s", "250 ms"."""
+    if ns >= 1000000000:
+        s = ns / 1e9
+        return "%d s" % round(s) if s >= 100 or ns % 1000000000 == 0 else "%.1f s" % s
+    if ns >= 1000000:
+        return "%g ms" % (ns / 1e6)
+    return "%d ns" % ns if ns else "0 s (it returns at once)"
+
+
+def _timeout_text(t, sleeping=False):
+    if t is None:
+        return ""
+    if t.get("ns") is None:
+        return "" if sleeping else ", with no timeout"
+    if t.get("absolute"):
+        until = "until %.3f s on %s" % (t["ns"] / 1e9, t.get("clock") or "its clock")
+        return " for another %s (%s)" % (duration(t["left_ns"]), until) if "left_ns" in t else " " + until
+    return " for " + duration(t["ns"])
+
+
+def _end(access):
+    return {"read": "read end", "write": "write end"}.get(access)
+
+
+def object_text(obj):
+    """"pipe:[48213], read end", "unix socket socket:[7] (peer socket:[8])", "file /tmp/x"."""
+    if obj is None:
+        return CORE_FDS
+    kind = obj.get("kind")
+    if kind == "closed":
+        return "not open now"
+    if kind == "pipe":
+        end = _end(obj.get("access"))
+        return (obj.get("link") or "a pipe") + (", " + end if end else "")
+    if kind == "socket":
+        s = obj.get("socket") or {}
+        protocol = s.get("protocol")
+        if protocol == "unix":
+            text = "unix socket %s" % obj.get("link")
+            if s.get("path"):
+                text += " at %s" % s["path"]
+            if s.get("peer_inode"):
+                text += ", peer socket:[%d]" % s["peer_inode"] + (" at %s" % s["peer_path"] if s.get("peer_path")
+                                                                  else "")
+            return text
+        if protocol:
+            text = "%s socket %s %s → %s" % (protocol, obj.get("link"), s.get("local"), s.get("peer"))
+            return text + (", %s" % s["state"] if s.get("state") else "")
+        return "socket %s" % obj.get("link")
+    if kind == "file":
+        return "file %s" % (obj.get("path") or "(path unknown)")
+    if obj.get("epoll") is not None:
+        return "epoll instance watching fd%s %s" % ("" if len(obj["epoll"]) == 1 else "s",
+                                                    ", ".join(str(fd) for fd in obj["epoll"][:_LISTED]) or "none")
+    return obj.get("link") or "unknown"
+
+
+def _thread_wait(t, pid):
+    """"thread LWP 4120 "python3" waits in wait4 for PID 4121 (this process)"."""
+    who = "thread LWP %d" % t["tid"] + (' "%s"' % t["comm"] if t.get("comm") else "")
+    what = "waits in %s" % t.get("syscall", "a system call")
+    if "pid" in t:
+        child = t["pid"]
+        what += " for " + ("any child" if child == -1 else "PID %d" % child + (" (this process)" if child == pid
+                                                                              else ""))
+    return who + " " + what
+
+
+def _holder_text(h, pid, fd_pid):
+    if h["pid"] == fd_pid:
+        who = "this process (fd %s)" % ", ".join(str(fd) for fd in h["fds"])
+    else:
+        who = "PID %d" % h["pid"] + (" (%s)" % h["comm"] if h.get("comm") else "")
+    waits = [t for t in h.get("threads") or () if t.get("relevant")]
+    if waits:
+        who += ", whose " + "; ".join(_thread_wait(t, fd_pid) for t in waits[:3])
+    return who
+
+
+def other_end_text(obj):
+    """"its write end is held only by PID 4120 (python3.11), whose thread …"."""
+    if obj is None or "holders" not in obj or obj.get("kind") not in ("pipe", "socket"):
+        return None
+    if obj["kind"] == "pipe":
+        end = {"read": "its write end", "write": "its read end"}.get(obj.get("access"), "its other end")
+    else:
+        end = "its peer"
+    holders = obj["holders"]
+    pid = obj.get("pid")
+    if not holders:
+        return "%s is held by no process%s" % (
+            end, "" if obj.get("holders_complete", True) else " pyhang could scan (the scan of /proc stopped at its bound)")
+    listed = ", ".join(_holder_text(h, pid, pid) for h in holders[:_LISTED])
+    if len(holders) > _LISTED:
+        listed += ", and %d more processes" % (len(holders) - _LISTED)
+    only = " only" if len(holders) == 1 and obj.get("holders_complete", True) else ""
+    return "%s is held%s by %s" % (end, only, listed)
+
+
+def _fd_list(fds):
+    parts = []
+    for f in fds[:_LISTED]:
+        text = "%d" % f["fd"]
+        if f.get("object") is not None:
+            text += " (%s)" % object_text(f["object"])
+        text += {"read": " to read", "write": " to write", "except": " for an exception"}.get(f["direction"], "")
+        parts.append(text)
+    if len(fds) > _LISTED:
+        parts.append("and %d more" % (len(fds) - _LISTED))
+    return ", ".join(parts)
+
+
+def _child_text(s):
+    child = s.get("child")
+    if child is None:
+        group = s.get("group")
+        return "a child in process group %d" % group if group is not None else "a child"
+    if child == -1:
+        return "any child"
+    if child == 0:
+        return "any child in its process group"
+    if child < -1:
+        return "any child in process group %d" % -child
+    return "child PID %d" % child
+
+
+def summary(b):
+    """The `blocked:` line of a thread parked in a system call."""
+    s = b.lock or {}
+    call = s.get("name") or "?"
+    line = "waits in %s" % call
+    obj = s.get("object")
+    if call in ("nanosleep", "clock_nanosleep") or s.get("fds_count") == 0:
+        # poll or select on no fd is a sleep too (Python 3.6-3.10's time.sleep)
+        t = s.get("timeout")
+        if t is None:
+            return "sleeps in %s (its duration could not be read)" % call
+        return "sleeps in %s" % call + (_timeout_text(t, sleeping=True) if t.get("ns") is not None else " for ever")
+    if call in ("wait4", "waitid"):
+        return "%s for %s to exit" % (line, _child_text(s))
+    if call == "restart_syscall":
+        r = s.get("restarts")
+        if r is None:
+            return line + ", restarting a call it does not record (unknown)"
+        how = "the kernel's record" if r.get("source") == "proc" else "frame 0 is in %s" % r["syscall"]
+        return "%s, restarting %s (%s)" % (line, r["syscall"], how)
+    if call in ("pause", "rt_sigsuspend"):
+        return line + " for a signal"
+    if call == "rt_sigtimedwait":
+        return line + " (sigtimedwait) for a signal" + _timeout_text(s.get("timeout"))
+    if "fds" in s:
+        fds = s["fds"]
+        if fds is None:
+            return line + " on fds it could not read from target memory" + _timeout_text(s.get("timeout"))
+        line += " on %d fd%s: %s" % (s.get("fds_count", len(fds)), "" if len(fds) == 1 else "s", _fd_list(fds))
+        if not s.get("fd_table"):
+            line += "; what they are is unknown (cores do not record fd tables)"
+        return line + _timeout_text(s.get("timeout"))
+    if "fd" in s:
+        kind = "epoll fd" if call.startswith("epoll") else "fd"
+        line += " on %s %d: %s" % (kind, s["fd"], object_text(obj))
+        if call in ("flock", "fcntl") and obj is not None:
+            holders = [h.get("pid") for h in s.get("lock_holders") or ()
+                       if isinstance(h.get("pid"), int) and h.get("pid") != obj.get("pid")]
+            if holders:
+                line += "; locked by " + ", ".join("PID %d" % pid if pid > 0 else
+                                                   "an open file description (no PID recorded)" for pid in holders)
+            elif s.get("lock"):
+                line += "; /proc/locks names no other holder"
+        other = other_end_text(obj)
+        if other:
+            line += "; " + other
+        return line + _timeout_text(s.get("timeout")) if call.startswith("epoll") else line
+    if call in ("sync", "fsync", "fdatasync", "msync"):
+        return line + " for the disk"
+    return "waits in the %s system call" % call
+
+
+def _object_json(obj):
+    if obj is None:
+        return None
+    out = {k: obj.get(k) for k in ("kind", "link", "inode", "access", "path") if obj.get(k) is not None}
+    if obj.get("socket"):
+        out["socket"] = dict(obj["socket"])
+    if obj.get("epoll") is not None:
+        out["epoll"] = list(obj["epoll"])
+    if "holders" in obj:
+        out["holders"] = [{"pid": h["pid"], "comm": h.get("comm"), "fds": list(h.get("fds") or ()),
+                           "threads": [{"tid": t["tid"], "comm": t.get("comm"), "syscall": t.get("syscall"),
+                                        **({"pid": t["pid"]} if "pid" in t else {})}
+                                       for t in h.get("threads") or () if t.get("relevant")]}
+                          for h in obj["holders"]]
+        out["holders_complete"] = obj.get("holders_complete", True)
+    return out
+
+
+def syscall_json(s):
+    """blocked_on.syscall: {name, number, fd, object, fds, timeout_ns, ...}
+    (docs/json-contract.md)."""
+    out = {"name": s.get("name"), "number": s.get("number"), "fd_table": bool(s.get("fd_table"))}
+    if "fd" in s:
+        out["fd"] = s["fd"]
+        out["object"] = _object_json(s.get("object"))
+    if "fds" in s:
+        out["fds"] = None if s["fds"] is None else [{"fd": f["fd"], "direction": f["direction"],
+                                                      "object": _object_json(f.get("object"))} for f in s["fds"]]
+    t = s.get("timeout")
+    if t is not None:
+        out["timeout_ns"] = t.get("ns")
+        for key in ("absolute", "clock", "left_ns"):
+            if key in t:
+                out[key] = t[key]
+    for key in ("child", "group", "lock"):
+        if key in s:
+            out[key] = s[key]
+    if "lock_holders" in s:
+        out["lock_holders"] = [h.get("pid") for h in s["lock_holders"]]
+    if "restarts" in s:
+        out["restarts"] = s["restarts"]
+    return out

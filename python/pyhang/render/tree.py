@@ -1,0 +1,150 @@
+"""A process tree's report (`pyhang report --tree`, several cores): the
+deadlocks across processes first, the processes, then each process's own
+report; and its "pyhang-tree/1" JSON document (docs/json-contract.md,
+docs/pyhang-tree-1.schema.json)."""
+import json
+
+from pyhang import VERSION
+from pyhang.model.kinds import TreeEdgeKind
+from pyhang.render import json as render_json
+from pyhang.render.forks import hazard_json
+from pyhang.render.locks import summary
+from pyhang.render.text import names_of, render_text, thread_header
+
+TREE_SCHEMA = "pyhang-tree/1"
+
+
+def _thread(tree, node):
+    p = tree.process(node[0])
+    th = p.report.thread(node[1]) if p and p.report else None
+    return p, th
+
+
+def _node_label(tree, node):
+    p, th = _thread(tree, node)
+    return "PID %d %s" % (node[0], thread_header(th) if th else "LWP %d" % node[1])
+
+
+def _held_text(h):
+    """Why the thread is what the previous thread of the cycle waits for."""
+    f, waiter = h.facts, "PID %d (LWP %d)" % h.waiter
+    if h.kind == TreeEdgeKind.CHILD_EXIT:
+        return "its process is the child %s waits for: it exits only when this thread ends" % waiter
+    if h.kind == TreeEdgeKind.PIPE_OTHER_END:
+        return "its process holds the other end of %s, on which %s waits" % (f.get("link") or "the pipe", waiter)
+    if h.kind == TreeEdgeKind.SOCKET_PEER:
+        return "its process holds the peer of %s, on which %s waits" % (f.get("link") or "the socket", waiter)
+    if h.kind == TreeEdgeKind.FILE_LOCK:
+        return "its process holds the lock on %s that %s waits for" % (f.get("path") or "the file", waiter)
+    return None
+
+
+def render_deadlocks(tree):
+    out = []
+    n = len(tree.deadlocks)
+    for i, d in enumerate(tree.deadlocks):
+        title = "Found one deadlock" if n == 1 else "Deadlock %d of %d" % (i + 1, n)
+        out.append("%s across %d processes (%s), %d threads:" % (title, len(d.pids), d.confidence, len(d.nodes)))
+        for e in d.edges:
+            p, th = _thread(tree, e.waiter)
+            out.append("  " + _node_label(tree, e.waiter))
+            if th is not None and th.blocked_on is not None:
+                out.append("    " + summary(th.blocked_on, names_of(p.report)))
+            held = next((h for h in d.edges if h.owner == e.waiter), None)
+            text = _held_text(held) if held is not None else None
+            if text:
+                out.append("    (%s)" % text)
+        out.append("")
+    return out
+
+
+def _process_line(p, depth):
+    what = "PID %d" % p.pid + (" (%s)" % p.comm if p.comm else "")
+    if p.report is not None:
+        t = p.report.target
+        what += ": %d thread%s, %s" % (len(p.report.threads), "" if len(p.report.threads) == 1 else "s",
+                                       "Python %s" % t.python_version if t.python_version else "no Python")
+        if p.report.deadlocks:
+            what += ", %d deadlock%s within" % (len(p.report.deadlocks), "" if len(p.report.deadlocks) == 1 else "s")
+    else:
+        what += ": not examined: %s" % (p.problem or "unknown reason")
+    return "  " + "  " * depth + what
+
+
+def _depths(tree):
+    depth = {}
+    for p in tree.processes:
+        depth[p.pid] = depth.get(p.parent_pid, -1) + 1 if p.parent_pid in depth else 0
+    return depth
+
+
+def render_tree_text(tree):
+    count = len(tree.processes)
+    head = "pyhang report --tree: "
+    head += ("process %d and %d descendant%s" % (tree.root_pid, count - 1, "" if count == 2 else "s")
+             if tree.root_pid is not None else "%d processes" % count)
+    out = [head]
+    if tree.truncated:
+        out.append("warning: %d more descendants were not examined (the tree is bounded)" % tree.truncated)
+    if tree.unfollowed:
+        out.append("warning: cores record no fd table: waits on pipes and sockets are not followed across processes "
+                   "(%s)" % ", ".join("PID %d LWP %d" % n for n in tree.unfollowed[:8]) +
+                   ("" if len(tree.unfollowed) <= 8 else ", and %d more" % (len(tree.unfollowed) - 8)))
+    if tree.cycles_truncated:
+        out.append("warning: more cycles than pyhang lists; the first %d are shown" % len(tree.deadlocks))
+    out.append("")
+    if tree.deadlocks:
+        out.extend(render_deadlocks(tree))
+    else:
+        out.append("No deadlock found across processes.")
+        out.append("")
+    depth = _depths(tree)
+    out.append("Processes:")
+    out.extend(_process_line(p, depth.get(p.pid, 0)) for p in tree.processes)
+    for pid, h in tree.fork_hazards:
+        out.append("Fork hazard [%s] in PID %d" % (h.kind, pid))
+    for p in tree.processes:
+        if p.report is None:
+            continue
+        out.append("")
+        out.append("=" * 8 + " PID %d%s " % (p.pid, " (parent %d)" % p.parent_pid if p.parent_pid else "") + "=" * 8)
+        out.append(render_text(p.report))
+    return "\n".join(out)
+
+
+def _edge_json(tree, e):
+    out = {"waiter": e.waiter[1], "waiter_pid": e.waiter[0], "owner": e.owner[1], "owner_pid": e.owner[0],
+           "kind": e.kind, "confidence": e.confidence}
+    out.update({k: v for k, v in e.facts.items() if v is not None})
+    return out
+
+
+def tree_json(tree):
+    processes = []
+    for p in tree.processes:
+        if p.report is not None:
+            doc = render_json.to_json(p.report)
+        else:
+            doc = {"pid": p.pid, "problem": p.problem}
+        doc["parent_pid"] = p.parent_pid
+        processes.append(doc)
+    hazards = []
+    for pid, h in tree.fork_hazards:
+        d = hazard_json(h, names_of(tree.process(pid).report))
+        d["pid"] = pid
+        hazards.append(d)
+    return {
+        "schema": TREE_SCHEMA,
+        "pyhang_version": VERSION,
+        "root_pid": tree.root_pid,
+        "processes": processes,
+        "deadlocks": [{"threads": [tid for _, tid in d.nodes], "processes": d.pids, "confidence": d.confidence,
+                       "edges": [_edge_json(tree, e) for e in d.edges]} for d in tree.deadlocks],
+        "fork_hazards": hazards,
+        "unexamined": tree.truncated,
+        "unfollowed": [{"pid": pid, "tid": tid} for pid, tid in tree.unfollowed],
+    }
+
+
+def dumps(tree, pretty=False):
+    return json.dumps(tree_json(tree), indent=1 if pretty else None, separators=None if pretty else (",", ":"))

@@ -1,0 +1,221 @@
+"""System-call waits without gdb: every x86_64 call is named, a parked
+thread's registers (and what its pointers led to) become its blocked-on,
+garbage gives no crash and no bare number, and /proc names the other end of
+this test's own pipes, sockets and file locks."""
+import fcntl
+import os
+import signal
+import socket
+import tempfile
+import time
+
+import pytest
+
+from pyhang import procfs
+from pyhang.analysis import syscalls
+from pyhang.analysis.syscall_names import NAMES
+from pyhang.model.kinds import WaitKind
+from pyhang.model.snapshot import ThreadSnapshot
+from pyhang.model.report import NativeFrame
+from pyhang.render.locks import summary
+from pyhang.render.json import _blocked
+from pyhang.render.names import ThreadNames
+
+
+def nr(name):
+    return next(n for n, v in NAMES.items() if v == name)
+
+
+def thread(call, *args, syscall=None, frames=()):
+    regs = {"orig_rax": nr(call) if isinstance(call, str) else call}
+    regs.update(zip(syscalls.ARGUMENTS, args))
+    return ThreadSnapshot(num=1, tid=100, registers=regs, syscall=syscall, frames=list(frames))
+
+
+def line(b):
+    return summary(b, ThreadNames([]))
+
+
+def test_every_x86_64_system_call_up_to_the_newest_has_a_name():
+    assert all(n in NAMES for n in range(0, 335)) and all(n in NAMES for n in range(424, 468))
+    assert syscalls.name(1) == "write" and syscalls.name(230) == "clock_nanosleep"
+    # a number no kernel has is said to be one, never given bare
+    assert syscalls.name(99999) == "unknown system call (number 99999)"
+
+
+def test_the_blocking_calls_are_those_a_thread_parks_in():
+    names = {NAMES[n] for n in syscalls.BLOCKING}
+    assert {"read", "write", "poll", "ppoll", "select", "pselect6", "epoll_wait", "wait4", "waitid", "flock",
+            "nanosleep", "clock_nanosleep", "pause", "rt_sigtimedwait", "restart_syscall", "accept4",
+            "recvfrom", "sendto", "connect"} <= names
+    assert "getpid" not in names and "mmap" not in names
+
+
+def test_a_thread_not_parked_or_in_futex_has_no_syscall_wait():
+    assert syscalls.syscall_wait(thread("getpid")) is None
+    assert syscalls.syscall_wait(thread("futex", 0x1000, 0, 0)) is None     # the lock decoders answer
+    assert syscalls.syscall_wait(ThreadSnapshot(num=1, tid=1, registers={"orig_rax": (1 << 64) - 1})) is None
+    assert syscalls.syscall_wait(ThreadSnapshot(num=1, tid=1, registers={})) is None
+
+
+def test_a_read_from_a_core_names_its_fd_and_says_the_object_is_unknown():
+    b = syscalls.syscall_wait(thread("read", 5, 0x7000, 1), files=None)
+    assert b.kind == WaitKind.SYSCALL and b.owners == [] and b.lock["fd"] == 5 and b.lock["object"] is None
+    assert line(b) == "waits in read on fd 5: unknown (cores do not record fd tables)"
+    j = _blocked(b, ThreadNames([]))["syscall"]
+    assert j == {"name": "read", "number": 0, "fd_table": False, "fd": 5, "object": None}
+
+
+def test_a_pipe_read_names_the_holder_of_its_write_end_and_its_waiting_thread():
+    files = {5: {"kind": "pipe", "link": "pipe:[48213]", "inode": 48213, "access": "read", "pid": 4121,
+                 "holders_complete": True,
+                 "holders": [{"pid": 4120, "comm": "python3", "fds": [7],
+                              "threads": [{"tid": 4120, "comm": "python3", "nr": nr("wait4"),
+                                           "args": [4121, 0, 0, 0, 0, 0]},
+                                          {"tid": 4122, "comm": "idle", "nr": nr("clock_nanosleep"),
+                                           "args": [1, 1, 0, 0, 0, 0]}]}]}}
+    b = syscalls.syscall_wait(thread("read", 5, 0x7000, 1), files=files)
+    assert line(b) == ('waits in read on fd 5: pipe:[48213], read end; its write end is held only by PID 4120 '
+                       '(python3), whose thread LWP 4120 "python3" waits in wait4 for PID 4121 (this process)')
+    (holder,) = _blocked(b, ThreadNames([]))["syscall"]["object"]["holders"]
+    assert holder["threads"] == [{"tid": 4120, "comm": "python3", "syscall": "wait4", "pid": 4121}]
+
+
+def test_a_pipe_nobody_else_holds_says_so():
+    files = {3: {"kind": "pipe", "link": "pipe:[9]", "access": "write", "pid": 1, "holders": [],
+                 "holders_complete": False}}
+    b = syscalls.syscall_wait(thread("write", 3, 0, 1), files=files)
+    assert line(b).endswith("its read end is held by no process pyhang could scan "
+                            "(the scan of /proc stopped at its bound)")
+
+
+def test_poll_names_the_fds_read_from_target_memory_and_its_timeout():
+    t = thread("poll", 0x5000, 2, 1500, syscall={"memory": {"pollfds": [[3, 1], [8, 4], [-1, 1]]}})
+    assert syscalls.fds_wanted(t.registers, t.syscall["memory"]) == [3, 8]
+    b = syscalls.syscall_wait(t, files=None)
+    assert [(f["fd"], f["direction"]) for f in b.lock["fds"]] == [(3, "read"), (8, "write")]
+    assert line(b) == ("waits in poll on 2 fds: 3 to read, 8 to write; what they are is unknown (cores do not "
+                       "record fd tables) for 1.5 s")
+    # the array could not be read: said so, no fd invented
+    b = syscalls.syscall_wait(thread("poll", 0x5000, 2, -1 & 0xFFFFFFFF, syscall={"memory": {"pollfds": None}}))
+    assert b.lock["fds"] is None and line(b) == "waits in poll on fds it could not read from target memory, with no timeout"
+
+
+def test_select_asks_for_its_fd_sets_and_with_no_fds_is_a_sleep():
+    regs = thread("pselect6", 9, 0x100, 0, 0, 0x200).registers
+    assert syscalls.memory_wanted(regs) == [("readfds", "fd_set", (0x100, 9)), ("timeout", "timespec", (0x200,))]
+    sleep = thread("pselect6", 0, 0, 0, 0, 0x200, syscall={"memory": {"timeout": [3600, 0]}})
+    assert line(syscalls.syscall_wait(sleep)) == "sleeps in pselect6 for 3600 s"
+    # a garbage nfds asks for no bitmap
+    assert syscalls.memory_wanted(thread("select", 1 << 40, 0x100, 0, 0, 0).registers) == []
+
+
+def test_sleeps_give_their_duration_absolute_ones_the_time_left():
+    rel = thread("nanosleep", 0x300, syscall={"memory": {"timeout": [0, 250000000]}})
+    assert line(syscalls.syscall_wait(rel)) == "sleeps in nanosleep for 250 ms"
+    absolute = thread("clock_nanosleep", 1, 1, 0x300,
+                      syscall={"memory": {"timeout": [5000, 0]}, "clock_now_ns": 1400 * 10 ** 9})
+    assert syscalls.clock_wanted(absolute.registers) == 1
+    assert line(syscalls.syscall_wait(absolute)) == "sleeps in clock_nanosleep for another 3600 s (until 5000.000 s on CLOCK_MONOTONIC)"
+    unread = thread("nanosleep", 0x300, syscall={"memory": {"timeout": None}})
+    assert line(syscalls.syscall_wait(unread)) == "sleeps in nanosleep (its duration could not be read)"
+
+
+@pytest.mark.parametrize("pid,text", [(-1, "any child"), (4121, "child PID 4121"), (0, "any child in its process group"),
+                                      (-77, "any child in process group 77")])
+def test_wait4_names_the_child_it_waits_for(pid, text):
+    b = syscalls.syscall_wait(thread("wait4", pid & 0xFFFFFFFFFFFFFFFF, 0, 0, 0))
+    assert line(b) == "waits in wait4 for %s to exit" % text and b.lock["child"] == pid
+
+
+def test_restart_syscall_is_resolved_from_the_kernel_or_frame_0_or_said_unknown():
+    from_proc = thread("restart_syscall", syscall={"proc_syscall": nr("clock_nanosleep")})
+    assert line(syscalls.syscall_wait(from_proc)) == "waits in restart_syscall, restarting clock_nanosleep (the kernel's record)"
+    from_frame = thread("restart_syscall", frames=[NativeFrame(pc=1, function="__poll", library="libc.so.6")])
+    b = syscalls.syscall_wait(from_frame)
+    assert b.confidence == "likely"
+    assert line(b) == "waits in restart_syscall, restarting poll (frame 0 is in poll) [likely]"
+    unknown = thread("restart_syscall", syscall={"proc_syscall": nr("restart_syscall")})
+    assert line(syscalls.syscall_wait(unknown)) == "waits in restart_syscall, restarting a call it does not record (unknown)"
+
+
+def test_flock_names_the_holder_from_proc_locks():
+    files = {4: {"kind": "file", "path": "/tmp/l", "pid": 10, "lock_holders": [{"pid": 11}, {"pid": 10}]}}
+    b = syscalls.syscall_wait(thread("flock", 4, 2), files=files)
+    assert line(b) == "waits in flock on fd 4: file /tmp/l; locked by PID 11"
+
+
+def test_garbage_registers_give_words_never_a_crash():
+    for call in syscalls._ROLES:
+        if call not in {v for v in NAMES.values()}:
+            continue
+        t = thread(call, *([0xFFFFFFFFFFFFFFFF] * 6), syscall={"memory": {"pollfds": [[-5, 0]], "timeout": None}})
+        b = syscalls.syscall_wait(t, files={})
+        if b is not None:
+            text = line(b)
+            assert text and "syscall " not in text, (call, text)
+
+
+# ---- /proc, on this test's own process ------------------------------------
+
+def test_proc_names_the_process_holding_the_write_end_of_a_pipe_and_its_system_call():
+    r, w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(r)
+            os.close(ready_r)
+            os.close(ready_w)   # tells the parent it is about to pause
+            signal.pause()
+        finally:
+            os._exit(0)
+    try:
+        os.close(w)
+        os.close(ready_w)
+        os.read(ready_r, 1)   # EOF: the child closed its end
+        for _ in range(5000):   # until it sleeps in pause (as the harness waits for scenarios to park)
+            call = procfs.thread_syscall(child, child)
+            if call and call[0] == nr("pause"):
+                break
+            time.sleep(0.001)
+        obj = procfs.files(os.getpid(), [r])[r]
+        assert obj["kind"] == "pipe" and obj["access"] == "read" and obj["link"] == os.readlink("/proc/self/fd/%d" % r)
+        (holder,) = obj["holders"]
+        assert holder["pid"] == child and obj["holders_complete"]
+        assert [(t["tid"], t["nr"]) for t in holder["threads"]] == [(child, nr("pause"))]
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        os.close(r)
+
+
+def test_proc_names_a_unix_socket_peer_and_who_holds_it():
+    left, right = socket.socketpair()
+    with left, right:
+        obj = procfs.files(os.getpid(), [left.fileno()])[left.fileno()]
+        assert obj["kind"] == "socket" and obj["socket"]["protocol"] == "unix"
+        assert "socket:[%d]" % obj["socket"]["peer_inode"] == os.readlink("/proc/self/fd/%d" % right.fileno())
+        (holder,) = obj["holders"]
+        assert holder["pid"] == os.getpid() and holder["fds"] == [right.fileno()]
+
+
+def test_proc_names_a_tcp_socket_by_its_addresses():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    with server:
+        obj = procfs.fd_object(os.getpid(), server.fileno())
+        files = procfs.files(os.getpid(), [server.fileno()])
+        s = files[server.fileno()]["socket"]
+        assert obj["kind"] == "socket" and s["protocol"] == "tcp" and s["state"] == "LISTEN"
+        assert s["local"] == "127.0.0.1:%d" % server.getsockname()[1]
+
+
+def test_proc_names_the_holder_of_a_file_lock_and_a_closed_fd():
+    with tempfile.NamedTemporaryFile() as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        obj = procfs.fd_object(os.getpid(), f.fileno())
+        assert obj["kind"] == "file" and obj["path"] == f.name
+        assert os.getpid() in [h["pid"] for h in obj["lock_holders"]]
+    assert procfs.fd_object(os.getpid(), 99999) == {"kind": "closed"}
