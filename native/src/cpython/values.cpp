@@ -285,8 +285,8 @@ struct ValueRenderer::Impl {
                    v.type != "frozenset";
       if (named || v.kind == ValueKind::Frozenset) out.add(v.type + "(");
       if (v.kind == ValueKind::Set || v.kind == ValueKind::Frozenset) {
-        if (*v.length == 0 && !named && v.kind == ValueKind::Set) {
-          out.add("set()");
+        if (*v.length == 0) {  // set() and frozenset(): {} is a dict
+          out.add(named || v.kind == ValueKind::Frozenset ? "" : "set()");
         } else {
           out.add(open);
           items(out, objects.set_items(obj, limits.items, &why), *v.length, depth);

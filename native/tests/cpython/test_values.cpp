@@ -131,6 +131,7 @@ TEST_CASE("values render as Python's repr, in every version", "[values]") {
         {dct, "{'k': True, 'z': False}"},
         {st, "{1}"},
         {o.set({}), "set()"},
+        {o.set({}, true), "frozenset()"},
         {o.set({neg}, true), "frozenset({-42})"},
         {lock, "<threading.Lock at " + hex(lock) + " locked>"},
         {rlock, "<threading.RLock at " + hex(rlock) + " owned by LWP 4242 (count 2)>"},
