@@ -4,6 +4,7 @@ interpreter present, live and from a core, against what
 testdata/scenarios/py_locals.py recorded about its own frames (every kind of
 local value), and next to CPython's own libpython.py when both are loaded.
 One scenario process and one core per interpreter serve every test here."""
+import json
 import os
 import re
 
@@ -88,8 +89,11 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
                 "py-list", "py-print count", "py-print CONFIG", "py-print len", "py-print no_such_name",
                 "py-bt-full"]
     commands += ["py-up"] * (len(stack) - 2)  # from frame 2 to the outermost, then one more
-    commands += [switch_to(main["tid"]), "py-up", "py-locals"]
+    commands += [switch_to(main["tid"]), "py-up", "py-locals", "pyhang report --locals --json",
+                 "pyhang report --locals"]
     out = sections(commands, **target)
+    report, report_text = out[-2], out[-1]
+    out = out[:-2]
     # THEN py-down at the innermost frame says there is none newer
     assert out[1].strip() == "Unable to find a newer python frame", out[1]
     # AND py-locals shows each frame's locals as the program recorded them, py-up moving outwards
@@ -120,6 +124,10 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
     module = as_locals(out[-1])
     for name, want in s.truth["globals"]:
         check_value(module.get(name), want, (where, "<module>", name))
+    # AND `pyhang report --locals` gives every frame's locals, in JSON (schema-valid) and in text
+    check_report_locals(harness.validated_report(json.loads(report[report.index("{"):])), s.truth, where)
+    assert "    File \"%s\", line %d, in " % (stack[2]["file"], stack[2]["line"]) in report_text
+    assert "\n      count = 5\n" in report_text, report_text
 
 
 def test_pyhangs_commands_work_next_to_cpythons_libpython(parked):
@@ -138,3 +146,23 @@ def test_pyhangs_commands_work_next_to_cpythons_libpython(parked):
         check_frame_locals(out[3], s.truth["frames"][0], order)
         assert out[4].startswith("#1 File "), out[4]
         assert "Traceback (most recent call last)" not in "".join(out), out
+
+
+def check_report_locals(doc, truth, where):
+    worker, main = worker_and_main(truth)
+    threads = {t["tid"]: t for t in doc["threads"]}
+    frames = threads[worker["tid"]]["python_frames"]
+    for got, want in zip(frames, truth["frames"]):
+        assert "locals_problem" not in got, (where, got)
+        by_name = {v["name"]: v for v in got["locals"]}
+        for name, kind, value in want["locals"]:
+            assert by_name[name]["kind"] == kind, (where, want["function"], name, by_name[name])
+            check_value(by_name[name]["repr"], value, (where, want["function"], name))
+        for name in want.get("unbound", []):
+            assert name not in by_name, (where, name)
+    assert frames[2]["locals"][0] == {"name": "count", "kind": "argument", "type": "int", "repr": "5",
+                                      "address": frames[2]["locals"][0]["address"]}
+    module = {v["name"]: v for v in threads[main["tid"]]["python_frames"][-1]["locals"]}
+    for name, value in truth["globals"]:
+        assert module[name]["kind"] == "f_locals", (where, name)
+        check_value(module[name]["repr"], value, (where, "<module>", name))

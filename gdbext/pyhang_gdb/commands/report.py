@@ -17,10 +17,12 @@ class PyhangPrefix(PyhangCommand):
     """pyhang: why is this Python program stuck?
 
 Subcommands:
-  pyhang report [--json] [--native-depth N]   every thread: native frames (and, as decoded, Python frames, GIL, locks)
+  pyhang report [--json] [--native-depth N] [--locals]
+                                              every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
   pyhang version                              pyhang and the Python gdb embeds
-Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder,
+Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), py-locals, py-print NAME,
+py-list, py-up, py-down, py-bt-full (libpython.py's names, also as pyhang-py-...), gil-holder,
 lock-owner (what the selected thread waits on; `thread apply all lock-owner`),
 fork-hazards (what a fork child inherited that can never be released).
 Settings: set pyhang unwinder native|gdb, set pyhang reader auto|gdb."""
@@ -36,9 +38,10 @@ def _depth(value):
 
 
 class PyhangReport(PyhangCommand):
-    """pyhang report [--json [--pretty]] [--native-depth N]: every thread of the target, what it runs and what it waits for.
+    """pyhang report [--json [--pretty]] [--native-depth N] [--locals]: every thread of the target, what it runs and what it waits for.
 
---json prints the "pyhang-report/1" document that scripts rely on."""
+--json prints the "pyhang-report/1" document that scripts rely on; --locals adds each Python
+frame's locals (arguments, locals, cells, free variables; module globals at module level)."""
     name = "pyhang report"
 
     def run(self, argv):
@@ -48,8 +51,9 @@ class PyhangReport(PyhangCommand):
         p.add_argument("--native-depth", type=int, default=None,
                        help="native frames per thread (default %d, more for blocked threads when "
                             "a lock's owner must be guessed)" % collect.DEFAULT_NATIVE_DEPTH)
+        p.add_argument("--locals", action="store_true", help="the locals of every Python frame")
         args = p.parse_args(argv)
-        _, report = collect.report(native_depth=_depth(args.native_depth))
+        _, report = collect.report(native_depth=_depth(args.native_depth), locals=args.locals)
         status.deadlocks(len(report.deadlocks))
         if args.json:
             print(render_json.dumps(report, pretty=args.pretty))

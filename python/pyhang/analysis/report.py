@@ -46,6 +46,8 @@ def threads(snapshot, view=None):
                           python_name=python_threads.name(snap.tid))
         th.native_frames = snap.frames
         th.python_frames = python_frames(view, snap.tid)
+        for frame, collected in zip(th.python_frames, snap.python_locals or ()):
+            frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads), alive)
         if th.blocked_on is not None and th.blocked_on.address is not None:

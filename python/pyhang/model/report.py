@@ -24,6 +24,10 @@ class PythonFrame:
     function: str
     file: str
     line: int
+    # With `report --locals`: [{name, kind, type, repr, address}] (PythonValues.frame_locals), and
+    # what could not be read of them; None when locals were not asked for.
+    locals: Optional[List[dict]] = None
+    locals_problem: Optional[str] = None
 
 
 @dataclass

@@ -31,6 +31,9 @@ class ThreadSnapshot:
     python_lock: Optional[dict] = None  # the threading lock it sleeps on (PythonLocks.wait)
     futex_word: Optional[int] = None    # the value of the futex word it sleeps on, when that can be a join
     python_api: Optional[dict] = None   # the Python-level object it waits in (analysis.python_api)
+    # `report --locals`: per Python frame, innermost first, {"locals": [{name, kind, type, repr,
+    # address}], "problem": str or None}; None when locals were not collected.
+    python_locals: Optional[List[dict]] = None
 
 
 @dataclass
@@ -70,6 +73,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
             "python_api": th.python_api,
+            **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
         } for th in snap.threads],
     }
 
@@ -92,6 +96,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 frames=[_frame_from(f) for f in th.get("frames") or []],
                                 problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
                                 lock=th.get("lock"), python_lock=th.get("python_lock"),
-                                futex_word=th.get("futex_word"), python_api=th.get("python_api"))
+                                futex_word=th.get("futex_word"), python_api=th.get("python_api"),
+                                python_locals=th.get("python_locals"))
                  for th in d.get("threads") or []],
     )

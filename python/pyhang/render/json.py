@@ -9,6 +9,16 @@ from pyhang.render.locks import summary
 from pyhang.render.text import edge_evidence, names_of, verdict_text, warnings
 
 
+def _python_frame(f):
+    d = {"function": f.function, "file": f.file, "line": f.line}
+    if f.locals is not None:  # report --locals
+        d["locals"] = [{"name": v["name"], "kind": v["kind"], "type": v["type"], "repr": v["repr"],
+                        "address": v["address"]} for v in f.locals]
+        if f.locals_problem:
+            d["locals_problem"] = f.locals_problem
+    return d
+
+
 def _blocked(b, names):
     if b is None:
         return None
@@ -37,8 +47,7 @@ def to_json(report) -> dict:
             "name": th.name,
             "python_name": th.python_name,
             "gil": th.gil,
-            "python_frames": [{"function": f.function, "file": f.file, "line": f.line}
-                              for f in th.python_frames],
+            "python_frames": [_python_frame(f) for f in th.python_frames],
             "native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
                               for f in th.native_frames],
             "blocked_on": _blocked(th.blocked_on, names),

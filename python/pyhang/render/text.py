@@ -129,7 +129,11 @@ def _thread_block(th, out, names, also=None):
         out.append("  blocked: " + summary(th.blocked_on, names))
     if th.python_frames:
         out.append("  Python stack (innermost first):")
-        out.extend("    " + python_frame_line(f) for f in th.python_frames)
+        for f in th.python_frames:
+            out.append("    " + python_frame_line(f))
+            if f.locals is not None:  # report --locals
+                from pyhang.render.values import frame_locals_text  # (it builds on this module)
+                out.extend(frame_locals_text({"locals": f.locals, "problem": f.locals_problem}))
     if th.native_frames:
         out.append("  native frames:")
         out.extend("    " + native_frame_line(i, f) for i, f in enumerate(th.native_frames))
@@ -239,7 +243,8 @@ def render_text(report: Report) -> str:
         if th.tid in involved:
             continue
         key = (th.gil, _same_wait(th.blocked_on), th.problem,
-               tuple((f.function, f.file, f.line) for f in th.python_frames),
+               tuple((f.function, f.file, f.line, tuple((v["name"], v["repr"]) for v in f.locals or ()))
+                     for f in th.python_frames),
                tuple((f.function, f.library) for f in th.native_frames))
         groups.setdefault(key, []).append(th)
     for members in groups.values():
