@@ -5,6 +5,8 @@
                                    gdb's own unwinder always (to compare the two)
   set pyhang reader auto|gdb       who reads target memory: pyhang itself (/proc,
                                    the core file) where it can, or always through gdb
+  set pyhang frame-filter on|off   whether `bt` shows the Python frames each evaluation-loop
+                                   frame runs (pyhang_gdb/frame_filter.py)
 
 The environment variables PYHANG_UNWIND=gdb and PYHANG_READER=gdb set the
 initial values, for scripts that cannot type gdb commands first.
@@ -35,6 +37,21 @@ class _Choice(gdb.Parameter):
         return "%s is %s." % (self.show_doc, value)
 
 
+class _Switch(gdb.Parameter):
+    def __init__(self, name, initial, doc, show):
+        self.__doc__ = doc
+        self.set_doc = doc
+        self.show_doc = show
+        super().__init__(name, gdb.COMMAND_DATA, gdb.PARAM_BOOLEAN)
+        self.value = initial
+
+    def get_set_string(self):
+        return ""
+
+    def get_show_string(self, value):
+        return "%s is %s." % (self.show_doc, value)
+
+
 _PARAMETERS = {}
 
 
@@ -51,6 +68,10 @@ def register():
         "pyhang reader", ("auto", "gdb"), "gdb" if os.environ.get("PYHANG_READER") == "gdb" else "auto",
         "Who reads target memory: pyhang itself where it can (auto), or gdb always (gdb).",
         "The target memory reader pyhang uses")
+    _PARAMETERS["frame-filter"] = _Switch(
+        "pyhang frame-filter", os.environ.get("PYHANG_FRAME_FILTER") != "off",
+        "Whether backtraces show, at each evaluation-loop frame, the Python frames it runs.",
+        "Python frames in backtraces")
 
 
 def value(name):
@@ -58,5 +79,7 @@ def value(name):
     p = _PARAMETERS.get(name)
     if p is not None:
         return p.value
+    if name == "frame-filter":
+        return os.environ.get("PYHANG_FRAME_FILTER") != "off"
     env = {"unwinder": "PYHANG_UNWIND", "reader": "PYHANG_READER"}[name]
     return "gdb" if os.environ.get(env) == "gdb" else {"unwinder": "native", "reader": "auto"}[name]

@@ -89,11 +89,12 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
                 "py-list", "py-print count", "py-print CONFIG", "py-print len", "py-print no_such_name",
                 "py-bt-full"]
     commands += ["py-up"] * (len(stack) - 2)  # from frame 2 to the outermost, then one more
-    commands += [switch_to(main["tid"]), "py-up", "py-locals", "pyhang report --locals --json",
+    commands += [switch_to(main["tid"]), "py-up", "py-locals", switch_to(worker["tid"]), "bt",
+                 "set pyhang frame-filter off", "bt", "set pyhang frame-filter on", "pyhang report --locals --json",
                  "pyhang report --locals"]
     out = sections(commands, **target)
-    report, report_text = out[-2], out[-1]
-    out = out[:-2]
+    bt_on, bt_off, report, report_text = out[-6], out[-4], out[-2], out[-1]
+    out = out[:-7]
     # THEN py-down at the innermost frame says there is none newer
     assert out[1].strip() == "Unable to find a newer python frame", out[1]
     # AND py-locals shows each frame's locals as the program recorded them, py-up moving outwards
@@ -124,6 +125,9 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
     module = as_locals(out[-1])
     for name, want in s.truth["globals"]:
         check_value(module.get(name), want, (where, "<module>", name))
+    # AND gdb's own `bt` shows the Python frames at the evaluation-loop frames that run them, in order
+    check_merged_backtrace(bt_on, stack, where)
+    assert "[Python]" not in bt_off, bt_off
     # AND `pyhang report --locals` gives every frame's locals, in JSON (schema-valid) and in text
     check_report_locals(harness.validated_report(json.loads(report[report.index("{"):])), s.truth, where)
     assert "    File \"%s\", line %d, in " % (stack[2]["file"], stack[2]["line"]) in report_text
@@ -166,3 +170,17 @@ def check_report_locals(doc, truth, where):
     for name, value in truth["globals"]:
         assert module[name]["kind"] == "f_locals", (where, name)
         check_value(module[name]["repr"], value, (where, "<module>", name))
+
+
+PYTHON_IN_BT = re.compile(r"\[Python\] (\S+) \((.+?):(\d+|\?)\)")
+
+
+def check_merged_backtrace(bt, stack, where):
+    got = []
+    for line in bt.splitlines():
+        if line.startswith("#"):
+            got += [(fn, path, int(ln)) for fn, path, ln in PYTHON_IN_BT.findall(line)]
+            assert "[Python]" not in line or " _PyEval_EvalFrameDefault [Python] " in line, line
+    assert [(p, l) for _, p, l in got] == [(f["file"], f["line"]) for f in stack], (where, bt)
+    for (fn, _, _), f in zip(got, stack):
+        assert fn == f["function"] or fn.endswith("." + f["function"]), (where, fn, f)

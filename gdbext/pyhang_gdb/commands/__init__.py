@@ -1,12 +1,13 @@
 """The gdb commands, one module each; `register()` defines them all."""
 import gdb
 
-from pyhang_gdb import settings
+from pyhang_gdb import frame_filter, settings
 from pyhang_gdb.commands import fork_hazards, gil_holder, lock_owner, py_bt, py_frames, report
 
 
 def register():
     settings.register()
+    frame_filter.register()
     for cls in report.COMMANDS + (py_bt.PythonBacktrace, gil_holder.GilHolder, lock_owner.LockOwner,
                                   fork_hazards.ForkHazards):
         cls()

@@ -77,3 +77,10 @@ def unreadable_source(path, reason):
 def frame_locals_text(frame_locals, indent="      "):
     """The locals of one frame under its line in `pyhang report --locals`."""
     return [indent + line for line in locals_lines(frame_locals)]
+
+
+def python_run_suffix(run):
+    """What `bt` shows after an evaluation-loop frame's function name: the
+    Python frames it runs, innermost first: `[Python] settle (/srv/app.py:42)`."""
+    return " ".join("[Python] %s (%s:%s)" % (f["function"], f["file"], f["line"] if f["line"] >= 0 else "?")
+                    for f in run)
