@@ -242,6 +242,10 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("iframe_f_locals", "_PyInterpreterFrame.f_locals (3.11+)", ["OFF(_PyInterpreterFrame, f_locals)"]),
     ("iframe_f_globals", "_PyInterpreterFrame.f_globals (3.11+)", ["OFF(_PyInterpreterFrame, f_globals)"]),
     ("iframe_f_builtins", "_PyInterpreterFrame.f_builtins (3.11+)", ["OFF(_PyInterpreterFrame, f_builtins)"]),
+    # --- naming functions as values (pyhang/cpython/values.hpp)
+    ("func_qualname", "PyFunctionObject.func_qualname", ["OFF(PyFunctionObject, func_qualname)"]),
+    ("cfunction_ml", "PyCFunctionObject.m_ml (PyMethodDef *)", ["OFF(PyCFunctionObject, m_ml)"]),
+    ("methoddef_name", "PyMethodDef.ml_name (const char *)", ["OFF(PyMethodDef, ml_name)"]),
 ]
 
 HEADERS = [

@@ -80,6 +80,7 @@ def parser():
     p.add_argument("--pretty", action="store_true", help="report --json: indented")
     p.add_argument("--native-depth", type=int, metavar="N", help="report: native frames per thread")
     p.add_argument("--locals", action="store_true", help="report: the locals of every Python frame")
+    p.add_argument("--merged", action="store_true", help="report: native and Python frames as one stack")
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
     return p
 
@@ -88,7 +89,8 @@ def main(argv=None):
     p = parser()
     args = p.parse_intermixed_args(argv)
     report_only = [o for o, v in (("--pretty", args.pretty), ("--native-depth", args.native_depth is not None),
-                                  ("--snapshot", args.snapshot), ("--locals", args.locals)) if v]
+                                  ("--snapshot", args.snapshot), ("--locals", args.locals),
+                                  ("--merged", args.merged)) if v]
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
     if args.snapshot:
@@ -100,7 +102,7 @@ def main(argv=None):
     command = COMMANDS[args.what][0]
     if args.what == "report":
         command += "".join(o for o, v in ((" --json", args.json), (" --pretty", args.pretty),
-                                          (" --locals", args.locals)) if v)
+                                          (" --locals", args.locals), (" --merged", args.merged)) if v)
         if args.native_depth is not None:
             command += " --native-depth %d" % args.native_depth
     try:

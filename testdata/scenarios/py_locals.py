@@ -105,7 +105,7 @@ def settle(count, name, *rest, **options):
             ("rlock", "local", expect(None, text="<threading.RLock at 0x%x owned by LWP %d (count 2)>"
                                       % (id(rlock), gettid()))),
             ("widget", "local", expect(None, text="<Widget object at 0x%x>" % id(widget))),
-            ("nested", "local", {"how": "prefix", "text": "<function object at 0x"}),
+            ("nested", "local", expect(None, text="<function %s at 0x%x>" % (nested.__qualname__, id(nested)))),
             ("captured", "cell", expect(captured)),
         ], "unbound": ["later"]},
     ]

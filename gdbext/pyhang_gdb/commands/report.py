@@ -17,7 +17,7 @@ class PyhangPrefix(PyhangCommand):
     """pyhang: why is this Python program stuck?
 
 Subcommands:
-  pyhang report [--json] [--native-depth N] [--locals]
+  pyhang report [--json] [--native-depth N] [--locals] [--merged]
                                               every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
   pyhang version                              pyhang and the Python gdb embeds
@@ -33,15 +33,22 @@ Settings: set pyhang unwinder native|gdb, set pyhang reader auto|gdb."""
         print(self.__doc__)
 
 
+# Native frames unwound per thread for --merged: the pairing needs every
+# evaluation-loop frame of the stack.
+MERGED_NATIVE_DEPTH = 512
+
+
 def _depth(value):
     return max(1, value) if value else None
 
 
 class PyhangReport(PyhangCommand):
-    """pyhang report [--json [--pretty]] [--native-depth N] [--locals]: every thread of the target, what it runs and what it waits for.
+    """pyhang report [--json [--pretty]] [--native-depth N] [--locals] [--merged]: every thread of the target, what it runs and what it waits for.
 
 --json prints the "pyhang-report/1" document that scripts rely on; --locals adds each Python
-frame's locals (arguments, locals, cells, free variables; module globals at module level)."""
+frame's locals (arguments, locals, cells, free variables; module globals at module level);
+--merged shows native and Python frames as one stack, each evaluation-loop frame followed by the
+Python frames it runs (in JSON: python_frames[].native_frame)."""
     name = "pyhang report"
 
     def run(self, argv):
@@ -52,13 +59,17 @@ frame's locals (arguments, locals, cells, free variables; module globals at modu
                        help="native frames per thread (default %d, more for blocked threads when "
                             "a lock's owner must be guessed)" % collect.DEFAULT_NATIVE_DEPTH)
         p.add_argument("--locals", action="store_true", help="the locals of every Python frame")
+        p.add_argument("--merged", action="store_true",
+                       help="native and Python frames as one stack (native frames %d deep unless given)"
+                            % MERGED_NATIVE_DEPTH)
         args = p.parse_args(argv)
-        _, report = collect.report(native_depth=_depth(args.native_depth), locals=args.locals)
+        depth = _depth(args.native_depth) or (MERGED_NATIVE_DEPTH if args.merged else None)
+        _, report = collect.report(native_depth=depth, locals=args.locals)
         status.deadlocks(len(report.deadlocks))
         if args.json:
-            print(render_json.dumps(report, pretty=args.pretty))
+            print(render_json.dumps(report, pretty=args.pretty, merged=args.merged))
         else:
-            print(render_text(report))
+            print(render_text(report, merged=args.merged))
 
 
 class PyhangSnapshot(PyhangCommand):

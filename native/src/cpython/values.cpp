@@ -199,6 +199,25 @@ struct ValueRenderer::Impl {
     return budget.read_cstring(*name, kTypeName);
   }
 
+  // A Python function by its __qualname__, a built-in by its PyMethodDef's name.
+  std::optional<std::string> function_text(Addr obj, const std::string& type) {
+    if (!layout) return std::nullopt;
+    if (type == "function" && layout->has(layout->func_qualname)) {
+      auto q = budget.read_pointer(obj + static_cast<Addr>(layout->func_qualname));
+      auto name = q ? str_of(*q, limits.str_chars) : std::nullopt;
+      if (name) return "<function " + *name + " at " + hex(obj) + ">";
+    } else if (type == "builtin_function_or_method" && layout->has(layout->cfunction_ml) &&
+               layout->has(layout->methoddef_name)) {
+      auto ml = budget.read_pointer(obj + static_cast<Addr>(layout->cfunction_ml));
+      auto name_ptr = ml && plausible_pointer(*ml)
+                          ? budget.read_pointer(*ml + static_cast<Addr>(layout->methoddef_name))
+                          : std::nullopt;
+      auto name = name_ptr && *name_ptr ? budget.read_cstring(*name_ptr, kTypeName) : std::nullopt;
+      if (name) return "<built-in function " + *name + ">";
+    }
+    return std::nullopt;
+  }
+
   std::string lwp_of(std::uint64_t pthread) {
     auto it = tids.find(pthread);
     return it != tids.end() ? "LWP " + std::to_string(it->second) : "pthread " + hex(pthread);
@@ -380,6 +399,10 @@ struct ValueRenderer::Impl {
         if (v.type == "type") {
           auto n = class_name(obj);
           out.add(n ? "<class '" + *n + "'>" : object_name(obj, v.type));
+          return;
+        }
+        if (auto f = function_text(obj, v.type)) {
+          out.add(*f);
           return;
         }
         if (auto t = thread_text(obj, v.type)) {

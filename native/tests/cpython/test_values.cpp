@@ -111,6 +111,14 @@ TEST_CASE("values render as Python's repr, in every version", "[values]") {
     Addr thread = o.instance(thread_type, {{"_name", o.img.str("loader")}, {"_ident", o.integer(0xabc)},
                                            {"_started", o.object(o.none_type)}});
     Addr plain = o.object(o.img.type("Widget", 0));
+    Addr func = o.img.alloc(static_cast<std::size_t>(o.l.func_qualname) + 8);
+    o.img.put<Addr>(func, o.l.object_ob_type, o.img.type("function", 0));
+    o.img.put<Addr>(func, o.l.func_qualname, o.img.str("Queue.get"));
+    Addr def = o.img.alloc(32);
+    o.img.put<Addr>(def, o.l.methoddef_name, o.img.cstring("len"));
+    Addr builtin = o.img.alloc(64);
+    o.img.put<Addr>(builtin, o.l.object_ob_type, o.img.type("builtin_function_or_method", 0));
+    o.img.put<Addr>(builtin, o.l.cfunction_ml, def);
     std::vector<std::pair<Addr, std::string>> cases{
         {o.none, "None"},
         {o.boolean(true), "True"},
@@ -139,6 +147,8 @@ TEST_CASE("values render as Python's repr, in every version", "[values]") {
         {cls, "<class 'Queue'>"},
         {thread, "<Worker 'loader' (LWP 4242) at " + hex(thread) + ">"},
         {plain, "<Widget object at " + hex(plain) + ">"},
+        {func, "<function Queue.get at " + hex(func) + ">"},
+        {builtin, "<built-in function len>"},
     };
     auto state = o.state(o.dict({}));
     state.threads[0].thread_id = 0xabc;

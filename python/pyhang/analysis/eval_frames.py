@@ -17,15 +17,19 @@ than a wrong one."""
 EVAL_LOOP = "_PyEval_EvalFrameDefault"
 
 
+def _entry(f):
+    return f.get("entry_frame") if isinstance(f, dict) else f.entry_frame
+
+
 def python_runs(frames):
-    """The thread's Python frames (dicts with `entry_frame`, innermost first)
-    split into the runs each evaluation-loop call executes."""
-    if not any(f.get("entry_frame") for f in frames):
+    """The thread's Python frames (decoded dicts or PythonFrames, innermost
+    first) split into the runs each evaluation-loop call executes."""
+    if not any(_entry(f) for f in frames):
         return [[f] for f in frames]
     runs, current = [], []
     for f in frames:
         current.append(f)
-        if f.get("entry_frame"):
+        if _entry(f):
             runs.append(current)
             current = []
     if current:  # frames past the last entry frame: the walk was cut short
@@ -41,3 +45,9 @@ def pair_runs(native_names, frames):
     if not loops or len(loops) != len(runs):
         return {}
     return dict(zip(loops, runs))
+
+
+def pair_indices(native_names, frames):
+    """pair_runs() as indices: {native frame index: [Python frame indices]}."""
+    index = {id(f): i for i, f in enumerate(frames)}
+    return {n: [index[id(f)] for f in run] for n, run in pair_runs(native_names, frames).items()}

@@ -28,6 +28,7 @@ class PythonFrame:
     # what could not be read of them; None when locals were not asked for.
     locals: Optional[List[dict]] = None
     locals_problem: Optional[str] = None
+    entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
 
 
 @dataclass
@@ -57,6 +58,9 @@ class ThreadReport:
     native_frames: List[NativeFrame] = field(default_factory=list)
     blocked_on: Optional[BlockedOn] = None
     problem: Optional[str] = None  # why something about this thread could not be read
+    # Native frame index of each evaluation-loop frame → indices of the Python frames it runs
+    # (analysis.eval_frames); empty when they cannot be paired.
+    python_at: Dict[int, List[int]] = field(default_factory=dict)
 
 
 @dataclass

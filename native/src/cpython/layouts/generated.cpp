@@ -213,6 +213,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = -1,
         .iframe_f_globals = -1,
         .iframe_f_builtins = -1,
+        .func_qualname = 104,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
     {
         .major = 3,
@@ -410,6 +413,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = -1,
         .iframe_f_globals = -1,
         .iframe_f_builtins = -1,
+        .func_qualname = 104,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
     {
         .major = 3,
@@ -607,6 +613,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = -1,
         .iframe_f_globals = -1,
         .iframe_f_builtins = -1,
+        .func_qualname = 104,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
     {
         .major = 3,
@@ -804,6 +813,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = -1,
         .iframe_f_globals = -1,
         .iframe_f_builtins = -1,
+        .func_qualname = 104,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
     {
         .major = 3,
@@ -1001,6 +1013,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = -1,
         .iframe_f_globals = -1,
         .iframe_f_builtins = -1,
+        .func_qualname = 40,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
     {
         .major = 3,
@@ -1198,6 +1213,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = 24,
         .iframe_f_globals = 8,
         .iframe_f_builtins = 16,
+        .func_qualname = 40,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
     {
         .major = 3,
@@ -1395,6 +1413,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = 40,
         .iframe_f_globals = 24,
         .iframe_f_builtins = 32,
+        .func_qualname = 40,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
     {
         .major = 3,
@@ -1592,6 +1613,9 @@ constexpr Layout kLayouts[] = {
         .iframe_f_locals = 40,
         .iframe_f_globals = 24,
         .iframe_f_builtins = 32,
+        .func_qualname = 40,
+        .cfunction_ml = 16,
+        .methoddef_name = 0,
     },
 };
 

@@ -241,6 +241,9 @@ struct Layout {
   std::int64_t iframe_f_locals = -1;  // _PyInterpreterFrame.f_locals (3.11+)
   std::int64_t iframe_f_globals = -1;  // _PyInterpreterFrame.f_globals (3.11+)
   std::int64_t iframe_f_builtins = -1;  // _PyInterpreterFrame.f_builtins (3.11+)
+  std::int64_t func_qualname = -1;  // PyFunctionObject.func_qualname
+  std::int64_t cfunction_ml = -1;  // PyCFunctionObject.m_ml (PyMethodDef *)
+  std::int64_t methoddef_name = -1;  // PyMethodDef.ml_name (const char *)
   // END GENERATED FIELDS
 
   bool has(std::int64_t field) const { return field >= 0; }
