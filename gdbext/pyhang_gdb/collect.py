@@ -419,12 +419,32 @@ def deepen(snapshot, report, tids):
             reported[snap.tid].native_frames = snap.frames
 
 
-def report(native_depth=None, fork_facts=True):
+LOCAL_KEYS = ("name", "kind", "type", "repr", "address")
+
+
+def python_locals(snapshot, view):
+    """Each thread's Python frames' locals (`report --locals`), rendered from target memory."""
+    values = decoders.python_values()
+    for t in snapshot.threads:
+        pt = view.thread(t.tid)
+        if pt is None:
+            continue
+        t.python_locals = []
+        for f in pt["frames"]:
+            fl = values.frame_locals(f["frame"], f["code"])
+            t.python_locals.append({"locals": [{k: v[k] for k in LOCAL_KEYS} for v in fl["locals"]],
+                                    "problem": fl["problem"]})
+
+
+def report(native_depth=None, fork_facts=True, locals=False):
     """(ProcessSnapshot, Report) of the selected inferior.  Without an
     explicit `native_depth`, blocked threads are unwound deeper when the
-    analysis asks for it (pyhang.analysis.frames_wanted)."""
+    analysis asks for it (pyhang.analysis.frames_wanted).  With `locals`,
+    every Python frame's locals too."""
     depth = native_depth or DEFAULT_NATIVE_DEPTH
     snapshot, view = process_snapshot(depth)
+    if locals and view.ok:
+        python_locals(snapshot, view)
     rep = analysis.threads(snapshot, view)
     if native_depth is None:
         wanted = analysis.frames_wanted(rep, depth)

@@ -72,3 +72,8 @@ def fork_facts(own_bases):
         except native.ReaderError as exc:
             return {"descriptor_problem": str(exc)}
     return SESSION.cached("fork-facts", compute)
+
+
+def python_values():
+    """Python values as text and frame locals (native PythonValues), once per stop."""
+    return SESSION.cached("values", lambda: native.PythonValues(interpreter()))

@@ -5,13 +5,15 @@
                                    gdb's own unwinder always (to compare the two)
   set pyhang reader auto|gdb       who reads target memory: pyhang itself (/proc,
                                    the core file) where it can, or always through gdb
+  set pyhang frame-filter on|off   whether `bt` shows the Python frames each evaluation-loop
+                                   frame runs (pyhang_gdb/frame_filter.py)
   set pyhang native-depth N        native frames per thread in reports; 0 (the
                                    default) is automatic: a few, and more for
                                    blocked threads whose lock owner is guessed
   show pyhang                      every setting
 
-The environment variables PYHANG_UNWIND=gdb, PYHANG_READER=gdb and
-PYHANG_NATIVE_DEPTH=N set the initial values, for scripts that cannot type gdb
+The environment variables PYHANG_UNWIND=gdb, PYHANG_READER=gdb,
+PYHANG_NATIVE_DEPTH=N and PYHANG_FRAME_FILTER=off set the initial values, for scripts that cannot type gdb
 commands first.
 """
 import os
@@ -33,12 +35,14 @@ class _ShowAll(_Prefix):
             print(p.get_show_string(p.value))
 
 
-class _Choice(gdb.Parameter):
-    def __init__(self, name, choices, initial, doc, show):
+class _Setting(gdb.Parameter):
+    """One `set pyhang NAME` parameter of gdb type `kind` (extra: the enum's choices)."""
+
+    def __init__(self, name, kind, initial, doc, show, *extra):
         self.__doc__ = doc
         self.set_doc = doc
         self.show_doc = show
-        super().__init__(name, gdb.COMMAND_DATA, gdb.PARAM_ENUM, list(choices))
+        super().__init__(name, gdb.COMMAND_DATA, kind, *extra)
         self.value = initial
 
     def get_set_string(self):
@@ -48,24 +52,28 @@ class _Choice(gdb.Parameter):
         return "%s is %s." % (self.show_doc, value)
 
 
-class _Count(gdb.Parameter):
-    def __init__(self, name, initial, doc, show):
-        self.__doc__ = doc
-        self.set_doc = doc
-        self.show_doc = show
-        super().__init__(name, gdb.COMMAND_DATA, gdb.PARAM_ZUINTEGER)
-        self.value = initial
+class _Choice(_Setting):
+    def __init__(self, name, choices, initial, doc, show):
+        super().__init__(name, gdb.PARAM_ENUM, initial, doc, show, list(choices))
 
-    def get_set_string(self):
-        return ""
+
+class _Switch(_Setting):
+    def __init__(self, name, initial, doc, show):
+        super().__init__(name, gdb.PARAM_BOOLEAN, initial, doc, show)
+
+
+class _Count(_Setting):
+    def __init__(self, name, initial, doc, show):
+        super().__init__(name, gdb.PARAM_ZUINTEGER, initial, doc, show)
 
     def get_show_string(self, value):
         return "%s is %s." % (self.show_doc, value if value else "0 (automatic: more for blocked threads whose lock owner is guessed)")
 
 
 _PARAMETERS = {}
-_ENV = {"unwinder": "PYHANG_UNWIND", "reader": "PYHANG_READER", "native-depth": "PYHANG_NATIVE_DEPTH"}
-_DEFAULT = {"unwinder": "native", "reader": "auto", "native-depth": 0}
+_ENV = {"unwinder": "PYHANG_UNWIND", "reader": "PYHANG_READER", "native-depth": "PYHANG_NATIVE_DEPTH",
+        "frame-filter": "PYHANG_FRAME_FILTER"}
+_DEFAULT = {"unwinder": "native", "reader": "auto", "native-depth": 0, "frame-filter": True}
 
 
 def _initial(name):
@@ -74,6 +82,8 @@ def _initial(name):
     env = os.environ.get(_ENV[name])
     if name == "native-depth":
         return int(env) if env and env.isdigit() else 0
+    if name == "frame-filter":
+        return env != "off"
     return "gdb" if env == "gdb" else _DEFAULT[name]
 
 
@@ -94,6 +104,10 @@ def register():
         "pyhang native-depth", _initial("native-depth"),
         "Native frames per thread in reports (0: automatic, more for blocked threads whose lock owner is guessed).",
         "Native frames per thread")
+    _PARAMETERS["frame-filter"] = _Switch(
+        "pyhang frame-filter", _initial("frame-filter"),
+        "Whether backtraces show, at each evaluation-loop frame, the Python frames it runs.",
+        "Python frames in backtraces")
 
 
 def value(name):

@@ -220,6 +220,32 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("set_table", "PySetObject.table", ["OFF(PySetObject, table)"]),
     ("setentry_size", "sizeof(setentry)", ["SIZE(setentry)"]),
     ("setentry_key", "setentry.key", ["OFF(setentry, key)"]),
+    # --- locals of a frame (pyhang/cpython/locals.hpp): names, kinds, the frame's dicts
+    ("code_argcount", "co_argcount (int)", ["OFF(PyCodeObject, co_argcount)"]),
+    ("code_posonlyargcount", "co_posonlyargcount (int, 3.8+)", ["OFF(PyCodeObject, co_posonlyargcount)"]),
+    ("code_kwonlyargcount", "co_kwonlyargcount (int)", ["OFF(PyCodeObject, co_kwonlyargcount)"]),
+    ("code_flags", "co_flags (int)", ["OFF(PyCodeObject, co_flags)"]),
+    ("co_varargs", "CO_VARARGS", ["CONST(CO_VARARGS)"]),
+    ("co_varkeywords", "CO_VARKEYWORDS", ["CONST(CO_VARKEYWORDS)"]),
+    ("code_varnames", "co_varnames tuple (<= 3.10)", ["OFF(PyCodeObject, co_varnames)"]),
+    ("code_cellvars", "co_cellvars tuple (<= 3.10)", ["OFF(PyCodeObject, co_cellvars)"]),
+    ("code_freevars", "co_freevars tuple (<= 3.10)", ["OFF(PyCodeObject, co_freevars)"]),
+    ("code_localsplusnames", "co_localsplusnames tuple (3.11+)", ["OFF(PyCodeObject, co_localsplusnames)"]),
+    ("code_localspluskinds", "co_localspluskinds bytes (3.11+)", ["OFF(PyCodeObject, co_localspluskinds)"]),
+    ("co_fast_local", "CO_FAST_LOCAL (3.11+)", ["CONST(CO_FAST_LOCAL)"]),
+    ("co_fast_cell", "CO_FAST_CELL (3.11+)", ["CONST(CO_FAST_CELL)"]),
+    ("co_fast_free", "CO_FAST_FREE (3.11+)", ["CONST(CO_FAST_FREE)"]),
+    ("co_fast_hidden", "CO_FAST_HIDDEN (3.12+: an inlined comprehension's variable)", ["CONST(CO_FAST_HIDDEN)"]),
+    ("frame_f_locals", "PyFrameObject.f_locals (<= 3.10)", ["OFF(PyFrameObject, f_locals)"]),
+    ("frame_f_globals", "PyFrameObject.f_globals (<= 3.10)", ["OFF(PyFrameObject, f_globals)"]),
+    ("frame_f_builtins", "PyFrameObject.f_builtins (<= 3.10)", ["OFF(PyFrameObject, f_builtins)"]),
+    ("iframe_f_locals", "_PyInterpreterFrame.f_locals (3.11+)", ["OFF(_PyInterpreterFrame, f_locals)"]),
+    ("iframe_f_globals", "_PyInterpreterFrame.f_globals (3.11+)", ["OFF(_PyInterpreterFrame, f_globals)"]),
+    ("iframe_f_builtins", "_PyInterpreterFrame.f_builtins (3.11+)", ["OFF(_PyInterpreterFrame, f_builtins)"]),
+    # --- naming functions as values (pyhang/cpython/values.hpp)
+    ("func_qualname", "PyFunctionObject.func_qualname", ["OFF(PyFunctionObject, func_qualname)"]),
+    ("cfunction_ml", "PyCFunctionObject.m_ml (PyMethodDef *)", ["OFF(PyCFunctionObject, m_ml)"]),
+    ("methoddef_name", "PyMethodDef.ml_name (const char *)", ["OFF(PyMethodDef, ml_name)"]),
 ]
 
 HEADERS = [

@@ -87,6 +87,8 @@ def parser():
     p.add_argument("--json", action="store_true", help="report: the pyhang-report/1 JSON document")
     p.add_argument("--pretty", action="store_true", help="report --json: indented")
     p.add_argument("--native-depth", type=int, metavar="N", help="report: native frames per thread")
+    p.add_argument("--locals", action="store_true", help="report: the locals of every Python frame")
+    p.add_argument("--merged", action="store_true", help="report: native and Python frames as one stack")
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
     p.add_argument("--sysroot", metavar="DIR",
                    help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
@@ -125,7 +127,8 @@ def main(argv=None):
     args = p.parse_intermixed_args(argv)
     _targets(p, args)
     report_only = [o for o, v in (("--pretty", args.pretty), ("--native-depth", args.native_depth is not None),
-                                  ("--snapshot", args.snapshot), ("--tree", args.tree)) if v]
+                                  ("--snapshot", args.snapshot), ("--tree", args.tree), ("--locals", args.locals),
+                                  ("--merged", args.merged)) if v]
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
     if args.snapshot:
@@ -144,7 +147,8 @@ def main(argv=None):
         p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
     command = COMMANDS[args.what][0]
     if args.what == "report":
-        command += "".join(o for o, v in ((" --json", args.json), (" --pretty", args.pretty)) if v)
+        command += "".join(o for o, v in ((" --json", args.json), (" --pretty", args.pretty),
+                                          (" --locals", args.locals), (" --merged", args.merged)) if v)
         if args.native_depth is not None:
             command += " --native-depth %d" % args.native_depth
     try:

@@ -28,3 +28,7 @@ def test_python_statuses_the_analysis_names_are_native_statuses():
 
 def test_every_native_wait_kind_and_python_lock_kind_has_a_python_name():
     assert texts(native.WaitKind) | texts(native.PyLockKind) <= values(kinds.WaitKind)
+
+
+def test_local_kinds_are_the_native_name_table():
+    assert values(kinds.LocalKind) == texts(native.LocalKind)

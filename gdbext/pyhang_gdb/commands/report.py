@@ -20,11 +20,13 @@ class PyhangPrefix(PyhangCommand):
     """pyhang: why is this Python program stuck?
 
 Subcommands:
-  pyhang report [--json] [--native-depth N]   every thread: native frames (and, as decoded, Python frames, GIL, locks)
+  pyhang report [--json] [--native-depth N] [--locals] [--merged]
+                                              every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang report --tree [--json]               this process and its descendants, deadlocks across them first
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
   pyhang version                              pyhang and the Python gdb embeds
-Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), gil-holder,
+Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), py-locals, py-print NAME,
+py-list, py-up, py-down, py-bt-full (libpython.py's names, also as pyhang-py-...), gil-holder,
 lock-owner (what the selected thread waits on; `thread apply all lock-owner`),
 fork-hazards (what a fork child inherited that can never be released).
 Settings (show pyhang): set pyhang unwinder native|gdb, set pyhang reader auto|gdb,
@@ -36,6 +38,11 @@ set pyhang native-depth N."""
         print(self.__doc__)
 
 
+# Native frames unwound per thread for --merged: the pairing needs every
+# evaluation-loop frame of the stack.
+MERGED_NATIVE_DEPTH = 512
+
+
 def _depth(value):
     """The native depth asked for: --native-depth, else `set pyhang
     native-depth`; None (automatic) when neither gives one."""
@@ -45,9 +52,12 @@ def _depth(value):
 
 
 class PyhangReport(PyhangCommand):
-    """pyhang report [--json [--pretty]] [--native-depth N] [--tree]: every thread of the target, what it runs and what it waits for.
+    """pyhang report [--json [--pretty]] [--native-depth N] [--locals] [--merged] [--tree]: every thread of the target, what it runs and what it waits for.
 
---json prints the "pyhang-report/1" document that scripts rely on."""
+--json prints the "pyhang-report/1" document that scripts rely on; --locals adds each Python
+frame's locals (arguments, locals, cells, free variables; module globals at module level);
+--merged shows native and Python frames as one stack, each evaluation-loop frame followed by the
+Python frames it runs (in JSON: python_frames[].native_frame)."""
     name = "pyhang report"
 
     def run(self, argv):
@@ -60,16 +70,21 @@ class PyhangReport(PyhangCommand):
         p.add_argument("--tree", action="store_true",
                        help="also every descendant of this live process, each by its own gdb, and the "
                             "deadlocks across them")
+        p.add_argument("--locals", action="store_true", help="the locals of every Python frame")
+        p.add_argument("--merged", action="store_true",
+                       help="native and Python frames as one stack (native frames %d deep unless given)"
+                            % MERGED_NATIVE_DEPTH)
         args = p.parse_args(argv)
-        _, report = collect.report(native_depth=_depth(args.native_depth))
+        depth = _depth(args.native_depth) or (MERGED_NATIVE_DEPTH if args.merged else None)
+        _, report = collect.report(native_depth=depth, locals=args.locals)
         if args.tree:
             self.tree(report, args)
             return
         status.deadlocks(len(report.deadlocks))
         if args.json:
-            print(render_json.dumps(report, pretty=args.pretty))
+            print(render_json.dumps(report, pretty=args.pretty, merged=args.merged))
         else:
-            print(render_text(report))
+            print(render_text(report, merged=args.merged))
 
 
     def tree(self, report, args):

@@ -75,8 +75,15 @@ class ObjectReader {
 
   // A str as UTF-8; nullopt with *problem set when it cannot be read.
   std::optional<std::string> read_str(Addr obj, std::string* problem);
+  // The first max_chars characters of a str of any length (at most
+  // Options::max_string), as UTF-8; *length is its len().
+  std::optional<std::string> read_str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length,
+                                             std::string* problem);
   // A bytes object's contents (at most max bytes).
   std::optional<std::vector<std::uint8_t>> read_bytes(Addr obj, std::size_t max, std::string* problem);
+  // The first max bytes of a bytes object of any plausible length; *length is its len().
+  std::optional<std::vector<std::uint8_t>> read_bytes_prefix(Addr obj, std::size_t max, std::int64_t* length,
+                                                             std::string* problem);
 
  private:
   struct TypeFacts {
@@ -85,6 +92,7 @@ class ObjectReader {
   };
   const TypeFacts* type_of(Addr obj);
   MemoryReader& mem_;
+  TypeFacts unread_;  // facts of a type that could not be read this time (not remembered)
   const Layout& l_;
   const Options& opts_;
   std::unordered_map<Addr, TypeFacts> types_;

@@ -9,6 +9,7 @@ namespace pyhang::cpython::detail {
 namespace {
 
 constexpr std::size_t kMaxTypeName = 256;
+constexpr std::int64_t kMaxLength = std::int64_t{1} << 40;  // a len() beyond this is garbage (ObjectLimits)
 
 void append_utf8(std::string& out, std::uint32_t cp) {
   if (cp < 0x80) {
@@ -57,6 +58,10 @@ const ObjectReader::TypeFacts* ObjectReader::type_of(Addr obj) {
     Addr name = t.ptr(l_.type_tp_name);
     if (name) facts.name = mem_.read_cstring(name, kMaxTypeName);
   }
+  if (!facts.name || !facts.flags) {  // maybe a passing failure (a read budget): asked again next time
+    unread_ = std::move(facts);
+    return &unread_;
+  }
   return &types_.emplace(*type, std::move(facts)).first->second;
 }
 
@@ -71,6 +76,17 @@ std::optional<std::uint64_t> ObjectReader::type_flags(Addr obj) {
 }
 
 std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem) {
+  std::int64_t length = 0;
+  auto s = read_str_prefix(obj, opts_.max_string, &length, problem);
+  if (s && static_cast<std::uint64_t>(length) > opts_.max_string) {
+    if (problem) *problem = "str length " + std::to_string(length) + " implausible";
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<std::string> ObjectReader::read_str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length_out,
+                                                         std::string* problem) {
   auto fail = [&](std::string why) -> std::optional<std::string> {
     if (problem) *problem = std::move(why);
     return std::nullopt;
@@ -86,8 +102,8 @@ std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem
   auto length = s.get<std::int64_t>(l_.unicode_length);
   auto state = s.get<std::uint32_t>(l_.unicode_state);
   if (!length || !state) return fail("str object unreadable");
-  if (*length < 0 || static_cast<std::uint64_t>(*length) > opts_.max_string)
-    return fail("str length " + std::to_string(*length) + " implausible");
+  if (*length < 0 || *length > kMaxLength) return fail("str length " + std::to_string(*length) + " implausible");
+  if (length_out) *length_out = *length;
 
   unsigned kind = field_bits(*state, l_.unicode_kind_mask);
   bool compact = field_bits(*state, l_.unicode_compact_mask);
@@ -108,7 +124,8 @@ std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem
     data = s.ptr(l_.unicode_legacy_data);
     if (!plausible_pointer(data)) return fail("legacy str data pointer invalid");
   }
-  std::vector<std::uint8_t> raw(static_cast<std::size_t>(*length) * kind);
+  std::size_t chars = std::min<std::size_t>({static_cast<std::size_t>(*length), max_chars, opts_.max_string});
+  std::vector<std::uint8_t> raw(chars * kind);
   if (!raw.empty() && !mem_.read(data, raw.data(), raw.size())) return fail("str characters unreadable");
 
   std::string out;
@@ -124,6 +141,17 @@ std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem
 }
 
 std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(Addr obj, std::size_t max, std::string* problem) {
+  std::int64_t length = 0;
+  auto b = read_bytes_prefix(obj, max, &length, problem);
+  if (b && static_cast<std::uint64_t>(length) > max) {
+    if (problem) *problem = "bytes length " + std::to_string(length) + " implausible";
+    return std::nullopt;
+  }
+  return b;
+}
+
+std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes_prefix(Addr obj, std::size_t max,
+                                                                         std::int64_t* length, std::string* problem) {
   auto fail = [&](std::string why) -> std::optional<std::vector<std::uint8_t>> {
     if (problem) *problem = std::move(why);
     return std::nullopt;
@@ -133,9 +161,9 @@ std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(Addr obj, std:
   if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_bytes_subclass))) return fail("not a bytes object");
   auto size = mem_.read_value<std::int64_t>(obj + l_.var_ob_size);
   if (!size) return fail("bytes object unreadable");
-  if (*size < 0 || static_cast<std::uint64_t>(*size) > max)
-    return fail("bytes length " + std::to_string(*size) + " implausible");
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(*size));
+  if (*size < 0 || *size > kMaxLength) return fail("bytes length " + std::to_string(*size) + " implausible");
+  if (length) *length = *size;
+  std::vector<std::uint8_t> out(std::min(static_cast<std::size_t>(*size), max));
   if (!out.empty() && !mem_.read(obj + l_.bytes_ob_sval, out.data(), out.size()))
     return fail("bytes contents unreadable");
   return out;

@@ -243,14 +243,22 @@ struct PyObjects::Impl {
     return dict_get(mem.read_pointer(obj + static_cast<Addr>(*dictoffset)).value_or(0), name, why);
   }
 
-  std::optional<std::int64_t> integer(Addr obj, std::string* why) {
+  // The sign and the digits (PyLong_SHIFT bits each, least significant
+  // first) of an int, when it has at most max_digits of them.
+  struct IntDigits {
+    bool negative = false;
+    std::vector<std::uint32_t> digits;
+  };
+  // *too_many: the digit count when it was more than max_digits.
+  std::optional<IntDigits> int_digits(Addr obj, std::size_t max_digits, std::string* why,
+                                      std::int64_t* too_many = nullptr) {
     const Layout& l = layout;
     if (!flag(objects->type_flags(obj), l.tpflags_long_subclass)) {
       set(why, hex(obj) + " is not an int");
       return std::nullopt;
     }
+    IntDigits out;
     std::int64_t ndigits = 0;
-    bool negative = false;
     if (l.has(l.long_lv_tag)) {  // 3.12+: size and sign in lv_tag
       auto tag = mem.read_value<std::uint64_t>(obj + l.long_lv_tag);
       if (!tag) {
@@ -259,39 +267,95 @@ struct PyObjects::Impl {
       }
       auto sign = *tag & static_cast<std::uint64_t>(l.long_sign_mask);
       ndigits = static_cast<std::int64_t>(*tag >> l.long_non_size_bits);
-      if (sign == 1) return 0;  // zero
-      negative = sign == 2;
+      if (sign == 1) return out;  // zero
+      out.negative = sign == 2;
     } else {  // sign and number of digits in ob_size
       auto size = mem.read_value<std::int64_t>(obj + l.var_ob_size);
       if (!size) {
         set(why, "int " + hex(obj) + " unreadable");
         return std::nullopt;
       }
-      negative = *size < 0;
+      out.negative = *size < 0;
       // INT64_MIN has no positive counterpart: far too many digits anyway
       ndigits = *size == std::numeric_limits<std::int64_t>::min() ? std::numeric_limits<std::int64_t>::max()
-                : negative                                       ? -*size
+                : out.negative                                   ? -*size
                                                                  : *size;
     }
-    if (ndigits == 0) return 0;
-    // ndigits is checked before it is multiplied: it comes from target bytes
-    if (l.long_shift <= 0 || ndigits < 0 || ndigits > 4 || ndigits * l.long_shift > 63 + l.long_shift) {
-      set(why, "int " + hex(obj) + " does not fit 64 bits (" + std::to_string(ndigits) + " digits)");
+    if (ndigits == 0) return out;
+    // ndigits is compared before it is used: it comes from target bytes
+    if (l.long_shift <= 0 || ndigits < 0 || static_cast<std::uint64_t>(ndigits) > max_digits) {
+      if (too_many) *too_many = ndigits;
+      set(why, "int " + hex(obj) + " has " + std::to_string(ndigits) + " digits of " + std::to_string(l.long_shift) +
+                   " bits: more than " + std::to_string(max_digits) + " read");
       return std::nullopt;
     }
-    std::uint32_t digits[4] = {};
-    if (ndigits > 4 || !mem.read(obj + l.long_digits, digits, static_cast<std::size_t>(ndigits) * 4)) {
+    out.digits.resize(static_cast<std::size_t>(ndigits));
+    if (!mem.read(obj + l.long_digits, out.digits.data(), out.digits.size() * 4)) {
       set(why, "int " + hex(obj) + " digits unreadable");
       return std::nullopt;
     }
+    for (auto d : out.digits)
+      if (d >> l.long_shift) {
+        set(why, "int " + hex(obj) + " has a digit wider than " + std::to_string(l.long_shift) + " bits");
+        return std::nullopt;
+      }
+    return out;
+  }
+
+  std::optional<std::int64_t> integer(Addr obj, std::string* why) {
+    const Layout& l = layout;
+    std::int64_t too_many = -1;
+    auto d = int_digits(obj, 4, why, &too_many);
+    if (!d) {
+      if (too_many >= 0)
+        set(why, "int " + hex(obj) + " does not fit 64 bits (" + std::to_string(too_many) + " digits)");
+      return std::nullopt;
+    }
+    if (static_cast<std::int64_t>(d->digits.size()) * l.long_shift > 63 + l.long_shift) {
+      set(why, "int " + hex(obj) + " does not fit 64 bits (" + std::to_string(d->digits.size()) + " digits)");
+      return std::nullopt;
+    }
     unsigned __int128 v = 0;
-    for (std::int64_t i = ndigits - 1; i >= 0; --i) v = (v << l.long_shift) | digits[i];
+    for (auto it = d->digits.rbegin(); it != d->digits.rend(); ++it) v = (v << l.long_shift) | *it;
     if (v > static_cast<unsigned __int128>(INT64_MAX)) {
       set(why, "int " + hex(obj) + " does not fit 64 bits");
       return std::nullopt;
     }
     auto r = static_cast<std::int64_t>(v);
-    return negative ? -r : r;
+    return d->negative ? -r : r;
+  }
+
+  // Base 2^shift digits to decimal: limbs of 10^9, each step limb * 2^shift
+  // + carry fits 64 bits for shift <= 30.
+  std::optional<std::string> int_decimal(Addr obj, std::size_t max_digits, std::string* why) {
+    auto d = int_digits(obj, max_digits, why);
+    if (!d) return std::nullopt;
+    if (layout.long_shift > 30) {
+      set(why, "PyLong_SHIFT " + std::to_string(layout.long_shift) + " unsupported");
+      return std::nullopt;
+    }
+    constexpr std::uint64_t kBase = 1000000000;
+    std::vector<std::uint64_t> limbs;  // least significant first
+    for (auto it = d->digits.rbegin(); it != d->digits.rend(); ++it) {
+      std::uint64_t carry = *it;
+      for (auto& limb : limbs) {
+        std::uint64_t v = (limb << layout.long_shift) + carry;
+        limb = v % kBase;
+        carry = v / kBase;
+      }
+      while (carry) {
+        limbs.push_back(carry % kBase);
+        carry /= kBase;
+      }
+    }
+    if (limbs.empty()) return std::string("0");
+    std::string out = d->negative ? "-" : "";
+    out += std::to_string(limbs.back());
+    for (auto it = limbs.rbegin() + 1; it != limbs.rend(); ++it) {
+      std::string part = std::to_string(*it);
+      out += std::string(9 - part.size(), '0') + part;
+    }
+    return out;
   }
 
   std::optional<std::int64_t> length(Addr obj, std::string* why) {
@@ -355,6 +419,32 @@ std::optional<std::string> PyObjects::str(Addr obj, std::string* problem) {
     return std::nullopt;
   }
   return impl_->objects->read_str(obj, problem);
+}
+
+std::optional<std::string> PyObjects::str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length,
+                                                 std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return std::nullopt;
+  }
+  return impl_->objects->read_str_prefix(obj, max_chars, length, problem);
+}
+
+std::optional<std::vector<std::uint8_t>> PyObjects::bytes_prefix(Addr obj, std::size_t max, std::int64_t* length,
+                                                                 std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return std::nullopt;
+  }
+  return impl_->objects->read_bytes_prefix(obj, max, length, problem);
+}
+
+std::optional<std::string> PyObjects::int_decimal(Addr obj, std::size_t max_digits, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return std::nullopt;
+  }
+  return impl_->int_decimal(obj, max_digits, problem);
 }
 
 std::optional<std::int64_t> PyObjects::integer(Addr obj, std::string* problem) {
@@ -494,6 +584,44 @@ std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::stri
   if (got < count) {
     set(problem, "items of " + hex(obj) + " partly unreadable");
     out.resize(got);
+  }
+  return out;
+}
+
+std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* problem) {
+  std::vector<Addr> out;
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return out;
+  }
+  const Layout& l = impl_->layout;
+  auto name = plausible_pointer(obj) ? impl_->objects->type_name(obj) : std::nullopt;
+  if (!name || (*name != "set" && *name != "frozenset")) {
+    set(problem, hex(obj) + " is not a set");
+    return out;
+  }
+  RemoteStruct s;
+  if (!s.load(impl_->mem, obj, span_of({l.set_mask, l.set_table, l.set_used}))) {
+    set(problem, "set " + hex(obj) + " unreadable");
+    return out;
+  }
+  auto mask = s.get<std::int64_t>(l.set_mask).value_or(-1);
+  Addr table = s.ptr(l.set_table);
+  // mask + 1 slots, a power of two; the table is read whole up to the bound
+  if (mask < 0 || mask > (std::int64_t{1} << 24) || ((mask + 1) & mask) != 0 || !plausible_pointer(table) ||
+      l.setentry_size <= 0) {
+    set(problem, "set " + hex(obj) + " table implausible");
+    return out;
+  }
+  auto slots = static_cast<std::size_t>(mask + 1);
+  auto esize = static_cast<std::size_t>(l.setentry_size);
+  slots = std::min(slots, impl_->limits.max_entries);
+  auto bytes = impl_->mem.read_bytes(table, slots * esize);
+  if (bytes.size() < slots * esize) set(problem, "set " + hex(obj) + " table partly unreadable");
+  for (std::size_t i = 0; (i + 1) * esize <= bytes.size() && out.size() < max; ++i) {
+    Addr key;
+    std::memcpy(&key, bytes.data() + i * esize + static_cast<std::size_t>(l.setentry_key), 8);
+    if (plausible_pointer(key) && impl_->objects->type_name(key).value_or("") != "<dummy key>") out.push_back(key);
   }
   return out;
 }

@@ -84,7 +84,8 @@ def python_frames(view, tid):
     if t is None:
         return []
     # Positional: thousands of frames per report.
-    return [PythonFrame(f["function"], f["file"], f["line"]) for f in t["frames"]]
+    return [PythonFrame(f["function"], f["file"], f["line"], entry_frame=f.get("entry_frame", False))
+            for f in t["frames"]]
 
 
 def main_gil(view):

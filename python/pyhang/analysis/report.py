@@ -12,6 +12,7 @@ between them when a lock records no owner (`frames_wanted`):
 """
 from pyhang.analysis import deadlocks, forks, locks
 from pyhang.analysis.threading import PythonThreads
+from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
 from pyhang.model.report import Report, ThreadReport
 
@@ -46,6 +47,9 @@ def threads(snapshot, view=None):
                           python_name=python_threads.name(snap.tid), host_tid=snap.host_tid)
         th.native_frames = snap.frames
         th.python_frames = python_frames(view, snap.tid)
+        th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
+        for frame, collected in zip(th.python_frames, snap.python_locals or ()):
+            frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads,
                                                           snapshot.files), alive)

@@ -89,3 +89,12 @@ class HazardKind:
     THREADS_AT_FORK = "threads-at-fork"
     FORK_START_METHOD = "fork-start-method"
     COW_REFCOUNT = "cow-refcount"
+
+
+class LocalKind:
+    """Where a frame's local lives (the native LocalKind name table)."""
+    ARGUMENT = "argument"
+    LOCAL = "local"
+    CELL = "cell"
+    FREE = "free"
+    F_LOCALS = "f_locals"

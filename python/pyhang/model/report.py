@@ -24,6 +24,11 @@ class PythonFrame:
     function: str
     file: str
     line: int
+    # With `report --locals`: [{name, kind, type, repr, address}] (PythonValues.frame_locals), and
+    # what could not be read of them; None when locals were not asked for.
+    locals: Optional[List[dict]] = None
+    locals_problem: Optional[str] = None
+    entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
 
 
 @dataclass
@@ -54,6 +59,9 @@ class ThreadReport:
     blocked_on: Optional[BlockedOn] = None
     problem: Optional[str] = None  # why something about this thread could not be read
     host_tid: Optional[int] = None  # the host's TID, when the target's PID namespace gives it another (tid)
+    # Native frame index of each evaluation-loop frame → indices of the Python frames it runs
+    # (analysis.eval_frames); empty when they cannot be paired.
+    python_at: Dict[int, List[int]] = field(default_factory=dict)
 
 
 @dataclass

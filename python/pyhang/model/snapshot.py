@@ -33,6 +33,9 @@ class ThreadSnapshot:
     python_api: Optional[dict] = None   # the Python-level object it waits in (analysis.python_api)
     host_tid: Optional[int] = None      # the host's TID when the target's PID namespace gives another
     syscall: Optional[dict] = None      # what its blocking system call points at (analysis.syscalls): {memory, proc_syscall}
+    # `report --locals`: per Python frame, innermost first, {"locals": [{name, kind, type, repr,
+    # address}], "problem": str or None}; None when locals were not collected.
+    python_locals: Optional[List[dict]] = None
 
 
 @dataclass
@@ -75,6 +78,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
             "python_api": th.python_api, "host_tid": th.host_tid, "syscall": th.syscall,
+            **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
         } for th in snap.threads],
     }
 
@@ -100,6 +104,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
                                 lock=th.get("lock"), python_lock=th.get("python_lock"),
                                 futex_word=th.get("futex_word"), python_api=th.get("python_api"),
-                                host_tid=th.get("host_tid"), syscall=th.get("syscall"))
+                                host_tid=th.get("host_tid"), syscall=th.get("syscall"),
+                                python_locals=th.get("python_locals"))
                  for th in d.get("threads") or []],
     )

@@ -11,6 +11,23 @@ from pyhang.render.syscalls import syscall_json
 from pyhang.render.text import edge_evidence, names_of, verdict_text, warnings
 
 
+def _python_frame(f, native_frame=None):
+    d = {"function": f.function, "file": f.file, "line": f.line}
+    if native_frame is not None:  # report --merged
+        d["native_frame"] = native_frame
+    if f.locals is not None:  # report --locals
+        d["locals"] = [{"name": v["name"], "kind": v["kind"], "type": v["type"], "repr": v["repr"],
+                        "address": v["address"]} for v in f.locals]
+        if f.locals_problem:
+            d["locals_problem"] = f.locals_problem
+    return d
+
+
+def _python_frames(th, merged):
+    at = {k: n for n, ks in th.python_at.items() for k in ks} if merged else {}
+    return [_python_frame(f, at.get(k)) for k, f in enumerate(th.python_frames)]
+
+
 def _blocked(b, names):
     if b is None:
         return None
@@ -31,7 +48,7 @@ def _edge(e):
             "evidence": edge_evidence(e)}
 
 
-def to_json(report) -> dict:
+def to_json(report, merged=False) -> dict:
     """The report as a tree of fresh dicts and lists."""
     t = report.target
     names = names_of(report)
@@ -47,8 +64,7 @@ def to_json(report) -> dict:
             "name": th.name,
             "python_name": th.python_name,
             "gil": th.gil,
-            "python_frames": [{"function": f.function, "file": f.file, "line": f.line}
-                              for f in th.python_frames],
+            "python_frames": _python_frames(th, merged),
             "native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
                               for f in th.native_frames],
             "blocked_on": _blocked(th.blocked_on, names),
@@ -66,7 +82,8 @@ def to_json(report) -> dict:
     }
 
 
-def dumps(report, pretty=False):
-    """One line (the C encoder; no cycle to check in a fresh tree), or indented for people."""
-    return json.dumps(to_json(report), indent=1 if pretty else None,
+def dumps(report, pretty=False, merged=False):
+    """One line (the C encoder; no cycle to check in a fresh tree), or indented for people;
+    `merged`: each Python frame names the native frame that runs it (`native_frame`)."""
+    return json.dumps(to_json(report, merged), indent=1 if pretty else None,
                       separators=None if pretty else (",", ":"), check_circular=False)

@@ -118,7 +118,24 @@ def verdict_text(v, names):
 _LISTED = 12   # threads named in one line; the rest are counted
 
 
-def _thread_block(th, out, names, also=None):
+def _python_frame_lines(f, indent, out):
+    out.append(indent + python_frame_line(f))
+    if f.locals is not None:  # report --locals
+        from pyhang.render.values import frame_locals_text  # (it builds on this module)
+        out.extend(frame_locals_text({"locals": f.locals, "problem": f.locals_problem},
+                                     " " * len(indent) + "  "))
+
+
+def _merged_stack(th, out):
+    """Native frames with, under each evaluation-loop frame, the Python frames it runs."""
+    out.append("  stack (native and Python, innermost first):")
+    for i, f in enumerate(th.native_frames):
+        out.append("    " + native_frame_line(i, f))
+        for k in th.python_at.get(i, ()):
+            _python_frame_lines(th.python_frames[k], "          [Python] ", out)
+
+
+def _thread_block(th, out, names, also=None, merged=False):
     out.append("")
     out.append("%s  GIL: %s" % (thread_header(th), th.gil))
     if also:
@@ -129,9 +146,13 @@ def _thread_block(th, out, names, also=None):
         out.append("  problem: " + th.problem)
     if th.blocked_on:
         out.append("  blocked: " + summary(th.blocked_on, names))
+    if merged and th.python_at:
+        _merged_stack(th, out)
+        return
     if th.python_frames:
         out.append("  Python stack (innermost first):")
-        out.extend("    " + python_frame_line(f) for f in th.python_frames)
+        for f in th.python_frames:
+            _python_frame_lines(f, "    ", out)
     if th.native_frames:
         out.append("  native frames:")
         out.extend("    " + native_frame_line(i, f) for i, f in enumerate(th.native_frames))
@@ -210,7 +231,9 @@ def _same_wait(b):
     return (b.kind, b.address, tuple(b.owners), b.confidence)
 
 
-def render_text(report: Report) -> str:
+def render_text(report: Report, merged=False) -> str:
+    """The report for people; with `merged`, each thread's native frames with
+    the Python frames each evaluation-loop frame runs under it, where they pair."""
     names = names_of(report)
     out = ["pyhang report: " + describe_target(report)]
     out.extend("warning: " + w for w in warnings(report))
@@ -234,7 +257,7 @@ def render_text(report: Report) -> str:
         out.append("Threads in deadlocks:")
         for th in report.threads:
             if th.tid in involved:
-                _thread_block(th, out, names)
+                _thread_block(th, out, names, merged=merged)
         if len(involved) < len(report.threads):
             out.append("")
             out.append("Other threads:")
@@ -244,11 +267,12 @@ def render_text(report: Report) -> str:
         if th.tid in involved:
             continue
         key = (th.gil, _same_wait(th.blocked_on), th.problem,
-               tuple((f.function, f.file, f.line) for f in th.python_frames),
+               tuple((f.function, f.file, f.line, tuple((v["name"], v["repr"]) for v in f.locals or ()))
+                     for f in th.python_frames),
                tuple((f.function, f.library) for f in th.native_frames))
         groups.setdefault(key, []).append(th)
     for members in groups.values():
-        _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None)
+        _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None, merged=merged)
     return "\n".join(out)
 
 

@@ -91,7 +91,16 @@ class PyObjects {
   PyValue value(Addr obj);
 
   std::optional<std::string> str(Addr obj, std::string* problem = nullptr);
+  // The first max_chars characters of a str of any length; *length is its len().
+  std::optional<std::string> str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length,
+                                        std::string* problem = nullptr);
+  // The first max bytes of a bytes object; *length is its len().
+  std::optional<std::vector<std::uint8_t>> bytes_prefix(Addr obj, std::size_t max, std::int64_t* length,
+                                                        std::string* problem = nullptr);
   std::optional<std::int64_t> integer(Addr obj, std::string* problem = nullptr);  // int and bool
+  // An int (or bool) of any size in decimal, when it has at most max_digits
+  // internal digits (PyLong_SHIFT bits each); nullopt beyond, with *problem saying how many.
+  std::optional<std::string> int_decimal(Addr obj, std::size_t max_digits, std::string* problem = nullptr);
   std::optional<double> real(Addr obj, std::string* problem = nullptr);
   // len() of str, bytes, list, tuple, dict, set, frozenset (and subclasses), collections.deque.
   std::optional<std::int64_t> length(Addr obj, std::string* problem = nullptr);
@@ -102,6 +111,8 @@ class PyObjects {
   Addr dict_get(Addr dict, std::string_view key, std::string* problem = nullptr);
   // The items of a list or tuple, at most `max`.
   std::vector<Addr> sequence_items(Addr obj, std::size_t max, std::string* problem = nullptr);
+  // The keys of a set or frozenset, in table order, at most `max`.
+  std::vector<Addr> set_items(Addr obj, std::size_t max, std::string* problem = nullptr);
 
   // obj.__dict__[name]: instance dict at tp_dictoffset (modules too), or a
   // managed dict / inline values (3.11+); 0 when absent or unreadable.

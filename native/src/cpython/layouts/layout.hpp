@@ -220,6 +220,30 @@ struct Layout {
   std::int64_t set_table = -1;  // PySetObject.table
   std::int64_t setentry_size = -1;  // sizeof(setentry)
   std::int64_t setentry_key = -1;  // setentry.key
+  std::int64_t code_argcount = -1;  // co_argcount (int)
+  std::int64_t code_posonlyargcount = -1;  // co_posonlyargcount (int, 3.8+)
+  std::int64_t code_kwonlyargcount = -1;  // co_kwonlyargcount (int)
+  std::int64_t code_flags = -1;  // co_flags (int)
+  std::int64_t co_varargs = -1;  // CO_VARARGS
+  std::int64_t co_varkeywords = -1;  // CO_VARKEYWORDS
+  std::int64_t code_varnames = -1;  // co_varnames tuple (<= 3.10)
+  std::int64_t code_cellvars = -1;  // co_cellvars tuple (<= 3.10)
+  std::int64_t code_freevars = -1;  // co_freevars tuple (<= 3.10)
+  std::int64_t code_localsplusnames = -1;  // co_localsplusnames tuple (3.11+)
+  std::int64_t code_localspluskinds = -1;  // co_localspluskinds bytes (3.11+)
+  std::int64_t co_fast_local = -1;  // CO_FAST_LOCAL (3.11+)
+  std::int64_t co_fast_cell = -1;  // CO_FAST_CELL (3.11+)
+  std::int64_t co_fast_free = -1;  // CO_FAST_FREE (3.11+)
+  std::int64_t co_fast_hidden = -1;  // CO_FAST_HIDDEN (3.12+: an inlined comprehension's variable)
+  std::int64_t frame_f_locals = -1;  // PyFrameObject.f_locals (<= 3.10)
+  std::int64_t frame_f_globals = -1;  // PyFrameObject.f_globals (<= 3.10)
+  std::int64_t frame_f_builtins = -1;  // PyFrameObject.f_builtins (<= 3.10)
+  std::int64_t iframe_f_locals = -1;  // _PyInterpreterFrame.f_locals (3.11+)
+  std::int64_t iframe_f_globals = -1;  // _PyInterpreterFrame.f_globals (3.11+)
+  std::int64_t iframe_f_builtins = -1;  // _PyInterpreterFrame.f_builtins (3.11+)
+  std::int64_t func_qualname = -1;  // PyFunctionObject.func_qualname
+  std::int64_t cfunction_ml = -1;  // PyCFunctionObject.m_ml (PyMethodDef *)
+  std::int64_t methoddef_name = -1;  // PyMethodDef.ml_name (const char *)
   // END GENERATED FIELDS
 
   bool has(std::int64_t field) const { return field >= 0; }

@@ -1,0 +1,209 @@
+"""The Python-frame commands libpython.py gives, on stripped builds:
+`py-locals`, `py-print NAME`, `py-list [START[,END]]`, `py-up`, `py-down`,
+`py-bt-full` (each also as `pyhang-<name>`).  They act on the selected
+Python frame of the selected gdb thread: the innermost at first, moved by
+py-up/py-down, forgotten when the inferior runs again.  Values come from
+target memory through the native PythonValues (bounded, never raising)."""
+import os
+
+from pyhang.model.kinds import LocalKind, PythonStatus
+from pyhang.model.report import PythonFrame
+from pyhang.render import values as text
+from pyhang.render.text import python_status_line
+from pyhang_gdb import collect, decoders
+from pyhang_gdb.commands.base import PyhangCommand, no_arguments
+from pyhang_gdb.session import SESSION
+
+MAX_SOURCE_BYTES = 16 << 20  # a source file larger than this is not read
+
+
+def _selection():
+    """{tid: index of the selected Python frame}, for this stop."""
+    return SESSION.cached("py-frame-selection", dict)
+
+
+class _Frames:
+    """The selected thread's Python frames and the selected one."""
+
+    def __init__(self):
+        snap, view = collect.selected_thread(0)
+        self.tid = snap.tid
+        self.frames = []
+        self.status_line = python_status_line(view.status) if not view.ok else None
+        thread = view.thread(snap.tid) if view.status in (PythonStatus.OK, PythonStatus.FINALIZING) else None
+        if thread is not None:
+            self.frames = thread["frames"]
+        index = _selection().get(self.tid, 0)
+        self.index = min(index, len(self.frames) - 1) if self.frames else 0
+
+    def empty_line(self):
+        """Why there is no frame to show, in one line."""
+        return self.status_line or text.NO_FRAME
+
+    @property
+    def frame(self):
+        return self.frames[self.index] if self.frames else None
+
+    def select(self, index):
+        self.index = index
+        _selection()[self.tid] = index
+
+
+def _python_frame(f):
+    return PythonFrame(f["function"], f["file"], f["line"])
+
+
+def _locals(frame):
+    return decoders.python_values().frame_locals(frame["frame"], frame["code"])
+
+
+_SOURCES = {}
+
+
+def _source(path):
+    """(lines, None) of a source file, or (None, why it cannot be read); cached per path."""
+    if path not in _SOURCES:
+        try:
+            if os.path.getsize(path) > MAX_SOURCE_BYTES:
+                raise OSError("larger than %d bytes" % MAX_SOURCE_BYTES)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                _SOURCES[path] = (f.readlines(), None)
+        except OSError as exc:
+            _SOURCES[path] = (None, exc.strerror or str(exc))
+    return _SOURCES[path]
+
+
+def _summary(index, frame, arguments=None):
+    """A frame's header line and its current source line (when the file is readable)."""
+    out = [text.frame_header(index, _python_frame(frame), arguments)]
+    lines, _ = _source(frame["file"])
+    current = text.source_line(lines, frame["line"])
+    if current:
+        out.append(current)
+    return out
+
+
+class PyLocals(PyhangCommand):
+    """pyhang-py-locals: the locals of the selected Python frame, one `name = value` a line:
+arguments, locals, cells and free variables, then (module level) the frame's f_locals dict.
+Values are read from memory, bounded in size.  Also registered as `py-locals`."""
+    name = "pyhang-py-locals"
+
+    def run(self, argv):
+        no_arguments(self.name, "locals of the selected Python frame", argv)
+        frames = _Frames()
+        if frames.frame is None:
+            print(frames.empty_line())
+            return
+        print("\n".join(text.locals_lines(_locals(frames.frame))))
+
+
+class PyPrint(PyhangCommand):
+    """pyhang-py-print NAME: the value of NAME in the selected Python frame: a local, else a
+global of the frame's module, else a builtin.  Also registered as `py-print`."""
+    name = "pyhang-py-print"
+
+    def run(self, argv):
+        if len(argv) != 1:
+            print("usage: py-print NAME")
+            return
+        name = argv[0]
+        frames = _Frames()
+        if frames.frame is None:
+            print(frames.empty_line())
+            return
+        fl = _locals(frames.frame)
+        values = decoders.python_values()
+        for local in fl["locals"]:
+            if local["name"] == name:
+                print(text.print_line("local", name, local))
+                return
+        for scope, where in (("global", fl["globals"]), ("builtin", fl["builtins"])):
+            address = values.lookup(where, name) if where else None
+            if address:
+                print(text.print_line(scope, name, values.render(address)))
+                return
+        print(text.print_line(None, name, None))
+
+
+class PyList(PyhangCommand):
+    """pyhang-py-list [START[,END]]: the source around the selected Python frame's current line
+(marked with `>`), read from the file its code object names.  Also registered as `py-list`."""
+    name = "pyhang-py-list"
+
+    def run(self, argv):
+        start = end = None
+        if argv:
+            try:
+                parts = "".join(argv).split(",")
+                start = int(parts[0])
+                end = int(parts[1]) if len(parts) > 1 and parts[1] else None
+            except ValueError:
+                print("usage: py-list [START[,END]]")
+                return
+        frames = _Frames()
+        frame = frames.frame
+        if frame is None:
+            print(frames.empty_line())
+            return
+        lines, why = _source(frame["file"])
+        if lines is None:
+            print(text.unreadable_source(frame["file"], why))
+            return
+        first, last = text.source_window(frame["line"], start, end)
+        print("\n".join(text.source_lines(lines, frame["line"], first, last)))
+
+
+class _Move(PyhangCommand):
+    step = 0
+    end_line = ""
+
+    def run(self, argv):
+        no_arguments(self.name, "select another Python frame", argv)
+        frames = _Frames()
+        if frames.frame is None:
+            print(frames.empty_line())
+            return
+        target = frames.index + self.step
+        if not 0 <= target < len(frames.frames):
+            print(self.end_line)
+            return
+        frames.select(target)
+        print("\n".join(_summary(target, frames.frame)))
+
+
+class PyUp(_Move):
+    """pyhang-py-up: select the caller of the selected Python frame (an older one) and show it.
+Also registered as `py-up`."""
+    name = "pyhang-py-up"
+    step = 1
+    end_line = text.OLDEST
+
+
+class PyDown(_Move):
+    """pyhang-py-down: select the Python frame the selected one called (a newer one) and show it.
+Also registered as `py-down`."""
+    name = "pyhang-py-down"
+    step = -1
+    end_line = text.NEWEST
+
+
+class PyBtFull(PyhangCommand):
+    """pyhang-py-bt-full: the Python stack of the selected thread, innermost first, each frame
+with its arguments and current source line.  Also registered as `py-bt-full`."""
+    name = "pyhang-py-bt-full"
+
+    def run(self, argv):
+        no_arguments(self.name, "Python backtrace with arguments", argv)
+        frames = _Frames()
+        if not frames.frames:
+            print(frames.empty_line())
+            return
+        out = []
+        for i, f in enumerate(frames.frames):
+            args = [v for v in _locals(f)["locals"] if v["kind"] == LocalKind.ARGUMENT]
+            out.extend(_summary(i, f, args))
+        print("\n".join(out))
+
+
+COMMANDS = (PyLocals, PyPrint, PyList, PyUp, PyDown, PyBtFull)

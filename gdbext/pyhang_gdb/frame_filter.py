@@ -1,0 +1,93 @@
+"""gdb's `bt` with Python frames: a frame filter (on unless `set pyhang
+frame-filter off`) that decorates each evaluation-loop frame of the selected
+thread with the Python frames it runs (pyhang.analysis.eval_frames pairs
+them), e.g.
+
+  #7  0x... in _PyEval_EvalFrameDefault [Python] settle (/srv/app.py:42) () from ...
+
+Anything that goes wrong leaves the backtrace as gdb prints it."""
+import gdb
+from gdb.FrameDecorator import FrameDecorator
+
+from pyhang.analysis.eval_frames import pair_runs
+from pyhang.analysis.python_state import PythonView
+from pyhang.render.values import python_run_suffix
+from pyhang_gdb import decoders, settings
+from pyhang_gdb.session import SESSION
+
+MAX_FRAMES = 100000  # native frames looked at for one thread
+
+
+class _Frame(FrameDecorator):
+    """A native frame named as gdb names it (`??` when nobody knows: once a
+    frame filter is installed gdb would print nothing), followed by the
+    Python frames it runs when it is an evaluation-loop frame."""
+
+    def __init__(self, base, run=None):
+        super().__init__(base)
+        self._run = run
+
+    def function(self):
+        name = super().function()
+        if not isinstance(name, str):  # a pc: gdb's own minimal-symbol name, if any
+            name = self.inferior_frame().name() or "??"
+        return "%s %s" % (name, python_run_suffix(self._run)) if self._run else name
+
+
+def _native_names(thread):
+    """The function names of the thread's native frames, innermost first,
+    indexed by gdb's frame level (once per stop)."""
+    def compute():
+        names = []
+        frame = gdb.newest_frame()
+        while frame is not None and len(names) < MAX_FRAMES:
+            names.append(frame.name())
+            frame = frame.older()
+        return names
+    return SESSION.cached(("native-names", thread.num), compute)
+
+
+def _pairing():
+    thread = gdb.selected_thread()
+    if thread is None:
+        return {}
+    view = PythonView(decoders.python_state())
+    t = view.thread(thread.ptid[1]) if view.ok else None
+    if not t or not t["frames"]:
+        return {}
+    return pair_runs(_native_names(thread), t["frames"])
+
+
+def _decorate(d, pairs):
+    try:
+        run = pairs.get(d.inferior_frame().level())
+    except (gdb.error, RuntimeError):
+        run = None
+    return _Frame(d, run)
+
+
+class PythonFrames:
+    """The frame filter: gdb calls filter() for every backtrace."""
+
+    def __init__(self):
+        self.name = "pyhang-python-frames"
+        self.priority = 100
+        self.enabled = True
+        gdb.frame_filters[self.name] = self
+
+    def filter(self, frames):
+        if not settings.value("frame-filter"):
+            return frames
+        try:
+            pairs = _pairing()
+        except Exception:  # noqa: BLE001 - a backtrace must never fail because of pyhang
+            pairs = {}
+        return (_decorate(d, pairs) for d in frames)
+
+
+_FILTER = []
+
+
+def register():
+    if not _FILTER:
+        _FILTER.append(PythonFrames())

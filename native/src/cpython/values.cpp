@@ -1,0 +1,456 @@
+// Python values as text (pyhang/cpython/values.hpp): reprs built from the
+// object reader (pyobjects.cpp), lock states from the lock table
+// (layouts/locks.hpp), every value bounded in depth, items, output and reads.
+#include "pyhang/cpython/values.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <cmath>
+#include <cstdlib>
+#include <unordered_map>
+#include <vector>
+
+#include "cpython/internal.hpp"
+#include "cpython/layouts/locks.hpp"
+#include "pyhang/base/format.hpp"
+#include "pyhang/cpython/pyobjects.hpp"
+
+namespace pyhang::cpython {
+
+namespace {
+
+using detail::plausible_pointer;
+
+constexpr std::size_t kTypeName = 256;
+
+// A reader that gives out at most `budget` reads per value: past it every
+// read is short, which the object reader takes as "unreadable".
+class BudgetReader final : public MemoryReader {
+ public:
+  explicit BudgetReader(MemoryReader& inner) : inner_(inner) {}
+  void reset(std::size_t budget) {
+    left_ = budget;
+    exhausted_ = false;
+  }
+  bool exhausted() const { return exhausted_; }
+  std::size_t read_partial(Addr addr, void* buf, std::size_t n) override {
+    if (left_ == 0) {
+      exhausted_ = true;
+      return 0;
+    }
+    --left_;
+    return inner_.read_partial(addr, buf, n);
+  }
+  std::string describe() const override { return inner_.describe(); }
+
+ private:
+  MemoryReader& inner_;
+  std::size_t left_ = std::numeric_limits<std::size_t>::max();
+  bool exhausted_ = false;
+};
+
+// Python's repr of a float: the shortest digits that read back the same,
+// positional for exponents -4 .. 15, else d.ddde±XX.
+std::string float_repr(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string s(buf, r.ptr);
+  std::string sign;
+  if (!s.empty() && s[0] == '-') {
+    sign = "-";
+    s.erase(0, 1);
+  }
+  auto e = s.find('e');
+  std::string digits;
+  for (char c : s.substr(0, e))
+    if (c != '.') digits += c;
+  int exp = std::atoi(s.c_str() + e + 1);
+  if (exp < -4 || exp >= 16) {
+    std::string out = sign + digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    int a = std::abs(exp);
+    return out + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + std::to_string(a);
+  }
+  if (exp < 0) return sign + "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+  auto whole = static_cast<std::size_t>(exp + 1);
+  if (digits.size() <= whole) return sign + digits + std::string(whole - digits.size(), '0') + ".0";
+  return sign + digits.substr(0, whole) + "." + digits.substr(whole);
+}
+
+// The quote Python's repr picks: ' unless the text has ' and no ".
+char quote_for(std::string_view s) {
+  return s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"' : '\'';
+}
+
+void escape_ascii(std::string& out, unsigned char c, char quote) {
+  static const char* hexdigits = "0123456789abcdef";
+  if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+    out += '\\';
+    out += static_cast<char>(c);
+  } else if (c == '\n') {
+    out += "\\n";
+  } else if (c == '\r') {
+    out += "\\r";
+  } else if (c == '\t') {
+    out += "\\t";
+  } else if (c < 0x20 || c >= 0x7f) {
+    out += "\\x";
+    out += hexdigits[c >> 4];
+    out += hexdigits[c & 15];
+  } else {
+    out += static_cast<char>(c);
+  }
+}
+
+// A str's repr from its UTF-8: ASCII escaped as Python does, C1 controls
+// (U+0080..U+009F) as \x80.., other characters as they are.
+std::string str_repr(std::string_view s) {
+  char q = quote_for(s);
+  std::string out(1, q);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      escape_ascii(out, c, q);
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      escape_ascii(out, static_cast<unsigned char>(s[++i]), q);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + q;
+}
+
+std::string bytes_repr(const std::vector<std::uint8_t>& b) {
+  std::string_view view(reinterpret_cast<const char*>(b.data()), b.size());
+  char q = quote_for(view);
+  std::string out = "b";
+  out += q;
+  for (auto c : b) escape_ascii(out, c, q);
+  return out + q;
+}
+
+}  // namespace
+
+struct ValueRenderer::Impl {
+  Impl(MemoryReader& m, const PythonState& st, const ValueLimits& lim)
+      : budget(m), state(st), limits(lim), objects(budget, st, object_limits(lim)) {
+    locks = lock_layout_for(st.major, st.minor);
+    layout = detail::layout_of(m, st);
+    for (const auto& t : st.threads)
+      if (t.native_tid) tids[t.thread_id] = *t.native_tid;
+  }
+
+  static ObjectLimits object_limits(const ValueLimits& lim) {
+    ObjectLimits o;
+    o.max_string = std::max<std::size_t>(lim.str_chars, 64);
+    o.max_entries = std::max<std::size_t>(lim.items * 4, 64);  // dict entries may be deleted slots
+    return o;
+  }
+
+  BudgetReader budget;
+  const PythonState& state;
+  ValueLimits limits;
+  PyObjects objects;
+  const LockLayout* locks = nullptr;
+  std::shared_ptr<const Layout> layout;
+  std::unordered_map<std::uint64_t, int> tids;  // pthread_t → LWP
+
+  // One value being written.
+  struct Out {
+    std::string text;
+    std::size_t limit;
+    bool complete = true;
+    std::string problem;
+    std::vector<Addr> active;  // containers being written (cycles)
+    bool full() const { return text.size() >= limit; }
+    void add(std::string_view s) {
+      std::size_t room = limit > text.size() ? limit - text.size() : 0;
+      if (s.size() > room) complete = false;
+      text.append(s.substr(0, room));
+    }
+    void lost(std::string why) {
+      complete = false;
+      if (problem.empty()) problem = std::move(why);
+    }
+  };
+
+  std::string unreadable(Out& out, Addr obj, const std::string& why) {
+    out.lost(budget.exhausted() ? "read limit reached at " + hex(obj) : why);
+    return budget.exhausted() ? "<read limit at " + hex(obj) + ">" : "<unreadable at " + hex(obj) + ">";
+  }
+
+  std::string object_name(Addr obj, const std::string& type) { return "<" + type + " object at " + hex(obj) + ">"; }
+
+  std::optional<std::string> str_of(Addr obj, std::size_t max) {
+    std::int64_t n = 0;
+    auto s = objects.str_prefix(obj, max, &n);
+    if (s && static_cast<std::uint64_t>(n) > max) *s += "...";
+    return s;
+  }
+
+  // A type object's own tp_name (a class as a value).
+  std::optional<std::string> class_name(Addr type_obj) {
+    if (!layout) return std::nullopt;
+    auto name = budget.read_pointer(type_obj + layout->type_tp_name);
+    if (!name || !*name) return std::nullopt;
+    return budget.read_cstring(*name, kTypeName);
+  }
+
+  // A Python function by its __qualname__, a built-in by its PyMethodDef's name.
+  std::optional<std::string> function_text(Addr obj, const std::string& type) {
+    if (!layout) return std::nullopt;
+    if (type == "function" && layout->has(layout->func_qualname)) {
+      auto q = budget.read_pointer(obj + static_cast<Addr>(layout->func_qualname));
+      auto name = q ? str_of(*q, limits.str_chars) : std::nullopt;
+      if (name) return "<function " + *name + " at " + hex(obj) + ">";
+    } else if (type == "builtin_function_or_method" && layout->has(layout->cfunction_ml) &&
+               layout->has(layout->methoddef_name)) {
+      auto ml = budget.read_pointer(obj + static_cast<Addr>(layout->cfunction_ml));
+      auto name_ptr = ml && plausible_pointer(*ml)
+                          ? budget.read_pointer(*ml + static_cast<Addr>(layout->methoddef_name))
+                          : std::nullopt;
+      auto name = name_ptr && *name_ptr ? budget.read_cstring(*name_ptr, kTypeName) : std::nullopt;
+      if (name) return "<built-in function " + *name + ">";
+    }
+    return std::nullopt;
+  }
+
+  std::string lwp_of(std::uint64_t pthread) {
+    auto it = tids.find(pthread);
+    return it != tids.end() ? "LWP " + std::to_string(it->second) : "pthread " + hex(pthread);
+  }
+
+  std::string lock_text(Addr obj, bool rlock, Out& out) {
+    std::string head = std::string("<threading.") + (rlock ? "RLock" : "Lock") + " at " + hex(obj);
+    if (!rlock) {
+      auto locked = budget.read_value<std::uint8_t>(obj + static_cast<Addr>(locks->lock_locked));
+      if (!locked) return unreadable(out, obj, "lock " + hex(obj) + " unreadable");
+      return head + (*locked ? " locked>" : " unlocked>");
+    }
+    auto owner = budget.read_value<std::uint64_t>(obj + static_cast<Addr>(locks->rlock_owner));
+    auto count = budget.read_value<std::uint64_t>(obj + static_cast<Addr>(locks->rlock_count));
+    if (!owner || !count) return unreadable(out, obj, "RLock " + hex(obj) + " unreadable");
+    if (!*owner) return head + " unlocked>";
+    return head + " owned by " + lwp_of(*owner) + " (count " + std::to_string(*count) + ")>";
+  }
+
+  // A threading.Thread (or subclass): an instance with _name, _ident and _started.
+  std::optional<std::string> thread_text(Addr obj, const std::string& type) {
+    Addr name = objects.attribute(obj, "_name");
+    if (!name || !objects.attribute(obj, "_started")) return std::nullopt;
+    Addr ident = objects.attribute(obj, "_ident");
+    if (!ident) return std::nullopt;
+    auto n = str_of(name, limits.str_chars);
+    if (!n) return std::nullopt;
+    std::string text = "<" + (type == "Thread" ? std::string("threading.Thread") : type) + " " + str_repr(*n);
+    Addr native = objects.attribute(obj, "_native_id");
+    auto lwp = native ? objects.integer(native) : std::nullopt;
+    auto pthread = objects.integer(ident);
+    if (lwp) text += " (LWP " + std::to_string(*lwp) + ")";
+    else if (pthread && tids.count(static_cast<std::uint64_t>(*pthread)))
+      text += " (" + lwp_of(static_cast<std::uint64_t>(*pthread)) + ")";
+    else if (!pthread) text += " (not started)";
+    return text + " at " + hex(obj) + ">";
+  }
+
+  void items(Out& out, const std::vector<Addr>& addrs, std::int64_t length, std::size_t depth) {
+    for (std::size_t i = 0; i < addrs.size() && i < limits.items; ++i) {
+      if (i) out.add(", ");
+      value(out, addrs[i], depth + 1);
+      if (out.full()) return;
+    }
+    if (length > static_cast<std::int64_t>(std::min(addrs.size(), limits.items))) {
+      out.add(addrs.empty() ? "" : ", ");
+      out.add("...(" + std::to_string(length) + " items)");
+      out.complete = false;
+    }
+  }
+
+  void value(Out& out, Addr obj, std::size_t depth) {
+    if (out.full()) {
+      out.complete = false;
+      return;
+    }
+    if (!plausible_pointer(obj)) {
+      out.add(unreadable(out, obj, "pointer " + hex(obj) + " implausible"));
+      return;
+    }
+    PyValue v = objects.value(obj);
+    if (v.kind == ValueKind::Unreadable) {
+      out.add(unreadable(out, obj, v.problem.empty() ? "object " + hex(obj) + " unreadable" : v.problem));
+      return;
+    }
+    bool container = v.kind == ValueKind::List || v.kind == ValueKind::Tuple || v.kind == ValueKind::Dict ||
+                     v.kind == ValueKind::Set || v.kind == ValueKind::Frozenset;
+    if (container) {
+      const char* open = v.kind == ValueKind::List ? "[" : v.kind == ValueKind::Tuple ? "(" : "{";
+      const char* close = v.kind == ValueKind::List ? "]" : v.kind == ValueKind::Tuple ? ")" : "}";
+      if (!v.length) {
+        out.add(unreadable(out, obj, v.problem));
+        return;
+      }
+      bool cycle = std::find(out.active.begin(), out.active.end(), obj) != out.active.end();
+      if (cycle || depth >= limits.depth) {
+        if (!cycle) out.complete = false;
+        out.add(std::string(open) + "..." + (cycle ? "" : "(" + std::to_string(*v.length) + " items)") + close);
+        return;
+      }
+      out.active.push_back(obj);
+      std::string why;
+      bool named = v.type != "list" && v.type != "tuple" && v.type != "dict" && v.type != "set" &&
+                   v.type != "frozenset";
+      if (named || v.kind == ValueKind::Frozenset) out.add(v.type + "(");
+      if (v.kind == ValueKind::Set || v.kind == ValueKind::Frozenset) {
+        if (*v.length == 0) {  // set() and frozenset(): {} is a dict
+          out.add(named || v.kind == ValueKind::Frozenset ? "" : "set()");
+        } else {
+          out.add(open);
+          items(out, objects.set_items(obj, limits.items, &why), *v.length, depth);
+          out.add(close);
+        }
+      } else if (v.kind == ValueKind::Dict) {
+        out.add(open);
+        auto pairs = objects.dict_items(obj, limits.items * 4, &why);
+        std::size_t shown = 0;
+        for (const auto& [k, val] : pairs) {
+          if (shown == limits.items || out.full()) break;
+          if (shown++) out.add(", ");
+          value(out, k, depth + 1);
+          out.add(": ");
+          value(out, val, depth + 1);
+        }
+        if (*v.length > static_cast<std::int64_t>(shown)) {
+          out.add(shown ? ", " : "");
+          out.add("...(" + std::to_string(*v.length) + " items)");
+          out.complete = false;
+        }
+        out.add(close);
+      } else {
+        out.add(open);
+        auto addrs = objects.sequence_items(obj, limits.items, &why);
+        items(out, addrs, *v.length, depth);
+        if (v.kind == ValueKind::Tuple && *v.length == 1 && addrs.size() == 1) out.add(",");
+        out.add(close);
+      }
+      if (named || v.kind == ValueKind::Frozenset) out.add(")");
+      if (!why.empty()) out.lost(why);
+      out.active.pop_back();
+      return;
+    }
+    switch (v.kind) {
+      case ValueKind::None: out.add("None"); return;
+      case ValueKind::Bool:
+        if (!v.boolean) break;
+        out.add(*v.boolean ? "True" : "False");
+        return;
+      case ValueKind::Int: {
+        std::string why;
+        auto d = objects.int_decimal(obj, limits.int_digits, &why);
+        if (!d) {
+          out.lost(why);
+          out.add("<" + v.type + " too large or unreadable at " + hex(obj) + ">");
+          return;
+        }
+        out.add(v.type == "int" ? *d : v.type + "(" + *d + ")");
+        return;
+      }
+      case ValueKind::Float:
+        if (!v.real) break;
+        out.add(float_repr(*v.real));
+        return;
+      case ValueKind::Str: {
+        std::int64_t n = 0;
+        std::string why;
+        auto s = objects.str_prefix(obj, limits.str_chars, &n, &why);
+        if (!s) break;
+        out.add(str_repr(*s));
+        if (static_cast<std::uint64_t>(n) > limits.str_chars) {
+          out.add("...(" + std::to_string(n) + " characters)");
+          out.complete = false;
+        }
+        return;
+      }
+      case ValueKind::Bytes: {
+        std::int64_t n = 0;
+        std::string why;
+        auto b = objects.bytes_prefix(obj, limits.bytes, &n, &why);
+        if (!b) break;
+        out.add(bytes_repr(*b));
+        if (static_cast<std::uint64_t>(n) > limits.bytes) {
+          out.add("...(" + std::to_string(n) + " bytes)");
+          out.complete = false;
+        }
+        return;
+      }
+      case ValueKind::Module: {
+        Addr name = objects.attribute(obj, "__name__");
+        auto s = name ? str_of(name, limits.str_chars) : std::nullopt;
+        out.add(s ? "<module " + str_repr(*s) + ">" : object_name(obj, v.type));
+        return;
+      }
+      default: {
+        if (locks && (v.type == locks->lock_type || v.type == locks->rlock_type)) {
+          out.add(lock_text(obj, v.type == locks->rlock_type, out));
+          return;
+        }
+        if (v.type == "type") {
+          auto n = class_name(obj);
+          out.add(n ? "<class '" + *n + "'>" : object_name(obj, v.type));
+          return;
+        }
+        if (auto f = function_text(obj, v.type)) {
+          out.add(*f);
+          return;
+        }
+        if (auto t = thread_text(obj, v.type)) {
+          out.add(*t);
+          return;
+        }
+        out.add(object_name(obj, v.type));
+        return;
+      }
+    }
+    // A number, str or bytes whose contents could not be read.
+    out.add(unreadable(out, obj, v.problem.empty() ? v.type + " " + hex(obj) + " unreadable" : v.problem));
+  }
+};
+
+ValueRenderer::ValueRenderer(MemoryReader& memory, const PythonState& state, const ValueLimits& limits)
+    : impl_(std::make_unique<Impl>(memory, state, limits)) {}
+ValueRenderer::~ValueRenderer() = default;
+
+bool ValueRenderer::ok() const { return impl_->objects.ok(); }
+const std::string& ValueRenderer::problem() const { return impl_->objects.problem(); }
+
+RenderedValue ValueRenderer::render(Addr object) {
+  RenderedValue r;
+  r.address = object;
+  if (!ok()) {
+    r.repr = "<unreadable at " + hex(object) + ">";
+    r.complete = false;
+    r.problem = problem();
+    return r;
+  }
+  impl_->budget.reset(impl_->limits.reads);
+  r.type = impl_->objects.type_name(object).value_or("");
+  Impl::Out out{.text = {}, .limit = std::max<std::size_t>(impl_->limits.output, 16)};
+  impl_->value(out, object, 0);
+  if (out.full() && !out.complete) {
+    out.text += "...";
+    out.complete = false;
+  }
+  if (impl_->budget.exhausted()) {  // the cause of whatever else failed
+    out.complete = false;
+    out.problem = "read limit of " + std::to_string(impl_->limits.reads) + " reads reached";
+  }
+  r.repr = std::move(out.text);
+  r.complete = out.complete;
+  r.problem = std::move(out.problem);
+  impl_->budget.reset(std::numeric_limits<std::size_t>::max());
+  return r;
+}
+
+}  // namespace pyhang::cpython

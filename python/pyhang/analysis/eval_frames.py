@@ -1,0 +1,53 @@
+"""Which Python frames each evaluation-loop call of a thread runs, for the
+merged view of native and Python frames (gdb's `bt` through pyhang's frame
+filter).
+
+Each call of the evaluation loop (`_PyEval_EvalFrameDefault`) runs Python
+frames: up to 3.10 exactly one (a PyFrameObject per call); from 3.11 on, a
+run of frames it called inline, whose outermost is an *entry frame* (C
+called into the loop there; the native walker marks it `entry_frame`).  So,
+innermost first, the Python frames split into runs that each end at an entry
+frame — or, when no frame is an entry frame (the 3.6 – 3.10 frame model),
+into single frames — and the i-th run belongs to the i-th evaluation-loop
+frame of the native stack, innermost first.  The pairing is only made when
+the two counts are equal: anything else (a stack being unwound while the
+thread enters or leaves Python, a walk cut short) gives no pairing rather
+than a wrong one."""
+
+EVAL_LOOP = "_PyEval_EvalFrameDefault"
+
+
+def _entry(f):
+    return f.get("entry_frame") if isinstance(f, dict) else f.entry_frame
+
+
+def python_runs(frames):
+    """The thread's Python frames (decoded dicts or PythonFrames, innermost
+    first) split into the runs each evaluation-loop call executes."""
+    if not any(_entry(f) for f in frames):
+        return [[f] for f in frames]
+    runs, current = [], []
+    for f in frames:
+        current.append(f)
+        if _entry(f):
+            runs.append(current)
+            current = []
+    if current:  # frames past the last entry frame: the walk was cut short
+        runs.append(current)
+    return runs
+
+
+def pair_runs(native_names, frames):
+    """{index into native_names: run of Python frames} for every
+    evaluation-loop frame, or {} when the counts disagree."""
+    loops = [i for i, name in enumerate(native_names) if name == EVAL_LOOP]
+    runs = python_runs(frames)
+    if not loops or len(loops) != len(runs):
+        return {}
+    return dict(zip(loops, runs))
+
+
+def pair_indices(native_names, frames):
+    """pair_runs() as indices: {native frame index: [Python frame indices]}."""
+    index = {id(f): i for i, f in enumerate(frames)}
+    return {n: [index[id(f)] for f in run] for n, run in pair_runs(native_names, frames).items()}

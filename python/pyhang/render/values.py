@@ -1,0 +1,86 @@
+"""What the libpython-style commands print (py-locals, py-print, py-list,
+py-up/py-down, py-bt-full), in libpython.py's output style, and the locals
+of a frame in `pyhang report --locals`.  Values arrive already rendered by
+the native library (their `repr`, bounded and safe); this module only lays
+them out."""
+from pyhang.render.text import python_frame_line
+
+# Lines of source py-list shows before and after the current line.
+LIST_CONTEXT = 5
+
+OLDEST = "Unable to find an older python frame"
+NEWEST = "Unable to find a newer python frame"
+NO_FRAME = "Unable to locate python frame"
+
+
+def local_line(local):
+    """`name = repr`, as py-locals prints each local."""
+    return "%s = %s" % (local["name"], local["repr"])
+
+
+def locals_lines(frame_locals):
+    """py-locals: one `name = repr` a line; a closing line for what could not be read."""
+    out = [local_line(v) for v in frame_locals["locals"]]
+    if not out:
+        out.append("(no locals)")
+    if frame_locals.get("problem"):
+        out.append("(incomplete: %s)" % frame_locals["problem"])
+    return out
+
+
+def print_line(scope, name, value):
+    """py-print: `local 'x' = 3`, `global 'CONFIG' = {...}`, `builtin 'len' = <...>`."""
+    if value is None:
+        return "%r not found" % name
+    return "%s %r = %s" % (scope, name, value["repr"])
+
+
+def frame_header(index, frame, arguments=None):
+    """`#2 File "app.py", line 42, in settle (a=1, b='x')`: one Python frame,
+    numbered from the innermost (0), with its arguments when given."""
+    line = "#%d %s" % (index, python_frame_line(frame))
+    if arguments is not None:
+        line += " (%s)" % ", ".join("%s=%s" % (a["name"], a["repr"]) for a in arguments)
+    return line
+
+
+def source_window(lineno, start=None, end=None):
+    """The (first, last) line numbers py-list shows: LIST_CONTEXT around
+    `lineno`, or START.., or START,END as given."""
+    if start is None:
+        start, end = lineno - LIST_CONTEXT, lineno + LIST_CONTEXT
+    elif end is None:
+        end = start + 2 * LIST_CONTEXT
+    return max(start, 1), max(end, 1)
+
+
+def source_lines(lines, lineno, first, last):
+    """py-list's lines: the number right-aligned in 4 columns, `>` before the current one."""
+    out = []
+    for n in range(first, min(last, len(lines)) + 1):
+        label = (">%d" if n == lineno else "%d") % n
+        out.append("%4s    %s" % (label, lines[n - 1].rstrip("\n")))
+    return out
+
+
+def source_line(lines, lineno):
+    """The current line itself, indented, under a frame header; None when unknown."""
+    if lines is None or not 1 <= lineno <= len(lines):
+        return None
+    return "    " + lines[lineno - 1].strip()
+
+
+def unreadable_source(path, reason):
+    return "Unable to open %s: %s" % (path, reason)
+
+
+def frame_locals_text(frame_locals, indent="      "):
+    """The locals of one frame under its line in `pyhang report --locals`."""
+    return [indent + line for line in locals_lines(frame_locals)]
+
+
+def python_run_suffix(run):
+    """What `bt` shows after an evaluation-loop frame's function name: the
+    Python frames it runs, innermost first: `[Python] settle (/srv/app.py:42)`."""
+    return " ".join("[Python] %s (%s:%s)" % (f["function"], f["file"], f["line"] if f["line"] >= 0 else "?")
+                    for f in run)

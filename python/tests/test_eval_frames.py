@@ -1,0 +1,28 @@
+"""Which Python frames each evaluation-loop frame runs (pyhang.analysis.eval_frames):
+one per call up to 3.10, runs ending at entry frames from 3.11, and no
+pairing at all when the counts disagree."""
+from pyhang.analysis.eval_frames import EVAL_LOOP, pair_runs, python_runs
+
+
+def frame(name, entry=False):
+    return {"function": name, "file": "app.py", "line": 1, "entry_frame": entry}
+
+
+def test_without_entry_frames_each_python_frame_is_one_eval_loop_call():
+    frames = [frame("inner"), frame("outer"), frame("<module>")]
+    names = ["sleep", EVAL_LOOP, "call", EVAL_LOOP, EVAL_LOOP, "main"]
+    assert pair_runs(names, frames) == {1: [frames[0]], 3: [frames[1]], 4: [frames[2]]}
+
+
+def test_with_entry_frames_one_eval_loop_call_runs_the_frames_up_to_its_entry_frame():
+    frames = [frame("park"), frame("settle", True), frame("run"), frame("_bootstrap", True)]
+    assert python_runs(frames) == [frames[:2], frames[2:]]
+    assert pair_runs(["nanosleep", "??", EVAL_LOOP, "vectorcall", EVAL_LOOP, "start_thread"], frames) == {
+        2: frames[:2], 4: frames[2:]}
+
+
+def test_counts_that_disagree_pair_nothing_rather_than_something_wrong():
+    frames = [frame("park"), frame("settle", True), frame("run"), frame("_bootstrap", True)]
+    assert pair_runs(["nanosleep", EVAL_LOOP, "start_thread"], frames) == {}
+    assert pair_runs(["nanosleep", EVAL_LOOP, EVAL_LOOP, EVAL_LOOP], frames) == {}
+    assert pair_runs(["nanosleep", "main"], []) == {}
