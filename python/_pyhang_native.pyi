@@ -318,3 +318,26 @@ class Unwinder:
     def unwind(self, registers: Registers, max_frames: int) -> Tuple[List[Addr], str]:
         """(pcs, stop): stop is a Stop text."""
         ...
+
+
+# ---- asyncio -----------------------------------------------------------------------
+
+class FutureState(_Named):
+    UNKNOWN = ...
+    PENDING = ...
+    CANCELLED = ...
+    FINISHED = ...
+
+
+def asyncio_state(interpreter: Interpreter) -> Dict[str, Any]:
+    """{imported, registry, problem,
+    tasks: [{object, type, native, name, state (FutureState text), loop, coro,
+             stack: [{function, file, line}] (innermost first),
+             awaits: None or {object, type, state, loop, children: [Addr],
+                              chained: [{object, type}], when (loop time) or None},
+             has_exception, exception_type, exception_unretrieved, completes: [{object, type}], problem}],
+    loops: [{loop, type, tid, frame_function, current_task, ready, scheduled, stopping,
+             ready_chained: [{object, type}]}],
+    jobs: [{tid, work_item, future}]}: every asyncio task, the future each awaits, the loops and
+    the threads running them, executor jobs."""
+    ...

@@ -23,6 +23,7 @@ void register_pylocks(pybind11::module_& m);  // python/bind_pylocks.cpp
 void register_waitgraph(pybind11::module_& m);  // python/bind_waitgraph.cpp
 void register_fork(pybind11::module_& m);       // python/bind_fork.cpp
 void register_unwind(pybind11::module_& m);     // python/bind_unwind.cpp
+void register_asyncio(pybind11::module_& m);    // python/bind_asyncio.cpp
 
 // None for an empty optional, else the value.
 template <class T>

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_pyhang_native, m) {
   pyhang::bindings::register_waitgraph(m);
   pyhang::bindings::register_fork(m);
   pyhang::bindings::register_unwind(m);
+  pyhang::bindings::register_asyncio(m);
 }

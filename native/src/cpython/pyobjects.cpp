@@ -498,6 +498,45 @@ std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::stri
   return out;
 }
 
+std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* problem) {
+  std::vector<Addr> out;
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return out;
+  }
+  const Layout& l = impl_->layout;
+  auto name = plausible_pointer(obj) ? impl_->objects->type_name(obj) : std::nullopt;
+  if (!name || (*name != "set" && *name != "frozenset")) {
+    set(problem, hex(obj) + " is not a set");
+    return out;
+  }
+  RemoteStruct s;
+  if (!s.load(impl_->mem, obj, span_of({l.set_used, l.set_mask, l.set_table}))) {
+    set(problem, "set " + hex(obj) + " unreadable");
+    return out;
+  }
+  auto mask = s.get<std::int64_t>(l.set_mask).value_or(-1);
+  Addr table = s.ptr(l.set_table);
+  // The table has mask + 1 slots, a power of two.
+  if (mask < 0 || mask >= (std::int64_t{1} << 24) || ((mask + 1) & mask) != 0 || !plausible_pointer(table) ||
+      l.setentry_size <= 0) {
+    set(problem, "set " + hex(obj) + ": table implausible");
+    return out;
+  }
+  auto slots = static_cast<std::size_t>(mask + 1);
+  std::vector<std::uint8_t> bytes(slots * static_cast<std::size_t>(l.setentry_size));
+  std::size_t got = impl_->mem.read_partial(table, bytes.data(), bytes.size());
+  std::size_t limit = std::min(max, impl_->limits.max_entries);
+  for (std::size_t i = 0; (i + 1) * static_cast<std::size_t>(l.setentry_size) <= got && out.size() < limit; ++i) {
+    Addr key = 0;
+    std::memcpy(&key, bytes.data() + i * static_cast<std::size_t>(l.setentry_size) + l.setentry_key, sizeof key);
+    // Empty slots are NULL; deleted ones point at the dummy key, whose type is no user type.
+    if (plausible_pointer(key) && impl_->objects->type_name(key).value_or("") != "<dummy key> type") out.push_back(key);
+  }
+  if (got < bytes.size()) set(problem, "set " + hex(obj) + " partly unreadable");
+  return out;
+}
+
 Addr PyObjects::attribute(Addr obj, std::string_view name, std::string* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
