@@ -40,6 +40,7 @@ class OwnerSource(_Named):
     GIL_STATE = ...
     THREAD_TID = ...
     THREAD_OBJECT = ...
+    ASYNCIO_LOOP = ...
 
 
 class ErrorReason(_Named):
@@ -332,7 +333,7 @@ class FutureState(_Named):
 def asyncio_state(interpreter: Interpreter) -> Dict[str, Any]:
     """{imported, registry, problem,
     tasks: [{object, type, native, name, state (FutureState text), loop, coro,
-             stack: [{function, file, line}] (innermost first),
+             stack: [{function, file, line}] (innermost first), innermost_self, innermost_self_type,
              awaits: None or {object, type, state, loop, children: [Addr],
                               chained: [{object, type}], when (loop time) or None},
              has_exception, exception_type, exception_unretrieved, completes: [{object, type}], problem}],

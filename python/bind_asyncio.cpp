@@ -5,6 +5,7 @@
 //     {"imported": bool, "registry": str|None, "problem": str|None,
 //      "tasks": [{object, type, native, name, state, loop, coro,
 //                 stack: [{function, file, line}] (innermost first),
+//                 innermost_self, innermost_self_type (first local of the innermost frame),
 //                 awaits: None | {object, type, state, loop, children: [addr],
 //                                 chained: [{object, type}], when},
 //                 has_exception, exception_type, exception_unretrieved,
@@ -69,6 +70,8 @@ py::dict task_dict(const cpython::PyTaskInfo& t) {
     stack.append(e);
   }
   d["stack"] = stack;
+  d["innermost_self"] = addr(t.innermost_self);
+  d["innermost_self_type"] = text(t.innermost_self_type);
   d["awaits"] = t.awaits ? py::object(future_dict(*t.awaits)) : py::object(py::none());
   d["has_exception"] = t.has_exception;
   d["exception_type"] = text(t.exception_type);

@@ -290,7 +290,8 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,
-                           threading=decoders.threading() if view.ok else None, names=names)
+                           threading=decoders.threading() if view.ok else None, names=names,
+                           asyncio=decoders.asyncio() if view.ok else None)
     return snap, view
 
 

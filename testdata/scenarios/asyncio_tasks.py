@@ -202,6 +202,7 @@ def run():
     asyncio.set_event_loop(loop)
     loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(1))
     main_task = loop.create_task(main())
+    main_task.set_name("main")
     TASKS["main"] = main_task
 
     def report_when_blocked():

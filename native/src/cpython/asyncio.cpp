@@ -222,6 +222,16 @@ class Reader {
       if (!next) break;
       obj = *next;
     }
+    if (!task.stack.empty()) {
+      const Addr frame = task.stack.front().frame;
+      const std::int64_t locals = l_.frame_model == FrameModel::FrameObject ? l_.frame_localsplus : l_.iframe_localsplus;
+      Addr self = locals >= 0 ? mem_.read_pointer(frame + static_cast<Addr>(locals)).value_or(0) : 0;
+      std::string t = type(self);
+      if (!t.empty()) {
+        task.innermost_self = self;
+        task.innermost_self_type = t;
+      }
+    }
   }
 
   // The top of a suspended frame's value stack: what it awaits.

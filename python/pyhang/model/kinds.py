@@ -27,6 +27,7 @@ class OwnerSource:
     THREAD_TID = "thread-tid"   # pthread_join: the joined thread's own tid word
     THREAD_OBJECT = "thread-object"   # Thread.join: the threading.Thread joined names its thread
     HEURISTIC = "heuristic"     # inferred (driver-lock heuristics), never certain
+    ASYNCIO_LOOP = "asyncio-loop"   # a future only an asyncio task or ready callback completes: its loop's thread
     UNKNOWN = "unknown"
 
 
@@ -62,6 +63,7 @@ class VerdictKind:
     GIL_HOLDER_BLOCKED = "gil-holder-blocked"
     OWNER_GONE = "owner-gone"
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
+    ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
 
 
 class PythonStatus:
@@ -80,3 +82,25 @@ class HazardKind:
     THREADS_AT_FORK = "threads-at-fork"
     FORK_START_METHOD = "fork-start-method"
     COW_REFCOUNT = "cow-refcount"
+
+
+class AwaitKind:
+    """What an asyncio task awaits (the report's asyncio tasks[].awaits.kind)."""
+    TASK = "task"                 # another task
+    GATHER = "gather"             # asyncio.gather's future: its children
+    SLEEP = "sleep"               # asyncio.sleep: a timer completes it
+    LOCK = "lock"                 # asyncio.Lock.acquire
+    SEMAPHORE = "semaphore"       # asyncio.Semaphore / BoundedSemaphore.acquire
+    EVENT = "event"               # asyncio.Event.wait
+    CONDITION = "condition"       # asyncio.Condition.wait
+    QUEUE_GET = "queue-get"       # asyncio.Queue.get on an empty queue
+    QUEUE_PUT = "queue-put"       # asyncio.Queue.put on a full queue
+    EXECUTOR = "executor"         # run_in_executor: a pool thread runs the job
+    THREAD_FUTURE = "thread-future"   # a concurrent.futures.Future chained to it (wrap_future)
+    FUTURE = "future"             # any other future
+
+
+class DeadlockKind:
+    """What a deadlock's cycle is made of (deadlocks[].kind)."""
+    THREADS = "threads"           # threads waiting on each other (absent from the JSON: the default)
+    AWAIT = "await"               # asyncio tasks awaiting each other

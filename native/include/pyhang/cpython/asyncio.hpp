@@ -76,6 +76,10 @@ struct PyTaskInfo {
   Addr loop = 0;
   Addr coro = 0;
   std::vector<PyFrame> stack;           // the suspended coroutine chain, innermost first
+  // The first local of the innermost coroutine frame: a method's `self`
+  // (the asyncio.Lock of Lock.acquire, the Queue of Queue.get); 0 when none.
+  Addr innermost_self = 0;
+  std::string innermost_self_type;
   std::optional<PyFutureInfo> awaits;   // fut_waiter: the future its coroutine waits on
   bool has_exception = false;           // finished with an exception
   std::string exception_type;
