@@ -159,3 +159,16 @@ def deadlock_json(report, d):
     return {"kind": d.kind, "tasks": [{"name": t.name, "address": t.address,
                                        "thread": getattr(loop_of(report, t), "thread", None),
                                        "awaits": t.awaits.kind if t.awaits else None} for t in d.tasks]}
+
+
+def render_py_tasks(report, names, holds_text):
+    """`py-tasks`: the await cycles, then every loop with its tasks."""
+    if not report.asyncio:
+        return "no asyncio task or event loop in this process (asyncio %s)" % (
+            "was not read" if report.asyncio is None else "has none")
+    out = []
+    cycles = [d for d in report.deadlocks if d.kind == "await"]
+    for i, d in enumerate(cycles):
+        title = "Found one await cycle" if len(cycles) == 1 else "Await cycle %d of %d" % (i + 1, len(cycles))
+        out.extend(await_deadlock_lines(report, d, title, names))
+    return "\n".join(out + render_asyncio(report, names, holds_text)[2:])
