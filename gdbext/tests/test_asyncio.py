@@ -30,8 +30,22 @@ def _tasks(loop):
 def test_asyncio_tasks_awaits_cycles_and_blocked_loops(scenario, python):
     # GIVEN two event loops blocked by synchronous calls, tasks awaiting each other, asyncio
     # primitives, a sleep, an executor job, a failed task and run_coroutine_threadsafe callers
+    check_scenario(scenario, python, [])
+
+
+PURE = [p for p in interpreters() if p.id in ("debian-3.11", "pyenv-3.13.0")]
+
+
+@pytest.mark.parametrize("python", PURE)
+def test_pure_python_tasks_are_read_through_their_attributes(scenario, python):
+    # GIVEN the same program with asyncio's pure-Python Task and Future (no _asyncio)
+    check_scenario(scenario, python, ["pure"])
+
+
+def check_scenario(scenario, python, args):
     exe, env = harness.stripped_interpreter(python)
-    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "asyncio_tasks.py")], env=env)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "asyncio_tasks.py")] + args, env=env)
+    assert s.truth["c_tasks"] == (not args)
     truth, roles = s.truth["tasks"], {t["role"]: t for t in s.truth["threads"]}
     file = os.path.join(harness.SCENARIOS, "asyncio_tasks.py")
     for where, report in (("live", harness.report_json(pid=s.pid)),
@@ -44,7 +58,7 @@ def test_asyncio_tasks_awaits_cycles_and_blocked_loops(scenario, python):
         # AND every task with its address, its state and the line its coroutine waits at
         for name, t in truth.items():
             got = tasks[name]
-            assert got["address"] == t["id"], (where, name)
+            assert got["address"] == t["id"] and got["native"] == s.truth["c_tasks"], (where, name)
             assert got["state"] == ("finished" if t["done"] else "pending"), (where, name, got)
             if "line" in t:
                 frame = next(f for f in got["stack"] if f["file"] == file)

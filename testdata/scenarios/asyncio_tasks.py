@@ -25,14 +25,18 @@ Loop 2 (thread "aio-loop2"):
                        Lock synchronously: the loop's thread and the caller
                        deadlock
 
-Works on 3.8 and later.  usage: asyncio_tasks.py
+Works on 3.8 and later.  usage: asyncio_tasks.py [pure]
+  pure: asyncio's pure-Python Task and Future instead of _asyncio's C ones
 """
-import asyncio
-import concurrent.futures
-import os
 import sys
-import threading
-import time
+
+if sys.argv[1:] == ["pure"]:
+    sys.modules["_asyncio"] = None  # asyncio then keeps its pure-Python classes
+import asyncio  # noqa: E402
+import concurrent.futures  # noqa: E402
+import os  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

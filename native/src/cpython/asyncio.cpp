@@ -70,7 +70,11 @@ class Reader {
   }
 
   FutureState py_state(Addr obj) {
-    auto s = objs_.str(objs_.attribute(obj, "_state")).value_or("");
+    Addr state = objs_.attribute(obj, "_state");
+    // asyncio.futures.Future keeps `_state = _PENDING` on the class: an
+    // instance has its own only once it is done.
+    if (!state) return objs_.attribute(obj, "_loop") ? FutureState::Pending : FutureState::Unknown;
+    auto s = objs_.str(state).value_or("");
     if (s == "PENDING") return FutureState::Pending;
     if (s == "CANCELLED") return FutureState::Cancelled;
     if (s == "FINISHED") return FutureState::Finished;
@@ -178,7 +182,9 @@ class Reader {
       out.coro = objs_.attribute(t, "_coro");
       waiter = objs_.attribute(t, "_fut_waiter");
       exception = objs_.attribute(t, "_exception");
-      out.exception_unretrieved = objs_.integer(objs_.attribute(t, "_log_traceback")).value_or(0) != 0;
+      // Future.__log_traceback (name-mangled; `_log_traceback` is a property of it)
+      Addr log_tb = objs_.attribute(t, "_Future__log_traceback");
+      out.exception_unretrieved = objs_.integer(log_tb ? log_tb : objs_.attribute(t, "_log_traceback")).value_or(0) != 0;
       out.name = task_name(objs_.attribute(t, "_name"));
       if (out.state == FutureState::Unknown) out.problem = "task " + hex(t) + ": _state unreadable";
     }
@@ -215,9 +221,10 @@ class Reader {
         break;
       }
       PyFrame f = walk.frames.front();
-      task.stack.insert(task.stack.begin(), f);
-      // Future.__await__ (pure Python) yields the future itself: the end of the chain.
+      // Future.__await__ (pure Python) yields the future itself, which is the
+      // task's fut_waiter: the end of the chain, as a C future's iterator is.
       if (bare(f.function) == "__await__") break;
+      task.stack.insert(task.stack.begin(), f);
       auto next = stack_top(frame, gen_state);
       if (!next) break;
       obj = *next;
