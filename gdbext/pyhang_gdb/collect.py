@@ -399,7 +399,8 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,
                            threading=decoders.threading() if view.ok else None, names=names,
-                           files=files_of(target, threads) if lock_facts else None)
+                           files=files_of(target, threads) if lock_facts else None,
+                           asyncio=decoders.asyncio() if view.ok else None)
     return snap, view
 
 

@@ -1,6 +1,8 @@
 """The native decoders of the selected target, each made once per stop
 (SESSION.cached): the interpreter (read once, shared by the CPython state,
 the Python-lock search and fork facts), glibc's lock layouts, the unwinder."""
+import time
+
 import _pyhang_native as native
 
 from pyhang_gdb import settings
@@ -33,6 +35,20 @@ def python_locks():
 def threading():
     """threading's Thread objects (PythonLocks.threading()), once per stop."""
     return SESSION.cached("threading", lambda: python_locks().threading())
+
+
+def asyncio():
+    """asyncio's tasks, loops and executor jobs (native asyncio_state()), once per
+    stop; live targets also note the host's monotonic clock, against which a
+    sleep's deadline (loop time) is measured."""
+    target = SESSION.target()
+
+    def compute():
+        state = native.asyncio_state(interpreter())
+        if target.kind == "live":
+            state["clock"] = time.monotonic()
+        return state
+    return SESSION.cached("asyncio", compute)
 
 
 class Stop:

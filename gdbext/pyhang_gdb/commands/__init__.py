@@ -2,14 +2,14 @@
 import gdb
 
 from pyhang_gdb import frame_filter, settings
-from pyhang_gdb.commands import fork_hazards, gil_holder, lock_owner, py_bt, py_frames, report
+from pyhang_gdb.commands import fork_hazards, gil_holder, lock_owner, py_bt, py_frames, py_tasks, report
 
 
 def register():
     settings.register()
     frame_filter.register()
     for cls in report.COMMANDS + (py_bt.PythonBacktrace, gil_holder.GilHolder, lock_owner.LockOwner,
-                                  fork_hazards.ForkHazards):
+                                  fork_hazards.ForkHazards, py_tasks.PyTasks):
         cls()
     if not _defined("py-bt"):
         py_bt.PyBt()  # libpython.py did not define it

@@ -601,28 +601,29 @@ std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* p
     return out;
   }
   RemoteStruct s;
-  if (!s.load(impl_->mem, obj, span_of({l.set_mask, l.set_table, l.set_used}))) {
+  if (!s.load(impl_->mem, obj, span_of({l.set_used, l.set_mask, l.set_table}))) {
     set(problem, "set " + hex(obj) + " unreadable");
     return out;
   }
   auto mask = s.get<std::int64_t>(l.set_mask).value_or(-1);
   Addr table = s.ptr(l.set_table);
-  // mask + 1 slots, a power of two; the table is read whole up to the bound
-  if (mask < 0 || mask > (std::int64_t{1} << 24) || ((mask + 1) & mask) != 0 || !plausible_pointer(table) ||
+  // The table has mask + 1 slots, a power of two.
+  if (mask < 0 || mask >= (std::int64_t{1} << 24) || ((mask + 1) & mask) != 0 || !plausible_pointer(table) ||
       l.setentry_size <= 0) {
-    set(problem, "set " + hex(obj) + " table implausible");
+    set(problem, "set " + hex(obj) + ": table implausible");
     return out;
   }
   auto slots = static_cast<std::size_t>(mask + 1);
-  auto esize = static_cast<std::size_t>(l.setentry_size);
-  slots = std::min(slots, impl_->limits.max_entries);
-  auto bytes = impl_->mem.read_bytes(table, slots * esize);
-  if (bytes.size() < slots * esize) set(problem, "set " + hex(obj) + " table partly unreadable");
-  for (std::size_t i = 0; (i + 1) * esize <= bytes.size() && out.size() < max; ++i) {
-    Addr key;
-    std::memcpy(&key, bytes.data() + i * esize + static_cast<std::size_t>(l.setentry_key), 8);
-    if (plausible_pointer(key) && impl_->objects->type_name(key).value_or("") != "<dummy key>") out.push_back(key);
+  std::vector<std::uint8_t> bytes(slots * static_cast<std::size_t>(l.setentry_size));
+  std::size_t got = impl_->mem.read_partial(table, bytes.data(), bytes.size());
+  std::size_t limit = std::min(max, impl_->limits.max_entries);
+  for (std::size_t i = 0; (i + 1) * static_cast<std::size_t>(l.setentry_size) <= got && out.size() < limit; ++i) {
+    Addr key = 0;
+    std::memcpy(&key, bytes.data() + i * static_cast<std::size_t>(l.setentry_size) + l.setentry_key, sizeof key);
+    // Empty slots are NULL; deleted ones point at the dummy key, whose type is no user type.
+    if (plausible_pointer(key) && impl_->objects->type_name(key).value_or("") != "<dummy key> type") out.push_back(key);
   }
+  if (got < bytes.size()) set(problem, "set " + hex(obj) + " partly unreadable");
   return out;
 }
 

@@ -10,7 +10,7 @@ between them when a lock records no owner (`frames_wanted`):
 
 `build_report(snapshot)` does both, for a snapshot that is complete.
 """
-from pyhang.analysis import deadlocks, forks, locks
+from pyhang.analysis import asyncio, deadlocks, forks, locks
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
@@ -76,13 +76,15 @@ def conclude(report, snapshot):
     """Edges from every decoded owner and likely holders where a lock
     records none, every cycle, verdicts, and fork hazards when the snapshot
     has fork facts."""
+    asyncio.analyse(report, snapshot)
     report.edges, report.deadlocks, report.cycles_truncated = deadlocks.wait_for_graph(report.threads)
+    report.deadlocks += asyncio.await_cycles(report, snapshot)
     blocked = None
     holder = report.gil.holder_tid
     snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
     if snap is not None:
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
-    report.verdicts = deadlocks.verdicts(report, blocked)
+    report.verdicts = deadlocks.verdicts(report, blocked) + asyncio.loop_verdicts(report)
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards

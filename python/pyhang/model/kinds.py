@@ -27,6 +27,7 @@ class OwnerSource:
     THREAD_TID = "thread-tid"   # pthread_join: the joined thread's own tid word
     THREAD_OBJECT = "thread-object"   # Thread.join: the threading.Thread joined names its thread
     HEURISTIC = "heuristic"     # inferred (driver-lock heuristics), never certain
+    ASYNCIO_LOOP = "asyncio-loop"   # a future only an asyncio task or ready callback completes: its loop's thread
     UNKNOWN = "unknown"
 
 
@@ -71,6 +72,7 @@ class VerdictKind:
     GIL_HOLDER_BLOCKED = "gil-holder-blocked"
     OWNER_GONE = "owner-gone"
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
+    ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
 
 
 class PythonStatus:
@@ -98,3 +100,23 @@ class LocalKind:
     CELL = "cell"
     FREE = "free"
     F_LOCALS = "f_locals"
+class AwaitKind:
+    """What an asyncio task awaits (the report's asyncio tasks[].awaits.kind)."""
+    TASK = "task"                 # another task
+    GATHER = "gather"             # asyncio.gather's future: its children
+    SLEEP = "sleep"               # asyncio.sleep: a timer completes it
+    LOCK = "lock"                 # asyncio.Lock.acquire
+    SEMAPHORE = "semaphore"       # asyncio.Semaphore / BoundedSemaphore.acquire
+    EVENT = "event"               # asyncio.Event.wait
+    CONDITION = "condition"       # asyncio.Condition.wait
+    QUEUE_GET = "queue-get"       # asyncio.Queue.get on an empty queue
+    QUEUE_PUT = "queue-put"       # asyncio.Queue.put on a full queue
+    EXECUTOR = "executor"         # run_in_executor: a pool thread runs the job
+    THREAD_FUTURE = "thread-future"   # a concurrent.futures.Future chained to it (wrap_future)
+    FUTURE = "future"             # any other future
+
+
+class DeadlockKind:
+    """What a deadlock's cycle is made of (deadlocks[].kind)."""
+    THREADS = "threads"           # threads waiting on each other (absent from the JSON: the default)
+    AWAIT = "await"               # asyncio tasks awaiting each other

@@ -8,7 +8,7 @@ Sentences are not stored here: the renderer writes them from these facts.
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from pyhang.model.kinds import GilState, OwnerSource
+from pyhang.model.kinds import DeadlockKind, GilState, OwnerSource
 
 
 @dataclass
@@ -99,6 +99,8 @@ class Deadlock:
     threads: List[int]
     confidence: str
     edges: List[Edge]
+    kind: str = DeadlockKind.THREADS     # model.kinds.DeadlockKind
+    tasks: List["AsyncioTask"] = field(default_factory=list)   # an await cycle's tasks, in cycle order
 
 
 @dataclass
@@ -124,6 +126,7 @@ class Report:
     python_status: Optional[str] = None                # model.kinds.PythonStatus of the interpreter
     lock_problem: Optional[str] = None                 # why glibc's lock layouts are not known
     cycles_truncated: bool = False                     # more deadlock cycles than are listed
+    asyncio: Optional[List["AsyncioLoop"]] = None      # None: not collected; [] no asyncio loop or task
 
     def thread(self, tid):
         return next((t for t in self.threads if t.tid == tid), None)
@@ -165,3 +168,48 @@ class ForkAnalysis:
     parent_pid: Optional[int] = None
     checked: List[tuple] = field(default_factory=list)
     problems: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Awaited:
+    """What an asyncio task awaits."""
+    kind: str                           # model.kinds.AwaitKind
+    address: Optional[int] = None       # the future (or task) its coroutine waits on
+    type: Optional[str] = None
+    state: Optional[str] = None         # the future's FutureState
+    tasks: List[str] = field(default_factory=list)   # the task(s) it waits for, by name (task, gather, shield)
+    task_addresses: List[int] = field(default_factory=list)
+    obj: Optional[int] = None           # the Lock/Event/Queue/... waited on, when read
+    obj_type: Optional[str] = None
+    when: Optional[float] = None        # a sleep's deadline in loop time (time.monotonic of the target)
+    remaining: Optional[float] = None   # seconds from the collection to that deadline (live targets)
+    thread: Optional[int] = None        # the thread that must complete it (an executor job's)
+    chained: Optional[int] = None       # the concurrent.futures.Future chained to it
+
+
+@dataclass
+class AsyncioTask:
+    name: str
+    address: int
+    state: str                          # FutureState: pending, finished, cancelled
+    native: bool = True                 # _asyncio's C Task
+    stack: List[PythonFrame] = field(default_factory=list)   # the coroutine chain, innermost first
+    awaits: Optional[Awaited] = None
+    running: bool = False               # the task its loop is stepping now
+    exception_type: Optional[str] = None
+    exception_unretrieved: bool = False  # finished with an exception nobody retrieved
+    completes_for: List[int] = field(default_factory=list)   # threads waiting on futures this task completes
+    problem: Optional[str] = None
+
+
+@dataclass
+class AsyncioLoop:
+    """One event loop, the thread running it and its tasks."""
+    address: int
+    type: Optional[str] = None
+    thread: Optional[int] = None        # the LWP running it; None when no thread runs it now
+    ready: Optional[int] = None         # callbacks ready to run
+    scheduled: Optional[int] = None     # timers
+    running_task: Optional[str] = None  # the task being stepped now
+    blocked: Optional[dict] = None      # the loop's thread is blocked inside a step: {task, frame, wait, ready, pending}
+    tasks: List[AsyncioTask] = field(default_factory=list)

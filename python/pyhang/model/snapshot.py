@@ -50,6 +50,7 @@ class ProcessSnapshot:
     names: Dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
     native_depth: int = 8                     # native frames collected per thread
     files: Optional[Dict[int, dict]] = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
+    asyncio: Optional[dict] = None            # asyncio's tasks and loops (native asyncio_state()), when collected
 
 
 def _frame_from(d):
@@ -58,6 +59,13 @@ def _frame_from(d):
 
 def to_dict(snap: ProcessSnapshot) -> dict:
     t = snap.target
+    d = _to_dict(snap, t)
+    if snap.asyncio is not None:   # snapshots recorded before asyncio was read have none
+        d["asyncio"] = snap.asyncio
+    return d
+
+
+def _to_dict(snap, t):
     return {
         "schema": SNAPSHOT_SCHEMA,
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
@@ -98,6 +106,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
         names={address: name for address, name in d.get("names") or []},
         native_depth=d.get("native_depth", 8),
         files=None if d.get("files") is None else {int(fd): obj for fd, obj in d["files"].items()},
+        asyncio=d.get("asyncio"),
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
                                 frames=[_frame_from(f) for f in th.get("frames") or []],

@@ -4,11 +4,13 @@ be added, never renamed."""
 import json
 
 from pyhang import SCHEMA, VERSION
+from pyhang.model.kinds import DeadlockKind
+from pyhang.render.asyncio import asyncio_json, deadlock_json
 from pyhang.render.forks import hazard_json
 from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import summary
 from pyhang.render.syscalls import syscall_json
-from pyhang.render.text import edge_evidence, names_of, verdict_text, warnings
+from pyhang.render.text import _holds_text, edge_evidence, names_of, verdict_text, warnings
 
 
 def _python_frame(f, native_frame=None):
@@ -48,11 +50,18 @@ def _edge(e):
             "evidence": edge_evidence(e)}
 
 
+def _deadlock(report, d):
+    out = {"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e) for e in d.edges]}
+    if d.kind == DeadlockKind.AWAIT:   # thread cycles keep the keys they always had
+        out.update(deadlock_json(report, d))
+    return out
+
+
 def to_json(report, merged=False) -> dict:
     """The report as a tree of fresh dicts and lists."""
     t = report.target
     names = names_of(report)
-    return {
+    doc = {
         "schema": SCHEMA,
         "pyhang_version": VERSION,
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
@@ -72,14 +81,16 @@ def to_json(report, merged=False) -> dict:
         } for th in report.threads],
         "gil": {"locked": report.gil.locked, "holder_tid": report.gil.holder_tid,
                 "waiters": list(report.gil.waiters)},
-        "deadlocks": [{"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e) for e in d.edges]}
-                      for d in report.deadlocks],
+        "deadlocks": [_deadlock(report, d) for d in report.deadlocks],
         "edges": [_edge(e) for e in report.edges],
         "fork_hazards": [hazard_json(h, names) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names)}
                      for v in report.verdicts],
         "warnings": warnings(report),
     }
+    if report.asyncio is not None:   # collected (snapshots recorded before asyncio was read have none)
+        doc["asyncio"] = asyncio_json(report, names, _holds_text)
+    return doc
 
 
 def dumps(report, pretty=False, merged=False):

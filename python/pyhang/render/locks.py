@@ -126,7 +126,13 @@ def _api_summary(b, names):
             what, "?" if lock.get("_count") is None else lock["_count"],
             "?" if lock.get("_parties") is None else lock["_parties"])
     if k == WaitKind.PY_FUTURE:
-        return "waits for the result of %s: it is %s" % (what, lock.get("_state") or "in an unknown state")
+        line = "waits for the result of %s: it is %s" % (what, lock.get("_state") or "in an unknown state")
+        loop = lock.get("asyncio")
+        if loop and b.owners:
+            by = "asyncio task '%s'" % loop["task"] if loop.get("task") else \
+                "an asyncio callback still waiting in the ready queue"
+            line += "; %s completes it, on the event loop run by %s" % (by, names(b.owners[0]))
+        return line
     if k == WaitKind.PY_IMPORT_LOCK:
         module = lock.get("name") or "?"
         held = "held by %s" % names(b.owners[0]) if b.owners else "its owner is not known"

@@ -1,7 +1,8 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import OwnerSource, PythonStatus, VerdictKind, WaitKind
+from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
 from pyhang.model.report import PythonFrame, Report, ThreadReport
+from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
 from pyhang.render.names import ThreadNames, thread_label
@@ -104,6 +105,8 @@ def verdict_text(v, names):
         return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
                 "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
                                 ", ".join(str(o) for o in f["owners"])))
+    if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
+        return loop_blocked_text(v.facts, names, _holds_text)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
         waits = v.facts["waits"]
         listed = ", ".join("%s on %s" % (names(w["tid"]), _holds_text(w["kind"], w["address"]))
@@ -199,6 +202,9 @@ def render_deadlocks(report, names):
     n = len(report.deadlocks)
     for i, d in enumerate(report.deadlocks):
         title = "Found one deadlock" if n == 1 else "Deadlock %d of %d" % (i + 1, n)
+        if d.kind == DeadlockKind.AWAIT:
+            out.extend(await_deadlock_lines(report, d, title, names))
+            continue
         out.append("%s (%s), %d threads:" % (title, d.confidence, len(d.threads)))
         for e in d.edges:
             th = report.thread(e.waiter)
@@ -208,7 +214,9 @@ def render_deadlocks(report, names):
                     waiter = report.thread(h.waiter)
                     b = waiter.blocked_on if waiter else None
                     name = b.name if b is not None and b.address == h.address else None
-                    out.append("    " + _held_text(h.kind, h.address) + (" (%s)" % name if name else ""))
+                    held = _held_text(h.kind, h.address) if h.source != OwnerSource.ASYNCIO_LOOP else \
+                        "runs the event loop that must complete " + _holds_text(h.kind, h.address)
+                    out.append("    " + held + (" (%s)" % name if name else ""))
             if th and th.blocked_on:
                 out.append("    %s" % summary(th.blocked_on, names))
             if e.source == OwnerSource.HEURISTIC:
@@ -273,6 +281,7 @@ def render_text(report: Report, merged=False) -> str:
         groups.setdefault(key, []).append(th)
     for members in groups.values():
         _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None, merged=merged)
+    out.extend(render_asyncio(report, names, _holds_text))
     return "\n".join(out)
 
 

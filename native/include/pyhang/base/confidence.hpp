@@ -33,15 +33,17 @@ enum class OwnerSource : std::uint8_t {
   GilState,   // the GIL's holder
   ThreadTid,  // pthread_join: the joined thread's TID
   ThreadObject,  // Thread.join: the threading.Thread joined names its thread
+  AsyncioLoop,   // a future only an asyncio task or ready callback completes: the thread running its loop
 };
 
-inline constexpr std::array<Named<OwnerSource>, 6> kOwnerSourceNames{{
+inline constexpr std::array<Named<OwnerSource>, 7> kOwnerSourceNames{{
     {OwnerSource::Unknown, "unknown"},
     {OwnerSource::LockWord, "lock-word"},
     {OwnerSource::Heuristic, "heuristic"},
     {OwnerSource::GilState, "gil-state"},
     {OwnerSource::ThreadTid, "thread-tid"},
     {OwnerSource::ThreadObject, "thread-object"},
+    {OwnerSource::AsyncioLoop, "asyncio-loop"},
 }};
 constexpr std::string_view to_string(OwnerSource s) { return name_in(kOwnerSourceNames, s); }
 constexpr std::optional<OwnerSource> parse_owner_source(std::string_view s) { return parse_in(kOwnerSourceNames, s); }

@@ -111,7 +111,7 @@ class PyObjects {
   Addr dict_get(Addr dict, std::string_view key, std::string* problem = nullptr);
   // The items of a list or tuple, at most `max`.
   std::vector<Addr> sequence_items(Addr obj, std::size_t max, std::string* problem = nullptr);
-  // The keys of a set or frozenset, in table order, at most `max`.
+  // The members of a set or frozenset (its hash table's live keys), at most `max`.
   std::vector<Addr> set_items(Addr obj, std::size_t max, std::string* problem = nullptr);
 
   // obj.__dict__[name]: instance dict at tp_dictoffset (modules too), or a

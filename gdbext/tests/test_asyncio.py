@@ -1,0 +1,97 @@
+"""asyncio tasks read from target memory on 3.8 - 3.13 (Debian's stripped
+3.11 and stripped pyenv copies), live and from a core: every task's name,
+state, coroutine stack and what it awaits as the scenario recorded them;
+await cycles (direct and through gather) as deadlocks of kind "await"; a
+loop blocked by time.sleep inside a coroutine; threads waiting on
+run_coroutine_threadsafe futures waiting for the loop's thread, which
+closes a thread deadlock through a threading.Lock.  One scenario process
+per interpreter (testdata/scenarios/asyncio_tasks.py)."""
+import os
+
+import pytest
+
+import harness
+
+
+def interpreters():
+    out = []
+    for name, path in harness.interpreters():
+        minor = 11 if name.startswith("debian") else int(name.split("-")[1].split(".")[1])
+        if minor >= 8:
+            out.append(pytest.param(path, id=name))
+    return out
+
+
+def _tasks(loop):
+    return {t["name"]: t for t in loop["tasks"]}
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_asyncio_tasks_awaits_cycles_and_blocked_loops(scenario, python):
+    # GIVEN two event loops blocked by synchronous calls, tasks awaiting each other, asyncio
+    # primitives, a sleep, an executor job, a failed task and run_coroutine_threadsafe callers
+    check_scenario(scenario, python, [])
+
+
+PURE = [p for p in interpreters() if p.id in ("debian-3.11", "pyenv-3.13.0")]
+
+
+@pytest.mark.parametrize("python", PURE)
+def test_pure_python_tasks_are_read_through_their_attributes(scenario, python):
+    # GIVEN the same program with asyncio's pure-Python Task and Future (no _asyncio)
+    check_scenario(scenario, python, ["pure"])
+
+
+def check_scenario(scenario, python, args):
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "asyncio_tasks.py")] + args, env=env)
+    assert s.truth["c_tasks"] == (not args)
+    truth, roles = s.truth["tasks"], {t["role"]: t for t in s.truth["threads"]}
+    file = os.path.join(harness.SCENARIOS, "asyncio_tasks.py")
+    for where, report in (("live", harness.report_json(pid=s.pid)),
+                          ("core", harness.report_json(executable=exe, core=s.gcore()))):
+        loops = {l["thread"]: l for l in report["asyncio"]}
+        # THEN each loop is found with the thread running it
+        loop1, loop2 = loops[roles["loop1"]["tid"]], loops[roles["loop2"]["tid"]]
+        assert loop1["loop"] == roles["loop1"]["loop"] and loop2["loop"] == s.truth["loop2"]["loop"], where
+        tasks = _tasks(loop1)
+        # AND every task with its address, its state and the line its coroutine waits at
+        for name, t in truth.items():
+            got = tasks[name]
+            assert got["address"] == t["id"] and got["native"] == s.truth["c_tasks"], (where, name)
+            assert got["state"] == ("finished" if t["done"] else "pending"), (where, name, got)
+            if "line" in t:
+                frame = next(f for f in got["stack"] if f["file"] == file)
+                assert frame["line"] == t["line"], (where, name, got["stack"])
+        assert [f["line"] for f in tasks["nested"]["stack"] if f["file"] == file] == truth["nested"]["lines"]
+        # AND what each awaits
+        kinds = {n: (tasks[n]["awaits"] or {}).get("kind") for n in tasks}
+        assert kinds["cycle-a"] == kinds["cycle-b"] == kinds["gather-d"] == "task", (where, kinds)
+        assert tasks["cycle-a"]["awaits"]["tasks"] == ["cycle-b"] and tasks["gather-d"]["awaits"]["tasks"] == ["gather-c"]
+        assert kinds["gather-c"] == "gather" and tasks["gather-c"]["awaits"]["tasks"] == ["gather-d"], where
+        assert tasks["gather-c"]["awaits"]["address"] == truth["gather-c"]["waiter"], where
+        assert kinds["lock-waiter"] == "lock" and tasks["lock-waiter"]["awaits"]["object"] == truth["lock-waiter"]["object"]
+        assert kinds["queue-getter"] == "queue-get" and kinds["lock-holder"] == kinds["nested"] == "event", kinds
+        assert kinds["sleeper"] == "sleep" and abs(tasks["sleeper"]["awaits"]["when"] - truth["sleeper"]["when"]) < 1
+        assert kinds["executor-waiter"] == "executor", (where, kinds)
+        assert tasks["executor-waiter"]["awaits"]["thread"] == truth["executor-waiter"]["tid"], where
+        assert tasks["failed"]["exception_type"] == "ValueError" and tasks["failed"]["exception_unretrieved"]
+        assert tasks["blocker"]["running"] and loop1["running_task"] == "blocker", where
+        # AND the await cycles are deadlocks of kind "await", named by their tasks
+        cycles = [sorted(t["name"] for t in d["tasks"]) for d in report["deadlocks"] if d.get("kind") == "await"]
+        assert sorted(cycles) == [["cycle-a", "cycle-b"], ["gather-c", "gather-d"]], (where, cycles)
+        # AND both loops are called out as blocked inside a task's step
+        blocked = {v["threads"][0]: v["text"] for v in report["verdicts"] if v["kind"] == "asyncio-loop-blocked"}
+        assert "task 'blocker'" in blocked[roles["loop1"]["tid"]] and roles["loop2"]["tid"] in blocked, where
+        assert "line %d, in blocker" % truth["blocker"]["line"] in blocked[roles["loop1"]["tid"]], where
+        grabber = next(t for t in loop2["tasks"] if t["running"])
+        assert grabber["stack"][0]["line"] == s.truth["loop2"]["grabber-line"], where
+        # AND a thread waiting on run_coroutine_threadsafe(...).result() waits for the loop's thread
+        threads = {t["tid"]: t for t in report["threads"]}
+        for caller, loop in (("rcts-sleep-caller", "loop1"), ("rcts-lock-caller", "loop2")):
+            b = threads[roles[caller]["tid"]]["blocked_on"]
+            assert b["kind"] == "py-future" and b["address"] == roles[caller]["future"], (where, b)
+            assert b["owners"] == [roles[loop]["tid"]] and b["owner_source"] == "asyncio-loop", (where, b)
+        # AND with the loop's thread waiting on the Lock the caller holds, that is a thread deadlock
+        pair = {roles["rcts-lock-caller"]["tid"], roles["loop2"]["tid"]}
+        assert any(set(d["threads"]) == pair for d in report["deadlocks"] if not d.get("kind")), where

@@ -1,0 +1,55 @@
+"""The asyncio analysis on synthetic snapshots: await cycles (direct, through
+a gather's children, through a future another task completes), each found
+once; garbage in the decoded facts gives no cycle and no crash."""
+from pyhang import analysis
+from pyhang.model.report import TargetInfo
+from pyhang.model.snapshot import ProcessSnapshot
+from pyhang.render import json as render_json
+from pyhang.render.text import render_text
+
+import harness
+
+
+def task(addr, name, awaits=None, children=(), completes=(), state="pending"):
+    return {"object": addr, "name": name, "state": state, "native": True, "loop": 0x1000, "stack": [],
+            "awaits": None if awaits is None else {"object": awaits, "type": "_asyncio.Future", "state": "pending",
+                                                   "children": list(children), "chained": []},
+            "completes": [{"object": c, "type": "_GatheringFuture"} for c in completes]}
+
+
+def report_of(tasks, loops=None):
+    snap = ProcessSnapshot(target=TargetInfo(kind="core"), python={"status": "ok", "threads": []},
+                           asyncio={"imported": True, "tasks": tasks, "jobs": [],
+                                    "loops": loops if loops is not None else [{"loop": 0x1000}]})
+    rep = analysis.build_report(snap)
+    harness.validated_report(render_json.to_json(rep))
+    render_text(rep)
+    return rep
+
+
+def cycles(rep):
+    return sorted(sorted(t.name for t in d.tasks) for d in rep.deadlocks if d.kind == "await")
+
+
+def test_a_three_task_await_cycle_is_one_deadlock():
+    rep = report_of([task(0x10, "a", awaits=0x20), task(0x20, "b", awaits=0x30), task(0x30, "c", awaits=0x10)])
+    assert cycles(rep) == [["a", "b", "c"]]
+
+
+def test_a_cycle_through_gather_and_a_completed_future_is_found():
+    # a awaits gather(b); b awaits a future that c completes (shield); c awaits a
+    rep = report_of([task(0x10, "a", awaits=0x90, children=[0x20]), task(0x20, "b", awaits=0x91),
+                     task(0x30, "c", awaits=0x10, completes=[0x91])])
+    assert cycles(rep) == [["a", "b", "c"]]
+
+
+def test_a_chain_without_a_cycle_and_done_tasks_are_no_deadlock():
+    rep = report_of([task(0x10, "a", awaits=0x20), task(0x20, "b", awaits=0x30),
+                     task(0x30, "c", awaits=0x10, state="finished")])
+    assert cycles(rep) == []
+
+
+def test_garbage_facts_give_no_cycle_and_no_crash():
+    rep = report_of([{"object": None}, {"object": 0x10, "awaits": {"object": 0x10}}, {}, task(0x20, "x", awaits=None)],
+                    loops=[{}, {"loop": None}])
+    assert cycles(rep) == []
