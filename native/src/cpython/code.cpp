@@ -10,12 +10,13 @@ namespace pyhang::cpython {
 namespace {
 
 // Lines are summed from target bytes: the running sum is kept in 64 bits and
-// held within ±2^40, where no delta a table can hold (a varint is at most 60
-// bits) makes it overflow; a line outside 0..INT_MAX is no line (-1).
+// held within ±2^40, and each delta too before it is added (a varint's
+// groups reach 66 bits, so a delta can be any int64), so the sum never
+// overflows; a line outside 0..INT_MAX is no line (-1).
 constexpr std::int64_t kLineBound = std::int64_t{1} << 40;
 
 std::int64_t add_line(std::int64_t line, std::int64_t delta) {
-  return std::clamp(line + delta, -kLineBound, kLineBound);
+  return std::clamp(line + std::clamp(delta, -kLineBound, kLineBound), -kLineBound, kLineBound);
 }
 
 int as_line(std::int64_t line) {

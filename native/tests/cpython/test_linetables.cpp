@@ -167,6 +167,11 @@ TEST_CASE("line tables whose deltas overflow an int line give no line, never a w
   SECTION("a location table of huge varint deltas") {
     lines_in_range(layout(11), from_hex("9e01ffffff0c00030380ffbcffefffffffffffffffffffffff45"), 1);
   }
+  SECTION("a location table whose varint delta fills 64 bits (found by fuzz_linetable)") {
+    const auto t = from_hex("9e01f7ffff0c00030380ffbcffefffffffffffffffffffffff45");
+    CHECK(line_for_offset(layout(11), t, 1, 512) == -1);
+    lines_in_range(layout(11), t, 1);
+  }
   SECTION("an lnotab summed from a first line near INT_MAX") {
     lines_in_range(layout(9), from_hex("ffffffff7f60fc012ef8f041000102"), std::numeric_limits<int>::max() - 10);
   }

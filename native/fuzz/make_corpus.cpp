@@ -1,0 +1,218 @@
+// Writes the seed corpus of every fuzz target (native/fuzz/corpus/<target>)
+// from the unit tests' synthetic builders: make_corpus DIR.  The seeds are
+// committed; run again after changing a target's input format.
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "fuzz_input.hpp"
+#include "glibc/layout_tables.hpp"
+#include "pyhang/glibc/layouts.hpp"
+#include "support/cpython_objects.hpp"
+#include "support/eh_object.hpp"
+#include "support/elf_builder.hpp"
+
+using namespace pyhang;
+namespace fs = std::filesystem;
+using fuzz::Output;
+
+namespace {
+
+fs::path out_dir;
+
+void seed(const std::string& target, const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  fs::create_directories(out_dir / target);
+  std::ofstream(out_dir / target / name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<std::uint8_t> from_hex(const std::string& hex) {
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+// ---- ELF files, cores, CFI and the unwinder --------------------------------
+
+void elf_and_cfi_seeds() {
+  using namespace pyhang::testing;
+  seed("elf", "shared-object", build_shared_object({{"_PyRuntime", 0x2000, 0x100, true, STT_OBJECT},
+                                                    {"Py_Version", 0x2100, 4, true, STT_OBJECT},
+                                                    {"main", 0x1000, 0x40, false}},
+                                                   ".PyRuntime", std::vector<std::uint8_t>(64, 1)));
+  TestObject spec = three_functions();
+  spec.symbols.push_back({"main", 0x1100, 0x80, false});
+  const auto object = build_object(spec);
+  seed("elf", "eh-frame-hdr", object);
+  spec.hdr = false;
+  seed("elf", "eh-frame-index", build_object(spec));
+
+  CoreSpec core;
+  core.threads = {{4242, 0x401000}, {4243, 0x402000}};
+  core.files = {{0x400000, 0x402000, 0, "/usr/bin/python3.11"}, {0x7f0000000000, 0x7f0000001000, 0x3000, "/lib/x.so"}};
+  core.segments = {{0x600000, std::vector<std::uint8_t>(256, 7), 4096}, {0x700000, {}, 0x2000}};
+  core.auxv = {9, 0x401234, 33, 0x7fff0000, 0, 0};
+  seed("core", "two-threads", build_core(core));
+
+  // .eh_frame alone, at its link-time address, with an expression reading
+  // the stack (DW_OP_breg7 8; DW_OP_deref).
+  std::vector<std::uint8_t> eh(object.begin() + kEhFrame, object.begin() + (kEhFrame + 0x200));
+  Output cfi;
+  cfi.u64(kEhFrame).u64(0x10).u64(kEhFrame + 0x40).u64(kEhFrame).u16(3).u8(0x77).u8(8).u8(0x06).add(eh);
+  seed("cfi", "three-functions", cfi.bytes);
+
+  // The unwinder: the object and the stack of leaf <- middle <- outer
+  // (native/tests/unwind/test_unwind.cpp), the object mapped at kBase.
+  constexpr Addr kBase = 0x7f0000000000, kStack = 0x7ffd00000000;
+  std::vector<std::uint8_t> stack(0x300, 0);
+  auto put = [&](Addr at, std::uint64_t v) { std::memcpy(&stack[at - kStack], &v, 8); };
+  put(kStack + 0x100, 0x1234);
+  put(kStack + 0x108, kBase + 0x1120);
+  put(kStack + 0x200, kStack + 0x300);
+  put(kStack + 0x208, kBase + 0x1210);
+  for (std::uint8_t flags : {0, 1}) {
+    Output u;
+    u.u16(static_cast<std::uint16_t>(object.size())).add(object);
+    u.u32(0x1010).u64(kStack + 0x100).u64(kStack + 0x200).u8(flags).memory(kStack, stack);
+    seed("unwind", flags ? "three-frames-main" : "three-frames", u.bytes);
+  }
+}
+
+// ---- CPython ---------------------------------------------------------------
+
+// A table whose entries say "line first+1" over the whole code.
+std::vector<std::uint8_t> whole_code(const cpython::Layout& l) {
+  switch (l.linetable) {
+    case cpython::LineTableFormat::Lnotab: return {0, 1, 8, 1};
+    case cpython::LineTableFormat::LineTable310: return {8, 1, 200, 1};
+    case cpython::LineTableFormat::LocationTable: {
+      std::vector<std::uint8_t> t;
+      for (int i = 0; i < 8; ++i) t.insert(t.end(), {static_cast<std::uint8_t>(0x80 | (13 << 3) | 7), 2});
+      t.insert(t.end(), {0x80 | (14 << 3) | 3, 3, 0, 5, 9, 0x80 | (10 << 3), 3, 7, 0x80 | (15 << 3)});
+      return t;
+    }
+  }
+  return {};
+}
+
+void linetable_seeds() {
+  const int max = std::numeric_limits<int>::max();
+  for (int minor = 6; minor <= 13; ++minor) {
+    const auto& l = cpython::testing::layout(minor);
+    Output o;
+    o.u8(static_cast<std::uint8_t>(minor - 6)).u32(10).u64(6).add(whole_code(l));
+    seed("linetable", "3." + std::to_string(minor), o.bytes);
+  }
+  // The tables of the issue whose sums overflowed an int
+  // (native/tests/cpython/test_linetables.cpp).
+  auto overflow = [&](int minor, int first, const std::string& hex, const std::string& name) {
+    Output o;
+    o.u8(static_cast<std::uint8_t>(minor - 6)).u32(static_cast<std::uint32_t>(first)).u64(2).add(from_hex(hex));
+    seed("linetable", name, o.bytes);
+  };
+  overflow(11, 1, "9e01ffffff0c00030380ffbcffefffffffffffffffffffffff45", "overflow-location-table");
+  overflow(9, max - 10, "ffffffff7f60fc012ef8f041000102", "overflow-lnotab");
+  overflow(10, max, "02000201", "overflow-3.10");
+}
+
+// One interpreter with two threads of two frames each, and sys.modules
+// holding sys and threading (whose _active maps an ident to a Thread).
+void cpython_seed(int minor) {
+  using namespace pyhang::cpython;
+  namespace testing = pyhang::cpython::testing;
+  testing::Objects o(minor);
+  testing::Image& img = o.img;
+  const Layout& l = o.l;
+  Roots roots;
+  Addr interp = img.interpreter(0);
+  if (l.has(l.runtime_interpreters_head)) {
+    roots.runtime = img.runtime(interp);
+  } else {
+    roots.interp_head_var = img.alloc(8);
+    img.put<Addr>(roots.interp_head_var, 0, interp);
+    roots.tstate_current_var = img.alloc(8);
+  }
+  std::vector<Addr> tstates;
+  for (int t = 0; t < 2; ++t) {
+    Addr outer = img.code("main", "/app/main.py", 1, whole_code(l));
+    Addr inner = img.code("worker.run", "/app/worker.py", 40, whole_code(l));
+    Addr top;
+    if (l.frame_model == FrameModel::FrameObject) {
+      top = img.frame_object(inner, 8, img.frame_object(outer, 2, 0));
+    } else {
+      top = img.interpreter_frame(inner, 8, img.interpreter_frame(outer, 2, 0, 0, true));
+    }
+    tstates.push_back(img.thread_state(interp, top, 0x7f0000700000 + t * 0x1000, 1000 + t));
+  }
+  img.link_threads(interp, tstates);
+  if (roots.tstate_current_var) img.put<Addr>(roots.tstate_current_var, 0, tstates[0]);
+
+  Addr thread_type = o.type_with_dict("Thread");
+  Addr thread = o.instance(thread_type, {{"name", img.str("worker")}, {"_ident", o.integer(0x7f0000701000)},
+                                         {"daemon", o.boolean(true)}, {"_started", o.none}});
+  Addr active = o.dict_of({{o.integer(0x7f0000701000), thread}});
+  Addr threading = o.module(o.dict({{"_active", active}, {"_limbo", o.dict({})}}));
+  Addr misc = o.list({o.integer(-12345678901234), o.real(2.5), img.str(U"\u00e9\u4e2d\U0001F600"), o.none});
+  Addr sys = o.module(o.dict({{"argv", misc}}));
+  Addr modules = o.dict({{"sys", sys}, {"threading", threading}});
+  PythonState st = o.state(modules);
+
+  ImageReader reader = img.reader();
+  std::vector<std::uint8_t> mem(1 << 21);
+  mem.resize(reader.read_partial(testing::Image::kBase, mem.data(), mem.size()));
+  Output out;
+  out.u8(static_cast<std::uint8_t>(minor - 6)).u64(roots.runtime).u64(roots.interp_head_var);
+  out.u64(roots.tstate_current_var).u64(roots.finalizing_var).u64(roots.gil_locked_var);
+  out.u64(st.threads[0].interp).u64(thread).u64(active).u64(misc).u64(sys);
+  out.memory(testing::Image::kBase, mem);
+  seed("cpython", "3." + std::to_string(minor), out.bytes);
+}
+
+// ---- glibc -----------------------------------------------------------------
+
+void glibc_seeds() {
+  constexpr Addr kLock = 0x7f0000100000;
+  const auto& rows = glibc::all_layouts();
+  for (std::size_t row = 0; row < rows.size(); ++row) {
+    struct Case {
+      const char* name;
+      std::uint8_t frame;  // fuzz_glibc.cpp's kFunctions
+      std::vector<std::uint32_t> words;
+      std::uint32_t op, val;
+    };
+    const Case cases[] = {
+        {"mutex", 2, {2, 0, 4243, 1, 0}, 128, 2},                 // locked with waiters by 4243
+        {"mutex-recursive", 4, {2, 3, 4243, 1, 1}, 128, 2},
+        {"rwlock-read", 6, {0x1b, 0, 0, 0, 0, 0, 4243}, 137, 0x1b},
+        {"semaphore", 9, {0, 1, 0, 0}, 393, 0},
+        {"condvar", 12, {4, 0, 2, 0, 8, 0, 0, 0, 0, 0, 4, 0}, 393, 4},
+    };
+    for (const Case& c : cases) {
+      std::vector<std::uint8_t> mem(256 + 64, 0);
+      std::memcpy(mem.data() + 256, c.words.data(), c.words.size() * 4);
+      Output o;
+      o.u8(static_cast<std::uint8_t>(row)).u64(kLock).u32(c.op).u32(c.val);
+      o.u8(2).u8(c.frame).u64(kLock).u64(c.op).u8(18).u64(0).u64(0);
+      o.memory(kLock - 256, mem);
+      seed("glibc", std::string(c.name) + "-" + std::to_string(row), o.bytes);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_corpus DIR (native/fuzz/corpus)\n");
+    return 2;
+  }
+  out_dir = argv[1];
+  elf_and_cfi_seeds();
+  linetable_seeds();
+  for (int minor = 6; minor <= 13; ++minor) cpython_seed(minor);
+  glibc_seeds();
+  return 0;
+}
