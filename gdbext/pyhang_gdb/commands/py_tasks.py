@@ -1,7 +1,7 @@
 """`py-tasks`: asyncio's event loops, the thread running each, their tasks
 and what each awaits; await cycles; loops blocked inside a task's step."""
 from pyhang.render.asyncio import render_py_tasks
-from pyhang.render.text import _holds_text, names_of, python_status_line
+from pyhang.render.text import lock_text, names_of, python_status_line
 from pyhang_gdb import collect
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 
@@ -19,4 +19,4 @@ cycles and loops blocked by a synchronous call inside a coroutine."""
         if report.python_status != "ok":
             print(python_status_line(report.python_status))
             return
-        print(render_py_tasks(report, names_of(report), _holds_text))
+        print(render_py_tasks(report, names_of(report), lock_text))

@@ -10,7 +10,7 @@ from pyhang.render.forks import hazard_json
 from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import summary
 from pyhang.render.syscalls import syscall_json
-from pyhang.render.text import _holds_text, edge_evidence, names_of, verdict_text, warnings
+from pyhang.render.text import lock_text, edge_evidence, names_of, verdict_text, warnings
 
 
 def _python_frame(f, native_frame=None):
@@ -89,7 +89,7 @@ def to_json(report, merged=False) -> dict:
         "warnings": warnings(report),
     }
     if report.asyncio is not None:   # collected (snapshots recorded before asyncio was read have none)
-        doc["asyncio"] = asyncio_json(report, names, _holds_text)
+        doc["asyncio"] = asyncio_json(report, names, lock_text)
     return doc
 
 

@@ -106,10 +106,10 @@ def verdict_text(v, names):
                 "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
                                 ", ".join(str(o) for o in f["owners"])))
     if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
-        return loop_blocked_text(v.facts, names, _holds_text)
+        return loop_blocked_text(v.facts, names, lock_text)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
         waits = v.facts["waits"]
-        listed = ", ".join("%s on %s" % (names(w["tid"]), _holds_text(w["kind"], w["address"]))
+        listed = ", ".join("%s on %s" % (names(w["tid"]), lock_text(w["kind"], w["address"]))
                            for w in waits[:_LISTED])
         if len(waits) > _LISTED:
             listed += ", and %d more" % (len(waits) - _LISTED)
@@ -185,10 +185,11 @@ def _held_text(kind, address):
     """What a thread of a cycle holds that the previous one waits for."""
     if kind in (WaitKind.PY_JOIN, WaitKind.THREAD_JOIN):
         return "is the thread being joined: its joiner waits until it exits"
-    return "holds " + _holds_text(kind, address)
+    return "holds " + lock_text(kind, address)
 
 
-def _holds_text(kind, address):
+def lock_text(kind, address):
+    """"threading.Lock 0x…", "the GIL": a lock held or waited on, as the report names it."""
     if kind == WaitKind.GIL:
         return "the GIL"
     if kind == WaitKind.PY_IMPORT_LOCK:
@@ -215,7 +216,7 @@ def render_deadlocks(report, names):
                     b = waiter.blocked_on if waiter else None
                     name = b.name if b is not None and b.address == h.address else None
                     held = _held_text(h.kind, h.address) if h.source != OwnerSource.ASYNCIO_LOOP else \
-                        "runs the event loop that must complete " + _holds_text(h.kind, h.address)
+                        "runs the event loop that must complete " + lock_text(h.kind, h.address)
                     out.append("    " + held + (" (%s)" % name if name else ""))
             if th and th.blocked_on:
                 out.append("    %s" % summary(th.blocked_on, names))
@@ -281,7 +282,7 @@ def render_text(report: Report, merged=False) -> str:
         groups.setdefault(key, []).append(th)
     for members in groups.values():
         _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None, merged=merged)
-    out.extend(render_asyncio(report, names, _holds_text))
+    out.extend(render_asyncio(report, names, lock_text))
     return "\n".join(out)
 
 
