@@ -2,6 +2,7 @@
 with pyhang loaded, exactly as a user would, and prints only pyhang's answer.
 See `pyhang --help` (the epilog below) for the contract scripts rely on."""
 import argparse
+import difflib
 import json
 import re
 import os
@@ -24,6 +25,10 @@ COMMANDS = {
     "gil-holder": ("gil-holder", False, "who holds the GIL, who waits for it"),
     "lock-owner": ("thread apply all lock-owner", False, "what each thread waits on and who holds it"),
     "fork-hazards": ("fork-hazards", False, "what a fork child inherited that can never be released"),
+    "py-bt-full": ("thread apply all pyhang-py-bt-full", False,
+                   "the Python stack of every thread with each frame's arguments"),
+    "py-locals": ("thread apply all pyhang-py-locals", False, "the locals of every thread's innermost Python frame"),
+    "py-tasks": ("py-tasks", False, "every asyncio task, what it awaits, await cycles, blocked event loops"),
 }
 
 EPILOG = """\
@@ -32,7 +37,7 @@ examples:
   pyhang report --json -p 1234           the pyhang-report/1 JSON document (docs/json-contract.md)
   pyhang report core.1234                a core; the executable is the one the core names
   pyhang report core.1234 /usr/bin/python3.11
-  pyhang lock-owner -p 1234              also: py-bt, gil-holder, fork-hazards
+  pyhang lock-owner -p 1234              also: py-bt, py-bt-full, py-locals, py-tasks, gil-holder, fork-hazards
   pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`
   pyhang report --tree -p 1234           the process and its descendants, deadlocks across them first
   pyhang report core.1234 core.1240 ...  one core per process, as a tree (parents from the cores)
@@ -67,18 +72,31 @@ def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT, sysro
         argv += ["-c", core]
     # After the command: how it ended (pyhang_gdb/status.py), behind a marker;
     # nothing (and no traceback) when pyhang did not load.
-    return argv + ["-ex", "source " + gdbext, "-ex", command, "-ex", _STATUS]
+    return argv + ["-ex", "source " + gdbext, "-ex", "echo %s\\n" % _BEGIN, "-ex", command, "-ex", _STATUS]
+
+
+# What the command prints comes after this line (gdb's attach chatter before it).
+_BEGIN = "@@pyhang-output@@"
 
 
 _STATUS = ('python exec("try:\\n from pyhang_gdb import status\\nexcept ImportError:\\n pass\\n'
            'else:\\n print(status.line())")')
 
 
+def _command(name):
+    """A command's name, or an error that suggests the nearest one."""
+    if name in COMMANDS:
+        return name
+    near = difflib.get_close_matches(name, COMMANDS, n=1)
+    raise argparse.ArgumentTypeError("unknown command %r%s (commands: %s)" % (
+        name, "; did you mean %r?" % near[0] if near else "", ", ".join(COMMANDS)))
+
+
 def parser():
     p = argparse.ArgumentParser(prog="pyhang", description="Why is this Python program stuck?",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version="pyhang %s (%s)" % (VERSION, SCHEMA))
-    p.add_argument("what", choices=list(COMMANDS), metavar="COMMAND",
+    p.add_argument("what", type=_command, metavar="COMMAND",
                    help="; ".join("%s: %s" % (k, v[2]) for k, v in COMMANDS.items()))
     p.add_argument("-p", "--pid", type=int, help="a live process")
     p.add_argument("paths", nargs="*", metavar="CORE [EXECUTABLE] | CORE CORE...",
@@ -308,6 +326,8 @@ def _pyhang_output(out, json_only):
     noise = ("[Thread debugging", "Using host libthread_db", "[Inferior ", "[New LWP", "Core was generated",
              "[Current thread is", "Program terminated", "warning: Unable to find libthread_db")
     keep, started = [], False
+    if _BEGIN + "\n" in out:
+        lines, started = out.split(_BEGIN + "\n", 1)[1].splitlines(keepends=True), True
     for l in lines:
         if not started and (l.startswith(("pyhang", "Thread ", "GIL", "warning:", "fork-hazards")) or
                             l.startswith("{")):

@@ -108,3 +108,24 @@ def test_cli_version_and_options_that_go_with_report_only():
     assert status == 0 and out.startswith("pyhang ") and "pyhang-report/1" in out
     status, _, err = cli("lock-owner", "--json", "-p", 1)
     assert status == 2 and "--json goes with `report` only" in err
+
+
+def test_a_mistyped_command_gets_the_nearest_one_suggested_and_usage_status():
+    status, _, err = cli("reprot", "-p", 1)
+    assert status == 2 and "unknown command 'reprot'; did you mean 'report'?" in err
+
+
+def test_the_python_frame_commands_and_py_tasks_run_from_the_command_line(scenario):
+    # GIVEN two threads deadlocked on RLocks, each holding its locks in locals
+    s = scenario(["/usr/bin/python3.11", "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    a = next(t["tid"] for t in s.truth["threads"] if t["role"] == "holds-a-wants-b")
+    # THEN py-locals shows every thread's innermost frame's locals
+    status, out, _ = cli("py-locals", "-p", s.pid)
+    assert status == 0
+    assert "owned by LWP %d (count 1)" % a in out and "name = 'holds-a'" in out, out
+    # AND py-bt-full the arguments of each frame
+    status, out, _ = cli("py-bt-full", "-p", s.pid)
+    assert status == 0 and "in take (first=<threading.RLock at 0x%x" % s.truth["a"] in out, out
+    # AND py-tasks says plainly there is no asyncio task, rather than nothing
+    status, out, _ = cli("py-tasks", "-p", s.pid)
+    assert status == 0 and out.startswith("no asyncio task or event loop in this process"), out
