@@ -47,7 +47,7 @@ def _syscall(b):
 
 def _edge(e):
     return {"waiter": e.waiter, "kind": e.kind, "address": e.address, "owner": e.owner, "source": e.source,
-            "evidence": edge_evidence(e)}
+            "evidence": edge_evidence(e), "facts": dict(e.facts)}
 
 
 def _deadlock(report, d):
@@ -84,7 +84,8 @@ def to_json(report, merged=False) -> dict:
         "deadlocks": [_deadlock(report, d) for d in report.deadlocks],
         "edges": [_edge(e) for e in report.edges],
         "fork_hazards": [hazard_json(h, names) for h in report.fork_hazards],
-        "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names)}
+        "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names),
+                      "facts": dict(v.facts or {})}
                      for v in report.verdicts],
         "warnings": warnings(report),
     }
