@@ -185,3 +185,30 @@ def test_core_cut_inside_the_interpreters_writable_data_never_reads_it_from_the_
     assert "starting" not in text and "finaliz" not in text, text
     assert report["verdicts"] and report["verdicts"][0]["kind"] != "no-deadlock", report["verdicts"]
     assert_no_traceback(out)
+
+
+def test_a_thousand_threads_each_on_its_own_lock_are_never_grouped_under_one_address(scenario):
+    # GIVEN 1,000 threads, each blocked on its own threading.Lock
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "own_locks.py"), "1000"], ready_timeout=120)
+    waiters = {t["tid"]: t["lock"] for t in s.truth["threads"] if t["role"] == "waiter"}
+    report = harness.report_json(pid=s.pid)
+    # THEN every thread is listed, each with its own lock
+    assert {t["tid"] for t in report["threads"]} == {t["tid"] for t in s.truth["threads"]}
+    got = {t["tid"]: (t["blocked_on"] or {}).get("address") for t in report["threads"] if t["tid"] in waiters}
+    assert got == waiters
+    # AND the text report names every lock: threads are grouped only when their waits are the same
+    text, out = harness.run_gdb_marked("pyhang report", pid=s.pid)
+    assert all("0x%x" % address in text for address in waiters.values())
+    assert "more threads in the same state" not in text
+    assert_no_traceback(out)
+
+
+def test_two_thousand_threads_are_reported_completely(scenario):
+    # GIVEN 2,000 Python threads parked 5 frames deep on one Event
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), "2000", "5"], ready_timeout=180)
+    report = harness.report_json(pid=s.pid)
+    # THEN each one is in the report, with its Python stack
+    assert len(report["threads"]) == 2001
+    workers = {t["tid"] for t in s.truth["threads"] if t["role"] == "worker"}
+    assert len(workers) == 2000 and workers <= {t["tid"] for t in report["threads"]}
+    assert all(t["python_frames"] for t in report["threads"] if t["tid"] in workers)
