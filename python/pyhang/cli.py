@@ -31,6 +31,34 @@ COMMANDS = {
     "py-tasks": ("py-tasks", False, "every asyncio task, what it awaits, await cycles, blocked event loops"),
 }
 
+# command → its own --help: the options it takes and examples.
+COMMAND_HELP = {
+    "report": """options: --json [--pretty], --native-depth N, --locals, --merged, --tree, --snapshot FILE,
+         --sysroot DIR, --lib-search-path DIR[:DIR] (cores)
+examples:
+  pyhang report -p 1234                  every thread, deadlocks first
+  pyhang report --json --pretty -p 1234  the pyhang-report/1 document, indented
+  pyhang report --locals -p 1234         with the locals of every Python frame
+  pyhang report --merged -p 1234         native and Python frames as one stack
+  pyhang report --tree -p 1234           the process and its descendants
+  pyhang report core.1234 /usr/bin/python3.11 --sysroot /srv/cores/host1
+  pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`""",
+    "py-bt": "examples:\n  pyhang py-bt -p 1234\n  pyhang py-bt core.1234",
+    "py-bt-full": "examples:\n  pyhang py-bt-full -p 1234     each frame with its arguments",
+    "py-locals": "examples:\n  pyhang py-locals -p 1234      the innermost Python frame's locals, every thread",
+    "py-tasks": "examples:\n  pyhang py-tasks -p 1234       asyncio tasks per event loop, await cycles",
+    "gil-holder": "examples:\n  pyhang gil-holder -p 1234",
+    "lock-owner": "examples:\n  pyhang lock-owner -p 1234\n  pyhang lock-owner core.1234",
+    "fork-hazards": "examples:\n  pyhang fork-hazards -p 1234   a fork child: what it inherited that can never be released",
+}
+
+
+def command_help(name):
+    """`pyhang COMMAND --help`: what the command prints, its options, examples."""
+    return "usage: pyhang %s (-p PID | CORE [EXECUTABLE])\n\n%s: %s\n\n%s\n" % (
+        name, name, COMMANDS[name][2], COMMAND_HELP[name])
+
+
 EPILOG = """\
 examples:
   pyhang report -p 1234                  a live process (gdb attaches, reads, detaches)
@@ -141,6 +169,11 @@ def _targets(p, args):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    named = [a for a in argv if a in COMMANDS]
+    if named and ("-h" in argv or "--help" in argv):
+        sys.stdout.write(command_help(named[0]))
+        return OK
     p = parser()
     args = p.parse_intermixed_args(argv)
     _targets(p, args)

@@ -129,3 +129,12 @@ def test_the_python_frame_commands_and_py_tasks_run_from_the_command_line(scenar
     # AND py-tasks says plainly there is no asyncio task, rather than nothing
     status, out, _ = cli("py-tasks", "-p", s.pid)
     assert status == 0 and out.startswith("no asyncio task or event loop in this process"), out
+
+
+def test_every_command_has_its_own_help_with_examples():
+    for name in ("report", "py-bt", "py-bt-full", "py-locals", "py-tasks", "gil-holder", "lock-owner",
+                 "fork-hazards"):
+        status, out, _ = cli(name, "--help")
+        assert status == 0 and out.startswith("usage: pyhang %s " % name), out
+        assert "examples:" in out and "pyhang %s " % name in out.split("examples:")[1]
+    assert "--sysroot DIR" in cli("report", "--help")[1]
