@@ -193,6 +193,7 @@ class Reader {
       out.exception_type = type(exception);
     }
     out.exception_unretrieved = out.exception_unretrieved && out.has_exception;
+    if (waiter == t) note(out.problem, "task " + hex(t) + " awaits itself");  // Task refuses that: memory is stale
     if (!is_none(waiter)) out.awaits = future(waiter);
     for (Addr cb : callbacks(t, out.native)) closure_futures(cb, t, out.completes, out.completes_types);
     if (out.state == FutureState::Pending && plausible_pointer(out.coro)) coroutine_chain(out);
@@ -202,6 +203,10 @@ class Reader {
   // The coroutine chain of a task, outermost first as walked, stored innermost first.
   void coroutine_chain(PyTaskInfo& task) {
     Addr obj = task.coro;
+    if (type(obj).empty()) {
+      note(task.problem, "coroutine " + hex(obj) + " unreadable");
+      return;
+    }
     std::unordered_set<Addr> seen;
     for (std::size_t i = 0; i < opts_.max_chain && plausible_pointer(obj) && seen.insert(obj).second; ++i) {
       if (!is_generator_type(type(obj))) break;

@@ -20,12 +20,10 @@ using pyhang::cpython::testing::Objects;
 namespace {
 
 struct Values : Objects {
-  Addr tuple_type, set_type, frozenset_type, lock_type, rlock_type, cell_type, type_type;
+  Addr tuple_type, lock_type, rlock_type, cell_type, type_type;
 
   explicit Values(int minor) : Objects(minor) {
     tuple_type = img.type("tuple", static_cast<std::uint64_t>(l.tpflags_tuple_subclass));
-    set_type = img.type("set", 0);
-    frozenset_type = img.type("frozenset", 0);
     lock_type = img.type("_thread.lock", 0);
     rlock_type = img.type("_thread.RLock", 0);
     cell_type = img.type("cell", 0);
@@ -43,18 +41,6 @@ struct Values : Objects {
     std::vector<Addr> items;
     for (const auto& n : ns) items.push_back(img.str(n));
     return tuple(items);
-  }
-  // A set whose table has 8 slots, the keys in the first ones.
-  Addr set(const std::vector<Addr>& keys, bool frozen = false) {
-    Addr table = img.alloc(static_cast<std::size_t>(8 * l.setentry_size));
-    for (std::size_t i = 0; i < keys.size(); ++i) img.put<Addr>(table + i * l.setentry_size, l.setentry_key, keys[i]);
-    Addr o = img.alloc(static_cast<std::size_t>(l.set_table) + 64);
-    img.put<Addr>(o, l.object_ob_type, frozen ? frozenset_type : set_type);
-    img.put<std::int64_t>(o, l.set_used, static_cast<std::int64_t>(keys.size()));
-    img.put<std::int64_t>(o, l.set_fill, static_cast<std::int64_t>(keys.size()));
-    img.put<std::int64_t>(o, l.set_mask, 7);
-    img.put<Addr>(o, l.set_table, table);
-    return o;
   }
   // An int of any digits (least significant first).
   Addr big(const std::vector<std::uint32_t>& digits, bool negative) {

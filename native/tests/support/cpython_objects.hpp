@@ -1,5 +1,5 @@
 // Python objects on synthetic CPython memory images (support/cpython_image.hpp):
-// ints, bools, floats, lists, dicts of any keys, modules, instances whose
+// ints, bools, floats, lists, sets, dicts of any keys, modules, instances whose
 // attributes live in an instance dict or (3.11+) a managed dict, and a
 // PythonState whose main interpreter holds a given sys.modules.  Laid out
 // with the generated tables and the hand-written object table, for every
@@ -30,7 +30,7 @@ struct Objects {
   const Layout& l;
   const ObjectLayout& ol;
   Image img;
-  Addr int_type, bool_type, float_type, list_type, dict_type, module_type, none_type;
+  Addr int_type, bool_type, float_type, list_type, dict_type, module_type, none_type, set_type, frozenset_type;
   Addr none;  // the None object
 
   explicit Objects(int minor) : l(layout(minor)), ol(*object_layout_for(3, minor)), img(l) {
@@ -42,6 +42,8 @@ struct Objects {
     module_type = type_with_dict("module");
     none_type = img.type("NoneType", 0);
     none = object(none_type);
+    set_type = img.type("set", 0);
+    frozenset_type = img.type("frozenset", 0);
   }
 
   // A type whose instances keep their attributes in a dict at kDictOffset.
@@ -90,6 +92,20 @@ struct Objects {
     img.put<Addr>(o, l.object_ob_type, list_type);
     img.put<std::int64_t>(o, l.var_ob_size, static_cast<std::int64_t>(items.size()));
     img.put<Addr>(o, l.list_ob_item, storage);
+    return o;
+  }
+
+  // A set whose table has 8 slots, the keys in the first ones.
+  Addr set(const std::vector<Addr>& keys, bool frozen = false) {
+    if (keys.size() > 5) throw std::runtime_error("test set too large");
+    Addr table = img.alloc(static_cast<std::size_t>(8 * l.setentry_size));
+    for (std::size_t i = 0; i < keys.size(); ++i) img.put<Addr>(table + i * l.setentry_size, l.setentry_key, keys[i]);
+    Addr o = img.alloc(static_cast<std::size_t>(l.set_table) + 64);
+    img.put<Addr>(o, l.object_ob_type, frozen ? frozenset_type : set_type);
+    img.put<std::int64_t>(o, l.set_used, static_cast<std::int64_t>(keys.size()));
+    img.put<std::int64_t>(o, l.set_fill, static_cast<std::int64_t>(keys.size()));
+    img.put<std::int64_t>(o, l.set_mask, 7);
+    img.put<Addr>(o, l.set_table, table);
     return o;
   }
 
