@@ -83,6 +83,14 @@ def test_line_numbers_count_and_thread_order_does_not():
     assert "wait (/opt/job/dist.py:41) while 2 others are in wait (/opt/job/dist.py:40)" in render_merge_text(m)
 
 
+def test_the_same_innermost_frame_by_another_path_says_where_the_stacks_part():
+    deeper = BARRIER[:1] + [("retry", "/opt/job/dist.py", 60)] + BARRIER[1:]
+    m = merged([("a", rank(1)), ("b", rank(2)), ("c", rank(3, main=deeper))])
+    assert ("c / PID 3 differs: its MainThread is in wait (/opt/job/dist.py:40) as 2 others are, by another path: "
+            "4 frames where theirs have 3, parting at retry (/opt/job/dist.py:60) against wait (/opt/job/dist.py:40)"
+            ) in render_merge_text(m)
+
+
 def test_a_missing_thread_is_a_difference_and_no_majority_names_no_odd_one():
     m = merged([("a", rank(1)), ("b", rank(2)), ("c", report(3, thread(3, "MainThread", BARRIER)))])
     (d,) = m.differences

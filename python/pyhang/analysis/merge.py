@@ -111,13 +111,21 @@ def read(merge, source, text):
         merge.problems.append((source, "a %s document pyhang did not write: %s" % (schema, exc)))
 
 
+def _names(threads):
+    """{stack: a thread name}: the main thread's where it has that stack."""
+    out = {}
+    for name, stack in threads:
+        if out.get(stack) != "MainThread":
+            out[stack] = name
+    return out
+
+
 def _difference(odd, largest):
     """Where `odd` and a member of the largest group part: the odd thread
     (the main thread when it is one of them) and the others' thread there."""
     mine = Counter(s for _, s in odd.threads) - Counter(largest.signature)
     theirs = Counter(largest.signature) - Counter(s for _, s in odd.threads)
-    names = {s: n for n, s in odd.threads}
-    their_names = {s: n for n, s in largest.members[0].threads}
+    names, their_names = _names(odd.threads), _names(largest.members[0].threads)
     odd_threads = sorted(mine, key=lambda s: (names.get(s) != "MainThread", names.get(s) or "", s))
     their_threads = sorted(theirs, key=lambda s: (their_names.get(s) != "MainThread", their_names.get(s) or "", s))
     if odd_threads:

@@ -32,8 +32,17 @@ def difference_text(d):
     if not d.others_stack:
         return "%s differs: %s is in %s, a thread the %d others do not have" % (
             _who(d.member), _thread(d.thread), _where(d.stack), d.others)
-    return "%s differs: %s is in %s while %d others are in %s" % (
-        _who(d.member), _thread(d.thread), _where(d.stack), d.others, _where(d.others_stack))
+    if d.stack[0] != d.others_stack[0]:
+        return "%s differs: %s is in %s while %d others are in %s" % (
+            _who(d.member), _thread(d.thread), _where(d.stack), d.others, _where(d.others_stack))
+    # the same innermost frame, reached another way: where the two stacks part, from the outermost
+    common = 0
+    while common < min(len(d.stack), len(d.others_stack)) and d.stack[-1 - common] == d.others_stack[-1 - common]:
+        common += 1
+    return "%s differs: %s is in %s as %d others are, by another path: %d frames where theirs have %d, " \
+        "parting at %s against %s" % (
+            _who(d.member), _thread(d.thread), _where(d.stack), d.others, len(d.stack), len(d.others_stack),
+            _where(d.stack[len(d.stack) - 1 - common:]), _where(d.others_stack[len(d.others_stack) - 1 - common:]))
 
 
 def problem_line(source, why):
