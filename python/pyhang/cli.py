@@ -29,6 +29,7 @@ COMMANDS = {
                    "the Python stack of every thread with each frame's arguments"),
     "py-locals": ("thread apply all pyhang-py-locals", False, "the locals of every thread's innermost Python frame"),
     "py-tasks": ("py-tasks", False, "every asyncio task, what it awaits, await cycles, blocked event loops"),
+    "merge": (None, True, "reports of many processes (ranks, hosts) grouped by Python stack; the odd ones out"),
 }
 
 # command → its own --help: the options it takes and examples.
@@ -50,13 +51,17 @@ examples:
     "gil-holder": "examples:\n  pyhang gil-holder -p 1234",
     "lock-owner": "examples:\n  pyhang lock-owner -p 1234\n  pyhang lock-owner core.1234",
     "fork-hazards": "examples:\n  pyhang fork-hazards -p 1234   a fork child: what it inherited that can never be released",
+    "merge": """options: --json [--pretty]
+examples:
+  pyhang merge /shared/hang/*.json       reports (pyhang report --json) of every rank, grouped
+  pyhang merge --json a.json tree.json   the pyhang-merge/1 document; a pyhang-tree/1 counts each process""",
 }
 
 
 def command_help(name):
     """`pyhang COMMAND --help`: what the command prints, its options, examples."""
-    return "usage: pyhang %s (-p PID | CORE [EXECUTABLE])\n\n%s: %s\n\n%s\n" % (
-        name, name, COMMANDS[name][2], COMMAND_HELP[name])
+    usage = "REPORT.json..." if name == "merge" else "(-p PID | CORE [EXECUTABLE])"
+    return "usage: pyhang %s %s\n\n%s: %s\n\n%s\n" % (name, usage, name, COMMANDS[name][2], COMMAND_HELP[name])
 
 
 EPILOG = """\
@@ -69,6 +74,7 @@ examples:
   pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`
   pyhang report --tree -p 1234           the process and its descendants, deadlocks across them first
   pyhang report core.1234 core.1240 ...  one core per process, as a tree (parents from the cores)
+  pyhang merge /shared/hang/*.json       many ranks' reports grouped by Python stack, the odd ones out
 
 exit status:
   0  the report was made (for `report`: and it found no deadlock)
@@ -176,6 +182,8 @@ def main(argv=None):
         return OK
     p = parser()
     args = p.parse_intermixed_args(argv)
+    if args.what == "merge":
+        return merge(p, args)
     _targets(p, args)
     report_only = [o for o, v in (("--pretty", args.pretty), ("--native-depth", args.native_depth is not None),
                                   ("--snapshot", args.snapshot), ("--tree", args.tree), ("--locals", args.locals),
@@ -208,6 +216,36 @@ def main(argv=None):
         return fail(f, args.json)
     sys.stdout.write(out)
     return DEADLOCK if deadlocks else OK
+
+
+def merge(p, args):
+    """`pyhang merge REPORT.json...`: no gdb; each file that cannot be read is
+    one line on stderr; FAILED only when none could."""
+    others = [o for o, v in (("-p", args.pid is not None), ("--native-depth", args.native_depth is not None),
+                             ("--snapshot", args.snapshot), ("--tree", args.tree), ("--locals", args.locals),
+                             ("--merged", args.merged), ("--sysroot", args.sysroot),
+                             ("--lib-search-path", args.lib_search_path)) if v]
+    if others:
+        p.error("%s does not go with `merge`" % others[0])
+    if not args.paths:
+        p.error("give the report files: pyhang merge REPORT.json...")
+    _analysis_path()
+    try:
+        from pyhang.analysis.merge import merge_files
+        from pyhang.render import merge as render_merge
+    except ImportError as exc:
+        return _no_analysis(exc, args.json)
+    m = merge_files(args.paths)
+    for source, why in m.problems:
+        sys.stderr.write(render_merge.problem_line(source, why) + "\n")
+    if not m.members:
+        sys.stderr.write("pyhang merge: no process could be read from the %d file%s given\n" % (
+            len(args.paths), "" if len(args.paths) == 1 else "s"))
+        if args.json:
+            print(render_merge.dumps(m, args.pretty))
+        return FAILED
+    print(render_merge.dumps(m, args.pretty) if args.json else render_merge.render_merge_text(m))
+    return OK
 
 
 def run(command, args, timeout=None, gdbext=GDBEXT):
