@@ -1,0 +1,169 @@
+// Containers and names of the target's Python objects (see
+// pyhang/cpython/pyobjects.hpp): dict tables (combined and split), tuples
+// and lists, set tables, instance attributes, sys.modules and module globals.
+
+#include "cpython/pyobjects_impl.hpp"
+
+namespace pyhang::cpython {
+
+std::vector<std::pair<Addr, Addr>> PyObjects::dict_items(Addr dict, std::size_t max, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return {};
+  }
+  return impl_->dict_items(dict, max, problem);
+}
+
+Addr PyObjects::dict_get(Addr dict, std::string_view key, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  return impl_->dict_get(dict, key, problem);
+}
+
+std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::string* problem) {
+  std::vector<Addr> out;
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return out;
+  }
+  const Layout& l = impl_->layout;
+  auto flags = plausible_pointer(obj) ? impl_->objects->type_flags(obj) : std::nullopt;
+  bool list = flag(flags, l.tpflags_list_subclass), tuple = flag(flags, l.tpflags_tuple_subclass);
+  if (!list && !tuple) {
+    set(problem, hex(obj) + " is not a list or tuple");
+    return out;
+  }
+  auto n = impl_->length(obj, problem);
+  if (!n) return out;
+  Addr items = obj + static_cast<Addr>(l.tuple_ob_item);
+  if (list) {
+    items = impl_->mem.read_pointer(obj + l.list_ob_item).value_or(0);
+    if (*n > 0 && !plausible_pointer(items)) {
+      set(problem, "list " + hex(obj) + ": ob_item " + hex(items) + " implausible");
+      return out;
+    }
+  }
+  auto count = static_cast<std::size_t>(std::min<std::int64_t>(*n, static_cast<std::int64_t>(
+                                                                      std::min(max, impl_->limits.max_entries))));
+  out.resize(count);
+  std::size_t got = count ? impl_->mem.read_partial(items, out.data(), count * 8) / 8 : 0;
+  if (got < count) {
+    set(problem, "items of " + hex(obj) + " partly unreadable");
+    out.resize(got);
+  }
+  return out;
+}
+
+std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* problem) {
+  std::vector<Addr> out;
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return out;
+  }
+  const Layout& l = impl_->layout;
+  auto name = plausible_pointer(obj) ? impl_->objects->type_name(obj) : std::nullopt;
+  if (!name || (*name != "set" && *name != "frozenset")) {
+    set(problem, hex(obj) + " is not a set");
+    return out;
+  }
+  RemoteStruct s;
+  if (!s.load(impl_->mem, obj, span_of({l.set_used, l.set_mask, l.set_table}))) {
+    set(problem, "set " + hex(obj) + " unreadable");
+    return out;
+  }
+  auto mask = s.get<std::int64_t>(l.set_mask).value_or(-1);
+  Addr table = s.ptr(l.set_table);
+  // The table has mask + 1 slots, a power of two.
+  if (mask < 0 || mask >= (std::int64_t{1} << 24) || ((mask + 1) & mask) != 0 || !plausible_pointer(table) ||
+      l.setentry_size <= 0) {
+    set(problem, "set " + hex(obj) + ": table implausible");
+    return out;
+  }
+  auto slots = static_cast<std::size_t>(mask + 1);
+  std::vector<std::uint8_t> bytes(slots * static_cast<std::size_t>(l.setentry_size));
+  std::size_t got = impl_->mem.read_partial(table, bytes.data(), bytes.size());
+  std::size_t limit = std::min(max, impl_->limits.max_entries);
+  for (std::size_t i = 0; (i + 1) * static_cast<std::size_t>(l.setentry_size) <= got && out.size() < limit; ++i) {
+    Addr key = 0;
+    std::memcpy(&key, bytes.data() + i * static_cast<std::size_t>(l.setentry_size) + l.setentry_key, sizeof key);
+    // Empty slots are NULL; deleted ones point at the dummy key, whose type is no user type.
+    if (plausible_pointer(key) && impl_->objects->type_name(key).value_or("") != "<dummy key> type") out.push_back(key);
+  }
+  if (got < bytes.size()) set(problem, "set " + hex(obj) + " partly unreadable");
+  return out;
+}
+
+Addr PyObjects::attribute(Addr obj, std::string_view name, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  return impl_->attribute(obj, name, problem);
+}
+
+Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  const Layout& l = impl_->layout;
+  auto type = plausible_pointer(obj) ? impl_->mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
+  RemoteStruct t;
+  if (!type || !plausible_pointer(*type) || !t.load(impl_->mem, *type, span_of({l.type_tp_flags, l.type_dictoffset}))) {
+    set(problem, "type of " + hex(obj) + " unreadable");
+    return 0;
+  }
+  std::uint64_t flags = t.get<std::uint64_t>(l.type_tp_flags).value_or(0);
+  Addr d = 0;
+  if (l.has(l.tpflags_managed_dict) && (flags & static_cast<std::uint64_t>(l.tpflags_managed_dict))) {
+    Addr w = impl_->mem.read_pointer(obj + impl_->ol->managed_dict_ptr).value_or(0);
+    d = (w & 1) ? 0 : w;  // 3.12 tags a values pointer with bit 0
+  } else {
+    auto off = t.get<std::int64_t>(l.type_dictoffset);
+    if (off && *off > 0 && *off <= 4096) d = impl_->mem.read_pointer(obj + static_cast<Addr>(*off)).value_or(0);
+  }
+  if (!impl_->is_dict(d)) {
+    set(problem, "no instance dict in " + hex(obj));
+    return 0;
+  }
+  return d;
+}
+
+Addr PyObjects::sys_modules(std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return 0;
+  }
+  const Layout& l = impl_->layout;
+  if (!impl_->main_interp || !l.has(l.interp_modules)) {
+    set(problem, "main interpreter not found: no sys.modules");
+    return 0;
+  }
+  Addr m = impl_->mem.read_pointer(impl_->main_interp + l.interp_modules).value_or(0);
+  if (!impl_->is_dict(m)) {
+    set(problem, "sys.modules (" + hex(m) + " in interpreter " + hex(impl_->main_interp) + ") is not a dict");
+    return 0;
+  }
+  return m;
+}
+
+Addr PyObjects::module(std::string_view name, std::string* problem) {
+  Addr modules = sys_modules(problem);
+  if (!modules) return 0;
+  Addr m = impl_->dict_get(modules, name, nullptr);
+  if (!m) set(problem, "module " + std::string(name) + " is not imported");
+  return m;
+}
+
+Addr PyObjects::module_attribute(std::string_view module_name, std::string_view name, std::string* problem) {
+  Addr m = module(module_name, problem);
+  if (!m) return 0;
+  std::string why;
+  Addr v = impl_->attribute(m, name, &why);
+  if (!v) set(problem, std::string(module_name) + "." + std::string(name) + ": " + why);
+  return v;
+}
+
+}  // namespace pyhang::cpython
