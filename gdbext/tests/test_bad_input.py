@@ -212,3 +212,33 @@ def test_two_thousand_threads_are_reported_completely(scenario):
     workers = {t["tid"] for t in s.truth["threads"] if t["role"] == "worker"}
     assert len(workers) == 2000 and workers <= {t["tid"] for t in report["threads"]}
     assert all(t["python_frames"] for t in report["threads"] if t["tid"] in workers)
+
+
+@pytest.mark.parametrize("python", harness.interpreters(), ids=[n for n, _ in harness.interpreters()])
+def test_damaged_frame_mid_chain_and_unreadable_name_are_one_frame_each_naming_the_bad_address(scenario, python):
+    # GIVEN a live process that pointed one frame's code pointer (in the middle of a
+    # thread's chain) and one code object's name pointer at an unmapped page
+    exe, env = harness.stripped_interpreter(python[1])
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "bad_frames.py")], env=env)
+    chain = next(t for t in s.truth["threads"] if t["role"] == "broken-chain")
+    named = next(t for t in s.truth["threads"] if t["role"] == "broken-name")
+    for where in ("live", "core"):
+        target = {"pid": s.pid} if where == "live" else {"executable": exe, "core": s.gcore()}
+        report = harness.report_json(**target)
+        threads = {t["tid"]: t for t in report["threads"]}
+        # THEN the damaged frame is one <unknown> frame in its place, and the older
+        # frames are still walked, with their lines
+        got = threads[chain["tid"]]["python_frames"]
+        assert [f["line"] for f in got] == [f["line"] for f in chain["stack"]], where
+        assert [f["file"] for f in got] == [f["file"] for f in chain["stack"]], where
+        assert got[chain["unknown_index"]]["function"] == "<unknown>", where
+        # AND the thread's problem names the bad code pointer
+        assert "code object at 0x%x unreadable" % chain["bad_code"] in threads[chain["tid"]]["problem"], where
+        # AND a code object whose name is unreadable keeps its file and line, and the
+        # problem names the name's address as well as the code object's
+        got = threads[named["tid"]]["python_frames"]
+        want = named["stack"][0]
+        assert (got[0]["function"], got[0]["file"], got[0]["line"]) == ("<unknown>", want["file"], want["line"]), where
+        problem = threads[named["tid"]]["problem"]
+        assert "code object at 0x%x: name at 0x%x" % (named["code"], named["bad_name"]) in problem, where
+        assert len(got) == len(named["stack"]), where

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cpython/internal.hpp"
+#include "pyhang/base/format.hpp"
 
 namespace pyhang::cpython {
 
@@ -132,13 +133,16 @@ const CodeInfo& CodeCache::get(Addr addr) {
   CodeInfo& info = cache_[addr];
   const Layout& l = objects_.layout();
 
+  // Each problem names the address of what could not be read: the code
+  // object itself, or the string or table it points to.
+  const std::string at_code = "code object at " + hex(addr);
   auto tname = objects_.type_name(addr);
   if (!tname) {
-    info.problem = "code object unreadable";
+    info.problem = at_code + " unreadable";
     return info;
   }
   if (*tname != "code") {
-    info.problem = "not a code object (" + *tname + ")";
+    info.problem = hex(addr) + " is not a code object (" + *tname + ")";
     info.reason = ErrorReason::NotCodeObject;
     return info;
   }
@@ -146,22 +150,26 @@ const CodeInfo& CodeCache::get(Addr addr) {
   if (!c.load(objects_.memory(), addr,
               span_of({l.code_filename, l.code_name, l.code_qualname, l.code_firstlineno, l.code_lnotab,
                        l.code_linetable, l.code_firsttraceable}))) {
-    info.problem = "code object unreadable";
+    info.problem = at_code + " unreadable";
     return info;
   }
   std::string why;
+  auto field_problem = [&](const char* field, Addr value) {
+    return at_code + ": " + field + " at " + hex(value) + ": " + why;
+  };
   Addr name_obj = c.ptr(l.has(l.code_qualname) ? l.code_qualname : l.code_name);
   if (auto s = objects_.read_str(name_obj, &why)) info.name = *s;
-  else info.problem = "name: " + why;
-  if (auto s = objects_.read_str(c.ptr(l.code_filename), &why)) info.filename = *s;
-  else info.problem = "filename: " + why;
+  else info.problem = field_problem("name", name_obj);
+  Addr filename_obj = c.ptr(l.code_filename);
+  if (auto s = objects_.read_str(filename_obj, &why)) info.filename = *s;
+  else if (info.problem.empty()) info.problem = field_problem("filename", filename_obj);
   info.firstlineno = c.get<std::int32_t>(l.code_firstlineno).value_or(-1);
   Addr table = c.ptr(l.has(l.code_linetable) ? l.code_linetable : l.code_lnotab);
   if (auto b = objects_.read_bytes(table, objects_.options().max_table, &why)) {
     info.linetable = std::move(*b);
     info.has_linetable = true;
   } else if (info.problem.empty()) {
-    info.problem = "line table: " + why;
+    info.problem = field_problem("line table", table);
   }
   if (l.has(l.code_code_adaptive)) info.code_start = addr + l.code_code_adaptive;
   info.firsttraceable = c.get<std::int32_t>(l.code_firsttraceable).value_or(0);

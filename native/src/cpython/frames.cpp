@@ -36,13 +36,13 @@ bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFram
   const CodeInfo& code = codes.get(code_addr);
   out.code = code_addr;
   if (!code.ok) {
-    problem = code.problem + " at " + hex(code_addr);
+    problem = code.problem;
     return false;
   }
   out.function = code.name.empty() ? "<unknown>" : code.name;
   out.file = code.filename.empty() ? "<unknown>" : code.filename;
   out.line = codes.line(code, byte_offset);
-  if (!code.problem.empty() && problem.empty()) problem = code.problem + " at " + hex(code_addr);
+  if (!code.problem.empty() && problem.empty()) problem = code.problem;
   return true;
 }
 
@@ -123,7 +123,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
         f = previous;
         continue;
       }
-      note_unknown(walk, "frame " + hex(f) + ": " + code.problem + " at " + hex(code_addr), unknown);
+      note_unknown(walk, "frame " + hex(f) + ": " + code.problem, unknown);
       walk.frames.push_back(unknown_frame(f, code_addr));
       f = previous;
       continue;

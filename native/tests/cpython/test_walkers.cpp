@@ -270,6 +270,28 @@ TEST_CASE("a frame whose code pointer is bad is one unknown frame, and the older
   }
 }
 
+TEST_CASE("a code object whose name or file is unreadable: the problem names the string's address, not the code's",
+          "[cpython]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    const Layout& l = layout(minor);
+    INFO("3." << minor);
+    World w(l);
+    Addr code = w.img.code("work", "/app/work.py", 40, whole_code_at(l, 2));
+    const Addr bad_name = Image::kUnmapped + 0x40;
+    w.img.put<Addr>(code, l.has(l.code_qualname) ? l.code_qualname : l.code_name, bad_name);
+    Addr frame = make_frame(w.img, code, 0);
+    w.img.link_threads(w.interp, {w.img.thread_state(w.interp, frame, 1, 1)});
+    auto st = w.inspect();
+    REQUIRE(st.threads.size() == 1);
+    const auto& th = st.threads[0];
+    REQUIRE(th.frames.size() == 1);
+    CHECK(th.frames[0].function == "<unknown>");
+    CHECK(th.frames[0].file == "/app/work.py");  // what could be read still holds
+    CHECK_THAT(th.problem, Catch::Contains("name at " + pyhang::hex(bad_name)));
+    CHECK_THAT(th.problem, Catch::Contains("code object at " + pyhang::hex(code)));
+  }
+}
+
 TEST_CASE("a very long frame chain stops at the frame limit", "[cpython]") {
   const Layout& l = layout(12);
   World w(l);
