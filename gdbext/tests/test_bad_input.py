@@ -240,5 +240,5 @@ def test_damaged_frame_mid_chain_and_unreadable_name_are_one_frame_each_naming_t
         want = named["stack"][0]
         assert (got[0]["function"], got[0]["file"], got[0]["line"]) == ("<unknown>", want["file"], want["line"]), where
         problem = threads[named["tid"]]["problem"]
-        assert "code object at 0x%x: name at 0x%x" % (named["code"], named["bad_name"]) in problem, where
+        assert "code object at 0x%x: name: str at 0x%x unreadable" % (named["code"], named["bad_name"]) in problem, where
         assert len(got) == len(named["stack"]), where

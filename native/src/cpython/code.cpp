@@ -154,22 +154,19 @@ const CodeInfo& CodeCache::get(Addr addr) {
     return info;
   }
   std::string why;
-  auto field_problem = [&](const char* field, Addr value) {
-    return at_code + ": " + field + " at " + hex(value) + ": " + why;
-  };
+  auto field_problem = [&](const char* field) { return at_code + ": " + field + ": " + why; };
   Addr name_obj = c.ptr(l.has(l.code_qualname) ? l.code_qualname : l.code_name);
   if (auto s = objects_.read_str(name_obj, &why)) info.name = *s;
-  else info.problem = field_problem("name", name_obj);
-  Addr filename_obj = c.ptr(l.code_filename);
-  if (auto s = objects_.read_str(filename_obj, &why)) info.filename = *s;
-  else if (info.problem.empty()) info.problem = field_problem("filename", filename_obj);
+  else info.problem = field_problem("name");
+  if (auto s = objects_.read_str(c.ptr(l.code_filename), &why)) info.filename = *s;
+  else if (info.problem.empty()) info.problem = field_problem("filename");
   info.firstlineno = c.get<std::int32_t>(l.code_firstlineno).value_or(-1);
   Addr table = c.ptr(l.has(l.code_linetable) ? l.code_linetable : l.code_lnotab);
   if (auto b = objects_.read_bytes(table, objects_.options().max_table, &why)) {
     info.linetable = std::move(*b);
     info.has_linetable = true;
   } else if (info.problem.empty()) {
-    info.problem = field_problem("line table", table);
+    info.problem = field_problem("line table");
   }
   if (l.has(l.code_code_adaptive)) info.code_start = addr + l.code_code_adaptive;
   info.firsttraceable = c.get<std::int32_t>(l.code_firsttraceable).value_or(0);

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "cpython/internal.hpp"
+#include "pyhang/base/format.hpp"
 
 namespace pyhang::cpython::detail {
 
@@ -79,7 +80,7 @@ std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem
   std::int64_t length = 0;
   auto s = read_str_prefix(obj, opts_.max_string, &length, problem);
   if (s && static_cast<std::uint64_t>(length) > opts_.max_string) {
-    if (problem) *problem = "str length " + std::to_string(length) + " implausible";
+    if (problem) *problem = "str at " + hex(obj) + ": length " + std::to_string(length) + " implausible";
     return std::nullopt;
   }
   return s;
@@ -87,29 +88,34 @@ std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem
 
 std::optional<std::string> ObjectReader::read_str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length_out,
                                                          std::string* problem) {
+  // Every problem names the string's address: "str at 0x... unreadable",
+  // "str at 0x...: kind 3 invalid".
   auto fail = [&](std::string why) -> std::optional<std::string> {
-    if (problem) *problem = std::move(why);
+    if (problem) *problem = "str at " + hex(obj) + (why == "unreadable" ? " " : ": ") + why;
     return std::nullopt;
   };
   auto flags = type_flags(obj);
-  if (!flags) return fail("str object unreadable");
-  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_unicode_subclass))) return fail("not a str object");
+  if (!flags) return fail("unreadable");
+  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_unicode_subclass))) {
+    if (problem) *problem = hex(obj) + " is not a str object";
+    return std::nullopt;
+  }
 
   RemoteStruct s;
   if (!s.load(mem_, obj, span_of({l_.unicode_length, l_.unicode_state, l_.unicode_legacy_data})) &&
       !s.load(mem_, obj, static_cast<std::size_t>(l_.unicode_ascii_data)))
-    return fail("str object unreadable");
+    return fail("unreadable");
   auto length = s.get<std::int64_t>(l_.unicode_length);
   auto state = s.get<std::uint32_t>(l_.unicode_state);
-  if (!length || !state) return fail("str object unreadable");
-  if (*length < 0 || *length > kMaxLength) return fail("str length " + std::to_string(*length) + " implausible");
+  if (!length || !state) return fail("unreadable");
+  if (*length < 0 || *length > kMaxLength) return fail("length " + std::to_string(*length) + " implausible");
   if (length_out) *length_out = *length;
 
   unsigned kind = field_bits(*state, l_.unicode_kind_mask);
   bool compact = field_bits(*state, l_.unicode_compact_mask);
   bool ascii = field_bits(*state, l_.unicode_ascii_mask);
-  if (kind != 1 && kind != 2 && kind != 4) return fail("str kind " + std::to_string(kind) + " invalid");
-  if (ascii && kind != 1) return fail("str state inconsistent (ascii with kind " + std::to_string(kind) + ")");
+  if (kind != 1 && kind != 2 && kind != 4) return fail("kind " + std::to_string(kind) + " invalid");
+  if (ascii && kind != 1) return fail("state inconsistent (ascii with kind " + std::to_string(kind) + ")");
 
   Addr data = 0;
   if (compact && ascii) {
@@ -126,7 +132,7 @@ std::optional<std::string> ObjectReader::read_str_prefix(Addr obj, std::size_t m
   }
   std::size_t chars = std::min<std::size_t>({static_cast<std::size_t>(*length), max_chars, opts_.max_string});
   std::vector<std::uint8_t> raw(chars * kind);
-  if (!raw.empty() && !mem_.read(data, raw.data(), raw.size())) return fail("str characters unreadable");
+  if (!raw.empty() && !mem_.read(data, raw.data(), raw.size())) return fail("characters unreadable");
 
   std::string out;
   out.reserve(raw.size());
@@ -144,7 +150,7 @@ std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(Addr obj, std:
   std::int64_t length = 0;
   auto b = read_bytes_prefix(obj, max, &length, problem);
   if (b && static_cast<std::uint64_t>(length) > max) {
-    if (problem) *problem = "bytes length " + std::to_string(length) + " implausible";
+    if (problem) *problem = "bytes at " + hex(obj) + ": length " + std::to_string(length) + " implausible";
     return std::nullopt;
   }
   return b;
@@ -153,19 +159,22 @@ std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(Addr obj, std:
 std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes_prefix(Addr obj, std::size_t max,
                                                                          std::int64_t* length, std::string* problem) {
   auto fail = [&](std::string why) -> std::optional<std::vector<std::uint8_t>> {
-    if (problem) *problem = std::move(why);
+    if (problem) *problem = "bytes at " + hex(obj) + (why == "unreadable" ? " " : ": ") + why;
     return std::nullopt;
   };
   auto flags = type_flags(obj);
-  if (!flags) return fail("bytes object unreadable");
-  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_bytes_subclass))) return fail("not a bytes object");
+  if (!flags) return fail("unreadable");
+  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_bytes_subclass))) {
+    if (problem) *problem = hex(obj) + " is not a bytes object";
+    return std::nullopt;
+  }
   auto size = mem_.read_value<std::int64_t>(obj + l_.var_ob_size);
-  if (!size) return fail("bytes object unreadable");
-  if (*size < 0 || *size > kMaxLength) return fail("bytes length " + std::to_string(*size) + " implausible");
+  if (!size) return fail("unreadable");
+  if (*size < 0 || *size > kMaxLength) return fail("length " + std::to_string(*size) + " implausible");
   if (length) *length = *size;
   std::vector<std::uint8_t> out(std::min(static_cast<std::size_t>(*size), max));
   if (!out.empty() && !mem_.read(obj + l_.bytes_ob_sval, out.data(), out.size()))
-    return fail("bytes contents unreadable");
+    return fail("contents unreadable");
   return out;
 }
 
