@@ -107,6 +107,9 @@ void register_target(py::module_& m) {
             return out;
           },
           py::arg("pcs"), "(function or None, library path or None, offset) for each pc, from ELF symbols.")
+      .def("set_debug_directories", &Target::set_debug_directories, py::arg("directories"),
+           "Where separate debug files are (gdb's debug-file-directory): a pc with no symbol in its own "
+           "object is named from DIR/.build-id/xx/yyyy.debug when that file's build-id is the object's.")
       .def(
           "symbol_address",
           [](Target& t, const std::string& name) { return t.space().symbol_address(name); }, py::arg("name"))

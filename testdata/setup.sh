@@ -8,8 +8,9 @@ BUILD=${PYHANG_BUILD_DIR:-$ROOT/build}
 
 packages=(cmake make g++ gdb binutils libc6-dev python3-dev python3-pytest pybind11-dev catch2 patchelf)
 # The tests also run the real-world cases: PyTorch (OpenMP) and numpy from Debian,
-# and check every report against docs/pyhang-report-1.schema.json with jsonschema.
-if [ "${1:-}" = "--tests" ]; then packages+=(python3-torch python3-numpy python3-jsonschema); fi
+# check every report against docs/pyhang-report-1.schema.json with jsonschema, and name
+# libc's static functions from libc6-dbg as gdb does.
+if [ "${1:-}" = "--tests" ]; then packages+=(python3-torch python3-numpy python3-jsonschema libc6-dbg); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

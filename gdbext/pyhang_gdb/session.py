@@ -5,6 +5,7 @@ live process (gdb's native target)  -> Target.live(pid): process_vm_readv
 core file                           -> Target.core(path): the core's bytes
 anything else (remote, ...)         -> Target.from_callback(gdb's read_memory)
 """
+import os
 import re
 
 import gdb
@@ -59,6 +60,16 @@ def _core_file_search():
             "search_path": [d for d in search.split(":") if d]}
 
 
+def _debug_directories():
+    """Where gdb looks for separate debug files (`set debug-file-directory`),
+    each also under the sysroot, as gdb does."""
+    dirs = [d for d in (gdb.parameter("debug-file-directory") or "").split(":") if d]
+    sysroot = _core_file_search()["sysroot"]
+    if sysroot and sysroot != "/":
+        dirs += [os.path.join(sysroot, d.lstrip("/")) for d in dirs]
+    return dirs
+
+
 def _alive(pid):
     """Whether a live process still exists and is not a zombie."""
     try:
@@ -106,6 +117,7 @@ class Session:
                 raise NoTarget("process %d has exited: there is nothing left to read (gdb still shows its "
                                "last state)" % inferior.pid)
             self._target = self._open(inferior, kind)
+            self._target.set_debug_directories(_debug_directories())
             self._key = key
             self._cache = {}
         return self._target

@@ -3,6 +3,8 @@ core, with TIDs, gdb numbers, names and top native frames, with no debug
 info loaded."""
 import json
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -149,3 +151,51 @@ def test_native_depth_is_a_gdb_setting_with_its_environment_variable_as_fallback
         assert line in out, out
     # AND PYHANG_NATIVE_DEPTH gives the initial value to scripts that cannot type gdb commands
     assert depth(harness.report_json(pid=s.pid, env={"PYHANG_NATIVE_DEPTH": "1"})) == 1
+
+
+def _libc_debug_file():
+    """libc6-dbg's file for this machine's libc, or None."""
+    out = subprocess.run(["readelf", "-n", "/lib/x86_64-linux-gnu/libc.so.6"], stdout=subprocess.PIPE,
+                         text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    path = m and "/usr/lib/debug/.build-id/%s/%s.debug" % (m.group(1)[:2], m.group(1)[2:])
+    return path if path and os.path.exists(path) else None
+
+
+def _gdb_minimal_symbols(pcs, pid=None, executable=None, core=None):
+    """gdb's `info symbol` name of each pc (None: no symbol), with gdb's default
+    debug-file-directory, so that it loads libc6-dbg's symbols."""
+    argv = ["gdb", "-nx", "-batch", "-iex", "set auto-load no"] + ([executable, "-c", core] if core else ["-p", str(pid)])
+    out = subprocess.run(argv + sum((["-ex", "info symbol 0x%x" % pc] for pc in pcs), []),
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300).stdout
+    names = re.findall(r"^(?:(\S+)(?: \+ \d+)? in section|No symbol matches)", out, re.M)
+    assert len(names) == len(pcs), out[-3000:]
+    return [n or None for n in names]
+
+
+@pytest.mark.skipif(_libc_debug_file() is None, reason="libc6-dbg is not installed")
+def test_libc_static_functions_are_named_from_the_separate_debug_file_as_gdb_names_them(scenario):
+    # GIVEN threads blocked in a semaphore wait, whose libc frames are static functions
+    # (no .dynsym symbol), and libc6-dbg's debug file for this libc
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py")])
+    for where in ("live", "core"):
+        target = {"pid": s.pid} if where == "live" else {"executable": PY, "core": s.gcore()}
+        # WHEN pyhang reports with gdb's debug-file-directory pointing at it
+        text, _ = harness.run_gdb_marked("pyhang report --json", **target)
+        with_debug = json.loads(harness.run_gdb(
+            ["set debug-file-directory /usr/lib/debug", "echo @@\\n", "pyhang report --json"], **target
+        ).split("@@\n", 1)[1].split("\n[Inferior", 1)[0])
+        without = json.loads(text[text.index("{"):])
+        # (an outer frame's pc is a return address: looked up at pc-1, as gdb does)
+        libc = [(f, f["pc"] - (1 if i else 0)) for t in with_debug["threads"]
+                for i, f in enumerate(t["native_frames"]) if f["library"] and "libc.so" in f["library"]]
+        lookups = sorted({lookup for _, lookup in libc})
+        gdb_names = dict(zip(lookups, _gdb_minimal_symbols(lookups, **target)))
+        # THEN every libc frame is named as gdb's minimal symbols name it; `??` only
+        # where gdb has nothing either
+        for f, lookup in libc:
+            assert f["function"] == gdb_names[lookup], (where, f)
+        # AND some of them are static functions, which libc's own symbols cannot name
+        static = {f["pc"] for f, _ in libc if f["function"]} - {
+            f["pc"] for t in without["threads"] for f in t["native_frames"] if f["function"]}
+        assert static, (where, libc)

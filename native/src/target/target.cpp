@@ -113,13 +113,37 @@ void AddressSpace::drop_mismatched(const std::function<std::string(const LoadedO
   }
 }
 
+const ElfFile* AddressSpace::debug_file(const LoadedObject& o) const {
+  if (o.debug_file_looked_up) return o.debug_file.get();
+  o.debug_file_looked_up = true;
+  std::string id = o.elf ? o.elf->build_id() : std::string();
+  if (id.size() < 4 || o.elf->section(".symtab")) return nullptr;  // no id, or full symbols already
+  for (const auto& dir : debug_dirs_) {
+    std::string path = dir + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+    if (access(path.c_str(), R_OK) != 0) continue;
+    try {
+      auto elf = ElfFile::open(path);
+      if (elf->build_id() == id) {
+        o.debug_file = std::move(elf);
+        break;
+      }
+    } catch (const Error&) {  // not an ELF file: as if absent
+    }
+  }
+  return o.debug_file.get();
+}
+
 Symbolized AddressSpace::symbolize(Addr pc) const {
   Symbolized out;
   out.object = object_at(pc);
   if (!out.object || !out.object->elf) return out;
-  if (auto s = out.object->elf->symbol_at(pc - out.object->bias)) {
+  Addr link = pc - out.object->bias;
+  auto s = out.object->elf->symbol_at(link);
+  if (!s)
+    if (const ElfFile* debug = debug_file(*out.object)) s = debug->symbol_at(link);
+  if (s) {
     out.function = std::string(s->name);
-    out.offset = pc - out.object->bias - s->value;
+    out.offset = link - s->value;
   }
   return out;
 }

@@ -4,7 +4,7 @@ a TID, which GIL a futex address belongs to, what each thread does with the
 GIL, the Python frames of a thread."""
 from pyhang.analysis import syscalls
 from pyhang.model.kinds import GilState, PythonStatus
-from pyhang.model.report import GilSummary, PythonFrame
+from pyhang.model.report import GilSummary, PythonFrame, entry_frame
 
 
 class PythonView:
@@ -115,7 +115,7 @@ def holder_blocked(tid, registers, frames):
     nr = syscalls.in_syscall(registers)
     if nr is None or nr not in syscalls.BLOCKING:
         return None
-    where = next((f for f in frames if f.function), None)
+    where = entry_frame(frames)
     lib = next((f.library for f in frames if f.library), None)
     return {"tid": tid, "syscall": syscalls.name(nr), "function": where.function if where else None,
             "library": lib}

@@ -19,6 +19,22 @@ class NativeFrame:
     offset: int = 0                 # pc - function start
 
 
+def entry_frame(frames):
+    """Where a thread waits, by name: the outermost named frame of the run of
+    frames in the library it sleeps in (the function the program called into
+    it, e.g. pthread_rwlock_wrlock rather than the static helpers libc6-dbg
+    names below it); else the innermost named frame; None when none is named."""
+    run = []
+    for f in frames:
+        if run and f.library != run[0].library:
+            break
+        run.append(f)
+    named = [f for f in run if f.function]
+    if named:
+        return named[-1]
+    return next((f for f in frames if f.function), None)
+
+
 @dataclass
 class PythonFrame:
     function: str

@@ -1,7 +1,7 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
-from pyhang.model.report import PythonFrame, Report, ThreadReport
+from pyhang.model.report import PythonFrame, Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
@@ -167,7 +167,7 @@ def _wait_site(th):
     parts = []
     if th.python_frames:
         parts.append(python_frame_line(th.python_frames[0]))
-    named = next((f for f in th.native_frames if f.function), None)
+    named = entry_frame(th.native_frames)
     if named:
         parts.append("in %s (%s)" % (named.function, _lib(named.library)))
     return "; ".join(parts)

@@ -27,6 +27,10 @@ struct LoadedObject {
   std::shared_ptr<ElfFile> elf;  // null when the file could not be opened
   std::string problem;           // why elf is null, or a mismatch seen
   std::string_view basename() const;
+  // The separate debug file of a stripped object (libc6-dbg's), looked up by
+  // build-id the first time a pc in the object has no symbol of its own.
+  mutable std::shared_ptr<ElfFile> debug_file;
+  mutable bool debug_file_looked_up = false;
 };
 
 struct Symbolized {
@@ -49,7 +53,12 @@ class AddressSpace {
 
   // Runtime address of a symbol, searched in `in` or in every object.
   std::optional<Addr> symbol_address(std::string_view name, const LoadedObject* in = nullptr) const;
+  // A pc's function: the object's own symbols (.dynsym, .symtab), else the
+  // symbols of its separate debug file, where one is found.
   Symbolized symbolize(Addr pc) const;
+  // Where separate debug files are (gdb's `debug-file-directory`): each
+  // DIR/.build-id/xx/yyyy.debug whose build-id is the object's.
+  void set_debug_directories(std::vector<std::string> dirs) { debug_dirs_ = std::move(dirs); }
 
   // Forget the symbols of every object for which `check` returns a reason
   // (e.g. the file on disk is not the one that was mapped); the reason is
@@ -59,6 +68,8 @@ class AddressSpace {
  private:
   std::vector<Mapping> mappings_;
   std::vector<LoadedObject> objects_;  // sorted by start
+  std::vector<std::string> debug_dirs_;
+  const ElfFile* debug_file(const LoadedObject& o) const;
 };
 
 enum class TargetKind : std::uint8_t {
@@ -97,6 +108,7 @@ class Target {
 
   MemoryReader& memory() { return *memory_; }
   const AddressSpace& space() const { return space_; }
+  void set_debug_directories(std::vector<std::string> dirs) { space_.set_debug_directories(std::move(dirs)); }
   const std::shared_ptr<CoreFile>& core_file() const { return core_; }
   std::optional<int> pid() const { return pid_; }
   TargetKind kind() const { return kind_; }
