@@ -34,7 +34,7 @@ class _Frame(FrameDecorator):
         return "%s %s" % (name, python_run_suffix(self._run)) if self._run else name
 
 
-def _native_names(thread):
+def native_names(thread):
     """The function names of the thread's native frames, innermost first,
     indexed by gdb's frame level (once per stop)."""
     def compute():
@@ -55,7 +55,7 @@ def _pairing():
     t = view.thread(thread.ptid[1]) if view.ok else None
     if not t or not t["frames"]:
         return {}
-    return pair_runs(_native_names(thread), t["frames"])
+    return pair_runs(native_names(thread), t["frames"])
 
 
 def _decorate(d, pairs):

@@ -136,6 +136,56 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
     assert "\n      count = 5\n" in report_text, report_text
 
 
+def eval_loop_levels(bt):
+    """[gdb frame level of each Python frame], innermost first, from `bt` through pyhang's filter."""
+    levels = []
+    for line in bt.splitlines():
+        if line.startswith("#"):
+            levels += [int(line[1:].split()[0])] * len(PYTHON_IN_BT.findall(line))
+    return levels
+
+
+LEVEL = "python print('level', gdb.selected_frame().level())"
+
+
+@pytest.mark.parametrize("where", ["live", "core"])
+def test_py_up_and_py_down_move_gdbs_frame_with_them_and_gdbs_frame_moves_the_python_frame(parked, where):
+    # GIVEN the worker's stack, and which evaluation-loop frame runs each Python frame (`bt`)
+    s, exe, core = parked
+    target = {"pid": s.pid} if where == "live" else {"executable": exe, "core": core}
+    worker, _ = worker_and_main(s.truth)
+    stack = worker["stack"]
+    bt = sections([switch_to(worker["tid"]), "bt"], **target)[1]
+    levels = eval_loop_levels(bt)
+    assert len(levels) == len(stack), bt
+    # the innermost Python frame of an outer evaluation-loop frame, not the outermost frame
+    # (from 3.11 one loop runs several frames; on 3.12+ one may run this whole thread)
+    inner = next((i for i in range(1, len(stack) - 1) if levels[i] != levels[i - 1]), None)
+    # WHEN py-up walks outwards, and gdb's own `frame N` selects an evaluation-loop frame
+    commands = [switch_to(worker["tid"])]
+    commands += ["py-up", LEVEL] * (len(stack) - 1) + ["py-down", LEVEL]
+    commands += ["frame 0", "py-list"]
+    if inner is not None:
+        commands += ["frame %d" % levels[inner], "py-locals", "py-up", LEVEL]
+    out = sections(commands, **target)[1:]
+    ups, rest = out[:2 * (len(stack) - 1)], out[2 * (len(stack) - 1):]
+    # THEN each py-up selects the evaluation-loop frame that runs the new Python frame
+    for i in range(1, len(stack)):
+        assert ups[2 * (i - 1)].startswith('#%d File "%s", line %d' % (i, stack[i]["file"], stack[i]["line"]))
+        assert ups[2 * (i - 1) + 1].strip() == "level %d" % levels[i], (where, i, ups)
+    # AND py-down moves gdb's frame back with it
+    assert rest[1].strip() == "level %d" % levels[-2], (where, rest)
+    # AND `frame 0` brings the Python selection back to the innermost frame
+    assert ">%d " % stack[0]["line"] in rest[3], (where, rest[3])
+    if inner is None:
+        return
+    # AND after `frame N`, the Python commands act on the innermost Python frame that frame runs
+    assert rest[5].strip(), rest
+    assert rest[6].startswith('#%d File "%s", line %d' % (inner + 1, stack[inner + 1]["file"], stack[inner + 1]["line"])), \
+        (where, inner, rest)
+    assert rest[7].strip() == "level %d" % levels[inner + 1], (where, rest)
+
+
 def test_pyhangs_commands_work_next_to_cpythons_libpython(parked):
     # GIVEN CPython's own gdb extension of this version, when the interpreter ships one
     s, exe, _ = parked

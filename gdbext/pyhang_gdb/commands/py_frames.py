@@ -2,24 +2,49 @@
 `py-locals`, `py-print NAME`, `py-list [START[,END]]`, `py-up`, `py-down`,
 `py-bt-full` (each also as `pyhang-<name>`).  They act on the selected
 Python frame of the selected gdb thread: the innermost at first, moved by
-py-up/py-down, forgotten when the inferior runs again.  Values come from
-target memory through the native PythonValues (bounded, never raising)."""
+py-up/py-down, forgotten when the inferior runs again.  As with
+libpython.py, the Python frame and gdb's selected frame move together:
+py-up/py-down also select the evaluation-loop frame that runs the Python
+frame, and after gdb's `frame N`/`up`/`down` the selected Python frame is
+the innermost one run at or above gdb's frame (where the two stacks can be
+paired: pyhang.analysis.eval_frames).  Values come from target memory
+through the native PythonValues (bounded, never raising)."""
 import os
 
+import gdb
+
+from pyhang.analysis.eval_frames import pair_indices
 from pyhang.model.kinds import LocalKind, PythonStatus
 from pyhang.model.report import PythonFrame
 from pyhang.render import values as text
 from pyhang.render.text import python_status_line
 from pyhang_gdb import collect, decoders
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
+from pyhang_gdb.frame_filter import native_names
 from pyhang_gdb.session import SESSION
 
 MAX_SOURCE_BYTES = 16 << 20  # a source file larger than this is not read
 
 
 def _selection():
-    """{tid: index of the selected Python frame}, for this stop."""
+    """{tid: (index of the selected Python frame, gdb's frame level then)}, for this stop."""
     return SESSION.cached("py-frame-selection", dict)
+
+
+def _gdb_level():
+    try:
+        return gdb.selected_frame().level()
+    except gdb.error:
+        return 0
+
+
+def _select_gdb_frame(level):
+    frame = gdb.newest_frame()
+    for _ in range(level):
+        frame = frame.older()
+        if frame is None:
+            return
+    frame.select()
 
 
 class _Frames:
@@ -33,8 +58,27 @@ class _Frames:
         thread = view.thread(snap.tid) if view.status in (PythonStatus.OK, PythonStatus.FINALIZING) else None
         if thread is not None:
             self.frames = thread["frames"]
-        index = _selection().get(self.tid, 0)
+        self._pairs = None
+        stored, level = _selection().get(self.tid), _gdb_level()
+        if stored and stored[1] == level:  # gdb's frame is where the last py-up/py-down left it
+            index = stored[0]
+        else:  # gdb's frame moved (`frame N`, `up`, `down`): follow it
+            index = 0 if level == 0 else self._index_at_or_above(level)
+            if index is None:
+                index = stored[0] if stored else 0
+            if stored or level:
+                _selection()[self.tid] = (index, level)
         self.index = min(index, len(self.frames) - 1) if self.frames else 0
+
+    def pairs(self):
+        """{gdb frame level: [indices of the Python frames it runs]}; {} when unpaired."""
+        if self._pairs is None:
+            self._pairs = pair_indices(native_names(gdb.selected_thread()), self.frames) if self.frames else {}
+        return self._pairs
+
+    def _index_at_or_above(self, level):
+        runs = [(lv, run) for lv, run in self.pairs().items() if lv >= level]
+        return min(runs)[1][0] if runs else None
 
     def empty_line(self):
         """Why there is no frame to show, in one line."""
@@ -46,7 +90,10 @@ class _Frames:
 
     def select(self, index):
         self.index = index
-        _selection()[self.tid] = index
+        level = next((lv for lv, run in self.pairs().items() if index in run), None)
+        if level is not None:
+            _select_gdb_frame(level)
+        _selection()[self.tid] = (index, _gdb_level())
 
 
 def _python_frame(f):
