@@ -1,5 +1,6 @@
 """Bad input never hurts the user's session: each problem is one clear line,
 the report still prints what it could, and gdb keeps running."""
+import json
 import os
 import shutil
 import subprocess
@@ -242,3 +243,10 @@ def test_damaged_frame_mid_chain_and_unreadable_name_are_one_frame_each_naming_t
         problem = threads[named["tid"]]["problem"]
         assert "code object at 0x%x: name: str at 0x%x unreadable" % (named["code"], named["bad_name"]) in problem, where
         assert len(got) == len(named["stack"]), where
+    # AND the locals of the damaged frame are one problem, the other frames' locals still read
+    text, out = harness.run_gdb_marked("pyhang report --locals --json", pid=s.pid)
+    assert_no_traceback(out)
+    doc = harness.validated_report(json.loads(text[text.index("{"):]))
+    frames = next(t for t in doc["threads"] if t["tid"] == chain["tid"])["python_frames"]
+    assert frames[chain["unknown_index"]]["locals_problem"], frames[chain["unknown_index"]]
+    assert [v["name"] for v in frames[0]["locals"]] == ["ready"], frames[0]
