@@ -81,6 +81,8 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     # --- _PyInterpreterFrame (3.11+)
     ("iframe_size", "sizeof(_PyInterpreterFrame)", ["SIZE(_PyInterpreterFrame)"]),
     ("iframe_code", "f_code / f_executable", ["OFF(_PyInterpreterFrame, f_executable)", "OFF(_PyInterpreterFrame, f_code)"]),
+    ("iframe_executable", "f_executable (3.13+): the code slot may hold another object than code",
+     ["OFF(_PyInterpreterFrame, f_executable)"]),
     ("iframe_previous", "previous", ["OFF(_PyInterpreterFrame, previous)"]),
     ("iframe_instr", "instr_ptr (3.13+) / prev_instr", ["OFF(_PyInterpreterFrame, instr_ptr)", "OFF(_PyInterpreterFrame, prev_instr)"]),
     ("iframe_owner", "owner (char)", ["OFF(_PyInterpreterFrame, owner)"]),

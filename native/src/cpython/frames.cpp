@@ -97,7 +97,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
   ChainGuard guard(objects.options().max_frames, "frame");
   const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
   // 3.13's slot is f_executable, which may hold another object than code.
-  const bool executable_slot = l.has(l.dbg_iframe_executable);
+  const bool executable_slot = l.has(l.iframe_executable);
   int unknown = 0;
   for (Addr f = top; f != 0; ) {
     if (auto stop = guard.next(f); !stop.empty()) {

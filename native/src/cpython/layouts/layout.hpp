@@ -91,6 +91,7 @@ struct Layout {
   std::int64_t frame_trace = -1;  // f_trace
   std::int64_t iframe_size = -1;  // sizeof(_PyInterpreterFrame)
   std::int64_t iframe_code = -1;  // f_code / f_executable
+  std::int64_t iframe_executable = -1;  // f_executable (3.13+): the code slot may hold another object than code
   std::int64_t iframe_previous = -1;  // previous
   std::int64_t iframe_instr = -1;  // instr_ptr (3.13+) / prev_instr
   std::int64_t iframe_owner = -1;  // owner (char)
