@@ -94,7 +94,7 @@ class ObjectReader {
   MemoryReader& mem_;
   TypeFacts unread_;  // facts of a type that could not be read this time (not remembered)
   const Layout& l_;
-  const Options& opts_;
+  const Options opts_;  // a copy: callers pass temporaries (the asyncio reader's frame options)
   std::unordered_map<Addr, TypeFacts> types_;
 };
 
