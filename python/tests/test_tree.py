@@ -264,8 +264,9 @@ def test_fork_children_copying_the_parents_memory_are_summed_up_at_the_parent():
     doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
     j = doc["fork_hazards"][-1]
     assert j["pid"] == 100 and j["processes"] == [100, 200, 300] and j["threads"] == []
-    assert j["evidence"].startswith("2 fork children of this process have copied 32.0 MB of its memory so far "
-                                    "(smaps_rollup Private_Dirty: PID 200 30.0 MB (shares 10.0 MB), PID 300 2.0 MB")
+    assert j["evidence"].startswith("2 fork children of this process hold 32.0 MB of private dirty memory, copied from it "
+                                    "or written since fork (smaps_rollup Private_Dirty: PID 200 30.0 MB (shares 10.0 MB), "
+                                    "PID 300 2.0 MB")
     assert "PID 200 reads large builtin containers inherited from this process" in j["evidence"]
     assert "__main__.DATA: list of 400000 items, ~38.0 MB" in j["evidence"]
     # no child reading large containers (or no smaps: cores): nothing at the parent

@@ -163,11 +163,12 @@ def _cow_children(f):
     more = f["children_count"] - len(rows)
     big = "; ".join("%s: %s of %d items, ~%s" % (c["where"], c["type"], c["length"],
                                                   _mb(c["estimated_bytes"] / 1024.0)) for c in f["containers"])
-    return ("%d fork child%s of this process %s copied %s of its memory so far (smaps_rollup Private_Dirty: %s%s); "
+    return ("%d fork child%s of this process hold%s %s of private dirty memory, copied from it or written since "
+            "fork (smaps_rollup Private_Dirty: %s%s); "
             "%s read%s large builtin containers inherited from this process, and every read copies the page it "
             "touches: %s") % (
                 f["children_count"], "" if f["children_count"] == 1 else "ren",
-                "has" if f["children_count"] == 1 else "have", _mb(f["private_dirty_kb"]), listed,
+                "s" if f["children_count"] == 1 else "", _mb(f["private_dirty_kb"]), listed,
                 "" if more <= 0 else ", and %d more" % more,
                 ", ".join("PID %d" % pid for pid in f["reading"]), "s" if len(f["reading"]) == 1 else "",
                 big)
