@@ -4,16 +4,14 @@ workers, sends each an index on its own queue and waits for batches on a
 shared result queue with a timeout, as torch's DataLoader does.  Each worker
 reads every record (every read writes a refcount, so the pages are copied
 into it), then blocks reading a shard pipe that nobody writes: the parent
-waits for batches that never come.
-
-  plain  multiprocessing's fork Process and Queues, laid out as
-         torch.utils.data.DataLoader lays out its workers (index queue per
-         worker, one data queue, get(timeout=5) in a loop)
-  torch  torch.utils.data.DataLoader itself (num_workers=2, fork)
+waits for batches that never come.  multiprocessing's fork Process and
+Queues, laid out as torch.utils.data.DataLoader lays out its workers (an
+index queue per worker, one data queue, get(timeout=5) in a loop), without
+torch's import time.
 
 Truth: the parent's PID, the workers' PID/TID and their Python stack where
 they block, the list's id, length and global name.
-usage: fork_dataloader.py [plain|torch]"""
+usage: fork_dataloader.py"""
 import multiprocessing
 import os
 import queue
@@ -25,7 +23,6 @@ from truth import Truth, gettid, python_stack, set_os_thread_name  # noqa: E402
 import fork_common  # noqa: E402
 
 TRUTH = Truth()
-MODE = sys.argv[1] if len(sys.argv) > 1 else "plain"
 N = 400_000
 DATA = ["record-%d" % i for i in range(N)]
 RECORDS = os.environ["PYHANG_TRUTH"] + ".worker%d"
@@ -53,10 +50,10 @@ def worker_loop(index_queue, data_queue):
 
 def report_when_ready(workers):
     records = fork_common.wait_records([RECORDS % i for i in workers], timeout=90)
-    TRUTH.write_and_signal_ready(workers=records, data=id(DATA), length=len(DATA), where="__main__.DATA", mode=MODE)
+    TRUTH.write_and_signal_ready(workers=records, data=id(DATA), length=len(DATA), where="__main__.DATA")
 
 
-def plain():
+def main():
     ctx = multiprocessing.get_context("fork")
     data_queue = ctx.Queue()
     index_queues, workers = [], []
@@ -77,23 +74,6 @@ def plain():
                 raise SystemExit("a worker died")
 
 
-def torch_loader():
-    import torch.utils.data
-
-    class Records(torch.utils.data.Dataset):
-        def __len__(self):
-            return 2
-
-        def __getitem__(self, index):
-            return load_sample(index)
-
-    loader = torch.utils.data.DataLoader(Records(), batch_size=None, num_workers=2,
-                                         multiprocessing_context="fork", prefetch_factor=1)
-    batches = iter(loader)   # forks the workers and sends each its index
-    threading.Thread(target=report_when_ready, args=(range(2),), daemon=True).start()
-    next(batches)
-
-
 set_os_thread_name("loader-parent")
 TRUTH.thread(tid=gettid(), name="loader-parent", role="main", parked=False)
-{"plain": plain, "torch": torch_loader}[MODE]()
+main()
