@@ -10,9 +10,10 @@ lock was locked by a thread that fork did not copy.
   python3 examples/case1_fork_child_lock.py        # a threading.Lock and a fork Pool
   python3 examples/case1_fork_child_lock.py mutex  # a C mutex held by a parent thread
 
-pyhang, attached to the stuck worker, says it is a fork child that did not
-exec (and how it knows), that the lock's owner is not one of its threads
-but a thread of its parent, and what to do instead.
+`pyhang report --tree` on the server examines it and its workers: each
+worker is a fork child that did not exec (and how pyhang knows), the lock's
+owner is not one of its threads but a thread of its parent, named, and what
+to do instead.
 """
 import os
 import sys
@@ -24,12 +25,7 @@ import harness  # noqa: E402
 PY = "/usr/bin/python3.11"
 if len(sys.argv) > 1 and sys.argv[1] == "mutex":
     argv = [PY, "-u", os.path.join(harness.SCENARIOS, "fork_mutex.py"), harness.fixture_path("libforkfixture.so")]
-    child = lambda t: t["child"]["pid"]  # noqa: E731
 else:
     argv = [PY, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py")]
-    child = lambda t: t["workers"][0]["pid"]  # noqa: E731
 with harness.Scenario(argv) as s:
-    pid = child(s.truth)
-    print("$ gdb -batch -p %d -ex 'source gdbext/pyhang.gdb' -ex 'fork-hazards'   # the stuck worker" % pid)
-    text, _ = harness.run_gdb_marked("fork-hazards", pid=pid)
-    print(text, end="")
+    harness.print_tree_report(s.pid, "the server and its workers")

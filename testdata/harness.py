@@ -360,6 +360,14 @@ def pyhang_cli(*args, env=None, timeout=600):
     return r.returncode, r.stdout, r.stderr
 
 
+def print_tree_report(pid, what):
+    """Prints `pyhang report --tree -p PID` as a user runs it (the examples)."""
+    print("$ python/bin/pyhang report --tree -p %d   # %s" % (pid, what))
+    status, out, err = pyhang_cli("report", "--tree", "-p", pid)
+    print(out + err, end="")
+    print("(exit status %d)" % status)
+
+
 def gcore(pid, directory):
     """A core of process `pid` (a scenario's child) made by gdb's gcore in `directory`."""
     prefix = os.path.join(directory, "core")

@@ -1,6 +1,7 @@
 """fork-hazards: a fork child that did not exec, what it inherited that can
 never be released, and how pyhang knows — live and from a core, compared
 with what the scenario recorded (TIDs, lock addresses, who held what)."""
+import json
 import os
 import subprocess
 
@@ -19,6 +20,13 @@ def gcore(s, pid):
     path = "%s.%d" % (prefix, pid)
     assert r.returncode == 0 and os.path.exists(path), r.stdout[-2000:]
     return path
+
+
+def tree_json(*args):
+    """The pyhang-tree/1 document of `pyhang report --json ARGS`."""
+    status, out, err = harness.pyhang_cli("report", "--json", *[str(a) for a in args])
+    assert status in (0, 3), err
+    return harness.validated_tree(json.loads(out))
 
 
 def hazards(report, kind):
@@ -52,11 +60,21 @@ def test_c_mutex_held_by_a_parent_thread_at_fork(scenario):
     assert "This process is a fork child of PID %d that did not exec" % s.pid in text
     assert "the address space is the parent's copy" in text
     # WHEN from the child's core: the same, from memory alone
-    core = harness.report_json(executable=PY, core=gcore(s, child["pid"]))
+    child_core = gcore(s, child["pid"])
+    core = harness.report_json(executable=PY, core=child_core)
     (h,) = hazards(core, "orphaned-lock")
     assert h["threads"] == [child["tid"]] and "LWP %d is not a thread" % holder in h["evidence"]
     assert "fork child" in h["evidence"]
     assert hazards(core, "threads-at-fork")
+    # AND across the tree, live and from the two cores: the owner is named as the parent's thread
+    parent_core = s.gcore()
+    for where, doc in (("live", tree_json("--tree", "-p", s.pid)), ("cores", tree_json(parent_core, child_core))):
+        (h,) = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
+        assert h["pid"] == child["pid"] and h["processes"] == [child["pid"], s.pid], where
+        assert h["threads"] == [child["tid"]] and h["confidence"] == "certain", where
+        assert ("its owner LWP %d is not alive in this process: it is Thread 2 (LWP %d)" % (holder, holder)
+                in h["evidence"]), (where, h["evidence"])
+        assert "of the parent PID %d" % s.pid in h["evidence"], where
     # AND the parent itself (2 threads, no multiprocessing) has no fork hazard
     parent = fork_text(pid=s.pid)
     assert "No evidence that this process is a fork child." in parent
@@ -124,7 +142,9 @@ def test_torch_matmul_in_parent_and_in_a_fork_child(scenario):
     # GIVEN torch with 2 intra-op threads used in the parent, then in a fork child
     s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_torch.py"), "2"], ready_timeout=120)
     child = s.truth["child"]
-    report = harness.report_json(pid=child)
+    # WHEN pyhang reports on the tree of the parent
+    live = tree_json("--tree", "-p", s.pid)
+    report = next(p for p in live["processes"] if p.get("target", {}).get("pid") == child)
     found = hazards(report, "openmp-after-fork")
     if s.truth["child_finished"]:
         assert all(h["threads"] == [] for h in found)
@@ -133,6 +153,14 @@ def test_torch_matmul_in_parent_and_in_a_fork_child(scenario):
     (h,) = found
     assert h["threads"] == [child] and "libgomp" in h["evidence"]
     assert "torch.set_num_threads(1)" in h["advice"]
+    # AND across the tree with the parent, live and from the two cores: the threads the child
+    # waits for are the parent's pool threads, alive only there
+    cores = (s.gcore(), gcore(s, child))
+    for where, doc in (("live", live), ("cores", tree_json(*cores))):
+        (h,) = [h for h in doc["fork_hazards"] if h["kind"] == "openmp-after-fork"]
+        assert h["pid"] == child and h["processes"] == [child, s.pid] and h["threads"] == [child], where
+        assert "they exist only in the parent PID %d" % s.pid in h["evidence"], where
+        assert "their owner is not alive in this child" in h["evidence"], where
 
 
 def test_cuda_initialised_before_fork_fixture_driver(scenario):

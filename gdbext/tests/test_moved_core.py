@@ -4,6 +4,7 @@ production host is: the executable the user gives is used, `--sysroot` and
 where the libraries are now, a file of the same name that is not the one the
 core was made from is passed over for the one whose build-id matches, and a
 file that cannot be found is named."""
+import contextlib
 import glob
 import json
 import os
@@ -25,11 +26,12 @@ def _pyenv_with_libpython(minor):
     return None
 
 
-@pytest.fixture(scope="module")
-def moved():
-    """A certain RLock deadlock under a stripped pyenv 3.12 with a shared
-    libpython, its core, then its interpreter tree moved under a sysroot.
-    Yields (truth, core, the executable's new path, tmp)."""
+@contextlib.contextmanager
+def _moved_scenario(argv, make_cores):
+    """Runs scenario `argv` (after the interpreter) under a stripped pyenv
+    3.12 with a shared libpython, makes its cores with make_cores(scenario,
+    tmp), then moves the interpreter tree under a sysroot.  Yields (truth,
+    cores, sysroot, the executable's new path, tmp)."""
     python = _pyenv_with_libpython(12)
     if python is None:
         pytest.skip("pyenv 3.12 is not installed")
@@ -37,15 +39,25 @@ def moved():
     try:
         original = os.path.join(tmp, "host")
         exe, env = harness.stripped_interpreter(python, cache_root=original)
-        with harness.Scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"], env=env) as s:
-            core = shutil.copy(s.gcore(), os.path.join(tmp, "core"))
+        with harness.Scenario([exe, "-u"] + argv, env=env) as s:
+            cores = make_cores(s, tmp)
             truth = s.truth
         sysroot = os.path.join(tmp, "sysroot")
         os.makedirs(os.path.dirname(sysroot + original))
         shutil.move(original, sysroot + original)
-        yield truth, core, sysroot + exe, tmp
+        yield truth, cores, sysroot, sysroot + exe, tmp
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def moved():
+    """A certain RLock deadlock, its core, then its interpreter tree moved
+    under a sysroot.  Yields (truth, core, the executable's new path, tmp)."""
+    with _moved_scenario([os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"],
+                         lambda s, tmp: shutil.copy(s.gcore(), os.path.join(tmp, "core"))) as m:
+        truth, core, _, exe, tmp = m
+        yield truth, core, exe, tmp
 
 
 def _cli(*argv):
@@ -109,3 +121,46 @@ def test_lib_search_path_prefers_the_file_whose_build_id_the_core_holds(moved):
 def test_sysroot_goes_with_a_core_only():
     status, _, err = _cli("report", "-p", str(os.getpid()), "--sysroot", "/")
     assert status == 2 and "--sysroot goes with a core file" in err
+
+
+def _parent_and_child_cores(s, tmp):
+    (child,) = s.truth["children"]
+    harness.wait_processes_parked([child["pid"]])
+    return [shutil.copy(s.gcore(), os.path.join(tmp, "core.parent")),
+            shutil.copy(harness.gcore(child["pid"], s.tmp), os.path.join(tmp, "core.child"))]
+
+
+@pytest.fixture(scope="module")
+def moved_tree():
+    """A parent and its fork child (process_tree.py pipe), one core each,
+    then the interpreter tree moved.  Yields (truth, [cores], sysroot)."""
+    with _moved_scenario([os.path.join(harness.SCENARIOS, "process_tree.py"), "pipe"],
+                         _parent_and_child_cores) as m:
+        truth, cores, sysroot, _, _ = m
+        yield truth, cores, sysroot
+
+
+def test_sysroot_reaches_every_core_of_a_tree(moved_tree):
+    truth, cores, sysroot = moved_tree
+    (child,) = truth["children"]
+    # GIVEN one core per process whose interpreter has moved: without directions, neither is Python
+    status, out, _ = _cli("report", "--json", *cores)
+    doc = harness.validated_tree(json.loads(out))
+    assert [p["target"]["python_version"] for p in doc["processes"]] == [None, None]
+    # WHEN the sysroot is given once for the tree
+    status, out, err = _cli("report", "--json", *cores, "--sysroot", sysroot)
+    doc = harness.validated_tree(json.loads(out))
+    # THEN every core is read with it: both are the scenario's Python, with their stacks
+    got = {p["target"]["pid"]: p for p in doc["processes"]}
+    assert set(got) == {truth["pid"], child["pid"]} and got[child["pid"]]["parent_pid"] == truth["pid"]
+    for p in got.values():
+        assert p["target"]["python_version"] == truth["python"]
+        assert not any("libpython" in w for w in p["warnings"]), p["warnings"]
+        assert p["threads"][0]["python_frames"]
+    main = next(t for t in got[truth["pid"]]["threads"] if t["tid"] == truth["pid"])
+    assert main["blocked_on"]["syscall"]["name"] == "wait4"
+
+
+def test_sysroot_goes_with_core_files_in_tree_mode_too():
+    status, _, err = _cli("report", "--tree", "-p", str(os.getpid()), "--sysroot", "/")
+    assert status == 2 and "--sysroot goes with core files" in err

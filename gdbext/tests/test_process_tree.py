@@ -2,9 +2,11 @@
 report each, and finds the deadlocks across them: a parent waiting for a
 child that reads a pipe only the parent can write, a subprocess with both
 pipes full, a socketpair where each waits for the other; a Pool('fork')
-parent joining stuck workers is reported process by process.  From one core
-per process, the same processes with their parents, and waits on pipes and
-sockets are not followed (cores record no fd table), said so."""
+parent joining stuck workers is reported process by process, its workers
+making no cycle with each other; a DataLoader-style parent sees its fork
+workers copy its memory.  From one core per process, the same processes with
+their parents, and waits on pipes and sockets are not followed (cores record
+no fd table), said so."""
 import json
 import os
 import sys
@@ -102,9 +104,10 @@ def test_a_pool_parent_joining_stuck_workers_reports_every_worker(scenario):
     # the parent joins in Pool.join
     main = next(t for t in got[s.pid]["threads"] if t["tid"] == s.pid)
     assert any(f["function"].endswith("join") for f in main["python_frames"])
-    # AND the workers wait on each other only as holders among others of the
-    # pipe (the parent holds it too): never a certain deadlock
+    # AND the workers, each reading the pipe whose write end the other holds too, make no cycle
+    # with each other: the parent could write.  What remains goes through the parent, never certain
     assert all(d["confidence"] == "likely" for d in doc["deadlocks"]), doc["deadlocks"]
+    assert all(s.pid in d["processes"] for d in doc["deadlocks"]), doc["deadlocks"]
 
 
 def test_a_zombie_child_is_one_line_and_a_non_python_child_is_reported_with_native_frames(scenario):
@@ -120,3 +123,41 @@ def test_a_zombie_child_is_one_line_and_a_non_python_child_is_reported_with_nati
     (t,) = got[sleeper]["threads"]
     assert t["native_frames"] and t["blocked_on"]["syscall"]["name"] == "clock_nanosleep"
     assert syscall_of(got[s.pid], s.pid) == "read"
+
+
+def test_a_dataloader_parent_sees_its_workers_copy_its_memory_and_no_cycle_among_them(scenario):
+    # GIVEN a DataLoader-style parent whose two fork workers read its large list, then block
+    # reading a shard pipe whose write end the parent and both workers hold
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_dataloader.py")], ready_timeout=120)
+    workers = {w["pid"]: w for w in s.truth["workers"]}
+    harness.wait_processes_parked(list(workers), calls={pid: NUMBERS["read"] for pid in workers})
+    # WHEN pyhang reports on the live tree
+    status, doc = tree_of(s.pid)
+    got = processes(doc)
+    assert set(workers) <= set(got)
+    for pid, w in workers.items():
+        assert got[pid]["parent_pid"] == s.pid
+        assert syscall_of(got[pid], w["tid"]) == "read"
+        t = next(t for t in got[pid]["threads"] if t["tid"] == w["tid"])
+        assert [f["function"] for f in t["python_frames"]][:2] == ["load_sample", "worker_loop"]
+    # THEN the parent's copy-on-write hazard sums its workers' private dirty memory and names the list
+    (h,) = [h for h in doc["fork_hazards"] if h["kind"] == "cow-refcount" and h["pid"] == s.pid]
+    assert sorted(h["processes"][1:]) == sorted(workers) and h["threads"] == []
+    assert h["evidence"].startswith("2 fork children of this process hold ")
+    assert "%s: list of %d items" % (s.truth["where"], s.truth["length"]) in h["evidence"]
+    assert "numpy" in h["advice"]
+    # AND each worker keeps its own
+    assert {h["pid"] for h in doc["fork_hazards"] if h["kind"] == "cow-refcount"} == {s.pid} | set(workers)
+    # AND the workers, each reading the pipe the other holds too, make no cycle with each other:
+    # the parent could write
+    assert doc["deadlocks"] == [] and status == 0
+    # AND from one core per process: the same processes; no smaps in a core, so no memory claim
+    cores = [s.gcore()] + [harness.gcore(pid, s.tmp) for pid in sorted(workers)]
+    status, out, err = harness.pyhang_cli("report", "--json", *cores)
+    doc = harness.validated_tree(json.loads(out))
+    got = processes(doc)
+    assert doc["root_pid"] == s.pid and set(got) == {s.pid} | set(workers)
+    for pid, w in workers.items():
+        assert got[pid]["parent_pid"] == s.pid and syscall_of(got[pid], w["tid"]) == "read"
+    assert not [h for h in doc["fork_hazards"] if h["kind"] == "cow-refcount"]
+    assert doc["deadlocks"] == []

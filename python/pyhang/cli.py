@@ -43,6 +43,7 @@ examples:
   pyhang report --merged -p 1234         native and Python frames as one stack
   pyhang report --tree -p 1234           the process and its descendants
   pyhang report core.1234 /usr/bin/python3.11 --sysroot /srv/cores/host1
+  pyhang report core.1234 core.1240 --sysroot /srv/cores/host1   one core per process of a tree
   pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`""",
     "py-bt": "examples:\n  pyhang py-bt -p 1234\n  pyhang py-bt core.1234",
     "py-bt-full": "examples:\n  pyhang py-bt-full -p 1234     each frame with its arguments",
@@ -199,6 +200,8 @@ def main(argv=None):
             p.error("--tree goes with -p PID; for cores, give one core per process: pyhang report CORE CORE...")
         if args.cores and args.pid is not None:
             p.error("give either -p PID or cores")
+        if args.pid is not None and (args.sysroot or args.lib_search_path):
+            p.error("%s goes with core files" % ("--sysroot" if args.sysroot else "--lib-search-path"))
         return report_tree(args)
     if (args.pid is None) == (args.core is None):
         p.error("give either -p PID or a core file")
@@ -352,7 +355,8 @@ def report_tree(args):
         return _no_analysis(exc, args.json)
     if args.pid is not None and not os.path.exists("/proc/%d" % args.pid):
         return fail(Failure("no process %d" % args.pid, hint=_hint(["No such process"], args)), args.json)
-    tree = processes.live_tree(args.pid) if args.pid is not None else processes.core_tree(args.cores)
+    tree = processes.live_tree(args.pid) if args.pid is not None else \
+        processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)
     print(render_tree.dumps(tree, args.pretty) if args.json else render_tree.render_tree_text(tree))
     found = tree.deadlocks or any(p.report is not None and p.report.deadlocks for p in tree.processes)
     return DEADLOCK if found else OK

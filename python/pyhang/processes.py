@@ -23,11 +23,13 @@ JOBS = 2                 # gdb sessions at once
 TIMEOUT = 120            # seconds for one gdb session
 
 
-def examine(pid=None, core=None, workdir=None, gdbext=cli.GDBEXT):
+def examine(pid=None, core=None, workdir=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
     """(Report, None) of one process or core, or (None, why not).
-    `gdbext`: the pyhang.gdb the gdb sessions load."""
+    `gdbext`: the pyhang.gdb the gdb sessions load; `sysroot`,
+    `lib_search_path`: where a core's files are now (cores only)."""
     path = os.path.join(workdir, "%s.json" % (pid if pid is not None else os.path.basename(core)))
-    args = types.SimpleNamespace(pid=pid, core=core, executable=None, json=False, sysroot=None, lib_search_path=None)
+    args = types.SimpleNamespace(pid=pid, core=core, executable=None, json=False, sysroot=sysroot,
+                                 lib_search_path=lib_search_path)
     try:
         cli.run("pyhang snapshot %s" % path, args, timeout=TIMEOUT, gdbext=gdbext)
         with open(path) as f:
@@ -50,11 +52,12 @@ def _why_not(pid):
     return None
 
 
-def _run_all(jobs, workdir, gdbext):
-    """{key: (report, problem)} for [(key, pid, core)], JOBS at a time."""
+def _run_all(jobs, workdir, gdbext, **where):
+    """{key: (report, problem)} for [(key, pid, core)], JOBS at a time;
+    `where`: examine()'s sysroot and lib_search_path."""
     out = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
-        futures = {pool.submit(examine, pid, core, workdir, gdbext): key for key, pid, core in jobs}
+        futures = {pool.submit(examine, pid, core, workdir, gdbext, **where): key for key, pid, core in jobs}
         for fut in concurrent.futures.as_completed(futures):
             out[futures[fut]] = fut.result()
     return out
@@ -89,12 +92,14 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT):
     return tree_analysis.analyse(tree)
 
 
-def core_tree(cores, gdbext=cli.GDBEXT):
+def core_tree(cores, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
     """The TreeReport of one core per process; parents from the cores'
-    own records (NT_PRPSINFO)."""
+    own records (NT_PRPSINFO).  `sysroot`, `lib_search_path`: where the
+    cores' executables and libraries are now, for every core."""
     workdir = tempfile.mkdtemp(prefix="pyhang-tree-")
     try:
-        results = _run_all([(core, None, core) for core in cores], workdir, gdbext)
+        results = _run_all([(core, None, core) for core in cores], workdir, gdbext, sysroot=sysroot,
+                           lib_search_path=lib_search_path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     tree = TreeReport(root_pid=None)

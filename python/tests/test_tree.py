@@ -8,8 +8,8 @@ import os
 import harness
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis.syscall_names import NAMES
-from pyhang.model.kinds import Confidence, GilState, WaitKind
-from pyhang.model.report import BlockedOn, Report, TargetInfo, ThreadReport
+from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
+from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.tree import ProcessEntry, TreeReport
 from pyhang.render.tree import render_tree_text, tree_json
 
@@ -116,3 +116,170 @@ def test_the_tree_schema_is_a_valid_json_schema():
     with open(os.path.join(harness.ROOT, "docs", "pyhang-tree-1.schema.json")) as f:
         schema = json.load(f)
     jsonschema.validators.validator_for(schema).check_schema(schema)
+
+
+# ---- readers of one pipe (pool workers) ------------------------------------
+
+def test_readers_of_one_pipe_another_holder_can_write_to_make_no_cycle_with_each_other():
+    # GIVEN a parent that could write (its thread waits on nothing of the pipe) and two workers
+    # reading the pipe whose write end each of them inherited
+    parent = process(100, 1, syscall_thread(100, "pause"))
+    w1 = process(200, 100, pipe_read(200, [holder(100), holder(300)]))
+    w2 = process(300, 100, pipe_read(300, [holder(100), holder(200)]))
+    tree = analyse(parent, w1, w2)
+    # THEN the workers wait for the parent, not for each other: no cycle
+    assert tree.deadlocks == []
+    assert sorted((e.waiter[0], e.owner[0]) for e in tree.edges) == [(200, 100), (300, 100)]
+
+
+def test_readers_of_one_pipe_with_no_other_holder_are_a_real_deadlock():
+    # GIVEN two processes each reading the same pipe, each holding the write end the other waits for:
+    # nobody else can ever write
+    tree = analyse(process(100, 1, pipe_read(100, [holder(200)])),
+                   process(200, 100, pipe_read(200, [holder(100)])))
+    (d,) = tree.deadlocks
+    assert d.pids == [100, 200] and d.confidence == Confidence.CERTAIN
+
+
+def test_a_real_cycle_through_the_writer_stays_when_readers_are_left_out():
+    # GIVEN the parent waiting for worker 200 to exit, and both workers reading a pipe
+    # only the parent could write to (besides each other)
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
+                   process(200, 100, pipe_read(200, [holder(100), holder(300)])),
+                   process(300, 100, pipe_read(300, [holder(100), holder(200)])))
+    # THEN the cycle parent -> worker 200 -> parent is found; the workers make none with each other
+    assert [d.pids for d in tree.deadlocks] == [[100, 200]]
+
+
+def test_a_reader_from_the_other_end_or_of_another_pipe_is_still_a_waker():
+    # a holder that reads another pipe, or writes this one, may still act on ours
+    tree = analyse(process(100, 1, syscall_thread(100, "pause")),
+                   process(200, 100, pipe_read(200, [holder(100), holder(300)])),
+                   process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
+    assert sorted(d.pids for d in tree.deadlocks) == [[200, 300]]
+
+
+# ---- fork facts across the tree -------------------------------------------
+
+def fork_child(entry, *hazards, checked=()):
+    entry.report.fork_analysis = ForkAnalysis(child=True, hazards=list(hazards), checked=list(checked))
+    entry.report.fork_hazards = list(hazards)
+    return entry
+
+
+def mutex_wait(tid, owner, flags=()):
+    return ThreadReport(tid=tid, gdb_num=1, gil=GilState.RELEASED,
+                        blocked_on=BlockedOn(kind=WaitKind.MUTEX, address=0x1000, library="/x/libfix.so",
+                                             owners=[owner], lock={"flags": list(flags)}))
+
+
+def owner_gone(tid, owner):
+    return Hazard(HazardKind.ORPHANED_LOCK, [tid], Confidence.CERTAIN, "owner-gone",
+                  {"thread": tid, "kind": "mutex", "address": 0x1000, "library": "/x/libfix.so", "gone": [owner],
+                   "internal": None, "child": True})
+
+
+def named(tid, num, name, *frames):
+    return ThreadReport(tid=tid, gdb_num=num, name=name, gil=GilState.RELEASED,
+                        native_frames=[NativeFrame(pc=1, library=lib) for lib in frames])
+
+
+def tree_hazards(tree, kind):
+    return [(pid, h) for pid, h in tree.fork_hazards if h.kind == kind]
+
+
+def test_a_child_lock_owned_by_a_parent_thread_names_the_parents_thread():
+    # GIVEN a fork child waiting on a mutex whose owner LWP 101 is a thread of its parent
+    parent = process(100, 1, named(100, 1, "main"), named(101, 2, "holder"))
+    child = fork_child(process(200, 100, mutex_wait(200, 101)), owner_gone(200, 101))
+    tree = analyse(parent, child)
+    # THEN the tree's hazard says so, naming the parent's thread, and replaces the child's own
+    ((pid, h),) = tree_hazards(tree, HazardKind.ORPHANED_LOCK)
+    assert pid == 200 and h.variant == "parent-thread" and h.threads == [200]
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    (j,) = doc["fork_hazards"]
+    assert j["processes"] == [200, 100] and j["confidence"] == "certain"
+    assert ('its owner LWP 101 is not alive in this process: it is Thread 2 (LWP 101) "holder" of the parent '
+            'PID 100 (python3), which held the lock when the parent forked') in j["evidence"]
+    text = render_tree_text(tree)
+    assert "Fork hazards across processes:\n[orphaned-lock] PID 200 Thread 1 (LWP 200) (certain)" in text
+    # the child's own report keeps its own hazard
+    assert child.report.fork_hazards[0].variant == "owner-gone"
+
+
+def test_a_lock_owner_in_the_parent_is_not_claimed_when_it_cannot_be_a_fork_copy():
+    # a process-shared mutex: the parent's thread may hold it now; a child not forked; the parent not examined
+    for parent, child in (
+            (process(100, 1, named(101, 2, "holder")),
+             fork_child(process(200, 100, mutex_wait(200, 101, flags=["pshared"])), owner_gone(200, 101))),
+            (process(100, 1, named(101, 2, "holder")), process(200, 100, mutex_wait(200, 101))),
+            (ProcessEntry(pid=100, parent_pid=1, problem="gone"),
+             fork_child(process(200, 100, mutex_wait(200, 101)), owner_gone(200, 101))),
+            (process(100, 1, named(102, 2, "other")),
+             fork_child(process(200, 100, mutex_wait(200, 101)), owner_gone(200, 101)))):
+        if child.report.fork_analysis is None:
+            child.report.fork_hazards = [owner_gone(200, 101)]
+        tree = analyse(parent, child)
+        assert all(h.variant == "owner-gone" for _, h in tree.fork_hazards)
+        assert "Fork hazards across processes" not in render_tree_text(tree)
+
+
+def test_a_child_blocked_in_libgomp_waits_for_pool_threads_that_live_only_in_the_parent():
+    gomp = "/usr/lib/x86_64-linux-gnu/libgomp.so.1"
+    parent = process(100, 1, named(100, 1, "main"), named(101, 2, "main", "/x/libc.so.6", gomp),
+                     named(102, 3, "main", gomp))
+    child = fork_child(process(200, 100, named(200, 1, "main", gomp)),
+                       Hazard(HazardKind.OPENMP_AFTER_FORK, [200], Confidence.CERTAIN, "",
+                              {"library": gomp, "pool": 2, "pool_example": None, "inside": [200]}))
+    tree = analyse(parent, child)
+    ((pid, h),) = tree_hazards(tree, HazardKind.OPENMP_AFTER_FORK)
+    assert pid == 200 and h.variant == "parent-pool" and h.confidence == Confidence.CERTAIN
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    ev = doc["fork_hazards"][0]["evidence"]
+    assert ("Thread 1 (LWP 200) is blocked inside libgomp.so.1 waiting for the OpenMP pool's threads; they exist "
+            "only in the parent PID 100 (python3), where 2 pool threads are alive (Thread 2 (LWP 101) \"main\", "
+            "Thread 3 (LWP 102) \"main\")") in ev
+    # a parent with no pool thread left: the child's own hazard stays
+    alone = analyse(process(100, 1, named(100, 1, "main")), child)
+    assert [h.variant for _, h in alone.fork_hazards] == [""]
+
+
+def rollup(dirty, shared):
+    return {"Rss": dirty + shared, "Pss": dirty + shared // 2, "Private_Dirty": dirty, "Shared_Clean": shared,
+            "Shared_Dirty": 0}
+
+
+def test_fork_children_copying_the_parents_memory_are_summed_up_at_the_parent():
+    big = {"where": "__main__.DATA", "type": "list", "length": 400000, "estimated_bytes": 38 << 20,
+           "address": 0x7f0000}
+    cow = Hazard(HazardKind.COW_REFCOUNT, [], Confidence.LIKELY, "",
+                 {"smaps_rollup": rollup(30 << 10, 10 << 10), "containers": [big]})
+    c1 = fork_child(process(200, 100, named(200, 1, "w")), cow,
+                    checked=[("cow", {"smaps_rollup": rollup(30 << 10, 10 << 10), "containers": 1})])
+    c2 = fork_child(process(300, 100, named(300, 1, "w")),
+                    checked=[("cow", {"smaps_rollup": rollup(2 << 10, 30 << 10), "containers": 0})])
+    tree = analyse(process(100, 1, named(100, 1, "main")), c1, c2)
+    hs = tree_hazards(tree, HazardKind.COW_REFCOUNT)
+    assert [(pid, h.variant) for pid, h in hs] == [(200, ""), (100, "children")]
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    j = doc["fork_hazards"][-1]
+    assert j["pid"] == 100 and j["processes"] == [100, 200, 300] and j["threads"] == []
+    assert j["evidence"].startswith("2 fork children of this process hold 32.0 MB of private dirty memory, copied from it "
+                                    "or written since fork (smaps_rollup Private_Dirty: PID 200 30.0 MB (shares 10.0 MB), "
+                                    "PID 300 2.0 MB")
+    assert "PID 200 reads large builtin containers inherited from this process" in j["evidence"]
+    assert "__main__.DATA: list of 400000 items, ~38.0 MB" in j["evidence"]
+    # no child reading large containers (or no smaps: cores): nothing at the parent
+    quiet = analyse(process(100, 1, named(100, 1, "main")), fork_child(process(300, 100, named(300, 1, "w")),
+                    checked=[("cow", {"smaps_rollup": rollup(2 << 10, 30 << 10), "containers": 0})]))
+    assert quiet.fork_hazards == []
+
+
+def test_garbage_fork_facts_across_the_tree_give_no_crash():
+    odd = fork_child(process(200, 100, named(200, 1, None)),
+                     Hazard(HazardKind.ORPHANED_LOCK, [200], Confidence.CERTAIN, "owner-gone", {}),
+                     Hazard(HazardKind.OPENMP_AFTER_FORK, [], Confidence.LIKELY, "", {}),
+                     checked=[("cow", None), ("cow", {"smaps_rollup": {}})])
+    tree = analyse(process(100, 1, named(100, 1, None)), odd, process(300, 200))
+    # nothing concluded across processes from them: the child's own two stay as they are
+    assert [h.variant for _, h in tree.fork_hazards] == ["owner-gone", ""]

@@ -12,11 +12,17 @@ processes, from the system-call waits (pyhang.analysis.syscalls):
   an edge to every thread of each — to those of its threads that wait on
   the same object or for the waiter's process, when /proc names some —
   certain when it is the only such process and has one thread, else likely
-  (any of them could write, close or unlock).
+  (any of them could write, close or unlock).  A holder whose every thread
+  waits on the same object from the same end as the waiter (another reader
+  of the pipe) is no edge when some other holder could end the wait: it
+  could write only after that one did (pool workers reading one pipe whose
+  write end each inherited would otherwise make cycles with each other).
 
 A cycle that spans two processes or more is a deadlock across processes;
-cycles within one process are its own report's.
+cycles within one process are its own report's.  Fork hazards across
+processes: pyhang.analysis.tree_forks.
 """
+from pyhang.analysis import tree_forks
 from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 
@@ -49,10 +55,38 @@ def _children(processes, pid):
     return [p for p in processes.values() if p.parent_pid == pid]
 
 
+def _fd_waits(entry):
+    """{(link, access)} of the fd objects the threads of a process wait on
+    in system calls, or None when one of its threads waits on nothing such
+    (it runs, sleeps, waits on a lock...): such a process may act by itself."""
+    out = set()
+    for t in entry.report.threads:
+        b = t.blocked_on
+        obj = ((b.lock or {}).get("object") or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+        if not obj.get("link"):
+            return None
+        out.add((obj["link"], obj.get("access")))
+    return out or None
+
+
+def _mirrors(holders, obj, waits):
+    """PIDs among `holders` of the other end that cannot end the wait by
+    themselves: every thread of theirs waits on this same object, from the
+    same end, as the waiter does (two readers of one pipe), so they can
+    write only after someone else has.  Only when another holder can act:
+    when every holder is such a mirror, nobody else can write, and their
+    edges are what makes the real cycle."""
+    same = {(obj.get("link"), obj.get("access"))}
+    pids = {h.get("pid") for h in holders if waits.get(h.get("pid")) == same}
+    others = [h for h in holders if h.get("pid") not in pids]
+    return pids if others else set()
+
+
 def cross_edges(tree):
     """Every edge of the tree's graph: each report's own, and those the
     system-call waits make across processes."""
     processes = {p.pid: p for p in tree.processes}
+    waits = {p.pid: _fd_waits(p) for p in tree.processes if p.report is not None}
     edges = []
     for p in tree.processes:
         if p.report is None:
@@ -80,8 +114,9 @@ def cross_edges(tree):
                 TreeEdgeKind.SOCKET_PEER if obj.get("kind") == "socket" else None
             if kind is not None:
                 holders = obj.get("holders") or ()
+                mirrors = _mirrors(holders, obj, waits)
                 for h in holders:
-                    if h.get("pid") in processes:
+                    if h.get("pid") in processes and h["pid"] not in mirrors:
                         # the holder's threads parked on it or waiting for this process, when there are
                         relevant = {x["tid"] for x in h.get("threads") or () if x.get("relevant")}
                         _to_process(edges, waiter, processes[h["pid"]], kind,
@@ -141,5 +176,5 @@ def analyse(tree: TreeReport):
                                            confidence=Confidence.CERTAIN if sure else Confidence.LIKELY))
     # the certain ones first, then by size
     tree.deadlocks.sort(key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
-    tree.fork_hazards = [(p.pid, h) for p in tree.processes if p.report is not None for h in p.report.fork_hazards]
+    tree.fork_hazards = tree_forks.hazards(tree)
     return tree

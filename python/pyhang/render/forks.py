@@ -2,7 +2,7 @@
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
 from pyhang.model.kinds import HazardKind
-from pyhang.render.names import ThreadNames
+from pyhang.render.names import ThreadNames, thread_title
 
 ADVICE = {
     HazardKind.ORPHANED_LOCK: "start workers with multiprocessing.get_context('spawn') or 'forkserver' "
@@ -43,7 +43,27 @@ def _start_routine(d):
     return "a thread started at 0x%x (%s)" % (s.get("address", 0), lib)
 
 
+def _parent_threads(f):
+    """The parent's threads a tree-level hazard names."""
+    return ", ".join(thread_title(t["num"], t["tid"], t.get("name"), t.get("python_name"))
+                     for t in f["parent_threads"])
+
+
+def _parent(f):
+    return "PID %d%s" % (f["parent_pid"], " (%s)" % f["parent_comm"] if f.get("parent_comm") else "")
+
+
 def _orphaned_lock(h, f, names):
+    if h.variant == "parent-thread":
+        owners = f["parent_threads"]
+        return ("%s waits on %s 0x%x%s; its owner LWP %s is not alive in this process: %s %s of the parent %s, "
+                "which held the lock when the parent forked: the copy here is locked by a thread that does not "
+                "exist in this child%s") % (
+                    names(f["thread"]), f["kind"], f["address"] or 0,
+                    " (%s)" % basename(f["library"]) if f["library"] else "",
+                    ", ".join(str(t["tid"]) for t in owners), "it is" if len(owners) == 1 else "they are",
+                    _parent_threads(f), _parent(f),
+                    "; the lock is glibc's %s" % f["internal"]["name"] if f.get("internal") else "")
     if h.variant == "internal-lock":
         i = f["internal"]
         return ("%s waits on glibc's %s at 0x%x (%s), which fork does not reset; glibc records no owner of it: "
@@ -70,6 +90,16 @@ def _orphaned_lock(h, f, names):
 
 
 def _openmp(h, f, names):
+    if h.variant == "parent-pool":
+        pool = f["parent_threads"]
+        return ("%s %s blocked inside %s waiting for the OpenMP pool's threads; they exist only in the parent %s, "
+                "where %d pool thread%s %s alive (%s): their owner is not alive in this child, which has none of "
+                "them%s") % (
+                    ", ".join(names(x) for x in f["inside"]), "is" if len(f["inside"]) == 1 else "are",
+                    basename(f["library"]) or "libgomp", _parent(f), len(pool), _s(len(pool)),
+                    "is" if len(pool) == 1 else "are", _parent_threads(f),
+                    "" if not f["pool_in_child"] else " (its memory still holds %d of their descriptors)" %
+                    f["pool_in_child"])
     parts = ["%s is loaded" % f["library"]]
     if f["pool"]:
         parts.append("its thread pool was started before fork: %d pool thread%s (%s) ran in the parent and "
@@ -126,7 +156,27 @@ def _rollup(r):
     return _mb(r.get("Private_Dirty", 0)), _mb(r.get("Shared_Clean", 0) + r.get("Shared_Dirty", 0))
 
 
+def _cow_children(f):
+    rows = f["children"]
+    listed = ", ".join("PID %d %s (shares %s)" % (r["pid"], _mb(r["private_dirty_kb"]), _mb(r["shared_kb"]))
+                       for r in rows)
+    more = f["children_count"] - len(rows)
+    big = "; ".join("%s: %s of %d items, ~%s" % (c["where"], c["type"], c["length"],
+                                                  _mb(c["estimated_bytes"] / 1024.0)) for c in f["containers"])
+    return ("%d fork child%s of this process hold%s %s of private dirty memory, copied from it or written since "
+            "fork (smaps_rollup Private_Dirty: %s%s); "
+            "%s read%s large builtin containers inherited from this process, and every read copies the page it "
+            "touches: %s") % (
+                f["children_count"], "" if f["children_count"] == 1 else "ren",
+                "s" if f["children_count"] == 1 else "", _mb(f["private_dirty_kb"]), listed,
+                "" if more <= 0 else ", and %d more" % more,
+                ", ".join("PID %d" % pid for pid in f["reading"]), "s" if len(f["reading"]) == 1 else "",
+                big)
+
+
 def _cow(h, f, names):
+    if h.variant == "children":
+        return _cow_children(f)
     r = f["smaps_rollup"]
     big = "; ".join("%s: %s of %d items, ~%s with its items (at 0x%x, inherited from the parent)" % (
         c["where"], c["type"], c["length"], _mb(c["estimated_bytes"] / 1024.0), c["address"])

@@ -6,6 +6,16 @@ def thread_label(num, tid):
     return "Thread %d (LWP %d)" % (num, tid)
 
 
+def thread_title(num, tid, name=None, python_name=None):
+    """"Thread 4 (LWP 21727) "worker" (Python: "Thread-2")": the label, the
+    kernel's name and the Python one when it says more."""
+    out = thread_label(num, tid) + (' "%s"' % name if name else "")
+    # The kernel keeps 15 bytes of a name: a Python name it cut short is the same name.
+    if python_name and not (name and python_name.startswith(name)):
+        out += ' (Python: "%s")' % python_name
+    return out
+
+
 class ThreadNames:
     """TID → "Thread N (LWP x)" for the threads of one process; a TID that
     is not one of them is "LWP x"."""

@@ -5,7 +5,7 @@ from pyhang.model.report import PythonFrame, Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
-from pyhang.render.names import ThreadNames, thread_label
+from pyhang.render.names import ThreadNames, thread_label, thread_title
 
 
 def _lib(path):
@@ -22,11 +22,7 @@ def python_frame_line(f):
 
 
 def thread_header(th: ThreadReport):
-    name = ' "%s"' % th.name if th.name else ""
-    # The kernel keeps 15 bytes of a name: a Python name it cut short is the same name.
-    if th.python_name and not (th.name and th.python_name.startswith(th.name)):
-        name += ' (Python: "%s")' % th.python_name
-    return thread_label(th.gdb_num, th.tid) + name
+    return thread_title(th.gdb_num, th.tid, th.name, th.python_name)
 
 
 def edge_evidence(e):

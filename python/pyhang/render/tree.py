@@ -7,7 +7,7 @@ import json
 from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind
 from pyhang.render import json as render_json
-from pyhang.render.forks import hazard_json
+from pyhang.render.forks import ADVICE, evidence, hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.text import names_of, render_text, thread_header
 
@@ -58,6 +58,25 @@ def render_deadlocks(tree):
     return out
 
 
+def render_fork_hazards(tree):
+    """Those across processes with their evidence and advice; a process's
+    own, one line each (its report below has them whole)."""
+    out, across = [], [(pid, h) for pid, h in tree.fork_hazards if h.facts.get("processes")]
+    if across:
+        out += ["", "Fork hazards across processes:"]
+        for pid, h in across:
+            p = tree.process(pid)
+            names = names_of(p.report)
+            who = ", ".join(names(t) for t in h.threads) if h.threads else "the process"
+            out.append("[%s] PID %d %s (%s)" % (h.kind, pid, who, h.confidence))
+            out.append("  evidence: " + evidence(h, names))
+            out.append("  advice: " + ADVICE[h.kind])
+    for pid, h in tree.fork_hazards:
+        if not h.facts.get("processes"):
+            out.append("Fork hazard [%s] in PID %d" % (h.kind, pid))
+    return out
+
+
 def _process_line(p, depth):
     what = "PID %d" % p.pid + (" (%s)" % p.comm if p.comm else "")
     if p.report is not None:
@@ -101,8 +120,7 @@ def render_tree_text(tree):
     depth = _depths(tree)
     out.append("Processes:")
     out.extend(_process_line(p, depth.get(p.pid, 0)) for p in tree.processes)
-    for pid, h in tree.fork_hazards:
-        out.append("Fork hazard [%s] in PID %d" % (h.kind, pid))
+    out.extend(render_fork_hazards(tree))
     for p in tree.processes:
         if p.report is None:
             continue
@@ -132,6 +150,9 @@ def tree_json(tree):
     for pid, h in tree.fork_hazards:
         d = hazard_json(h, names_of(tree.process(pid).report))
         d["pid"] = pid
+        spans = h.facts.get("processes")
+        if spans:
+            d["processes"] = spans
         hazards.append(d)
     return {
         "schema": TREE_SCHEMA,

@@ -1,0 +1,125 @@
+"""Fork facts across a process tree: what a fork child's hazards mean once
+its parent is examined too (plain Python, on the per-process reports; no
+gdb, no target).
+
+- orphaned-lock, variant "parent-thread": a fork child's thread waits on a
+  lock whose owner TID is not a thread of the child but is one of its
+  parent's threads (read from the parent's report: live or from its core).
+  That thread held the lock when the parent forked; the child's copy is
+  never released.  Not for a process-shared lock: its owner may really be
+  the parent's thread now, a wait across processes, not a copy.
+- openmp-after-fork, variant "parent-pool": a fork child's thread is blocked
+  inside libgomp and the parent has libgomp's pool threads: the threads the
+  child waits for exist only in the parent.
+- cow-refcount, variant "children" (live): seen from the parent, the private
+  dirty memory (smaps_rollup) of its fork children, when at least one of them
+  reads large builtin containers inherited from it (its own cow-refcount).
+
+A tree-level hazard's facts name the PIDs it spans ("processes": the
+process, then its parent or its children).  It takes the place, in the tree's list, of the child's own
+hazard it explains (same kind, same threads); the child's report keeps its
+own.  Every input may be missing (a process not examined, no fork analysis):
+then nothing is concluded from it.
+"""
+from pyhang.libraries import GOMP_LIBRARIES, is_one_of
+from pyhang.model.kinds import Confidence, HazardKind
+from pyhang.model.report import Hazard
+
+MAX_CHILDREN_LISTED = 16
+MAX_CONTAINERS = 5
+
+
+def _who(th):
+    """The facts that name a thread of another process in a sentence."""
+    return {"tid": th.tid, "num": th.gdb_num, "name": th.name, "python_name": th.python_name}
+
+
+def _is_fork_child(entry):
+    a = entry.report.fork_analysis if entry.report is not None else None
+    return a is not None and a.child
+
+
+def _checked(entry, what):
+    a = entry.report.fork_analysis
+    return next((f for w, f in (a.checked if a else ()) if w == what), None)
+
+
+def _parent_thread_lock(child, parent, hazard):
+    """The child's owner-gone lock, its owner a thread of the parent."""
+    if hazard.kind != HazardKind.ORPHANED_LOCK or hazard.variant != "owner-gone":
+        return None
+    f = hazard.facts
+    th = child.report.thread(f.get("thread"))
+    b = th.blocked_on if th is not None else None
+    if b is None or "pshared" in ((b.lock or {}).get("flags") or ()):
+        return None
+    held = [parent.report.thread(o) for o in f.get("gone") or ()]
+    held = [t for t in held if t is not None]
+    if not held:
+        return None
+    facts = {k: f.get(k) for k in ("thread", "kind", "address", "library", "internal")}
+    facts.update({"parent_pid": parent.pid, "parent_threads": [_who(t) for t in held],
+                  "parent_comm": parent.comm, "processes": [child.pid, parent.pid]})
+    return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.CERTAIN, "parent-thread", facts)
+
+
+def _parent_pool(child, parent, hazard):
+    """The child blocked in libgomp, the pool alive in the parent."""
+    if hazard.kind != HazardKind.OPENMP_AFTER_FORK or not hazard.facts.get("inside"):
+        return None
+    pool = [t for t in parent.report.threads
+            if t.tid != parent.pid and any(is_one_of(fr.library, GOMP_LIBRARIES) for fr in t.native_frames)]
+    if not pool:
+        return None
+    facts = {"inside": list(hazard.facts["inside"]), "library": hazard.facts.get("library"),
+             "parent_pid": parent.pid, "parent_comm": parent.comm, "parent_threads": [_who(t) for t in pool],
+             "pool_in_child": hazard.facts.get("pool", 0), "processes": [child.pid, parent.pid]}
+    return Hazard(HazardKind.OPENMP_AFTER_FORK, list(hazard.threads), hazard.confidence, "parent-pool", facts)
+
+
+def _cow_children(parent, children):
+    """The parent's fork children copying its memory, seen from it."""
+    rows, containers, reading = [], {}, []
+    for c in children:
+        cow = _checked(c, "cow")
+        if not cow or not cow.get("smaps_rollup"):
+            continue
+        r = cow["smaps_rollup"]
+        rows.append({"pid": c.pid, "private_dirty_kb": r.get("Private_Dirty", 0),
+                     "shared_kb": r.get("Shared_Clean", 0) + r.get("Shared_Dirty", 0), "rss_kb": r.get("Rss", 0)})
+        for h in c.report.fork_hazards:
+            if h.kind == HazardKind.COW_REFCOUNT:
+                reading.append(c.pid)
+                for k in h.facts.get("containers") or ():
+                    containers.setdefault(k.get("address"), k)
+    if not reading:
+        return None
+    rows.sort(key=lambda r: -r["private_dirty_kb"])
+    facts = {"children": rows[:MAX_CHILDREN_LISTED], "children_count": len(rows), "reading": sorted(reading),
+             "private_dirty_kb": sum(r["private_dirty_kb"] for r in rows),
+             "containers": sorted(containers.values(), key=lambda k: -k.get("estimated_bytes", 0))[:MAX_CONTAINERS],
+             "processes": [parent.pid] + [r["pid"] for r in rows]}
+    return Hazard(HazardKind.COW_REFCOUNT, [], Confidence.LIKELY, "children", facts)
+
+
+def hazards(tree):
+    """[(pid, Hazard)]: every process's own fork hazards, those explained by
+    the parent replaced by the tree's, then the parents' own."""
+    by_pid = {p.pid: p for p in tree.processes if p.report is not None}
+    out, parents = [], {}
+    for p in tree.processes:
+        if p.report is None:
+            continue
+        parent = by_pid.get(p.parent_pid) if _is_fork_child(p) else None
+        if parent is not None:
+            parents.setdefault(parent.pid, []).append(p)
+        for h in p.report.fork_hazards:
+            found = None
+            if parent is not None:
+                found = _parent_thread_lock(p, parent, h) or _parent_pool(p, parent, h)
+            out.append((p.pid, found or h))
+    for pid, children in parents.items():
+        h = _cow_children(by_pid[pid], children)
+        if h is not None:
+            out.append((pid, h))
+    return out
