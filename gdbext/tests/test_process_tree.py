@@ -161,3 +161,25 @@ def test_a_dataloader_parent_sees_its_workers_copy_its_memory_and_no_cycle_among
         assert got[pid]["parent_pid"] == s.pid and syscall_of(got[pid], w["tid"]) == "read"
     assert not [h for h in doc["fork_hazards"] if h["kind"] == "cow-refcount"]
     assert doc["deadlocks"] == []
+
+
+def test_a_child_gdb_cannot_attach_to_is_one_line_and_a_bounded_tree_says_how_many_it_left_out(scenario):
+    # GIVEN a parent whose child is already traced by its other child (one tracer per process)
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "process_tree.py"), "traced"])
+    role = {c["role"]: c["pid"] for c in s.truth["children"]}
+    harness.wait_processes_parked(list(role.values()), calls={pid: NUMBERS["read"] for pid in role.values()})
+    # WHEN the tree is examined
+    status, doc = tree_of(s.pid)
+    got = processes(doc)
+    # THEN the traced child is one line naming its tracer, and the rest of the tree is reported
+    assert "already traced by process %d" % role["tracer"] in got[role["traced"]]["problem"], got[role["traced"]]
+    assert got[role["traced"]]["parent_pid"] == s.pid
+    for pid in (s.pid, role["tracer"]):
+        assert got[pid]["target"]["python_version"] == s.truth["python"]
+        assert syscall_of(got[pid], pid) == "read"
+    # AND a tree bounded to fewer processes than it has says how many it did not examine
+    from pyhang import processes as trees  # noqa: E402 (after the build's path is set)
+    from pyhang.render import tree as render_tree  # noqa: E402
+    bounded = trees.live_tree(s.pid, limit=1)
+    assert [p.pid for p in bounded.processes] == [s.pid, role["traced"]] and bounded.truncated == 1
+    assert "1 more descendant was not examined" in render_tree.render_tree_text(bounded)

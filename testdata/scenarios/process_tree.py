@@ -14,12 +14,16 @@
               joins the pool.
   zombie      the parent has a child that exited and was not reaped, and a
               child that runs no Python (`sleep`); it reads a pipe.
+  traced      the parent has a child already traced by another child (as
+              when strace or another debugger is attached: a process has one
+              tracer, so gdb cannot attach to it); all read a pipe.
 
 The truth has the parent's PID, its children ("children": [{pid, role,
 syscall}]), the parent's own call ("syscall") and which processes form a
 deadlock ("deadlock": PIDs, empty when none).  Works on every Python from 3.6 on.
-usage: process_tree.py pipe|subprocess|socketpair|pool
+usage: process_tree.py pipe|subprocess|socketpair|pool|zombie|traced
 """
+import ctypes
 import multiprocessing
 import os
 import socket
@@ -114,6 +118,32 @@ def zombie():
     os.read(r, 1)
 
 
+PTRACE_SEIZE = 0x4206  # <linux/ptrace.h>: attach without stopping the tracee
+
+
+def traced():
+    r, w = os.pipe()
+    roles = {}
+    for role in ("traced", "tracer"):
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            if role == "tracer":
+                libc = ctypes.CDLL(None, use_errno=True)
+                if libc.ptrace(PTRACE_SEIZE, roles["traced"], None, None) != 0:
+                    os._exit(1)
+            os.read(r, 1)
+            os._exit(0)
+        roles[role] = pid
+    while True:  # until the tracer holds the traced child
+        with open("/proc/%d/status" % roles["traced"]) as f:
+            if "TracerPid:\t%d\n" % roles["tracer"] in f.read():
+                break
+    ready(syscall="read", children=[{"pid": pid, "role": role, "syscall": "read"} for role, pid in roles.items()],
+          deadlock=[])
+    os.read(r, 1)
+
+
 set_os_thread_name("tree-parent")
 {"pipe": pipe, "subprocess": subprocess_both_pipes_full, "socketpair": socketpair, "pool": pool,
- "zombie": zombie}[MODE]()
+ "zombie": zombie, "traced": traced}[MODE]()

@@ -104,7 +104,8 @@ def render_tree_text(tree):
              if tree.root_pid is not None else "%d processes" % count)
     out = [head]
     if tree.truncated:
-        out.append("warning: %d more descendants were not examined (the tree is bounded)" % tree.truncated)
+        out.append("warning: %d more descendant%s not examined (the tree is bounded)" % (
+            tree.truncated, " was" if tree.truncated == 1 else "s were"))
     if tree.unfollowed:
         out.append("warning: cores record no fd table: waits on pipes and sockets are not followed across processes "
                    "(%s)" % ", ".join("PID %d LWP %d" % n for n in tree.unfollowed[:8]) +
