@@ -102,11 +102,12 @@ void register_target(py::module_& m) {
               auto s = t.space().symbolize(pc);
               out.append(py::make_tuple(s.function.empty() ? py::object(py::none()) : py::str(s.function),
                                         s.object ? py::object(py::str(s.object->path)) : py::object(py::none()),
-                                        s.offset));
+                                        s.offset, s.from_debug_file));
             }
             return out;
           },
-          py::arg("pcs"), "(function or None, library path or None, offset) for each pc, from ELF symbols.")
+          py::arg("pcs"), "(function or None, library path or None, offset, named from a separate debug file) for each pc, "
+          "from ELF symbols.")
       .def("set_debug_directories", &Target::set_debug_directories, py::arg("directories"),
            "Where separate debug files are (gdb's debug-file-directory): a pc with no symbol in its own "
            "object is named from DIR/.build-id/xx/yyyy.debug when that file's build-id is the object's.")

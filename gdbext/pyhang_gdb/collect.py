@@ -207,8 +207,9 @@ def native_frames(target, pcs):
             break
     lookups = [pc if i == 0 else pc - 1 for i, pc in enumerate(pcs)]
     out = []
-    for i, (pc, (fn, lib, off)) in enumerate(zip(pcs, target.symbolize(lookups))):
-        out.append(NativeFrame(pc=pc, function=fn, library=lib, offset=off + (0 if i == 0 else 1) if fn else 0))
+    for i, (pc, (fn, lib, off, from_debug_file)) in enumerate(zip(pcs, target.symbolize(lookups))):
+        out.append(NativeFrame(pc=pc, function=fn, library=lib, offset=off + (0 if i == 0 else 1) if fn else 0,
+                               from_debug_file=from_debug_file))
     return out
 
 

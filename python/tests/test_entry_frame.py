@@ -7,9 +7,19 @@ PY = "/usr/bin/python3.11"
 
 
 def test_the_outermost_named_frame_of_the_innermost_library_is_the_entry():
-    # libc6-dbg names the static helpers; the program called pthread_rwlock_wrlock
-    frames = [NativeFrame(1, "__futex_abstimed_wait_common", LIBC), NativeFrame(2, "__pthread_rwlock_wrlock_full64", LIBC),
-              NativeFrame(3, "pthread_rwlock_wrlock", LIBC), NativeFrame(4, "take_lock", "/opt/libdriver.so")]
+    frames = [NativeFrame(1, "__lll_lock_wait", LIBC), NativeFrame(2, "pthread_mutex_lock", LIBC),
+              NativeFrame(4, "take_lock", "/opt/libdriver.so")]
+    assert entry_frame(frames).function == "pthread_mutex_lock"
+
+
+def test_names_from_a_debug_file_do_not_change_the_entry():
+    # libc6-dbg names the static helpers; the answer is the one without it
+    frames = [NativeFrame(1, "__futex_abstimed_wait_common", LIBC, from_debug_file=True),
+              NativeFrame(2, "__new_sem_wait_slow64.constprop.0", LIBC, from_debug_file=True),
+              NativeFrame(3, "PyThread_acquire_lock_timed", PY)]
+    assert entry_frame(frames).function == "PyThread_acquire_lock_timed"
+    frames = [NativeFrame(1, "__futex_abstimed_wait_common", LIBC, from_debug_file=True),
+              NativeFrame(2, "pthread_rwlock_wrlock", LIBC), NativeFrame(3, None, "/opt/libdriver.so")]
     assert entry_frame(frames).function == "pthread_rwlock_wrlock"
 
 

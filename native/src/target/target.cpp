@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <sys/user.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 #include <map>
@@ -133,6 +136,21 @@ const ElfFile* AddressSpace::debug_file(const LoadedObject& o) const {
   return o.debug_file.get();
 }
 
+namespace {
+
+// A C++ symbol as gdb prints it (`ns::Class::method(int)`); any other name as it is.
+std::string demangled(std::string_view name) {
+  if (name.substr(0, 2) != "_Z") return std::string(name);
+  std::string mangled(name);
+  int status = 0;
+  char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string result = status == 0 && out ? std::string(out) : mangled;
+  std::free(out);
+  return result;
+}
+
+}  // namespace
+
 Symbolized AddressSpace::symbolize(Addr pc) const {
   Symbolized out;
   out.object = object_at(pc);
@@ -140,9 +158,12 @@ Symbolized AddressSpace::symbolize(Addr pc) const {
   Addr link = pc - out.object->bias;
   auto s = out.object->elf->symbol_at(link);
   if (!s)
-    if (const ElfFile* debug = debug_file(*out.object)) s = debug->symbol_at(link);
+    if (const ElfFile* debug = debug_file(*out.object)) {
+      s = debug->symbol_at(link);
+      out.from_debug_file = s.has_value();
+    }
   if (s) {
-    out.function = std::string(s->name);
+    out.function = demangled(s->name);
     out.offset = link - s->value;
   }
   return out;

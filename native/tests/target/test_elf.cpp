@@ -61,6 +61,16 @@ TEST_CASE("an object's load bias and symbols map runtime addresses to names") {
   std::filesystem::remove(path);
 }
 
+TEST_CASE("C++ symbols are named as gdb prints them, demangled; a name that does not demangle is kept") {
+  auto bytes = build_shared_object({{"_ZN2ns5Klass6methodEi", 0x1000, 0x100, true}, {"_Zgarbage", 0x1100, 0x10, true}});
+  auto path = std::filesystem::temp_directory_path() / "pyhang-test-libcxx.so";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  AddressSpace space({{0x7f0000000000, 0x7f0000002000, 0, "r-xp", path.string()}});
+  CHECK(space.symbolize(0x7f0000001010).function == "ns::Klass::method(int)");
+  CHECK(space.symbolize(0x7f0000001104).function == "_Zgarbage");
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("a mapped file that is missing is an object with a problem, not an error") {
   AddressSpace space({{0x1000, 0x2000, 0, "r-xp", "/nonexistent/libgone.so"}});
   REQUIRE(space.objects().size() == 1);

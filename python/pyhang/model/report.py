@@ -17,22 +17,27 @@ class NativeFrame:
     function: Optional[str] = None  # from ELF symbols; None when none covers pc
     library: Optional[str] = None   # path of the mapped object
     offset: int = 0                 # pc - function start
+    from_debug_file: bool = False   # named by the library's separate debug file (libc6-dbg), not its own symbols
 
 
 def entry_frame(frames):
     """Where a thread waits, by name: the outermost named frame of the run of
     frames in the library it sleeps in (the function the program called into
-    it, e.g. pthread_rwlock_wrlock rather than the static helpers libc6-dbg
-    names below it); else the innermost named frame; None when none is named."""
+    it, e.g. pthread_rwlock_wrlock rather than the helper below it); else the
+    innermost named frame; None when none is named.  Only names the libraries
+    themselves carry count: the answer is the same with or without debug
+    files installed (libc6-dbg names libc's static helpers)."""
+    def named(f):
+        return f.function and not f.from_debug_file
     run = []
     for f in frames:
         if run and f.library != run[0].library:
             break
         run.append(f)
-    named = [f for f in run if f.function]
-    if named:
-        return named[-1]
-    return next((f for f in frames if f.function), None)
+    in_run = [f for f in run if named(f)]
+    if in_run:
+        return in_run[-1]
+    return next((f for f in frames if named(f)), None)
 
 
 @dataclass

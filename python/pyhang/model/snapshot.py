@@ -54,7 +54,8 @@ class ProcessSnapshot:
 
 
 def _frame_from(d):
-    return NativeFrame(pc=d["pc"], function=d.get("function"), library=d.get("library"), offset=d.get("offset", 0))
+    return NativeFrame(pc=d["pc"], function=d.get("function"), library=d.get("library"), offset=d.get("offset", 0),
+                       from_debug_file=bool(d.get("from_debug_file", False)))
 
 
 def to_dict(snap: ProcessSnapshot) -> dict:
@@ -81,7 +82,8 @@ def _to_dict(snap, t):
         "threads": [{
             "num": th.num, "tid": th.tid, "name": th.name,
             "registers": dict(th.registers),
-            "frames": [{"pc": f.pc, "function": f.function, "library": f.library, "offset": f.offset}
+            "frames": [{"pc": f.pc, "function": f.function, "library": f.library, "offset": f.offset,
+                        **({"from_debug_file": True} if f.from_debug_file else {})}
                        for f in th.frames],
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,

@@ -37,6 +37,7 @@ struct Symbolized {
   const LoadedObject* object = nullptr;  // null: not in any mapped object
   std::string function;                  // empty when no symbol covers pc
   std::uint64_t offset = 0;              // pc - symbol start
+  bool from_debug_file = false;          // named by the object's separate debug file, not its own symbols
 };
 
 class AddressSpace {
@@ -54,7 +55,7 @@ class AddressSpace {
   // Runtime address of a symbol, searched in `in` or in every object.
   std::optional<Addr> symbol_address(std::string_view name, const LoadedObject* in = nullptr) const;
   // A pc's function: the object's own symbols (.dynsym, .symtab), else the
-  // symbols of its separate debug file, where one is found.
+  // symbols of its separate debug file, where one is found; C++ names demangled.
   Symbolized symbolize(Addr pc) const;
   // Where separate debug files are (gdb's `debug-file-directory`): each
   // DIR/.build-id/xx/yyyy.debug whose build-id is the object's.
