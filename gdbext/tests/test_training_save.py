@@ -2,8 +2,9 @@
 from Debian, no debug symbols: every thread that runs Python has its stack
 (the main thread's inside torch.save's zip writer), the main thread's write
 names the pipe and the process that holds its other end, the metrics thread
-is named as waiting in threading.Condition.wait, and libgomp's threads are
-listed as running no Python; live and from a core."""
+is named as waiting in threading.Condition.wait, and libgomp's and torch's
+pool threads are listed as idle workers running no Python; live and from a
+core."""
 import importlib.util
 import os
 
@@ -40,8 +41,12 @@ def test_a_job_stuck_in_torch_save_shows_every_threads_python_stack_and_what_eac
         assert m["blocked_on"]["kind"] == "py-condition", (where, m["blocked_on"])
         assert (m["python_frames"][1]["file"], m["python_frames"][1]["line"]) == \
             (metrics["stack"][0]["file"], metrics["stack"][0]["line"]), where
-        # AND the threads that run no Python (libgomp's, torch's pool) are listed without a Python stack
+        # AND the threads that run no Python (libgomp's, torch's pool) are listed without a Python stack,
+        # as idle pool workers, and only the metrics thread's wait is one whose owner is unknown
         for tid in s.truth["native_only_threads"]:
             assert threads[tid]["python_frames"] == [] and threads[tid]["native_frames"], (where, tid)
+        verdicts = {v["kind"]: v for v in report["verdicts"]}
+        assert sorted(verdicts["pool-idle"]["threads"]) == s.truth["native_only_threads"], (where, verdicts)
+        assert verdicts["owners-unknown"]["threads"] == [metrics["tid"]], (where, verdicts)
         # AND nobody holds the GIL: every Python thread released it to wait
         assert report["gil"]["holder_tid"] is None, where

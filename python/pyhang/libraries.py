@@ -8,6 +8,9 @@ import _pyhang_native as native
 CUDA_LIBRARIES = ("libcuda.so", "libcudart.so", "libnvcuda", "libcudnn.so")
 # libgomp, GCC's OpenMP runtime (PyTorch and numpy builds use it).
 GOMP_LIBRARIES = ("libgomp.so", "libgomp-")
+# Native thread pools whose workers wait for work between tasks: GCC's and
+# LLVM's/Intel's OpenMP runtimes, PyTorch's pthreadpool, OpenBLAS, oneTBB.
+POOL_LIBRARIES = GOMP_LIBRARIES + ("libomp.so", "libiomp5", "libpthreadpool", "libopenblas", "libtbb.so")
 # The CPython interpreter, as an executable or a shared library.
 PYTHON_LIBRARIES = ("python", "libpython")
 

@@ -12,7 +12,8 @@ namespace {
 constexpr std::pair<std::string_view, Library> kPrefixes[] = {
     {"libc.so", Library::Libc},
     {"libc-2.", Library::Libc},
-    {"libpthread", Library::Libpthread},
+    {"libpthread.so", Library::Libpthread},
+    {"libpthread-2.", Library::Libpthread},  // not libpthreadpool (PyTorch's thread pool)
     {"ld-linux", Library::Loader},
 };
 

@@ -1,4 +1,4 @@
-// pthread_t → TID from libc's libthread_db descriptors.
+// pthread_t → TID from libc's libthread_db descriptors; glibc's libraries by name.
 #include <catch2/catch.hpp>
 
 #include <pthread.h>
@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "pyhang/glibc/libraries.hpp"
 #include "pyhang/glibc/nptl.hpp"
 #include "pyhang/target/target.hpp"
 
@@ -92,4 +93,16 @@ TEST_CASE("pthread_self of this process maps to its TID through libc's descripto
   CHECK_FALSE(mapper.tid(static_cast<Addr>(t) + 8));
   done = true;
   pthread_join(t, nullptr);
+}
+
+TEST_CASE("glibc's libraries are told by file name, and libpthreadpool (PyTorch's pool) is not libpthread", "[glibc]") {
+  using pyhang::glibc::Library;
+  using pyhang::glibc::library_of;
+  CHECK(library_of("/lib/x86_64-linux-gnu/libc.so.6") == Library::Libc);
+  CHECK(library_of("/lib64/libc-2.17.so") == Library::Libc);
+  CHECK(library_of("/lib/x86_64-linux-gnu/libpthread.so.0") == Library::Libpthread);
+  CHECK(library_of("/lib64/libpthread-2.17.so") == Library::Libpthread);
+  CHECK(library_of("/usr/lib/x86_64-linux-gnu/libpthreadpool.so.0") == Library::None);
+  CHECK(library_of("/lib64/ld-linux-x86-64.so.2") == Library::Loader);
+  CHECK(!pyhang::glibc::is_glibc("/usr/lib/x86_64-linux-gnu/libpthreadpool.so.0"));
 }

@@ -9,7 +9,7 @@ import _pyhang_native as native
 
 from pyhang.model.kinds import GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Deadlock, Edge, Verdict
-from pyhang.libraries import is_system_library
+from pyhang.libraries import POOL_LIBRARIES, is_one_of, is_system_library
 
 _UNRECORDED_OWNER_KINDS = (WaitKind.FUTEX, WaitKind.MUTEX)
 
@@ -111,18 +111,40 @@ def holds(edges, tid):
     return seen
 
 
-def unknown_owners(report):
+def idle_pool_library(t, native_depth):
+    """The thread-pool library (POOL_LIBRARIES) `t` is an idle worker of, or
+    None.  An idle worker runs no Python, sleeps on a futex that is no known
+    lock, and its whole stack, from the thread's start in glibc up, is in
+    glibc and that one library (a worker running a task has the task's
+    frames too)."""
+    b = t.blocked_on
+    frames = t.native_frames
+    if t.gil != GilState.NO_PYTHON or b is None or b.kind != WaitKind.FUTEX or b.owners:
+        return None
+    if not frames or len(frames) >= native_depth or not is_system_library(frames[-1].library):
+        return None  # the stack may go on beyond what was unwound
+    libraries = {f.library for f in frames if not is_system_library(f.library)}
+    if len(libraries) != 1 or None in libraries:
+        return None
+    library = libraries.pop()
+    return library if is_one_of(library, POOL_LIBRARIES) else None
+
+
+def unknown_owners(report, native_depth=None):
     """The threads blocked on something whose owner pyhang cannot name: no
-    owner recorded and no likely holder found.  [(tid, kind, address)]."""
+    owner recorded and no likely holder found.  [(tid, kind, address)].
+    With `native_depth`, idle workers of native thread pools are left to
+    their own verdict."""
     waiting = {e.waiter for e in report.edges}
     # A system call's wait (a pipe, a child, a sleep) has no owning thread:
     # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
             if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
-            and t.blocked_on.kind != WaitKind.SYSCALL]
+            and t.blocked_on.kind != WaitKind.SYSCALL
+            and not (native_depth and idle_pool_library(t, native_depth))]
 
 
-def verdicts(report, holder_blocked=None):
+def verdicts(report, holder_blocked=None, native_depth=None):
     """Blocked-but-no-cycle situations.  `holder_blocked`: the facts of a
     GIL holder asleep in a system call (python_state.holder_blocked).
     Never a false all-clear: threads blocked with no owner known are a
@@ -141,7 +163,12 @@ def verdicts(report, holder_blocked=None):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid] + list(b.owners),
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address,
                                       "owners": list(b.owners)}))
-    unknown = unknown_owners(report)
+    idle = [(t.tid, idle_pool_library(t, native_depth)) for t in report.threads] if native_depth else []
+    idle = [(tid, lib) for tid, lib in idle if lib]
+    if idle:
+        out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in idle],
+                           facts={"workers": [{"tid": tid, "library": lib} for tid, lib in idle]}))
+    unknown = unknown_owners(report, native_depth)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],
                            facts={"waits": [{"tid": tid, "kind": kind, "address": address}

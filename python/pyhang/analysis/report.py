@@ -84,7 +84,7 @@ def conclude(report, snapshot):
     snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
     if snap is not None:
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
-    report.verdicts = deadlocks.verdicts(report, blocked) + asyncio.loop_verdicts(report)
+    report.verdicts = deadlocks.verdicts(report, blocked, snapshot.native_depth) + asyncio.loop_verdicts(report)
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards

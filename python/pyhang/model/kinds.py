@@ -73,6 +73,7 @@ class VerdictKind:
     OWNER_GONE = "owner-gone"
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
+    POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
 
 
 class PythonStatus:

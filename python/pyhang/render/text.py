@@ -103,6 +103,13 @@ def verdict_text(v, names):
                                 ", ".join(str(o) for o in f["owners"])))
     if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
         return loop_blocked_text(v.facts, names, lock_text)
+    if v.kind == VerdictKind.POOL_IDLE:
+        workers = v.facts["workers"]
+        listed = ", ".join("%s (%s)" % (names(w["tid"]), _lib(w["library"])) for w in workers[:_LISTED])
+        if len(workers) > _LISTED:
+            listed += ", and %d more" % (len(workers) - _LISTED)
+        return "%d thread%s of native thread pools wait%s for work, running no Python: %s" % (
+            len(workers), "" if len(workers) == 1 else "s", "s" if len(workers) == 1 else "", listed)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
         waits = v.facts["waits"]
         listed = ", ".join("%s on %s" % (names(w["tid"]), lock_text(w["kind"], w["address"]))
