@@ -112,6 +112,7 @@ class PyLockKind(_Named):
     PY_LOCK = ...
     PY_RLOCK = ...
     PY_CONDITION = ...
+    PY_BUFFERED_IO = ...
 
 
 class LocalKind(_Named):
@@ -270,7 +271,7 @@ def python_lock_wait(target: Target, state: Union[PythonLocks, Interpreter, Dict
     suspects, frame {function, file, line} or None, condition, condition_lock, condition_lock_type,
     condition_lock_locked, condition_lock_owner_thread_id, condition_lock_owner_tid,
     condition_lock_count, suspect_frames [{function, file, line}], join_self, join_frame_function,
-    evidence, problem}"""
+    stream_name, found_in, evidence, problem}"""
     ...
 
 

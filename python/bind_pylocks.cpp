@@ -11,7 +11,7 @@
 //       threads and innermost frames are used), or None (inspects the
 //       target now).
 //
-// The dict: kind ("py-lock" | "py-rlock" | "py-condition" | None), confidence,
+// The dict: kind ("py-lock" | "py-rlock" | "py-condition" | "py-buffered-io" | None), confidence,
 // object, type_name, wait_address, locked, owner_thread_id, owner_tid, count,
 // owner_source ("lock-word" | "heuristic" | "unknown"), suspects [tid],
 // frame {function, file, line}, condition, condition_lock,
@@ -19,7 +19,8 @@
 // condition_lock_owner_tid, condition_lock_count, suspect_frames
 // [{function, file, line}] (where each suspect references the lock),
 // join_self (the Thread a join frame waits for), join_frame_function,
-// evidence, problem (None when empty).  Addresses are ints, 0 → None.
+// stream_name (a buffered object's raw name, as repr() gives it), found_in
+// ("sys.stdout": where an object no frame references was found), evidence, problem (None when empty).  Addresses are ints, 0 → None.
 //
 //   locks.frame_selves(tid) -> [{index, function, file, line, self, type}]
 //       the `self` (first local) of each innermost frame, with its type name
@@ -85,6 +86,8 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d["suspect_frames"] = suspect_frames;
   d["join_self"] = addr(w.join_self);
   d["join_frame_function"] = text(w.join_frame_function);
+  d["stream_name"] = text(w.stream_name);
+  d["found_in"] = text(w.found_in);
   d["evidence"] = w.evidence;
   d["problem"] = text(w.problem);
   return d;

@@ -119,7 +119,7 @@ def unknown_owners(report):
     # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
             if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
-            and t.blocked_on.kind != WaitKind.SYSCALL]
+            and t.blocked_on.kind != WaitKind.SYSCALL and not (t.blocked_on.lock or {}).get("owner_gone")]
 
 
 def verdicts(report, holder_blocked=None):
@@ -141,6 +141,10 @@ def verdicts(report, holder_blocked=None):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid] + list(b.owners),
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address,
                                       "owners": list(b.owners)}))
+        elif b and (b.lock or {}).get("owner_gone"):
+            out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid],
+                               facts={"waiter": t.tid, "kind": b.kind, "address": b.address, "owners": [],
+                                      "owner_ident": b.lock.get("owner_ident")}))
     unknown = unknown_owners(report)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],

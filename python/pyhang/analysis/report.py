@@ -52,7 +52,7 @@ def threads(snapshot, view=None):
             frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads,
-                                                          snapshot.files), alive)
+                                                          snapshot.files), alive, bases)
         if th.blocked_on is not None and th.blocked_on.address is not None:
             th.blocked_on.name = snapshot.names.get(th.blocked_on.address)
         pt = view.thread(snap.tid)

@@ -55,6 +55,7 @@ class WaitKind:
     PY_BARRIER = "py-barrier"         # threading.Barrier.wait
     PY_FUTURE = "py-future"           # concurrent.futures.Future.result / exception
     PY_IMPORT_LOCK = "py-import-lock"  # an import waiting for another thread's module lock
+    PY_BUFFERED_IO = "py-buffered-io"  # the internal lock of an io.BufferedWriter / BufferedReader / BufferedRandom
     SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
 
 

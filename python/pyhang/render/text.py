@@ -102,6 +102,9 @@ def verdict_text(v, names):
         return holder_blocked_text(v.facts, names)
     if v.kind == VerdictKind.OWNER_GONE:
         f = v.facts
+        if not f["owners"]:
+            return ("%s waits on %s whose owner pthread_t 0x%x is no thread of this process: no live thread can "
+                    "release it" % (names(f["waiter"]), lock_text(f["kind"], f["address"]), f.get("owner_ident") or 0))
         return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
                 "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
                                 ", ".join(str(o) for o in f["owners"])))
@@ -178,7 +181,7 @@ _NOUNS = {WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitK
           WaitKind.PY_QUEUE_GET: "Queue.get of", WaitKind.PY_QUEUE_PUT: "Queue.put of",
           WaitKind.PY_SEMAPHORE: "threading.Semaphore", WaitKind.PY_EVENT: "threading.Event",
           WaitKind.PY_BARRIER: "threading.Barrier", WaitKind.PY_FUTURE: "concurrent.futures.Future",
-          WaitKind.PY_JOIN: "Thread.join of"}
+          WaitKind.PY_JOIN: "Thread.join of", WaitKind.PY_BUFFERED_IO: "the internal lock of buffered I/O object"}
 
 
 def _held_text(kind, address):
