@@ -76,3 +76,5 @@ def test_a_fork_child_waiting_for_a_buffered_writer_locked_by_a_parent_thread_is
         assert gone["threads"] == [child["tid"]] and gone["facts"]["owner_ident"], (where, gone)
         (h,) = [h for h in report["fork_hazards"] if h["kind"] == "orphaned-lock"]
         assert h["confidence"] == "certain" and h["threads"] == [child["tid"]], (where, h)
+        # AND the pthread_t it records is the descriptor fork left of the parent thread that held it
+        assert "the descriptor of a parent thread that fork did not copy" in h["evidence"], (where, h)

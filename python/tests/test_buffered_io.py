@@ -48,6 +48,8 @@ def test_a_fork_childs_copy_held_by_a_parent_thread_is_an_owner_gone_verdict_and
     assert not [v for v in rep["verdicts"] if v["kind"] == "owners-unknown"]
     (h,) = [h for h in rep["fork_hazards"] if h["kind"] == "orphaned-lock"]
     assert h["confidence"] == "certain" and "pthread_t 0x%x" % ident in h["evidence"]
+    # AND that pthread_t is the descriptor fork left of the parent thread that held it
+    assert "it is the descriptor of a parent thread that fork did not copy, a Python thread" in h["evidence"]
 
 
 def test_an_unmapped_holder_is_never_called_gone_when_some_threads_struct_pthread_is_unknown():

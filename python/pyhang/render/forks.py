@@ -58,7 +58,10 @@ def _orphaned_lock(h, f, names):
     ev = "%s waits on %s 0x%x%s; its owner %s is not a thread of this process" % (
         names(f["thread"]), f["kind"], f["address"] or 0, " (%s)" % basename(f["library"]) if f["library"] else "",
         owner)
-    if "in_parent" in f:
+    if f.get("descriptor"):
+        ev += "; it is the descriptor of a parent thread that fork did not copy, %s: that thread held the lock " \
+              "at fork" % _start_routine(f["descriptor"])
+    elif "in_parent" in f:
         if f["in_parent"]:
             ev += "; LWP %s is a thread of the parent PID %d: the lock was held there at fork and copied " \
                   "locked" % (", ".join(map(str, f["in_parent"])), f["parent_pid"])
