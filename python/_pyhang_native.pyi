@@ -234,8 +234,11 @@ class PythonLocks:
     def attributes(self, address: Addr, names: List[str]) -> Dict[str, Optional[Dict[str, Any]]]:
         """{name: {address, type, kind, boolean, integer, real, text, length, problem} or None}."""
         ...
-    def global_names(self, module: str, addresses: List[Addr]) -> Dict[Addr, str]:
-        """{address: 'module.name'} for those of `addresses` a global of the module refers to."""
+    def object_names(self, addresses: List[Addr]) -> Dict[Addr, Dict[str, Any]]:
+        """{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of
+        `addresses` a variable reaches: a module global (module, variable), an attribute of an instance
+        a global refers to (module, variable, attribute, owner_type, owner), or an attribute of an
+        instance a local of a thread's innermost frames refers to (module None, tid, function)."""
         ...
     def threading(self) -> Dict[str, Any]:
         """{imported, problem, threads: [{object, type, name, ident, native_id, daemon, tstate_lock,

@@ -26,6 +26,8 @@
 //       the `self` (first local) of each innermost frame, with its type name
 //   locks.attributes(address, [name, ...]) -> {name: value or None}
 //       value: {address, type, kind, integer, text, length, boolean, problem}
+//   locks.object_names([address, ...]) -> {address: {module, variable, attribute, owner_type, owner,
+//       tid, function}}: the variable reaching each (cpython/object_names.hpp)
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
 //       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
 //        native_id, daemon, tstate_lock, handle, started}]}
@@ -37,6 +39,7 @@
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/cpython/locks.hpp"
+#include "pyhang/cpython/object_names.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/cpython/threading.hpp"
 #include "pyhang/target/target.hpp"
@@ -48,7 +51,6 @@ namespace {
 
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
 
-constexpr std::size_t kMaxGlobals = 1 << 14;  // globals of one module read at most
 py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict frame_dict(const std::string& function, const std::string& file, int line) {
@@ -188,21 +190,25 @@ class PythonLocks {
     }
     return out;
   }
-  // {address: "module.name"} for the addresses among a module's globals.
-  py::dict global_names(const std::string& module, const std::vector<Addr>& addresses) {
-    if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state());
-    std::vector<std::pair<Addr, std::string>> found;
+  // {address: path} for the addresses a variable of the program reaches (cpython/object_names.hpp).
+  py::dict object_names(const std::vector<Addr>& addresses) {
+    std::unordered_map<Addr, cpython::ObjectPath> found;
     {
       py::gil_scoped_release nogil;
-      Addr globals = objects_->instance_dict(objects_->module(module));
-      for (auto [key, value] : objects_->dict_items(globals, kMaxGlobals)) {
-        if (std::find(addresses.begin(), addresses.end(), value) == addresses.end()) continue;
-        if (auto name = objects_->str(key)) found.emplace_back(value, module + "." + *name);
-      }
+      found = cpython::object_names(target_->memory(), state(), addresses);
     }
     py::dict out;
-    for (const auto& [a, name] : found)
-      if (!out.contains(py::int_(a))) out[py::int_(a)] = name;
+    for (const auto& [a, p] : found) {
+      py::dict d;
+      d["module"] = text(p.module);
+      d["variable"] = p.variable;
+      d["attribute"] = text(p.attribute);
+      d["owner_type"] = text(p.owner_type);
+      d["owner"] = addr(p.owner);
+      d["tid"] = p.tid ? py::object(py::int_(p.tid)) : py::object(py::none());
+      d["function"] = text(p.function);
+      out[py::int_(a)] = d;
+    }
     return out;
   }
   py::dict threading() {
@@ -271,8 +277,10 @@ void register_pylocks(py::module_& m) {
            "The `self` (first local) of each of the thread's innermost Python frames, with its type name.")
       .def("attributes", &PythonLocks::attributes, py::arg("address"), py::arg("names"),
            "Decoded values of the named attributes of a Python object (None for each one it does not have).")
-      .def("global_names", &PythonLocks::global_names, py::arg("module"), py::arg("addresses"),
-           "{address: 'module.name'} for those of `addresses` that a global of the module refers to.")
+      .def("object_names", &PythonLocks::object_names, py::arg("addresses"),
+           "{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of `addresses` "
+           "that a variable of the program reaches: a module global, or an attribute of an instance that one or "
+           "a local of the innermost frames refers to.")
       .def("threading", &PythonLocks::threading,
            "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
 

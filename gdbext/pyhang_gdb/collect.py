@@ -22,6 +22,7 @@ from pyhang.analysis import locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.render.names import object_name
 from pyhang_gdb import decoders, namespaces
 from pyhang_gdb.session import SESSION, NoTarget, core_path
 
@@ -315,16 +316,18 @@ def files_of(target, threads):
     return procfs.files(pid, sorted(fds)) if fds else {}
 
 
-def global_names(stop, threads):
-    """{address: "__main__.name"} for the objects the threads wait on that a
-    global of the program's main module refers to."""
+def object_names(stop, threads):
+    """{address: name} for the objects the threads wait on that a variable
+    of the program reaches (render.names.object_name words it)."""
     wanted = set()
     for t in threads:
         wanted.update((t.lock or {}).get(k) for k in ("address",))
         wanted.update((t.python_lock or {}).get(k) for k in ("object", "condition", "join_self"))
         wanted.add((t.python_api or {}).get("self"))
     wanted.discard(None)
-    return stop.python_locks.global_names("__main__", sorted(wanted)) if wanted else {}
+    if not wanted:
+        return {}
+    return {a: object_name(p) for a, p in stop.python_locks.object_names(sorted(wanted)).items()}
 
 
 def target_info(target):
@@ -394,7 +397,7 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_lock_facts(stop, view, t)
             add_syscall_facts(target, t)
         if view.ok:
-            names = global_names(stop, threads)
+            names = object_names(stop, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,

@@ -22,7 +22,6 @@ usage: py_buffered.py threads|fork
 import io
 import os
 import sys
-import threading
 import time
 
 if not isinstance(getattr(sys.stdout, "buffer", None), io.BufferedWriter):
@@ -55,34 +54,17 @@ def write_line(out):
     print("a line nobody reads", file=out, flush=True)
 
 
-def start(role, call):
-    """Run `call` in a thread named `role`; its tid once it has recorded it."""
-    tids = []
-    ready = threading.Event()
-
-    def run():
-        set_os_thread_name(role)
-        tids.append(gettid())
-        TRUTH.thread(tid=tids[0], name=role, role=role)
-        ready.set()
-        call()
-    threading.Thread(target=run, name=role + "-py", daemon=True).start()
-    ready.wait()
-    return tids[0]
-
-
-def blocked(tid, nr):
-    if fork_common.wait_blocked(os.getpid(), tid, nr=nr) is None:
-        raise SystemExit("py_buffered: thread %d did not block in system call %d" % (tid, nr))
+def start(role, call, nr):
+    return fork_common.start_blocked(TRUTH, role, call, nr)
 
 
 def threads():
     ready_out = os.dup(1)
     os.dup2(full_pipe(), 1)   # sys.stdout now writes into a pipe nobody reads
-    blocked(start("stdout-holder", lambda: sys.stdout.buffer.write(BIG)), SYS_WRITE)
-    blocked(start("stdout-printer", lambda: print("never printed", flush=True)), SYS_FUTEX)
-    blocked(start("log-holder", lambda: LOG.buffer.write(BIG)), SYS_WRITE)
-    blocked(start("log-writer", lambda: write_line(LOG)), SYS_FUTEX)
+    start("stdout-holder", lambda: sys.stdout.buffer.write(BIG), SYS_WRITE)
+    start("stdout-printer", lambda: print("never printed", flush=True), SYS_FUTEX)
+    start("log-holder", lambda: LOG.buffer.write(BIG), SYS_WRITE)
+    start("log-writer", lambda: write_line(LOG), SYS_FUTEX)
     stdout = sys.stdout
     sys.stdout = open(ready_out, "w")   # READY goes to the harness, then stdout is the stuck one again
     TRUTH.write_and_signal_ready(stdout_buffer=id(stdout.buffer), log_buffer=id(LOG.buffer), log_fd=LOG_FD)
@@ -90,7 +72,7 @@ def threads():
 
 
 def fork():
-    blocked(start("log-holder", lambda: LOG.buffer.write(BIG)), SYS_WRITE)
+    start("log-holder", lambda: LOG.buffer.write(BIG), SYS_WRITE)
     record_path = os.environ["PYHANG_TRUTH"] + ".child"
     pid = os.fork()
     if pid == 0:

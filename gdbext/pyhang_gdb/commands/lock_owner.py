@@ -34,7 +34,7 @@ every thread."""
         owner_bases = locks.sorted_bases(collect.thread_bases()) if locks.wants_thread_bases(b) else None
         b = locks.settle(b, set(names.num), owner_bases)
         if b is not None and b.address is not None and view.ok:
-            b.name = collect.global_names(stop, [snap]).get(b.address)
+            b.name = collect.object_names(stop, [snap]).get(b.address)
         if b is None and snap.problem:
             print(unreadable(snap.tid, names, snap.problem))
             return
