@@ -12,7 +12,7 @@ import bisect
 from pyhang.analysis import syscalls
 from pyhang.analysis.python_state import gil_state
 from pyhang.analysis.python_api import api_wait
-from pyhang.analysis.threading import join_wait
+from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 
@@ -163,6 +163,10 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
             return api
         if py is not None:
             return py
+    if (b is None or b.kind in _PYTHON_LOCK_LOOKALIKES) and syscalls.futex_address(thread.registers) is not None:
+        exiting = shutdown_wait((view.thread(thread.tid) or {}).get("frames") or [], python_threads, thread.tid)
+        if exiting is not None:
+            return exiting
     if b is not None and b.kind == WaitKind.FUTEX and not b.owners:
         joined = joined_thread(b.address, thread.futex_word, bases)
         if joined is not None:

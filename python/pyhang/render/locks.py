@@ -181,9 +181,15 @@ def summary(b, names):
         return _buffered_summary(b, names)
     if b.kind == WaitKind.PY_JOIN:
         lock = b.lock or {}
+        mark = " [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else ""
+        if lock.get("shutdown") and len(b.owners) > 1:
+            who = ", ".join(names(t) + (' "%s"' % n if n else "") for t, n in zip(b.owners, lock.get("names") or []))
+            return "waits at interpreter exit (threading._shutdown) for the non-daemon threads %s to exit%s" % (
+                who, mark)
         if lock.get("shutdown"):
-            return "waits at interpreter exit (threading._shutdown) for the non-daemon %s to exit" % _joined(b, names)
-        return "waits in Thread.join for %s to exit" % _joined(b, names)
+            return "waits at interpreter exit (threading._shutdown) for the non-daemon %s to exit%s" % (
+                _joined(b, names), mark)
+        return "waits in Thread.join for %s to exit%s" % (_joined(b, names), mark)
     verb = VERBS.get(b.kind, "waits on " + b.kind)
     where = ""
     if b.address is not None and b.kind != WaitKind.GIL:
