@@ -240,6 +240,11 @@ class PythonLocks:
         a global refers to (module, variable, attribute, owner_type, owner), or an attribute of an
         instance a local of a thread's innermost frames refers to (module None, tid, function)."""
         ...
+    def thread_references(self, addresses: List[Addr]) -> Dict[str, Any]:
+        """{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a
+        local, or an attribute of an instance a local refers to); complete is false when some frames or
+        locals were not read."""
+        ...
     def threading(self) -> Dict[str, Any]:
         """{imported, problem, threads: [{object, type, name, ident, native_id, daemon, tstate_lock,
         handle, started}]}: threading._active, then _limbo."""

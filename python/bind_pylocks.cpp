@@ -28,6 +28,7 @@
 //       value: {address, type, kind, integer, text, length, boolean, problem}
 //   locks.object_names([address, ...]) -> {address: {module, variable, attribute, owner_type, owner,
 //       tid, function}}: the variable reaching each (cpython/object_names.hpp)
+//   locks.thread_references([address, ...]) -> {"by_object": {address: [tid]}, "complete": bool}
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
 //       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
 //        native_id, daemon, tstate_lock, handle, started}]}
@@ -211,6 +212,20 @@ class PythonLocks {
     }
     return out;
   }
+  // {"by_object": {address: [tid]}, "complete": bool}: the threads whose frames reach each address.
+  py::dict thread_references(const std::vector<Addr>& addresses) {
+    cpython::ThreadReferences r;
+    {
+      py::gil_scoped_release nogil;
+      r = cpython::thread_references(target_->memory(), state(), addresses);
+    }
+    py::dict by_object;
+    for (const auto& [a, tids] : r.by_object) by_object[py::int_(a)] = tids;
+    py::dict d;
+    d["by_object"] = by_object;
+    d["complete"] = r.complete;
+    return d;
+  }
   py::dict threading() {
     cpython::ThreadingState t;
     {
@@ -281,6 +296,9 @@ void register_pylocks(py::module_& m) {
            "{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of `addresses` "
            "that a variable of the program reaches: a module global, or an attribute of an instance that one or "
            "a local of the innermost frames refers to.")
+      .def("thread_references", &PythonLocks::thread_references, py::arg("addresses"),
+           "{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a local, or "
+           "an attribute of an instance a local refers to); complete is false when some frames were not read.")
       .def("threading", &PythonLocks::threading,
            "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
 

@@ -316,6 +316,20 @@ def files_of(target, threads):
     return procfs.files(pid, sorted(fds)) if fds else {}
 
 
+def add_references(stop, threads):
+    """Which threads reach the objects the analysis asks about
+    (python_api.references_wanted): python_api["referenced_by"]."""
+    wanted = {t.tid: python_api.references_wanted(t.python_api) for t in threads}
+    addresses = sorted({a for a in wanted.values() if a})
+    if not addresses:
+        return
+    refs = stop.python_locks.thread_references(addresses)
+    for t in threads:
+        if wanted[t.tid]:
+            t.python_api["referenced_by"] = list(refs["by_object"].get(wanted[t.tid], []))
+            t.python_api["references_complete"] = refs["complete"]
+
+
 def object_names(stop, threads):
     """{address: name} for the objects the threads wait on that a variable
     of the program reaches (render.names.object_name words it)."""
@@ -398,6 +412,7 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_syscall_facts(target, t)
         if view.ok:
             names = object_names(stop, threads)
+            add_references(stop, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,

@@ -122,7 +122,64 @@ class Search {
   std::unordered_map<Addr, ObjectPath> out_;
 };
 
+bool is_instance(PyObjects& objects, Addr obj, std::string* type = nullptr) {
+  auto t = objects.type_name(obj);
+  if (!t || std::find(kNotInstances.begin(), kNotInstances.end(), *t) != kNotInstances.end()) return false;
+  if (type) *type = *t;
+  return true;
+}
+
 }  // namespace
+
+ThreadReferences thread_references(MemoryReader& memory, const PythonState& state, const std::vector<Addr>& wanted,
+                                   const ReferenceLimits& limits) {
+  ThreadReferences out;
+  std::unordered_set<Addr> want(wanted.begin(), wanted.end());
+  want.erase(0);
+  PyObjects objects(memory, state);
+  if (want.empty() || !objects.ok()) {
+    out.complete = want.empty();
+    return out;
+  }
+  std::unordered_map<Addr, std::vector<Addr>> attributes_of;  // instance → its wanted attribute values
+  std::size_t instances = 0;
+  auto reached = [&](Addr value) {
+    std::vector<Addr> hits;
+    if (want.count(value)) hits.push_back(value);
+    auto it = attributes_of.find(value);
+    if (it == attributes_of.end()) {
+      std::vector<Addr> found;
+      if (instances < limits.instances && is_instance(objects, value)) {
+        ++instances;
+        for (auto [key, v] : objects.attributes(value, limits.attributes))
+          if (want.count(v)) found.push_back(v);
+      } else if (instances >= limits.instances) {
+        out.complete = false;
+      }
+      it = attributes_of.emplace(value, std::move(found)).first;
+    }
+    hits.insert(hits.end(), it->second.begin(), it->second.end());
+    return hits;
+  };
+  LocalsLimits locals_limits;
+  for (const auto& t : state.threads) {
+    if (!t.native_tid) continue;
+    if (t.frames.size() > limits.frames || !t.problem.empty()) out.complete = false;
+    std::unordered_set<Addr> mine;
+    for (std::size_t i = 0; i < t.frames.size() && i < limits.frames; ++i) {
+      auto locals = frame_locals(memory, state, t.frames[i], locals_limits);
+      if (!locals.problem.empty()) out.complete = false;
+      // A module's body has its globals for locals: a global is no reference of this thread's own.
+      bool module_body = locals.f_locals && locals.f_locals == locals.globals;
+      for (const auto& local : locals.locals) {
+        if (module_body && local.kind == LocalKind::Dict) continue;
+        for (Addr hit : reached(local.value)) mine.insert(hit);
+      }
+    }
+    for (Addr hit : mine) out.by_object[hit].push_back(*t.native_tid);
+  }
+  return out;
+}
 
 std::unordered_map<Addr, ObjectPath> object_names(MemoryReader& memory, const PythonState& state,
                                                   const std::vector<Addr>& wanted, const ObjectNameLimits& limits) {

@@ -88,3 +88,23 @@ TEST_CASE("garbage modules, globals and instances name nothing and never crash",
     CHECK(object_names(mem, none, {lock}).empty());
   }
 }
+
+TEST_CASE("thread references: nothing asked is complete, threads without readable frames reach nothing, garbage "
+          "frames never crash and make the answer incomplete",
+          "[cpython][names]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    Objects o(minor);
+    Addr lock = o.object(o.img.type("_thread.lock", 0));
+    auto st = o.state(o.dict({}));
+    auto mem = o.img.reader();
+    CHECK(thread_references(mem, st, {}).complete);
+    CHECK(thread_references(mem, st, {lock}).by_object.empty());
+    // a thread whose only frame has an unreadable code object
+    st.threads[0].native_tid = 77;
+    st.threads[0].frames.push_back(PyFrame{"f", "/app/f.py", 1, false, Image::kUnmapped, Image::kUnmapped});
+    auto r = thread_references(mem, st, {lock});
+    CHECK(r.by_object.empty());
+    CHECK(!r.complete);
+  }
+}

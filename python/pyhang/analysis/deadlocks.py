@@ -7,7 +7,7 @@ inputs and their results into the report's edges, deadlocks and verdicts.
 """
 import _pyhang_native as native
 
-from pyhang.model.kinds import GilState, OwnerSource, VerdictKind, WaitKind
+from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Deadlock, Edge, Verdict
 from pyhang.libraries import is_system_library
 
@@ -122,6 +122,34 @@ def unknown_owners(report):
             and t.blocked_on.kind != WaitKind.SYSCALL and not (t.blocked_on.lock or {}).get("owner_gone")]
 
 
+def nothing_can_wake(report):
+    """Verdicts for Queue.get waits on an empty queue that no other thread
+    reaches from its Python frames, except threads waiting to get from it
+    too.  Likely, never certain: a thread may reach the queue later through
+    a global, or from C."""
+    getters = {}
+    for t in report.threads:
+        b = t.blocked_on
+        if b is not None and b.kind == WaitKind.PY_QUEUE_GET:
+            getters.setdefault(b.address, []).append(t)
+    out = []
+    for address, waiting in getters.items():
+        lock = waiting[0].blocked_on.lock or {}
+        if "referenced_by" not in lock or lock.get("queue_length") != 0:
+            continue
+        tids = [t.tid for t in waiting]
+        others = [tid for tid in lock["referenced_by"] if tid not in tids]
+        if others:
+            continue
+        out.append(Verdict(kind=VerdictKind.NOTHING_CAN_WAKE, threads=tids,
+                           facts={"kind": WaitKind.PY_QUEUE_GET, "address": address, "name": waiting[0].blocked_on.name,
+                                  "waiters": tids,
+                                  "referenced_by": list(lock["referenced_by"]),
+                                  "complete": bool(lock.get("references_complete")),
+                                  "confidence": Confidence.LIKELY}))
+    return out
+
+
 def verdicts(report, holder_blocked=None):
     """Blocked-but-no-cycle situations.  `holder_blocked`: the facts of a
     GIL holder asleep in a system call (python_state.holder_blocked).
@@ -145,6 +173,7 @@ def verdicts(report, holder_blocked=None):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid],
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address, "owners": [],
                                       "owner_ident": b.lock.get("owner_ident")}))
+    out += nothing_can_wake(report)
     unknown = unknown_owners(report)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],

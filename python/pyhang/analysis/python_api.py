@@ -70,6 +70,14 @@ def api_of(python_api):
     return api
 
 
+def references_wanted(python_api):
+    """The object whose referencing threads the collection reads for this
+    wait (PythonLocks.thread_references), or None: the queue of a Queue.get,
+    to tell whether any other thread can still put to it."""
+    api = api_of(python_api)
+    return python_api["self"] if api is not None and api.kind == WaitKind.PY_QUEUE_GET else None
+
+
 def _integer(attributes, name):
     v = (attributes or {}).get(name) or {}
     return v.get("integer")
@@ -92,6 +100,9 @@ def api_wait(python_api, primitive, ident_tid):
             lock[name + "_length"] = v["length"]
     if primitive is not None:
         lock["primitive"] = {"kind": primitive.kind, "address": primitive.address}
+    if "referenced_by" in python_api:
+        lock["referenced_by"] = list(python_api["referenced_by"])
+        lock["references_complete"] = python_api.get("references_complete")
     b = BlockedOn(kind=api.kind, address=python_api["self"], owner_source=OwnerSource.UNKNOWN,
                   confidence=primitive.confidence if primitive else None,
                   evidence="self of %s (%s)" % ((python_api.get("frame") or {}).get("function"), api.file.strip("/>")),

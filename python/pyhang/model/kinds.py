@@ -73,6 +73,7 @@ class VerdictKind:
     GIL_HOLDER_BLOCKED = "gil-holder-blocked"
     OWNER_GONE = "owner-gone"
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
+    NOTHING_CAN_WAKE = "nothing-can-wake"  # a Queue.get whose queue no other thread reaches
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
 
 

@@ -95,6 +95,21 @@ def holder_blocked_text(facts, names):
             "no other thread can run Python until it returns" % (names(facts["tid"]), facts["syscall"], inside))
 
 
+def nothing_can_wake_text(f, names):
+    """"Thread 2 (LWP 7) waits to get from the empty queue 0x…, which …: nothing in this process can wake it
+    [likely: …]"."""
+    waiters = f["waiters"]
+    who = ", ".join(names(t) for t in waiters)
+    others = " (the others reaching it wait to get from it too)" if len(f["referenced_by"]) > 1 else ""
+    partial = "" if f.get("complete") else "; not every frame could be read"
+    return ("%s wait%s to get from the empty queue 0x%x%s, which no other thread reaches from its Python "
+            "frames%s: nothing in this process can wake %s [%s: a thread may still reach it through a global or "
+            "from C%s]" % (
+                who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % f["name"] if f.get("name") else "",
+                others,
+                "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
+
+
 def verdict_text(v, names):
     if v.kind == VerdictKind.GIL_NOBODY_HOLDS:
         return "every Python thread waits for the GIL and no thread holds it"
@@ -110,6 +125,8 @@ def verdict_text(v, names):
                                 ", ".join(str(o) for o in f["owners"])))
     if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
         return loop_blocked_text(v.facts, names, lock_text)
+    if v.kind == VerdictKind.NOTHING_CAN_WAKE:
+        return nothing_can_wake_text(v.facts, names)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
         waits = v.facts["waits"]
         listed = ", ".join("%s on %s" % (names(w["tid"]), lock_text(w["kind"], w["address"]))

@@ -7,6 +7,9 @@
 // (`mymodule.LOCK`, `mymodule.pool._lock`).  The first of these that finds
 // an object is its name.
 //
+// thread_references() asks the other way round: which threads reach an
+// object from their frames (can any thread still put to a queue?).
+//
 // The search is bounded (ObjectNameLimits): modules, globals per module,
 // instances whose attributes are read, attributes per instance, frames per
 // thread; every read goes through the Python object reader (bounded,
@@ -47,5 +50,25 @@ struct ObjectNameLimits {
 std::unordered_map<Addr, ObjectPath> object_names(MemoryReader& memory, const PythonState& state,
                                                   const std::vector<Addr>& wanted,
                                                   const ObjectNameLimits& limits = {});
+
+// Which threads can reach each of `wanted` from their own Python frames: a
+// local (a cell's contents included) of any of their frames, innermost
+// first within limits.frames, is the object or an instance one of whose
+// attributes is (limits.instances and .attributes bound the reads).  A
+// module body's locals are its globals, which every thread can reach: they
+// are not counted.
+// `complete` is false when a thread had more frames than were read, or a
+// frame's locals could not all be read: then a missing thread proves nothing.
+struct ThreadReferences {
+  std::unordered_map<Addr, std::vector<int>> by_object;  // TIDs, in the state's order
+  bool complete = true;
+};
+struct ReferenceLimits {
+  std::size_t frames = 128;        // frames read per thread
+  std::size_t instances = 4096;    // instances whose attributes are read, in all
+  std::size_t attributes = 128;    // attributes read per instance
+};
+ThreadReferences thread_references(MemoryReader& memory, const PythonState& state, const std::vector<Addr>& wanted,
+                                   const ReferenceLimits& limits = {});
 
 }  // namespace pyhang::cpython
