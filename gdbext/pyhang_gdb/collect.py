@@ -316,6 +316,21 @@ def files_of(target, threads):
     return procfs.files(pid, sorted(fds)) if fds else {}
 
 
+def add_pool_workers(view, threads):
+    """The pool of each ThreadPoolExecutor worker: the `work_queue` local of
+    its loop's frame (python_api.worker_frame)."""
+    values = None
+    for t in threads:
+        f = python_api.worker_frame(view, t.tid)
+        if f is None:
+            continue
+        values = values or decoders.python_values()
+        local = next((l for l in values.frame_locals(f["frame"], f["code"])["locals"]
+                      if l["name"] == python_api.WORKER[2]), None)
+        if local and local.get("address"):
+            t.pool_worker = {"work_queue": local["address"]}
+
+
 def add_references(stop, threads):
     """Which threads reach the objects the analysis asks about
     (python_api.references_wanted): python_api["referenced_by"]."""
@@ -413,6 +428,7 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
         if view.ok:
             names = object_names(stop, threads)
             add_references(stop, threads)
+            add_pool_workers(view, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,

@@ -1,6 +1,8 @@
 """A Queue.get on an empty queue that no other thread reaches from its
-Python frames is a "nothing-can-wake" verdict, likely, never certain; on
-the snapshot of testdata/scenarios/py_objects.py and edited copies."""
+Python frames is a "nothing-can-wake" verdict, and a ThreadPoolExecutor
+whose every worker waits for a pending future an "executor-starvation"
+one: likely, never certain; on the snapshot of
+testdata/scenarios/py_objects.py and edited copies."""
 from test_analysis import recorded, replay, role
 
 
@@ -58,3 +60,32 @@ def test_a_queue_with_items_or_references_never_read_is_no_such_verdict():
         getter_api(snap, doc)["references_complete"] = False
     (v,) = nothing_can_wake(replay(doc, incomplete)[1])
     assert v["facts"]["complete"] is False and "not every frame could be read" in v["text"]
+
+
+def starvation(rep):
+    return [v for v in rep["verdicts"] if v["kind"] == "executor-starvation"]
+
+
+def test_a_pool_whose_every_worker_waits_for_a_pending_future_is_starved_likely():
+    doc = recorded("python_objects")
+    workers = sorted(role(doc, "pool-worker-%d" % i) for i in (1, 2))
+    (v,) = starvation(replay(doc)[1])
+    assert sorted(v["threads"]) == workers and v["facts"]["work_queue"] == doc["truth"]["pool_queue"]
+    assert v["facts"]["confidence"] == "likely" and "starvation" in v["text"]
+
+
+def test_a_pool_with_a_worker_not_waiting_for_a_future_is_not_starved():
+    doc = recorded("python_objects")
+    worker = role(doc, "pool-worker-1")
+
+    def another_worker(snap):
+        # a third worker of the same pool, waiting on something else (the semaphore waiter's thread)
+        t = next(t for t in snap.threads if t.tid == role(doc, "sem-waiter"))
+        t.pool_worker = dict(next(x for x in snap.threads if x.tid == worker).pool_worker)
+    assert not starvation(replay(doc, another_worker)[1])
+
+    def running(snap):
+        # the future one worker waits for is running: some worker took it
+        api = next(t for t in snap.threads if t.tid == worker).python_api
+        api["attributes"]["_state"]["text"] = "RUNNING"
+    assert not starvation(replay(doc, running)[1])

@@ -150,9 +150,30 @@ def nothing_can_wake(report):
     return out
 
 
-def verdicts(report, holder_blocked=None):
+def executor_starvation(report, pools):
+    """Verdicts for ThreadPoolExecutors every worker of which waits for the
+    result of a pending concurrent.futures.Future (`pools`: {work queue:
+    [TID]}, python_api.pools).  A pending future is one no worker has taken
+    yet: if it was submitted to the same pool, it can never run.  Likely:
+    the pool's queue is not read, so that the futures are its own is not
+    proven."""
+    out = []
+    for queue, workers in sorted(pools.items()):
+        waits = [report.thread(tid) for tid in workers]
+        if not all(t is not None and t.blocked_on is not None and t.blocked_on.kind == WaitKind.PY_FUTURE
+                   and (t.blocked_on.lock or {}).get("_state") == "PENDING" for t in waits):
+            continue
+        out.append(Verdict(kind=VerdictKind.EXECUTOR_STARVATION, threads=list(workers),
+                           facts={"work_queue": queue, "workers": list(workers),
+                                  "futures": [t.blocked_on.address for t in waits],
+                                  "confidence": Confidence.LIKELY}))
+    return out
+
+
+def verdicts(report, holder_blocked=None, pools=None):
     """Blocked-but-no-cycle situations.  `holder_blocked`: the facts of a
-    GIL holder asleep in a system call (python_state.holder_blocked).
+    GIL holder asleep in a system call (python_state.holder_blocked);
+    `pools`: the workers of each ThreadPoolExecutor (python_api.pools).
     Never a false all-clear: threads blocked with no owner known are a
     verdict of their own."""
     out = []
@@ -174,6 +195,7 @@ def verdicts(report, holder_blocked=None):
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address, "owners": [],
                                       "owner_ident": b.lock.get("owner_ident")}))
     out += nothing_can_wake(report)
+    out += executor_starvation(report, pools or {})
     unknown = unknown_owners(report)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],

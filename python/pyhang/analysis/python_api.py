@@ -78,6 +78,31 @@ def references_wanted(python_api):
     return python_api["self"] if api is not None and api.kind == WaitKind.PY_QUEUE_GET else None
 
 
+# concurrent.futures.thread._worker(executor_reference, work_queue, ...): the
+# loop of every ThreadPoolExecutor worker; `work_queue` is its pool's own.
+WORKER = ("/concurrent/futures/thread.py", ("_worker",), "work_queue")
+
+
+def worker_frame(view, tid):
+    """The frame (dict of the decoded state) of a ThreadPoolExecutor worker's
+    loop on the stack of `tid`, or None: the collection reads its
+    `work_queue` local (ThreadSnapshot.pool_worker)."""
+    for f in (view.thread(tid) or {}).get("frames", []):
+        if f["function"] in WORKER[1] and f["file"].endswith(WORKER[0]):
+            return f
+    return None
+
+
+def pools(threads):
+    """{work queue: [TID]}: the workers of each ThreadPoolExecutor (ThreadSnapshots)."""
+    out = {}
+    for t in threads:
+        q = (t.pool_worker or {}).get("work_queue")
+        if q:
+            out.setdefault(q, []).append(t.tid)
+    return out
+
+
 def _integer(attributes, name):
     v = (attributes or {}).get(name) or {}
     return v.get("integer")

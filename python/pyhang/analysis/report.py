@@ -10,7 +10,7 @@ between them when a lock records no owner (`frames_wanted`):
 
 `build_report(snapshot)` does both, for a snapshot that is complete.
 """
-from pyhang.analysis import asyncio, deadlocks, forks, locks
+from pyhang.analysis import asyncio, deadlocks, forks, locks, python_api
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
@@ -84,7 +84,8 @@ def conclude(report, snapshot):
     snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
     if snap is not None:
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
-    report.verdicts = deadlocks.verdicts(report, blocked) + asyncio.loop_verdicts(report)
+    report.verdicts = deadlocks.verdicts(report, blocked, python_api.pools(snapshot.threads)) + \
+        asyncio.loop_verdicts(report)
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards

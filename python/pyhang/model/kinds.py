@@ -74,6 +74,7 @@ class VerdictKind:
     OWNER_GONE = "owner-gone"
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
     NOTHING_CAN_WAKE = "nothing-can-wake"  # a Queue.get whose queue no other thread reaches
+    EXECUTOR_STARVATION = "executor-starvation"  # every worker of a pool waits for a pending future
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
 
 

@@ -125,6 +125,12 @@ def verdict_text(v, names):
                                 ", ".join(str(o) for o in f["owners"])))
     if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
         return loop_blocked_text(v.facts, names, lock_text)
+    if v.kind == VerdictKind.EXECUTOR_STARVATION:
+        f = v.facts
+        return ("every worker of the ThreadPoolExecutor whose work queue is 0x%x (%s) waits for the result of a "
+                "pending concurrent.futures.Future, which no worker has taken: if they were submitted to this pool, "
+                "none can ever run (starvation) [%s: the pool's queue was not read]" % (
+                    f["work_queue"], ", ".join(names(t) for t in f["workers"]), f.get("confidence") or "likely"))
     if v.kind == VerdictKind.NOTHING_CAN_WAKE:
         return nothing_can_wake_text(v.facts, names)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
