@@ -112,6 +112,7 @@ class PyLockKind(_Named):
     PY_LOCK = ...
     PY_RLOCK = ...
     PY_CONDITION = ...
+    PY_BUFFERED_IO = ...
 
 
 class LocalKind(_Named):
@@ -234,8 +235,16 @@ class PythonLocks:
     def attributes(self, address: Addr, names: List[str]) -> Dict[str, Optional[Dict[str, Any]]]:
         """{name: {address, type, kind, boolean, integer, real, text, length, problem} or None}."""
         ...
-    def global_names(self, module: str, addresses: List[Addr]) -> Dict[Addr, str]:
-        """{address: 'module.name'} for those of `addresses` a global of the module refers to."""
+    def object_names(self, addresses: List[Addr]) -> Dict[Addr, Dict[str, Any]]:
+        """{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of
+        `addresses` a variable reaches: a module global (module, variable), an attribute of an instance
+        a global refers to (module, variable, attribute, owner_type, owner), or an attribute of an
+        instance a local of a thread's innermost frames refers to (module None, tid, function)."""
+        ...
+    def thread_references(self, addresses: List[Addr]) -> Dict[str, Any]:
+        """{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a
+        local, or an attribute of an instance a local refers to); complete is false when some frames or
+        locals were not read."""
         ...
     def threading(self) -> Dict[str, Any]:
         """{imported, problem, threads: [{object, type, name, ident, native_id, daemon, tstate_lock,
@@ -271,7 +280,7 @@ def python_lock_wait(target: Target, state: Union[PythonLocks, Interpreter, Dict
     suspects, frame {function, file, line} or None, condition, condition_lock, condition_lock_type,
     condition_lock_locked, condition_lock_owner_thread_id, condition_lock_owner_tid,
     condition_lock_count, suspect_frames [{function, file, line}], join_self, join_frame_function,
-    evidence, problem}"""
+    stream_name, found_in, evidence, problem}"""
     ...
 
 

@@ -11,7 +11,7 @@
 //       threads and innermost frames are used), or None (inspects the
 //       target now).
 //
-// The dict: kind ("py-lock" | "py-rlock" | "py-condition" | None), confidence,
+// The dict: kind ("py-lock" | "py-rlock" | "py-condition" | "py-buffered-io" | None), confidence,
 // object, type_name, wait_address, locked, owner_thread_id, owner_tid, count,
 // owner_source ("lock-word" | "heuristic" | "unknown"), suspects [tid],
 // frame {function, file, line}, condition, condition_lock,
@@ -19,12 +19,16 @@
 // condition_lock_owner_tid, condition_lock_count, suspect_frames
 // [{function, file, line}] (where each suspect references the lock),
 // join_self (the Thread a join frame waits for), join_frame_function,
-// evidence, problem (None when empty).  Addresses are ints, 0 → None.
+// stream_name (a buffered object's raw name, as repr() gives it), found_in
+// ("sys.stdout": where an object no frame references was found), evidence, problem (None when empty).  Addresses are ints, 0 → None.
 //
 //   locks.frame_selves(tid) -> [{index, function, file, line, self, type}]
 //       the `self` (first local) of each innermost frame, with its type name
 //   locks.attributes(address, [name, ...]) -> {name: value or None}
 //       value: {address, type, kind, integer, text, length, boolean, problem}
+//   locks.object_names([address, ...]) -> {address: {module, variable, attribute, owner_type, owner,
+//       tid, function}}: the variable reaching each (cpython/object_names.hpp)
+//   locks.thread_references([address, ...]) -> {"by_object": {address: [tid]}, "complete": bool}
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
 //       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
 //        native_id, daemon, tstate_lock, handle, started}]}
@@ -36,6 +40,7 @@
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/cpython/locks.hpp"
+#include "pyhang/cpython/object_names.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/cpython/threading.hpp"
 #include "pyhang/target/target.hpp"
@@ -47,7 +52,6 @@ namespace {
 
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
 
-constexpr std::size_t kMaxGlobals = 1 << 14;  // globals of one module read at most
 py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict frame_dict(const std::string& function, const std::string& file, int line) {
@@ -85,6 +89,8 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d["suspect_frames"] = suspect_frames;
   d["join_self"] = addr(w.join_self);
   d["join_frame_function"] = text(w.join_frame_function);
+  d["stream_name"] = text(w.stream_name);
+  d["found_in"] = text(w.found_in);
   d["evidence"] = w.evidence;
   d["problem"] = text(w.problem);
   return d;
@@ -185,22 +191,40 @@ class PythonLocks {
     }
     return out;
   }
-  // {address: "module.name"} for the addresses among a module's globals.
-  py::dict global_names(const std::string& module, const std::vector<Addr>& addresses) {
-    if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state());
-    std::vector<std::pair<Addr, std::string>> found;
+  // {address: path} for the addresses a variable of the program reaches (cpython/object_names.hpp).
+  py::dict object_names(const std::vector<Addr>& addresses) {
+    std::unordered_map<Addr, cpython::ObjectPath> found;
     {
       py::gil_scoped_release nogil;
-      Addr globals = objects_->instance_dict(objects_->module(module));
-      for (auto [key, value] : objects_->dict_items(globals, kMaxGlobals)) {
-        if (std::find(addresses.begin(), addresses.end(), value) == addresses.end()) continue;
-        if (auto name = objects_->str(key)) found.emplace_back(value, module + "." + *name);
-      }
+      found = cpython::object_names(target_->memory(), state(), addresses);
     }
     py::dict out;
-    for (const auto& [a, name] : found)
-      if (!out.contains(py::int_(a))) out[py::int_(a)] = name;
+    for (const auto& [a, p] : found) {
+      py::dict d;
+      d["module"] = text(p.module);
+      d["variable"] = p.variable;
+      d["attribute"] = text(p.attribute);
+      d["owner_type"] = text(p.owner_type);
+      d["owner"] = addr(p.owner);
+      d["tid"] = p.tid ? py::object(py::int_(p.tid)) : py::object(py::none());
+      d["function"] = text(p.function);
+      out[py::int_(a)] = d;
+    }
     return out;
+  }
+  // {"by_object": {address: [tid]}, "complete": bool}: the threads whose frames reach each address.
+  py::dict thread_references(const std::vector<Addr>& addresses) {
+    cpython::ThreadReferences r;
+    {
+      py::gil_scoped_release nogil;
+      r = cpython::thread_references(target_->memory(), state(), addresses);
+    }
+    py::dict by_object;
+    for (const auto& [a, tids] : r.by_object) by_object[py::int_(a)] = tids;
+    py::dict d;
+    d["by_object"] = by_object;
+    d["complete"] = r.complete;
+    return d;
   }
   py::dict threading() {
     cpython::ThreadingState t;
@@ -268,8 +292,13 @@ void register_pylocks(py::module_& m) {
            "The `self` (first local) of each of the thread's innermost Python frames, with its type name.")
       .def("attributes", &PythonLocks::attributes, py::arg("address"), py::arg("names"),
            "Decoded values of the named attributes of a Python object (None for each one it does not have).")
-      .def("global_names", &PythonLocks::global_names, py::arg("module"), py::arg("addresses"),
-           "{address: 'module.name'} for those of `addresses` that a global of the module refers to.")
+      .def("object_names", &PythonLocks::object_names, py::arg("addresses"),
+           "{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of `addresses` "
+           "that a variable of the program reaches: a module global, or an attribute of an instance that one or "
+           "a local of the innermost frames refers to.")
+      .def("thread_references", &PythonLocks::thread_references, py::arg("addresses"),
+           "{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a local, or "
+           "an attribute of an instance a local refers to); complete is false when some frames were not read.")
       .def("threading", &PythonLocks::threading,
            "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
 

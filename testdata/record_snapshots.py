@@ -47,6 +47,8 @@ CASES = {
     "lock_held_across_join": (_py("lock_join.py", "with"), "self"),
     "exit_joins_stuck_thread": (_py("lock_join.py", "exit"), "self"),
     "python_objects": (_py("py_objects.py"), "self"),
+    "buffered_io": (_py("py_buffered.py", "threads"), "self"),
+    "buffered_io_fork_child": (_py("py_buffered.py", "fork"), "child"),
 }
 
 

@@ -22,6 +22,7 @@ from pyhang.analysis import locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.render.names import object_name
 from pyhang_gdb import decoders, namespaces
 from pyhang_gdb.session import SESSION, NoTarget, core_path
 
@@ -316,16 +317,47 @@ def files_of(target, threads):
     return procfs.files(pid, sorted(fds)) if fds else {}
 
 
-def global_names(stop, threads):
-    """{address: "__main__.name"} for the objects the threads wait on that a
-    global of the program's main module refers to."""
+def add_pool_workers(view, threads):
+    """The pool of each ThreadPoolExecutor worker: the `work_queue` local of
+    its loop's frame (python_api.worker_frame)."""
+    values = None
+    for t in threads:
+        f = python_api.worker_frame(view, t.tid)
+        if f is None:
+            continue
+        values = values or decoders.python_values()
+        local = next((l for l in values.frame_locals(f["frame"], f["code"])["locals"]
+                      if l["name"] == python_api.WORKER[2]), None)
+        if local and local.get("address"):
+            t.pool_worker = {"work_queue": local["address"]}
+
+
+def add_references(stop, threads):
+    """Which threads reach the objects the analysis asks about
+    (python_api.references_wanted): python_api["referenced_by"]."""
+    wanted = {t.tid: python_api.references_wanted(t.python_api) for t in threads}
+    addresses = sorted({a for a in wanted.values() if a})
+    if not addresses:
+        return
+    refs = stop.python_locks.thread_references(addresses)
+    for t in threads:
+        if wanted[t.tid]:
+            t.python_api["referenced_by"] = list(refs["by_object"].get(wanted[t.tid], []))
+            t.python_api["references_complete"] = refs["complete"]
+
+
+def object_names(stop, threads):
+    """{address: name} for the objects the threads wait on that a variable
+    of the program reaches (render.names.object_name words it)."""
     wanted = set()
     for t in threads:
         wanted.update((t.lock or {}).get(k) for k in ("address",))
         wanted.update((t.python_lock or {}).get(k) for k in ("object", "condition", "join_self"))
         wanted.add((t.python_api or {}).get("self"))
     wanted.discard(None)
-    return stop.python_locks.global_names("__main__", sorted(wanted)) if wanted else {}
+    if not wanted:
+        return {}
+    return {a: object_name(p) for a, p in stop.python_locks.object_names(sorted(wanted)).items()}
 
 
 def target_info(target):
@@ -395,7 +427,9 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_lock_facts(stop, view, t)
             add_syscall_facts(target, t)
         if view.ok:
-            names = global_names(stop, threads)
+            names = object_names(stop, threads)
+            add_references(stop, threads)
+            add_pool_workers(view, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,

@@ -2,7 +2,8 @@
 condition below them — Queue.get/put with the queue's size, Semaphore with
 its value, Event, Barrier, Future with its state — and an import waiting
 for another thread's module lock names that thread, on every version, live
-and from the core."""
+and from the core; a ThreadPoolExecutor whose every worker waits for a
+pending future is starved."""
 import os
 
 import pytest
@@ -58,6 +59,21 @@ def test_python_level_waits_are_named_with_their_objects_state(scenario, python)
         b = threads[truth["import-waiter"]["tid"]]["blocked_on"]
         assert b["kind"] == "py-import-lock" and b["owners"] == [truth["importer"]["tid"]], (where, b)
         assert b["owner_source"] == "lock-word" and "'%s'" % s.truth["module"] in b["detail"], (where, b)
+        # AND the getter of a queue that no other thread reaches from its frames can be woken by nothing
+        # in this process: a likely verdict with its evidence (EMPTY is a global: never certain)
+        (n,) = [v for v in report["verdicts"] if v["kind"] == "nothing-can-wake"]
+        getter = truth["queue-getter"]["tid"]
+        assert n["threads"] == [getter] and n["facts"]["address"] == truth["queue-getter"]["object_id"], (where, n)
+        assert n["facts"]["referenced_by"] == [getter] and n["facts"]["confidence"] == "likely", (where, n)
+        assert "nothing in this process can wake it [likely" in n["text"] and "__main__.EMPTY" in n["text"], n
+        # AND the pool whose two workers both wait for futures no worker is free to run is starved: likely
+        workers = [truth["pool-worker-%d" % i]["tid"] for i in (1, 2)]
+        for i, w in enumerate(workers, 1):
+            b = threads[w]["blocked_on"]
+            assert b["kind"] == "py-future" and b["address"] == truth["pool-worker-%d" % i]["object_id"], (where, b)
+        (st,) = [v for v in report["verdicts"] if v["kind"] == "executor-starvation"]
+        assert sorted(st["threads"]) == sorted(workers) and st["facts"]["work_queue"] == s.truth["pool_queue"], st
+        assert st["facts"]["confidence"] == "likely" and "starvation" in st["text"], (where, st)
         # AND the threads nobody is known to wake are one verdict, never an all-clear
         (v,) = [v for v in report["verdicts"] if v["kind"] == "owners-unknown"]
         assert {truth[r]["tid"] for r in KINDS} <= set(v["threads"]), where

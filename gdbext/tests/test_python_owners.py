@@ -1,8 +1,9 @@
 """Python-level waits name who they wait for: Thread.join names the joined
 thread (its LWP and threading name) on every version, interpreter exit
-joining a non-daemon thread says so, every thread carries its threading
-name, and a threading.Lock's likely holder is the thread inside `with lock:`
-— a likely deadlock, never a certain one.  Live and from the core."""
+joining a non-daemon thread says so (3.13 too, where it joins in C), every
+thread carries its threading name, and a threading.Lock's likely holder is
+the thread inside `with lock:` — a likely deadlock, never a certain one.
+Live and from the core."""
 import os
 
 import pytest
@@ -66,9 +67,11 @@ def test_interpreter_exit_joining_a_stuck_thread_says_so(scenario, python):
         (v,) = [v for v in report["verdicts"] if v["kind"] == "owners-unknown"]
         assert worker in v["threads"], (where, v)
         assert threads[worker]["python_name"] == s.truth["worker_name"], where
-        if new_shutdown:
-            continue  # 3.13 joins at exit in C (_thread._shutdown), on no Thread object
-        # AND main waits at interpreter exit for that thread
+        # AND main waits at interpreter exit for that thread: certain from the Thread's _tstate_lock it
+        # sleeps on (3.6-3.12); likely on 3.13, which joins in C (_thread._shutdown) on no Thread object,
+        # the thread being the one non-daemon thread threading knows of
         join = threads[main]["blocked_on"]
         assert join["kind"] == "py-join" and join["owners"] == [worker], (where, join)
         assert "interpreter exit" in join["detail"] and s.truth["worker_name"] in join["detail"], join
+        assert join["confidence"] == ("likely" if new_shutdown else "certain"), (where, join)
+        assert join["detail"].endswith(" [likely]") == new_shutdown, (where, join["detail"])

@@ -136,6 +136,29 @@ def test_interpreter_exit_joining_a_stuck_thread_is_named_so():
     assert b["kind"] == "py-join" and b["owners"] == [worker] and "interpreter exit" in b["detail"]
 
 
+def test_interpreter_exit_joining_in_c_names_the_non_daemon_threads_as_likely():
+    # GIVEN the exit snapshot as 3.13 gives it: threading._shutdown joins in C, on no Python lock
+    doc = recorded("exit_joins_stuck_thread")
+    main, worker = role(doc, "exits"), role(doc, "never-ends")
+
+    def joined_in_c(snap):
+        next(t for t in snap.threads if t.tid == main).python_lock = None
+    _, rep = replay(doc, joined_in_c)
+    # THEN main waits at exit for the one non-daemon thread threading knows of: likely, not certain
+    b = next(t for t in rep["threads"] if t["tid"] == main)["blocked_on"]
+    assert b["kind"] == "py-join" and b["owners"] == [worker] and b["confidence"] == "likely"
+    assert "interpreter exit" in b["detail"] and b["detail"].endswith("[likely]")
+
+    # AND a daemon thread is never waited for at exit
+    def daemon_too(snap):
+        joined_in_c(snap)
+        for t in snap.threading["threads"]:
+            t["daemon"] = True
+    _, rep = replay(doc, daemon_too)
+    b = next(t for t in rep["threads"] if t["tid"] == main)["blocked_on"]
+    assert b is None or b["kind"] != "py-join"
+
+
 def test_an_import_waits_for_the_thread_that_holds_the_module_lock():
     doc = recorded("python_objects")
     _, rep = replay(doc)

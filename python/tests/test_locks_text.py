@@ -39,3 +39,12 @@ def test_gil_wait_names_the_holder_and_uncertain_identifications_are_marked():
 
 def test_join_names_the_thread_joined():
     assert line(locks.thread_join(0x7f00, 898)) == "Thread 1 (LWP 885) waits in pthread_join for Thread 8 (LWP 898) to exit"
+
+
+def test_an_object_is_named_by_the_global_or_the_instance_attribute_that_reaches_it():
+    from pyhang.render.names import object_name
+    assert object_name({"module": "__main__", "variable": "config_lock"}) == "__main__.config_lock"
+    assert object_name({"module": "mymod", "variable": "pool", "attribute": "_lock", "owner_type": "Pool",
+                        "owner": 0x10}) == "mymod.pool._lock"
+    assert object_name({"module": None, "variable": "self", "attribute": "_lock", "owner_type": "Cache",
+                        "owner": 0x7f00aa, "tid": 5, "function": "Cache.get"}) == "self._lock of Cache at 0x7f00aa"

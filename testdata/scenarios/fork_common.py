@@ -1,8 +1,12 @@
-"""Helpers of the fork scenarios: wait until another process sleeps in a
-system call, write small records from fork children."""
+"""Helpers of the scenarios: wait until a thread or another process sleeps
+in a system call, start a thread that blocks, write small records from fork
+children."""
 import json
 import os
+import threading
 import time
+
+from truth import gettid, set_os_thread_name
 
 
 def syscall_of(pid, tid=None):
@@ -47,3 +51,22 @@ def wait_records(paths, timeout=20.0):
             return out
         time.sleep(0.02)
     raise SystemExit("fork scenario: children did not report: %s" % paths)
+
+
+def start_blocked(truth, role, call, nr):
+    """Run `call` in a thread named `role` (recorded in `truth` with its tid)
+    and return its tid once it sleeps in system call `nr`."""
+    tids = []
+    ready = threading.Event()
+
+    def run():
+        set_os_thread_name(role)
+        tids.append(gettid())
+        truth.thread(tid=tids[0], name=role, role=role)
+        ready.set()
+        call()
+    threading.Thread(target=run, name=role + "-py", daemon=True).start()
+    ready.wait()
+    if wait_blocked(os.getpid(), tids[0], nr=nr) is None:
+        raise SystemExit("scenario: thread %s did not block in system call %d" % (role, nr))
+    return tids[0]

@@ -11,6 +11,10 @@ id() of the object it waits on (object_id) and its role:
                    on an Event: it holds that module's import lock
   import-waiter    imports the same module: waits for that import lock,
                    owned by the importer (object_id: None)
+  pool-worker-N    the 2 workers of POOL, a ThreadPoolExecutor: each runs a
+                   task that submits another to POOL and waits for its
+                   result (object_id: that future), which no worker is free
+                   to run (starvation; pool_queue: the pool's work queue)
   main             sleeps
 
 Works on every Python from 3.6 on.  usage: py_objects.py
@@ -65,6 +69,20 @@ WAITS = [
 ]
 
 py_objects_slow_module_started = threading.Event()
+POOL = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+POOL_WAITS = []   # the futures the pool's workers wait for
+POOL_BUSY = threading.Barrier(2)   # both workers hold a task before either submits another
+
+
+def pool_task(i):
+    name = "pool-worker-%d" % i
+    set_os_thread_name(name)
+    POOL_BUSY.wait()
+    inner = POOL.submit(time.sleep, 0)   # queued behind this task: both workers are busy
+    TRUTH.thread(tid=gettid(), name=name, role=name, object_id=id(inner))
+    POOL_WAITS.append(inner)
+    ready.release()
+    inner.result()
 
 
 def main():
@@ -75,10 +93,18 @@ def main():
         threading.Thread(target=role, args=(name, obj, call), name=name + "-py", daemon=True).start()
     threading.Thread(target=importer, name="importer-py", daemon=True).start()
     threading.Thread(target=import_waiter, name="import-waiter-py", daemon=True).start()
-    for _ in range(len(WAITS) + 1):
+    for i in (1, 2):
+        POOL.submit(pool_task, i)
+    for _ in range(len(WAITS) + 1 + 2):
         ready.acquire()
+    # each worker is inside result() once its waiter lock is in the future's condition
+    deadline = time.monotonic() + 30
+    while not all(f._condition._waiters for f in POOL_WAITS):
+        if time.monotonic() > deadline:
+            raise SystemExit("py_objects: the pool's workers did not wait for their futures")
+        time.sleep(0.01)
     time.sleep(0.3)
-    TRUTH.write_and_signal_ready(module="py_objects_slow_module")
+    TRUTH.write_and_signal_ready(module="py_objects_slow_module", pool_queue=id(POOL._work_queue))
     while True:
         time.sleep(3600)
 

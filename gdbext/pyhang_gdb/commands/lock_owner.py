@@ -30,9 +30,11 @@ every thread."""
         bases = collect.thread_bases() if locks.wants_futex_word(snap.lock) is not None else {}
         threads = PythonThreads(decoders.threading() if view.ok else None, view)
         files = collect.files_of(stop.target, [snap])
-        b = locks.settle(locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads, files), set(names.num))
+        b = locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads, files)
+        owner_bases = locks.sorted_bases(collect.thread_bases()) if locks.wants_thread_bases(b) else None
+        b = locks.settle(b, set(names.num), owner_bases)
         if b is not None and b.address is not None and view.ok:
-            b.name = collect.global_names(stop, [snap]).get(b.address)
+            b.name = collect.object_names(stop, [snap]).get(b.address)
         if b is None and snap.problem:
             print(unreadable(snap.tid, names, snap.problem))
             return

@@ -1,7 +1,8 @@
 // The Python lock a blocked thread waits on (see pyhang/cpython/locks.hpp):
 // lock objects on the innermost frames' locals and value stack, matched to
 // the futex the thread sleeps on; RLock owners; a Condition's own lock read
-// from the Condition's attributes.
+// from the Condition's attributes; the internal lock of buffered I/O objects
+// and its recorded owner.
 #include "pyhang/base/format.hpp"
 #include "pyhang/cpython/locks.hpp"
 
@@ -36,12 +37,14 @@ struct Ref {
   std::size_t frame = 0;     // index into the thread's frames (0 = innermost)
   std::size_t slot = 0;      // index into the frame's locals + stack
   bool via_method = false;   // found as the __self__ of a bound method
+  std::string found_in;      // "sys.stdout": found through a module, not on a frame
 };
 
 class LockFinder {
  public:
-  LockFinder(MemoryReader& mem, const Layout& layout, const LockLayout& locks, const LockWaitOptions& opts)
-      : mem_(mem), l_(layout), ll_(locks), opts_(opts), objects_(mem, layout, copts_) {}
+  LockFinder(MemoryReader& mem, const Layout& layout, const LockLayout& locks, const LockWaitOptions& opts,
+             const BufferedLayout* buffered = nullptr)
+      : mem_(mem), l_(layout), ll_(locks), bl_(buffered), opts_(opts), objects_(mem, layout, copts_) {}
 
   // Locals + value stack of one frame, as raw words (bounded; the first
   // `limit` only: 1 for a method's `self`).
@@ -96,9 +99,25 @@ class LockFinder {
     return plausible_pointer(p) ? objects_.type_name(p) : std::nullopt;
   }
 
-  bool is_lock_type(const std::string& t) const { return t == ll_.lock_type || t == ll_.rlock_type; }
+  bool is_buffered_type(const std::string& t) const {
+    return bl_ && std::find(bl_->types.begin(), bl_->types.end(), t) != bl_->types.end();
+  }
+  bool is_threading_lock_type(const std::string& t) const { return t == ll_.lock_type || t == ll_.rlock_type; }
+  bool is_lock_type(const std::string& t) const { return is_threading_lock_type(t) || is_buffered_type(t); }
 
-  // The lock object a slot value is, or is a bound method of; 0 when none.
+  // The buffered object of a TextIOWrapper (its `buffer`), 0 when none.
+  Addr text_buffer(Addr text, std::string& type) {
+    if (!bl_ || bl_->textio_buffer < 0) return 0;
+    auto b = mem_.read_pointer(text + static_cast<Addr>(bl_->textio_buffer));
+    if (!b || !plausible_pointer(*b)) return 0;
+    auto bt = objects_.type_name(*b);
+    if (!bt || !is_buffered_type(*bt)) return 0;
+    type = *bt;
+    return *b;
+  }
+
+  // The lock object a value is (a TextIOWrapper stands for its buffered
+  // object), or is a bound method of; 0 when none.
   Addr lock_in(Addr p, std::string& type, bool& via_method) {
     via_method = false;
     if (!plausible_pointer(p)) return 0;
@@ -108,6 +127,7 @@ class LockFinder {
       type = *tn;
       return p;
     }
+    if (bl_ && *tn == bl_->textio_type) return text_buffer(p, type);
     std::int64_t self_off = *tn == "builtin_function_or_method" ? l_.cfunction_self
                             : *tn == "method"                   ? l_.method_self
                                                                 : -1;
@@ -115,9 +135,11 @@ class LockFinder {
     auto self = mem_.read_pointer(p + self_off);
     if (!self || !plausible_pointer(*self)) return 0;
     auto st = objects_.type_name(*self);
-    if (!st || !is_lock_type(*st)) return 0;
-    type = *st;
+    if (!st) return 0;
     via_method = true;
+    if (bl_ && *st == bl_->textio_type) return text_buffer(*self, type);
+    if (!is_lock_type(*st)) return 0;
+    type = *st;
     return *self;
   }
 
@@ -144,7 +166,9 @@ class LockFinder {
 
   // The PyThread_type_lock (sem_t*) of a lock object; 0 when unreadable.
   Addr wait_word(const Ref& r) {
-    std::int64_t off = r.type == ll_.rlock_type ? ll_.rlock_lock : ll_.lock_lock;
+    std::int64_t off = r.type == ll_.rlock_type ? ll_.rlock_lock
+                       : is_buffered_type(r.type) ? bl_->lock
+                                                  : ll_.lock_lock;
     if (off < 0) return 0;
     auto p = mem_.read_pointer(r.object + off);
     return p && plausible_pointer(*p) ? *p : 0;
@@ -163,6 +187,10 @@ class LockFinder {
         f.count = r.get<std::uint64_t>(ll_.rlock_count);
         if (f.owner) f.locked = *f.owner != 0;
       }
+    } else if (is_buffered_type(type)) {
+      // ENTER_BUFFERED stores the owner after acquiring, LEAVE_BUFFERED clears it before releasing.
+      f.owner = mem_.read_value<std::uint64_t>(object + static_cast<Addr>(bl_->owner));
+      if (f.owner) f.locked = *f.owner != 0;
     } else if (type == ll_.lock_type && ll_.lock_locked >= 0) {
       if (auto b = mem_.read_value<std::uint8_t>(object + ll_.lock_locked)) f.locked = *b != 0;
     }
@@ -173,6 +201,7 @@ class LockFinder {
   MemoryReader& mem_;
   const Layout& l_;
   const LockLayout& ll_;
+  const BufferedLayout* bl_;
   const LockWaitOptions& opts_;
   Options copts_;
   detail::ObjectReader objects_;
@@ -187,6 +216,41 @@ bool is_thread_join(const PyFrame& f) {
 bool is_condition_wait(const PyFrame& f) {
   if (basename(f.file) != "threading.py") return false;
   return f.function == "wait" || f.function == "Condition.wait";
+}
+
+// The streams print() and input() use without a frame referencing them.
+constexpr const char* kSysStreams[] = {"stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__"};
+
+// The buffered object of a sys stream whose lock `holds` the futex, as a Ref of frame 0.
+std::optional<Ref> sys_stream_holding(MemoryReader& mem, const PythonState& state, LockFinder& finder,
+                                      const std::function<bool(const Ref&)>& holds) {
+  PyObjects objects(mem, state);
+  if (!objects.ok()) return std::nullopt;
+  for (const char* name : kSysStreams) {
+    Ref r;
+    r.object = finder.lock_in(objects.module_attribute("sys", name), r.type, r.via_method);
+    if (!r.object || !finder.is_buffered_type(r.type)) continue;
+    r.via_method = false;
+    r.found_in = std::string("sys.") + name;
+    if (holds(r)) return r;
+  }
+  return std::nullopt;
+}
+
+// repr() of a buffered object's raw stream's name: 'path' for a str, the fd for an int.
+std::string stream_name(MemoryReader& mem, const PythonState& state, const BufferedLayout& bl, Addr buffered) {
+  auto raw = mem.read_pointer(buffered + static_cast<Addr>(bl.raw));
+  if (!raw || !plausible_pointer(*raw)) return "";
+  PyObjects objects(mem, state);
+  Addr name = objects.ok() ? objects.attribute(*raw, "name") : 0;
+  if (!name) return "";
+  if (auto s = objects.str(name)) {
+    std::string out = "'";
+    for (char c : s->substr(0, 200)) out += (c == '\'' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return out + "'";
+  }
+  if (auto i = objects.integer(name)) return std::to_string(*i);
+  return "";
 }
 
 }  // namespace
@@ -246,7 +310,8 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     return out;
   }
 
-  LockFinder finder(mem, *layout, *locks, opts);
+  const BufferedLayout* buffered = buffered_layout_for(state.major, state.minor);
+  LockFinder finder(mem, *layout, *locks, opts, buffered);
   // A join: the Thread it waits for is the `self` of the join frame.
   for (std::size_t i = 0; i < thread->frames.size() && i < opts.max_frames; ++i) {
     if (!is_thread_join(thread->frames[i])) continue;
@@ -262,15 +327,22 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   auto refs = finder.refs_of(*thread, &scan_problem);
   const Ref* match = nullptr;
   Addr word = 0;
+  std::optional<Ref> stream;  // a buffered object of sys, when no frame's object holds the futex
+  auto holds_futex = [&](const Ref& r) {
+    Addr w = finder.wait_word(r);
+    if (!w || *futex < w || *futex >= w + static_cast<Addr>(locks->lock_wait_bytes)) return false;
+    word = w;
+    return true;
+  };
   if (futex) {
     for (const auto& r : refs) {
-      Addr w = finder.wait_word(r);
-      if (w && *futex >= w && *futex < w + static_cast<Addr>(locks->lock_wait_bytes)) {
+      if (holds_futex(r)) {
         match = &r;
-        word = w;
         break;
       }
     }
+    if (!match && buffered) stream = sys_stream_holding(mem, state, finder, holds_futex);
+    if (stream) match = &*stream;
     if (!match) {
       out.problem = "futex " + hex(*futex) + " is in none of the " + std::to_string(refs.size()) +
                     " Python lock objects the innermost " +
@@ -280,11 +352,17 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     }
     out.confidence = Confidence::Certain;
   } else {
-    if (refs.empty()) {
+    // Without a futex only a threading lock is guessed: a file on the stack is no sign of a wait.
+    for (const auto& r : refs) {
+      if (finder.is_threading_lock_type(r.type)) {
+        match = &r;
+        break;
+      }
+    }
+    if (!match) {
       out.problem = "no futex address, and no Python lock object on the innermost frames";
       return out;
     }
-    match = &refs.front();
     word = finder.wait_word(*match);
     out.confidence = Confidence::Guess;
   }
@@ -306,24 +384,32 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   auto f = finder.facts(match->object, match->type);
   out.locked = f.locked;
   bool rlock = match->type == locks->rlock_type;
-  out.kind = rlock ? PyLockKind::RLock : PyLockKind::Lock;
-  std::string where = (match->via_method ? "a bound method of it in slot " : "slot ") + std::to_string(match->slot) +
-                      " of " + frame.function + " (" + basename(frame.file) + ":" + std::to_string(frame.line) + ")";
+  bool io = finder.is_buffered_type(match->type);
+  out.kind = rlock ? PyLockKind::RLock : io ? PyLockKind::Buffered : PyLockKind::Lock;
+  std::string where = !match->found_in.empty()
+                          ? match->found_in + " (no frame references it)"
+                          : (match->via_method ? "a bound method of it in slot " : "slot ") +
+                                std::to_string(match->slot) + " of " + frame.function + " (" + basename(frame.file) +
+                                ":" + std::to_string(frame.line) + ")";
+  out.found_in = match->found_in;
   out.evidence = futex ? "futex " + hex(*futex) + " is in the sem_t " + hex(word) + " of " + match->type + " " +
                              hex(match->object) + "; " + where
                        : "no futex address: innermost " + match->type + " " + hex(match->object) + " on the stack, " +
                              where;
-  if (rlock) {
+  if (rlock || io) {
     out.owner_thread_id = f.owner;
     out.count = f.count;
     if (f.owner && *f.owner) {
       out.owner_tid = to_tid(*f.owner);
       out.owner_source = OwnerSource::LockWord;
-      if (!out.owner_tid) out.problem = "RLock owner pthread_t " + hex(*f.owner) + " is no thread of this process";
+      if (!out.owner_tid)
+        out.problem = std::string(io ? "buffered I/O" : "RLock") + " owner pthread_t " + hex(*f.owner) +
+                      " is no thread of this process";
     }
   }
+  if (io) out.stream_name = stream_name(mem, state, *buffered, match->object);
 
-  if (is_condition_wait(frame) && !rlock) {
+  if (is_condition_wait(frame) && !rlock && !io) {
     out.kind = PyLockKind::Condition;
     std::string problem;
     std::string why;

@@ -103,6 +103,14 @@ Addr PyObjects::attribute(Addr obj, std::string_view name, std::string* problem)
   return impl_->attribute(obj, name, problem);
 }
 
+std::vector<std::pair<Addr, Addr>> PyObjects::attributes(Addr obj, std::size_t max, std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return {};
+  }
+  return impl_->attributes(obj, max, problem);
+}
+
 Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
   if (!ok()) {
     set(problem, impl_->problem);

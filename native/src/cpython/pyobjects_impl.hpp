@@ -199,29 +199,37 @@ struct PyObjects::Impl {
     return v;
   }
 
-  Addr attribute(Addr obj, std::string_view name, std::string* why) {
+  // Where obj's attributes are: a dict object, or the keys and values
+  // arrays of values kept outside a dict (3.11+ managed dicts); nullopt
+  // when obj has none or they cannot be read.
+  struct AttributeTable {
+    Addr dict = 0;
+    Addr keys = 0, values = 0;
+  };
+  std::optional<AttributeTable> attribute_table(Addr obj, std::string* why) {
     const Layout& l = layout;
     auto type = plausible_pointer(obj) ? mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
     RemoteStruct t;
     if (!type || !plausible_pointer(*type) ||
         !t.load(mem, *type, span_of({l.type_tp_flags, l.type_basicsize, l.type_dictoffset, l.heaptype_cached_keys}))) {
       set(why, "type of " + hex(obj) + " unreadable");
-      return 0;
+      return std::nullopt;
     }
     std::uint64_t flags = t.get<std::uint64_t>(l.type_tp_flags).value_or(0);
     Addr cached_keys = t.ptr(l.heaptype_cached_keys);
     Addr values_off = static_cast<Addr>(std::max<std::int64_t>(l.dictvalues_values, 0));
+    auto dict = [&](Addr d) { return AttributeTable{d, 0, 0}; };
     if (l.has(l.tpflags_managed_dict) && (flags & static_cast<std::uint64_t>(l.tpflags_managed_dict))) {
       switch (ol->managed_dict) {
         case ManagedDict::ValuesAndDict: {
           Addr values = mem.read_pointer(obj + ol->managed_values_ptr).value_or(0);
-          if (values) return lookup(cached_keys, values + values_off, name, why);
-          return dict_get(mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0), name, why);
+          if (values) return AttributeTable{0, cached_keys, values + values_off};
+          return dict(mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0));
         }
         case ManagedDict::TaggedDictOrValues: {
           Addr w = mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0);
-          if (w & 1) return lookup(cached_keys, (w + 1) + values_off, name, why);
-          return dict_get(w, name, why);
+          if (w & 1) return AttributeTable{0, cached_keys, (w + 1) + values_off};
+          return dict(w);
         }
         case ManagedDict::InlineValues: {
           if (l.has(l.tpflags_inline_values) && (flags & static_cast<std::uint64_t>(l.tpflags_inline_values))) {
@@ -229,22 +237,34 @@ struct PyObjects::Impl {
             Addr values = obj + static_cast<Addr>(basicsize.value_or(0));
             auto valid = mem.read_value<std::uint8_t>(values + l.dictvalues_valid);
             if (basicsize && *basicsize > 0 && *basicsize < 4096 && valid && *valid)
-              return lookup(cached_keys, values + l.dictvalues_values, name, why);
+              return AttributeTable{0, cached_keys, values + l.dictvalues_values};
           }
-          return dict_get(mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0), name, why);
+          return dict(mem.read_pointer(obj + ol->managed_dict_ptr).value_or(0));
         }
         case ManagedDict::None:
           break;
       }
       set(why, "managed dict of " + hex(obj) + ": no layout");
-      return 0;
+      return std::nullopt;
     }
     auto dictoffset = t.get<std::int64_t>(l.type_dictoffset);
     if (!dictoffset || *dictoffset <= 0 || *dictoffset > 4096) {
       set(why, "no instance dict at a fixed offset in " + hex(obj));
-      return 0;
+      return std::nullopt;
     }
-    return dict_get(mem.read_pointer(obj + static_cast<Addr>(*dictoffset)).value_or(0), name, why);
+    return dict(mem.read_pointer(obj + static_cast<Addr>(*dictoffset)).value_or(0));
+  }
+
+  Addr attribute(Addr obj, std::string_view name, std::string* why) {
+    auto t = attribute_table(obj, why);
+    if (!t) return 0;
+    return t->dict || !t->keys ? dict_get(t->dict, name, why) : lookup(t->keys, t->values, name, why);
+  }
+
+  std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, std::string* why) {
+    auto t = attribute_table(obj, why);
+    if (!t) return {};
+    return t->dict || !t->keys ? dict_items(t->dict, max, why) : entries(t->keys, t->values, max, why);
   }
 
   // The sign and the digits (PyLong_SHIFT bits each, least significant

@@ -1,7 +1,8 @@
 // The Python lock a blocked thread waits on, on synthetic memory images laid
 // out with the generated tables and the hand-written lock object table:
 // locks in a frame's locals, bound methods on its stack, RLock owners,
-// a Condition's _lock from its instance dict; garbage gives nothing.
+// a Condition's _lock from its instance dict; the internal lock of buffered
+// I/O objects and its recorded owner; garbage gives nothing.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -147,6 +148,23 @@ struct World {
   PyLockWait wait(const PythonState& st, int tid, std::optional<Addr> futex, const LockWaitOptions& opts = {}) {
     auto mem = img.reader();
     return find_python_lock_wait_memory(mem, st, tid, futex, opts);
+  }
+  // An _io.BufferedWriter (or another buffered type) whose lock is `sem`, held by `owner` (0: free).
+  Addr buffered(const std::string& type, Addr sem, std::uint64_t owner) {
+    const BufferedLayout& bl = *buffered_layout_for(3, l.minor);
+    Addr o = img.alloc(static_cast<std::size_t>(bl.size));
+    img.put<Addr>(o, l.object_ob_type, img.type(type, 0));
+    img.put<Addr>(o, bl.lock, sem);
+    img.put<std::uint64_t>(o, bl.owner, owner);
+    return o;
+  }
+  // An _io.TextIOWrapper over `buffer`.
+  Addr text_io(Addr buffer) {
+    const BufferedLayout& bl = *buffered_layout_for(3, l.minor);
+    Addr o = img.alloc(64);
+    img.put<Addr>(o, l.object_ob_type, img.type("_io.TextIOWrapper", 0));
+    img.put<Addr>(o, bl.textio_buffer, buffer);
+    return o;
   }
   // A threading.Thread (only its address matters here).
   Addr thread_object() {
@@ -439,5 +457,80 @@ TEST_CASE("a Lock waited on by one thread and referenced by another thread's fra
     auto o = w.wait(st, waiter, sem, one);
     CHECK(o.suspects.empty());
     CHECK(o.suspect_frames.empty());
+  }
+}
+
+TEST_CASE("a buffered I/O object whose lock holds the futex is found directly, through a TextIOWrapper or a bound "
+          "method, with the owner it records, in every version",
+          "[cpython][pylocks]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    const std::uint64_t owner_pthread = 0x7f000000a000;
+    Addr sem_w = w.sem(), sem_r = w.sem(), sem_t = w.sem();
+    Addr writer = w.buffered("_io.BufferedWriter", sem_w, owner_pthread);
+    Addr reader = w.buffered("_io.BufferedReader", sem_r, 0);
+    Addr texts = w.buffered("_io.BufferedWriter", sem_t, owner_pthread);
+    // print(file=out): the TextIOWrapper in a local; f.write: a bound method of the writer on the stack
+    w.thread(w.frame("log", "/app/a.py", {w.text_io(texts), 0, 0, w.bound_method(writer)}, 0), 0x7f0000001000, 930);
+    w.thread(w.frame("read_it", "/app/a.py", {reader}, 0), 0x7f0000002000, 931);
+    w.thread(w.frame("stuck_in_write", "/app/a.py", {}, 0), owner_pthread, 932);
+    auto st = w.inspect();
+    int waiter = tid_of(w, 930, 0), owner = tid_of(w, 932, 2);
+
+    auto r = w.wait(st, waiter, sem_w);
+    CHECK(r.kind == PyLockKind::Buffered);
+    CHECK(r.confidence == Confidence::Certain);
+    CHECK(r.object == writer);
+    CHECK(r.type_name == "_io.BufferedWriter");
+    CHECK(r.wait_address == sem_w);
+    CHECK(r.owner_thread_id == std::optional<std::uint64_t>(owner_pthread));
+    CHECK(r.owner_tid == std::optional<int>(owner));
+    CHECK(r.owner_source == OwnerSource::LockWord);
+    CHECK(r.locked == std::optional<bool>(true));
+    CHECK(r.found_in.empty());
+    CHECK(r.problem.empty());
+    // the TextIOWrapper stands for its buffer
+    auto t = w.wait(st, waiter, sem_t + 4);
+    CHECK(t.kind == PyLockKind::Buffered);
+    CHECK(t.object == texts);
+    CHECK(t.owner_tid == std::optional<int>(owner));
+    // a free reader: found, no owner
+    auto free = w.wait(st, tid_of(w, 931, 1), sem_r);
+    CHECK(free.kind == PyLockKind::Buffered);
+    CHECK(free.object == reader);
+    CHECK(free.owner_thread_id == std::optional<std::uint64_t>(0));
+    CHECK(!free.owner_tid);
+    CHECK(free.owner_source == OwnerSource::Unknown);
+    // without a futex a file on the stack is no sign of a wait
+    auto guess = w.wait(st, waiter, std::nullopt);
+    CHECK(guess.kind == PyLockKind::None);
+  }
+}
+
+TEST_CASE("a buffered I/O lock whose recorded owner is no thread of the process gives no owner TID and says so",
+          "[cpython][pylocks]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    Addr sem = w.sem();
+    const std::uint64_t gone = 0x7f00000b0000;
+    Addr writer = w.buffered("_io.BufferedWriter", sem, gone);
+    w.thread(w.frame("child_print", "/app/a.py", {writer}, 0), 0x7f0000001000, 940);
+    auto st = w.inspect();
+    auto r = w.wait(st, tid_of(w, 940, 0), sem);
+    CHECK(r.kind == PyLockKind::Buffered);
+    CHECK(r.owner_thread_id == std::optional<std::uint64_t>(gone));
+    CHECK(!r.owner_tid);
+    CHECK(r.owner_source == OwnerSource::LockWord);
+    CHECK(r.problem.find("no thread of this process") != std::string::npos);
+    // a buffered object whose type is another class, or a TextIOWrapper whose buffer is garbage: nothing
+    World v(minor);
+    Addr sem2 = v.sem();
+    Addr mine = v.buffered("MyWriter", sem2, 0);
+    Addr text = v.text_io(Image::kUnmapped);
+    v.thread(v.frame("f", "/app/a.py", {mine, text}, 0), 0x7f0000001000, 941);
+    auto st2 = v.inspect();
+    CHECK(v.wait(st2, tid_of(v, 941, 0), sem2).kind == PyLockKind::None);
   }
 }

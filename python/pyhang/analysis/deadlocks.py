@@ -7,7 +7,7 @@ inputs and their results into the report's edges, deadlocks and verdicts.
 """
 import _pyhang_native as native
 
-from pyhang.model.kinds import GilState, OwnerSource, VerdictKind, WaitKind
+from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Deadlock, Edge, Verdict
 from pyhang.libraries import POOL_LIBRARIES, is_one_of, is_system_library
 
@@ -140,13 +140,63 @@ def unknown_owners(report, native_depth=None):
     # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
             if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
-            and t.blocked_on.kind != WaitKind.SYSCALL
+            and t.blocked_on.kind != WaitKind.SYSCALL and not (t.blocked_on.lock or {}).get("owner_gone")
             and not (native_depth and idle_pool_library(t, native_depth))]
 
 
-def verdicts(report, holder_blocked=None, native_depth=None):
+def nothing_can_wake(report):
+    """Verdicts for Queue.get waits on an empty queue that no other thread
+    reaches from its Python frames, except threads waiting to get from it
+    too.  Likely, never certain: a thread may reach the queue later through
+    a global, or from C."""
+    getters = {}
+    for t in report.threads:
+        b = t.blocked_on
+        if b is not None and b.kind == WaitKind.PY_QUEUE_GET:
+            getters.setdefault(b.address, []).append(t)
+    out = []
+    for address, waiting in getters.items():
+        lock = waiting[0].blocked_on.lock or {}
+        if "referenced_by" not in lock or lock.get("queue_length") != 0:
+            continue
+        tids = [t.tid for t in waiting]
+        others = [tid for tid in lock["referenced_by"] if tid not in tids]
+        if others:
+            continue
+        out.append(Verdict(kind=VerdictKind.NOTHING_CAN_WAKE, threads=tids,
+                           facts={"kind": WaitKind.PY_QUEUE_GET, "address": address, "name": waiting[0].blocked_on.name,
+                                  "waiters": tids,
+                                  "referenced_by": list(lock["referenced_by"]),
+                                  "complete": bool(lock.get("references_complete")),
+                                  "confidence": Confidence.LIKELY}))
+    return out
+
+
+def executor_starvation(report, pools):
+    """Verdicts for ThreadPoolExecutors every worker of which waits for the
+    result of a pending concurrent.futures.Future (`pools`: {work queue:
+    [TID]}, python_api.pools).  A pending future is one no worker has taken
+    yet: if it was submitted to the same pool, it can never run.  Likely:
+    the pool's queue is not read, so that the futures are its own is not
+    proven."""
+    out = []
+    for queue, workers in sorted(pools.items()):
+        waits = [report.thread(tid) for tid in workers]
+        if not all(t is not None and t.blocked_on is not None and t.blocked_on.kind == WaitKind.PY_FUTURE
+                   and (t.blocked_on.lock or {}).get("_state") == "PENDING" for t in waits):
+            continue
+        out.append(Verdict(kind=VerdictKind.EXECUTOR_STARVATION, threads=list(workers),
+                           facts={"work_queue": queue, "workers": list(workers),
+                                  "futures": [t.blocked_on.address for t in waits],
+                                  "confidence": Confidence.LIKELY}))
+    return out
+
+
+def verdicts(report, holder_blocked=None, pools=None, native_depth=None):
     """Blocked-but-no-cycle situations.  `holder_blocked`: the facts of a
-    GIL holder asleep in a system call (python_state.holder_blocked).
+    GIL holder asleep in a system call (python_state.holder_blocked);
+    `pools`: the workers of each ThreadPoolExecutor (python_api.pools);
+    `native_depth`: native frames collected per thread (idle pool workers).
     Never a false all-clear: threads blocked with no owner known are a
     verdict of their own."""
     out = []
@@ -163,6 +213,12 @@ def verdicts(report, holder_blocked=None, native_depth=None):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid] + list(b.owners),
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address,
                                       "owners": list(b.owners)}))
+        elif b and (b.lock or {}).get("owner_gone"):
+            out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid],
+                               facts={"waiter": t.tid, "kind": b.kind, "address": b.address, "owners": [],
+                                      "owner_ident": b.lock.get("owner_ident")}))
+    out += nothing_can_wake(report)
+    out += executor_starvation(report, pools or {})
     idle = [(t.tid, idle_pool_library(t, native_depth)) for t in report.threads] if native_depth else []
     idle = [(tid, lib) for tid, lib in idle if lib]
     if idle:

@@ -78,6 +78,13 @@ def _orphaned_locks(a, report, facts, proc, lost):
                 f["parent_pid"] = proc["ppid"]
                 f["in_parent"] = [o for o in gone if o in parent_threads]
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone", f))
+        elif (b.lock or {}).get("owner_gone"):
+            # The pthread_t it records is a struct pthread: a parent thread's descriptor fork left behind?
+            ident = b.lock.get("owner_ident")
+            a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone",
+                                    {"thread": t.tid, "kind": b.kind, "address": b.address, "library": b.library,
+                                     "gone": [], "owner_ident": ident, "internal": named, "child": a.child,
+                                     "descriptor": next((d for d in lost if d.get("address") == ident), None)}))
         elif named and a.child:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "internal-lock",
                                     {"thread": t.tid, "internal": named}))

@@ -12,7 +12,7 @@ import bisect
 from pyhang.analysis import syscalls
 from pyhang.analysis.python_state import gil_state
 from pyhang.analysis.python_api import api_wait
-from pyhang.analysis.threading import join_wait
+from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 
@@ -81,6 +81,15 @@ def from_python(wait):
         b.owner_source = OwnerSource.UNKNOWN
         b.lock = {"suspects": list(wait.get("suspects") or []), "locked": wait.get("locked"),
                   "suspect_frames": list(wait.get("suspect_frames") or [])}
+    elif kind == WaitKind.PY_BUFFERED_IO:
+        # The buffered object records its holder's pthread_t while it holds the lock.
+        b.lock = {"type": wait.get("type_name"), "stream": wait.get("stream_name"),
+                  "owner_ident": wait.get("owner_thread_id") or None, "found_in": wait.get("found_in")}
+        if wait.get("owner_tid"):
+            b.owners = [wait["owner_tid"]]
+            b.owner_source = OwnerSource.LOCK_WORD
+        else:
+            b.owner_source = OwnerSource.UNKNOWN
     elif kind == WaitKind.PY_CONDITION:
         b.address = wait.get("condition") or b.address
         b.owner_source = OwnerSource.UNKNOWN
@@ -154,6 +163,10 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
             return api
         if py is not None:
             return py
+    if (b is None or b.kind in _PYTHON_LOCK_LOOKALIKES) and syscalls.futex_address(thread.registers) is not None:
+        exiting = shutdown_wait((view.thread(thread.tid) or {}).get("frames") or [], python_threads, thread.tid)
+        if exiting is not None:
+            return exiting
     if b is not None and b.kind == WaitKind.FUTEX and not b.owners:
         joined = joined_thread(b.address, thread.futex_word, bases)
         if joined is not None:
@@ -163,8 +176,27 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
     return b
 
 
-def settle(b, alive):
-    """owner_alive, once the threads of the process (`alive`: TIDs) are known."""
+def wants_thread_bases(b):
+    """Whether settle() needs the threads' struct pthreads (sorted_bases()):
+    a buffered I/O lock whose recorded holder the decoder did not map to a TID."""
+    return b is not None and b.kind == WaitKind.PY_BUFFERED_IO and not b.owners and \
+        bool((b.lock or {}).get("owner_ident"))
+
+
+def settle(b, alive, bases=None):
+    """owner_alive, once the threads of the process (`alive`: TIDs) are
+    known.  `bases`: sorted_bases() of the process, for the holder of a
+    buffered I/O lock that the decoder could not map to a TID: the thread
+    whose struct pthread (fs_base) is the pthread_t the lock records, and
+    when every thread's is known and none is it, a holder that does not
+    exist here (lock["owner_gone"]: a lock copied locked by fork, or whose
+    holder died)."""
+    if wants_thread_bases(b):
+        found = bases.bases.get(b.lock["owner_ident"]) if bases is not None else None
+        if found is not None:
+            b.owners, b.owner_source = [found], OwnerSource.LOCK_WORD
+        elif bases is not None and alive and len(bases.bases) == len(alive):
+            b.lock["owner_gone"] = True
     if b is not None and b.owners:
         b.owner_alive = all(t in alive for t in b.owners)
     return b

@@ -70,6 +70,39 @@ def api_of(python_api):
     return api
 
 
+def references_wanted(python_api):
+    """The object whose referencing threads the collection reads for this
+    wait (PythonLocks.thread_references), or None: the queue of a Queue.get,
+    to tell whether any other thread can still put to it."""
+    api = api_of(python_api)
+    return python_api["self"] if api is not None and api.kind == WaitKind.PY_QUEUE_GET else None
+
+
+# concurrent.futures.thread._worker(executor_reference, work_queue, ...): the
+# loop of every ThreadPoolExecutor worker; `work_queue` is its pool's own.
+WORKER = ("/concurrent/futures/thread.py", ("_worker",), "work_queue")
+
+
+def worker_frame(view, tid):
+    """The frame (dict of the decoded state) of a ThreadPoolExecutor worker's
+    loop on the stack of `tid`, or None: the collection reads its
+    `work_queue` local (ThreadSnapshot.pool_worker)."""
+    for f in (view.thread(tid) or {}).get("frames", []):
+        if f["function"] in WORKER[1] and f["file"].endswith(WORKER[0]):
+            return f
+    return None
+
+
+def pools(threads):
+    """{work queue: [TID]}: the workers of each ThreadPoolExecutor (ThreadSnapshots)."""
+    out = {}
+    for t in threads:
+        q = (t.pool_worker or {}).get("work_queue")
+        if q:
+            out.setdefault(q, []).append(t.tid)
+    return out
+
+
 def _integer(attributes, name):
     v = (attributes or {}).get(name) or {}
     return v.get("integer")
@@ -92,6 +125,9 @@ def api_wait(python_api, primitive, ident_tid):
             lock[name + "_length"] = v["length"]
     if primitive is not None:
         lock["primitive"] = {"kind": primitive.kind, "address": primitive.address}
+    if "referenced_by" in python_api:
+        lock["referenced_by"] = list(python_api["referenced_by"])
+        lock["references_complete"] = python_api.get("references_complete")
     b = BlockedOn(kind=api.kind, address=python_api["self"], owner_source=OwnerSource.UNKNOWN,
                   confidence=primitive.confidence if primitive else None,
                   evidence="self of %s (%s)" % ((python_api.get("frame") or {}).get("function"), api.file.strip("/>")),

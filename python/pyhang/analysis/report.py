@@ -10,7 +10,7 @@ between them when a lock records no owner (`frames_wanted`):
 
 `build_report(snapshot)` does both, for a snapshot that is complete.
 """
-from pyhang.analysis import asyncio, deadlocks, forks, locks
+from pyhang.analysis import asyncio, deadlocks, forks, locks, python_api
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
@@ -52,7 +52,7 @@ def threads(snapshot, view=None):
             frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads,
-                                                          snapshot.files), alive)
+                                                          snapshot.files), alive, bases)
         if th.blocked_on is not None and th.blocked_on.address is not None:
             th.blocked_on.name = snapshot.names.get(th.blocked_on.address)
         pt = view.thread(snap.tid)
@@ -84,7 +84,8 @@ def conclude(report, snapshot):
     snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
     if snap is not None:
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
-    report.verdicts = deadlocks.verdicts(report, blocked, snapshot.native_depth) + asyncio.loop_verdicts(report)
+    report.verdicts = deadlocks.verdicts(report, blocked, python_api.pools(snapshot.threads),
+                                         snapshot.native_depth) + asyncio.loop_verdicts(report)
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards

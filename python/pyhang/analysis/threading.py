@@ -44,6 +44,12 @@ class PythonThreads:
         return found
 
 
+    def running_non_daemon(self, but):
+        """The Thread entries of the non-daemon threads other than `but`
+        (a TID) that have an LWP: those interpreter exit waits for."""
+        return [t for t in self.by_object.values() if t.get("daemon") is False and t.get("tid") and t["tid"] != but]
+
+
 def _at_exit(frames):
     """Whether the interpreter is exiting on this thread: threading._shutdown
     (which joins every non-daemon thread) is among its Python frames."""
@@ -62,3 +68,22 @@ def join_wait(python_lock, joined, frames):
                          else "_handle, set when it exits"),
                      lock={"name": joined.get("name"), "daemon": joined.get("daemon"),
                            "shutdown": _at_exit(frames)})
+
+
+def shutdown_wait(frames, python_threads, tid):
+    """BlockedOn for interpreter exit on 3.13+, or None: threading._shutdown
+    (the innermost Python frame) calls _thread._shutdown, which joins every
+    non-daemon thread in C, on no Thread object a frame references.  The
+    threads waited for are the non-daemon ones threading knows of: likely,
+    as they come from threading's bookkeeping, not from the handles joined."""
+    if not frames or not _at_exit(frames[:1]):
+        return None
+    waited = python_threads.running_non_daemon(tid)
+    if not waited:
+        return None
+    return BlockedOn(kind=WaitKind.PY_JOIN, address=waited[0].get("object"), owners=[t["tid"] for t in waited],
+                     owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.LIKELY,
+                     evidence="threading._shutdown joins every non-daemon thread (_thread._shutdown); "
+                              "the non-daemon threads of threading._active",
+                     lock={"name": waited[0].get("name") if len(waited) == 1 else None,
+                           "names": [t.get("name") for t in waited], "daemon": False, "shutdown": True})

@@ -55,6 +55,7 @@ class WaitKind:
     PY_BARRIER = "py-barrier"         # threading.Barrier.wait
     PY_FUTURE = "py-future"           # concurrent.futures.Future.result / exception
     PY_IMPORT_LOCK = "py-import-lock"  # an import waiting for another thread's module lock
+    PY_BUFFERED_IO = "py-buffered-io"  # the internal lock of an io.BufferedWriter / BufferedReader / BufferedRandom
     SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
 
 
@@ -72,6 +73,8 @@ class VerdictKind:
     GIL_HOLDER_BLOCKED = "gil-holder-blocked"
     OWNER_GONE = "owner-gone"
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
+    NOTHING_CAN_WAKE = "nothing-can-wake"  # a Queue.get whose queue no other thread reaches
+    EXECUTOR_STARVATION = "executor-starvation"  # every worker of a pool waits for a pending future
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
     POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
 

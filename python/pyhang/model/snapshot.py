@@ -36,6 +36,9 @@ class ThreadSnapshot:
     # `report --locals`: per Python frame, innermost first, {"locals": [{name, kind, type, repr,
     # address}], "problem": str or None}; None when locals were not collected.
     python_locals: Optional[List[dict]] = None
+    # A ThreadPoolExecutor worker: {"work_queue": address} of its pool (analysis.python_api.worker_frame);
+    # None for any other thread.
+    pool_worker: Optional[dict] = None
 
 
 @dataclass
@@ -89,6 +92,7 @@ def _to_dict(snap, t):
             "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
             "python_api": th.python_api, "host_tid": th.host_tid, "syscall": th.syscall,
             **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
+            **({"pool_worker": th.pool_worker} if th.pool_worker is not None else {}),
         } for th in snap.threads],
     }
 
@@ -116,6 +120,6 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 lock=th.get("lock"), python_lock=th.get("python_lock"),
                                 futex_word=th.get("futex_word"), python_api=th.get("python_api"),
                                 host_tid=th.get("host_tid"), syscall=th.get("syscall"),
-                                python_locals=th.get("python_locals"))
+                                python_locals=th.get("python_locals"), pool_worker=th.get("pool_worker"))
                  for th in d.get("threads") or []],
     )

@@ -73,10 +73,15 @@ def _orphaned_lock(h, f, names):
                 "child references it: most likely a parent thread held it at fork%s") % (
                     names(f["thread"]), f["address"] or 0,
                     "" if not f["lost"] else " (%d parent thread%s did not survive fork)" % (f["lost"], _s(f["lost"])))
-    ev = "%s waits on %s 0x%x%s; its owner LWP %s is not a thread of this process" % (
+    owner = "LWP %s" % ", ".join(str(o) for o in f["gone"]) if f["gone"] else \
+        "pthread_t 0x%x" % (f.get("owner_ident") or 0)
+    ev = "%s waits on %s 0x%x%s; its owner %s is not a thread of this process" % (
         names(f["thread"]), f["kind"], f["address"] or 0, " (%s)" % basename(f["library"]) if f["library"] else "",
-        ", ".join(str(o) for o in f["gone"]))
-    if "in_parent" in f:
+        owner)
+    if f.get("descriptor"):
+        ev += "; it is the descriptor of a parent thread that fork did not copy, %s: that thread held the lock " \
+              "at fork" % _start_routine(f["descriptor"])
+    elif "in_parent" in f:
         if f["in_parent"]:
             ev += "; LWP %s is a thread of the parent PID %d: the lock was held there at fork and copied " \
                   "locked" % (", ".join(map(str, f["in_parent"])), f["parent_pid"])

@@ -48,6 +48,12 @@ def owner_text(b, names):
             text += "; %s also reference%s it on the stack" % (
                 ", ".join(names(t) for t in suspects), "s" if len(suspects) == 1 else "")
         return text
+    if k == WaitKind.PY_BUFFERED_IO and not b.owners:
+        ident = lock.get("owner_ident")
+        if ident:
+            return ("held by pthread_t 0x%x, which is no thread of this process (the lock was inherited across "
+                    "fork, or its holder exited)" % ident)
+        return "no thread is recorded as its holder"
     if k == WaitKind.PY_CONDITION:
         text = "waits to be notified"
         if lock.get("condition_lock"):
@@ -140,6 +146,25 @@ def _api_summary(b, names):
     return "waits in %s" % what
 
 
+def buffered_object(lock):
+    """"<_io.BufferedWriter name='<stdout>'>": a buffered I/O object as Python's repr() names it."""
+    stream = lock.get("stream")
+    return "<%s%s>" % (lock.get("type") or "_io.Buffered", " name=%s" % stream if stream else "")
+
+
+def _buffered_summary(b, names):
+    """"waits for the internal lock of <_io.BufferedWriter name='<stdout>'> 0x… (sys.stdout): held by …"."""
+    lock = b.lock or {}
+    where = " 0x%x" % (b.address or 0)
+    named = b.name or lock.get("found_in")
+    if named:
+        where += " (%s)" % named
+    line = "waits for the internal lock of %s%s: %s" % (buffered_object(lock), where, owner_text(b, names))
+    if b.confidence and b.confidence != Confidence.CERTAIN:
+        line += " [%s]" % b.confidence
+    return line
+
+
 def summary(b, names):
     """"waits to write-lock rwlock 0x… (libcuda.so.1): write-held by Thread 8 (LWP 898)"."""
     if b.kind in _API_KINDS:
@@ -152,11 +177,19 @@ def summary(b, names):
         return line + (" [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else "")
     if b.kind == WaitKind.THREAD_JOIN and b.owners:
         return "waits in pthread_join for %s to exit" % names(b.owners[0])
+    if b.kind == WaitKind.PY_BUFFERED_IO:
+        return _buffered_summary(b, names)
     if b.kind == WaitKind.PY_JOIN:
         lock = b.lock or {}
+        mark = " [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else ""
+        if lock.get("shutdown") and len(b.owners) > 1:
+            who = ", ".join(names(t) + (' "%s"' % n if n else "") for t, n in zip(b.owners, lock.get("names") or []))
+            return "waits at interpreter exit (threading._shutdown) for the non-daemon threads %s to exit%s" % (
+                who, mark)
         if lock.get("shutdown"):
-            return "waits at interpreter exit (threading._shutdown) for the non-daemon %s to exit" % _joined(b, names)
-        return "waits in Thread.join for %s to exit" % _joined(b, names)
+            return "waits at interpreter exit (threading._shutdown) for the non-daemon %s to exit%s" % (
+                _joined(b, names), mark)
+        return "waits in Thread.join for %s to exit%s" % (_joined(b, names), mark)
     verb = VERBS.get(b.kind, "waits on " + b.kind)
     where = ""
     if b.address is not None and b.kind != WaitKind.GIL:

@@ -1,4 +1,5 @@
-"""How a thread is named in every sentence pyhang writes."""
+"""How a thread is named in every sentence pyhang writes, and how an
+object is named by the variable of the program that reaches it."""
 
 
 def thread_label(num, tid):
@@ -38,3 +39,14 @@ class ThreadNames:
         if tid in self.num:
             return thread_label(self.num[tid], tid)
         return "LWP %d" % tid
+
+
+def object_name(path):
+    """The name of an object by the variable that reaches it (a path of
+    PythonLocks.object_names): "__main__.config_lock", "mymodule.pool._lock",
+    or, for an instance a frame's local refers to, "self._lock of Cache at
+    0x7f…"."""
+    if path.get("module"):
+        return ".".join(p for p in (path["module"], path["variable"], path.get("attribute")) if p)
+    return "%s.%s of %s at 0x%x" % (path["variable"], path.get("attribute") or "?", path.get("owner_type") or "?",
+                                   path.get("owner") or 0)

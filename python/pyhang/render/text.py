@@ -91,6 +91,21 @@ def holder_blocked_text(facts, names):
             "no other thread can run Python until it returns" % (names(facts["tid"]), facts["syscall"], inside))
 
 
+def nothing_can_wake_text(f, names):
+    """"Thread 2 (LWP 7) waits to get from the empty queue 0x…, which …: nothing in this process can wake it
+    [likely: …]"."""
+    waiters = f["waiters"]
+    who = ", ".join(names(t) for t in waiters)
+    others = " (the others reaching it wait to get from it too)" if len(f["referenced_by"]) > 1 else ""
+    partial = "" if f.get("complete") else "; not every frame could be read"
+    return ("%s wait%s to get from the empty queue 0x%x%s, which no other thread reaches from its Python "
+            "frames%s: nothing in this process can wake %s [%s: a thread may still reach it through a global or "
+            "from C%s]" % (
+                who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % f["name"] if f.get("name") else "",
+                others,
+                "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
+
+
 def verdict_text(v, names):
     if v.kind == VerdictKind.GIL_NOBODY_HOLDS:
         return "every Python thread waits for the GIL and no thread holds it"
@@ -98,6 +113,9 @@ def verdict_text(v, names):
         return holder_blocked_text(v.facts, names)
     if v.kind == VerdictKind.OWNER_GONE:
         f = v.facts
+        if not f["owners"]:
+            return ("%s waits on %s whose owner pthread_t 0x%x is no thread of this process: no live thread can "
+                    "release it" % (names(f["waiter"]), lock_text(f["kind"], f["address"]), f.get("owner_ident") or 0))
         return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
                 "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
                                 ", ".join(str(o) for o in f["owners"])))
@@ -110,6 +128,14 @@ def verdict_text(v, names):
             listed += ", and %d more" % (len(workers) - _LISTED)
         return "%d thread%s of native thread pools wait%s for work, running no Python: %s" % (
             len(workers), "" if len(workers) == 1 else "s", "s" if len(workers) == 1 else "", listed)
+    if v.kind == VerdictKind.EXECUTOR_STARVATION:
+        f = v.facts
+        return ("every worker of the ThreadPoolExecutor whose work queue is 0x%x (%s) waits for the result of a "
+                "pending concurrent.futures.Future, which no worker has taken: if they were submitted to this pool, "
+                "none can ever run (starvation) [%s: the pool's queue was not read]" % (
+                    f["work_queue"], ", ".join(names(t) for t in f["workers"]), f.get("confidence") or "likely"))
+    if v.kind == VerdictKind.NOTHING_CAN_WAKE:
+        return nothing_can_wake_text(v.facts, names)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
         waits = v.facts["waits"]
         listed = ", ".join("%s on %s" % (names(w["tid"]), lock_text(w["kind"], w["address"]))
@@ -181,7 +207,7 @@ _NOUNS = {WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitK
           WaitKind.PY_QUEUE_GET: "Queue.get of", WaitKind.PY_QUEUE_PUT: "Queue.put of",
           WaitKind.PY_SEMAPHORE: "threading.Semaphore", WaitKind.PY_EVENT: "threading.Event",
           WaitKind.PY_BARRIER: "threading.Barrier", WaitKind.PY_FUTURE: "concurrent.futures.Future",
-          WaitKind.PY_JOIN: "Thread.join of"}
+          WaitKind.PY_JOIN: "Thread.join of", WaitKind.PY_BUFFERED_IO: "the internal lock of buffered I/O object"}
 
 
 def _held_text(kind, address):

@@ -35,6 +35,15 @@
 //    instance's attributes: instance dict, or 3.11+ managed dict / inline
 //    values), which the waiter must reacquire after being notified; its
 //    type and, for an RLock, its owner are given too.
+//  - The internal lock of an io.BufferedWriter / BufferedReader /
+//    BufferedRandom (every write, read and flush of a file opened in
+//    binary or text mode, print() included): the buffered object records
+//    its holder's pthread_t in `owner` (cpython/layouts/locks.hpp,
+//    BufferedLayout), read like an RLock's.  The buffered object is found
+//    on the innermost frames (directly, as the `buffer` of a TextIOWrapper,
+//    or as the __self__ of a bound method of either), else among sys.stdout,
+//    sys.stderr, sys.stdin and their __std*__ originals (print() with no
+//    file= keeps no reference to the stream on a Python frame).
 //
 // Not covered: locks of pure-Python implementations (threading._PyRLock),
 // asyncio locks, multiprocessing locks (a sem_t in shared memory: a
@@ -66,13 +75,15 @@ enum class PyLockKind : std::uint8_t {
   Lock,       // a threading.Lock
   RLock,      // a threading.RLock
   Condition,  // Condition.wait: blocked on its waiter lock
+  Buffered,   // the internal lock of an io.BufferedWriter / BufferedReader / BufferedRandom
 };
 
-inline constexpr std::array<Named<PyLockKind>, 4> kPyLockKindNames{{
+inline constexpr std::array<Named<PyLockKind>, 5> kPyLockKindNames{{
     {PyLockKind::None, ""},
     {PyLockKind::Lock, "py-lock"},
     {PyLockKind::RLock, "py-rlock"},
     {PyLockKind::Condition, "py-condition"},
+    {PyLockKind::Buffered, "py-buffered-io"},
 }};
 constexpr std::string_view to_string(PyLockKind k) { return name_in(kPyLockKindNames, k); }
 constexpr std::optional<PyLockKind> parse_py_lock_kind(std::string_view s) { return parse_in(kPyLockKindNames, s); }
@@ -81,16 +92,20 @@ struct PyLockWait {
   PyLockKind kind = PyLockKind::None;
   // Certain: the futex is inside the lock's sem_t; Guess: no futex given.
   Confidence confidence = Confidence::None;
-  Addr object = 0;                 // the _thread.lock / _thread.RLock object waited on (its id())
-  std::string type_name;           // "_thread.lock" | "_thread.RLock"
+  Addr object = 0;                 // the _thread.lock / _thread.RLock / buffered object waited on (its id())
+  std::string type_name;           // "_thread.lock" | "_thread.RLock" | "_io.BufferedWriter" | ...
   Addr wait_address = 0;           // the sem_t the object points to
-  std::optional<bool> locked;      // Lock: lockobject.locked; RLock: owner != 0
-  std::optional<std::uint64_t> owner_thread_id;  // RLock: rlock_owner (pthread_t); Lock: never recorded
-  std::optional<int> owner_tid;                  // RLock owner → LWP
+  std::optional<bool> locked;      // Lock: lockobject.locked; RLock, buffered: owner != 0
+  std::optional<std::uint64_t> owner_thread_id;  // RLock: rlock_owner, buffered: owner (pthread_t); Lock: never
+  std::optional<int> owner_tid;                  // RLock / buffered owner → LWP
   std::optional<std::uint64_t> count;            // RLock: recursion count
   OwnerSource owner_source = OwnerSource::Unknown;  // LockWord (RLock rlock_owner), Heuristic (suspects) or Unknown
   std::vector<int> suspects;       // Lock: other threads whose innermost frames reference the object
   std::vector<PyFrame> suspect_frames;  // for each suspect, the innermost of its frames that references it
+  // Buffered: repr() of its raw stream's name ("'<stdout>'", "'/tmp/log'", "5"); empty when unreadable.
+  std::string stream_name;
+  // Where the object was found when no frame references it ("sys.stdout"); empty otherwise.
+  std::string found_in;
   std::string frame_function;      // the Python frame whose locals/stack held the object
   std::string frame_file;
   int frame_line = -1;

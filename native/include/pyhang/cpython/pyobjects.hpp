@@ -117,6 +117,8 @@ class PyObjects {
   // obj.__dict__[name]: instance dict at tp_dictoffset (modules too), or a
   // managed dict / inline values (3.11+); 0 when absent or unreadable.
   Addr attribute(Addr obj, std::string_view name, std::string* problem = nullptr);
+  // Every (name, value) of obj's attributes, as attribute() finds them, at most `max`.
+  std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, std::string* problem = nullptr);
 
   // The dict object holding obj's attributes when there is one (a module's
   // globals, an instance dict at tp_dictoffset, a materialised managed

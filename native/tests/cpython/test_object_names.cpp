@@ -1,0 +1,110 @@
+// Which variable reaches an object, on synthetic images of every version:
+// __main__'s globals first, then attributes of the instances they refer
+// to, then other modules' globals and their instances' attributes (instance
+// dicts, and 3.11+ managed dicts and inline values); limits hold; garbage
+// gives nothing.
+#include <catch2/catch.hpp>
+
+#include "pyhang/cpython/object_names.hpp"
+#include "support/cpython_objects.hpp"
+
+using namespace pyhang;
+using namespace pyhang::cpython;
+using pyhang::cpython::testing::Image;
+using pyhang::cpython::testing::Objects;
+
+TEST_CASE("objects are named by the __main__ global, the instance attribute or the other module's global that "
+          "reaches them, in every version",
+          "[cpython][names]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    Objects o(minor);
+    Addr lock_type = o.img.type("_thread.lock", 0);
+    Addr config = o.object(lock_type), cached = o.object(lock_type), module_lock = o.object(lock_type);
+    Addr registered = o.object(lock_type), nowhere = o.object(lock_type);
+    Addr cache_type = o.type_with_dict("Cache");
+    Addr cache = o.instance(cache_type, {{"size", o.integer(3)}, {"_lock", cached}});
+    // 3.11+: the registry keeps its attributes in a managed dict (inline values on 3.13)
+    Addr registry = minor >= 11 ? o.managed_instance(o.managed_type("Registry"), {{"_lock", registered}})
+                                : o.instance(o.type_with_dict("Registry"), {{"_lock", registered}});
+    Addr main = o.module(o.dict({{"config_lock", config}, {"cache", cache}, {"answer", o.integer(42)}}));
+    Addr mod = o.module(o.dict({{"REGISTRY", registry}, {"LOCK", module_lock}}));
+    // `config` is also a global of mymod: __main__'s name comes first
+    Addr other = o.module(o.dict({{"config", config}}));
+    Addr modules = o.dict({{"sys", o.module(o.dict({}))}, {"aaa", other}, {"__main__", main}, {"mymod", mod}});
+    auto st = o.state(modules);
+    auto mem = o.img.reader();
+
+    auto names = object_names(mem, st, {config, cached, module_lock, registered, nowhere, 0});
+    REQUIRE(names.count(config));
+    CHECK(names[config].module == "__main__");
+    CHECK(names[config].variable == "config_lock");
+    CHECK(names[config].attribute.empty());
+    REQUIRE(names.count(cached));
+    CHECK(names[cached].module == "__main__");
+    CHECK(names[cached].variable == "cache");
+    CHECK(names[cached].attribute == "_lock");
+    CHECK(names[cached].owner_type == "Cache");
+    CHECK(names[cached].owner == cache);
+    REQUIRE(names.count(module_lock));
+    CHECK(names[module_lock].module == "mymod");
+    CHECK(names[module_lock].variable == "LOCK");
+    REQUIRE(names.count(registered));
+    CHECK(names[registered].module == "mymod");
+    CHECK(names[registered].variable == "REGISTRY");
+    CHECK(names[registered].attribute == "_lock");
+    CHECK(names[registered].owner_type == "Registry");
+    CHECK(!names.count(nowhere));
+    CHECK(names.size() == 4);
+
+    // no instance may be read: only globals name anything
+    ObjectNameLimits globals_only;
+    globals_only.instances = 0;
+    auto direct = object_names(mem, st, {config, cached, module_lock, registered}, globals_only);
+    CHECK(direct.count(config));
+    CHECK(direct.count(module_lock));
+    CHECK(!direct.count(cached));
+    CHECK(!direct.count(registered));
+  }
+}
+
+TEST_CASE("garbage modules, globals and instances name nothing and never crash", "[cpython][names]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    Objects o(minor);
+    Addr lock = o.object(o.img.type("_thread.lock", 0));
+    Addr junk = o.img.alloc(64);  // zeros: no type
+    Addr bad_instance = o.object(o.type_with_dict("Broken"));  // its dict pointer is 0
+    o.img.put<Addr>(bad_instance, 16, Image::kUnmapped);
+    Addr main = o.module(o.dict({{"x", junk}, {"y", bad_instance}, {"z", Image::kUnmapped}}));
+    Addr modules = o.dict({{"__main__", main}, {"junk", junk}, {"gone", o.module(Image::kUnmapped)}});
+    auto st = o.state(modules);
+    auto mem = o.img.reader();
+    CHECK(object_names(mem, st, {lock}).empty());
+    // a global holding an unreadable address still names that address: it is the same value
+    CHECK(object_names(mem, st, {Image::kUnmapped})[Image::kUnmapped].variable == "z");
+    // no sys.modules at all
+    auto none = o.state(Image::kUnmapped);
+    CHECK(object_names(mem, none, {lock}).empty());
+  }
+}
+
+TEST_CASE("thread references: nothing asked is complete, threads without readable frames reach nothing, garbage "
+          "frames never crash and make the answer incomplete",
+          "[cpython][names]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    Objects o(minor);
+    Addr lock = o.object(o.img.type("_thread.lock", 0));
+    auto st = o.state(o.dict({}));
+    auto mem = o.img.reader();
+    CHECK(thread_references(mem, st, {}).complete);
+    CHECK(thread_references(mem, st, {lock}).by_object.empty());
+    // a thread whose only frame has an unreadable code object
+    st.threads[0].native_tid = 77;
+    st.threads[0].frames.push_back(PyFrame{"f", "/app/f.py", 1, false, Image::kUnmapped, Image::kUnmapped});
+    auto r = thread_references(mem, st, {lock});
+    CHECK(r.by_object.empty());
+    CHECK(!r.complete);
+  }
+}
