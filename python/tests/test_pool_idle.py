@@ -36,7 +36,7 @@ def test_anything_that_may_be_a_real_wait_is_not_idle():
 
 def test_idle_workers_are_one_verdict_and_other_unknown_waits_stay_owners_unknown():
     report = Report(target=TargetInfo(kind="live"), threads=[thread(2, IDLE), thread(3, ["/opt/libfixture.so", LIBC, LIBC])])
-    got = {v.kind: v for v in verdicts(report, None, DEPTH)}
+    got = {v.kind: v for v in verdicts(report, native_depth=DEPTH)}
     assert got[VerdictKind.POOL_IDLE].threads == [2]
     assert got[VerdictKind.POOL_IDLE].facts == {"workers": [{"tid": 2, "library": GOMP}]}
     assert got[VerdictKind.OWNERS_UNKNOWN].threads == [3]
