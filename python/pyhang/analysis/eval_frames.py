@@ -41,13 +41,18 @@ def pair_runs(native_names, frames):
     """{index into native_names: run of Python frames} for every
     evaluation-loop frame, or {} when the counts disagree."""
     loops = [i for i, name in enumerate(native_names) if name == EVAL_LOOP]
+    if not loops:
+        return {}
     runs = python_runs(frames)
-    if not loops or len(loops) != len(runs):
+    if len(loops) != len(runs):
         return {}
     return dict(zip(loops, runs))
 
 
 def pair_indices(native_names, frames):
     """pair_runs() as indices: {native frame index: [Python frame indices]}."""
+    pairs = pair_runs(native_names, frames)
+    if not pairs:
+        return {}
     index = {id(f): i for i, f in enumerate(frames)}
-    return {n: [index[id(f)] for f in run] for n, run in pair_runs(native_names, frames).items()}
+    return {n: [index[id(f)] for f in run] for n, run in pairs.items()}
