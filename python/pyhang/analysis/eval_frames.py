@@ -24,12 +24,13 @@ def _entry(f):
 def python_runs(frames):
     """The thread's Python frames (decoded dicts or PythonFrames, innermost
     first) split into the runs each evaluation-loop call executes."""
-    if not any(_entry(f) for f in frames):
+    entries = [_entry(f) for f in frames]
+    if not any(entries):
         return [[f] for f in frames]
     runs, current = [], []
-    for f in frames:
+    for f, entry in zip(frames, entries):
         current.append(f)
-        if _entry(f):
+        if entry:
             runs.append(current)
             current = []
     if current:  # frames past the last entry frame: the walk was cut short
