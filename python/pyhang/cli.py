@@ -318,17 +318,19 @@ def _hint(gdb_errors, args):
 
 def _split_status(out):
     """(status dict or None, output without the status line)."""
+    marker = "@@PYHANG-STATUS@@ "
     from_line = None
-    kept = []
-    for l in out.splitlines(keepends=True):
-        if l.startswith("@@PYHANG-STATUS@@ "):
-            try:
-                from_line = json.loads(l.split(" ", 1)[1])
-            except ValueError:
-                pass
-        else:
-            kept.append(l)
-    return from_line, "".join(kept)
+    start = 0 if out.startswith(marker) else out.find("\n" + marker) + 1
+    while start > 0 or out.startswith(marker):
+        end = out.find("\n", start)
+        end = len(out) if end < 0 else end + 1
+        try:
+            from_line = json.loads(out[start + len(marker):end])
+        except ValueError:
+            pass
+        out = out[:start] + out[end:]  # (megabytes of JSON are copied only where a status line was)
+        start = out.find("\n" + marker) + 1
+    return from_line, out
 
 
 def _analysis_path():
