@@ -178,7 +178,7 @@ def snapshot_thread(thread, depth, native=None):
 
 def snapshot_threads(depth, threads=None, native=None):
     """Snapshots of every thread of the selected inferior, in gdb's order."""
-    threads = threads if threads is not None else gdb.selected_inferior().threads()
+    threads = threads if threads is not None else SESSION.threads()
     tids = target_tids()
     threads = [t for t in threads if not tids.listed_twice(t.ptid[1])]
     out = []

@@ -51,6 +51,11 @@ def _nspid(path):
 
 def live_tids(pid, max_threads=1 << 16):
     """Tids of a live process from /proc (read only; bounded)."""
+    process = _nspid("/proc/%d/status" % pid)
+    if process is not None and len(process) == 1:
+        # The threads of a process share its PID namespace: in the host's own,
+        # no thread has another TID, and its threads' files need no reading.
+        return Tids()
     try:
         tasks = os.listdir("/proc/%d/task" % pid)[:max_threads]
     except OSError:
@@ -60,8 +65,7 @@ def live_tids(pid, max_threads=1 << 16):
         ids = _nspid("/proc/%d/task/%s/status" % (pid, name))
         if ids and len(ids) > 1 and ids[-1] != ids[0]:
             own[ids[0]] = ids[-1]
-    ids = _nspid("/proc/%d/status" % pid)
-    return Tids(own, ids[-1] if own and ids and len(ids) > 1 else None)
+    return Tids(own, process[-1] if own and process and len(process) > 1 else None)
 
 
 def core_tids(threads, pthread_tid, pid=None):

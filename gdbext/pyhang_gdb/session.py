@@ -104,14 +104,17 @@ class Session:
 
     def target(self):
         inferior = gdb.selected_inferior()
-        # (inferior.threads() is not asked here: on a core it costs milliseconds a call,
-        # and `thread apply all` calls this once per thread.)
+        # (inferior.threads() is asked only when the target changed: on a core it costs
+        # milliseconds a call, and `thread apply all` calls this once per thread.)
         if inferior is None or inferior.pid == 0:
             raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
         kind = _connection_type(inferior)
         key = (inferior.num, inferior.pid, kind, self.generation, settings.value("reader"))
         if key != self._key:
-            if not inferior.threads():
+            # Listed once per stop and kept for threads(): on a core, gdb's list
+            # takes time that grows faster than the number of threads.
+            threads = list(inferior.threads())
+            if not threads:
                 raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
             if kind == "native" and not _alive(inferior.pid):
                 raise NoTarget("process %d has exited: there is nothing left to read (gdb still shows its "
@@ -119,7 +122,7 @@ class Session:
             self._target = self._open(inferior, kind)
             self._target.set_debug_directories(_debug_directories())
             self._key = key
-            self._cache = {}
+            self._cache = {"threads": threads}
         return self._target
 
     def threads(self):

@@ -321,17 +321,19 @@ def _hint(gdb_errors, args):
 
 def _split_status(out):
     """(status dict or None, output without the status line)."""
+    marker = "@@PYHANG-STATUS@@ "
     from_line = None
-    kept = []
-    for l in out.splitlines(keepends=True):
-        if l.startswith("@@PYHANG-STATUS@@ "):
-            try:
-                from_line = json.loads(l.split(" ", 1)[1])
-            except ValueError:
-                pass
-        else:
-            kept.append(l)
-    return from_line, "".join(kept)
+    start = 0 if out.startswith(marker) else out.find("\n" + marker) + 1
+    while start > 0 or out.startswith(marker):
+        end = out.find("\n", start)
+        end = len(out) if end < 0 else end + 1
+        try:
+            from_line = json.loads(out[start + len(marker):end])
+        except ValueError:
+            pass
+        out = out[:start] + out[end:]  # (megabytes of JSON are copied only where a status line was)
+        start = out.find("\n" + marker) + 1
+    return from_line, out
 
 
 def _analysis_path():
@@ -386,8 +388,22 @@ def report_from_snapshot(path, as_json):
     return DEADLOCK if report.deadlocks else OK
 
 
+# gdb's lines about the target, wherever they come in its output.
+_NOISE = ("[Thread debugging", "Using host libthread_db", "[Inferior ", "[New LWP", "Core was generated",
+          "[Current thread is", "Program terminated", "warning: Unable to find libthread_db")
+
+
 def _pyhang_output(out, json_only):
     """gdb's own chatter (attach messages, the current frame) is dropped."""
+    if json_only and _BEGIN + "\n" in out:
+        # The document is all pyhang printed after the marker, before gdb's
+        # detach message: found without parsing megabytes of JSON.
+        doc = out.split(_BEGIN + "\n", 1)[1].rstrip("\n")
+        while doc.rsplit("\n", 1)[-1].startswith(_NOISE):
+            doc = doc.rsplit("\n", 1)[0] if "\n" in doc else ""
+        # (JSON has no raw newline in its strings: a line of gdb's inside is its own line.)
+        if doc.startswith("{") and doc.endswith("}") and not any("\n" + n in doc for n in _NOISE):
+            return doc + "\n"
     lines = out.splitlines(keepends=True)
     if json_only:
         start = out.find("\n{")
@@ -398,8 +414,6 @@ def _pyhang_output(out, json_only):
                 return out[start:end] + "\n"
             except ValueError:
                 pass
-    noise = ("[Thread debugging", "Using host libthread_db", "[Inferior ", "[New LWP", "Core was generated",
-             "[Current thread is", "Program terminated", "warning: Unable to find libthread_db")
     keep, started = [], False
     if _BEGIN + "\n" in out:
         lines, started = out.split(_BEGIN + "\n", 1)[1].splitlines(keepends=True), True
@@ -407,7 +421,7 @@ def _pyhang_output(out, json_only):
         if not started and (l.startswith(("pyhang", "Thread ", "GIL", "warning:", "fork-hazards")) or
                             l.startswith("{")):
             started = True
-        if started and not l.startswith(noise):
+        if started and not l.startswith(_NOISE):
             keep.append(l)
     return "".join(keep)
 

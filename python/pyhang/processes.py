@@ -19,7 +19,8 @@ from pyhang.model import snapshot as snapshots
 from pyhang.model.tree import ProcessEntry, TreeReport
 
 MAX_PROCESSES = 64       # descendants examined; the rest are counted
-JOBS = 2                 # gdb sessions at once
+# gdb sessions at once: one per core (each is busy on its own), two at least, eight at most
+JOBS = max(2, min(8, os.cpu_count() or 2))
 TIMEOUT = 120            # seconds for one gdb session
 
 

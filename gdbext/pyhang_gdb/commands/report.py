@@ -7,10 +7,8 @@ import gdb
 
 import _pyhang_native as native
 import pyhang
-from pyhang import processes
 from pyhang.model import snapshot as snapshots
 from pyhang.render import json as render_json
-from pyhang.render import tree as render_tree
 from pyhang.render.text import render_text
 from pyhang_gdb import collect, loader, settings, status
 from pyhang_gdb.commands.base import ArgumentError, PyhangCommand, no_arguments, parser
@@ -88,6 +86,10 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
 
 
     def tree(self, report, args):
+        # Imported here: the thread pool, temporary files and the tree's model
+        # cost every gdb session their import time, and only --tree uses them.
+        from pyhang import processes
+        from pyhang.render import tree as render_tree
         if report.target.kind == "core" or not report.target.pid:
             raise ArgumentError("pyhang report --tree: needs a live process; for cores, give one core per "
                                "process to the command line: pyhang report CORE CORE...")

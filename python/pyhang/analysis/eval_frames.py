@@ -24,12 +24,13 @@ def _entry(f):
 def python_runs(frames):
     """The thread's Python frames (decoded dicts or PythonFrames, innermost
     first) split into the runs each evaluation-loop call executes."""
-    if not any(_entry(f) for f in frames):
+    entries = [_entry(f) for f in frames]
+    if not any(entries):
         return [[f] for f in frames]
     runs, current = [], []
-    for f in frames:
+    for f, entry in zip(frames, entries):
         current.append(f)
-        if _entry(f):
+        if entry:
             runs.append(current)
             current = []
     if current:  # frames past the last entry frame: the walk was cut short
@@ -41,13 +42,18 @@ def pair_runs(native_names, frames):
     """{index into native_names: run of Python frames} for every
     evaluation-loop frame, or {} when the counts disagree."""
     loops = [i for i, name in enumerate(native_names) if name == EVAL_LOOP]
+    if not loops:
+        return {}
     runs = python_runs(frames)
-    if not loops or len(loops) != len(runs):
+    if len(loops) != len(runs):
         return {}
     return dict(zip(loops, runs))
 
 
 def pair_indices(native_names, frames):
     """pair_runs() as indices: {native frame index: [Python frame indices]}."""
+    pairs = pair_runs(native_names, frames)
+    if not pairs:
+        return {}
     index = {id(f): i for i, f in enumerate(frames)}
-    return {n: [index[id(f)] for f in run] for n, run in pair_runs(native_names, frames).items()}
+    return {n: [index[id(f)] for f in run] for n, run in pairs.items()}

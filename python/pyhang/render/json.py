@@ -25,9 +25,37 @@ def _python_frame(f, native_frame=None):
     return d
 
 
+def _native_frame_at(th, merged):
+    """{Python frame index: the native frame that runs it} (report --merged), else {}."""
+    return {k: n for n, ks in th.python_at.items() for k in ks} if merged else {}
+
+
 def _python_frames(th, merged):
-    at = {k: n for n, ks in th.python_at.items() for k in ks} if merged else {}
+    at = _native_frame_at(th, merged)
     return [_python_frame(f, at.get(k)) for k, f in enumerate(th.python_frames)]
+
+
+def _compact(value):
+    return json.dumps(value, separators=(",", ":"), check_circular=False)
+
+
+def _compact_python_frames(th, merged, seen):
+    """json.dumps(_python_frames(th, merged)) in the compact form.  A stack
+    repeats the same frames (recursion, threads running the same code), so
+    each distinct frame without locals is encoded once: `seen` keeps them."""
+    at = _native_frame_at(th, merged)
+    parts = []
+    for k, f in enumerate(th.python_frames):
+        native_frame = at.get(k)
+        if f.locals is not None:
+            parts.append(_compact(_python_frame(f, native_frame)))
+            continue
+        key = (f.function, f.file, f.line, native_frame)
+        text = seen.get(key)
+        if text is None:
+            text = seen[key] = _compact(_python_frame(f, native_frame))
+        parts.append(text)
+    return "[" + ",".join(parts) + "]"
 
 
 def _blocked(b, names):
@@ -57,8 +85,25 @@ def _deadlock(report, d):
     return out
 
 
-def to_json(report, merged=False) -> dict:
-    """The report as a tree of fresh dicts and lists."""
+def _thread(th, names, python_frames):
+    return {
+        "tid": th.tid,
+        "host_tid": th.host_tid,
+        "gdb_num": th.gdb_num,
+        "name": th.name,
+        "python_name": th.python_name,
+        "gil": th.gil,
+        "python_frames": python_frames,
+        "native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
+                          for f in th.native_frames],
+        "blocked_on": _blocked(th.blocked_on, names),
+        "problem": th.problem,
+    }
+
+
+def to_json(report, merged=False, threads=True) -> dict:
+    """The report as a tree of fresh dicts and lists (`threads` False: an
+    empty list of threads, for dumps() to fill)."""
     t = report.target
     names = names_of(report)
     doc = {
@@ -66,19 +111,7 @@ def to_json(report, merged=False) -> dict:
         "pyhang_version": VERSION,
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
                    "python_version": t.python_version, "namespace_pid": t.namespace_pid},
-        "threads": [{
-            "tid": th.tid,
-            "host_tid": th.host_tid,
-            "gdb_num": th.gdb_num,
-            "name": th.name,
-            "python_name": th.python_name,
-            "gil": th.gil,
-            "python_frames": _python_frames(th, merged),
-            "native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
-                              for f in th.native_frames],
-            "blocked_on": _blocked(th.blocked_on, names),
-            "problem": th.problem,
-        } for th in report.threads],
+        "threads": [_thread(th, names, _python_frames(th, merged)) for th in report.threads] if threads else [],
         "gil": {"locked": report.gil.locked, "holder_tid": report.gil.holder_tid,
                 "waiters": list(report.gil.waiters)},
         "deadlocks": [_deadlock(report, d) for d in report.deadlocks],
@@ -94,8 +127,20 @@ def to_json(report, merged=False) -> dict:
     return doc
 
 
+def _compact_object(d, parts):
+    """A dict in the compact form, the values of the keys in `parts` given as JSON text."""
+    return "{" + ",".join("%s:%s" % (_compact(k), parts[k] if k in parts else _compact(v)) for k, v in d.items()) + "}"
+
+
 def dumps(report, pretty=False, merged=False):
     """One line (the C encoder; no cycle to check in a fresh tree), or indented for people;
-    `merged`: each Python frame names the native frame that runs it (`native_frame`)."""
-    return json.dumps(to_json(report, merged), indent=1 if pretty else None,
-                      separators=None if pretty else (",", ":"), check_circular=False)
+    `merged`: each Python frame names the native frame that runs it (`native_frame`).
+    The line is json.dumps(to_json(...)) in the compact form, put together
+    from its parts: thousands of threads repeat the same Python frames."""
+    if pretty:
+        return json.dumps(to_json(report, merged), indent=1, check_circular=False)
+    names = names_of(report)
+    seen = {}
+    threads = [_compact_object(_thread(th, names, None),
+                               {"python_frames": _compact_python_frames(th, merged, seen)}) for th in report.threads]
+    return _compact_object(to_json(report, merged, threads=False), {"threads": "[" + ",".join(threads) + "]"})

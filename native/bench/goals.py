@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""The performance goals, measured in one run: prints the README's
+performance tables (markdown), with the machine they were measured on.
+
+  native/bench/goals.py [--python /usr/bin/python3.11] [--rounds 3] [--threads 64,256,1024] [--depth 50]
+                        [--pool 32x8] [--gib 0.25,3] [--skip threads,cli,tree,cores]
+
+Every comparison is interleaved (one run of each command per round, on the
+same target, under the same load) and reported as the median over rounds;
+ratios are the median of each round's own ratio, so a burst of load from
+other work on the machine hits both sides of a ratio alike.
+
+  threads  `pyhang report --json` against gdb's `thread apply all bt` on a
+           process of T threads + main, each D Python frames deep (live
+           and from a gcore core), and what pyhang adds per thread over
+           attaching (gdb's `info threads`) at the largest T against the
+           smallest
+  cli      the `pyhang` command line against the gdb command it runs
+  tree     `pyhang report --tree` on a Pool of P processes with T threads
+           each, against the sum of gdb's `bt` over the same processes
+  cores    gdb's resident memory with a core loaded, before and after
+           `pyhang report --json`, and the report's time, on cores of a
+           process holding G GiB (the threads and stacks alike)
+Uses the build in $PYHANG_BUILD_DIR or ./build.
+"""
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import harness  # noqa: E402
+from pyhang import cli, procfs  # noqa: E402
+
+PYHANG = os.path.join(ROOT, "python", "bin", "pyhang")
+POOL = os.path.join(ROOT, "native", "bench", "pool_threads.py")
+RSS = "python print('RSS', [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmRSS')][0])"
+
+
+def machine():
+    """One line: the machine, its load, gdb and the interpreter measured."""
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+    except OSError:
+        pass
+    with open("/proc/meminfo") as f:
+        mem = int(next(l.split()[1] for l in f if l.startswith("MemTotal"))) / (1 << 20)
+    gdb = subprocess.run(["gdb", "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0]
+    return "%s; %d cores (%s), %.0f GiB, Linux %s; %s" % (
+        time.strftime("%Y-%m-%d"), os.cpu_count(), cpu, mem, platform.release(), gdb)
+
+
+def load():
+    return "load average %.1f" % os.getloadavg()[0]
+
+
+def timed(argv, env=None):
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
+    return time.perf_counter() - start
+
+
+def gdb(target, commands, pyhang=False):
+    """gdb -batch on `target` ({"pid"} or {"executable", "core"}) running `commands`."""
+    argv = ["gdb", "-nx", "-batch", "-iex", "set pagination off"]
+    if target.get("executable"):
+        argv.append(target["executable"])
+    argv += ["-p", str(target["pid"])] if target.get("pid") else ["-c", target["core"]]
+    if pyhang:
+        argv += ["-ex", "source " + harness.GDBEXT]
+    for c in commands:
+        argv += ["-ex", c]
+    return argv
+
+
+def interleaved(cases, rounds):
+    """{name: [seconds per round]}: one run of every case per round."""
+    times = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, run in cases.items():
+            times[name].append(run())
+    return times
+
+
+def med(times, name):
+    return statistics.median(times[name])
+
+
+def ratio(times, a, b):
+    """The median over rounds of a's time ÷ b's time in that round."""
+    return statistics.median(x / y for x, y in zip(times[a], times[b]))
+
+
+def check_loads(target):
+    out = subprocess.run(gdb(target, ["pyhang report --json"], pyhang=True), stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True).stdout
+    if '"schema": "pyhang-report/1"' not in out and '"schema":"pyhang-report/1"' not in out:
+        sys.exit("pyhang did not run in gdb (is the module built for gdb's Python?)")
+
+
+def cli_gdb_argv(target):
+    """Exactly the gdb command `pyhang report --json` runs."""
+    return cli.gdb_argv("pyhang report --json", target.get("pid"), target.get("core"), target.get("executable"))
+
+
+def thread_cases(target, with_cli):
+    cases = {
+        "attach": lambda: timed(gdb(target, ["info threads"])),
+        "bt": lambda: timed(gdb(target, ["thread apply all bt"])),
+        "report": lambda: timed(gdb(target, ["pyhang report --json"], pyhang=True)),
+    }
+    if with_cli:
+        env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
+        argv = [PYHANG, "report", "--json"] + (["-p", str(target["pid"])] if target.get("pid") else
+                                               [target["core"], target["executable"]])
+        cases["cli gdb"] = lambda: timed(cli_gdb_argv(target), env=env)
+        cases["cli"] = lambda: timed(argv, env=env)
+    return cases
+
+
+def threads_section(args, skip):
+    rows, per_thread, cli_rows = [], {}, []
+    for t in args.threads:
+        scenario = [args.python, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), str(t), str(args.depth)]
+        with harness.Scenario(scenario, ready_timeout=600) as s:
+            targets = [("live", {"pid": s.pid})]
+            check_loads(targets[0][1])
+            targets.append(("core", {"executable": args.python, "core": s.gcore()}))
+            for kind, target in targets:
+                before = load()
+                times = interleaved(thread_cases(target, "cli" not in skip), args.rounds)
+                extra = (med(times, "report") - med(times, "attach")) / (t + 1)
+                per_thread[(kind, t)] = extra
+                rows.append("| %d | %s | %.2f s | %.2f s | %.2f s | **%.2f×** | %.2f ms | %s |" % (
+                    t, kind, med(times, "attach"), med(times, "bt"), med(times, "report"),
+                    ratio(times, "report", "bt"), 1e3 * extra, before))
+                if "cli" in times:
+                    cli_rows.append("| %d | %s | %.2f s | %.2f s | **%.2f×** |" % (
+                        t, kind, med(times, "cli gdb"), med(times, "cli"), ratio(times, "cli", "cli gdb")))
+                print("  measured %d threads, %s" % (t, kind), file=sys.stderr)
+    print("\n`pyhang report --json` against gdb's `thread apply all bt`, %s, %d Python frames a thread "
+          "(median of %d interleaved rounds):\n" % (args.python, args.depth, args.rounds))
+    print("| threads | target | attach alone (`info threads`) | gdb `thread apply all bt` | `pyhang report --json` "
+          "| ÷ `bt` | pyhang − attach, per thread | load before |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    lo, hi = min(args.threads), max(args.threads)
+    if lo != hi:
+        print("\nWhat pyhang adds per thread over attaching, at %d threads ÷ at %d: %s." % (hi, lo, ", ".join(
+            "%s %.2f×" % (kind, per_thread[(kind, hi)] / per_thread[(kind, lo)])
+            for kind in ("live", "core") if per_thread.get((kind, lo), 0) > 0)))
+    if cli_rows:
+        print("\nThe `pyhang report --json` command line against the gdb command it runs (the same target):\n")
+        print("| threads | target | its gdb command | `pyhang report --json` | ÷ gdb |")
+        print("|---|---|---|---|---|")
+        print("\n".join(cli_rows))
+
+
+def tree_section(args):
+    processes, per = args.pool
+    with harness.Scenario([args.python, "-u", POOL, str(processes), str(per)], ready_timeout=600) as s:
+        pids = [s.pid] + [p for p, _ in procfs.descendants(s.pid, 4 * processes)[0]]
+        env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
+        cases = {
+            "bt": lambda: sum(timed(gdb({"pid": p}, ["thread apply all bt"])) for p in pids),
+            "tree": lambda: timed([PYHANG, "report", "--tree", "--json", "-p", str(s.pid)], env=env),
+        }
+        before = load()
+        times = interleaved(cases, args.rounds)
+    print("\n`pyhang report --tree --json` on a Pool of %d processes with %d threads each (%d processes with the "
+          "parent), against gdb's `thread apply all bt` on each process in turn (median of %d interleaved rounds, "
+          "%s):\n" % (processes, per, len(pids), args.rounds, before))
+    print("| sum of gdb `bt` | `pyhang report --tree --json` | ÷ sum of `bt` |")
+    print("|---|---|---|")
+    print("| %.2f s | %.2f s | **%.2f×** |" % (med(times, "bt"), med(times, "tree"), ratio(times, "tree", "bt")))
+
+
+def rss_and_time(python, core, rounds):
+    """(gdb's VmRSS in KiB with the core loaded, after source, after the report), report and bt times."""
+    out = subprocess.run(gdb({"executable": python, "core": core}, [RSS, "source " + harness.GDBEXT, RSS,
+                                                                    "pipe pyhang report --json | wc -c", RSS]),
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    rss = [int(l.split()[1]) for l in out.splitlines() if l.startswith("RSS")]
+    target = {"executable": python, "core": core}
+    times = interleaved({"bt": lambda: timed(gdb(target, ["thread apply all bt"])),
+                         "report": lambda: timed(gdb(target, ["pyhang report --json"], pyhang=True))}, rounds)
+    return rss, times
+
+
+def cores_section(args):
+    rows = []
+    script = os.path.join(harness.SCENARIOS, "parked_threads.py")
+    for gib in args.gib:
+        hog = ("blob = b'\\x01' * int(%f * (1 << 30)); p = %r; "
+               "exec(compile(open(p).read(), p, 'exec'), {'__file__': p, '__name__': '__main__', 'blob': blob})"
+               % (gib, script))
+        with harness.Scenario([args.python, "-u", "-c", hog, "4", "10"], ready_timeout=600) as s:
+            core = s.gcore()
+            size = os.path.getsize(core)
+            before = load()
+            rss, times = rss_and_time(args.python, core, args.rounds)
+            os.unlink(core)
+        if len(rss) != 3:
+            sys.exit("gdb did not print its memory use on the %.2f GiB core" % gib)
+        rows.append("| %.2f GiB | %d MiB | %+d MiB | %+d MiB | %.2f s | %.2f s | %s |" % (
+            size / (1 << 30), rss[0] // 1024, (rss[1] - rss[0]) // 1024, (rss[2] - rss[0]) // 1024,
+            med(times, "bt"), med(times, "report"), before))
+    print("\nCores of a process holding a large buffer, 4 threads + main (median of %d interleaved rounds):\n"
+          % args.rounds)
+    print("| core | gdb's RSS with the core loaded | after `source pyhang.gdb` | after `pyhang report --json` "
+          "| gdb `thread apply all bt` | `pyhang report --json` | load before |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+def numbers(text, kind=int):
+    return [kind(x) for x in text.split(",") if x]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--python", default="/usr/bin/python3.11")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--threads", type=numbers, default=[64, 256, 1024])
+    p.add_argument("--depth", type=int, default=50)
+    p.add_argument("--pool", type=lambda s: tuple(int(x) for x in s.split("x")), default=(32, 8),
+                   help="PROCESSESxTHREADS")
+    p.add_argument("--gib", type=lambda s: numbers(s, float), default=[0.25, 3])
+    p.add_argument("--skip", type=lambda s: set(s.split(",")), default=set(),
+                   help="comma-separated: threads, cli, tree, cores")
+    args = p.parse_args()
+    print("Measured %s; %s at the start." % (machine(), load()))
+    if "threads" not in args.skip:
+        threads_section(args, args.skip)
+    if "tree" not in args.skip:
+        tree_section(args)
+    if "cores" not in args.skip:
+        cores_section(args)
+
+
+if __name__ == "__main__":
+    main()
