@@ -2,7 +2,9 @@
 thread (its LWP and threading name) on every version, interpreter exit
 joining a non-daemon thread says so (3.13 too, where it joins in C), every
 thread carries its threading name, and a threading.Lock's likely holder is
-the thread inside `with lock:` — a likely deadlock, never a certain one.
+the thread inside `with lock:` — a likely deadlock, never a certain one; an
+import lock and an RLock held crosswise, both recording their owners, are a
+certain one.
 Live and from the core."""
 import os
 
@@ -75,3 +77,24 @@ def test_interpreter_exit_joining_a_stuck_thread_says_so(scenario, python):
         assert "interpreter exit" in join["detail"] and s.truth["worker_name"] in join["detail"], join
         assert join["confidence"] == ("likely" if new_shutdown else "certain"), (where, join)
         assert join["detail"].endswith(" [likely]") == new_shutdown, (where, join["detail"])
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_an_import_lock_and_an_rlock_held_crosswise_are_a_certain_deadlock(scenario, python):
+    # GIVEN a thread inside a module's top level waiting for an RLock whose holder
+    # imports that same module (both locks record their owners)
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "import_cycle.py")], env=env)
+    holder, importer = role(s, "holds-config"), role(s, "imports-module")
+    for where, report in reports(s, exe):
+        threads = {t["tid"]: t for t in report["threads"]}
+        # THEN the holder waits for the module's import lock, owned by the importer
+        wait = threads[holder]["blocked_on"]
+        assert wait["kind"] == "py-import-lock" and wait["owners"] == [importer], (where, wait)
+        # AND the importer waits for the RLock, owned by the holder
+        wait = threads[importer]["blocked_on"]
+        assert wait["address"] == s.truth["config_lock"] and wait["owners"] == [holder], (where, wait)
+        # AND the two make one certain deadlock: no edge rests on an inference
+        (d,) = report["deadlocks"]
+        assert d["confidence"] == "certain" and sorted(d["threads"]) == sorted([holder, importer]), (where, d)
+        assert all(e["source"] != "heuristic" for e in d["edges"]), (where, d["edges"])
