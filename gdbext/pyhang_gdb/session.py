@@ -62,8 +62,13 @@ def _core_file_search():
 
 def _debug_directories():
     """Where gdb looks for separate debug files (`set debug-file-directory`),
-    each also under the sysroot, as gdb does."""
-    dirs = [d for d in (gdb.parameter("debug-file-directory") or "").split(":") if d]
+    each also under the sysroot, as gdb does; PYHANG_DEBUG_FILE_DIRECTORY
+    instead when set (the command line tells gdb to load none, and pyhang
+    where they are)."""
+    where = os.environ.get("PYHANG_DEBUG_FILE_DIRECTORY")
+    if where is None:
+        where = gdb.parameter("debug-file-directory") or ""
+    dirs = [d for d in where.split(":") if d]
     sysroot = _core_file_search()["sysroot"]
     if sysroot and sysroot != "/":
         dirs += [os.path.join(sysroot, d.lstrip("/")) for d in dirs]

@@ -199,3 +199,9 @@ def test_libc_static_functions_are_named_from_the_separate_debug_file_as_gdb_nam
         static = {f["pc"] for f, _ in libc if f["function"]} - {
             f["pc"] for t in without["threads"] for f in t["native_frames"] if f["function"]}
         assert static, (where, libc)
+        # AND the command line, which tells gdb to load no debug file (their DWARF is slow and
+        # pyhang needs only their symbol tables), names them the same
+        if where == "live":
+            status, out, err = harness.pyhang_cli("report", "--json", "-p", s.pid)
+            cli = {f["pc"]: f["function"] for t in json.loads(out)["threads"] for f in t["native_frames"]}
+            assert all(cli[f["pc"]] == f["function"] for f, _ in libc), (err, libc)
