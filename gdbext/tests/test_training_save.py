@@ -3,9 +3,10 @@ from Debian, no debug symbols: every thread that runs Python has its stack
 (the main thread's inside torch.save's zip writer), the main thread's write
 names the pipe and the process that holds its other end, the metrics thread
 is named as waiting in threading.Condition.wait, and libgomp's and torch's
-pool threads are listed as idle workers running no Python; live and from a
-core."""
+pool threads are listed as idle workers running no Python, live and from a
+core; the tree names the stall (the only reader of the pipe sleeps)."""
 import importlib.util
+import json
 import os
 
 import pytest
@@ -50,3 +51,9 @@ def test_a_job_stuck_in_torch_save_shows_every_threads_python_stack_and_what_eac
         assert verdicts["owners-unknown"]["threads"] == [metrics["tid"]], (where, verdicts)
         # AND nobody holds the GIL: every Python thread released it to wait
         assert report["gil"]["holder_tid"] is None, where
+    # AND the tree names the stall: the main thread's write, whose only reader (the uploader) sleeps
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    tree = harness.validated_tree(json.loads(out))
+    (stall,) = [st for st in tree["stalls"] if st["waiter"] == main["tid"]]
+    assert stall["syscall"] == "write" and [h["pid"] for h in stall["holders"]] == [s.truth["uploader"]], stall
+    assert [t["syscall"] for t in stall["holders"][0]["threads"]] == ["clock_nanosleep"], stall

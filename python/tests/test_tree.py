@@ -118,6 +118,45 @@ def test_the_tree_schema_is_a_valid_json_schema():
     jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
+# ---- stalls: waits nothing serves now ---------------------------------------
+
+def test_a_write_whose_readers_all_wait_elsewhere_is_a_stall_naming_what_they_do():
+    # GIVEN a job writing a pipe whose only reader process sleeps
+    writer = syscall_thread(100, "write", fd=4, object={"kind": "pipe", "link": "pipe:[9]", "access": "write",
+                                                          "holders": [holder(200, fds=(0,))], "holders_complete": True})
+    tree = analyse(process(100, 1, writer), process(200, 100, syscall_thread(200, "clock_nanosleep")))
+    # THEN it is no deadlock, but a stall naming the reader and what its thread does
+    assert tree.deadlocks == []
+    (st,) = tree.stalls
+    assert st["waiter"] == (100, 100) and st["link"] == "pipe:[9]"
+    assert st["holders"] == [{"pid": 200, "comm": "python3", "thread_count": 1,
+                              "threads": [{"tid": 200, "kind": WaitKind.SYSCALL, "syscall": "clock_nanosleep"}]}]
+    text = render_tree_text(tree)
+    assert "waits in write on pipe:[9]; the other end is held only by PID 200 (python3): LWP 200 in clock_nanosleep" \
+        in text, text
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    assert doc["stalls"][0]["waiter_pid"] == 100 and doc["stalls"][0]["holders"][0]["pid"] == 200
+
+
+def test_no_stall_when_a_holder_may_serve_the_wait_or_the_wait_is_in_a_cycle():
+    sleeping = syscall_thread(200, "clock_nanosleep")
+    running = ThreadReport(tid=201, gdb_num=2, gil=GilState.RELEASED)   # not blocked: it may read at any time
+    # a holder with a running thread
+    assert analyse(process(100, 1, pipe_read(100, [holder(200)])), process(200, 100, sleeping, running)).stalls == []
+    # a holder that was not examined
+    assert analyse(process(100, 1, pipe_read(100, [holder(300)]))).stalls == []
+    # a holder thread parked on the same pipe or waiting for the waiter's process
+    parked = dict(holder(200), threads=[{"tid": 200, "relevant": True}])
+    assert analyse(process(100, 1, pipe_read(100, [parked])), process(200, 100, sleeping)).stalls == []
+    # the waiter's own process holds the other end too
+    assert analyse(process(100, 1, pipe_read(100, [holder(100), holder(200)])),
+                   process(200, 100, sleeping)).stalls == []
+    # a deadlock is reported as one, not as a stall
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
+                   process(200, 100, pipe_read(200, [holder(100)])))
+    assert tree.deadlocks and tree.stalls == []
+
+
 # ---- readers of one pipe (pool workers) ------------------------------------
 
 def test_readers_of_one_pipe_another_holder_can_write_to_make_no_cycle_with_each_other():

@@ -19,7 +19,10 @@ processes, from the system-call waits (pyhang.analysis.syscalls):
   write end each inherited would otherwise make cycles with each other).
 
 A cycle that spans two processes or more is a deadlock across processes;
-cycles within one process are its own report's.  Fork hazards across
+cycles within one process are its own report's.  A wait on a pipe or socket
+in no cycle whose other end no one serves now (every thread of every other
+holder blocked on something else) is a stall: a fact of this moment, said
+with what each holder's threads wait on.  Fork hazards across
 processes: pyhang.analysis.tree_forks.
 """
 from pyhang.analysis import tree_forks
@@ -131,6 +134,52 @@ def cross_edges(tree):
     return edges
 
 
+MAX_THREADS_LISTED = 8   # a holder's threads listed in a stall
+
+
+def _serving(entry, holder):
+    """Whether a holder of the other end may serve it now: not examined,
+    a thread of it not blocked (it runs), or one parked on the same object
+    or waiting for the waiter's process (`relevant`)."""
+    if entry is None or entry.report is None or not entry.report.threads:
+        return True
+    if any(x.get("relevant") for x in holder.get("threads") or ()):
+        return True
+    return any(t.blocked_on is None for t in entry.report.threads)
+
+
+def _doing(t):
+    b = t.blocked_on
+    return {"tid": t.tid, "kind": b.kind, "syscall": (b.lock or {}).get("name") if b.kind == WaitKind.SYSCALL else None}
+
+
+def stalls(tree, in_cycles):
+    """Waits on a pipe or a socket, in no cycle, whose other end is held
+    only by other examined processes none of whose threads can serve it
+    now (_serving).  [dict], the TreeReport.stalls shape."""
+    processes = {p.pid: p for p in tree.processes}
+    out = []
+    for p in tree.processes:
+        for t in p.report.threads if p.report is not None else ():
+            b = t.blocked_on
+            s = (b.lock or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+            obj = s.get("object") or {}
+            holders = obj.get("holders") or ()
+            if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):
+                continue
+            if (p.pid, t.tid) in in_cycles or any(h.get("pid") == p.pid for h in holders):
+                continue
+            if any(_serving(processes.get(h.get("pid")), h) for h in holders):
+                continue
+            out.append({"waiter": (p.pid, t.tid), "syscall": s.get("name"), "fd": s.get("fd"), "kind": obj["kind"],
+                        "link": obj.get("link"),
+                        "holders": [{"pid": h["pid"], "comm": processes[h["pid"]].comm,
+                                     "threads": [_doing(x) for x in processes[h["pid"]].report.threads
+                                                 [:MAX_THREADS_LISTED]],
+                                     "thread_count": len(processes[h["pid"]].report.threads)} for h in holders]})
+    return out
+
+
 def cycles(edges):
     """Elementary cycles of the graph, each from its smallest node, at most
     MAX_CYCLES of them; (cycles as lists of edges, truncated)."""
@@ -176,5 +225,6 @@ def analyse(tree: TreeReport):
                                            confidence=Confidence.CERTAIN if sure else Confidence.LIKELY))
     # the certain ones first, then by size
     tree.deadlocks.sort(key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
+    tree.stalls = stalls(tree, {n for d in tree.deadlocks for n in d.nodes})
     tree.fork_hazards = tree_forks.hazards(tree)
     return tree

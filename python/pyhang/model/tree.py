@@ -54,6 +54,10 @@ class TreeReport:
     truncated: int = 0                # descendants left unexamined beyond the bound
     unfollowed: List[Node] = field(default_factory=list)   # fd waits not followed: no fd table (cores)
     cycles_truncated: bool = False
+    # Waits on a pipe or socket that no holder of the other end serves now
+    # (analysis.tree.stalls): {"waiter": Node, "syscall", "fd", "kind", "link",
+    # "holders": [{"pid", "comm", "threads": [{"tid", "kind", "syscall"}]}]}
+    stalls: List[dict] = field(default_factory=list)
 
     def process(self, pid):
         return next((p for p in self.processes if p.pid == pid), None)

@@ -97,6 +97,27 @@ def _depths(tree):
     return depth
 
 
+def _doing_text(x):
+    return "LWP %d %s" % (x["tid"], "in " + x["syscall"] if x.get("syscall") else "waits on " + x["kind"])
+
+
+def render_stalls(tree):
+    """Waits on a pipe or socket that no holder of the other end serves now."""
+    if not tree.stalls:
+        return []
+    out = ["Waits that nothing serves now (no thread of the other end's holders is free to):"]
+    for st in tree.stalls:
+        out.append("  " + _node_label(tree, st["waiter"]))
+        holders = "; ".join("PID %d%s: %s%s" % (
+            h["pid"], " (%s)" % h["comm"] if h.get("comm") else "", ", ".join(_doing_text(x) for x in h["threads"]),
+            ", and %d more threads" % (h["thread_count"] - len(h["threads"])) if h["thread_count"] > len(h["threads"])
+            else "") for h in st["holders"])
+        out.append("    waits in %s on %s; the other end is held only by %s" % (
+            st.get("syscall") or "a system call", st.get("link") or "a " + st["kind"], holders))
+    out.append("")
+    return out
+
+
 def render_tree_text(tree):
     count = len(tree.processes)
     head = "pyhang report --tree: "
@@ -118,6 +139,7 @@ def render_tree_text(tree):
     else:
         out.append("No deadlock found across processes.")
         out.append("")
+    out.extend(render_stalls(tree))
     depth = _depths(tree)
     out.append("Processes:")
     out.extend(_process_line(p, depth.get(p.pid, 0)) for p in tree.processes)
@@ -163,6 +185,9 @@ def tree_json(tree):
         "deadlocks": [{"threads": [tid for _, tid in d.nodes], "processes": d.pids, "confidence": d.confidence,
                        "edges": [_edge_json(tree, e) for e in d.edges]} for d in tree.deadlocks],
         "fork_hazards": hazards,
+        "stalls": [{"waiter": st["waiter"][1], "waiter_pid": st["waiter"][0], "syscall": st.get("syscall"),
+                    "fd": st.get("fd"), "kind": st["kind"], "link": st.get("link"), "holders": st["holders"]}
+                   for st in tree.stalls],
         "unexamined": tree.truncated,
         "unfollowed": [{"pid": pid, "tid": tid} for pid, tid in tree.unfollowed],
     }
