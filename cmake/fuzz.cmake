@@ -9,7 +9,7 @@
 # In the normal build with the tests, when clang++ links a libFuzzer
 # program, ctest gets "fuzz: build" (the fuzz targets in <build>/fuzz) and
 # one "fuzz: <target>" per target, a short run on its committed corpus
-# (PYHANG_FUZZ_SECONDS each, 10 by default).  Without clang or libFuzzer
+# (PYHANG_FUZZ_SECONDS each, 20 by default).  Without clang or libFuzzer
 # the entries are not registered and a status line says why.
 
 file(GLOB PYHANG_FUZZ_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/native/fuzz/fuzz_*.cpp)
@@ -44,7 +44,7 @@ endif()
 if(NOT PYHANG_TESTS)
   return()
 endif()
-set(PYHANG_FUZZ_SECONDS 10 CACHE STRING "Seconds each fuzz target runs in the test suite")
+set(PYHANG_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz target runs in the test suite")
 find_program(PYHANG_CLANGXX clang++)
 find_program(PYHANG_CLANG clang)
 set(PYHANG_FUZZ_PROBE_DIR ${CMAKE_BINARY_DIR}/fuzz-probe)
@@ -78,5 +78,6 @@ foreach(src ${PYHANG_FUZZ_SOURCES})
             -print_final_stats=1 -artifact_prefix=${PYHANG_FUZZ_BUILD}/artifacts/${name}-
             ${PYHANG_FUZZ_BUILD}/work/${corpus} ${CMAKE_SOURCE_DIR}/native/fuzz/corpus/${corpus})
   set_tests_properties("fuzz: ${name}" PROPERTIES FIXTURES_REQUIRED pyhang_fuzz
-                       TIMEOUT 300 ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1;UBSAN_OPTIONS=print_stacktrace=1")
+                       TIMEOUT 300
+                       ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1;UBSAN_OPTIONS=print_stacktrace=1")
 endforeach()
