@@ -92,7 +92,8 @@ def test_busy_healthy_process_has_no_deadlock(scenario):
     s = scenario([DEBIAN, "-u", os.path.join(harness.SCENARIOS, "gil_contention.py"), "4"])
     for where, report in reports(s, DEBIAN):
         assert report["deadlocks"] == [], where
-        assert not [v for v in report["verdicts"] if v["kind"] != "gil-holder-blocked"], where
+        # (a busy process may be stopped while one thread hands the GIL to another: said as that)
+        assert not [v for v in report["verdicts"] if v["kind"] not in ("gil-holder-blocked", "gil-handover")], where
 
 
 def test_pthread_join_waits_for_the_joined_thread(scenario):

@@ -130,12 +130,22 @@ def idle_pool_library(t, native_depth):
     return library if is_one_of(library, POOL_LIBRARIES) else None
 
 
+def _free_gil_waiters(report):
+    """The threads waiting for a GIL that no thread holds (gil.locked False)."""
+    if report.gil.locked is not False:
+        return []
+    return [t.tid for t in report.threads if t.blocked_on is not None and t.blocked_on.kind == WaitKind.GIL
+            and not t.blocked_on.owners]
+
+
 def unknown_owners(report, native_depth=None):
     """The threads blocked on something whose owner pyhang cannot name: no
     owner recorded and no likely holder found.  [(tid, kind, address)].
     With `native_depth`, idle workers of native thread pools are left to
-    their own verdict."""
+    their own verdict; waits for a GIL nobody holds are the GIL verdicts'
+    (gil-nobody-holds, gil-handover): nobody is the owner, not an unknown one."""
     waiting = {e.waiter for e in report.edges}
+    waiting.update(_free_gil_waiters(report))
     # A system call's wait (a pipe, a child, a sleep) has no owning thread:
     # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
@@ -204,6 +214,9 @@ def verdicts(report, holder_blocked=None, pools=None, native_depth=None):
     waiting = [t for t in py_threads if t.gil == GilState.WAITING]
     if report.gil.locked is False and waiting and len(waiting) == len(py_threads):
         out.append(Verdict(kind=VerdictKind.GIL_NOBODY_HOLDS, threads=[t.tid for t in waiting]))
+    elif report.gil.locked is False and _free_gil_waiters(report):
+        # the process was stopped between one thread's drop of the GIL and another's take
+        out.append(Verdict(kind=VerdictKind.GIL_HANDOVER, threads=_free_gil_waiters(report)))
     if holder_blocked:
         out.append(Verdict(kind=VerdictKind.GIL_HOLDER_BLOCKED, threads=[report.gil.holder_tid],
                            facts=dict(holder_blocked)))

@@ -70,6 +70,7 @@ class TreeEdgeKind:
 class VerdictKind:
     """Blocked-without-a-cycle situations the report states."""
     GIL_NOBODY_HOLDS = "gil-nobody-holds"
+    GIL_HANDOVER = "gil-handover"   # the GIL is free, some threads wait for it, other Python threads do not
     GIL_HOLDER_BLOCKED = "gil-holder-blocked"
     OWNER_GONE = "owner-gone"
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name

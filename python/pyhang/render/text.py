@@ -109,6 +109,10 @@ def nothing_can_wake_text(f, names):
 def verdict_text(v, names):
     if v.kind == VerdictKind.GIL_NOBODY_HOLDS:
         return "every Python thread waits for the GIL and no thread holds it"
+    if v.kind == VerdictKind.GIL_HANDOVER:
+        return ("the GIL is free and %s wait%s for it while other Python threads do not: the process was stopped "
+                "while one thread handed the GIL to another (look again: one of them should hold it)" % (
+                    ", ".join(names(t) for t in v.threads), "s" if len(v.threads) == 1 else ""))
     if v.kind == VerdictKind.GIL_HOLDER_BLOCKED:
         return holder_blocked_text(v.facts, names)
     if v.kind == VerdictKind.OWNER_GONE:
