@@ -280,6 +280,17 @@ def interpreters():
 
 # ------------------------------------------------ stripped interpreters ----
 
+def interpreter_params():
+    """interpreters() as pytest parameters (id: the interpreter's name)."""
+    import pytest
+    return [pytest.param(path, id=name) for name, path in interpreters()]
+
+
+def role_tid(s, role):
+    """The TID of the thread a scenario recorded with `role`."""
+    return next(t["tid"] for t in s.truth["threads"] if t["role"] == role)
+
+
 def stripped_interpreter(python, cache_root=None):
     """(argv0, env) of a copy of a pyenv interpreter with no symbols beyond
     .dynsym and no debug info: `strip --strip-all` of python3 and of its

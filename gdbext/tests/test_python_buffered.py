@@ -12,15 +12,7 @@ import harness
 SCENARIO = os.path.join(harness.SCENARIOS, "py_buffered.py")
 
 
-def interpreters():
-    return [pytest.param(path, id=name) for name, path in harness.interpreters()]
-
-
-def role(s, name):
-    return next(t["tid"] for t in s.truth["threads"] if t["role"] == name)
-
-
-@pytest.mark.parametrize("python", interpreters())
+@pytest.mark.parametrize("python", harness.interpreter_params())
 def test_waits_for_a_buffered_writer_name_the_stream_and_the_thread_holding_its_lock(scenario, python):
     # GIVEN threads stuck writing to full pipes inside sys.stdout's and LOG's BufferedWriters,
     # and two threads waiting for those writers' locks: print() to stdout, print(file=LOG)
@@ -33,7 +25,7 @@ def test_waits_for_a_buffered_writer_name_the_stream_and_the_thread_holding_its_
         threads = {t["tid"]: t for t in report["threads"]}
         edges = {(e["waiter"], e["owner"]): e for e in report["edges"]}
         for waiter_role, (holder_role, buffer_id, name, found_in) in waits.items():
-            waiter, holder = role(s, waiter_role), role(s, holder_role)
+            waiter, holder = harness.role_tid(s, waiter_role), harness.role_tid(s, holder_role)
             b = threads[waiter]["blocked_on"]
             # THEN the waiter names the BufferedWriter, as repr() names it, and the thread holding its lock
             assert b["kind"] == "py-buffered-io" and b["address"] == buffer_id, (where, waiter_role, b)
@@ -49,10 +41,10 @@ def test_waits_for_a_buffered_writer_name_the_stream_and_the_thread_holding_its_
             assert h["kind"] == "syscall" and h["syscall"]["name"] == "write", (where, holder_role, h)
         # AND no verdict calls these waits' owners unknown
         for v in report["verdicts"]:
-            assert not {role(s, r) for r in waits} & set(v["threads"]), (where, v)
+            assert not {harness.role_tid(s, r) for r in waits} & set(v["threads"]), (where, v)
 
 
-@pytest.mark.parametrize("python", interpreters())
+@pytest.mark.parametrize("python", harness.interpreter_params())
 def test_a_fork_child_waiting_for_a_buffered_writer_locked_by_a_parent_thread_is_told_its_holder_is_gone(
         scenario, python):
     # GIVEN a parent thread holding LOG's BufferedWriter lock when the main thread forked,

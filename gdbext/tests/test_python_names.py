@@ -11,15 +11,7 @@ import pytest
 import harness
 
 
-def interpreters():
-    return [pytest.param(path, id=name) for name, path in harness.interpreters()]
-
-
-def role(s, name):
-    return next(t["tid"] for t in s.truth["threads"] if t["role"] == name)
-
-
-@pytest.mark.parametrize("python", interpreters())
+@pytest.mark.parametrize("python", harness.interpreter_params())
 def test_locks_reached_through_instances_and_other_modules_are_named_by_that_path(scenario, python):
     # GIVEN threads waiting for Locks held by others: CACHE._lock (both in Cache methods),
     # py_names_module.LOCK, and py_names_module.REGISTRY._lock (no frame refers to REGISTRY)
@@ -33,13 +25,13 @@ def test_locks_reached_through_instances_and_other_modules_are_named_by_that_pat
                           ("core", harness.report_json(executable=exe, core=s.gcore()))):
         threads = {x["tid"]: x for x in report["threads"]}
         for waiter, (lock, name) in expected.items():
-            b = threads[role(s, waiter)]["blocked_on"]
+            b = threads[harness.role_tid(s, waiter)]["blocked_on"]
             # THEN the lock waited for is named by the path that reaches it, in JSON and in the detail line
             assert b["kind"] == "py-lock" and b["address"] == lock, (where, waiter, b)
             assert b["name"] == name, (where, waiter, b)
             assert b["detail"].startswith("waits to acquire threading.Lock 0x%x (%s): " % (lock, name)), \
                 (where, b["detail"])
             # AND its likely holder is the thread inside `with` on it
-            holder = role(s, waiter.replace("waiter", "holder"))
-            (e,) = [e for e in report["edges"] if e["waiter"] == role(s, waiter)]
+            holder = harness.role_tid(s, waiter.replace("waiter", "holder"))
+            (e,) = [e for e in report["edges"] if e["waiter"] == harness.role_tid(s, waiter)]
             assert e["owner"] == holder and e["source"] == "heuristic", (where, waiter, e)

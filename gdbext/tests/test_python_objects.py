@@ -34,11 +34,7 @@ GLOBALS = {"queue-getter": "EMPTY", "queue-putter": "FULL", "sem-waiter": "SEM",
            "barrier-waiter": "BARRIER", "future-waiter": "FUTURE"}
 
 
-def interpreters():
-    return [pytest.param(path, id=name) for name, path in harness.interpreters()]
-
-
-@pytest.mark.parametrize("python", interpreters())
+@pytest.mark.parametrize("python", harness.interpreter_params())
 def test_python_level_waits_are_named_with_their_objects_state(scenario, python):
     # GIVEN threads blocked in Queue.get/put, Semaphore, Event, Barrier, Future, and an import
     exe, env = harness.stripped_interpreter(python)

@@ -13,25 +13,17 @@ import pytest
 import harness
 
 
-def interpreters():
-    return [pytest.param(path, id=name) for name, path in harness.interpreters()]
-
-
 def reports(s, exe):
     yield "live", harness.report_json(pid=s.pid)
     yield "core", harness.report_json(executable=exe, core=s.gcore())
 
 
-def role(s, name):
-    return next(t["tid"] for t in s.truth["threads"] if t["role"] == name)
-
-
-@pytest.mark.parametrize("python", interpreters())
+@pytest.mark.parametrize("python", harness.interpreter_params())
 def test_lock_held_across_join_is_a_likely_deadlock_naming_both_threads(scenario, python):
     # GIVEN main inside `with config_lock:` joining a worker that waits for config_lock
     exe, env = harness.stripped_interpreter(python)
     s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_join.py"), "with"], env=env)
-    main, worker = role(s, "holds-lock-joins"), role(s, "waits-for-lock")
+    main, worker = harness.role_tid(s, "holds-lock-joins"), harness.role_tid(s, "waits-for-lock")
     for where, report in reports(s, exe):
         threads = {t["tid"]: t for t in report["threads"]}
         # THEN main's join names the worker, for certain, from the Thread object it joins
@@ -56,12 +48,12 @@ def test_lock_held_across_join_is_a_likely_deadlock_naming_both_threads(scenario
         assert threads[main]["python_name"] == "MainThread", where
 
 
-@pytest.mark.parametrize("python", interpreters())
+@pytest.mark.parametrize("python", harness.interpreter_params())
 def test_interpreter_exit_joining_a_stuck_thread_says_so(scenario, python):
     # GIVEN main returned while a non-daemon thread waits on an Event nobody sets
     exe, env = harness.stripped_interpreter(python)
     s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_join.py"), "exit"], env=env)
-    main, worker = role(s, "exits"), role(s, "never-ends")
+    main, worker = harness.role_tid(s, "exits"), harness.role_tid(s, "never-ends")
     new_shutdown = "3.13" in (s.truth.get("python") or "")
     for where, report in reports(s, exe):
         threads = {t["tid"]: t for t in report["threads"]}
@@ -79,13 +71,13 @@ def test_interpreter_exit_joining_a_stuck_thread_says_so(scenario, python):
         assert join["detail"].endswith(" [likely]") == new_shutdown, (where, join["detail"])
 
 
-@pytest.mark.parametrize("python", interpreters())
+@pytest.mark.parametrize("python", harness.interpreter_params())
 def test_an_import_lock_and_an_rlock_held_crosswise_are_a_certain_deadlock(scenario, python):
     # GIVEN a thread inside a module's top level waiting for an RLock whose holder
     # imports that same module (both locks record their owners)
     exe, env = harness.stripped_interpreter(python)
     s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "import_cycle.py")], env=env)
-    holder, importer = role(s, "holds-config"), role(s, "imports-module")
+    holder, importer = harness.role_tid(s, "holds-config"), harness.role_tid(s, "imports-module")
     for where, report in reports(s, exe):
         threads = {t["tid"]: t for t in report["threads"]}
         # THEN the holder waits for the module's import lock, owned by the importer
