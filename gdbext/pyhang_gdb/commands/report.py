@@ -79,8 +79,12 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
             self.tree(report, args)
             return
         status.deadlocks(len(report.deadlocks))
-        if args.json:
-            print(render_json.dumps(report, pretty=args.pretty, merged=args.merged))
+        if args.json and not args.pretty:
+            for piece in render_json.pieces(report, merged=args.merged):
+                sys.stdout.write(piece)
+            sys.stdout.write("\n")
+        elif args.json:
+            print(render_json.dumps(report, pretty=True, merged=args.merged))
         else:
             print(render_text(report, merged=args.merged))
 

@@ -327,7 +327,9 @@ std::shared_ptr<Target> Target::core(const std::string& core_path, const CoreFil
       if (*entry >= m.start && *entry < m.end) recorded_executable = m.path;
   auto finder = std::make_shared<CoreFileFinder>(t->core_, search, recorded_executable);
   AddressSpace::Locate locate = [finder](const std::string& path) { return finder->find(path); };
-  t->memory_ = std::make_shared<CachedReader>(std::make_shared<CoreReader>(t->core_, locate));
+  // No page cache: a core's bytes are already in memory (its mapping, and the
+  // mapped files'), and copying each page read would touch twice the memory.
+  t->memory_ = std::make_shared<CoreReader>(t->core_, locate);
   for (auto& p : t->core_->problems()) t->add_warning(p);
   if (t->core_->file_mappings().empty())
     t->add_warning("core file " + core_path + " lists no mapped files (no NT_FILE note); symbols are unavailable");

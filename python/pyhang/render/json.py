@@ -35,8 +35,9 @@ def _python_frames(th, merged):
     return [_python_frame(f, at.get(k)) for k, f in enumerate(th.python_frames)]
 
 
-def _compact(value):
-    return json.dumps(value, separators=(",", ":"), check_circular=False)
+# json.dumps(value, separators=(",", ":"), check_circular=False), without
+# making an encoder per call: thousands of calls per report.
+_compact = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 def _compact_python_frames(th, merged, seen):
@@ -85,20 +86,29 @@ def _deadlock(report, d):
     return out
 
 
+def _thread_head(th):
+    """A thread's keys before "python_frames", in the contract's order."""
+    return {"tid": th.tid, "host_tid": th.host_tid, "gdb_num": th.gdb_num, "name": th.name,
+            "python_name": th.python_name, "gil": th.gil}
+
+
+def _thread_tail(th, names):
+    """A thread's keys after "python_frames"."""
+    return {"native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
+                              for f in th.native_frames],
+            "blocked_on": _blocked(th.blocked_on, names),
+            "problem": th.problem}
+
+
 def _thread(th, names, python_frames):
-    return {
-        "tid": th.tid,
-        "host_tid": th.host_tid,
-        "gdb_num": th.gdb_num,
-        "name": th.name,
-        "python_name": th.python_name,
-        "gil": th.gil,
-        "python_frames": python_frames,
-        "native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
-                          for f in th.native_frames],
-        "blocked_on": _blocked(th.blocked_on, names),
-        "problem": th.problem,
-    }
+    return {**_thread_head(th), "python_frames": python_frames, **_thread_tail(th, names)}
+
+
+def _compact_thread(th, names, merged, seen):
+    """_compact(_thread(...)), put together from two encodings and the
+    thread's Python frames (_compact_python_frames)."""
+    return "%s,\"python_frames\":%s,%s" % (_compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen),
+                                         _compact(_thread_tail(th, names))[1:])
 
 
 def to_json(report, merged=False, threads=True) -> dict:
@@ -127,20 +137,25 @@ def to_json(report, merged=False, threads=True) -> dict:
     return doc
 
 
-def _compact_object(d, parts):
-    """A dict in the compact form, the values of the keys in `parts` given as JSON text."""
-    return "{" + ",".join("%s:%s" % (_compact(k), parts[k] if k in parts else _compact(v)) for k, v in d.items()) + "}"
+def pieces(report, merged=False):
+    """The compact line of dumps() in pieces, one per thread, to be written in
+    turn: a report of thousands of threads is never held whole as text."""
+    names = names_of(report)
+    doc = to_json(report, merged, threads=False)
+    keys = list(doc)
+    at = keys.index("threads")
+    yield _compact({k: doc[k] for k in keys[:at]})[:-1] + ',"threads":['
+    seen = {}
+    for n, th in enumerate(report.threads):
+        yield ("," if n else "") + _compact_thread(th, names, merged, seen)
+    yield "]," + _compact({k: doc[k] for k in keys[at + 1:]})[1:]
 
 
 def dumps(report, pretty=False, merged=False):
     """One line (the C encoder; no cycle to check in a fresh tree), or indented for people;
     `merged`: each Python frame names the native frame that runs it (`native_frame`).
     The line is json.dumps(to_json(...)) in the compact form, put together
-    from its parts: thousands of threads repeat the same Python frames."""
+    from its parts (pieces()): thousands of threads repeat the same Python frames."""
     if pretty:
         return json.dumps(to_json(report, merged), indent=1, check_circular=False)
-    names = names_of(report)
-    seen = {}
-    threads = [_compact_object(_thread(th, names, None),
-                               {"python_frames": _compact_python_frames(th, merged, seen)}) for th in report.threads]
-    return _compact_object(to_json(report, merged, threads=False), {"threads": "[" + ",".join(threads) + "]"})
+    return "".join(pieces(report, merged))
