@@ -23,46 +23,24 @@ const ReaderStats& CachedReader::stats() const {
 
 void CachedReader::fetch(std::span<const Addr> page_addrs) {
   if (pages_.size() + page_addrs.size() > max_pages_) pages_.clear();
-  // Adjacent pages become one request of the source; the whole set one batch.
-  std::vector<std::unique_ptr<std::uint8_t[]>> buffers;
-  std::vector<ReadRequest> reqs;
-  std::vector<std::pair<Addr, std::size_t>> runs;  // first page, page count
-  for (std::size_t i = 0; i < page_addrs.size();) {
-    std::size_t j = i + 1;
-    while (j < page_addrs.size() && page_addrs[j] == page_addrs[j - 1] + kPageSize) ++j;
-    runs.push_back({page_addrs[i], j - i});
-    i = j;
-  }
-  for (auto& [first, count] : runs) {
-    buffers.push_back(std::make_unique<std::uint8_t[]>(count * kPageSize));
-    reqs.push_back({first, buffers.back().get(), count * kPageSize, 0});
+  // One request per page, each read straight into the buffer the cache keeps
+  // (no staging copy: every buffer is fresh memory to fault in); the source
+  // reads the set as one batch, adjacent pages in as few system calls as it
+  // can, and reports each page's own bytes, so an unreadable page fails alone.
+  std::vector<std::unique_ptr<std::uint8_t[]>> buffers(page_addrs.size());
+  std::vector<ReadRequest> reqs(page_addrs.size());
+  for (std::size_t i = 0; i < page_addrs.size(); ++i) {
+    buffers[i] = std::make_unique_for_overwrite<std::uint8_t[]>(kPageSize);
+    reqs[i] = {page_addrs[i], buffers[i].get(), kPageSize, 0};
   }
   stats_.cache_misses += page_addrs.size();
   source_->read_batch(reqs);
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    auto [first, count] = runs[r];
-    for (std::size_t p = 0; p < count; ++p) {
-      Page page;
-      std::size_t start = p * kPageSize;
-      std::size_t valid = reqs[r].done > start ? std::min(kPageSize, reqs[r].done - start) : 0;
-      if (valid > 0) {
-        page.data = std::make_unique<std::uint8_t[]>(kPageSize);
-        std::memcpy(page.data.get(), buffers[r].get() + start, valid);
-      }
-      // A run that failed part-way may have failed on this page only because
-      // an earlier one did not read: look at this page alone once.
-      if (valid < kPageSize && reqs[r].done <= start && count > 1) {
-        auto buf = std::make_unique<std::uint8_t[]>(kPageSize);
-        std::size_t got = source_->read_partial(first + start, buf.get(), kPageSize);
-        if (got > 0) {
-          page.data = std::move(buf);
-          valid = got;
-        }
-      }
-      page.valid = valid;
-      page.readable = valid > 0;
-      pages_[first + start] = std::move(page);
-    }
+  for (std::size_t i = 0; i < page_addrs.size(); ++i) {
+    Page page;
+    page.valid = std::min(kPageSize, reqs[i].done);
+    page.readable = page.valid > 0;
+    if (page.readable) page.data = std::move(buffers[i]);
+    pages_[page_addrs[i]] = std::move(page);
   }
 }
 

@@ -21,15 +21,14 @@ def _entry(f):
     return f.get("entry_frame") if isinstance(f, dict) else f.entry_frame
 
 
-def python_runs(frames):
-    """The thread's Python frames (decoded dicts or PythonFrames, innermost
-    first) split into the runs each evaluation-loop call executes."""
+def _index_runs(frames):
+    """python_runs() as runs of indices into `frames`."""
     entries = [_entry(f) for f in frames]
     if not any(entries):
-        return [[f] for f in frames]
+        return [[i] for i in range(len(frames))]
     runs, current = [], []
-    for f, entry in zip(frames, entries):
-        current.append(f)
+    for i, entry in enumerate(entries):
+        current.append(i)
         if entry:
             runs.append(current)
             current = []
@@ -38,22 +37,30 @@ def python_runs(frames):
     return runs
 
 
-def pair_runs(native_names, frames):
-    """{index into native_names: run of Python frames} for every
-    evaluation-loop frame, or {} when the counts disagree."""
+def python_runs(frames):
+    """The thread's Python frames (decoded dicts or PythonFrames, innermost
+    first) split into the runs each evaluation-loop call executes."""
+    return [[frames[i] for i in run] for run in _index_runs(frames)]
+
+
+def _pair(native_names, frames):
+    """{index into native_names: run of indices into frames}, or {}."""
     loops = [i for i, name in enumerate(native_names) if name == EVAL_LOOP]
     if not loops:
         return {}
-    runs = python_runs(frames)
+    runs = _index_runs(frames)
     if len(loops) != len(runs):
         return {}
     return dict(zip(loops, runs))
 
 
+def pair_runs(native_names, frames):
+    """{index into native_names: run of Python frames} for every
+    evaluation-loop frame, or {} when the counts disagree."""
+    return {n: [frames[i] for i in run] for n, run in _pair(native_names, frames).items()}
+
+
 def pair_indices(native_names, frames):
-    """pair_runs() as indices: {native frame index: [Python frame indices]}."""
-    pairs = pair_runs(native_names, frames)
-    if not pairs:
-        return {}
-    index = {id(f): i for i, f in enumerate(frames)}
-    return {n: [index[id(f)] for f in run] for n, run in pairs.items()}
+    """pair_runs() as indices: {native frame index: [Python frame indices]}
+    (a frame may appear twice in `frames`: runs are told apart by position)."""
+    return _pair(native_names, frames)

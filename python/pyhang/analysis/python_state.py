@@ -13,6 +13,7 @@ class PythonView:
     def __init__(self, state):
         self.state = state or {"status": "unreadable", "threads": [], "gils": [], "warnings": []}
         self.by_tid = {}
+        self.frame_cache = {}  # python_frames(shared=True)
         for t in self.state.get("threads") or []:
             if t.get("native_tid"):
                 self.by_tid.setdefault(t["native_tid"], t)
@@ -79,13 +80,27 @@ def gil_state(view, tid, registers):
     return GilState.RELEASED
 
 
-def python_frames(view, tid):
+def python_frames(view, tid, shared=False):
+    """The thread's PythonFrames, innermost first.  `shared`: frames equal in
+    function, file, line and entry are one object, within the thread and
+    across threads (recursion and thread pools repeat them thousands of
+    times); only for frames nothing will change (no locals given to them)."""
     t = view.thread(tid)
     if t is None:
         return []
-    # Positional: thousands of frames per report.
-    return [PythonFrame(f["function"], f["file"], f["line"], entry_frame=f.get("entry_frame", False))
-            for f in t["frames"]]
+    if not shared:
+        # Positional: thousands of frames per report.
+        return [PythonFrame(f["function"], f["file"], f["line"], entry_frame=f.get("entry_frame", False))
+                for f in t["frames"]]
+    cache = view.frame_cache
+    out = []
+    for f in t["frames"]:
+        key = (f["function"], f["file"], f["line"], f.get("entry_frame", False))
+        frame = cache.get(key)
+        if frame is None:
+            frame = cache[key] = PythonFrame(*key[:3], entry_frame=key[3])
+        out.append(frame)
+    return out
 
 
 def main_gil(view):

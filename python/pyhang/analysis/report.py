@@ -46,7 +46,7 @@ def threads(snapshot, view=None):
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem,
                           python_name=python_threads.name(snap.tid), host_tid=snap.host_tid)
         th.native_frames = snap.frames
-        th.python_frames = python_frames(view, snap.tid)
+        th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals)
         th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
         for frame, collected in zip(th.python_frames, snap.python_locals or ()):
             frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")

@@ -51,7 +51,8 @@ def _compact_python_frames(th, merged, seen):
         if f.locals is not None:
             parts.append(_compact(_python_frame(f, native_frame)))
             continue
-        key = (f.function, f.file, f.line, native_frame)
+        # Frames without locals are often one shared object (python_frames(shared=True)).
+        key = id(f) if native_frame is None else (f.function, f.file, f.line, native_frame)
         text = seen.get(key)
         if text is None:
             text = seen[key] = _compact(_python_frame(f, native_frame))
