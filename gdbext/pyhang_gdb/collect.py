@@ -8,10 +8,10 @@ frame objects.  Where the native side cannot (a target read through gdb, a
 frame without CFI, an expression it does not evaluate), gdb selects the
 thread and its own unwinder walks the frames, with no debug info either way.
 """
+from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 import gdb
 
@@ -43,12 +43,12 @@ class GdbThread:
     """What gdb (or the native unwinder in its place) says of one thread."""
     num: int
     tid: int
-    name: Optional[str]
-    registers: Dict[str, int] = field(default_factory=dict)
-    pcs: List[int] = field(default_factory=list)   # frame 0 first
-    problem: Optional[str] = None
+    name: str | None
+    registers: dict[str, int] = field(default_factory=dict)
+    pcs: list[int] = field(default_factory=list)   # frame 0 first
+    problem: str | None = None
     unwound_by: str = "gdb"  # or "pyhang": who found registers and pcs
-    host_tid: Optional[int] = None  # gdb's TID, when the target's own differs (pyhang_gdb.namespaces)
+    host_tid: int | None = None  # gdb's TID, when the target's own differs (pyhang_gdb.namespaces)
 
 
 class SelectionKept:

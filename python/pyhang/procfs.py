@@ -11,7 +11,6 @@ guessed.
 """
 import os
 import re
-import socket
 import struct
 import time
 
@@ -103,11 +102,13 @@ def thread_syscall(pid, tid):
 # ---- sockets -----------------------------------------------------------------
 
 def _ipv4(hexaddr):
+    import socket  # here: only a thread in a socket call needs it, and it costs every gdb its import
     addr, port = hexaddr.split(":")
     return "%s:%d" % (socket.inet_ntop(socket.AF_INET, struct.pack("<I", int(addr, 16))), int(port, 16))
 
 
 def _ipv6(hexaddr):
+    import socket
     addr, port = hexaddr.split(":")
     raw = b"".join(struct.pack("<I", int(addr[i:i + 8], 16)) for i in range(0, 32, 8))
     return "[%s]:%d" % (socket.inet_ntop(socket.AF_INET6, raw), int(port, 16))
@@ -159,6 +160,7 @@ def unix_peers(deadline):
     """{inode: peer inode} of every connected unix socket of this network
     namespace, from the kernel's sock_diag (what `ss -x` shows); {} when it
     cannot be asked."""
+    import socket
     peers = {}
     try:
         s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG)

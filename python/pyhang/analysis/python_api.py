@@ -8,8 +8,8 @@ from 3.11); the collection then reads that frame's `self` and the
 attributes listed here (ThreadSnapshot.python_api), and the analysis turns
 them into the BlockedOn of the thread.
 """
+from __future__ import annotations
 from dataclasses import dataclass
-from typing import Tuple
 
 from pyhang.model.kinds import OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
@@ -21,9 +21,9 @@ INNERMOST = 4   # frames looked at, as the Python-lock search does
 class Api:
     kind: str
     file: str                    # the frame's file ends with this
-    functions: Tuple[str, ...]   # co_name and qualified name
-    attributes: Tuple[str, ...]  # of `self`, for the renderer and for owners
-    types: Tuple[str, ...] = ()  # when not empty: self's type name must end with one of these
+    functions: tuple[str, ...]   # co_name and qualified name
+    attributes: tuple[str, ...]  # of `self`, for the renderer and for owners
+    types: tuple[str, ...] = ()  # when not empty: self's type name must end with one of these
 
 
 APIS = (

@@ -5,8 +5,8 @@ docs/json-contract.md: keys may be added, never renamed.  Parts that a
 command did not compute keep their empty value (None, [] or "unknown").
 Sentences are not stored here: the renderer writes them from these facts.
 """
+from __future__ import annotations
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 from pyhang.model.kinds import DeadlockKind, GilState, OwnerSource
 
@@ -14,8 +14,8 @@ from pyhang.model.kinds import DeadlockKind, GilState, OwnerSource
 @dataclass
 class NativeFrame:
     pc: int
-    function: Optional[str] = None  # from ELF symbols; None when none covers pc
-    library: Optional[str] = None   # path of the mapped object
+    function: str | None = None  # from ELF symbols; None when none covers pc
+    library: str | None = None   # path of the mapped object
     offset: int = 0                 # pc - function start
     from_debug_file: bool = False   # named by the library's separate debug file (libc6-dbg), not its own symbols
 
@@ -47,8 +47,8 @@ class PythonFrame:
     line: int
     # With `report --locals`: [{name, kind, type, repr, address}] (PythonValues.frame_locals), and
     # what could not be read of them; None when locals were not asked for.
-    locals: Optional[List[dict]] = None
-    locals_problem: Optional[str] = None
+    locals: list[dict] | None = None
+    locals_problem: str | None = None
     entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
 
 
@@ -56,51 +56,51 @@ class PythonFrame:
 class BlockedOn:
     """What a thread waits on and who can release it."""
     kind: str                           # model.kinds.WaitKind
-    address: Optional[int] = None
-    library: Optional[str] = None       # the mapped object holding `address`
-    name: Optional[str] = None          # a global that refers to the object at `address` ("__main__.config_lock")
-    owners: List[int] = field(default_factory=list)   # TIDs
+    address: int | None = None
+    library: str | None = None       # the mapped object holding `address`
+    name: str | None = None          # a global that refers to the object at `address` ("__main__.config_lock")
+    owners: list[int] = field(default_factory=list)   # TIDs
     owner_source: str = OwnerSource.UNKNOWN
-    owner_alive: Optional[bool] = None  # every owner is a thread of this process
-    confidence: Optional[str] = None    # how sure the identification is (model.kinds.Confidence)
-    evidence: Optional[str] = None      # how it was identified
+    owner_alive: bool | None = None  # every owner is a thread of this process
+    confidence: str | None = None    # how sure the identification is (model.kinds.Confidence)
+    evidence: str | None = None      # how it was identified
     lock: dict = field(default_factory=dict)   # the decoded lock's fields the renderer uses
-    condvar_mutex: Optional[int] = None
+    condvar_mutex: int | None = None
 
 
 @dataclass
 class ThreadReport:
     tid: int
     gdb_num: int
-    name: Optional[str] = None
-    python_name: Optional[str] = None   # its threading.Thread's name
+    name: str | None = None
+    python_name: str | None = None   # its threading.Thread's name
     gil: str = GilState.UNKNOWN
-    python_frames: List[PythonFrame] = field(default_factory=list)
-    native_frames: List[NativeFrame] = field(default_factory=list)
-    blocked_on: Optional[BlockedOn] = None
-    problem: Optional[str] = None  # why something about this thread could not be read
-    host_tid: Optional[int] = None  # the host's TID, when the target's PID namespace gives it another (tid)
+    python_frames: list[PythonFrame] = field(default_factory=list)
+    native_frames: list[NativeFrame] = field(default_factory=list)
+    blocked_on: BlockedOn | None = None
+    problem: str | None = None  # why something about this thread could not be read
+    host_tid: int | None = None  # the host's TID, when the target's PID namespace gives it another (tid)
     # Native frame index of each evaluation-loop frame → indices of the Python frames it runs
     # (analysis.eval_frames); empty when they cannot be paired.
-    python_at: Dict[int, List[int]] = field(default_factory=dict)
+    python_at: dict[int, list[int]] = field(default_factory=dict)
 
 
 @dataclass
 class TargetInfo:
     kind: str                        # "live", "core", "callback"
-    pid: Optional[int] = None        # as gdb (the host) knows it
-    core: Optional[str] = None
-    executable: Optional[str] = None
-    python_version: Optional[str] = None
-    namespace_pid: Optional[int] = None  # its pid in its own PID namespace, when that differs
-    parent_pid: Optional[int] = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
+    pid: int | None = None        # as gdb (the host) knows it
+    core: str | None = None
+    executable: str | None = None
+    python_version: str | None = None
+    namespace_pid: int | None = None  # its pid in its own PID namespace, when that differs
+    parent_pid: int | None = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
 
 
 @dataclass
 class GilSummary:
-    locked: Optional[bool] = None
-    holder_tid: Optional[int] = None
-    waiters: List[int] = field(default_factory=list)
+    locked: bool | None = None
+    holder_tid: int | None = None
+    waiters: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -109,19 +109,19 @@ class Edge:
     waiter: int
     owner: int
     kind: str
-    address: Optional[int]
+    address: int | None
     source: str                  # OwnerSource of the owner
     evidence: str = ""           # how it was found, as the native side said it
-    facts: Dict[str, object] = field(default_factory=dict)   # what the renderer writes the evidence from
+    facts: dict[str, object] = field(default_factory=dict)   # what the renderer writes the evidence from
 
 
 @dataclass
 class Deadlock:
-    threads: List[int]
+    threads: list[int]
     confidence: str
-    edges: List[Edge]
+    edges: list[Edge]
     kind: str = DeadlockKind.THREADS     # model.kinds.DeadlockKind
-    tasks: List["AsyncioTask"] = field(default_factory=list)   # an await cycle's tasks, in cycle order
+    tasks: list["AsyncioTask"] = field(default_factory=list)   # an await cycle's tasks, in cycle order
 
 
 @dataclass
@@ -129,25 +129,25 @@ class Verdict:
     """A blocked situation without a cycle (model.kinds.VerdictKind), with
     the facts its sentence is written from."""
     kind: str
-    threads: List[int]
-    facts: Dict[str, object] = field(default_factory=dict)
+    threads: list[int]
+    facts: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
 class Report:
     target: TargetInfo
-    threads: List[ThreadReport] = field(default_factory=list)
+    threads: list[ThreadReport] = field(default_factory=list)
     gil: GilSummary = field(default_factory=GilSummary)
-    deadlocks: List[Deadlock] = field(default_factory=list)
-    edges: List[Edge] = field(default_factory=list)
-    fork_hazards: List["Hazard"] = field(default_factory=list)
-    verdicts: List[Verdict] = field(default_factory=list)
-    fork_analysis: Optional["ForkAnalysis"] = None     # fork-hazards' full evidence
-    warnings: List[str] = field(default_factory=list)  # what could not be read, as the decoders said it
-    python_status: Optional[str] = None                # model.kinds.PythonStatus of the interpreter
-    lock_problem: Optional[str] = None                 # why glibc's lock layouts are not known
+    deadlocks: list[Deadlock] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    fork_hazards: list["Hazard"] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    fork_analysis: "ForkAnalysis" | None = None     # fork-hazards' full evidence
+    warnings: list[str] = field(default_factory=list)  # what could not be read, as the decoders said it
+    python_status: str | None = None                # model.kinds.PythonStatus of the interpreter
+    lock_problem: str | None = None                 # why glibc's lock layouts are not known
     cycles_truncated: bool = False                     # more deadlock cycles than are listed
-    asyncio: Optional[List["AsyncioLoop"]] = None      # None: not collected; [] no asyncio loop or task
+    asyncio: list["AsyncioLoop"] | None = None      # None: not collected; [] no asyncio loop or task
 
     def thread(self, tid):
         return next((t for t in self.threads if t.tid == tid), None)
@@ -158,21 +158,21 @@ class InterpreterGil:
     """One GIL (one per interpreter on 3.12+) and the threads around it:
     what `gil-holder` shows."""
     interp_id: int                      # -1: the process-wide GIL (before 3.12, or not known)
-    locked: Optional[bool] = None
-    holder_tid: Optional[int] = None    # None when no thread state holds it
-    holder_blocked: Optional[dict] = None   # python_state.holder_blocked() of the holder
-    waiting: List[int] = field(default_factory=list)
-    released: List[int] = field(default_factory=list)
+    locked: bool | None = None
+    holder_tid: int | None = None    # None when no thread state holds it
+    holder_blocked: dict | None = None   # python_state.holder_blocked() of the holder
+    waiting: list[int] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)
 
 
 @dataclass
 class Hazard:
     """Something a fork child inherited that can never be released."""
     kind: str                   # model.kinds.HazardKind
-    threads: List[int]          # the threads it blocks (none: the whole process)
+    threads: list[int]          # the threads it blocks (none: the whole process)
     confidence: str             # model.kinds.Confidence
     variant: str                # which of the kind's findings ("" when it has one)
-    facts: Dict[str, object] = field(default_factory=dict)
+    facts: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self):
         self.threads = sorted(self.threads)
@@ -183,29 +183,29 @@ class ForkAnalysis:
     """What `fork-hazards` found: whether this is a fork child that did
     not exec and why pyhang thinks so, the hazards, what was checked and
     what could not be read.  Evidence and checks are (what, facts) pairs."""
-    hazards: List[Hazard] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list)
     child: bool = False
-    child_evidence: List[tuple] = field(default_factory=list)
-    parent_pid: Optional[int] = None
-    checked: List[tuple] = field(default_factory=list)
-    problems: List[str] = field(default_factory=list)
+    child_evidence: list[tuple] = field(default_factory=list)
+    parent_pid: int | None = None
+    checked: list[tuple] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Awaited:
     """What an asyncio task awaits."""
     kind: str                           # model.kinds.AwaitKind
-    address: Optional[int] = None       # the future (or task) its coroutine waits on
-    type: Optional[str] = None
-    state: Optional[str] = None         # the future's FutureState
-    tasks: List[str] = field(default_factory=list)   # the task(s) it waits for, by name (task, gather, shield)
-    task_addresses: List[int] = field(default_factory=list)
-    obj: Optional[int] = None           # the Lock/Event/Queue/... waited on, when read
-    obj_type: Optional[str] = None
-    when: Optional[float] = None        # a sleep's deadline in loop time (time.monotonic of the target)
-    remaining: Optional[float] = None   # seconds from the collection to that deadline (live targets)
-    thread: Optional[int] = None        # the thread that must complete it (an executor job's)
-    chained: Optional[int] = None       # the concurrent.futures.Future chained to it
+    address: int | None = None       # the future (or task) its coroutine waits on
+    type: str | None = None
+    state: str | None = None         # the future's FutureState
+    tasks: list[str] = field(default_factory=list)   # the task(s) it waits for, by name (task, gather, shield)
+    task_addresses: list[int] = field(default_factory=list)
+    obj: int | None = None           # the Lock/Event/Queue/... waited on, when read
+    obj_type: str | None = None
+    when: float | None = None        # a sleep's deadline in loop time (time.monotonic of the target)
+    remaining: float | None = None   # seconds from the collection to that deadline (live targets)
+    thread: int | None = None        # the thread that must complete it (an executor job's)
+    chained: int | None = None       # the concurrent.futures.Future chained to it
 
 
 @dataclass
@@ -214,23 +214,23 @@ class AsyncioTask:
     address: int
     state: str                          # FutureState: pending, finished, cancelled
     native: bool = True                 # _asyncio's C Task
-    stack: List[PythonFrame] = field(default_factory=list)   # the coroutine chain, innermost first
-    awaits: Optional[Awaited] = None
+    stack: list[PythonFrame] = field(default_factory=list)   # the coroutine chain, innermost first
+    awaits: Awaited | None = None
     running: bool = False               # the task its loop is stepping now
-    exception_type: Optional[str] = None
+    exception_type: str | None = None
     exception_unretrieved: bool = False  # finished with an exception nobody retrieved
-    completes_for: List[int] = field(default_factory=list)   # threads waiting on futures this task completes
-    problem: Optional[str] = None
+    completes_for: list[int] = field(default_factory=list)   # threads waiting on futures this task completes
+    problem: str | None = None
 
 
 @dataclass
 class AsyncioLoop:
     """One event loop, the thread running it and its tasks."""
     address: int
-    type: Optional[str] = None
-    thread: Optional[int] = None        # the LWP running it; None when no thread runs it now
-    ready: Optional[int] = None         # callbacks ready to run
-    scheduled: Optional[int] = None     # timers
-    running_task: Optional[str] = None  # the task being stepped now
-    blocked: Optional[dict] = None      # the loop's thread is blocked inside a step: {task, frame, wait, ready, pending}
-    tasks: List[AsyncioTask] = field(default_factory=list)
+    type: str | None = None
+    thread: int | None = None        # the LWP running it; None when no thread runs it now
+    ready: int | None = None         # callbacks ready to run
+    scheduled: int | None = None     # timers
+    running_task: str | None = None  # the task being stepped now
+    blocked: dict | None = None      # the loop's thread is blocked inside a step: {task, frame, wait, ready, pending}
+    tasks: list[AsyncioTask] = field(default_factory=list)

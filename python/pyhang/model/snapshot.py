@@ -10,8 +10,8 @@ is analysed again anywhere, which is how the analysis is tested.
 Decoder results are kept as the dicts the native module returns; the
 analysis reads them through pyhang.analysis, never elsewhere.
 """
+from __future__ import annotations
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 from pyhang.model.report import NativeFrame, TargetInfo
 
@@ -22,38 +22,38 @@ SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
 class ThreadSnapshot:
     num: int                      # gdb's thread number
     tid: int                      # the LWP
-    name: Optional[str] = None
-    registers: Dict[str, int] = field(default_factory=dict)   # frame 0: orig_rax, rdi, rsi, rdx, fs_base
-    frames: List[NativeFrame] = field(default_factory=list)   # frame 0 first, symbolized
-    problem: Optional[str] = None
+    name: str | None = None
+    registers: dict[str, int] = field(default_factory=dict)   # frame 0: orig_rax, rdi, rsi, rdx, fs_base
+    frames: list[NativeFrame] = field(default_factory=list)   # frame 0 first, symbolized
+    problem: str | None = None
     unwound_by: str = "gdb"       # or "pyhang": who found registers and pcs
-    lock: Optional[dict] = None         # the native lock its futex/syscall belongs to (LockReader.identify)
-    python_lock: Optional[dict] = None  # the threading lock it sleeps on (PythonLocks.wait)
-    futex_word: Optional[int] = None    # the value of the futex word it sleeps on, when that can be a join
-    python_api: Optional[dict] = None   # the Python-level object it waits in (analysis.python_api)
-    host_tid: Optional[int] = None      # the host's TID when the target's PID namespace gives another
-    syscall: Optional[dict] = None      # what its blocking system call points at (analysis.syscalls): {memory, proc_syscall}
+    lock: dict | None = None         # the native lock its futex/syscall belongs to (LockReader.identify)
+    python_lock: dict | None = None  # the threading lock it sleeps on (PythonLocks.wait)
+    futex_word: int | None = None    # the value of the futex word it sleeps on, when that can be a join
+    python_api: dict | None = None   # the Python-level object it waits in (analysis.python_api)
+    host_tid: int | None = None      # the host's TID when the target's PID namespace gives another
+    syscall: dict | None = None      # what its blocking system call points at (analysis.syscalls): {memory, proc_syscall}
     # `report --locals`: per Python frame, innermost first, {"locals": [{name, kind, type, repr,
     # address}], "problem": str or None}; None when locals were not collected.
-    python_locals: Optional[List[dict]] = None
+    python_locals: list[dict] | None = None
     # A ThreadPoolExecutor worker: {"work_queue": address} of its pool (analysis.python_api.worker_frame);
     # None for any other thread.
-    pool_worker: Optional[dict] = None
+    pool_worker: dict | None = None
 
 
 @dataclass
 class ProcessSnapshot:
     target: TargetInfo
     python: dict                              # the decoded interpreter (native python_state())
-    threads: List[ThreadSnapshot] = field(default_factory=list)
-    warnings: List[str] = field(default_factory=list)   # what could not be read about the target
-    lock_problem: Optional[str] = None        # why glibc's lock layouts are not known
-    fork_facts: Optional[dict] = None         # native fork_facts(), when asked
-    threading: Optional[dict] = None          # threading's Thread objects (PythonLocks.threading())
-    names: Dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
+    threads: list[ThreadSnapshot] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # what could not be read about the target
+    lock_problem: str | None = None        # why glibc's lock layouts are not known
+    fork_facts: dict | None = None         # native fork_facts(), when asked
+    threading: dict | None = None          # threading's Thread objects (PythonLocks.threading())
+    names: dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
     native_depth: int = 8                     # native frames collected per thread
-    files: Optional[Dict[int, dict]] = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
-    asyncio: Optional[dict] = None            # asyncio's tasks and loops (native asyncio_state()), when collected
+    files: dict[int, dict] | None = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
+    asyncio: dict | None = None            # asyncio's tasks and loops (native asyncio_state()), when collected
 
 
 def _frame_from(d):
