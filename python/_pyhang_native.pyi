@@ -5,7 +5,7 @@ are plain dicts whose string values ("kind", "confidence", "owner_source",
 "status", ...) are the names of the enums below (their `.text`).
 """
 import enum
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 Addr = int
 Registers = Dict[str, Optional[int]]  # user_regs_struct names -> value
@@ -199,6 +199,27 @@ class Target:
 
 # ---- CPython -------------------------------------------------------------------
 
+class Frames:
+    """A thread's Python frames, innermost first: a read-only sequence of frame dicts
+    {function, file, line, entry_frame, frame, code}, each made when asked for."""
+    def __len__(self) -> int: ...
+    def __bool__(self) -> bool: ...
+    @overload
+    def __getitem__(self, index: int) -> Dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> List[Dict[str, Any]]: ...
+    def __iter__(self) -> Iterator[Dict[str, Any]]: ...
+    def __eq__(self, other: object) -> bool: ...
+    def list(self) -> List[Dict[str, Any]]:
+        """Every frame dict, as a list."""
+        ...
+
+
+class FramesIterator:
+    def __iter__(self) -> FramesIterator: ...
+    def __next__(self) -> Dict[str, Any]: ...
+
+
 class Interpreter:
     """The target's interpreter, located and read once with its effective layout."""
     def __init__(self, target: Target, frames: bool = True, max_frames: int = 10000) -> None: ...
@@ -215,7 +236,7 @@ def python_state(target: Target, frames: bool = True, max_frames: int = 10000) -
     """{status, version, major, minor, patch, library, layout, runtime,
     gils: [{address, size, locked, holder_tstate, switch_number, interp_id, source, ranges}],
     threads: [{tstate, interp, interp_id, thread_id, native_tid,
-               frames: [{function, file, line, entry_frame, frame, code}], problem, attached, holds_gil}],
+               frames: Frames of {function, file, line, entry_frame, frame, code}, problem, attached, holds_gil}],
     warnings}; status is a Status text."""
     ...
 
@@ -343,9 +364,14 @@ def is_driver_library(path: str) -> bool: ...
 # ---- fork facts ------------------------------------------------------------------
 
 def fork_facts(target: Target, own_threads: Sequence[Addr], python: bool = True,
-               interpreter: Optional[Interpreter] = None) -> Dict[str, Any]:
+               interpreter: Optional[Interpreter] = None, containers: bool = True) -> Dict[str, Any]:
     """{descriptors, descriptor_problem, mappings_scanned, internal_locks, internal_locks_problem,
-    libraries, process, python}"""
+    libraries, process, python}; python["containers"] is [] without `containers`"""
+    ...
+
+
+def fork_containers(interpreter: Interpreter) -> Dict[str, Any]:
+    """{containers: [{where, type, length, address, estimated_bytes}], problems: [str]}"""
     ...
 
 

@@ -44,16 +44,50 @@ class FrameConverter {
   }
 };
 
-py::dict thread_dict(const cpython::PyThreadInfo& t, FrameConverter& conv) {
+// A thread's Python frames as a read-only sequence of frame dicts, each dict
+// made when it is asked for.  A report walks thousands of frames once or
+// twice: made on demand, the dicts of a thread come and go in the same few
+// pages of memory instead of all staying alive in the state dict.
+class Frames {
+ public:
+  Frames(std::shared_ptr<const std::vector<cpython::PyFrame>> frames, std::shared_ptr<FrameConverter> conv)
+      : frames_(std::move(frames)), conv_(std::move(conv)) {}
+  std::size_t size() const { return frames_->size(); }
+  py::dict at(std::ptrdiff_t i) const {
+    auto n = static_cast<std::ptrdiff_t>(size());
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) throw py::index_error("frame index out of range");
+    return conv_->frame((*frames_)[static_cast<std::size_t>(i)]);
+  }
+  py::list slice(const py::slice& sl) const {
+    std::size_t start = 0, stop = 0, step = 0, count = 0;
+    if (!sl.compute(size(), &start, &stop, &step, &count)) throw py::error_already_set();
+    py::list out(count);
+    for (std::size_t k = 0; k < count; ++k) out[k] = conv_->frame((*frames_)[start + k * step]);
+    return out;
+  }
+  py::list list() const { return slice(py::slice(0, static_cast<py::ssize_t>(size()), 1)); }
+
+ private:
+  std::shared_ptr<const std::vector<cpython::PyFrame>> frames_;
+  std::shared_ptr<FrameConverter> conv_;
+};
+
+struct FramesIterator {
+  std::shared_ptr<const Frames> frames;
+  std::size_t next = 0;
+};
+
+// `owner` keeps `t` alive for as long as its Frames live.
+py::dict thread_dict(const std::shared_ptr<const void>& owner, const cpython::PyThreadInfo& t,
+                     const std::shared_ptr<FrameConverter>& conv) {
   py::dict d;
   d["tstate"] = t.tstate;
   d["interp"] = t.interp;
   d["interp_id"] = t.interp_id;
   d["thread_id"] = t.thread_id;
   d["native_tid"] = opt(t.native_tid);
-  py::list frames(t.frames.size());
-  for (std::size_t i = 0; i < t.frames.size(); ++i) frames[i] = conv.frame(t.frames[i]);
-  d["frames"] = frames;
+  d["frames"] = Frames(std::shared_ptr<const std::vector<cpython::PyFrame>>(owner, &t.frames), conv);
   d["problem"] = t.problem.empty() ? py::object(py::none()) : py::str(t.problem);
   d["attached"] = opt(t.attached);
   d["holds_gil"] = t.holds_gil;
@@ -75,7 +109,8 @@ py::dict gil_dict(const cpython::GilInfo& g) {
   return d;
 }
 
-py::dict state_dict(const cpython::PythonState& s) {
+// `owner` keeps `s` alive (the Interpreter it belongs to, or the state itself).
+py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::PythonState& s) {
   py::dict d;
   d["status"] = py::str(to_string(s.status));
   d["version"] = s.version.empty() ? py::object(py::none()) : py::str(s.version);
@@ -87,8 +122,8 @@ py::dict state_dict(const cpython::PythonState& s) {
   d["runtime"] = s.runtime;
   py::list gils, threads;
   for (const auto& g : s.gils) gils.append(gil_dict(g));
-  FrameConverter conv;
-  for (const auto& t : s.threads) threads.append(thread_dict(t, conv));
+  auto conv = std::make_shared<FrameConverter>();
+  for (const auto& t : s.threads) threads.append(thread_dict(owner, t, conv));
   d["gils"] = gils;
   d["threads"] = threads;
   d["warnings"] = s.warnings;
@@ -98,6 +133,24 @@ py::dict state_dict(const cpython::PythonState& s) {
 }  // namespace
 
 void register_cpython(py::module_& m) {
+  py::class_<Frames, std::shared_ptr<Frames>>(
+      m, "Frames",
+      "A thread's Python frames (python_state()['threads'][i]['frames']), innermost first: a read-only "
+      "sequence of frame dicts {function, file, line, entry_frame, frame, code}, each made when asked for.")
+      .def("__len__", &Frames::size)
+      .def("__bool__", [](const Frames& f) { return f.size() > 0; })
+      .def("__getitem__", &Frames::at, py::arg("index"))
+      .def("__getitem__", &Frames::slice, py::arg("slice"))
+      .def("__iter__", [](const std::shared_ptr<Frames>& f) { return FramesIterator{f, 0}; })
+      .def("__eq__", [](const Frames& f, const py::object& other) { return f.list().equal(other); })
+      .def("list", &Frames::list, "Every frame dict, as a list.");
+  py::class_<FramesIterator>(m, "FramesIterator")
+      .def("__iter__", [](FramesIterator& it) -> FramesIterator& { return it; })
+      .def("__next__", [](FramesIterator& it) {
+        if (it.next >= it.frames->size()) throw py::stop_iteration();
+        return it.frames->at(static_cast<std::ptrdiff_t>(it.next++));
+      });
+
   bind_enum(m, "Status", cpython::kStatusNames, "What was found of the interpreter (python_state()['status']).");
   py::class_<cpython::Interpreter, std::shared_ptr<cpython::Interpreter>>(
       m, "Interpreter",
@@ -111,7 +164,7 @@ void register_cpython(py::module_& m) {
              return std::make_shared<cpython::Interpreter>(std::move(target), opts);
            }),
            py::arg("target"), py::arg("frames") = true, py::arg("max_frames") = 10000)
-      .def("state", [](const cpython::Interpreter& i) { return state_dict(i.state()); },
+      .def("state", [](const std::shared_ptr<cpython::Interpreter>& i) { return state_dict(i, i->state()); },
            "The same dict as python_state(target) (a new dict each call).")
       .def_property_readonly("status", [](const cpython::Interpreter& i) { return i.state().status; })
       .def_property_readonly("target", &cpython::Interpreter::shared_target);
@@ -121,12 +174,12 @@ void register_cpython(py::module_& m) {
         cpython::Options opts;
         opts.frames = frames;
         opts.max_frames = max_frames;
-        cpython::PythonState s;
+        auto s = std::make_shared<cpython::PythonState>();
         {
           py::gil_scoped_release nogil;  // a callback target takes it back to read
-          s = cpython::inspect(target, opts);
+          *s = cpython::inspect(target, opts);
         }
-        return state_dict(s);
+        return state_dict(s, *s);
       },
       py::arg("target"), py::arg("frames") = true, py::arg("max_frames") = 10000,
       "The CPython interpreter of the target: version, GIL(s), threads with Python frames (innermost first), "

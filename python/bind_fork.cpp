@@ -26,6 +26,20 @@ py::dict symbol_dict(Target& t, Addr pc) {
   return d;
 }
 
+py::list containers_list(const std::vector<fork::BigContainer>& containers) {
+  py::list cs;
+  for (const auto& c : containers) {
+    py::dict x;
+    x["where"] = c.where;
+    x["type"] = c.type;
+    x["length"] = c.length;
+    x["address"] = c.address;
+    x["estimated_bytes"] = c.estimated_bytes;
+    cs.append(x);
+  }
+  return cs;
+}
+
 py::dict python_dict(const fork::PythonForkFacts& f) {
   py::dict d;
   d["multiprocessing"] = f.multiprocessing;
@@ -38,17 +52,7 @@ py::dict python_dict(const fork::PythonForkFacts& f) {
   d["cuda_initialized"] = opt(f.cuda_initialized);
   d["cuda_in_bad_fork"] = opt(f.cuda_in_bad_fork);
   d["threading_active"] = opt(f.threading_active);
-  py::list cs;
-  for (const auto& c : f.containers) {
-    py::dict x;
-    x["where"] = c.where;
-    x["type"] = c.type;
-    x["length"] = c.length;
-    x["address"] = c.address;
-    x["estimated_bytes"] = c.estimated_bytes;
-    cs.append(x);
-  }
-  d["containers"] = cs;
+  d["containers"] = containers_list(f.containers);
   d["problems"] = f.problems;
   return d;
 }
@@ -86,7 +90,7 @@ const cpython::PythonState& python_state_of(Target& target, const std::shared_pt
 }
 
 py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Addr>& own, bool python,
-                    const std::shared_ptr<cpython::Interpreter>& interp) {
+                    const std::shared_ptr<cpython::Interpreter>& interp, bool containers) {
   py::dict d;
   auto scan = fork::scan_thread_descriptors(*target, own);
   py::list descs;
@@ -122,7 +126,9 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
   if (python) {
     cpython::PythonState storage;
     const auto& state = python_state_of(*target, interp, storage);
-    d["python"] = python_dict(fork::python_fork_facts(target->memory(), state));
+    fork::PythonScanOptions opts;
+    opts.containers = containers;
+    d["python"] = python_dict(fork::python_fork_facts(target->memory(), state, opts));
   } else {
     d["python"] = py::none();
   }
@@ -151,9 +157,23 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
 void register_fork(py::module_& m) {
   bind_enum(m, "ValueKind", cpython::kValueKindNames, "What a Python value is (python_value()['kind']).");
   m.def("fork_facts", &fork_facts, py::arg("target"), py::arg("own_threads"), py::arg("python") = true,
-        py::arg("interpreter") = nullptr,
+        py::arg("interpreter") = nullptr, py::arg("containers") = true,
         "What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal "
-        "locks, /proc facts (live), and Python-side facts (multiprocessing, torch.cuda, large containers).");
+        "locks, /proc facts (live), and Python-side facts (multiprocessing, torch.cuda, and with `containers` "
+        "the large containers among module globals).");
+  m.def(
+      "fork_containers",
+      [](const std::shared_ptr<cpython::Interpreter>& interp) {
+        std::vector<std::string> problems;
+        auto found = fork::large_containers(interp->shared_target()->memory(), interp->state(), problems);
+        py::dict d;
+        d["containers"] = containers_list(found);
+        d["problems"] = problems;
+        return d;
+      },
+      py::arg("interpreter"),
+      "The large builtin containers among the globals of every module (fork_facts()['python']['containers']), "
+      "and what could not be read: {containers, problems}.");
   m.def("python_value", &python_value, py::arg("target"), py::arg("module"), py::arg("name"),
         py::arg("interpreter") = nullptr,
         "sys.modules[module].name of the target, decoded: {kind, type, boolean, integer, real, text, length}.");

@@ -11,14 +11,14 @@ thread and its own unwinder walks the frames, with no debug info either way.
 from __future__ import annotations
 import os
 import time
-from dataclasses import dataclass, field
+from pyhang.model.record import field, record
 
 import gdb
 
 import _pyhang_native as native
 
 from pyhang import analysis, procfs
-from pyhang.analysis import locks, python_api, syscalls
+from pyhang.analysis import forks, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
@@ -38,7 +38,7 @@ FRAME0_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "fs_base
 _NOT_ON_THE_STACK = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
 
 
-@dataclass
+@record
 class GdbThread:
     """What gdb (or the native unwinder in its place) says of one thread."""
     num: int
@@ -351,9 +351,7 @@ def object_names(stop, threads):
     of the program reaches (render.names.object_name words it)."""
     wanted = set()
     for t in threads:
-        wanted.update((t.lock or {}).get(k) for k in ("address",))
-        wanted.update((t.python_lock or {}).get(k) for k in ("object", "condition", "join_self"))
-        wanted.add((t.python_api or {}).get("self"))
+        wanted.update(locks.named_objects(t.lock, t.python_lock, t.python_api))
     wanted.discard(None)
     if not wanted:
         return {}
@@ -472,6 +470,19 @@ def python_locals(snapshot, view):
                                     "problem": fl["problem"]})
 
 
+def fork_facts_of(report):
+    """The native fork facts of the stop; the large containers among module
+    globals only for a fork child (analysis.forks.is_child), the one process
+    they are a hazard in: finding them reads every module's globals."""
+    facts = decoders.fork_facts(thread_bases())
+    py = facts.get("python")
+    if not py or not forks.is_child(report, facts):
+        return facts
+    found = decoders.fork_containers()
+    return dict(facts, python=dict(py, containers=found["containers"],
+                                   problems=list(py.get("problems") or []) + list(found["problems"])))
+
+
 def report(native_depth=None, fork_facts=True, locals=False):
     """(ProcessSnapshot, Report) of the selected inferior.  Without an
     explicit `native_depth`, blocked threads are unwound deeper when the
@@ -487,6 +498,6 @@ def report(native_depth=None, fork_facts=True, locals=False):
         if wanted:
             deepen(snapshot, rep, wanted)
     if fork_facts:
-        snapshot.fork_facts = decoders.fork_facts(thread_bases())
+        snapshot.fork_facts = fork_facts_of(rep)
     analysis.conclude(rep, snapshot)
     return snapshot, rep

@@ -78,16 +78,23 @@ def native_stacks():
 
 
 def fork_facts(own_bases):
-    """What a fork child inherited (native fork_facts()), once per stop; a
-    dict naming the problem when the thread descriptors cannot be read."""
+    """What a fork child inherited (native fork_facts()), once per stop,
+    without the large containers (fork_containers()); a dict naming the
+    problem when the thread descriptors cannot be read."""
     target = SESSION.target()
 
     def compute():
         try:
-            return native.fork_facts(target, sorted(own_bases), True, interpreter())
+            return native.fork_facts(target, sorted(own_bases), True, interpreter(), containers=False)
         except native.ReaderError as exc:
             return {"descriptor_problem": str(exc)}
     return SESSION.cached("fork-facts", compute)
+
+
+def fork_containers():
+    """The large builtin containers among module globals (native
+    fork_containers()), once per stop: {containers, problems}."""
+    return SESSION.cached("fork-containers", lambda: native.fork_containers(interpreter()))
 
 
 def python_values():

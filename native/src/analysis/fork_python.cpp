@@ -48,6 +48,39 @@ std::int64_t estimate_bytes(cpython::PyObjects& objs, const cpython::PyValue& v,
 
 }  // namespace
 
+namespace {
+
+std::vector<BigContainer> containers_in(cpython::PyObjects& objs, Addr modules, const PythonScanOptions& opts) {
+  std::vector<BigContainer> out;
+  auto mods = objs.dict_items(modules, opts.max_modules);
+  std::vector<Addr> seen;  // a container bound under several names is listed once
+  for (auto [key, module] : mods) {
+    auto mname = objs.str(key);
+    if (!mname || objs.type_name(module).value_or("") != "module") continue;
+    Addr globals = objs.instance_dict(module);
+    if (!globals) continue;
+    for (auto [gk, gv] : objs.dict_items(globals, opts.max_globals)) {
+      auto length = objs.length(gv);
+      if (!length || *length < opts.min_length) continue;
+      auto v = objs.value(gv);
+      if (!container_kind(v.kind) || std::find(seen.begin(), seen.end(), gv) != seen.end()) continue;
+      seen.push_back(gv);
+      BigContainer c;
+      c.where = *mname + "." + objs.str(gk).value_or("?");
+      c.type = v.type;
+      c.length = *length;
+      c.address = gv;
+      c.estimated_bytes = estimate_bytes(objs, v, opts.sample);
+      out.push_back(std::move(c));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const BigContainer& a, const BigContainer& b) { return a.estimated_bytes > b.estimated_bytes; });
+  return out;
+}
+
+}  // namespace
+
 PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonState& state,
                                   const PythonScanOptions& opts) {
   PythonForkFacts f;
@@ -99,32 +132,25 @@ PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonSta
 
   if (Addr active = objs.module_attribute("threading", "_active", nullptr)) f.threading_active = objs.length(active);
 
-  // Large builtin containers among module globals.
-  auto mods = objs.dict_items(modules, opts.max_modules, &why);
-  std::vector<Addr> seen;  // a container bound under several names is listed once
-  for (auto [key, module] : mods) {
-    auto mname = objs.str(key);
-    if (!mname || objs.type_name(module).value_or("") != "module") continue;
-    Addr globals = objs.instance_dict(module);
-    if (!globals) continue;
-    for (auto [gk, gv] : objs.dict_items(globals, opts.max_globals)) {
-      auto length = objs.length(gv);
-      if (!length || *length < opts.min_length) continue;
-      auto v = objs.value(gv);
-      if (!container_kind(v.kind) || std::find(seen.begin(), seen.end(), gv) != seen.end()) continue;
-      seen.push_back(gv);
-      BigContainer c;
-      c.where = *mname + "." + objs.str(gk).value_or("?");
-      c.type = v.type;
-      c.length = *length;
-      c.address = gv;
-      c.estimated_bytes = estimate_bytes(objs, v, opts.sample);
-      f.containers.push_back(std::move(c));
-    }
-  }
-  std::sort(f.containers.begin(), f.containers.end(),
-            [](const BigContainer& a, const BigContainer& b) { return a.estimated_bytes > b.estimated_bytes; });
+  if (opts.containers) f.containers = containers_in(objs, modules, opts);
   return f;
+}
+
+std::vector<BigContainer> large_containers(MemoryReader& memory, const cpython::PythonState& state,
+                                           std::vector<std::string>& problems, const PythonScanOptions& opts) {
+  if (state.status != cpython::Status::Ok && state.status != cpython::Status::Finalizing) return {};
+  cpython::PyObjects objs(memory, state);
+  if (!objs.ok()) {
+    problems.push_back(objs.problem());
+    return {};
+  }
+  std::string why;
+  Addr modules = objs.sys_modules(&why);
+  if (!modules) {
+    problems.push_back(why);
+    return {};
+  }
+  return containers_in(objs, modules, opts);
 }
 
 }  // namespace pyhang::fork

@@ -165,6 +165,15 @@ def _cow(a, proc, py):
         a.checked.append(("cow-no-smaps", {"containers": len(containers)}))
 
 
+def is_child(report, facts):
+    """Whether analyse() takes the process for a fork child, from the same
+    evidence (the collection asks before it reads the large containers)."""
+    facts = facts or {}
+    a = ForkAnalysis()
+    _child(a, report, facts.get("process") or None, facts.get("python") or {}, _lost_threads(facts))
+    return a.child
+
+
 def analyse(report, facts):
     """The ForkAnalysis of one report, from native fork_facts()."""
     a = ForkAnalysis()

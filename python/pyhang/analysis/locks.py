@@ -64,6 +64,26 @@ def from_native(identified):
                      lock=identified.get("lock") or {}, condvar_mutex=identified.get("condvar_mutex"))
 
 
+def named_objects(lock, python_lock, python_api):
+    """The addresses that may become the `address` of a thread's BlockedOn
+    (blocked_on()), which the collection asks a variable name for
+    (PythonLocks.object_names).  The search reads memory until it has named
+    every address or run out of places to look: an address no variable can
+    hold would make it read everything, every time.  So not the waiter lock
+    of a Condition.wait (a local of the wait; the Condition is named), nor
+    the lock word inside a Python lock a thread sleeps on."""
+    out = []
+    if python_lock:
+        kind = python_lock.get("kind")
+        out.append(python_lock.get("condition") if kind == WaitKind.PY_CONDITION else python_lock.get("object"))
+        out.append(python_lock.get("join_self"))
+    elif lock:
+        out.append(lock.get("address"))
+    if python_api:
+        out.append(python_api.get("self"))
+    return [a for a in out if a]
+
+
 def from_python(wait):
     """BlockedOn from the Python-lock search (a threading Lock, RLock or
     Condition the thread waits on), or None when it is not one."""

@@ -15,7 +15,7 @@ read or is neither is one problem, and the rest are still grouped.
 """
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from pyhang.model.record import field, record
 
 REPORT_SCHEMA = "pyhang-report/1"
 TREE_SCHEMA = "pyhang-tree/1"
@@ -23,7 +23,7 @@ MAX_FRAMES = 256         # Python frames per thread compared
 MAX_THREADS = 4096       # threads per process compared
 
 
-@dataclass
+@record
 class Member:
     """One process of the merge."""
     source: str                     # the file it was read from
@@ -35,7 +35,7 @@ class Member:
         return tuple(sorted(stack for _, stack in self.threads))
 
 
-@dataclass
+@record
 class Group:
     members: list
     signature: tuple
@@ -45,7 +45,7 @@ class Group:
         return len(self.members)
 
 
-@dataclass
+@record
 class Difference:
     """How the only member of a small group differs from the largest group."""
     member: Member
@@ -55,7 +55,7 @@ class Difference:
     others_stack: tuple             # the stack the others' thread has there (() when they lack it)
 
 
-@dataclass
+@record
 class Merge:
     members: list = field(default_factory=list)
     problems: list = field(default_factory=list)      # [(source, why)]

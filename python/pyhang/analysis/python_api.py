@@ -9,7 +9,7 @@ attributes listed here (ThreadSnapshot.python_api), and the analysis turns
 them into the BlockedOn of the thread.
 """
 from __future__ import annotations
-from dataclasses import dataclass
+from pyhang.model.record import record
 
 from pyhang.model.kinds import OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
@@ -17,7 +17,7 @@ from pyhang.model.report import BlockedOn
 INNERMOST = 4   # frames looked at, as the Python-lock search does
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Api:
     kind: str
     file: str                    # the frame's file ends with this

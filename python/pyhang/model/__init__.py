@@ -1,4 +1,4 @@
-"""The facts pyhang works with, as plain dataclasses.
+"""The facts pyhang works with, as plain records (model.record).
 
 - `snapshot`: what was collected from one target (threads, registers,
   native frames, the decoded CPython state, lock facts, fork facts).  No gdb

@@ -6,12 +6,12 @@ command did not compute keep their empty value (None, [] or "unknown").
 Sentences are not stored here: the renderer writes them from these facts.
 """
 from __future__ import annotations
-from dataclasses import dataclass, field
+from pyhang.model.record import field, record
 
 from pyhang.model.kinds import DeadlockKind, GilState, OwnerSource
 
 
-@dataclass
+@record
 class NativeFrame:
     pc: int
     function: str | None = None  # from ELF symbols; None when none covers pc
@@ -40,7 +40,7 @@ def entry_frame(frames):
     return next((f for f in frames if named(f)), None)
 
 
-@dataclass
+@record
 class PythonFrame:
     function: str
     file: str
@@ -52,7 +52,7 @@ class PythonFrame:
     entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
 
 
-@dataclass
+@record
 class BlockedOn:
     """What a thread waits on and who can release it."""
     kind: str                           # model.kinds.WaitKind
@@ -68,7 +68,7 @@ class BlockedOn:
     condvar_mutex: int | None = None
 
 
-@dataclass
+@record
 class ThreadReport:
     tid: int
     gdb_num: int
@@ -85,7 +85,7 @@ class ThreadReport:
     python_at: dict[int, list[int]] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class TargetInfo:
     kind: str                        # "live", "core", "callback"
     pid: int | None = None        # as gdb (the host) knows it
@@ -96,14 +96,14 @@ class TargetInfo:
     parent_pid: int | None = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
 
 
-@dataclass
+@record
 class GilSummary:
     locked: bool | None = None
     holder_tid: int | None = None
     waiters: list[int] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Edge:
     """`waiter` waits for something `owner` holds."""
     waiter: int
@@ -115,7 +115,7 @@ class Edge:
     facts: dict[str, object] = field(default_factory=dict)   # what the renderer writes the evidence from
 
 
-@dataclass
+@record
 class Deadlock:
     threads: list[int]
     confidence: str
@@ -124,7 +124,7 @@ class Deadlock:
     tasks: list["AsyncioTask"] = field(default_factory=list)   # an await cycle's tasks, in cycle order
 
 
-@dataclass
+@record
 class Verdict:
     """A blocked situation without a cycle (model.kinds.VerdictKind), with
     the facts its sentence is written from."""
@@ -133,7 +133,7 @@ class Verdict:
     facts: dict[str, object] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Report:
     target: TargetInfo
     threads: list[ThreadReport] = field(default_factory=list)
@@ -153,7 +153,7 @@ class Report:
         return next((t for t in self.threads if t.tid == tid), None)
 
 
-@dataclass
+@record
 class InterpreterGil:
     """One GIL (one per interpreter on 3.12+) and the threads around it:
     what `gil-holder` shows."""
@@ -165,7 +165,7 @@ class InterpreterGil:
     released: list[int] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Hazard:
     """Something a fork child inherited that can never be released."""
     kind: str                   # model.kinds.HazardKind
@@ -178,7 +178,7 @@ class Hazard:
         self.threads = sorted(self.threads)
 
 
-@dataclass
+@record
 class ForkAnalysis:
     """What `fork-hazards` found: whether this is a fork child that did
     not exec and why pyhang thinks so, the hazards, what was checked and
@@ -191,7 +191,7 @@ class ForkAnalysis:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Awaited:
     """What an asyncio task awaits."""
     kind: str                           # model.kinds.AwaitKind
@@ -208,7 +208,7 @@ class Awaited:
     chained: int | None = None       # the concurrent.futures.Future chained to it
 
 
-@dataclass
+@record
 class AsyncioTask:
     name: str
     address: int
@@ -223,7 +223,7 @@ class AsyncioTask:
     problem: str | None = None
 
 
-@dataclass
+@record
 class AsyncioLoop:
     """One event loop, the thread running it and its tasks."""
     address: int

@@ -11,14 +11,14 @@ Decoder results are kept as the dicts the native module returns; the
 analysis reads them through pyhang.analysis, never elsewhere.
 """
 from __future__ import annotations
-from dataclasses import dataclass, field
+from pyhang.model.record import field, record
 
 from pyhang.model.report import NativeFrame, TargetInfo
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
 
 
-@dataclass
+@record
 class ThreadSnapshot:
     num: int                      # gdb's thread number
     tid: int                      # the LWP
@@ -41,7 +41,7 @@ class ThreadSnapshot:
     pool_worker: dict | None = None
 
 
-@dataclass
+@record
 class ProcessSnapshot:
     target: TargetInfo
     python: dict                              # the decoded interpreter (native python_state())
@@ -69,12 +69,20 @@ def to_dict(snap: ProcessSnapshot) -> dict:
     return d
 
 
+def _plain_python(state):
+    """The decoded interpreter with plain lists of frames: the gdb side's
+    frames are a native sequence that makes each frame dict when asked."""
+    if not state or not state.get("threads"):
+        return state
+    return {**state, "threads": [{**t, "frames": [dict(f) for f in t.get("frames") or []]} for t in state["threads"]]}
+
+
 def _to_dict(snap, t):
     return {
         "schema": SNAPSHOT_SCHEMA,
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
                    "namespace_pid": t.namespace_pid, "parent_pid": t.parent_pid},
-        "python": snap.python,
+        "python": _plain_python(snap.python),
         "warnings": list(snap.warnings),
         "lock_problem": snap.lock_problem,
         "fork_facts": snap.fork_facts,

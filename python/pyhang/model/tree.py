@@ -6,14 +6,14 @@ Its JSON form (pyhang.render.tree) is the "pyhang-tree/1" contract of
 docs/json-contract.md.  Sentences are not stored here.
 """
 from __future__ import annotations
-from dataclasses import dataclass, field
+from pyhang.model.record import field, record
 
 from pyhang.model.report import Hazard, Report
 
 Node = tuple[int, int]   # (pid, tid)
 
 
-@dataclass
+@record
 class ProcessEntry:
     pid: int
     parent_pid: int | None = None
@@ -22,7 +22,7 @@ class ProcessEntry:
     comm: str | None = None
 
 
-@dataclass
+@record
 class TreeEdge:
     """Thread `waiter` of its process waits for something thread `owner`
     (of the same or another process) can end."""
@@ -33,7 +33,7 @@ class TreeEdge:
     facts: dict[str, object] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class TreeDeadlock:
     nodes: list[Node]
     confidence: str
@@ -44,7 +44,7 @@ class TreeDeadlock:
         return sorted({pid for pid, _ in self.nodes})
 
 
-@dataclass
+@record
 class TreeReport:
     root_pid: int | None
     processes: list[ProcessEntry] = field(default_factory=list)

@@ -157,9 +157,18 @@ struct PythonScanOptions {
   std::size_t max_modules = 4000;
   std::size_t max_globals = 20000;     // per module
   std::size_t sample = 64;             // items sampled for the size estimate
+  // Scan every module's globals for large containers: it reads an object
+  // header per global of every module, so a caller that knows the process
+  // is no fork child (where they only matter) can leave it out.
+  bool containers = true;
 };
 
 PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonState& state,
                                   const PythonScanOptions& opts = {});
+
+// The large builtin containers among the globals of every module (what
+// python_fork_facts() lists in `containers`); problems are added to `problems`.
+std::vector<BigContainer> large_containers(MemoryReader& memory, const cpython::PythonState& state,
+                                           std::vector<std::string>& problems, const PythonScanOptions& opts = {});
 
 }  // namespace pyhang::fork

@@ -1,0 +1,95 @@
+"""`record`: the part of dataclasses.dataclass the model uses, at a fraction
+of its cost.  Every gdb that sources pyhang defines the model's classes, and
+dataclasses costs about as much as the rest of loading pyhang: importing it
+imports inspect, ast and dis, and each class it makes runs three generated
+functions through the compiler.
+
+    @record
+    class Edge:
+        waiter: int
+        owners: list[int] = field(default_factory=list)
+
+A record class gets an __init__ taking its annotated fields in order
+(positional or by keyword; a field with a default or a default_factory may be
+left out), and __repr__ and __eq__ over those fields, as dataclass gives
+them; like a dataclass with eq, it is not hashable.  `record(frozen=True)`
+forbids assigning a field after __init__ and makes instances hashable by
+their fields.  No inheritance between records, no other options: the model
+needs none.
+"""
+_MISSING = object()
+
+
+class field:  # noqa: N801 (named as dataclasses' field)
+    """A field whose default is made per instance: field(default_factory=list)."""
+    __slots__ = ("default_factory",)
+
+    def __init__(self, default_factory):
+        self.default_factory = default_factory
+
+
+def _repr(self):
+    return "%s(%s)" % (type(self).__qualname__,
+                       ", ".join("%s=%r" % (name, getattr(self, name)) for name in self.__record_fields__))
+
+
+def _eq(self, other):
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return all(getattr(self, name) == getattr(other, name) for name in self.__record_fields__)
+
+
+def _frozen_setattr(self, name, value):
+    raise AttributeError("cannot assign to field %r of a frozen %s" % (name, type(self).__qualname__))
+
+
+def _frozen_hash(self):
+    return hash(tuple(getattr(self, name) for name in self.__record_fields__))
+
+
+def _make(cls, frozen):
+    names = list(cls.__dict__.get("__annotations__", {}))
+    params, body, env = [], [], {}
+    for name in names:
+        default = cls.__dict__.get(name, _MISSING)
+        if default is _MISSING:
+            if any("=" in p for p in params):
+                raise TypeError("%s: field %s without a default follows one with a default" % (cls.__name__, name))
+            params.append(name)
+            value = name
+        elif isinstance(default, field):
+            env["_factory_" + name] = default.default_factory
+            params.append("%s=_MISSING" % name)
+            value = "_factory_%s() if %s is _MISSING else %s" % (name, name, name)
+            delattr(cls, name)
+        else:
+            env["_default_" + name] = default
+            params.append("%s=_default_%s" % (name, name))
+            value = name
+        body.append(("object.__setattr__(self, %r, %s)" if frozen else "self.%s = %s") % (
+            (name, value) if frozen else (name, value)))
+    env["_MISSING"] = _MISSING
+    source = "def __init__(self, %s):\n    %s\n" % (", ".join(params), "\n    ".join(body or ["pass"]))
+    exec(source, env)  # noqa: S102 (the source is made from the class's own field names)
+    init = env["__init__"]
+    init.__qualname__ = cls.__qualname__ + ".__init__"
+    cls.__init__ = init
+    cls.__record_fields__ = tuple(names)
+    cls.__match_args__ = tuple(names)
+    if "__repr__" not in cls.__dict__:
+        cls.__repr__ = _repr
+    if "__eq__" not in cls.__dict__:
+        cls.__eq__ = _eq
+    if frozen:
+        cls.__setattr__ = _frozen_setattr
+        cls.__hash__ = _frozen_hash
+    else:
+        cls.__hash__ = None
+    return cls
+
+
+def record(cls=None, *, frozen=False):
+    """Make `cls` a record (see the module's doc): @record or @record(frozen=True)."""
+    if cls is None:
+        return lambda c: _make(c, frozen)
+    return _make(cls, frozen)

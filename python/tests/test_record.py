@@ -1,0 +1,55 @@
+"""pyhang.model.record: the dataclass subset the model is built with."""
+import pytest
+
+from pyhang.model.record import field, record
+
+
+@record
+class Point:
+    x: int
+    y: int = 0
+    tags: list = field(default_factory=list)
+
+
+@record(frozen=True)
+class Key:
+    name: str
+    arity: tuple = ()
+
+
+def test_init_takes_fields_in_order_by_position_or_keyword_with_defaults():
+    p = Point(1, 2, ["a"])
+    assert (p.x, p.y, p.tags) == (1, 2, ["a"])
+    q = Point(x=3)
+    assert (q.x, q.y, q.tags) == (3, 0, [])
+    with pytest.raises(TypeError):
+        Point()
+
+
+def test_default_factory_gives_each_instance_its_own_value():
+    a, b = Point(1), Point(2)
+    a.tags.append("only a")
+    assert b.tags == []
+
+
+def test_repr_and_eq_over_the_fields_like_a_dataclass():
+    assert repr(Point(1, 2)) == "Point(x=1, y=2, tags=[])"
+    assert Point(1, 2) == Point(1, 2)
+    assert Point(1, 2) != Point(1, 3)
+    assert Point(1) != (1, 0, [])
+
+
+def test_mutable_records_are_not_hashable_and_frozen_ones_are_and_refuse_assignment():
+    with pytest.raises(TypeError):
+        hash(Point(1))
+    assert hash(Key("a", (1,))) == hash(Key("a", (1,)))
+    with pytest.raises(AttributeError):
+        Key("a").name = "b"
+
+
+def test_a_field_without_default_after_one_with_a_default_is_refused():
+    with pytest.raises(TypeError):
+        @record
+        class Bad:
+            a: int = 0
+            b: int
