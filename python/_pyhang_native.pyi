@@ -213,6 +213,10 @@ class Frames:
     def list(self) -> List[Dict[str, Any]]:
         """Every frame dict, as a list."""
         ...
+    def keys(self) -> List[Tuple[str, str, int, bool]]:
+        """(function, file, line, entry_frame) of every frame: one tuple object for all the frames
+        equal in these, across the threads of the state."""
+        ...
 
 
 class FramesIterator:

@@ -19,6 +19,18 @@ namespace {
 // becomes one Python string, and so does each key, per call.
 class FrameConverter {
  public:
+  // (function, file, line, entry_frame) of a frame: one tuple for every
+  // frame equal in these, across the threads of the state.
+  const py::tuple& key(const cpython::PyFrame& f) {
+    const py::str& function = text(f.function);
+    const py::str& file = text(f.file);
+    Key k{function.ptr(), file.ptr(), f.line, f.entry_frame};
+    auto it = tuples_.find(k);
+    if (it == tuples_.end())
+      it = tuples_.emplace(k, py::make_tuple(function, file, f.line, f.entry_frame)).first;
+    return it->second;
+  }
+
   py::dict frame(const cpython::PyFrame& f) {
     py::dict d;
     d[keys_.function] = text(f.function);
@@ -36,6 +48,21 @@ class FrameConverter {
         code{"code"};
   } keys_;
   std::unordered_map<std::string, py::str> texts_;
+  struct Key {
+    PyObject* function;
+    PyObject* file;
+    int line;
+    bool entry;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::size_t h = std::hash<const void*>()(k.function);
+      h = h * 31 + std::hash<const void*>()(k.file);
+      return h * 31 + static_cast<std::size_t>(k.line) * 2 + (k.entry ? 1 : 0);
+    }
+  };
+  std::unordered_map<Key, py::tuple, KeyHash> tuples_;
 
   const py::str& text(const std::string& s) {
     auto it = texts_.find(s);
@@ -67,6 +94,11 @@ class Frames {
     return out;
   }
   py::list list() const { return slice(py::slice(0, static_cast<py::ssize_t>(size()), 1)); }
+  py::list keys() const {
+    py::list out(size());
+    for (std::size_t i = 0; i < size(); ++i) out[i] = conv_->key((*frames_)[i]);
+    return out;
+  }
 
  private:
   std::shared_ptr<const std::vector<cpython::PyFrame>> frames_;
@@ -143,7 +175,10 @@ void register_cpython(py::module_& m) {
       .def("__getitem__", &Frames::slice, py::arg("slice"))
       .def("__iter__", [](const std::shared_ptr<Frames>& f) { return FramesIterator{f, 0}; })
       .def("__eq__", [](const Frames& f, const py::object& other) { return f.list().equal(other); })
-      .def("list", &Frames::list, "Every frame dict, as a list.");
+      .def("list", &Frames::list, "Every frame dict, as a list.")
+      .def("keys", &Frames::keys,
+           "(function, file, line, entry_frame) of every frame: one tuple object for all the frames equal in "
+           "these, across the threads of the state.");
   py::class_<FramesIterator>(m, "FramesIterator")
       .def("__iter__", [](FramesIterator& it) -> FramesIterator& { return it; })
       .def("__next__", [](FramesIterator& it) {

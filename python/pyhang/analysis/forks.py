@@ -47,7 +47,7 @@ def _child(a, report, proc, py, lost):
         a.child_evidence.append(("multiprocessing", {"type": ctype, "name": py.get("current_process_name"),
                                                      "ppid": py.get("parent_pid")}))
     for t in report.threads:
-        if not any(f.file.endswith("popen_fork.py") for f in t.python_frames):
+        if not any(file.endswith("popen_fork.py") for file in {f.file for f in t.python_frames}):
             continue
         files = [(os.path.basename(f.file), f.function.rsplit(".", 1)[-1]) for f in t.python_frames]
         if ("popen_fork.py", "_launch") in files:

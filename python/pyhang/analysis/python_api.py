@@ -83,11 +83,16 @@ def references_wanted(python_api):
 WORKER = ("/concurrent/futures/thread.py", ("_worker",), "work_queue")
 
 
+# The worker loop runs right above threading's bootstrap (_bootstrap,
+# _bootstrap_inner, Thread.run): it is looked for among this many outermost frames.
+WORKER_DEPTH = 16
+
+
 def worker_frame(view, tid):
     """The frame (dict of the decoded state) of a ThreadPoolExecutor worker's
     loop on the stack of `tid`, or None: the collection reads its
     `work_queue` local (ThreadSnapshot.pool_worker)."""
-    for f in (view.thread(tid) or {}).get("frames", []):
+    for f in ((view.thread(tid) or {}).get("frames") or [])[-WORKER_DEPTH:]:
         if f["function"] in WORKER[1] and f["file"].endswith(WORKER[0]):
             return f
     return None

@@ -94,13 +94,21 @@ def python_frames(view, tid, shared=False):
                 for f in t["frames"]]
     cache = view.frame_cache
     out = []
-    for f in t["frames"]:
-        key = (f["function"], f["file"], f["line"], f.get("entry_frame", False))
+    for key in frame_keys(t["frames"]):
         frame = cache.get(key)
         if frame is None:
             frame = cache[key] = PythonFrame(*key[:3], entry_frame=key[3])
         out.append(frame)
     return out
+
+
+def frame_keys(frames):
+    """(function, file, line, entry_frame) of each frame dict: from the
+    native sequence (Frames.keys) without making the dicts, or from a list."""
+    keys = getattr(frames, "keys", None)
+    if keys is not None:
+        return keys()
+    return [(f["function"], f["file"], f["line"], f.get("entry_frame", False)) for f in frames]
 
 
 def main_gil(view):

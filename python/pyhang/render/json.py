@@ -43,8 +43,16 @@ _compact = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 def _compact_python_frames(th, merged, seen):
     """json.dumps(_python_frames(th, merged)) in the compact form.  A stack
     repeats the same frames (recursion, threads running the same code), so
-    each distinct frame without locals is encoded once: `seen` keeps them."""
+    each distinct frame without locals is encoded once: `seen` keeps them;
+    and the workers of a pool share whole stacks (frames shared by
+    python_frames(shared=True)), each encoded once too."""
     at = _native_frame_at(th, merged)
+    stack = None
+    if not at:
+        stack = ("stack",) + tuple(map(id, th.python_frames))
+        text = seen.get(stack)
+        if text is not None:
+            return text
     parts = []
     for k, f in enumerate(th.python_frames):
         native_frame = at.get(k)
@@ -57,7 +65,10 @@ def _compact_python_frames(th, merged, seen):
         if text is None:
             text = seen[key] = _compact(_python_frame(f, native_frame))
         parts.append(text)
-    return "[" + ",".join(parts) + "]"
+    text = "[" + ",".join(parts) + "]"
+    if stack is not None and all(f.locals is None for f in th.python_frames):
+        seen[stack] = text
+    return text
 
 
 def _blocked(b, names):
