@@ -200,18 +200,25 @@ _LOCK_KEYS = ("kind", "address", "owners", "owner_source", "confidence", "eviden
 
 def native_frames(target, pcs):
     """Symbolize a thread's pcs.  Outer frames' pcs are return addresses:
-    look up pc-1 so a call at the end of a function names that function."""
+    look up pc-1 so a call at the end of a function names that function.
+    Frames are made once per stop for each (pc, innermost) and shared by the
+    threads that run the same code (a pool parks its workers at the same
+    pcs); nothing changes a NativeFrame once made."""
     # A pc in the first page is where an unwinder without symbols lost its way.
     for i, pc in enumerate(pcs):
         if pc < 4096:
             pcs = pcs[:i]
             break
-    lookups = [pc if i == 0 else pc - 1 for i, pc in enumerate(pcs)]
-    out = []
-    for i, (pc, (fn, lib, off, from_debug_file)) in enumerate(zip(pcs, target.symbolize(lookups))):
-        out.append(NativeFrame(pc=pc, function=fn, library=lib, offset=off + (0 if i == 0 else 1) if fn else 0,
-                               from_debug_file=from_debug_file))
-    return out
+    made = SESSION.cached("native-frames", dict)
+    keys = [(pc, i == 0) for i, pc in enumerate(pcs)]
+    missing = [k for k in dict.fromkeys(keys) if k not in made]
+    if missing:
+        for (pc, innermost), (fn, lib, off, from_debug_file) in zip(
+                missing, target.symbolize([pc if innermost else pc - 1 for pc, innermost in missing])):
+            made[(pc, innermost)] = NativeFrame(pc=pc, function=fn, library=lib,
+                                                offset=off + (0 if innermost else 1) if fn else 0,
+                                                from_debug_file=from_debug_file)
+    return [made[k] for k in keys]
 
 
 def thread_snapshot(target, raw):
