@@ -71,7 +71,8 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
     ++out.mappings_scanned;
     Addr lo = std::max(m.start, m.end - std::min<std::uint64_t>(opts.top_bytes, m.end - m.start));
     buf.resize(static_cast<std::size_t>(m.end - lo));
-    std::size_t got = mem.read_partial(lo, buf.data(), buf.size());
+    // Read past the cache: most of these bytes are looked at once, here.
+    std::size_t got = mem.uncached().read_partial(lo, buf.data(), buf.size());
     // A short read keeps what was read from the start of the range.
     for (std::size_t off = 0; off + kTcbSelfOffset + 8 <= got; off += 8) {
       Addr at = lo + off, tcb, self;

@@ -52,6 +52,10 @@ class MemoryReader {
   // override it.
   virtual void read_batch(std::span<ReadRequest> requests);
 
+  // The reader below any cache: for a large read whose bytes are looked at
+  // once (a scan), which a cache would only copy into memory of its own.
+  virtual MemoryReader& uncached() { return *this; }
+
   // One line for users: "live process 1234", "core file /tmp/core.1".
   virtual std::string describe() const = 0;
 

@@ -23,6 +23,7 @@ class CachedReader final : public MemoryReader {
   std::size_t read_partial(Addr addr, void* buf, std::size_t n) override;
   void read_batch(std::span<ReadRequest> requests) override;
   std::string describe() const override { return source_->describe(); }
+  MemoryReader& uncached() override { return source_->uncached(); }
   void invalidate() override;
   const ReaderStats& stats() const override;
   MemoryReader& source() { return *source_; }
