@@ -80,9 +80,14 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
             return
         status.deadlocks(len(report.deadlocks))
         if args.json and not args.pretty:
-            for piece in render_json.pieces(report, merged=args.merged):
-                sys.stdout.write(piece)
-            sys.stdout.write("\n")
+            written = False
+            try:
+                for piece in render_json.pieces(report, merged=args.merged):
+                    sys.stdout.write(piece)
+                    written = True
+            finally:  # a failure's one line then stands on a line of its own
+                if written:
+                    sys.stdout.write("\n")
         elif args.json:
             print(render_json.dumps(report, pretty=True, merged=args.merged))
         else:
