@@ -20,6 +20,9 @@ class ProcessEntry:
     report: Optional[Report] = None
     problem: Optional[str] = None      # why it was not examined (exited, zombie, no permission, ...)
     comm: Optional[str] = None
+    # What the process has at the addresses of locks its fork children wait
+    # on ({address: PythonLocks.lock_objects() entry}); None when not asked.
+    lock_objects: Optional[Dict[int, dict]] = None
 
 
 @dataclass
