@@ -130,6 +130,19 @@ def test_fork_pool_task_takes_a_lock_a_parent_thread_held(scenario):
             ev = h["evidence"].split("in the parent PID %d" % s.pid)[1]
             assert 'Thread 2 (LWP %d)' % holder in ev, (where, ev)  # a core records no thread's name
             assert 'references the lock in File "%s", line %d, in holder' % (ref["file"], ref["line"]) in ev, where
+    # AND what the tree asks the parent: the lock at that address, alive and locked, referenced by the holder;
+    # garbage addresses are no lock; a bad argument is one line
+    path = os.path.join(s.tmp, "locks.json")
+    text, out = harness.run_gdb_marked("pyhang lock-objects %s 0x10 0x%x 0x%x" % (path, s.truth["lock"], 1 << 47),
+                                       pid=s.pid)
+    with open(path) as f:
+        junk, lock, high = json.load(f)
+    assert (lock["type_name"], lock["alive"], lock["locked"]) == ("_thread.lock", True, True), lock
+    assert [r["tid"] for r in lock["references"]] == [holder] and lock["references"][0]["function"] == "holder"
+    assert all(o["type_name"] is None and not o["alive"] and not o["references"] for o in (junk, high))
+    text, out = harness.run_gdb_marked("pyhang lock-objects %s 0xzz" % path, pid=s.pid)
+    assert "Traceback" not in out, out
+    assert text.strip() == "pyhang: pyhang lock-objects: argument addresses: invalid address value: '0xzz'", text
     # AND in gdb attached to the parent (its own objects read in that session), the text says the same
     text, out = harness.run_gdb_marked("pyhang report --tree", pid=s.pid)
     assert "Traceback" not in out

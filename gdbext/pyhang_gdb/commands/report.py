@@ -119,6 +119,14 @@ fork facts) as JSON.  The report can be made again from it without gdb or the ta
         print("pyhang: snapshot of %d threads written to %s" % (len(snapshot.threads), args.file))
 
 
+def _address(text):
+    """An address as gdb prints it (0x7f..., or decimal)."""
+    return int(text, 0)
+
+
+_address.__name__ = "address"
+
+
 class PyhangLockObjects(PyhangCommand):
     """pyhang lock-objects FILE ADDRESS...: write as JSON what is at each address in this process:
 whether it is a threading Lock or RLock, alive and locked, and which threads reference it on
@@ -130,7 +138,7 @@ same address, unless the parent has freed it since."""
     def run(self, argv):
         p = parser("pyhang lock-objects", "the threading locks at these addresses")
         p.add_argument("file")
-        p.add_argument("addresses", nargs="+", type=lambda a: int(a, 0))
+        p.add_argument("addresses", nargs="+", type=_address)
         args = p.parse_args(argv)
         found = collect.lock_objects(args.addresses)
         with open(args.file, "w") as f:
