@@ -30,7 +30,7 @@
 //       tid, function}}: the variable reaching each (cpython/object_names.hpp)
 //   locks.thread_references([address, ...]) -> {"by_object": {address: [tid]}, "complete": bool}
 //   locks.lock_objects([address, ...]) -> [{object, type_name, refcount, alive, locked, owner_thread_id,
-//       references: [{tid, function, file, line}]}]: each address as this process has it, for a fork
+//       owner_tid, references: [{tid, function, file, line}]}]: each address as this process has it, for a fork
 //       child's copy of a lock at the same address (cpython/locks.hpp LockObject)
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
 //       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
@@ -245,6 +245,7 @@ class PythonLocks {
       d["alive"] = o.alive;
       d["locked"] = opt(o.locked);
       d["owner_thread_id"] = opt(o.owner_thread_id);
+      d["owner_tid"] = opt(o.owner_tid);
       py::list refs;
       for (const auto& [tid, f] : o.references) {
         py::dict r = frame_dict(f.function, f.file, f.line);
@@ -330,7 +331,7 @@ void register_pylocks(py::module_& m) {
            "{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a local, or "
            "an attribute of an instance a local refers to); complete is false when some frames were not read.")
       .def("lock_objects", &PythonLocks::lock_objects, py::arg("addresses"),
-           "[{object, type_name, refcount, alive, locked, owner_thread_id, references}]: each address as this "
+           "[{object, type_name, refcount, alive, locked, owner_thread_id, owner_tid, references}]: each address as this "
            "process has it (a threading lock or not, alive, locked) and the threads whose innermost frames reference "
            "it: for a fork child's copy of a lock at the same address.")
       .def("threading", &PythonLocks::threading,

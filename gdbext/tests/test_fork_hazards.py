@@ -152,6 +152,32 @@ def test_fork_pool_task_takes_a_lock_a_parent_thread_held(scenario):
     assert across.count("references the lock in File") == 2, across
 
 
+def test_fork_pool_task_takes_an_rlock_a_parent_thread_held(scenario):
+    # GIVEN a parent thread inside `with CONDITION:` (its RLock records the owner's pthread_t) while a fork
+    # Pool's task takes it: both workers block on their copies
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py"), "rlock"])
+    workers, holder = s.truth["workers"], harness.role_tid(s, "holds-lock")
+    # THEN a worker alone: its RLock's owner is no thread of it, a descriptor fork left behind (certain)
+    w = workers[0]
+    (h,) = hazards(harness.report_json(pid=w["pid"]), "orphaned-lock")
+    assert h["threads"] == [w["tid"]] and h["confidence"] == "certain"
+    assert "py-rlock 0x%x; its owner pthread_t 0x" % s.truth["lock"] in h["evidence"]
+    assert "it is the descriptor of a parent thread that fork did not copy" in h["evidence"]
+    # AND across the tree, live and from one core per process: the parent's RLock at that address is owned by
+    # the same pthread_t, the holder thread, named for certain
+    cores = [s.gcore()] + [gcore(s, x["pid"]) for x in workers]
+    by_pid = {x["pid"]: x for x in workers}
+    for where, doc in (("live", tree_json("--tree", "-p", s.pid)), ("cores", tree_json(*cores))):
+        found = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
+        assert sorted(h["pid"] for h in found) == sorted(by_pid), where
+        for h in found:
+            assert h["threads"] == [by_pid[h["pid"]]["tid"]] and h["confidence"] == "certain", where
+            assert h["processes"] == [h["pid"], s.pid], where
+            assert "waits on threading.RLock 0x%x" % s.truth["lock"] in h["evidence"], where
+            assert "in the parent PID %d" % s.pid in h["evidence"], where
+            assert "which is Thread 2 (LWP %d)" % holder in h["evidence"], (where, h["evidence"])
+
+
 def test_openmp_pool_started_before_fork(scenario):
     # GIVEN a C program that ran an OpenMP region, forked, and runs one again in the child
     s = scenario([harness.fixture_path("prog_omp")])

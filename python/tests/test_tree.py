@@ -416,3 +416,47 @@ def test_a_parent_thread_waiting_on_the_same_lock_is_not_named_as_its_holder():
     # and a waiter alone names nobody
     tree = tree_analysis.analyse(lock_tree(in_parent(tids=(102,)), parent_threads=(named(100, 1, "main"), waiting)))
     assert [h.variant for _, h in tree.fork_hazards] == ["python-lock"]
+
+
+IDENT = 0x7f00000a1640
+
+
+def rlock_owner_gone(tid, address=LOCK):
+    return Hazard(HazardKind.ORPHANED_LOCK, [tid], Confidence.CERTAIN, "owner-gone",
+                  {"thread": tid, "kind": WaitKind.PY_RLOCK, "address": address, "library": None, "gone": [],
+                   "owner_ident": IDENT, "internal": None, "child": True, "descriptor": {"address": IDENT, "tid": 0}})
+
+
+def rlock_tree(seen):
+    parent = process(100, 1, named(100, 1, "main"), named(101, 2, "holder"))
+    parent.lock_objects = {LOCK: dict({"object": LOCK, "type_name": "_thread.RLock", "refcount": 2, "alive": True,
+                                       "locked": True, "owner_thread_id": IDENT, "owner_tid": 101,
+                                       "references": []}, **seen)}
+    child = process(200, 100, ThreadReport(tid=200, gdb_num=1, gil=GilState.RELEASED,
+                                           blocked_on=BlockedOn(kind=WaitKind.PY_RLOCK, address=LOCK)))
+    return TreeReport(root_pid=100, processes=[parent, fork_child(child, rlock_owner_gone(200))])
+
+
+def test_a_childs_rlock_owned_by_a_pthread_t_that_owns_it_in_the_parent_names_that_parent_thread():
+    # GIVEN a child's RLock whose recorded owner is no thread of the child (fork zeroed the descriptor's TID)
+    assert tree_forks.lock_objects_wanted(rlock_tree({})) == {100: [LOCK]}
+    # WHEN the parent's RLock at that address is owned by the same pthread_t, its thread LWP 101
+    tree = tree_analysis.analyse(rlock_tree({}))
+    ((pid, h),) = tree_hazards(tree, HazardKind.ORPHANED_LOCK)
+    # THEN that thread is named, certain: both copies record the owner
+    assert pid == 200 and h.variant == "parent-owner" and h.confidence == Confidence.CERTAIN
+    (j,) = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))["fork_hazards"]
+    assert ("its owner pthread_t 0x%x is no thread of this process: in the parent PID 100 (python3) the same RLock "
+            "(fork keeps addresses) is still owned by pthread_t 0x%x, which is Thread 2 (LWP 101) \"holder\""
+            % (IDENT, IDENT)) in j["evidence"]
+    assert j["processes"] == [200, 100]
+
+
+def test_a_childs_rlock_names_nobody_when_the_parent_has_no_such_owner_there():
+    for why, seen in {"another owner": {"owner_thread_id": IDENT + 0x1000},
+                      "freed": {"alive": False},
+                      "another type": {"type_name": "_thread.lock"},
+                      "the owner is no Python thread of the parent": {"owner_tid": None},
+                      "the owner is no thread in the parent's report": {"owner_tid": 999}}.items():
+        tree = tree_analysis.analyse(rlock_tree(seen))
+        assert [h.variant for _, h in tree.fork_hazards] == ["owner-gone"], why

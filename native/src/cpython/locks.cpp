@@ -517,7 +517,11 @@ std::vector<LockObject> lock_objects(MemoryReader& memory, const PythonState& st
       o.alive = o.refcount && *o.refcount >= 1 && *o.refcount < (std::uint64_t{1} << 31);
       auto f = finder.facts(a, *type);
       o.locked = f.locked;
-      if (*type == locks->rlock_type) o.owner_thread_id = f.owner;
+      if (*type == locks->rlock_type && f.owner && *f.owner) {
+        o.owner_thread_id = f.owner;
+        for (const auto& t : state.threads)
+          if (t.thread_id == *f.owner && t.native_tid) o.owner_tid = t.native_tid;
+      }
       o.references = references->of(a);
     }
     out.push_back(std::move(o));

@@ -586,6 +586,18 @@ TEST_CASE("lock_objects: a live locked Lock at an address names the threads refe
     REQUIRE(l.size() == 1);
     CHECK(l[0].type_name == "_thread.lock");
     CHECK_FALSE(l[0].alive);
+    // an RLock: its owner's pthread_t, and the Python thread whose pthread_t that is
+    Addr owned = w.rlock(w.sem(), 0x7f0000002000, 1);
+    Addr orphan = w.rlock(w.sem(), 0x7f00000ff000, 1);
+    auto mem3 = w.img.reader();
+    auto r = lock_objects(mem3, st, {owned, orphan});
+    REQUIRE(r.size() == 2);
+    CHECK(r[0].type_name == "_thread.RLock");
+    CHECK(r[0].locked == std::optional<bool>(true));
+    CHECK(r[0].owner_thread_id == std::optional<std::uint64_t>(0x7f0000002000));
+    CHECK(r[0].owner_tid == std::optional<int>(holder));
+    CHECK(r[1].owner_thread_id == std::optional<std::uint64_t>(0x7f00000ff000));
+    CHECK_FALSE(r[1].owner_tid);
     // the references read once for the process give the same answer
     LockReferences refs(mem, st);
     auto again = lock_objects(mem, st, {held}, &refs);

@@ -68,6 +68,12 @@ def _orphaned_lock(h, f, names):
                     ", ".join(str(t["tid"]) for t in owners), "it is" if len(owners) == 1 else "they are",
                     _parent_threads(f), _parent(f),
                     "; the lock is glibc's %s" % f["internal"]["name"] if f.get("internal") else "")
+    if h.variant == "parent-owner":
+        return ("%s waits on threading.%s 0x%x; its owner pthread_t 0x%x is no thread of this process: in the "
+                "parent %s the same %s (fork keeps addresses) is still owned by pthread_t 0x%x, which is %s, so that "
+                "thread held it when the parent forked: the copy here is never released") % (
+                    names(f["thread"]), _LOCK_NAMES.get(f["type"], f["type"]), f["address"], f["owner_ident"],
+                    _parent(f), _LOCK_NAMES.get(f["type"], f["type"]), f["owner_ident"], _parent_threads(f))
     if h.variant == "parent-reference":
         held = f["parent_threads"]
         return ("%s waits on threading.%s 0x%x, which records no owner; fork keeps addresses, and in the parent %s "

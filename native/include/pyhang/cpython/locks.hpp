@@ -191,6 +191,7 @@ struct LockObject {
   bool alive = false;              // 1 <= refcount < 2^31: not a freed block
   std::optional<bool> locked;      // Lock: lockobject.locked; RLock: owner != 0
   std::optional<std::uint64_t> owner_thread_id;  // RLock: rlock_owner
+  std::optional<int> owner_tid;                  // RLock: the Python thread whose pthread_t that is
   std::vector<std::pair<int, PyFrame>> references;
 };
 
