@@ -271,6 +271,11 @@ class PythonLocks:
         local, or an attribute of an instance a local refers to); complete is false when some frames or
         locals were not read."""
         ...
+    def lock_objects(self, addresses: List[Addr]) -> List[Dict[str, Any]]:
+        """[{object, type_name, refcount, alive, locked, owner_thread_id, owner_tid, references: [{tid,
+        function, file, line}]}]: each address as this process has it (a threading lock or not, alive, locked) and
+        the threads whose innermost frames reference it, for a fork child's copy at the same address."""
+        ...
     def threading(self) -> Dict[str, Any]:
         """{imported, problem, threads: [{object, type, name, ident, native_id, daemon, tstate_lock,
         handle, started}]}: threading._active, then _limbo."""

@@ -29,6 +29,9 @@
 //   locks.object_names([address, ...]) -> {address: {module, variable, attribute, owner_type, owner,
 //       tid, function}}: the variable reaching each (cpython/object_names.hpp)
 //   locks.thread_references([address, ...]) -> {"by_object": {address: [tid]}, "complete": bool}
+//   locks.lock_objects([address, ...]) -> [{object, type_name, refcount, alive, locked, owner_thread_id,
+//       owner_tid, references: [{tid, function, file, line}]}]: each address as this process has it, for a fork
+//       child's copy of a lock at the same address (cpython/locks.hpp LockObject)
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
 //       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
 //        native_id, daemon, tstate_lock, handle, started}]}
@@ -226,6 +229,34 @@ class PythonLocks {
     d["complete"] = r.complete;
     return d;
   }
+  py::list lock_objects(const std::vector<Addr>& addresses) {
+    std::vector<cpython::LockObject> found;
+    {
+      py::gil_scoped_release nogil;
+      if (!references_) references_ = std::make_unique<cpython::LockReferences>(target_->memory(), state());
+      found = cpython::lock_objects(target_->memory(), state(), addresses, references_.get());
+    }
+    py::list out;
+    for (const auto& o : found) {
+      py::dict d;
+      d["object"] = o.object;
+      d["type_name"] = text(o.type_name);
+      d["refcount"] = opt(o.refcount);
+      d["alive"] = o.alive;
+      d["locked"] = opt(o.locked);
+      d["owner_thread_id"] = opt(o.owner_thread_id);
+      d["owner_tid"] = opt(o.owner_tid);
+      py::list refs;
+      for (const auto& [tid, f] : o.references) {
+        py::dict r = frame_dict(f.function, f.file, f.line);
+        r["tid"] = tid;
+        refs.append(r);
+      }
+      d["references"] = refs;
+      out.append(d);
+    }
+    return out;
+  }
   py::dict threading() {
     cpython::ThreadingState t;
     {
@@ -299,6 +330,10 @@ void register_pylocks(py::module_& m) {
       .def("thread_references", &PythonLocks::thread_references, py::arg("addresses"),
            "{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a local, or "
            "an attribute of an instance a local refers to); complete is false when some frames were not read.")
+      .def("lock_objects", &PythonLocks::lock_objects, py::arg("addresses"),
+           "[{object, type_name, refcount, alive, locked, owner_thread_id, owner_tid, references}]: each address as this "
+           "process has it (a threading lock or not, alive, locked) and the threads whose innermost frames reference "
+           "it: for a fork child's copy of a lock at the same address.")
       .def("threading", &PythonLocks::threading,
            "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
 

@@ -353,6 +353,16 @@ def add_references(stop, threads):
             t.python_api["references_complete"] = refs["complete"]
 
 
+def lock_objects(addresses):
+    """Each of `addresses` as this process has it (PythonLocks.lock_objects):
+    what a fork parent says about the locks its children wait on; [] when
+    the process has no Python state to read."""
+    view = PythonView(decoders.python_state())
+    if not view.ok:
+        return []
+    return decoders.python_locks().lock_objects(sorted(set(addresses)))
+
+
 def object_names(stop, threads):
     """{address: name} for the objects the threads wait on that a variable
     of the program reaches (render.names.object_name words it)."""

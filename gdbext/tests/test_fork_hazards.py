@@ -99,8 +99,10 @@ def test_fork_pool_task_takes_a_lock_a_parent_thread_held(scenario):
             text = fork_text(pid=w["pid"])
             assert "ForkProcess named 'ForkPoolWorker-" in text
             assert "multiprocessing's fork bootstrap (popen_fork.py _launch" in text
-            # and from the worker's core, with no /proc to help
-            core = harness.report_json(executable=PY, core=gcore(s, w["pid"]))
+        # and from the worker's core, with no /proc to help
+        w["core"] = gcore(s, w["pid"])
+        if i == 0:
+            core = harness.report_json(executable=PY, core=w["core"])
             (h,) = hazards(core, "orphaned-lock")
             assert h["threads"] == [w["tid"]]
             assert hazards(core, "fork-start-method") and hazards(core, "threads-at-fork")
@@ -109,6 +111,71 @@ def test_fork_pool_task_takes_a_lock_a_parent_thread_held(scenario):
     (h,) = hazards(parent, "fork-start-method")
     assert "start method is fork" in h["evidence"]
     assert not hazards(parent, "orphaned-lock")
+    # AND across the tree, live and from one core per process: fork keeps addresses, the parent's object at the
+    # workers' lock address is still a locked Lock, and the parent thread referencing it is named (likely)
+    holder, by_pid = harness.role_tid(s, "holds-lock"), {w["pid"]: w for w in workers}
+    cores = [s.gcore()] + [w["core"] for w in workers]
+    for where, doc in (("live", tree_json("--tree", "-p", s.pid)), ("cores", tree_json(*cores))):
+        found = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
+        assert sorted(h["pid"] for h in found) == sorted(by_pid), where
+        for h in found:
+            w = by_pid[h["pid"]]
+            assert h["threads"] == [w["tid"]] and h["confidence"] == "likely", where
+            assert h["processes"] == [w["pid"], s.pid], where
+            (ref,) = h["parent_references"]
+            assert (ref["pid"], ref["tid"], ref["function"]) == (s.pid, holder, "holder"), (where, ref)
+            assert ref["file"].endswith("fork_pool_lock.py"), (where, ref)
+            assert "threading.Lock 0x%x" % s.truth["lock"] in h["evidence"], where
+            assert ('the object at 0x%x is still a locked threading.Lock' % s.truth["lock"]) in h["evidence"], where
+            ev = h["evidence"].split("in the parent PID %d" % s.pid)[1]
+            assert 'Thread 2 (LWP %d)' % holder in ev, (where, ev)  # a core records no thread's name
+            assert 'references the lock in File "%s", line %d, in holder' % (ref["file"], ref["line"]) in ev, where
+    # AND what the tree asks the parent: the lock at that address, alive and locked, referenced by the holder;
+    # garbage addresses are no lock; a bad argument is one line
+    path = os.path.join(s.tmp, "locks.json")
+    text, out = harness.run_gdb_marked("pyhang lock-objects %s 0x10 0x%x 0x%x" % (path, s.truth["lock"], 1 << 47),
+                                       pid=s.pid)
+    with open(path) as f:
+        junk, lock, high = json.load(f)
+    assert (lock["type_name"], lock["alive"], lock["locked"]) == ("_thread.lock", True, True), lock
+    assert [r["tid"] for r in lock["references"]] == [holder] and lock["references"][0]["function"] == "holder"
+    assert all(o["type_name"] is None and not o["alive"] and not o["references"] for o in (junk, high))
+    text, out = harness.run_gdb_marked("pyhang lock-objects %s 0xzz" % path, pid=s.pid)
+    assert "Traceback" not in out, out
+    assert text.strip() == "pyhang: pyhang lock-objects: argument addresses: invalid address value: '0xzz'", text
+    # AND in gdb attached to the parent (its own objects read in that session), the text says the same
+    text, out = harness.run_gdb_marked("pyhang report --tree", pid=s.pid)
+    assert "Traceback" not in out
+    across = text.split("Fork hazards across processes:")[1].split("========")[0]
+    assert across.count("[orphaned-lock]") == 2 and across.count("(likely)") == 2, across
+    assert across.count('(LWP %d) "lock-holder"' % holder) == 2, across
+    assert across.count("references the lock in File") == 2, across
+
+
+def test_fork_pool_task_takes_an_rlock_a_parent_thread_held(scenario):
+    # GIVEN a parent thread inside `with CONDITION:` (its RLock records the owner's pthread_t) while a fork
+    # Pool's task takes it: both workers block on their copies
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py"), "rlock"])
+    workers, holder = s.truth["workers"], harness.role_tid(s, "holds-lock")
+    # THEN a worker alone: its RLock's owner is no thread of it, a descriptor fork left behind (certain)
+    w = workers[0]
+    (h,) = hazards(harness.report_json(pid=w["pid"]), "orphaned-lock")
+    assert h["threads"] == [w["tid"]] and h["confidence"] == "certain"
+    assert "py-rlock 0x%x; its owner pthread_t 0x" % s.truth["lock"] in h["evidence"]
+    assert "it is the descriptor of a parent thread that fork did not copy" in h["evidence"]
+    # AND across the tree, live and from one core per process: the parent's RLock at that address is owned by
+    # the same pthread_t, the holder thread, named for certain
+    cores = [s.gcore()] + [gcore(s, x["pid"]) for x in workers]
+    by_pid = {x["pid"]: x for x in workers}
+    for where, doc in (("live", tree_json("--tree", "-p", s.pid)), ("cores", tree_json(*cores))):
+        found = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
+        assert sorted(h["pid"] for h in found) == sorted(by_pid), where
+        for h in found:
+            assert h["threads"] == [by_pid[h["pid"]]["tid"]] and h["confidence"] == "certain", where
+            assert h["processes"] == [h["pid"], s.pid], where
+            assert "waits on threading.RLock 0x%x" % s.truth["lock"] in h["evidence"], where
+            assert "in the parent PID %d" % s.pid in h["evidence"], where
+            assert "which is Thread 2 (LWP %d)" % holder in h["evidence"], (where, h["evidence"])
 
 
 def test_openmp_pool_started_before_fork(scenario):

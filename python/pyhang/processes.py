@@ -15,6 +15,7 @@ import types
 
 from pyhang import analysis, cli, procfs
 from pyhang.analysis import tree as tree_analysis
+from pyhang.analysis import tree_forks
 from pyhang.model import snapshot as snapshots
 from pyhang.model.tree import ProcessEntry, TreeReport
 
@@ -24,15 +25,20 @@ JOBS = max(2, min(8, os.cpu_count() or 2))
 TIMEOUT = 120            # seconds for one gdb session
 
 
+def _target(pid, core, sysroot, lib_search_path):
+    """What cli.run needs to know of the process or core its gdb looks at."""
+    return types.SimpleNamespace(pid=pid, core=core, executable=None, json=False, sysroot=sysroot,
+                                 lib_search_path=lib_search_path)
+
+
 def examine(pid=None, core=None, workdir=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
     """(Report, None) of one process or core, or (None, why not).
     `gdbext`: the pyhang.gdb the gdb sessions load; `sysroot`,
     `lib_search_path`: where a core's files are now (cores only)."""
     path = os.path.join(workdir, "%s.json" % (pid if pid is not None else os.path.basename(core)))
-    args = types.SimpleNamespace(pid=pid, core=core, executable=None, json=False, sysroot=sysroot,
-                                 lib_search_path=lib_search_path)
     try:
-        cli.run("pyhang snapshot %s" % path, args, timeout=TIMEOUT, gdbext=gdbext)
+        cli.run("pyhang snapshot %s" % path, _target(pid, core, sysroot, lib_search_path), timeout=TIMEOUT,
+                gdbext=gdbext)
         with open(path) as f:
             snap = snapshots.from_dict(json.load(f))
         return analysis.build_report(snap), None
@@ -41,6 +47,38 @@ def examine(pid=None, core=None, workdir=None, gdbext=cli.GDBEXT, sysroot=None, 
         return None, reason
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return None, "its snapshot could not be read (%s)" % exc
+
+
+def lock_objects(workdir, addresses, pid=None, core=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
+    """{address: what is there} in one process or core (`pyhang lock-objects`
+    in a gdb of its own), or None when it could not be asked."""
+    path = os.path.join(workdir, "locks-%s.json" % (pid if pid is not None else os.path.basename(core)))
+    try:
+        cli.run("pyhang lock-objects %s %s" % (path, " ".join("0x%x" % a for a in addresses)),
+                _target(pid, core, sysroot, lib_search_path), timeout=TIMEOUT, gdbext=gdbext)
+        with open(path) as f:
+            return {o["object"]: o for o in json.load(f) if isinstance(o, dict) and "object" in o}
+    except (cli.Failure, OSError, ValueError, TypeError):
+        return None
+
+
+def _ask_parents(tree, ask, here=None):
+    """The second look, only when a fork child waits on a lock that records
+    no owner (tree_forks.lock_objects_wanted): each such parent is asked what
+    it has at those addresses.  `ask(entry, addresses)`: {address: entry} or
+    None, by a gdb of its own; `here`: (PID, lock_objects(addresses)) of the
+    process this gdb is attached to, asked in this thread (gdb's API is not
+    for other threads)."""
+    wanted = tree_forks.lock_objects_wanted(tree)
+    entries = {p.pid: p for p in tree.processes if p.pid in wanted}
+    if here is not None and here[0] in wanted:
+        entries[here[0]].lock_objects = {o["object"]: o for o in here[1](wanted.pop(here[0]))}
+    if not wanted:
+        return
+    with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
+        futures = {pool.submit(ask, entries[pid], addresses): pid for pid, addresses in wanted.items()}
+        for fut in concurrent.futures.as_completed(futures):
+            entries[futures[fut]].lock_objects = fut.result()
 
 
 def _why_not(pid):
@@ -64,10 +102,11 @@ def _run_all(jobs, workdir, gdbext, **where):
     return out
 
 
-def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT):
+def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT, root_lock_objects=None):
     """The TreeReport of live process `root` and its descendants.
     `root_report`: the root's Report when the caller made it (pyhang in gdb
-    attached to it), else the root is examined like the others."""
+    attached to it), else the root is examined like the others;
+    `root_lock_objects(addresses)`: then the root's lock objects, asked there."""
     found, more = procfs.descendants(root, limit)
     tree = TreeReport(root_pid=root, truncated=0)
     if more:
@@ -83,13 +122,16 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT):
             if problems[pid] is None:
                 jobs.append((pid, pid, None))
         results = _run_all(jobs, workdir, gdbext)
+        for pid, parent in members:
+            report, problem = (root_report, None) if pid == root and root_report is not None else \
+                results.get(pid, (None, problems.get(pid)))
+            tree.processes.append(ProcessEntry(pid=pid, parent_pid=parent, report=report, problem=problem,
+                                               comm=(procfs.stat(pid) or {}).get("comm")))
+        here = (root, root_lock_objects or (lambda addresses: [])) if root_report is not None else None
+        _ask_parents(tree, lambda entry, addresses: lock_objects(workdir, addresses, pid=entry.pid, gdbext=gdbext),
+                     here)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    for pid, parent in members:
-        report, problem = (root_report, None) if pid == root and root_report is not None else \
-            results.get(pid, (None, problems.get(pid)))
-        tree.processes.append(ProcessEntry(pid=pid, parent_pid=parent, report=report, problem=problem,
-                                           comm=(procfs.stat(pid) or {}).get("comm")))
     return tree_analysis.analyse(tree)
 
 
@@ -101,17 +143,22 @@ def core_tree(cores, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
     try:
         results = _run_all([(core, None, core) for core in cores], workdir, gdbext, sysroot=sysroot,
                            lib_search_path=lib_search_path)
+        tree = TreeReport(root_pid=None)
+        core_of = {}
+        for core in cores:
+            report, problem = results[core]
+            if report is not None:
+                t = report.target
+                core_of[t.pid] = core
+                tree.processes.append(ProcessEntry(pid=t.pid, parent_pid=t.parent_pid, report=report,
+                                                   comm=os.path.basename(t.executable or "") or None))
+            else:
+                tree.processes.append(ProcessEntry(pid=0, problem="%s: %s" % (core, problem)))
+        _ask_parents(tree, lambda entry, addresses: lock_objects(
+            workdir, addresses, core=core_of[entry.pid], gdbext=gdbext, sysroot=sysroot,
+            lib_search_path=lib_search_path))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    tree = TreeReport(root_pid=None)
-    for core in cores:
-        report, problem = results[core]
-        if report is not None:
-            t = report.target
-            tree.processes.append(ProcessEntry(pid=t.pid, parent_pid=t.parent_pid, report=report,
-                                               comm=os.path.basename(t.executable or "") or None))
-        else:
-            tree.processes.append(ProcessEntry(pid=0, problem="%s: %s" % (core, problem)))
     pids = {p.pid for p in tree.processes}
     roots = [p.pid for p in tree.processes if p.report is not None and p.parent_pid not in pids]
     tree.root_pid = roots[0] if len(roots) == 1 else None

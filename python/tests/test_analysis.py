@@ -339,3 +339,25 @@ def test_a_pthread_join_is_found_from_the_tid_word_of_the_joined_threads_struct_
     assert locks.joined_thread(0x7000_0500, 5, bases) is None   # below every struct pthread
     assert locks.joined_thread(0x7000_3000, 5, bases) is None   # past thread 5's struct
     assert locks.joined_thread(0x7001_0008, 6, {0x7001_0000: 6}) == 6
+
+
+def test_an_rlock_owner_the_decoder_did_not_map_is_the_thread_whose_struct_pthread_it_is_or_is_gone():
+    doc = recorded("rlock_abba")
+    waiter, holder = role(doc, "holds-a-wants-b"), role(doc, "holds-b-wants-a")
+
+    def unmapped(snap):
+        next(t for t in snap.threads if t.tid == waiter).python_lock["owner_tid"] = None
+    _, rep = replay(doc, unmapped)
+    b = next(t for t in rep["threads"] if t["tid"] == waiter)["blocked_on"]
+    assert b["owners"] == [holder] and b["owner_source"] == "lock-word" and b["owner_alive"] is True
+    assert len(rep["deadlocks"]) == 1
+
+    # a recorded pthread_t that is no thread's struct pthread (a fork child's copy): gone, never "owners unknown"
+    def gone(snap):
+        lock = next(t for t in snap.threads if t.tid == waiter).python_lock
+        lock["owner_tid"], lock["owner_thread_id"] = None, 0x7f0000abc700
+    _, rep = replay(doc, gone)
+    b = next(t for t in rep["threads"] if t["tid"] == waiter)["blocked_on"]
+    assert b["owners"] == [] and "held by pthread_t 0x7f0000abc700, which is no thread of this process" in b["detail"]
+    (v,) = [v for v in rep["verdicts"] if v["kind"] == "owner-gone"]
+    assert v["threads"] == [waiter] and v["facts"]["owner_ident"] == 0x7f0000abc700

@@ -7,6 +7,7 @@ import os
 
 import harness
 from pyhang.analysis import tree as tree_analysis
+from pyhang.analysis import tree_forks
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
 from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, Report, TargetInfo, ThreadReport
@@ -322,3 +323,140 @@ def test_garbage_fork_facts_across_the_tree_give_no_crash():
     tree = analyse(process(100, 1, named(100, 1, None)), odd, process(300, 200))
     # nothing concluded across processes from them: the child's own two stay as they are
     assert [h.variant for _, h in tree.fork_hazards] == ["owner-gone", ""]
+
+
+LOCK = 0x7f0000001000
+
+
+def py_lock_wait(tid, address=LOCK):
+    return ThreadReport(tid=tid, gdb_num=1, gil=GilState.RELEASED,
+                        blocked_on=BlockedOn(kind=WaitKind.PY_LOCK, address=address, lock={"suspects": []}))
+
+
+def python_lock(tid, address=LOCK, kind=WaitKind.PY_LOCK):
+    return Hazard(HazardKind.ORPHANED_LOCK, [tid], Confidence.LIKELY, "python-lock",
+                  {"thread": tid, "kind": kind, "address": address, "lost": 1})
+
+
+def in_parent(address=LOCK, type_name="_thread.lock", alive=True, locked=True, refcount=3, tids=(101,)):
+    refs = [{"tid": t, "function": "holder", "file": "/srv/app.py", "line": 27} for t in tids]
+    return {address: {"object": address, "type_name": type_name, "refcount": refcount, "alive": alive,
+                      "locked": locked, "owner_thread_id": None, "references": refs}}
+
+
+def lock_tree(objects, parent_threads=None, child_kind=WaitKind.PY_LOCK):
+    parent = process(100, 1, *(parent_threads or (named(100, 1, "main"), named(101, 2, "lock-holder"))))
+    child = fork_child(process(200, 100, py_lock_wait(200)), python_lock(200, kind=child_kind))
+    parent.lock_objects = objects
+    return TreeReport(root_pid=100, processes=[parent, child])
+
+
+def test_only_parents_of_children_waiting_on_a_lock_with_no_owner_are_asked_again():
+    # GIVEN a fork child waiting on a threading.Lock that records no owner: its parent is asked about that address
+    assert tree_forks.lock_objects_wanted(lock_tree(None)) == {100: [LOCK]}
+    # the common tree (a child's mutex owned by a parent thread; no fork child; the parent not examined): nobody
+    parent = process(100, 1, named(100, 1, "main"), named(101, 2, "holder"))
+    owned = fork_child(process(200, 100, mutex_wait(200, 101)), owner_gone(200, 101))
+    assert tree_forks.lock_objects_wanted(TreeReport(root_pid=100, processes=[parent, owned])) == {}
+    not_forked = process(200, 100, py_lock_wait(200))
+    not_forked.report.fork_hazards = [python_lock(200)]
+    assert tree_forks.lock_objects_wanted(TreeReport(root_pid=100, processes=[parent, not_forked])) == {}
+    orphan = fork_child(process(200, 7, py_lock_wait(200)), python_lock(200))
+    assert tree_forks.lock_objects_wanted(TreeReport(root_pid=100, processes=[parent, orphan])) == {}
+
+
+def test_a_childs_lock_still_locked_in_the_parent_names_the_parent_threads_referencing_it():
+    # GIVEN the parent's object at the child's lock address: a live, locked threading.Lock a parent thread references
+    tree = tree_analysis.analyse(lock_tree(in_parent()))
+    ((pid, h),) = tree_hazards(tree, HazardKind.ORPHANED_LOCK)
+    # THEN likely (evidence, not a record), naming the parent's thread and where it references the lock
+    assert pid == 200 and h.variant == "parent-reference" and h.confidence == Confidence.LIKELY
+    assert [t["tid"] for t in h.facts["parent_threads"]] == [101] and h.facts["processes"] == [200, 100]
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    (j,) = doc["fork_hazards"]
+    assert j["confidence"] == "likely" and j["processes"] == [200, 100]
+    assert j["parent_references"] == [{"pid": 100, "tid": 101, "function": "holder", "file": "/srv/app.py",
+                                       "line": 27}]
+    assert ('in the parent PID 100 (python3) the object at 0x%x is still a locked threading.Lock (refcount 3): '
+            'Thread 2 (LWP 101) "lock-holder" references the lock in File "/srv/app.py", line 27, in holder '
+            '(inside `with lock:`, or holding it in a variable)' % LOCK) in j["evidence"]
+    text = render_tree_text(tree)
+    assert "[orphaned-lock] PID 200 Thread 1 (LWP 200) (likely)" in text
+    # the child's own report keeps its own hazard
+    assert tree.process(200).report.fork_hazards[0].variant == "python-lock"
+
+
+def test_a_freed_reused_or_unlocked_address_in_the_parent_names_nobody():
+    cases = {
+        "freed (refcount field is pymalloc's free-list link)": in_parent(alive=False, refcount=0x7f00000a0b00),
+        "reused by another object": in_parent(type_name="dict"),
+        "reused by another kind of lock": in_parent(type_name="_thread.RLock"),
+        "no lock there at all": {LOCK: {"object": LOCK, "type_name": None, "alive": False, "references": []}},
+        "released in the parent": in_parent(locked=False),
+        "its state unreadable": in_parent(locked=None),
+        "referenced by no parent thread": in_parent(tids=()),
+        "referenced by a thread the parent's report does not have": in_parent(tids=(999,)),
+        "the parent could not be asked": None,
+        "the parent was asked about another address": in_parent(address=LOCK + 0x40),
+    }
+    for why, objects in cases.items():
+        tree = tree_analysis.analyse(lock_tree(objects))
+        assert [h.variant for _, h in tree.fork_hazards] == ["python-lock"], why
+
+
+def test_a_parent_thread_waiting_on_the_same_lock_is_not_named_as_its_holder():
+    # GIVEN two parent threads referencing the lock: one holds it, the other waits to acquire it
+    waiting = py_lock_wait(102)
+    waiting.gdb_num = 3
+    tree = tree_analysis.analyse(lock_tree(in_parent(tids=(102, 101)),
+                                           parent_threads=(named(100, 1, "main"), named(101, 2, "lock-holder"),
+                                                           waiting)))
+    ((_, h),) = tree_hazards(tree, HazardKind.ORPHANED_LOCK)
+    assert [t["tid"] for t in h.facts["parent_threads"]] == [101]
+    # and a waiter alone names nobody
+    tree = tree_analysis.analyse(lock_tree(in_parent(tids=(102,)), parent_threads=(named(100, 1, "main"), waiting)))
+    assert [h.variant for _, h in tree.fork_hazards] == ["python-lock"]
+
+
+IDENT = 0x7f00000a1640
+
+
+def rlock_owner_gone(tid, address=LOCK):
+    return Hazard(HazardKind.ORPHANED_LOCK, [tid], Confidence.CERTAIN, "owner-gone",
+                  {"thread": tid, "kind": WaitKind.PY_RLOCK, "address": address, "library": None, "gone": [],
+                   "owner_ident": IDENT, "internal": None, "child": True, "descriptor": {"address": IDENT, "tid": 0}})
+
+
+def rlock_tree(seen):
+    parent = process(100, 1, named(100, 1, "main"), named(101, 2, "holder"))
+    parent.lock_objects = {LOCK: dict({"object": LOCK, "type_name": "_thread.RLock", "refcount": 2, "alive": True,
+                                       "locked": True, "owner_thread_id": IDENT, "owner_tid": 101,
+                                       "references": []}, **seen)}
+    child = process(200, 100, ThreadReport(tid=200, gdb_num=1, gil=GilState.RELEASED,
+                                           blocked_on=BlockedOn(kind=WaitKind.PY_RLOCK, address=LOCK)))
+    return TreeReport(root_pid=100, processes=[parent, fork_child(child, rlock_owner_gone(200))])
+
+
+def test_a_childs_rlock_owned_by_a_pthread_t_that_owns_it_in_the_parent_names_that_parent_thread():
+    # GIVEN a child's RLock whose recorded owner is no thread of the child (fork zeroed the descriptor's TID)
+    assert tree_forks.lock_objects_wanted(rlock_tree({})) == {100: [LOCK]}
+    # WHEN the parent's RLock at that address is owned by the same pthread_t, its thread LWP 101
+    tree = tree_analysis.analyse(rlock_tree({}))
+    ((pid, h),) = tree_hazards(tree, HazardKind.ORPHANED_LOCK)
+    # THEN that thread is named, certain: both copies record the owner
+    assert pid == 200 and h.variant == "parent-owner" and h.confidence == Confidence.CERTAIN
+    (j,) = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))["fork_hazards"]
+    assert ("its owner pthread_t 0x%x is no thread of this process: in the parent PID 100 (python3) the same RLock "
+            "(fork keeps addresses) is still owned by pthread_t 0x%x, which is Thread 2 (LWP 101) \"holder\""
+            % (IDENT, IDENT)) in j["evidence"]
+    assert j["processes"] == [200, 100]
+
+
+def test_a_childs_rlock_names_nobody_when_the_parent_has_no_such_owner_there():
+    for why, seen in {"another owner": {"owner_thread_id": IDENT + 0x1000},
+                      "freed": {"alive": False},
+                      "another type": {"type_name": "_thread.lock"},
+                      "the owner is no Python thread of the parent": {"owner_tid": None},
+                      "the owner is no thread in the parent's report": {"owner_tid": 999}}.items():
+        tree = tree_analysis.analyse(rlock_tree(seen))
+        assert [h.variant for _, h in tree.fork_hazards] == ["owner-gone"], why

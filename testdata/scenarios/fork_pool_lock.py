@@ -2,7 +2,9 @@
 threading.Lock while a Pool with the default (fork) start method runs a
 task that takes the same lock: each worker blocks forever on its copy,
 locked by a thread that did not survive fork.  The parent waits in
-pool.map.  Truth: the parent's threads, each worker's PID, TID and lock."""
+pool.map.  Mode `rlock`: the lock is a threading.Condition's (an RLock,
+which records its owner's pthread_t), held inside `with CONDITION:`.
+Truth: the parent's threads, each worker's PID, TID and lock."""
 import multiprocessing
 import os
 import sys
@@ -14,7 +16,10 @@ from truth import Truth, gettid, set_os_thread_name  # noqa: E402
 import fork_common  # noqa: E402
 
 TRUTH = Truth()
-LOCK = threading.Lock()
+MODE = sys.argv[1] if len(sys.argv) > 1 else "lock"
+# `with CONDITION:` takes the RLock of the Condition
+LOCK = threading.Condition() if MODE == "rlock" else threading.Lock()
+LOCK_ID = id(LOCK._lock) if MODE == "rlock" else id(LOCK)
 HELD = threading.Event()
 RECORDS = os.environ["PYHANG_TRUTH"] + ".worker%d"
 
@@ -29,7 +34,7 @@ def holder():
 
 
 def task(i):
-    fork_common.record(RECORDS % i, pid=os.getpid(), tid=gettid(), lock=id(LOCK))
+    fork_common.record(RECORDS % i, pid=os.getpid(), tid=gettid(), lock=LOCK_ID)
     with LOCK:  # the copy is locked: blocks forever
         return i
 
@@ -38,7 +43,7 @@ def report_when_blocked(pids):
     workers = fork_common.wait_records([RECORDS % i for i in (1, 2)])
     for w in workers:
         fork_common.wait_blocked(w["pid"])
-    TRUTH.write_and_signal_ready(workers=workers, lock=id(LOCK), pool_pids=pids)
+    TRUTH.write_and_signal_ready(workers=workers, lock=LOCK_ID, pool_pids=pids)
 
 
 def main():

@@ -1,4 +1,4 @@
-"""`pyhang` (the prefix), `pyhang report`, `pyhang snapshot`, `pyhang version`."""
+"""`pyhang` (the prefix), `pyhang report`, `pyhang snapshot`, `pyhang lock-objects`, `pyhang version`."""
 import json
 import os
 import sys
@@ -22,6 +22,7 @@ Subcommands:
                                               every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang report --tree [--json]               this process and its descendants, deadlocks across them first
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
+  pyhang lock-objects FILE ADDRESS...         the threading locks at these addresses and the threads referencing them
   pyhang version                              pyhang and the Python gdb embeds
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), py-locals, py-print NAME,
 py-list, py-up, py-down, py-bt-full (libpython.py's names, also as pyhang-py-...), gil-holder,
@@ -103,7 +104,8 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
             raise ArgumentError("pyhang report --tree: needs a live process; for cores, give one core per "
                                "process to the command line: pyhang report CORE CORE...")
         tree = processes.live_tree(report.target.pid, root_report=report,
-                                   gdbext=os.path.join(loader.ROOT, "gdbext", "pyhang.gdb"))
+                                   gdbext=os.path.join(loader.ROOT, "gdbext", "pyhang.gdb"),
+                                   root_lock_objects=collect.lock_objects)
         status.deadlocks(len(tree.deadlocks) + sum(len(p.report.deadlocks) for p in tree.processes if p.report))
         print(render_tree.dumps(tree, pretty=args.pretty) if args.json else render_tree.render_tree_text(tree))
 
@@ -126,6 +128,33 @@ fork facts) as JSON.  The report can be made again from it without gdb or the ta
         print("pyhang: snapshot of %d threads written to %s" % (len(snapshot.threads), args.file))
 
 
+def _address(text):
+    """An address as gdb prints it (0x7f..., or decimal)."""
+    return int(text, 0)
+
+
+_address.__name__ = "address"
+
+
+class PyhangLockObjects(PyhangCommand):
+    """pyhang lock-objects FILE ADDRESS...: write as JSON what is at each address in this process:
+whether it is a threading Lock or RLock, alive and locked, and which threads reference it on
+their innermost Python frames (where).  `pyhang report --tree` asks a fork parent this about the
+locks its children wait on: fork keeps addresses, so a child's copy is the parent's object at the
+same address, unless the parent has freed it since."""
+    name = "pyhang lock-objects"
+
+    def run(self, argv):
+        p = parser("pyhang lock-objects", "the threading locks at these addresses")
+        p.add_argument("file")
+        p.add_argument("addresses", nargs="+", type=_address)
+        args = p.parse_args(argv)
+        found = collect.lock_objects(args.addresses)
+        with open(args.file, "w") as f:
+            json.dump(found, f, separators=(",", ":"))
+        print("pyhang: %d lock objects written to %s" % (len(found), args.file))
+
+
 class PyhangVersion(PyhangCommand):
     """pyhang version: versions of pyhang, its native module and gdb's Python."""
     name = "pyhang version"
@@ -136,4 +165,4 @@ class PyhangVersion(PyhangCommand):
             pyhang.VERSION, pyhang.SCHEMA, native.__file__, gdb.VERSION, *sys.version_info[:3]))
 
 
-COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangVersion)
+COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangLockObjects, PyhangVersion)

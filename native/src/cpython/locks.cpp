@@ -496,6 +496,39 @@ const std::vector<std::pair<int, PyFrame>>& LockReferences::of(Addr object) cons
   return it == by_object_.end() ? none : it->second;
 }
 
+std::vector<LockObject> lock_objects(MemoryReader& memory, const PythonState& state, const std::vector<Addr>& objects,
+                                     const LockReferences* references) {
+  std::vector<LockObject> out;
+  auto layout = detail::layout_of(memory, state);
+  const LockLayout* locks = lock_layout_for(state.major, state.minor);
+  if (!layout || !locks) return out;
+  std::optional<LockReferences> own;
+  if (!references) references = &own.emplace(memory, state);
+  LockWaitOptions opts;
+  LockFinder finder(memory, *layout, *locks, opts);
+  for (Addr a : objects) {
+    if (out.size() >= kMaxLockObjects) break;
+    LockObject o;
+    o.object = a;
+    auto type = finder.type_name(a);
+    if (type && finder.is_threading_lock_type(*type)) {
+      o.type_name = *type;
+      if (locks->object_refcnt >= 0) o.refcount = memory.read_value<std::uint64_t>(a + locks->object_refcnt);
+      o.alive = o.refcount && *o.refcount >= 1 && *o.refcount < (std::uint64_t{1} << 31);
+      auto f = finder.facts(a, *type);
+      o.locked = f.locked;
+      if (*type == locks->rlock_type && f.owner && *f.owner) {
+        o.owner_thread_id = f.owner;
+        for (const auto& t : state.threads)
+          if (t.thread_id == *f.owner && t.native_tid) o.owner_tid = t.native_tid;
+      }
+      o.references = references->of(a);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 PyLockWait find_python_lock_wait(Target& target, const PythonState& state, int tid, std::optional<Addr> futex_address,
                                  const LockWaitOptions& opts) {
   std::optional<nptl::PthreadMapper> mapper;  // only when an owner is not a Python thread

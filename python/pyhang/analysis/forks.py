@@ -90,8 +90,8 @@ def _orphaned_locks(a, report, facts, proc, lost):
                                     {"thread": t.tid, "internal": named}))
         elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "python-lock",
-                                    {"thread": t.tid, "address": (b.lock or {}).get("object") or b.address,
-                                     "lost": len(lost)}))
+                                    {"thread": t.tid, "kind": b.kind,
+                                     "address": (b.lock or {}).get("object") or b.address, "lost": len(lost)}))
     a.checked.append(("blocked", {"count": sum(1 for t in report.threads if t.blocked_on)}))
     if internal:
         a.checked.append(("internal-locks", {"locks": list(internal.values())}))

@@ -97,6 +97,10 @@ def from_python(wait):
         b.owners = [wait["owner_tid"]]
         b.owner_source = OwnerSource.LOCK_WORD
         b.lock = {"recursion": wait.get("count")}
+    elif kind == WaitKind.PY_RLOCK and wait.get("owner_thread_id"):
+        # The RLock records its holder's pthread_t, which the decoder did not
+        # map to a thread: settle() looks for it among the threads' struct pthreads.
+        b.lock = {"recursion": wait.get("count"), "owner_ident": wait["owner_thread_id"]}
     elif kind == WaitKind.PY_LOCK:
         b.owner_source = OwnerSource.UNKNOWN
         b.lock = {"suspects": list(wait.get("suspects") or []), "locked": wait.get("locked"),
@@ -198,8 +202,9 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
 
 def wants_thread_bases(b):
     """Whether settle() needs the threads' struct pthreads (sorted_bases()):
-    a buffered I/O lock whose recorded holder the decoder did not map to a TID."""
-    return b is not None and b.kind == WaitKind.PY_BUFFERED_IO and not b.owners and \
+    a buffered I/O lock or an RLock whose recorded holder the decoder did not
+    map to a TID."""
+    return b is not None and b.kind in (WaitKind.PY_BUFFERED_IO, WaitKind.PY_RLOCK) and not b.owners and \
         bool((b.lock or {}).get("owner_ident"))
 
 

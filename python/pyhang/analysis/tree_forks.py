@@ -6,8 +6,25 @@ gdb, no target).
   lock whose owner TID is not a thread of the child but is one of its
   parent's threads (read from the parent's report: live or from its core).
   That thread held the lock when the parent forked; the child's copy is
-  never released.  Not for a process-shared lock: its owner may really be
+  never released.
+- orphaned-lock, variant "parent-owner": a fork child's thread waits on an
+  RLock whose recorded owner (a pthread_t) is no thread of the child (fork
+  zeroes the TID in the descriptors it leaves behind, so the child cannot
+  say whose it was).  The parent is asked about the same address, as for
+  "parent-reference": when it still has a live RLock there, owned by the
+  same pthread_t, which is one of its Python threads, that thread is named:
+  certain, both copies record it.  Not for a process-shared lock: its owner may really be
   the parent's thread now, a wait across processes, not a copy.
+- orphaned-lock, variant "parent-reference": a fork child's thread waits
+  on a threading.Lock that records no owner (the child's own "python-lock"
+  hazard).  Fork keeps addresses: the child's lock at address A was the
+  parent's object at A.  The tree asks the parent what is at A now
+  (lock_objects_wanted, then ProcessEntry.lock_objects: PythonLocks.lock_objects
+  in the parent's gdb); when it is a lock of the same type, alive and still
+  locked, the parent's threads whose innermost frames reference it (inside
+  `with lock:`, or holding it in a variable) are named, as the likely holder
+  is named within one process: likely, not certain.  Anything else there
+  (freed, reused by another object, unlocked, unreadable) names nobody.
 - openmp-after-fork, variant "parent-pool": a fork child's thread is blocked
   inside libgomp and the parent has libgomp's pool threads: the threads the
   child waits for exist only in the parent.
@@ -22,11 +39,14 @@ own.  Every input may be missing (a process not examined, no fork analysis):
 then nothing is concluded from it.
 """
 from pyhang.libraries import GOMP_LIBRARIES, is_one_of
-from pyhang.model.kinds import Confidence, HazardKind
+from pyhang.model.kinds import Confidence, HazardKind, WaitKind
 from pyhang.model.report import Hazard
 
 MAX_CHILDREN_LISTED = 16
 MAX_CONTAINERS = 5
+MAX_LOCK_OBJECTS = 64    # addresses asked of one parent
+# The type a lock object at the child's address must have in the parent.
+LOCK_TYPES = {WaitKind.PY_LOCK: "_thread.lock", WaitKind.PY_RLOCK: "_thread.RLock"}
 
 
 def _who(th):
@@ -61,6 +81,85 @@ def _parent_thread_lock(child, parent, hazard):
     facts.update({"parent_pid": parent.pid, "parent_threads": [_who(t) for t in held],
                   "parent_comm": parent.comm, "processes": [child.pid, parent.pid]})
     return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.CERTAIN, "parent-thread", facts)
+
+
+def _python_lock(hazard):
+    """(address, type) of a child's lock that records no owner, or whose
+    recorded owner (a pthread_t) is no thread of the child; else None."""
+    if hazard.kind != HazardKind.ORPHANED_LOCK:
+        return None
+    f = hazard.facts
+    kind = f.get("kind") or WaitKind.PY_LOCK
+    if hazard.variant == "owner-gone" and (kind != WaitKind.PY_RLOCK or f.get("gone") or not f.get("owner_ident")):
+        return None
+    if hazard.variant not in ("python-lock", "owner-gone"):
+        return None
+    return (f["address"], LOCK_TYPES[kind]) if f.get("address") and kind in LOCK_TYPES else None
+
+
+def lock_objects_wanted(tree):
+    """{parent PID: [address]}: the locks recording no owner (or an owner
+    that is no thread of theirs) that fork children wait on, to look up in
+    their examined parents (at most MAX_LOCK_OBJECTS a parent).  Empty in
+    the common tree: no second look."""
+    by_pid = {p.pid: p for p in tree.processes if p.report is not None}
+    out = {}
+    for p in tree.processes:
+        parent = by_pid.get(p.parent_pid) if p.report is not None and _is_fork_child(p) else None
+        if parent is None:
+            continue
+        for h in p.report.fork_hazards:
+            lock = _python_lock(h)
+            if lock:
+                out.setdefault(parent.pid, set()).add(lock[0])
+    return {pid: sorted(a)[:MAX_LOCK_OBJECTS] for pid, a in out.items()}
+
+
+def _parent_owner(child, parent, hazard):
+    """The child's RLock whose recorded owner is no thread of the child, the
+    same object in the parent owned by the same pthread_t, a parent thread."""
+    lock = _python_lock(hazard)
+    if lock is None or hazard.variant != "owner-gone":
+        return None
+    address, type_name = lock
+    f = hazard.facts
+    seen = (parent.lock_objects or {}).get(address)
+    if not seen or seen.get("type_name") != type_name or not seen.get("alive") or \
+            seen.get("owner_thread_id") != f["owner_ident"]:
+        return None
+    th = parent.report.thread(seen.get("owner_tid"))
+    if th is None:
+        return None
+    facts = {k: f.get(k) for k in ("thread", "kind", "address", "owner_ident")}
+    facts.update({"type": type_name, "parent_pid": parent.pid, "parent_comm": parent.comm,
+                  "parent_threads": [_who(th)], "processes": [child.pid, parent.pid]})
+    return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.CERTAIN, "parent-owner", facts)
+
+
+def _parent_reference(child, parent, hazard):
+    """The child's lock with no owner recorded, the same object locked in
+    the parent and referenced by parent threads."""
+    lock = _python_lock(hazard)
+    if lock is None or hazard.variant != "python-lock":
+        return None
+    address, type_name = lock
+    seen = (parent.lock_objects or {}).get(address)
+    if not seen or seen.get("type_name") != type_name or not seen.get("alive") or seen.get("locked") is not True:
+        return None
+    held = []
+    for r in seen.get("references") or ():
+        th = parent.report.thread(r.get("tid"))
+        b = th.blocked_on if th is not None else None
+        if th is None or (b is not None and b.address == address):   # a parent thread waiting for it too
+            continue
+        held.append(dict(_who(th), references={k: r.get(k) for k in ("function", "file", "line")}))
+    if not held:
+        return None
+    f = hazard.facts
+    facts = {"thread": f.get("thread"), "kind": f.get("kind") or WaitKind.PY_LOCK, "address": address,
+             "type": type_name, "refcount": seen.get("refcount"), "parent_pid": parent.pid,
+             "parent_comm": parent.comm, "parent_threads": held, "processes": [child.pid, parent.pid]}
+    return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.LIKELY, "parent-reference", facts)
 
 
 def _parent_pool(child, parent, hazard):
@@ -116,7 +215,8 @@ def hazards(tree):
         for h in p.report.fork_hazards:
             found = None
             if parent is not None:
-                found = _parent_thread_lock(p, parent, h) or _parent_pool(p, parent, h)
+                found = (_parent_thread_lock(p, parent, h) or _parent_owner(p, parent, h)
+                         or _parent_reference(p, parent, h) or _parent_pool(p, parent, h))
             out.append((p.pid, found or h))
     for pid, children in parents.items():
         h = _cow_children(by_pid[pid], children)

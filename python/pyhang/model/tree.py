@@ -20,6 +20,9 @@ class ProcessEntry:
     report: Report | None = None
     problem: str | None = None      # why it was not examined (exited, zombie, no permission, ...)
     comm: str | None = None
+    # What the process has at the addresses of locks its fork children wait
+    # on ({address: PythonLocks.lock_objects() entry}); None when not asked.
+    lock_objects: dict[int, dict] | None = None
 
 
 @record

@@ -2,7 +2,7 @@
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
 from pyhang.model.kinds import HazardKind
-from pyhang.render.names import ThreadNames, thread_title
+from pyhang.render.names import ThreadNames, lock_reference, thread_title
 
 ADVICE = {
     HazardKind.ORPHANED_LOCK: "start workers with multiprocessing.get_context('spawn') or 'forkserver' "
@@ -20,6 +20,10 @@ ADVICE = {
     HazardKind.COW_REFCOUNT: "keep large read-only data in numpy arrays, pyarrow or a memmap in /dev/shm instead of "
                              "Python lists/dicts/sets: reading a Python object writes its refcount and copies its page",
 }
+
+
+# threading's names of the lock types (LockObject.type_name).
+_LOCK_NAMES = {"_thread.lock": "Lock", "_thread.RLock": "RLock"}
 
 
 def _mb(kb):
@@ -64,6 +68,22 @@ def _orphaned_lock(h, f, names):
                     ", ".join(str(t["tid"]) for t in owners), "it is" if len(owners) == 1 else "they are",
                     _parent_threads(f), _parent(f),
                     "; the lock is glibc's %s" % f["internal"]["name"] if f.get("internal") else "")
+    if h.variant == "parent-owner":
+        return ("%s waits on threading.%s 0x%x; its owner pthread_t 0x%x is no thread of this process: in the "
+                "parent %s the same %s (fork keeps addresses) is still owned by pthread_t 0x%x, which is %s, so that "
+                "thread held it when the parent forked: the copy here is never released") % (
+                    names(f["thread"]), _LOCK_NAMES.get(f["type"], f["type"]), f["address"], f["owner_ident"],
+                    _parent(f), _LOCK_NAMES.get(f["type"], f["type"]), f["owner_ident"], _parent_threads(f))
+    if h.variant == "parent-reference":
+        held = f["parent_threads"]
+        return ("%s waits on threading.%s 0x%x, which records no owner; fork keeps addresses, and in the parent %s "
+                "the object at 0x%x is still a locked threading.%s (refcount %s): %s. %s held the lock when the "
+                "parent forked, most likely: the copy here is never released") % (
+                    names(f["thread"]), _LOCK_NAMES.get(f["type"], f["type"]), f["address"], _parent(f),
+                    f["address"], _LOCK_NAMES.get(f["type"], f["type"]), f.get("refcount"),
+                    "; ".join("%s %s" % (thread_title(t["num"], t["tid"], t.get("name"), t.get("python_name")),
+                                         lock_reference(t["references"])) for t in held),
+                    "It" if len(held) == 1 else "One of them")
     if h.variant == "internal-lock":
         i = f["internal"]
         return ("%s waits on glibc's %s at 0x%x (%s), which fork does not reset; glibc records no owner of it: "

@@ -48,7 +48,7 @@ def owner_text(b, names):
             text += "; %s also reference%s it on the stack" % (
                 ", ".join(names(t) for t in suspects), "s" if len(suspects) == 1 else "")
         return text
-    if k == WaitKind.PY_BUFFERED_IO and not b.owners:
+    if (k == WaitKind.PY_BUFFERED_IO or (k == WaitKind.PY_RLOCK and lock.get("owner_ident"))) and not b.owners:
         ident = lock.get("owner_ident")
         if ident:
             return ("held by pthread_t 0x%x, which is no thread of this process (the lock was inherited across "

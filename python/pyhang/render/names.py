@@ -1,5 +1,6 @@
 """How a thread is named in every sentence pyhang writes, and how an
 object is named by the variable of the program that reaches it."""
+from pyhang.model.report import PythonFrame
 
 
 def thread_label(num, tid):
@@ -50,3 +51,15 @@ def object_name(path):
         return ".".join(p for p in (path["module"], path["variable"], path.get("attribute")) if p)
     return "%s.%s of %s at 0x%x" % (path["variable"], path.get("attribute") or "?", path.get("owner_type") or "?",
                                    path.get("owner") or 0)
+
+
+def python_frame_line(f):
+    return 'File "%s", line %s, in %s' % (f.file, f.line if f.line >= 0 else "?", f.function)
+
+
+def lock_reference(where):
+    """Why a thread whose frame `where` ({function, file, line}, or None when
+    not known) references a Lock is thought to hold it."""
+    site = python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else \
+        "its innermost Python frames"
+    return "references the lock in %s (inside `with lock:`, or holding it in a variable)" % site

@@ -1,11 +1,11 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
-from pyhang.model.report import PythonFrame, Report, ThreadReport, entry_frame
+from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
-from pyhang.render.names import ThreadNames, thread_label, thread_title
+from pyhang.render.names import ThreadNames, lock_reference, python_frame_line, thread_label, thread_title
 
 
 def _lib(path):
@@ -17,10 +17,6 @@ def native_frame_line(i, f):
     return "#%-2d 0x%016x in %s (%s)" % (i, f.pc, name, _lib(f.library))
 
 
-def python_frame_line(f):
-    return 'File "%s", line %s, in %s' % (f.file, f.line if f.line >= 0 else "?", f.function)
-
-
 def thread_header(th: ThreadReport):
     return thread_title(th.gdb_num, th.tid, th.name, th.python_name)
 
@@ -29,10 +25,7 @@ def edge_evidence(e):
     """Why `e.owner` is thought to hold what `e.waiter` waits for."""
     if e.evidence or e.kind != WaitKind.PY_LOCK:
         return e.evidence
-    where = (e.facts or {}).get("references")
-    site = python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else \
-        "its innermost Python frames"
-    return "references the lock in %s (inside `with lock:`, or holding it in a variable)" % site
+    return lock_reference((e.facts or {}).get("references"))
 
 
 def python_status_line(status):

@@ -176,6 +176,9 @@ def tree_json(tree):
         spans = h.facts.get("processes")
         if spans:
             d["processes"] = spans
+        if h.variant == "parent-reference":
+            d["parent_references"] = [dict(t["references"], tid=t["tid"], pid=h.facts["parent_pid"])
+                                      for t in h.facts["parent_threads"]]
         hazards.append(d)
     return {
         "schema": TREE_SCHEMA,

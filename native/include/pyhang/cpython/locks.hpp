@@ -177,6 +177,31 @@ struct FrameSelf {
 std::vector<FrameSelf> frame_selves(MemoryReader& memory, const PythonState& state, int tid,
                                     const LockWaitOptions& opts = {});
 
+// A threading lock object as this process has it, for a fork child that
+// waits on its copy: fork keeps addresses, so the child's lock at address A
+// was the parent's object at A — unless the parent freed it since, or reused
+// the address.  The object here is that lock only if it has the child's
+// type, is alive (a plausible refcount) and is still locked; `references`
+// are the threads whose innermost frames reference it (as a Lock's
+// suspects are found), with the innermost such frame.
+struct LockObject {
+  Addr object = 0;
+  std::string type_name;           // "_thread.lock" | "_thread.RLock"; empty when no threading lock is there
+  std::optional<std::uint64_t> refcount;
+  bool alive = false;              // 1 <= refcount < 2^31: not a freed block
+  std::optional<bool> locked;      // Lock: lockobject.locked; RLock: owner != 0
+  std::optional<std::uint64_t> owner_thread_id;  // RLock: rlock_owner
+  std::optional<int> owner_tid;                  // RLock: the Python thread whose pthread_t that is
+  std::vector<std::pair<int, PyFrame>> references;
+};
+
+// One LockObject for each of `objects`, in order (at most kMaxLockObjects
+// are read; the rest are left out).  `references`: every thread's
+// references read once, made here when null.  Never throws on bad memory.
+inline constexpr std::size_t kMaxLockObjects = 256;
+std::vector<LockObject> lock_objects(MemoryReader& memory, const PythonState& state, const std::vector<Addr>& objects,
+                                     const LockReferences* references = nullptr);
+
 // `state` must come from cpython::inspect(target) with frames (Options::frames);
 // `tid` is the LWP of the thread; `futex_address` the rdi of its futex(2)
 // (from frame 0's registers or /proc/PID/task/TID/syscall).  Without it only

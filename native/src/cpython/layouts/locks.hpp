@@ -23,6 +23,11 @@ struct LockLayout {
   int minor = 0;
   const char* source = "";  // the structs this row was written from
 
+  // PyObject.ob_refcnt (Include/object.h, PyObject_HEAD of a default build):
+  // a live lock object's count is small; pymalloc overwrites a freed block's
+  // first word with its free list's link (Objects/obmalloc.c, pymalloc_free).
+  std::int64_t object_refcnt = -1;
+
   // _thread.lock (threading.Lock, Condition waiters' locks): lockobject
   const char* lock_type = "_thread.lock";
   std::int64_t lock_lock = -1;    // PyThread_type_lock lock_lock: malloc'ed sem_t* (USE_SEMAPHORES)
@@ -47,7 +52,7 @@ struct LockLayout {
 // (3.6's rlock_owner is `long`, 3.7+ `unsigned long`, 3.13 PyThread_ident_t:
 // 8 bytes in all).  3.14 (not covered) makes lockobject hold a PyMutex.
 inline constexpr LockLayout kLockLayouts[] = {
-#define PYHANG_LOCKOBJECTS .lock_lock = 16, .lock_locked = 32, .lock_size = 40, \
+#define PYHANG_LOCKOBJECTS .object_refcnt = 0, .lock_lock = 16, .lock_locked = 32, .lock_size = 40, \
     .rlock_lock = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_size = 48
     {.minor = 6, .source = "3.6 _threadmodule.c lockobject/rlockobject (long rlock_owner)",
      PYHANG_LOCKOBJECTS},
