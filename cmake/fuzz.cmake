@@ -46,9 +46,14 @@ if(PYHANG_FUZZ)
   find_package(Catch2 2 QUIET)
   if(Catch2_FOUND)
     file(GLOB_RECURSE PYHANG_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/native/tests/*.cpp)
-    add_executable(pyhang_unit_tests ${PYHANG_UNIT_TESTS})
+    # Not part of `all`: a long fuzzing session builds the targets alone;
+    # fuzz_build.cmake names it.
+    add_executable(pyhang_unit_tests EXCLUDE_FROM_ALL ${PYHANG_UNIT_TESTS})
     target_include_directories(pyhang_unit_tests PRIVATE ${CMAKE_SOURCE_DIR}/native/tests)
     target_link_libraries(pyhang_unit_tests PRIVATE pyhang_native_fuzz Catch2::Catch2)
+    # The tests' own code unoptimised: it compiles in less time (the
+    # library under test keeps the build's -O1).
+    target_compile_options(pyhang_unit_tests PRIVATE -O0)
   endif()
   return()
 endif()
