@@ -1,16 +1,19 @@
 # libFuzzer targets of native/fuzz (issue 16).
 #
-# With -DPYHANG_FUZZ=ON (clang only), the build is the fuzz targets alone:
-# the native library and one executable per native/fuzz/fuzz_*.cpp, all
-# under AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal
-# (-fno-sanitize-recover=all), and make_corpus, which writes the seeds of
-# native/fuzz/corpus.
+# With -DPYHANG_FUZZ=ON (clang only), the build is the sanitizer build
+# alone: the native library and one executable per native/fuzz/fuzz_*.cpp,
+# all under AddressSanitizer and UndefinedBehaviorSanitizer, every report
+# fatal (-fno-sanitize-recover=all); make_corpus, which writes the seeds of
+# native/fuzz/corpus; and, when Catch2 is present, the Catch2 unit tests
+# (pyhang_unit_tests) over the same sanitized library.
 #
 # In the normal build with the tests, when clang++ links a libFuzzer
-# program, ctest gets "fuzz: build" (the fuzz targets in <build>/fuzz) and
+# program, ctest gets "fuzz: build" (the sanitizer build in <build>/fuzz),
 # one "fuzz: <target>" per target, a short run on its committed corpus
-# (PYHANG_FUZZ_SECONDS each, 20 by default).  Without clang or libFuzzer
-# the entries are not registered and a status line says why.
+# (PYHANG_FUZZ_SECONDS each, 20 by default), and "sanitizers: unit tests",
+# every Catch2 test under the sanitizers, stack use after return included.
+# Without clang or libFuzzer the entries are not registered and a status
+# line says why.
 
 file(GLOB PYHANG_FUZZ_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/native/fuzz/fuzz_*.cpp)
 
@@ -38,6 +41,20 @@ if(PYHANG_FUZZ)
   add_executable(make_corpus ${CMAKE_SOURCE_DIR}/native/fuzz/make_corpus.cpp)
   target_include_directories(make_corpus PRIVATE ${CMAKE_SOURCE_DIR}/native/tests)
   target_link_libraries(make_corpus PRIVATE pyhang_native_fuzz)
+  # The unit tests over the sanitized library: a dangling reference or an
+  # overflow that a normal build survives by luck stops them here.
+  find_package(Catch2 2 QUIET)
+  if(Catch2_FOUND)
+    file(GLOB_RECURSE PYHANG_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/native/tests/*.cpp)
+    # Not part of `all`: a long fuzzing session builds the targets alone;
+    # fuzz_build.cmake names it.
+    add_executable(pyhang_unit_tests EXCLUDE_FROM_ALL ${PYHANG_UNIT_TESTS})
+    target_include_directories(pyhang_unit_tests PRIVATE ${CMAKE_SOURCE_DIR}/native/tests)
+    target_link_libraries(pyhang_unit_tests PRIVATE pyhang_native_fuzz Catch2::Catch2)
+    # The tests' own code unoptimised: it compiles in less time (the
+    # library under test keeps the build's -O1).
+    target_compile_options(pyhang_unit_tests PRIVATE -O0)
+  endif()
   return()
 endif()
 
@@ -64,10 +81,18 @@ if(NOT PYHANG_FUZZ_OK)
 endif()
 
 set(PYHANG_FUZZ_BUILD ${CMAKE_BINARY_DIR}/fuzz)
+set(PYHANG_SANITIZER_ENV "ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:halt_on_error=1"
+                         "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 add_test(NAME "fuzz: build"
   COMMAND ${CMAKE_COMMAND} -DSOURCE=${CMAKE_SOURCE_DIR} -DBUILD=${PYHANG_FUZZ_BUILD}
+          -DFIXTURES=${CMAKE_BINARY_DIR}/testdata
           -DCXX=${PYHANG_CLANGXX} -DCC=${PYHANG_CLANG} -P ${CMAKE_SOURCE_DIR}/cmake/fuzz_build.cmake)
 set_tests_properties("fuzz: build" PROPERTIES FIXTURES_SETUP pyhang_fuzz TIMEOUT 900)
+# Every Catch2 test once, under the sanitizers (the live-target test finds
+# the fixture programs through <build>/fuzz/testdata, a link to <build>/testdata).
+add_test(NAME "sanitizers: unit tests" COMMAND ${PYHANG_FUZZ_BUILD}/pyhang_unit_tests)
+set_tests_properties("sanitizers: unit tests" PROPERTIES FIXTURES_REQUIRED pyhang_fuzz TIMEOUT 600
+                     ENVIRONMENT "${PYHANG_SANITIZER_ENV}")
 foreach(src ${PYHANG_FUZZ_SOURCES})
   get_filename_component(name ${src} NAME_WE)
   string(REGEX REPLACE "^fuzz_" "" corpus ${name})
@@ -79,5 +104,5 @@ foreach(src ${PYHANG_FUZZ_SOURCES})
             ${PYHANG_FUZZ_BUILD}/work/${corpus} ${CMAKE_SOURCE_DIR}/native/fuzz/corpus/${corpus})
   set_tests_properties("fuzz: ${name}" PROPERTIES FIXTURES_REQUIRED pyhang_fuzz
                        TIMEOUT 300
-                       ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1;UBSAN_OPTIONS=print_stacktrace=1")
+                       ENVIRONMENT "${PYHANG_SANITIZER_ENV}")
 endforeach()

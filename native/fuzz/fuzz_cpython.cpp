@@ -8,9 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cpython/layouts/layout.hpp"
-#include "fuzz_input.hpp"
-#include "pyhang/cpython/inspect.hpp"
+#include "cpython_input.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/cpython/threading.hpp"
 
@@ -39,12 +37,8 @@ void read_object(PyObjects& objs, Addr obj) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Input in(data, size);
-  const Layout* layout = layout_for(3, 6 + in.u8() % 8);
-  if (!layout) __builtin_trap();
-  Roots roots;
-  roots.runtime = in.u64();
-  roots.interp_head_var = in.u64();
-  roots.tstate_current_var = in.u64();
+  const Layout* layout = &fuzz::cpython_layout(in);
+  Roots roots = fuzz::cpython_roots(in);
   roots.finalizing_var = in.u64();
   roots.gil_locked_var = in.u64();
   const Addr modules_interp = in.u64();

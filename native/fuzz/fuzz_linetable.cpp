@@ -4,17 +4,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "cpython/layouts/layout.hpp"
-#include "fuzz_input.hpp"
-#include "pyhang/cpython/inspect.hpp"
+#include "cpython_input.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Input in(data, size);
-  const Layout* layout = layout_for(3, 6 + in.u8() % 8);
-  if (!layout) __builtin_trap();
+  const Layout* layout = &fuzz::cpython_layout(in);
   const auto firstlineno = static_cast<int>(in.u32());
   const auto offset = static_cast<std::int64_t>(in.u64());
   auto rest = in.rest();

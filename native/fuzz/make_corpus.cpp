@@ -118,23 +118,48 @@ void linetable_seeds() {
   overflow(10, max, "02000201", "overflow-3.10");
 }
 
+using namespace pyhang::cpython;
+namespace testing = pyhang::cpython::testing;
+
+// A CPython image of one version (its objects) with one interpreter the
+// walkers find from `roots`: through _PyRuntime (3.7+) or the static
+// interp_head and _PyThreadState_Current (3.6).
+struct CpythonImage {
+  testing::Objects o;
+  Roots roots;
+  Addr interp = 0;
+  explicit CpythonImage(int minor) : o(minor) {
+    const Layout& l = o.l;
+    interp = o.img.interpreter(0);
+    if (l.has(l.runtime_interpreters_head)) {
+      roots.runtime = o.img.runtime(interp);
+    } else {
+      roots.interp_head_var = o.img.alloc(8);
+      o.img.put<Addr>(roots.interp_head_var, 0, interp);
+      roots.tstate_current_var = o.img.alloc(8);
+    }
+  }
+  // [u8 version][u64 _PyRuntime][u64 interp_head][u64 _PyThreadState_Current]
+  void header(Output& out) const {
+    out.u8(static_cast<std::uint8_t>(o.l.minor - 6)).u64(roots.runtime).u64(roots.interp_head_var);
+    out.u64(roots.tstate_current_var);
+  }
+  // Everything written into the image, in add_memory()'s format.
+  void memory(Output& out) const {
+    ImageReader reader = o.img.reader();
+    std::vector<std::uint8_t> mem(1 << 21);
+    mem.resize(reader.read_partial(testing::Image::kBase, mem.data(), mem.size()));
+    out.memory(testing::Image::kBase, mem);
+  }
+};
+
 // One interpreter with two threads of two frames each, and sys.modules
 // holding sys and threading (whose _active maps an ident to a Thread).
 void cpython_seed(int minor) {
-  using namespace pyhang::cpython;
-  namespace testing = pyhang::cpython::testing;
-  testing::Objects o(minor);
+  CpythonImage image(minor);
+  testing::Objects& o = image.o;
   testing::Image& img = o.img;
   const Layout& l = o.l;
-  Roots roots;
-  Addr interp = img.interpreter(0);
-  if (l.has(l.runtime_interpreters_head)) {
-    roots.runtime = img.runtime(interp);
-  } else {
-    roots.interp_head_var = img.alloc(8);
-    img.put<Addr>(roots.interp_head_var, 0, interp);
-    roots.tstate_current_var = img.alloc(8);
-  }
   std::vector<Addr> tstates;
   for (int t = 0; t < 2; ++t) {
     Addr outer = img.code("main", "/app/main.py", 1, whole_code(l));
@@ -145,10 +170,10 @@ void cpython_seed(int minor) {
     } else {
       top = img.interpreter_frame(inner, 8, img.interpreter_frame(outer, 2, 0, 0, true));
     }
-    tstates.push_back(img.thread_state(interp, top, 0x7f0000700000 + t * 0x1000, 1000 + t));
+    tstates.push_back(img.thread_state(image.interp, top, 0x7f0000700000 + t * 0x1000, 1000 + t));
   }
-  img.link_threads(interp, tstates);
-  if (roots.tstate_current_var) img.put<Addr>(roots.tstate_current_var, 0, tstates[0]);
+  img.link_threads(image.interp, tstates);
+  if (image.roots.tstate_current_var) img.put<Addr>(image.roots.tstate_current_var, 0, tstates[0]);
 
   Addr thread_type = o.type_with_dict("Thread");
   Addr thread = o.instance(thread_type, {{"name", img.str("worker")}, {"_ident", o.integer(0x7f0000701000)},
@@ -160,15 +185,61 @@ void cpython_seed(int minor) {
   Addr modules = o.dict({{"sys", sys}, {"threading", threading}});
   PythonState st = o.state(modules);
 
-  ImageReader reader = img.reader();
-  std::vector<std::uint8_t> mem(1 << 21);
-  mem.resize(reader.read_partial(testing::Image::kBase, mem.data(), mem.size()));
   Output out;
-  out.u8(static_cast<std::uint8_t>(minor - 6)).u64(roots.runtime).u64(roots.interp_head_var);
-  out.u64(roots.tstate_current_var).u64(roots.finalizing_var).u64(roots.gil_locked_var);
+  image.header(out);
+  out.u64(image.roots.finalizing_var).u64(image.roots.gil_locked_var);
   out.u64(st.threads[0].interp).u64(thread).u64(active).u64(misc).u64(sys);
-  out.memory(testing::Image::kBase, mem);
+  image.memory(out);
   seed("cpython", "3." + std::to_string(minor), out.bytes);
+}
+
+// What names a lock and which threads reach it: __main__'s global
+// `config_lock`, `cache._lock` of an instance __main__ holds, mymod.LOCK,
+// and a lock a thread's frame reaches through its local `self` (a Worker
+// whose `_lock` it is) and its local `lock`.  The thread is found by the
+// walkers and also given as the input's own thread (its frame and code).
+void names_seed(int minor) {
+  CpythonImage image(minor);
+  testing::Objects& o = image.o;
+  testing::Image& img = o.img;
+  const Layout& l = o.l;
+  Addr lock_type = img.type("_thread.lock", 0);
+  Addr config = o.object(lock_type), cached = o.object(lock_type), module_lock = o.object(lock_type);
+  Addr held = o.object(lock_type);
+  Addr worker = o.instance(o.type_with_dict("Worker"), {{"_lock", held}, {"jobs", o.integer(3)}});
+  Addr cache = o.instance(o.type_with_dict("Cache"), {{"_lock", cached}});
+  Addr main = o.module(o.dict({{"config_lock", config}, {"cache", cache}}));
+  Addr mymod = o.module(o.dict({{"LOCK", module_lock}}));
+  PythonState st = o.state(o.dict({{"__main__", main}, {"mymod", mymod}}));
+
+  // Worker.run(self, lock), suspended at its first instruction.
+  Addr code = img.code("Worker.run", "/app/worker.py", 40, whole_code(l));
+  Addr frame;
+  if (l.frame_model == FrameModel::FrameObject) {
+    img.put<Addr>(code, l.code_varnames, o.names({"self", "lock"}));
+    img.put<std::int32_t>(code, l.code_nlocals, 2);
+    frame = img.frame_object(code, 0, 0);
+    img.put<Addr>(frame, l.frame_localsplus, worker);
+    img.put<Addr>(frame, l.frame_localsplus + 8, held);
+  } else {
+    const auto local = static_cast<std::uint8_t>(l.co_fast_local);
+    img.put<Addr>(code, l.code_localsplusnames, o.names({"self", "lock"}));
+    img.put<Addr>(code, l.code_localspluskinds, img.bytes({local, local}));
+    img.put<std::int32_t>(code, l.code_nlocalsplus, 2);
+    frame = img.interpreter_frame(code, 0, 0, 0, true);
+    img.put<Addr>(frame, l.iframe_localsplus, worker);
+    img.put<Addr>(frame, l.iframe_localsplus + 8, held);
+  }
+  Addr tstate = img.thread_state(image.interp, frame, 0x7f0000700000, 1000);
+  img.link_threads(image.interp, {tstate});
+  if (image.roots.tstate_current_var) img.put<Addr>(image.roots.tstate_current_var, 0, tstate);
+
+  Output out;
+  image.header(out);
+  out.u64(st.threads[0].interp).u64(config).u64(cached).u64(module_lock).u64(held);
+  out.u8(1).u64(frame).u64(code);
+  image.memory(out);
+  seed("names", "3." + std::to_string(minor), out.bytes);
 }
 
 // ---- glibc -----------------------------------------------------------------
@@ -213,6 +284,7 @@ int main(int argc, char** argv) {
   elf_and_cfi_seeds();
   linetable_seeds();
   for (int minor = 6; minor <= 13; ++minor) cpython_seed(minor);
+  for (int minor = 6; minor <= 13; ++minor) names_seed(minor);
   glibc_seeds();
   return 0;
 }

@@ -207,9 +207,14 @@ class Reader {
       note(task.problem, "coroutine " + hex(obj) + " unreadable");
       return;
     }
-    std::unordered_set<Addr> seen;
-    for (std::size_t i = 0; i < opts_.max_chain && plausible_pointer(obj) && seen.insert(obj).second; ++i) {
-      if (!is_generator_type(type(obj))) break;
+    // Bounded, and a coroutine met again ends the walk: CPython refuses to
+    // await a coroutine twice, so a loop is stale or garbage memory.
+    detail::ChainGuard guard(opts_.max_chain, "coroutine");
+    while (plausible_pointer(obj) && is_generator_type(type(obj))) {
+      if (auto stop = guard.next(obj); !stop.empty()) {
+        note(task.problem, stop);
+        break;
+      }
       Addr frame = 0;
       std::optional<std::int8_t> gen_state;
       if (al_.gen_frame == GenFrame::Pointer) {

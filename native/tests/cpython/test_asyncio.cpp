@@ -1,8 +1,10 @@
 // The asyncio decoder on synthetic images: C _asyncio.Task objects laid out
 // with the asyncio table (native/src/cpython/layouts/asyncio.hpp) in the
 // task registries of asyncio.tasks, found through sys.modules, for 3.8 -
-// 3.13; garbage registries, unreadable coroutines and fut_waiter cycles give
-// a problem and bounded output, never a crash or a hang.
+// 3.13; suspended coroutines whose frames hold what they await (the
+// coroutine-chain walk); garbage registries, unreadable coroutines, chains
+// that loop and fut_waiter cycles give a problem and bounded output, never a
+// crash or a hang.
 #include <catch2/catch.hpp>
 
 #include "cpython/layouts/asyncio.hpp"
@@ -14,6 +16,7 @@ using namespace pyhang;
 using namespace pyhang::cpython;
 using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::Objects;
+using pyhang::cpython::testing::whole_code_at;
 
 namespace {
 
@@ -24,7 +27,7 @@ enum CState : std::int32_t { kPending = 0, kCancelled = 1, kFinished = 2 };
 
 struct Asyncio : Objects {
   const AsyncioLayout& al;
-  Addr task_type, coro_type, weakref_type, weakset_type, loop_type, error_type;
+  Addr task_type, coro_type, weakref_type, weakset_type, loop_type, error_type, future_type, future_iter_type;
   Addr loop;
 
   explicit Asyncio(int minor)
@@ -36,7 +39,82 @@ struct Asyncio : Objects {
     weakset_type = type_with_dict("WeakSet");
     loop_type = type_with_dict("_UnixSelectorEventLoop");
     error_type = img.type("ValueError", 0);
+    future_type = img.type("_asyncio.Future", 0);
+    img.put<std::int64_t>(future_type, l.type_basicsize, al.fut_size);
+    future_iter_type = img.type("_asyncio.FutureIter", 0);
     loop = instance(loop_type, {});
+  }
+
+  // A C future of this loop, and the iterator `await future` leaves on the
+  // awaiting frame's value stack (futureiterobject).
+  Addr future(CState state) {
+    Addr f = img.alloc(static_cast<std::size_t>(al.fut_size));
+    img.put<Addr>(f, l.object_ob_type, future_type);
+    img.put<Addr>(f, al.fut_loop, loop);
+    img.put<std::int32_t>(f, al.fut_state, state);
+    return f;
+  }
+  Addr future_iter(Addr fut) {
+    Addr it = object(future_iter_type);
+    img.put<Addr>(it, al.futureiter_future, fut);
+    return it;
+  }
+
+  // Byte offset of a suspended coroutine's instruction in its code: line
+  // first + 2 in whole_code_at's table.
+  static constexpr std::int64_t kSuspendedAt = 4;
+
+  // A coroutine suspended in an await inside `function` (code from line
+  // `first`): its first local is `self`, the top of its value stack is
+  // `awaits` (a coroutine, a FutureIter), as CPython leaves a frame
+  // suspended in SEND / YIELD_FROM.  Its frame is gi_frame (<= 3.10) or
+  // embedded (gi_iframe, 3.11+) and has no caller.
+  Addr suspended(const std::string& function, int first, Addr self, Addr awaits) {
+    Addr code = img.code(function, "/app/jobs.py", first, whole_code_at(l, 2));
+    if (al.gen_frame == GenFrame::Pointer) {
+      Addr f = img.frame_object(code, static_cast<int>(kSuspendedAt / l.lasti_unit), 0);
+      img.put<Addr>(f, l.frame_localsplus, self);
+      Addr stack = img.alloc(32);
+      img.put<Addr>(f, l.frame_valuestack, stack);
+      img.put<Addr>(stack, 0, awaits);
+      if (al.stack_top == StackTop::Pointer) {
+        img.put<Addr>(f, al.frame_stacktop, stack + 8);
+      } else {
+        img.put<std::int8_t>(f, al.frame_state, al.suspended);
+        img.put<std::int32_t>(f, al.frame_stackdepth, 1);
+      }
+      Addr c = img.alloc(static_cast<std::size_t>(al.gen_frame_ptr) + 8);
+      img.put<Addr>(c, l.object_ob_type, coro_type);
+      img.put<Addr>(c, al.gen_frame_ptr, f);
+      return c;
+    }
+    Addr c = img.alloc(static_cast<std::size_t>(al.gen_iframe + l.iframe_localsplus) + 16);
+    img.put<Addr>(c, l.object_ob_type, coro_type);
+    img.put<std::int8_t>(c, al.gen_frame_state, al.suspended);
+    Addr f = frame_of(c);
+    img.write_interpreter_frame(f, code, kSuspendedAt, 0, static_cast<int>(l.owner_generator));
+    img.put<Addr>(f, l.iframe_localsplus, self);
+    img.put<Addr>(f, l.iframe_localsplus + 8, awaits);
+    img.put<std::int32_t>(f, al.iframe_stacktop, 2);  // one local, one stack item
+    return c;
+  }
+  Addr frame_of(Addr coro) const {
+    return al.gen_frame == GenFrame::Pointer ? img.get<Addr>(coro, al.gen_frame_ptr) : coro + al.gen_iframe;
+  }
+  // What a suspended() coroutine awaits, changed after the fact (cycles).
+  void set_awaits(Addr coro, Addr awaits) {
+    Addr f = frame_of(coro);
+    if (al.gen_frame == GenFrame::Pointer) img.put<Addr>(img.get<Addr>(f, l.frame_valuestack), 0, awaits);
+    else img.put<Addr>(f, l.iframe_localsplus + 8, awaits);
+  }
+  // A value-stack depth no suspended frame has (a million items).
+  void set_implausible_depth(Addr coro) {
+    Addr f = frame_of(coro);
+    switch (al.stack_top) {
+      case StackTop::Pointer: img.put<Addr>(f, al.frame_stacktop, img.get<Addr>(f, l.frame_valuestack) + 8 * (1 << 20)); break;
+      case StackTop::FrameDepth: img.put<std::int32_t>(f, al.frame_stackdepth, 1 << 20); break;
+      case StackTop::IframeIndex: img.put<std::int32_t>(f, al.iframe_stacktop, 1 << 20); break;
+    }
   }
 
   // A coroutine whose frame is gone (gi_frame NULL; 3.11+: gi_frame_state
@@ -271,5 +349,143 @@ TEST_CASE("a cycle of fut_waiter links is read one link per task, bounded; a tas
     REQUIRE(self->awaits);
     CHECK(self->awaits->object == ts);
     CHECK(self->problem == "task " + hex(ts) + " awaits itself");
+  }
+}
+
+TEST_CASE("a task's coroutine chain is read from suspended frames: a task awaiting a coroutine awaiting a future "
+          "gives both frames innermost first with their lines, the innermost frame's self and the future, 3.8 - 3.13",
+          "[asyncio][chain]") {
+  for (int minor : kMinors) {
+    INFO("3." << minor);
+    Asyncio a(minor);
+    Addr fut = a.future(kPending);
+    Addr client = a.instance(a.type_with_dict("Client"), {});
+    Addr inner = a.suspended("Client.fetch", 40, client, a.future_iter(fut));
+    Addr outer = a.suspended("main", 10, a.none, inner);
+    Addr t = a.task(a.img.str("main-task"), kPending, outer, fut);
+    auto st = a.state_with(a.weakset({t}));
+    auto mem = a.img.reader();
+    auto out = asyncio_state(mem, st);
+    CHECK(out.problem.empty());
+    REQUIRE(out.tasks.size() == 1);
+    const PyTaskInfo& task = out.tasks[0];
+    CHECK(task.problem.empty());
+    REQUIRE(task.stack.size() == 2);
+    // The lines come from each code's line table, read through the frame
+    // walker's options: '?' (-1) here is what a dangling reference to them gave.
+    CHECK(task.stack[0].function == "Client.fetch");
+    CHECK(task.stack[0].file == "/app/jobs.py");
+    CHECK(task.stack[0].line == 42);
+    CHECK(task.stack[0].frame == a.frame_of(inner));
+    CHECK(task.stack[1].function == "main");
+    CHECK(task.stack[1].line == 12);
+    CHECK(task.stack[1].frame == a.frame_of(outer));
+    CHECK(task.innermost_self == client);
+    CHECK(task.innermost_self_type == "Client");
+    REQUIRE(task.awaits);
+    CHECK(task.awaits->object == fut);
+    CHECK(task.awaits->type == "_asyncio.Future");
+    CHECK(task.awaits->state == FutureState::Pending);
+    CHECK(task.awaits->loop == a.loop);
+  }
+}
+
+TEST_CASE("a coroutine chain that loops ends at the first coroutine met again and says so; a chain longer than "
+          "max_chain stops there and says so, 3.8 - 3.13",
+          "[asyncio][chain]") {
+  for (int minor : kMinors) {
+    INFO("3." << minor);
+    Asyncio a(minor);
+    // A awaits B awaits A (CPython refuses this: the memory is stale), and C awaits itself.
+    Addr ca = a.suspended("a", 10, a.none, 0);
+    Addr cb = a.suspended("b", 20, a.none, ca);
+    a.set_awaits(ca, cb);
+    Addr cc = a.suspended("c", 30, a.none, 0);
+    a.set_awaits(cc, cc);
+    // A chain of 10 coroutines, read with max_chain 4.
+    Addr deep = a.future_iter(a.future(kPending));
+    for (int i = 0; i < 10; ++i) deep = a.suspended("level" + std::to_string(i), 100 + 10 * i, a.none, deep);
+    Addr ta = a.task(a.img.str("A"), kPending, ca, 0);
+    Addr tc = a.task(a.img.str("C"), kPending, cc, 0);
+    Addr td = a.task(a.img.str("D"), kPending, deep, 0);
+    auto st = a.state_with(a.weakset({ta, tc, td}));
+    auto mem = a.img.reader();
+    AsyncioOptions opts;
+    opts.max_chain = 4;
+    auto out = asyncio_state(mem, st, opts);
+    REQUIRE(out.tasks.size() == 3);
+    const PyTaskInfo* loop2 = by_object(out, ta);
+    REQUIRE(loop2);
+    REQUIRE(loop2->stack.size() == 2);
+    CHECK(loop2->stack[0].function == "b");
+    CHECK(loop2->stack[1].function == "a");
+    CHECK(loop2->problem == "coroutine chain loops at " + hex(ca));
+    const PyTaskInfo* loop1 = by_object(out, tc);
+    REQUIRE(loop1);
+    REQUIRE(loop1->stack.size() == 1);
+    CHECK(loop1->stack[0].function == "c");
+    CHECK(loop1->stack[0].line == 32);
+    CHECK(loop1->problem == "coroutine chain loops at " + hex(cc));
+    const PyTaskInfo* bounded = by_object(out, td);
+    REQUIRE(bounded);
+    REQUIRE(bounded->stack.size() == 4);
+    CHECK(bounded->stack[0].function == "level6");  // the four outermost, innermost first
+    CHECK(bounded->stack[3].function == "level9");
+    CHECK(bounded->problem == "stopped after 4 coroutines");
+    // The whole chain within the default bound: ten frames, no problem.
+    auto all = asyncio_state(mem, st);
+    const PyTaskInfo* whole = by_object(all, td);
+    REQUIRE(whole);
+    CHECK(whole->stack.size() == 10);
+    CHECK(whole->stack[0].function == "level0");
+    CHECK(whole->stack[0].line == 102);
+    CHECK(whole->problem.empty());
+  }
+}
+
+TEST_CASE("garbage in a coroutine chain (an awaited pointer into nothing or to a typeless object, an implausible "
+          "stack depth, an unmapped frame, an unreadable code object) ends the chain with what was read, never a "
+          "crash or a hang, 3.8 - 3.13",
+          "[asyncio][chain]") {
+  for (int minor : kMinors) {
+    INFO("3." << minor);
+    Asyncio a(minor);
+    Addr into_nothing = a.suspended("unmapped_await", 10, a.none, Image::kUnmapped);
+    Addr typeless = a.suspended("typeless_await", 20, a.none, a.img.alloc(64));
+    Addr deep_stack = a.suspended("deep_stack", 30, a.none, a.suspended("never_reached", 40, a.none, 0));
+    a.set_implausible_depth(deep_stack);
+    // An outer coroutine awaiting one whose frame cannot be read.
+    Addr lost_frame = a.suspended("lost_frame", 50, a.none, 0);
+    if (a.al.gen_frame == GenFrame::Pointer) a.img.put<Addr>(lost_frame, a.al.gen_frame_ptr, Image::kUnmapped);
+    else a.img.put<Addr>(a.frame_of(lost_frame), a.l.iframe_code, Image::kUnmapped);
+    Addr outer = a.suspended("outer", 60, a.none, lost_frame);
+    std::vector<Addr> tasks;
+    for (Addr c : {into_nothing, typeless, deep_stack, outer}) tasks.push_back(a.task(a.img.str("t"), kPending, c, 0));
+    auto st = a.state_with(a.weakset({tasks[0], tasks[1], tasks[2], tasks[3]}));
+    auto mem = a.img.reader();
+    auto out = asyncio_state(mem, st);
+    REQUIRE(out.tasks.size() == 4);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const PyTaskInfo* t = by_object(out, tasks[i]);
+      REQUIRE(t);
+      REQUIRE(t->stack.size() == 1);  // the frame read; nothing past it
+      CHECK(t->stack[0].line == 12 + 10 * static_cast<int>(i));
+      CHECK(t->problem.empty());
+    }
+    const PyTaskInfo* t = by_object(out, tasks[3]);
+    REQUIRE(t);
+    REQUIRE_FALSE(t->stack.empty());
+    CHECK(t->stack.back().function == "outer");
+    CHECK(t->stack.back().line == 62);
+    if (a.al.gen_frame == GenFrame::Pointer) {
+      // <= 3.10: no frame at all behind gi_frame: said, and the chain ends at `outer`
+      CHECK(t->stack.size() == 1);
+      CHECK(t->problem == "coroutine " + hex(lost_frame) + ": frame at " + hex(Image::kUnmapped) + " unreadable");
+    } else {
+      // 3.11+: the embedded frame is there, its code is not: an unknown frame
+      REQUIRE(t->stack.size() == 2);
+      CHECK(t->stack[0].function == "<unknown>");
+      CHECK(t->stack[0].line == -1);
+    }
   }
 }

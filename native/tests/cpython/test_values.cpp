@@ -20,28 +20,15 @@ using pyhang::cpython::testing::Objects;
 namespace {
 
 struct Values : Objects {
-  Addr tuple_type, lock_type, rlock_type, cell_type, type_type;
+  Addr lock_type, rlock_type, cell_type, type_type;
 
   explicit Values(int minor) : Objects(minor) {
-    tuple_type = img.type("tuple", static_cast<std::uint64_t>(l.tpflags_tuple_subclass));
     lock_type = img.type("_thread.lock", 0);
     rlock_type = img.type("_thread.RLock", 0);
     cell_type = img.type("cell", 0);
     type_type = img.type("type", 0);
   }
 
-  Addr tuple(const std::vector<Addr>& items) {
-    Addr o = img.alloc(static_cast<std::size_t>(l.tuple_ob_item) + 8 * items.size());
-    img.put<Addr>(o, l.object_ob_type, tuple_type);
-    img.put<std::int64_t>(o, l.var_ob_size, static_cast<std::int64_t>(items.size()));
-    for (std::size_t i = 0; i < items.size(); ++i) img.put<Addr>(o, l.tuple_ob_item + 8 * i, items[i]);
-    return o;
-  }
-  Addr names(const std::vector<std::string>& ns) {
-    std::vector<Addr> items;
-    for (const auto& n : ns) items.push_back(img.str(n));
-    return tuple(items);
-  }
   // An int of any digits (least significant first).
   Addr big(const std::vector<std::uint32_t>& digits, bool negative) {
     Addr o = img.alloc(static_cast<std::size_t>(l.long_digits) + 4 * digits.size() + 8);

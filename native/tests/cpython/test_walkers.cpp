@@ -10,25 +10,9 @@ using namespace pyhang;
 using namespace pyhang::cpython;
 using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::layout;
+using pyhang::cpython::testing::whole_code_at;
 
 namespace {
-
-// A table whose first entry covers the whole code and says "line first+d".
-std::vector<std::uint8_t> whole_code_at(const Layout& l, int delta) {
-  switch (l.linetable) {
-    case LineTableFormat::Lnotab: return {0, static_cast<std::uint8_t>(delta)};
-    case LineTableFormat::LineTable310: return {254, static_cast<std::uint8_t>(delta)};
-    case LineTableFormat::LocationTable: {
-      std::vector<std::uint8_t> t;
-      for (int i = 0; i < 8; ++i) {  // 8 entries of 8 units, "no column" form
-        t.push_back(0x80 | (13 << 3) | 7);
-        t.push_back(static_cast<std::uint8_t>(i == 0 ? delta << 1 : 0));
-      }
-      return t;
-    }
-  }
-  return {};
-}
 
 // A frame at byte offset 0 of its code, however the layout links frames.
 Addr make_frame(Image& img, Addr code, Addr older) {

@@ -20,6 +20,24 @@ inline const Layout& layout(int minor) {
   return *l;
 }
 
+// A line table whose first entry covers the whole code (64 code units on
+// 3.11+) and says "line first+delta", in the layout's format.
+inline std::vector<std::uint8_t> whole_code_at(const Layout& l, int delta) {
+  switch (l.linetable) {
+    case LineTableFormat::Lnotab: return {0, static_cast<std::uint8_t>(delta)};
+    case LineTableFormat::LineTable310: return {254, static_cast<std::uint8_t>(delta)};
+    case LineTableFormat::LocationTable: {
+      std::vector<std::uint8_t> t;
+      for (int i = 0; i < 8; ++i) {  // 8 entries of 8 units, "no column" form
+        t.push_back(0x80 | (13 << 3) | 7);
+        t.push_back(static_cast<std::uint8_t>(i == 0 ? delta << 1 : 0));
+      }
+      return t;
+    }
+  }
+  return {};
+}
+
 class Image {
  public:
   static constexpr Addr kBase = 0x10000000;
@@ -143,12 +161,17 @@ class Image {
   // `offset` of the code.
   Addr interpreter_frame(Addr code, std::int64_t offset, Addr previous, int owner = 0, bool is_entry = false) {
     Addr f = alloc(static_cast<std::size_t>(l_.iframe_size));
+    write_interpreter_frame(f, code, offset, previous, owner, is_entry);
+    return f;
+  }
+  // The same frame written at `f`, e.g. inside a generator (gi_iframe).
+  void write_interpreter_frame(Addr f, Addr code, std::int64_t offset, Addr previous, int owner = 0,
+                               bool is_entry = false) {
     put<Addr>(f, l_.iframe_code, code);
     put<Addr>(f, l_.iframe_previous, previous);
     put<Addr>(f, l_.iframe_instr, code + l_.code_code_adaptive + offset);
     put<std::int8_t>(f, l_.iframe_owner, static_cast<std::int8_t>(owner));
     if (l_.has(l_.iframe_is_entry)) put<std::uint8_t>(f, l_.iframe_is_entry, is_entry);
-    return f;
   }
 
   // A thread state whose innermost frame is `top`, following the layout's

@@ -31,6 +31,7 @@ struct Objects {
   const ObjectLayout& ol;
   Image img;
   Addr int_type, bool_type, float_type, list_type, dict_type, module_type, none_type, set_type, frozenset_type;
+  Addr tuple_type;
   Addr none;  // the None object
 
   explicit Objects(int minor) : l(layout(minor)), ol(*object_layout_for(3, minor)), img(l) {
@@ -44,6 +45,7 @@ struct Objects {
     none = object(none_type);
     set_type = img.type("set", 0);
     frozenset_type = img.type("frozenset", 0);
+    tuple_type = img.type("tuple", static_cast<std::uint64_t>(l.tpflags_tuple_subclass));
   }
 
   // A type whose instances keep their attributes in a dict at kDictOffset.
@@ -93,6 +95,20 @@ struct Objects {
     img.put<std::int64_t>(o, l.var_ob_size, static_cast<std::int64_t>(items.size()));
     img.put<Addr>(o, l.list_ob_item, storage);
     return o;
+  }
+
+  Addr tuple(const std::vector<Addr>& items) {
+    Addr o = img.alloc(static_cast<std::size_t>(l.tuple_ob_item) + 8 * items.size());
+    img.put<Addr>(o, l.object_ob_type, tuple_type);
+    img.put<std::int64_t>(o, l.var_ob_size, static_cast<std::int64_t>(items.size()));
+    for (std::size_t i = 0; i < items.size(); ++i) img.put<Addr>(o, l.tuple_ob_item + 8 * i, items[i]);
+    return o;
+  }
+  // A tuple of str: a code object's variable names.
+  Addr names(const std::vector<std::string>& ns) {
+    std::vector<Addr> items;
+    for (const auto& n : ns) items.push_back(img.str(n));
+    return tuple(items);
   }
 
   // A set whose table has 8 slots, the keys in the first ones.

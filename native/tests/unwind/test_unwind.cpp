@@ -264,6 +264,15 @@ TEST_CASE("garbage CFI and garbage stacks end with a stop reason, never a crash 
 
 namespace {
 
+// A function that stays a real, separate frame: gcc's noipa; clang has no
+// noipa (it ignores it, and the sanitizers' build inlined the callers of
+// pause() below into one frame), its optnone with noinline does that.
+#if defined(__clang__)
+#define PYHANG_SEPARATE_FRAME __attribute__((noinline, optnone))
+#else
+#define PYHANG_SEPARATE_FRAME __attribute__((noipa))
+#endif
+
 // This function's registers at the instruction after the asm, unwound
 // while its frame is live, next to glibc's backtrace() (libgcc's unwinder).
 struct SelfUnwind {
@@ -271,7 +280,7 @@ struct SelfUnwind {
   std::vector<Addr> libgcc;
 };
 
-__attribute__((noipa)) SelfUnwind unwind_self(Unwinder& u) {
+PYHANG_SEPARATE_FRAME SelfUnwind unwind_self(Unwinder& u) {
   Regs regs;
   PYHANG_CAPTURE_REGS(regs);
   SelfUnwind out;
@@ -284,16 +293,16 @@ __attribute__((noipa)) SelfUnwind unwind_self(Unwinder& u) {
 
 }  // namespace
 
+// A call chain for the child below, each a real, separate frame.
 extern "C" {
-// A call chain for the child below; noipa keeps each a real, separate frame.
-__attribute__((noipa)) int pyhang_unwind_test_level3(int fd) {
+PYHANG_SEPARATE_FRAME int pyhang_unwind_test_level3(int fd) {
   const char c = 'r';
   if (write(fd, &c, 1) != 1) return -1;
   pause();
   return 3;
 }
-__attribute__((noipa)) int pyhang_unwind_test_level2(int fd) { return pyhang_unwind_test_level3(fd) + 2; }
-__attribute__((noipa)) int pyhang_unwind_test_level1(int fd) { return pyhang_unwind_test_level2(fd) + 1; }
+PYHANG_SEPARATE_FRAME int pyhang_unwind_test_level2(int fd) { return pyhang_unwind_test_level3(fd) + 2; }
+PYHANG_SEPARATE_FRAME int pyhang_unwind_test_level1(int fd) { return pyhang_unwind_test_level2(fd) + 1; }
 }
 
 TEST_CASE("this process's own stack unwinds as libgcc's unwinder sees it, and ends at main", "[unwind]") {

@@ -1,0 +1,27 @@
+// The CPython fields of the fuzz targets' inputs (fuzz_input.hpp's Input):
+// the version byte and the roots of the interpreter walk.
+#pragma once
+
+#include "cpython/layouts/layout.hpp"
+#include "fuzz_input.hpp"
+#include "pyhang/cpython/inspect.hpp"
+
+namespace pyhang::fuzz {
+
+// [u8 version]: the layout of 3.6 .. 3.13 it picks.
+inline const cpython::Layout& cpython_layout(Input& in) {
+  const cpython::Layout* layout = cpython::layout_for(3, 6 + in.u8() % 8);
+  if (!layout) __builtin_trap();
+  return *layout;
+}
+
+// [u64 _PyRuntime][u64 interp_head][u64 _PyThreadState_Current]
+inline cpython::Roots cpython_roots(Input& in) {
+  cpython::Roots roots;
+  roots.runtime = in.u64();
+  roots.interp_head_var = in.u64();
+  roots.tstate_current_var = in.u64();
+  return roots;
+}
+
+}  // namespace pyhang::fuzz
