@@ -1,7 +1,7 @@
 """Which Python frames each evaluation-loop frame runs (pyhang.analysis.eval_frames):
 one per call up to 3.10, runs ending at entry frames from 3.11, and no
 pairing at all when the counts disagree."""
-from pyhang.analysis.eval_frames import EVAL_LOOP, pair_runs, python_runs
+from pyhang.analysis.eval_frames import EVAL_LOOP, pair_indices, pair_runs, python_runs
 
 
 def frame(name, entry=False):
@@ -26,3 +26,13 @@ def test_counts_that_disagree_pair_nothing_rather_than_something_wrong():
     assert pair_runs(["nanosleep", EVAL_LOOP, "start_thread"], frames) == {}
     assert pair_runs(["nanosleep", EVAL_LOOP, EVAL_LOOP, EVAL_LOOP], frames) == {}
     assert pair_runs(["nanosleep", "main"], []) == {}
+
+
+def test_one_frame_object_repeated_in_a_stack_is_paired_by_its_positions():
+    # Equal frames are one shared object (python_frames(shared=True)): recursion repeats it.
+    recurse = frame("descend")
+    frames = [recurse, recurse, recurse]
+    assert pair_indices(["wait", EVAL_LOOP, EVAL_LOOP, EVAL_LOOP], frames) == {1: [0], 2: [1], 3: [2]}
+    entry = frame("descend", True)
+    assert pair_indices(["wait", EVAL_LOOP, "call", EVAL_LOOP], [recurse, entry, recurse, entry]) == {
+        1: [0, 1], 3: [2, 3]}

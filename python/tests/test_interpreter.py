@@ -76,3 +76,33 @@ def test_the_stub_lists_every_member_of_every_enum():
         if isinstance(node, ast.ClassDef) and any(getattr(b, "id", "") == "_Named" for b in node.bases):
             listed = {t.id for stmt in node.body if isinstance(stmt, ast.Assign) for t in stmt.targets}
             assert listed == set(getattr(native, node.name).__members__), node.name
+
+
+def test_a_threads_frames_are_a_sequence_of_frame_dicts_made_when_asked():
+    from pyhang.model import snapshot as snapshots
+    import json
+    with harness.python_scenario(sys.executable, "py_locks.py") as s:
+        state = native.Interpreter(native.Target.live(s.pid)).state()
+    # The Interpreter is gone: the frames keep what they need alive.
+    threads = [t for t in state["threads"] if t["frames"]]
+    assert len(threads) >= 3
+    keys_seen = {}
+    for t in threads:
+        frames = t["frames"]
+        every = frames.list()
+        assert len(frames) == len(every) and bool(frames)
+        assert list(frames) == every and frames == every
+        assert frames[0] == every[0] and frames[-1] == every[-1]
+        assert frames[1:3] == every[1:3] and frames[::-1] == every[::-1]
+        with pytest.raises(IndexError):
+            frames[len(every)]
+        assert set(every[0]) == {"function", "file", "line", "entry_frame", "frame", "code"}
+        keys = frames.keys()
+        assert keys == [(f["function"], f["file"], f["line"], f["entry_frame"]) for f in every]
+        for k in keys:
+            assert keys_seen.setdefault(k, k) is k  # one tuple for equal frames, across threads
+    # threading's bootstrap frames are the same in every thread it started
+    assert any(k[0].endswith("_bootstrap") for k in keys_seen)
+    # a snapshot holds plain lists
+    plain = json.loads(json.dumps(snapshots._plain_python(state)))
+    assert [t["frames"] for t in plain["threads"] if t["frames"]] == [t["frames"].list() for t in threads]

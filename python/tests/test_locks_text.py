@@ -48,3 +48,18 @@ def test_an_object_is_named_by_the_global_or_the_instance_attribute_that_reaches
                         "owner": 0x10}) == "mymod.pool._lock"
     assert object_name({"module": None, "variable": "self", "attribute": "_lock", "owner_type": "Cache",
                         "owner": 0x7f00aa, "tid": 5, "function": "Cache.get"}) == "self._lock of Cache at 0x7f00aa"
+
+
+def test_names_are_asked_only_for_what_a_wait_can_carry():
+    from pyhang.analysis.locks import named_objects
+    from pyhang.model.kinds import WaitKind
+    native_lock = {"kind": "semaphore", "address": 0x1000}
+    # A Condition.wait: the Condition, never the waiter lock (a local no variable of the program holds)
+    # nor the futex word inside it (no Python object starts there).
+    condition = {"kind": WaitKind.PY_CONDITION, "object": 0x2000, "condition": 0x3000}
+    assert named_objects(native_lock, condition, None) == [0x3000]
+    lock = {"kind": WaitKind.PY_LOCK, "object": 0x2000, "join_self": 0x4000}
+    assert named_objects(native_lock, lock, {"self": 0x5000}) == [0x2000, 0x4000, 0x5000]
+    # A native lock with no Python lock over it keeps its own address.
+    assert named_objects(native_lock, None, None) == [0x1000]
+    assert named_objects(None, None, None) == []

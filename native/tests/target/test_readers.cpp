@@ -52,6 +52,24 @@ TEST_CASE("page cache returns the same bytes as its source, across page boundari
   CHECK(cached.stats().cache_misses == before);
 }
 
+TEST_CASE("a scan reads past the page cache: the same bytes, nothing kept") {
+  auto image = std::make_shared<ImageReader>();
+  auto bytes = pattern(4 * 4096, 2);
+  image->add(0x40000, bytes);
+  CachedReader cached(image);
+  CHECK(&cached.uncached() == image.get());
+  CHECK(&image->uncached() == image.get());  // a reader with no cache is its own
+  std::vector<std::uint8_t> buf(bytes.size());
+  REQUIRE(cached.uncached().read_partial(0x40000, buf.data(), buf.size()) == buf.size());
+  CHECK(buf == bytes);
+  CHECK(cached.stats().cache_misses == 0);
+  // Cores are read straight from their mapping: no cache in front of them.
+  auto core = write_temp(build_core(CoreSpec{}), "uncached.core");
+  auto target = Target::core(core);
+  CHECK(&target->memory().uncached() == &target->memory());
+  std::filesystem::remove(core);
+}
+
 TEST_CASE("a read running into unreadable memory returns the readable prefix") {
   auto image = std::make_shared<ImageReader>();
   image->add(0x20000, pattern(4096, 3));  // next page absent

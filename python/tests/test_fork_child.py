@@ -1,0 +1,45 @@
+"""analysis.forks.is_child: the collection asks it before reading the large
+containers of every module (a fork child is the one process they matter in),
+so it must agree with analyse() on every kind of evidence."""
+import pytest
+
+from pyhang.analysis.forks import analyse, is_child
+from pyhang.model.report import PythonFrame, Report, TargetInfo, ThreadReport
+
+
+def report(*stacks):
+    r = Report(target=TargetInfo(kind="live", pid=100))
+    for tid, frames in enumerate(stacks, start=100):
+        r.threads.append(ThreadReport(tid=tid, gdb_num=tid - 99, python_frames=[PythonFrame(*f) for f in frames]))
+    return r
+
+
+LAUNCH = [("worker", "/app/w.py", 3), ("BaseProcess._bootstrap", "/usr/lib/python3.11/multiprocessing/process.py", 314),
+          ("Popen._launch", "/usr/lib/python3.11/multiprocessing/popen_fork.py", 71),
+          ("<module>", "/app/main.py", 9)]
+PLAIN = [("serve", "/app/server.py", 40), ("<module>", "/app/server.py", 60)]
+
+CASES = {
+    "nothing": (report(PLAIN), {}),
+    "proc: same address space as the parent": (
+        report(PLAIN), {"process": {"same_address_space": True, "ppid": 7, "address_space_evidence": "maps"}}),
+    "proc: another program": (report(PLAIN), {"process": {"same_address_space": False, "ppid": 7}}),
+    "multiprocessing: a forked process object": (
+        report(PLAIN), {"python": {"current_process_type": "ForkProcess", "parent_pid": 7}}),
+    "multiprocessing: the main process": (report(PLAIN), {"python": {"current_process_type": "_MainProcess"}}),
+    "fork bootstrap frames": (report(PLAIN, LAUNCH), {}),
+    "descriptors of threads that ran at fork": (report(PLAIN), {"descriptors": [{"address": 1, "exited": False}]}),
+    "descriptors of exited threads only": (report(PLAIN), {"descriptors": [{"address": 1, "exited": True}]}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_is_child_says_what_the_fork_analysis_concludes(case):
+    rep, facts = CASES[case]
+    assert is_child(rep, facts) == analyse(rep, facts).child
+
+
+def test_each_kind_of_evidence_alone_makes_a_child_and_none_makes_none():
+    children = {c for c, (rep, facts) in CASES.items() if is_child(rep, facts)}
+    assert children == {"proc: same address space as the parent", "multiprocessing: a forked process object",
+                        "fork bootstrap frames", "descriptors of threads that ran at fork"}
