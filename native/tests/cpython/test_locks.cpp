@@ -1,189 +1,20 @@
 // The Python lock a blocked thread waits on, on synthetic memory images laid
 // out with the generated tables and the hand-written lock object table:
 // locks in a frame's locals, bound methods on its stack, RLock owners,
-// a Condition's _lock from its instance dict; the internal lock of buffered
-// I/O objects and its recorded owner; garbage gives nothing.
+// a Condition's _lock from its instance dict, joins; the internal lock of
+// buffered I/O objects and its recorded owner; garbage gives nothing.
 #include <catch2/catch.hpp>
 
 #include <random>
 
-#include "cpython/layouts/locks.hpp"
-#include "cpython/layouts/objects.hpp"
 #include "pyhang/cpython/locks.hpp"
-#include "support/cpython_image.hpp"
+#include "support/python_locks_world.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
 using pyhang::cpython::testing::Image;
-using pyhang::cpython::testing::layout;
-
-namespace {
-
-constexpr int kSlots = 6;  // 3 locals + stack of 3
-
-struct World {
-  const Layout& l;
-  const LockLayout& ll;
-  const ObjectLayout& ol;
-  Image img;
-  Addr interp = 0, runtime = 0, interp_head_var = 0;
-  Addr lock_type = 0, rlock_type = 0, cfunc_type = 0, cond_type = 0, dict_type = 0;
-  std::vector<Addr> tstates;
-
-  explicit World(int minor) : l(layout(minor)), ll(*lock_layout_for(3, minor)), ol(*object_layout_for(3, minor)), img(l) {
-    interp = img.interpreter(0);
-    if (l.has(l.runtime_interpreters_head)) {
-      runtime = img.runtime(interp);
-    } else {
-      interp_head_var = img.alloc(8);
-      img.put<Addr>(interp_head_var, 0, interp);
-    }
-    lock_type = img.type("_thread.lock", 0);
-    rlock_type = img.type("_thread.RLock", 0);
-    cfunc_type = img.type("builtin_function_or_method", 0);
-    dict_type = img.type("dict", static_cast<std::uint64_t>(l.tpflags_dict_subclass));
-    cond_type = img.type("Condition", 0);
-  }
-
-  Addr sem() { return img.alloc(32); }
-  Addr lock(Addr sem, bool locked) {
-    Addr o = img.alloc(static_cast<std::size_t>(ll.lock_size));
-    img.put<Addr>(o, l.object_ob_type, lock_type);
-    img.put<Addr>(o, ll.lock_lock, sem);
-    img.put<std::uint8_t>(o, ll.lock_locked, locked);
-    return o;
-  }
-  Addr rlock(Addr sem, std::uint64_t owner, std::uint64_t count) {
-    Addr o = img.alloc(static_cast<std::size_t>(ll.rlock_size));
-    img.put<Addr>(o, l.object_ob_type, rlock_type);
-    img.put<Addr>(o, ll.rlock_lock, sem);
-    img.put<std::uint64_t>(o, ll.rlock_owner, owner);
-    img.put<std::uint64_t>(o, ll.rlock_count, count);
-    return o;
-  }
-  Addr bound_method(Addr self) {
-    Addr m = img.alloc(64);
-    img.put<Addr>(m, l.object_ob_type, cfunc_type);
-    img.put<Addr>(m, l.cfunction_self, self);
-    return m;
-  }
-  // A combined dict {name: value} (tp_dictoffset style instance dict).
-  Addr dict(const std::string& name, Addr value) {
-    Addr keys = img.alloc(256);
-    Addr entries;
-    if (l.has(l.dictkeys_nentries)) {  // 3.11+: from the generated table
-      img.put<std::uint8_t>(keys, l.dictkeys_log2_size, 3);
-      img.put<std::uint8_t>(keys, l.dictkeys_log2_index_bytes, 3);
-      img.put<std::uint8_t>(keys, l.dictkeys_kind, static_cast<std::uint8_t>(l.dictkeys_kind_general));
-      img.put<std::int64_t>(keys, l.dictkeys_nentries, 2);
-      entries = keys + l.dictkeys_indices + 8;
-    } else {
-      img.put<std::int64_t>(keys, ol.dk_size, 8);
-      img.put<std::int64_t>(keys, ol.dk_nentries, 2);
-      entries = keys + ol.dk_indices + 8;
-    }
-    std::int64_t esize = l.has(l.dictentry_size) ? l.dictentry_size : ol.entry_size;
-    std::int64_t ekey = l.has(l.dictentry_key) ? l.dictentry_key : ol.entry_key;
-    std::int64_t evalue = l.has(l.dictentry_value) ? l.dictentry_value : ol.entry_value;
-    img.put<Addr>(entries, ekey, img.str("_waiters"));
-    img.put<Addr>(entries, evalue, img.str("not a lock"));
-    img.put<Addr>(entries + esize, ekey, img.str(name));
-    img.put<Addr>(entries + esize, evalue, value);
-    Addr d = img.alloc(64);
-    img.put<Addr>(d, l.object_ob_type, dict_type);
-    img.put<Addr>(d, l.dict_ma_keys, keys);
-    img.put<Addr>(d, l.dict_ma_values, 0);
-    return d;
-  }
-  // A threading.Condition whose instance dict (at tp_dictoffset) holds _lock.
-  Addr condition(Addr lock) {
-    img.put<std::int64_t>(cond_type, l.type_dictoffset, 16);
-    Addr c = img.alloc(32);
-    img.put<Addr>(c, l.object_ob_type, cond_type);
-    img.put<Addr>(c, 16, dict("_lock", lock));
-    return c;
-  }
-
-  // A frame of `function` in `file` whose locals + stack are `slots`.
-  Addr frame(const std::string& function, const std::string& file, const std::vector<Addr>& slots, Addr older) {
-    Addr code = img.code(function, file, 1, {});
-    img.put<std::int32_t>(code, l.code_stacksize, kSlots / 2);
-    if (l.has(l.code_nlocalsplus)) img.put<std::int32_t>(code, l.code_nlocalsplus, kSlots / 2);
-    img.put<std::int32_t>(code, l.code_nlocals, kSlots / 2);
-    Addr f;
-    std::int64_t localsplus;
-    if (l.frame_model == FrameModel::FrameObject) {
-      f = img.alloc(static_cast<std::size_t>(l.frame_size) + kSlots * 8);
-      img.put<Addr>(f, l.frame_code, code);
-      img.put<Addr>(f, l.frame_back, older);
-      localsplus = l.frame_localsplus;
-      img.put<Addr>(f, l.frame_valuestack, f + localsplus + (kSlots / 2) * 8);
-    } else {
-      f = img.alloc(static_cast<std::size_t>(l.iframe_size) + kSlots * 8);
-      img.put<Addr>(f, l.iframe_code, code);
-      img.put<Addr>(f, l.iframe_previous, older);
-      img.put<Addr>(f, l.iframe_instr, code + l.code_code_adaptive);
-      localsplus = l.iframe_localsplus;
-    }
-    for (std::size_t i = 0; i < slots.size() && i < kSlots; ++i) img.put<Addr>(f, localsplus + 8 * i, slots[i]);
-    return f;
-  }
-  void thread(Addr top, std::uint64_t pthread, int tid) { tstates.push_back(img.thread_state(interp, top, pthread, tid)); }
-
-  PythonState inspect() {
-    img.link_threads(interp, tstates);
-    Roots r;
-    r.runtime = runtime;
-    r.interp_head_var = interp_head_var;
-    auto mem = img.reader();
-    auto st = inspect_memory(mem, l, r);
-    st.major = 3;
-    st.minor = l.minor;
-    // 3.6/3.7 keep no native TID in the thread state: inspect() maps
-    // pthread_t → TID through libc; do it here by hand.
-    for (std::size_t i = 0; i < st.threads.size(); ++i)
-      if (!st.threads[i].native_tid) st.threads[i].native_tid = static_cast<int>(100 + i);
-    return st;
-  }
-  PyLockWait wait(const PythonState& st, int tid, std::optional<Addr> futex, const LockWaitOptions& opts = {}) {
-    auto mem = img.reader();
-    return find_python_lock_wait_memory(mem, st, tid, futex, opts);
-  }
-  // An _io.BufferedWriter (or another buffered type) whose lock is `sem`, held by `owner` (0: free).
-  Addr buffered(const std::string& type, Addr sem, std::uint64_t owner) {
-    const BufferedLayout& bl = *buffered_layout_for(3, l.minor);
-    Addr o = img.alloc(static_cast<std::size_t>(bl.size));
-    img.put<Addr>(o, l.object_ob_type, img.type(type, 0));
-    img.put<Addr>(o, bl.lock, sem);
-    img.put<std::uint64_t>(o, bl.owner, owner);
-    return o;
-  }
-  // An _io.TextIOWrapper over `buffer`.
-  Addr text_io(Addr buffer) {
-    const BufferedLayout& bl = *buffered_layout_for(3, l.minor);
-    Addr o = img.alloc(64);
-    img.put<Addr>(o, l.object_ob_type, img.type("_io.TextIOWrapper", 0));
-    img.put<Addr>(o, bl.textio_buffer, buffer);
-    return o;
-  }
-  // A threading.Thread (only its address matters here).
-  Addr thread_object() {
-    Addr t = img.alloc(64);
-    img.put<Addr>(t, l.object_ob_type, img.type("Thread", 0));
-    return t;
-  }
-  // A method's name as its frame shows it: co_qualname on 3.11+, else co_name.
-  std::string method(const std::string& cls, const std::string& name) const {
-    return l.has(l.code_qualname) ? cls + "." + name : name;
-  }
-};
-
-// TIDs as the World gives them: native_tid where the layout has it, else 100 + index.
-int tid_of(const World& w, int native, int index) {
-  return w.l.has(w.l.tstate_native_thread_id) ? native : 100 + index;
-}
-
-}  // namespace
+using pyhang::cpython::testing::World;
+using pyhang::cpython::testing::tid_of;
 
 TEST_CASE("a Lock in a frame's locals whose sem_t holds the futex is found, in every version", "[cpython][pylocks]") {
   for (int minor = 6; minor <= 13; ++minor) {
@@ -405,61 +236,6 @@ TEST_CASE("join frames outside threading.py, beyond max_frames or with no self g
   }
 }
 
-TEST_CASE("a Lock waited on by one thread and referenced by another thread's frame names that thread and frame "
-          "as suspect",
-          "[cpython][pylocks]") {
-  for (int minor = 6; minor <= 13; ++minor) {
-    INFO("3." << minor);
-    World w(minor);
-    Addr sem = w.sem();
-    Addr lock = w.lock(sem, true);
-    w.thread(w.frame("worker", "/app/work.py", {lock}, 0), 0x7f0000001000, 920);
-    // the holder took the lock in `hold` (`with lock:` keeps lock.__exit__
-    // on its stack) and is now in a callee that does not reference it
-    Addr hold = w.frame("hold", "/app/work.py", {0, 0, 0, w.bound_method(lock)}, 0);
-    Addr callee = w.frame("sleep_a_while", "/app/work.py", {w.lock(w.sem(), false)}, hold);
-    w.thread(callee, 0x7f0000002000, 921);
-    // a thread that references another lock only
-    w.thread(w.frame("idle", "/app/work.py", {w.lock(w.sem(), true)}, 0), 0x7f0000003000, 922);
-    auto st = w.inspect();
-    int waiter = tid_of(w, 920, 0), holder = tid_of(w, 921, 1);
-
-    auto r = w.wait(st, waiter, sem);
-    CHECK(r.kind == PyLockKind::Lock);
-    CHECK(r.owner_source == OwnerSource::Heuristic);
-    CHECK(r.suspects == std::vector<int>{holder});
-    REQUIRE(r.suspect_frames.size() == 1);
-    CHECK(r.suspect_frames[0].frame == hold);
-    CHECK(r.suspect_frames[0].function == "hold");
-    CHECK(r.suspect_frames[0].file == "/app/work.py");
-
-    // every thread's references read once (LockReferences) give the same answer
-    auto mem = w.img.reader();
-    LockReferences refs(mem, st);
-    LockWaitOptions indexed;
-    indexed.references = &refs;
-    auto ri = find_python_lock_wait_memory(mem, st, waiter, sem, indexed);
-    CHECK(ri.suspects == r.suspects);
-    REQUIRE(ri.suspect_frames.size() == 1);
-    CHECK(ri.suspect_frames[0].frame == hold);
-    CHECK(ri.owner_source == OwnerSource::Heuristic);
-
-    // not asked for: neither suspects nor their frames
-    LockWaitOptions none;
-    none.suspects = false;
-    auto q = w.wait(st, waiter, sem, none);
-    CHECK(q.suspects.empty());
-    CHECK(q.suspect_frames.empty());
-    CHECK(q.owner_source == OwnerSource::Unknown);
-    // the holder's reference beyond the frames scanned: no suspect
-    LockWaitOptions one;
-    one.max_frames = 1;
-    auto o = w.wait(st, waiter, sem, one);
-    CHECK(o.suspects.empty());
-    CHECK(o.suspect_frames.empty());
-  }
-}
-
 TEST_CASE("a buffered I/O object whose lock holds the futex is found directly, through a TextIOWrapper or a bound "
           "method, with the owner it records, in every version",
           "[cpython][pylocks]") {
@@ -532,76 +308,5 @@ TEST_CASE("a buffered I/O lock whose recorded owner is no thread of the process 
     v.thread(v.frame("f", "/app/a.py", {mine, text}, 0), 0x7f0000001000, 941);
     auto st2 = v.inspect();
     CHECK(v.wait(st2, tid_of(v, 941, 0), sem2).kind == PyLockKind::None);
-  }
-}
-
-TEST_CASE("lock_objects: a live locked Lock at an address names the threads referencing it; a freed block, another "
-          "object or garbage there is no live lock",
-          "[cpython][pylocks]") {
-  for (int minor = 6; minor <= 13; ++minor) {
-    INFO("3." << minor);
-    World w(minor);
-    Addr held = w.lock(w.sem(), true);
-    w.img.put<std::uint64_t>(held, w.ll.object_refcnt, 2);
-    // a fork parent's holder: `with lock:` keeps lock.__exit__ on its stack; a callee sleeps
-    Addr hold = w.frame("hold", "/app/server.py", {0, 0, 0, w.bound_method(held)}, 0);
-    w.thread(w.frame("sleep_a_while", "/app/server.py", {}, hold), 0x7f0000002000, 921);
-    w.thread(w.frame("idle", "/app/server.py", {}, 0), 0x7f0000003000, 922);
-    // a Lock pymalloc freed: its first word is the free list's link (a block of the same mmap'ed arena), its
-    // type and `locked` byte left as they were
-    Addr freed = w.lock(w.sem(), true);
-    w.img.put<Addr>(freed, w.ll.object_refcnt, 0x7f3a12345040);
-    Addr released = w.lock(w.sem(), false);
-    w.img.put<std::uint64_t>(released, w.ll.object_refcnt, 1);
-    Addr other = w.dict("x", held);
-    auto st = w.inspect();
-    auto mem = w.img.reader();
-    int holder = tid_of(w, 921, 0);
-
-    auto found = lock_objects(mem, st, {held, freed, released, other, 0x10, 0xdead0000beef});
-    REQUIRE(found.size() == 6);
-    CHECK(found[0].object == held);
-    CHECK(found[0].type_name == "_thread.lock");
-    CHECK(found[0].alive);
-    CHECK(found[0].locked == std::optional<bool>(true));
-    REQUIRE(found[0].references.size() == 1);
-    CHECK(found[0].references[0].first == holder);
-    CHECK(found[0].references[0].second.function == "hold");
-    CHECK(found[0].references[0].second.frame == hold);
-    CHECK(found[1].type_name == "_thread.lock");
-    CHECK_FALSE(found[1].alive);
-    CHECK(found[2].alive);
-    CHECK(found[2].locked == std::optional<bool>(false));
-    CHECK(found[2].references.empty());
-    for (std::size_t i = 3; i < found.size(); ++i) {
-      CHECK(found[i].type_name.empty());
-      CHECK_FALSE(found[i].alive);
-      CHECK(found[i].references.empty());
-    }
-    // the last block of its pool's free list: the link is 0
-    Addr last = w.lock(w.sem(), true);
-    w.img.put<std::uint64_t>(last, w.ll.object_refcnt, 0);
-    auto mem2 = w.img.reader();
-    auto l = lock_objects(mem2, st, {last});
-    REQUIRE(l.size() == 1);
-    CHECK(l[0].type_name == "_thread.lock");
-    CHECK_FALSE(l[0].alive);
-    // an RLock: its owner's pthread_t, and the Python thread whose pthread_t that is
-    Addr owned = w.rlock(w.sem(), 0x7f0000002000, 1);
-    Addr orphan = w.rlock(w.sem(), 0x7f00000ff000, 1);
-    auto mem3 = w.img.reader();
-    auto r = lock_objects(mem3, st, {owned, orphan});
-    REQUIRE(r.size() == 2);
-    CHECK(r[0].type_name == "_thread.RLock");
-    CHECK(r[0].locked == std::optional<bool>(true));
-    CHECK(r[0].owner_thread_id == std::optional<std::uint64_t>(0x7f0000002000));
-    CHECK(r[0].owner_tid == std::optional<int>(holder));
-    CHECK(r[1].owner_thread_id == std::optional<std::uint64_t>(0x7f00000ff000));
-    CHECK_FALSE(r[1].owner_tid);
-    // the references read once for the process give the same answer
-    LockReferences refs(mem, st);
-    auto again = lock_objects(mem, st, {held}, &refs);
-    REQUIRE(again.size() == 1);
-    CHECK(again[0].references.size() == 1);
   }
 }
