@@ -178,6 +178,39 @@ def test_fork_pool_task_takes_an_rlock_a_parent_thread_held(scenario):
             assert "which is Thread 2 (LWP %d)" % holder in h["evidence"], (where, h["evidence"])
 
 
+# The layouts at both ends of what pyhang reads (3.6: PyFrameObject chains, 3.13: _PyInterpreterFrame and
+# PyThreadState's new fields); Debian's 3.11 runs the two tests above.
+EDGE_VERSIONS = ("pyenv-3.6.", "pyenv-3.13.")
+
+
+@pytest.mark.parametrize("python", [p for p in harness.interpreter_params()
+                                    if p.id.startswith(EDGE_VERSIONS)])
+@pytest.mark.parametrize("mode", ["lock", "rlock"])
+def test_a_lock_copied_into_fork_workers_names_the_parent_thread_on_stripped_interpreters(scenario, python, mode):
+    # GIVEN a parent thread holding a Lock (or a Condition's RLock) while a fork Pool's task takes it, on a
+    # stripped interpreter
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py"), mode], env=env)
+    workers, holder = s.truth["workers"], harness.role_tid(s, "holds-lock")
+    by_pid = {w["pid"]: w for w in workers}
+    cores = [s.gcore()] + [gcore(s, w["pid"]) for w in workers]
+    # THEN across the tree, live and from one core per process, each worker's lock names the holder thread:
+    # by its reference to the Lock (likely), by the RLock's recorded owner (certain)
+    for where, doc in (("live", tree_json("--tree", "-p", s.pid)), ("cores", tree_json(*cores))):
+        found = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
+        assert sorted(h["pid"] for h in found) == sorted(by_pid), (where, doc["fork_hazards"])
+        for h in found:
+            assert h["threads"] == [by_pid[h["pid"]]["tid"]] and h["processes"] == [h["pid"], s.pid], where
+            assert "0x%x" % s.truth["lock"] in h["evidence"], where
+            if mode == "lock":
+                assert h["confidence"] == "likely", where
+                assert [(r["pid"], r["tid"], r["function"]) for r in h["parent_references"]] == [
+                    (s.pid, holder, "holder")], where
+            else:
+                assert h["confidence"] == "certain", where
+                assert "(LWP %d)" % holder in h["evidence"].split("in the parent PID %d" % s.pid)[1], where
+
+
 def test_openmp_pool_started_before_fork(scenario):
     # GIVEN a C program that ran an OpenMP region, forked, and runs one again in the child
     s = scenario([harness.fixture_path("prog_omp")])
