@@ -360,7 +360,10 @@ def lock_objects(addresses):
     view = PythonView(decoders.python_state())
     if not view.ok:
         return []
-    return decoders.python_locks().lock_objects(sorted(set(addresses)))
+    try:
+        return decoders.python_locks().lock_objects(sorted(set(addresses)))
+    except native.ReaderError:  # nothing can be said of them: the children's hazards stay as they are
+        return []
 
 
 def object_names(stop, threads):
