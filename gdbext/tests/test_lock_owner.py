@@ -11,14 +11,6 @@ import harness
 PY = "/usr/bin/python3.11"
 
 
-def expected_kind(record):
-    if record["lock"].startswith("mutex"):
-        return "mutex"
-    if record["lock"].startswith("rwlock"):
-        return "rwlock-" + record["waiter_mode"]
-    return record["lock"]
-
-
 def start(scenario, program):
     if program == "c":
         return scenario([harness.fixture_path("prog_locks")])
@@ -31,7 +23,7 @@ def check_blocked_on(report, records):
     for r in records:
         b = threads[r["waiter"]]["blocked_on"]
         assert b is not None, r
-        assert b["kind"] == expected_kind(r), (r, b)
+        assert b["kind"] == harness.expected_lock_kind(r), (r, b)
         assert b["address"] == r["address"], (r, b)
         assert b["library"].endswith("liblockfixture.so")
         if r["lock"] in ("semaphore", "condvar", "futex", "rwlock-read-held"):

@@ -71,6 +71,8 @@ def test_gil_holder_and_waiters_when_the_holder_blocks_in_native_code(scenario, 
     s = start(scenario, python, "gil_held_in_native.py", 3)
     holder = next(t["tid"] for t in s.truth["threads"] if t["role"] == "holder")
     waiters = sorted(t["tid"] for t in s.truth["threads"] if t["role"] == "waiter")
+    # (gil-holder first: a core may be the kernel's, which ends the process)
+    text, _ = harness.run_gdb_marked("gil-holder", pid=s.pid)
     for where in ("live", "core"):
         target = {"pid": s.pid} if where == "live" else {"executable": python[0], "core": s.gcore()}
         report = harness.report_json(**target)
@@ -82,7 +84,6 @@ def test_gil_holder_and_waiters_when_the_holder_blocks_in_native_code(scenario, 
         assert states[holder] == "holds"
         assert all(states[w] == "waiting" for w in waiters)
     # AND gil-holder calls out the holder blocked in native code in one line
-    text, _ = harness.run_gdb_marked("gil-holder", pid=s.pid)
     assert "(LWP %d) holds the GIL while blocked in the pause system call" % holder in text, text
 
 
