@@ -1,7 +1,7 @@
 // glibc locks and pthread_t → TID, for lock-owner and the report.
 //
 //   r = LockReader(target)              # or LockReader(target, "2.23") to force a glibc version
-//   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.25-2.42"} | None
+//   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.41+"} | None
 //   r.problem      -> str: why locks cannot be decoded ("" when they can)
 //   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
 //   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc/identify.hpp;
@@ -11,6 +11,7 @@
 //       frames: [{"pc": int, "function": str|None, "library": str|None,
 //                 "rdi": int|None, "rsi": int|None}], frame 0 first
 //   r.pthread_tid(pthread_t) -> int | None
+#include <algorithm>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
@@ -134,9 +135,17 @@ class LockReader {
       version_ = detect_version(target_->space());
     }
     if (version_) {
-      auto row = layouts_for(*version_);
-      if (row) layouts_ = *row;
-      problem_ = row.problem();
+      auto choice = choose_layouts(*version_);
+      if (choice) {
+        layouts_ = choice->row;
+        // A release newer than the newest checked one: usable, and said (never a problem,
+        // which would mark the layouts unknown).
+        const auto& seen = target_->warnings();
+        std::string w = "locks: " + choice->warning;
+        if (!choice->warning.empty() && std::find(seen.begin(), seen.end(), w) == seen.end())
+          target_->add_warning(w);
+      }
+      problem_ = choice.problem();
     } else {
       problem_ = version_.problem();
     }

@@ -1,14 +1,27 @@
 // The glibc lock decoders (mutex, rwlock, semaphore, condvar) of every
 // layout row, and the identification of what a thread blocked in futex(2)
-// waits on.  Input: [u8 layout row][u64 futex address][u32 futex op]
-// [u32 expected value][u8 frames][frames: u8 function, u64 rdi, u64 rsi]
-// [memory (fuzz_input.hpp)].
+// waits on; and libc's libthread_db descriptors: their reader, their checks,
+// the choice of layouts they vouch for, and pthread_t -> TID with them.
+// Input, by the first byte:
+//  - bit 7 clear, locks: [u8 layout row][u64 futex address][u32 futex op]
+//    [u32 expected value][u8 frames][frames: u8 function, u64 rdi, u64 rsi]
+//    [memory (fuzz_input.hpp)];
+//  - 0x80, descriptor words: [u8 0x80][u8 glibc minor][u8 exact][u8 present
+//    bits][tid, dtvp, list_t next, list_t prev: 3 x u32 each][sizeof
+//    pthread, sizeof list_t, const thread area: u32 each][u64 pthread_t]
+//    [memory];
+//  - 0xc0, an ELF file: [u8 0xc0][u8 glibc minor][the file's bytes], whose
+//    .dynsym the descriptor reader and version detection read.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "fuzz_input.hpp"
 #include "pyhang/glibc/identify.hpp"
+#include "pyhang/glibc/nptl.hpp"
+#include "pyhang/glibc/thread_db.hpp"
+#include "pyhang/glibc/version.hpp"
+#include "pyhang/target/elf.hpp"
 
 using namespace pyhang;
 using namespace pyhang::glibc;
@@ -23,12 +36,87 @@ constexpr const char* kFunctions[] = {
     "__pthread_clockjoin_ex", "pthread_join", "__futex_abstimed_wait_common", "futex_wait", "main",
 };
 
+constexpr std::uint8_t kDescriptorWords = 0x80, kElfFile = 0x40;
+
+std::optional<DbDesc> desc(fuzz::Input& in, bool present) {
+  DbDesc d{in.u32(), in.u32(), in.u32()};
+  return present ? std::optional<DbDesc>(d) : std::nullopt;
+}
+
+std::optional<std::uint32_t> word(fuzz::Input& in, bool present) {
+  const std::uint32_t w = in.u32();
+  return present ? std::optional<std::uint32_t>(w) : std::nullopt;
+}
+
+ThreadDb thread_db(fuzz::Input& in) {
+  const std::uint8_t present = in.u8();
+  ThreadDb db;
+  db.library = "libc.so.6";
+  db.pthread_tid = desc(in, present & 1);
+  db.pthread_dtvp = desc(in, present & 2);
+  db.list_t_next = desc(in, present & 4);
+  db.list_t_prev = desc(in, present & 8);
+  db.sizeof_pthread = word(in, present & 16);
+  db.sizeof_list_t = word(in, present & 32);
+  db.const_thread_area = word(in, present & 64);
+  return db;
+}
+
+// What the rest of pyhang does with a version and its descriptors: check
+// them, choose layouts, and decode a condvar with the layouts chosen.
+void use_version(const GlibcVersion& version, MemoryReader& memory, Addr object) {
+  if (version.thread_db) {
+    const ThreadDbCheck check = check_thread_db(*version.thread_db);
+    for (const auto& d : {version.thread_db->pthread_tid, version.thread_db->pthread_dtvp})
+      if (d) (void)describe(*d);
+    (void)check.vouches();
+  }
+  auto choice = choose_layouts(version);
+  if (choice) (void)decode_condvar(memory, object, *choice->row->cond);
+  else (void)choice.problem();
+}
+
+void descriptor_words(fuzz::Input& in) {
+  GlibcVersion version{2, in.u8(), "", "__nptl_version", (in.u8() & 1) != 0};
+  version.thread_db = thread_db(in);
+  const Addr pthread = in.u64();
+  ImageReader memory;
+  fuzz::add_memory(in, memory);
+  use_version(version, memory, pthread);
+  if (const auto& tid = version.thread_db->pthread_tid) {
+    (void)tid_descriptor_problem(*tid);
+    (void)nptl::pthread_tid_from_layout(memory, pthread, {tid->size_bits, tid->count, tid->offset});
+  }
+}
+
+void elf_file(fuzz::Input& in) {
+  const int minor = in.u8();
+  auto bytes = in.rest();
+  std::shared_ptr<ElfFile> elf;
+  try {
+    elf = ElfFile::from_image(FileImage::from_bytes({bytes.begin(), bytes.end()}, "libc.so.6"));
+  } catch (const Error&) {
+    return;  // not an ELF file pyhang reads: refused, as it must be
+  }
+  ImageReader none;
+  GlibcVersion given{2, minor, "", "given", true};
+  given.thread_db = read_thread_db(*elf);
+  use_version(given, none, 0x1000);
+  if (auto detected = detect_version(*elf)) use_version(*detected, none, 0x1000);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Input in(data, size);
+  const std::uint8_t first = in.u8();
+  if (first & kDescriptorWords) {
+    if (first & kElfFile) elf_file(in);
+    else descriptor_words(in);
+    return 0;
+  }
   const auto& rows = all_layouts();
-  const Layouts& layouts = rows[in.u8() % rows.size()];
+  const Layouts& layouts = rows[first % rows.size()];
   const Addr futex = in.u64();
   const std::uint32_t op = in.u32();
   const std::uint32_t value = in.u32();

@@ -251,6 +251,58 @@ LockInfo decode_semaphore(MemoryReader& mem, Addr addr, const SemLayout& l) {
 
 // ---- condvar -----------------------------------------------------------------
 
+namespace {
+
+// The raw 2.25+ fields, for display; __g_refs only where the layout has it.
+void condvar_modern_fields(const Bytes& b, const CondLayout& l, LockInfo& info) {
+  info.fields = {{"__wseq", static_cast<std::int64_t>(b.u64(l.wseq))},
+                 {"__g1_start", static_cast<std::int64_t>(b.u64(l.g1_start))}};
+  if (l.g_refs != kNoField) {
+    info.fields.push_back({"__g_refs[0]", b.u32(l.g_refs)});
+    info.fields.push_back({"__g_refs[1]", b.u32(l.g_refs + 4)});
+  }
+  info.fields.insert(info.fields.end(), {{"__g_size[0]", b.u32(l.g_size)},
+                                         {"__g_size[1]", b.u32(l.g_size + 4)},
+                                         {"__g1_orig_size", b.u32(l.g1_orig_size)},
+                                         {"__wrefs", b.u32(l.wrefs)},
+                                         {"__g_signals[0]", b.u32(l.g_signals)},
+                                         {"__g_signals[1]", b.u32(l.g_signals + 4)}});
+}
+
+// 2.25+: the waiter count and flags of __wrefs, and whether the sequence
+// counters and group counts can be a condvar's.
+void decode_condvar_modern(const Bytes& b, const CondLayout& l, LockInfo& info) {
+  condvar_modern_fields(b, l, info);
+  const std::uint64_t wseq = b.u64(l.wseq), g1 = b.u64(l.g1_start);
+  const std::uint32_t wrefs = b.u32(l.wrefs);
+  const std::uint32_t waiters = wrefs >> l.wrefs_waiter_shift;
+  if (waiters > kSaneCount) add_problem(info, "__wrefs counts " + std::to_string(waiters) + " waiters", true);
+  // G1 starts at or before the next waiter's position (__wseq >> 1).
+  if ((g1 >> l.g1_start_shift) > (wseq >> 1)) add_problem(info, "__g1_start is past __wseq", true);
+  if (wseq >> 62) add_problem(info, "__wseq " + hex(wseq) + " is not a sequence", true);
+  // __g_size is "effectively negative" in G2 after waiters there time out
+  // or are cancelled (pthread_cond_wait.c), so it is read as signed.
+  bool counts_ok = true;
+  for (std::uint32_t off : {l.g_size, l.g_size + 4}) {
+    const std::int64_t size = b.i32(off);
+    counts_ok = counts_ok && size >= -std::int64_t{kSaneCount} && size <= 2 * std::int64_t{kSaneCount};
+  }
+  if (l.g_refs != kNoField)
+    counts_ok = counts_ok && b.u32(l.g_refs) <= 2 * kSaneCount && b.u32(l.g_refs + 4) <= 2 * kSaneCount;
+  if (!counts_ok) add_problem(info, "group counts are not counts", true);
+  for (std::uint32_t off : l.zero_padding)
+    if (b.u32(off) != 0) {
+      add_problem(info, "unused word at +" + std::to_string(off) + " is not zero", true);
+      break;
+    }
+  info.waiters = waiters;
+  if (wrefs & l.wrefs_clock_bit) info.flags.push_back(LockFlag::ClockMonotonic);
+  if (wrefs & l.wrefs_pshared_bit) info.flags.push_back(LockFlag::Pshared);
+  if (wrefs & l.wrefs_destroy_bit) info.flags.push_back(LockFlag::DestroyPending);
+}
+
+}  // namespace
+
 LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
   LockInfo info;
   info.address = addr;
@@ -261,26 +313,7 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
   info.readable = true;
   info.plausible = true;
   if (l.scheme == CondScheme::Modern) {
-    const std::uint64_t wseq = b.u64(l.wseq), g1 = b.u64(l.g1_start);
-    const std::uint32_t wrefs = b.u32(l.wrefs);
-    info.fields = {{"__wseq", static_cast<std::int64_t>(wseq)},  {"__g1_start", static_cast<std::int64_t>(g1)},
-                   {"__g_refs[0]", b.u32(l.g_refs)},              {"__g_refs[1]", b.u32(l.g_refs + 4)},
-                   {"__g_size[0]", b.u32(l.g_size)},              {"__g_size[1]", b.u32(l.g_size + 4)},
-                   {"__g1_orig_size", b.u32(l.g1_orig_size)},     {"__wrefs", wrefs},
-                   {"__g_signals[0]", b.u32(l.g_signals)},        {"__g_signals[1]", b.u32(l.g_signals + 4)}};
-    const std::uint32_t waiters = wrefs >> l.wrefs_waiter_shift;
-    if (waiters > kSaneCount) add_problem(info, "__wrefs counts " + std::to_string(waiters) + " waiters", true);
-    if ((g1 >> 1) > (wseq >> 1)) add_problem(info, "__g1_start is past __wseq", true);
-    if (wseq >> 62) add_problem(info, "__wseq " + hex(wseq) + " is not a sequence", true);
-    for (std::uint32_t off : {l.g_size, l.g_size + 4, l.g_refs, l.g_refs + 4})
-      if (b.u32(off) > 2 * kSaneCount) {
-        add_problem(info, "group counts are not counts", true);
-        break;
-      }
-    info.waiters = waiters;
-    if (wrefs & 1) info.flags.push_back(LockFlag::ClockMonotonic);
-    if (wrefs & 2) info.flags.push_back(LockFlag::Pshared);
-    if (wrefs & 4) info.flags.push_back(LockFlag::DestroyPending);
+    decode_condvar_modern(b, l, info);
   } else {
     const std::uint32_t lk = b.u32(l.lock), nw = b.u32(l.nwaiters);
     const std::uint64_t total = b.u64(l.total_seq), wakeup = b.u64(l.wakeup_seq), woken = b.u64(l.woken_seq);

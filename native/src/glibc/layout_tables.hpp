@@ -15,6 +15,7 @@ extern const RwlockLayout kRwlock225;     // __readers, __writers, ... __cur_wri
 extern const SemLayout kSemPre221;        // value, private, nwaiters (8 bytes)
 extern const SemLayout kSem64;            // 64-bit data: value low, nwaiters high
 extern const CondLayout kCondPre225;      // __lock, __futex, ..., __mutex
-extern const CondLayout kCond225;         // __wseq, __g1_start, ..., __g_signals
+extern const CondLayout kCond225;         // __wseq, __g1_start, __g_refs, ..., __g_signals (2.25-2.40)
+extern const CondLayout kCond241;         // __wseq, __g1_start, __g_size, ..., __g_signals, 2 unused (2.41+)
 
 }  // namespace pyhang::glibc::layouts

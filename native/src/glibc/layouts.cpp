@@ -1,6 +1,7 @@
 // glibc lock layouts on x86_64 as data.  A new glibc release that changes a
 // struct gets a new layout object and a new row; decoders never test
-// version numbers.
+// version numbers.  A release after the newest checked one uses the newest
+// row when its libc's own thread descriptors vouch for it (choose_layouts).
 #include "glibc/layout_tables.hpp"
 
 namespace pyhang::glibc::layouts {
@@ -122,13 +123,15 @@ const CondLayout kCondPre225 = [] {
   return l;
 }();
 
-// 2.25+: __wseq 0 (8), __g1_start 8 (8), __g_refs[2] 16, __g_size[2] 24,
-// __g1_orig_size 32, __wrefs 36 (waiters << 3 | flags), __g_signals[2] 40;
-// 48 bytes.  Waiters sleep on __g_signals[g]; __g_refs, __g1_orig_size and
-// __wrefs are slept on briefly by signalers, the internal lock and destroy.
+// 2.25-2.40: __wseq 0 (8), __g1_start 8 (8, position << 1 | G2 index),
+// __g_refs[2] 16, __g_size[2] 24, __g1_orig_size 32, __wrefs 36 (waiters << 3
+// | flags), __g_signals[2] 40 (signals << 1 | group closed); 48 bytes.
+// Waiters sleep on __g_signals[g]; __g_refs (signalers waiting for a group
+// to quiesce), __g1_orig_size (the condvar-internal lock in its two low
+// bits) and __wrefs (pthread_cond_destroy) are slept on briefly.
 const CondLayout kCond225 = [] {
   CondLayout l{};
-  l.name = "pthread_cond_t (glibc >= 2.25)";
+  l.name = "pthread_cond_t (glibc 2.25-2.40)";
   l.scheme = CondScheme::Modern;
   l.size = 48;
   l.wseq = 0;
@@ -138,8 +141,42 @@ const CondLayout kCond225 = [] {
   l.g1_orig_size = 32;
   l.wrefs = 36;
   l.g_signals = 40;
+  l.g1_start_shift = 1;
   l.futex_words = {{40, WaitRole::CondSignal}, {44, WaitRole::CondSignal},     {16, WaitRole::CondInternal},
                    {20, WaitRole::CondInternal}, {32, WaitRole::CondInternal}, {36, WaitRole::CondInternal}};
+  return l;
+}();
+
+// 2.41+ ("nptl: Remove g_refs from condition variables", the fix of bug
+// 25847): __wseq 0 (8), __g1_start 8 (8, the position itself, no G2 bit),
+// __g_size[2] 16, __g1_orig_size 24 (size << 2 | internal lock), __wrefs 28,
+// __g_signals[2] 32 (the low 32 bits of __g1_start plus the signals
+// available, no closed bit), __unused_initialized_1/2 40, 44 (always 0);
+// 48 bytes.  Waiters sleep on __g_signals[g] (__futex_abstimed_wait_cancelable64
+// in __pthread_cond_wait_common); only the internal lock (__g1_orig_size)
+// and pthread_cond_destroy (__wrefs) sleep elsewhere, briefly.  Checked
+// against nptl/pthread_cond_wait.c, pthread_cond_common.c,
+// pthread_cond_signal.c, pthread_cond_destroy.c and
+// sysdeps/nptl/bits/thread-shared-types.h of the 2.41 rewrite, and on
+// Debian's 2.41 and 2.43 binaries (a waiter's futex is the condvar + 32,
+// __wrefs at +28 counts it); 2.42, between the two, is taken as checked.
+const CondLayout kCond241 = [] {
+  CondLayout l{};
+  l.name = "pthread_cond_t (glibc >= 2.41)";
+  l.scheme = CondScheme::Modern;
+  l.size = 48;
+  l.wseq = 0;
+  l.g1_start = 8;
+  l.g_size = 16;
+  l.g1_orig_size = 24;
+  l.wrefs = 28;
+  l.g_signals = 32;
+  l.g1_start_shift = 0;
+  l.zero_padding = {40, 44};
+  l.futex_words = {{32, WaitRole::CondSignal},
+                   {36, WaitRole::CondSignal},
+                   {24, WaitRole::CondInternal},
+                   {28, WaitRole::CondInternal}};
   return l;
 }();
 
@@ -147,31 +184,105 @@ const CondLayout kCond225 = [] {
 
 namespace pyhang::glibc {
 
+namespace {
+
+std::pair<int, int> version_pair(const GlibcVersion& v) { return {v.major, v.minor}; }
+
+std::string release(std::pair<int, int> v) { return std::to_string(v.first) + "." + std::to_string(v.second); }
+
+std::string version_text(const GlibcVersion& v) { return v.text.empty() ? release(version_pair(v)) : v.text; }
+
+// The newest release a row was checked against.
+std::pair<int, int> newest_checked(const Layouts& row) {
+  return {row.max_exclusive.first, row.max_exclusive.second - 1};
+}
+
+const Layouts* row_containing(std::pair<int, int> v) {
+  for (const auto& row : all_layouts())
+    if (v >= row.min && v < row.max_exclusive) return &row;
+  return nullptr;
+}
+
+// libc says its thread ABI is not the one the layouts assume.
+std::optional<Error> contradiction(const GlibcVersion& v) {
+  if (!v.thread_db) return std::nullopt;
+  const ThreadDbCheck check = check_thread_db(*v.thread_db);
+  if (!check.contradicts()) return std::nullopt;
+  std::string why;
+  for (const auto& d : check.differs) why += (why.empty() ? "" : "; ") + d;
+  return Error(ErrorReason::Unsupported, "glibc " + version_text(v) + ": the lock layouts cannot be used with " +
+                                             v.thread_db->library + ", whose thread descriptors differ from what "
+                                             "they assume: " + why);
+}
+
+Error outside_every_row(const GlibcVersion& v) {
+  const auto& rows = all_layouts();
+  const std::string upto = rows.back().open_ended ? " and later" : " to " + release(newest_checked(rows.back()));
+  return Error(ErrorReason::Unsupported, "glibc " + version_text(v) + " is outside the supported lock layouts (" +
+                                             release(rows.front().min) + upto + ")");
+}
+
+// Why libc's descriptors cannot vouch for `v`, or nullopt when they can.
+std::optional<std::string> unvouched(const GlibcVersion& v) {
+  if (!v.thread_db)
+    return "the version was not read from libc" + (v.source.empty() ? "" : " (" + v.source + ")") +
+           ", so it has no thread descriptors";
+  const ThreadDbCheck check = check_thread_db(*v.thread_db);
+  if (check.vouches()) return std::nullopt;
+  std::string names;
+  for (const auto& m : check.missing) names += (names.empty() ? "" : ", ") + m;
+  return v.thread_db->library + " exports no " + names;
+}
+
+// `v` may be a release after the newest one `newest` was checked against.
+Outcome<LayoutChoice> beyond_checked(const GlibcVersion& v, const Layouts& newest) {
+  if (!newest.open_ended) return outside_every_row(v);
+  const std::string checked = release(newest_checked(newest));
+  const std::string what =
+      v.exact ? "glibc " + version_text(v) + " is newer than " + checked +
+                    ", the newest release the lock layouts were checked against"
+              : "glibc is only known to be " + version_text(v) + " or later (from its " + v.source + "), and " +
+                    checked + " is the newest release the lock layouts were checked against";
+  if (auto why = unvouched(v))
+    return Error(ErrorReason::Unsupported, what + "; libc's thread descriptors cannot confirm that the " +
+                                               std::string(newest.name) + " layouts fit it: " + *why);
+  return LayoutChoice{&newest, what + ": using the " + std::string(newest.name) + " layouts, since " +
+                                   v.thread_db->library +
+                                   "'s thread descriptors match what they assume, but they were not checked "
+                                   "against this release's sources"};
+}
+
+}  // namespace
+
 const std::vector<Layouts>& all_layouts() {
   using namespace layouts;
-  // Rows [min, max_exclusive).  2.17 is the oldest release whose sources
-  // these tables were checked against; the newest row stops at the newest
-  // release checked, so a later glibc is reported as unsupported.
+  // Rows [min, max_exclusive): the releases whose sources each was checked
+  // against, 2.17 the oldest.  The newest row is open-ended: a later glibc
+  // uses it when its libc's thread descriptors vouch for it (choose_layouts).
   static const std::vector<Layouts> rows = {
       {"glibc 2.17-2.20", {2, 17}, {2, 21}, &kMutex, &kRwlockPre225, &kSemPre221, &kCondPre225},
       {"glibc 2.21-2.24", {2, 21}, {2, 25}, &kMutex, &kRwlockPre225, &kSem64, &kCondPre225},
-      {"glibc 2.25-2.42", {2, 25}, {2, 43}, &kMutex, &kRwlock225, &kSem64, &kCond225},
+      {"glibc 2.25-2.40", {2, 25}, {2, 41}, &kMutex, &kRwlock225, &kSem64, &kCond225},
+      {"glibc 2.41+", {2, 41}, {2, 44}, &kMutex, &kRwlock225, &kSem64, &kCond241, true},
   };
   return rows;
 }
 
-Outcome<const Layouts*> layouts_for(const GlibcVersion& version) {
-  const std::pair<int, int> v{version.major, version.minor};
-  for (const auto& row : all_layouts())
-    if (v >= row.min && v < row.max_exclusive) return &row;
+Outcome<LayoutChoice> choose_layouts(const GlibcVersion& version) {
+  if (auto bad = contradiction(version)) return *bad;
   const auto& rows = all_layouts();
-  return Error(ErrorReason::Unsupported,
-               "glibc " +
-                   (version.text.empty() ? std::to_string(version.major) + "." + std::to_string(version.minor)
-                                         : version.text) +
-                   " is outside the supported lock layouts (" + std::to_string(rows.front().min.first) + "." +
-                   std::to_string(rows.front().min.second) + " to " + std::to_string(rows.back().max_exclusive.first) +
-                   "." + std::to_string(rows.back().max_exclusive.second - 1) + ")");
+  const std::pair<int, int> v = version_pair(version);
+  if (v < rows.front().min) return outside_every_row(version);
+  const Layouts* row = row_containing(v);
+  // A lower bound inside the open-ended row may be any later release.
+  if (row && !(row->open_ended && !version.exact)) return LayoutChoice{row, ""};
+  return beyond_checked(version, rows.back());
+}
+
+Outcome<const Layouts*> layouts_for(const GlibcVersion& version) {
+  auto choice = choose_layouts(version);
+  if (!choice) return *choice.error();
+  return choice->row;
 }
 
 }  // namespace pyhang::glibc

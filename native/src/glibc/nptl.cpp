@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "pyhang/glibc/libraries.hpp"
+#include "pyhang/glibc/thread_db.hpp"
 #include "pyhang/target/target.hpp"
 
 namespace pyhang::nptl {
@@ -18,6 +19,26 @@ std::optional<std::uint32_t> read_u32s(const ElfFile& elf, std::string_view name
   return out[0];
 }
 
+// The descriptors of one library whose tid descriptor was read and is a
+// 32-bit TID; the optional fields only when they have the expected widths.
+Descriptors descriptors_of(const LoadedObject& obj, const glibc::ThreadDb& db) {
+  const ElfFile& elf = *obj.elf;
+  Descriptors desc;
+  desc.tid = {db.pthread_tid->size_bits, db.pthread_tid->count, db.pthread_tid->offset};
+  if (db.sizeof_pthread && *db.sizeof_pthread > 0 && *db.sizeof_pthread <= kMaxPthreadSize)
+    desc.sizeof_pthread = db.sizeof_pthread;
+  // A single field of the given width: {size in bits, count 1, offset}.
+  auto field = [&](std::string_view name, std::uint32_t bits) -> std::optional<std::uint32_t> {
+    std::uint32_t f[3] = {};
+    if (!read_u32s(elf, name, f, 3) || f[0] != bits || f[1] != 1 || f[2] > kMaxPthreadSize) return std::nullopt;
+    return f[2];
+  };
+  desc.cancelhandling = field("_thread_db_pthread_cancelhandling", 32);
+  desc.start_routine = field("_thread_db_pthread_start_routine", 64);
+  desc.source = std::string(obj.basename()) + " _thread_db_pthread_tid";
+  return desc;
+}
+
 }  // namespace
 
 DescriptorResult read_descriptors(const AddressSpace& space) {
@@ -29,27 +50,16 @@ DescriptorResult read_descriptors(const AddressSpace& space) {
       tried += (tried.empty() ? "" : ", ") + obj->path + " (cannot open)";
       continue;
     }
-    std::uint32_t d[3] = {};
-    if (!read_u32s(*obj->elf, "_thread_db_pthread_tid", d, 3)) {
+    const glibc::ThreadDb db = glibc::read_thread_db(*obj->elf);
+    if (!db.pthread_tid) {
       tried += (tried.empty() ? "" : ", ") + obj->path;
       continue;
     }
-    Descriptors desc;
-    desc.tid = {d[0], d[1], d[2]};
-    std::uint32_t size = 0;
-    if (read_u32s(*obj->elf, "_thread_db_sizeof_pthread", &size, 1) && size > 0 && size <= kMaxPthreadSize)
-      desc.sizeof_pthread = size;
-    // A single field of the given width: {size in bits, count 1, offset}.
-    auto field = [&](std::string_view name, std::uint32_t bits) -> std::optional<std::uint32_t> {
-      std::uint32_t f[3] = {};
-      if (!read_u32s(*obj->elf, name, f, 3) || f[0] != bits || f[1] != 1 || f[2] > kMaxPthreadSize)
-        return std::nullopt;
-      return f[2];
-    };
-    desc.cancelhandling = field("_thread_db_pthread_cancelhandling", 32);
-    desc.start_routine = field("_thread_db_pthread_start_routine", 64);
-    desc.source = std::string(obj->basename()) + " _thread_db_pthread_tid";
-    return desc;
+    // A tid that is not one 32-bit field would be read as garbage TIDs.
+    if (auto p = glibc::tid_descriptor_problem(*db.pthread_tid); !p.empty())
+      return Error(ErrorReason::Unsupported,
+                   "cannot map pthread_t to TIDs: " + std::string(obj->basename()) + "'s " + p);
+    return descriptors_of(*obj, db);
   }
   if (tried.empty()) return Error(ErrorReason::NotFound, "libc is not mapped: cannot map pthread_t to TIDs");
   return Error(ErrorReason::NotFound, "no _thread_db_pthread_tid in " + tried + ": cannot map pthread_t to TIDs");

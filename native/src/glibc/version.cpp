@@ -149,12 +149,15 @@ std::optional<GlibcVersion> parse_glibc_version(std::string_view text) {
 }
 
 VersionResult detect_version(const ElfFile& libc) {
-  if (auto v = from_nptl_version(libc, "__nptl_version")) return *v;
-  if (auto b = from_banner(libc)) return *b;
-  if (auto f = from_file_name(libc.path())) return *f;
-  if (auto d = from_version_definitions(libc)) return *d;
-  return Error(ErrorReason::NotFound,
-               "no glibc version found in " + libc.path() + " (no __nptl_version, banner or GLIBC_2.x versions)");
+  std::optional<GlibcVersion> v = from_nptl_version(libc, "__nptl_version");
+  if (!v) v = from_banner(libc);
+  if (!v) v = from_file_name(libc.path());
+  if (!v) v = from_version_definitions(libc);
+  if (!v)
+    return Error(ErrorReason::NotFound,
+                 "no glibc version found in " + libc.path() + " (no __nptl_version, banner or GLIBC_2.x versions)");
+  v->thread_db = read_thread_db(libc);
+  return *v;
 }
 
 VersionResult detect_version(const AddressSpace& space) {
@@ -174,10 +177,15 @@ VersionResult detect_version(const AddressSpace& space) {
     for (std::string_view sym : {"__nptl_version", "nptl_version"}) {
       if (auto v = from_nptl_version(*libpthread->elf, sym)) {
         v->source = std::string(sym) + " in " + std::string(libpthread->basename());
-        return *v;
+        v->thread_db = read_thread_db(*libc->elf);
+        r = *v;
+        break;
       }
     }
   }
+  // Before 2.34 libc exports no descriptors: libpthread does, when loaded.
+  if (r && r->thread_db && r->thread_db->empty() && libpthread && libpthread->elf)
+    r->thread_db = read_thread_db(*libpthread->elf);
   return r;
 }
 

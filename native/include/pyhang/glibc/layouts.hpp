@@ -98,10 +98,19 @@ struct CondLayout {
   std::string_view name;
   CondScheme scheme;
   std::uint32_t size;
-  // 2.25+
+  // 2.25+ (g_refs: 2.25-2.40 only)
   std::uint32_t wseq = kNoField, g1_start = kNoField, g_refs = kNoField, g_size = kNoField;
   std::uint32_t g1_orig_size = kNoField, wrefs = kNoField, g_signals = kNoField;
+  // __g1_start is a waiter position shifted left by this (2.25-2.40: its
+  // LSB is the G2 index; 2.41+: the position itself), comparable with
+  // __wseq >> 1.
+  std::uint32_t g1_start_shift = 1;
+  std::vector<std::uint32_t> zero_padding;  // offsets of 4-byte words that are always 0
+  // __wrefs: waiters << 3 | destroy-wake request 4 | CLOCK_MONOTONIC 2 |
+  // process-shared 1 (__PTHREAD_COND_CLOCK_MONOTONIC_MASK,
+  // __PTHREAD_COND_SHARED_MASK in nptl/pthreadP.h)
   std::uint32_t wrefs_waiter_shift = 3;
+  std::uint32_t wrefs_destroy_bit = 4, wrefs_clock_bit = 2, wrefs_pshared_bit = 1;
   // pre-2.25
   std::uint32_t lock = kNoField, futex = kNoField, total_seq = kNoField, wakeup_seq = kNoField;
   std::uint32_t woken_seq = kNoField, mutex = kNoField, nwaiters = kNoField, broadcast_seq = kNoField;
@@ -109,18 +118,41 @@ struct CondLayout {
   std::vector<FutexWord> futex_words;
 };
 
-// The four layouts of one glibc version range [min, max_exclusive).
+// The four layouts of one glibc version range [min, max_exclusive): the
+// releases whose sources they were checked against.
 struct Layouts {
-  std::string_view name;  // "glibc 2.25+"
+  std::string_view name;  // "glibc 2.41+"
   std::pair<int, int> min, max_exclusive;
   const MutexLayout* mutex;
   const RwlockLayout* rwlock;
   const SemLayout* sem;
   const CondLayout* cond;
+  // The newest row only: also used for later releases when their libc's
+  // thread descriptors (pyhang/glibc/thread_db.hpp) match what the decoders
+  // assume, since the lock ABI is stable across many releases.
+  bool open_ended = false;
 };
 
-// The table row for a version, or an Unsupported error when the version is
-// outside every row: unknown versions are reported, not guessed.
+// The row a version uses, and why the choice needs a caveat.
+struct LayoutChoice {
+  const Layouts* row = nullptr;
+  // Empty for a release the row was checked against; else one sentence
+  // naming the release its layouts were not checked against.
+  std::string warning;
+};
+
+// The table row for a version, or an Unsupported error saying what cannot
+// be used and why.  Unknown versions are reported, not guessed:
+//  - libc's descriptors (version.thread_db) that contradict the decoders'
+//    assumptions refuse every version, naming the descriptor;
+//  - a version inside a row gets that row;
+//  - a version newer than the newest checked release (or only known to be
+//    at least one of the newest row's) gets the open-ended newest row with
+//    a warning when libc's descriptors are present and vouch for it, else
+//    is refused;
+//  - a version older than every row is refused.
+Outcome<LayoutChoice> choose_layouts(const GlibcVersion& version);
+// choose_layouts' row, without its warning.
 Outcome<const Layouts*> layouts_for(const GlibcVersion& version);
 const std::vector<Layouts>& all_layouts();
 

@@ -56,7 +56,10 @@ struct Descriptors {
 using DescriptorResult = Outcome<Descriptors>;
 
 // Reads the descriptors from the ELF file of libc (then libpthread) mapped
-// in `space`.  No target memory is read.
+// in `space`.  No target memory is read.  A tid descriptor that is not one
+// 32-bit field is refused (an Unsupported error saying what it describes):
+// read with it, every TID would be garbage.  The checks of all descriptors
+// the lock decoders rely on are in pyhang/glibc/thread_db.hpp.
 DescriptorResult read_descriptors(const AddressSpace& space);
 
 // The TID stored in the struct pthread at `pthread`, or nullopt when the

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "pyhang/base/outcome.hpp"
+#include "pyhang/glibc/thread_db.hpp"
 #include "pyhang/target/elf.hpp"
 
 namespace pyhang {
@@ -22,6 +23,12 @@ struct GlibcVersion {
   std::string text;    // "2.36"
   std::string source;  // "__nptl_version", "banner", "file name", "version definitions"
   bool exact = true;   // false: a lower bound (highest GLIBC_2.x version definition)
+  // libc's libthread_db descriptors, read from the same file as the version
+  // (libpthread's before 2.34); unset when the version was not read from a
+  // file (given by the user).  They let layouts_for() use the newest layouts
+  // for a release newer than the newest checked one, or refuse a libc whose
+  // thread ABI is not the one the layouts assume.
+  std::optional<ThreadDb> thread_db;
   bool operator<(const GlibcVersion& o) const { return std::pair(major, minor) < std::pair(o.major, o.minor); }
 };
 
@@ -34,10 +41,11 @@ std::optional<GlibcVersion> parse_glibc_version(std::string_view text);
 // From libc's file alone, in this order: the __nptl_version string (.dynsym,
 // 2.34+; libpthread's before), the "release version 2.X" banner in
 // .rodata, the file name (libc-2.31.so), the highest GLIBC_2.X of
-// .gnu.version_d (a lower bound, exact=false).
+// .gnu.version_d (a lower bound, exact=false).  thread_db: the file's own
+// descriptors (empty before 2.34, when libpthread has them).
 VersionResult detect_version(const ElfFile& libc);
 // Finds libc (libc.so*, libc-2.*.so) among the mapped objects; falls back to
-// libpthread for __nptl_version.
+// libpthread for __nptl_version and for the thread descriptors.
 VersionResult detect_version(const AddressSpace& space);
 
 }  // namespace pyhang::glibc

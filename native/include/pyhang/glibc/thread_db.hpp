@@ -1,0 +1,77 @@
+// What libc itself says of its threads: the descriptors it exports for
+// libthread_db (`_thread_db_*` in .dynsym, GLIBC_PRIVATE; libpthread's before
+// 2.34), read from its ELF file, and checked against what pyhang's glibc
+// decoders assume.
+//
+// glibc defines them in nptl_db/db_info.c from nptl_db/structs.def: for a
+// field, DB_STRUCT_FIELD(type, field) gives `_thread_db_<type>_<field>`, three
+// uint32 {8 * sizeof field, element count, offsetof}; for a struct,
+// DB_STRUCT(type) gives `_thread_db_sizeof_<type>`, its size in bytes; and
+// DB_THREAD_SELF (sysdeps/x86_64/nptl/tls.h) gives `_thread_db_const_thread_area`,
+// the register libthread_db reads the thread pointer from.  They are compiled
+// from glibc's own structs, so unlike a version number they describe this
+// very libc: a release the lock layouts were not checked against can still
+// show that its thread ABI is the one they assume (pyhang/glibc/layouts.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pyhang {
+class ElfFile;
+}
+
+namespace pyhang::glibc {
+
+// db_desc_t (nptl_db/thread_dbP.h): {size in bits, element count, byte offset}.
+struct DbDesc {
+  std::uint32_t size_bits = 0;
+  std::uint32_t count = 0;
+  std::uint32_t offset = 0;
+  bool operator==(const DbDesc&) const = default;
+};
+
+// "one 32-bit field at +720", "2 32-bit elements at +1608".
+std::string describe(const DbDesc& d);
+
+// The descriptors the checks below use, each set when the library defines
+// the symbol and its words can be read from the file.
+struct ThreadDb {
+  std::string library;  // file name of the object they were read from ("libc.so.6")
+  std::optional<DbDesc> pthread_tid;            // struct pthread's tid
+  std::optional<DbDesc> pthread_dtvp;           // header.dtv (x86_64: tcbhead_t at the struct's start)
+  std::optional<DbDesc> list_t_next, list_t_prev;
+  std::optional<std::uint32_t> sizeof_pthread;  // bytes
+  std::optional<std::uint32_t> sizeof_list_t;   // bytes
+  std::optional<std::uint32_t> const_thread_area;  // register number (sys/reg.h) of the thread pointer
+  bool empty() const;
+};
+
+// The descriptors of `elf` (libc, or libpthread before 2.34).  Absent
+// symbols stay unset: ThreadDb::empty() when the file exports none.
+ThreadDb read_thread_db(const ElfFile& elf);
+
+// What the descriptors say against the decoders' assumptions.
+struct ThreadDbCheck {
+  // One sentence per descriptor whose value contradicts an assumption:
+  // "_thread_db_pthread_tid describes one 64-bit field at +720, where ...".
+  std::vector<std::string> differs;
+  // The descriptors a release the layouts were not checked against must
+  // export (the TID and the size of struct pthread), when absent.
+  std::vector<std::string> missing;
+  bool contradicts() const { return !differs.empty(); }
+  // Present and consistent: enough to use the newest layouts for a later release.
+  bool vouches() const { return differs.empty() && missing.empty(); }
+};
+
+// Checks every descriptor that is present (absent ones contradict nothing),
+// and lists the required ones that are absent.
+ThreadDbCheck check_thread_db(const ThreadDb& db);
+
+// The sentence of check_thread_db about `_thread_db_pthread_tid` alone, or
+// empty when the descriptor is a 32-bit TID: what pthread_t → TID needs.
+std::string tid_descriptor_problem(const DbDesc& tid);
+
+}  // namespace pyhang::glibc
