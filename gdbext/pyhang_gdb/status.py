@@ -5,11 +5,11 @@ import json
 
 MARKER = "@@PYHANG-STATUS@@"
 
-_last = {"ran": False, "ok": None, "error": None, "deadlocks": None}
+_last = {"ran": False, "ok": None, "error": None, "deadlocks": None, "incomplete": None}
 
 
 def started():
-    _last.update(ran=True, ok=True, error=None)
+    _last.update(ran=True, ok=True, error=None, incomplete=None)
 
 
 def failed(message):
@@ -18,6 +18,12 @@ def failed(message):
 
 def deadlocks(count):
     _last["deadlocks"] = count
+
+
+def incomplete(unread):
+    """What a report could not read that it needs to rule a deadlock out
+    (pyhang.analysis.completeness.incomplete); [] when nothing."""
+    _last["incomplete"] = list(unread)
 
 
 def line():

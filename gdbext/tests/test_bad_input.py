@@ -1,5 +1,6 @@
 """Bad input never hurts the user's session: each problem is one clear line,
 the report still prints what it could, and gdb keeps running."""
+import glob
 import json
 import os
 import shutil
@@ -250,3 +251,190 @@ def test_damaged_frame_mid_chain_and_unreadable_name_are_one_frame_each_naming_t
     frames = next(t for t in doc["threads"] if t["tid"] == chain["tid"])["python_frames"]
     assert frames[chain["unknown_index"]]["locals_problem"], frames[chain["unknown_index"]]
     assert [v["name"] for v in frames[0]["locals"]] == ["ready"], frames[0]
+
+
+# ---- never a false all-clear: a Python state pyhang cannot read ----------------------------------
+
+def _first_load_vaddr(path):
+    """The page of an ELF file's first PT_LOAD: where its load bias is counted from."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read(1 << 16)
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    loads = [struct.unpack_from("<IIQQ", data, phoff + i * phentsize) for i in range(phnum)]
+    return min(vaddr for p_type, _, _, vaddr in loads if p_type == 1) & ~0xfff
+
+
+def _runtime_address(pid):
+    """(where _PyRuntime is in process `pid`, the file defining it): its value in the .dynsym of
+    the mapped file that defines it (nm, not pyhang) plus that file's load bias (/proc/PID/maps)."""
+    starts = {}
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and parts[5].startswith("/") and int(parts[2], 16) == 0:
+                starts.setdefault(parts[5], int(parts[0].split("-")[0], 16))
+    for path, start in starts.items():
+        out = subprocess.run(["nm", "-D", "--defined-only", path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        value = next((int(l.split()[0], 16) for l in out.splitlines() if l.split()[-1:] == ["_PyRuntime"]), None)
+        if value is not None:
+            return start - _first_load_vaddr(path) + value, path
+    raise AssertionError("no mapped file of process %d defines _PyRuntime" % pid)
+
+
+def _drop_the_pages_holding(core, address):
+    """Make the core lack the memory segment holding `address`, as a core cut short lacks what
+    lay past the cut: its program header now says its bytes lie past the end of the file.
+    Every other segment (the stacks, the heap, glibc's locks) is left as gcore wrote it."""
+    import struct
+    with open(core, "r+b") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        size = os.path.getsize(core)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            p_type, _, _, p_vaddr, _, p_filesz, p_memsz, _ = struct.unpack("<IIQQQQQQ", f.read(56))
+            if p_type == 1 and p_filesz and p_vaddr <= address < p_vaddr + p_memsz:
+                f.seek(phoff + i * phentsize + 8)
+                f.write(struct.pack("<Q", size))  # p_offset
+                return p_vaddr, p_memsz
+    raise AssertionError("no PT_LOAD of %s holds 0x%x" % (core, address))
+
+
+def _verdicts(report, kind):
+    return [v for v in report["verdicts"] if v["kind"] == kind]
+
+
+@pytest.mark.parametrize("version", ["debian-3.11", "pyenv-3.12"])
+def test_a_core_missing_the_python_runtimes_pages_is_an_incomplete_report_with_exit_status_4(scenario, version):
+    # GIVEN a certain RLock ABBA deadlock under a real interpreter, and its gcore core
+    python = next((p for n, p in harness.interpreters() if n.startswith(version)), None)
+    if python is None:
+        pytest.skip("%s is not installed" % version)
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"], env=env)
+    runtime, holder = _runtime_address(s.pid)
+    core = s.gcore()
+    takers = sorted(t["tid"] for t in s.truth["threads"] if t["role"] != "main")
+    # (the core as gcore wrote it: the deadlock, certain, exit status 3)
+    status, out, err = harness.pyhang_cli("report", "--json", core, exe)
+    assert status == 3, err
+    intact = harness.validated_report(json.loads(out))
+    assert sorted(intact["deadlocks"][0]["threads"]) == takers and not _verdicts(intact, "incomplete")
+    # WHEN the segment holding the interpreter's runtime state (_PyRuntime) is missing from the core
+    _drop_the_pages_holding(core, runtime)
+    status, out, err = harness.pyhang_cli("report", "--json", core, exe)
+    # THEN the report is made, says the Python state of this Python process could not be read,
+    # and exits 4: never 0, never "No deadlock found."
+    assert status == 4, (status, err)
+    report = harness.validated_report(json.loads(out))
+    assert not report["deadlocks"]
+    (v,) = _verdicts(report, "incomplete")
+    assert report["verdicts"][0] == v
+    assert v["facts"]["unread"] == "python-state" and v["facts"]["status"] == "unreadable", v
+    assert v["facts"]["version"] == s.truth["python"], v
+    assert v["facts"]["python_evidence"] == "runtime" and v["facts"]["python_evidence_path"] == holder, v
+    # AND what still holds is said: every thread and its native stack, and the takers' lock waits
+    every = sorted(t["tid"] for t in s.truth["threads"])
+    assert sorted(v["threads"]) == every and sorted(v["facts"]["read"]["native_stacks"]) == every, v
+    assert set(takers) <= set(v["facts"]["read"]["lock_waits"]), v
+    assert any("truncated" in w for w in report["warnings"]), report["warnings"]
+    # AND the text's answer comes first: the report is incomplete, and why
+    status, text, _ = harness.pyhang_cli("report", core, exe)
+    lines = text.splitlines()
+    assert status == 4 and not any(l.startswith("No deadlock found") for l in lines), text
+    assert "Report incomplete: the Python state could not be read; no deadlock can be ruled out." in lines, text
+    assert lines.index("Report incomplete: the Python state could not be read; no deadlock can be ruled out.") < \
+        min(i for i, l in enumerate(lines) if l.startswith("Verdict: "))
+    assert "could not be read from the target's memory" in text and "still read: the native stacks of 3 threads" in text
+
+
+def test_a_c_program_read_whole_is_never_said_to_have_an_unreadable_python_state(scenario):
+    # GIVEN a C program with parked threads: no Python runtime, and none needed
+    s = parked(scenario)
+    status, out, err = harness.pyhang_cli("report", "--json", "-p", s.pid)
+    report = harness.validated_report(json.loads(out))
+    # THEN no incomplete verdict: what pyhang needs of a C program it read, and it says no more
+    assert status == 0 and not _verdicts(report, "incomplete"), (status, report["verdicts"], err)
+    status, text, _ = harness.pyhang_cli("report", "-p", s.pid)
+    lines = text.splitlines()
+    assert status == 0 and lines[0].endswith("no Python runtime found"), text
+    assert any(l.startswith("No deadlock found") for l in lines) and "incomplete" not in text, text
+    assert "Python state" not in text, text
+
+
+# Python 2: a real CPython pyhang has no layout for (and never will), two threads in an RLock ABBA.
+_PYTHON2_ABBA = r'''
+import ctypes, json, os, sys, threading, time
+gettid = lambda: ctypes.CDLL(None).syscall(186)
+lock_a, lock_b = threading.RLock(), threading.RLock()
+held, tids = [threading.Event(), threading.Event()], {}
+def take(first, second, mine, other, role):
+    with first:
+        tids[role] = gettid()
+        held[mine].set()
+        held[other].wait()
+        with second:
+            pass
+for args in ((lock_a, lock_b, 0, 1, "holds-a-wants-b"), (lock_b, lock_a, 1, 0, "holds-b-wants-a")):
+    t = threading.Thread(target=take, args=args)
+    t.daemon = True
+    t.start()
+for e in held:
+    e.wait()
+threads = [{"tid": tid, "role": role} for role, tid in sorted(tids.items())] + [{"tid": gettid(), "role": "main"}]
+with open(os.environ["PYHANG_TRUTH"], "w") as f:
+    json.dump({"python": "%d.%d.%d" % sys.version_info[:3], "threads": threads}, f)
+sys.stdout.write("READY\n")
+sys.stdout.flush()
+while True:
+    time.sleep(3600)
+'''
+
+
+def test_a_python_pyhang_has_no_layout_for_is_an_incomplete_report_with_exit_status_4_live_and_from_a_core(
+        scenario, tmp_path):
+    # GIVEN pyenv's Python 2.7 (CPython, libpython2.7.so) with two threads in an RLock ABBA
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    python2 = next(iter(sorted(glob.glob(os.path.join(root, "versions", "2.7.*", "bin", "python2.7")))), None)
+    if python2 is None:
+        pytest.skip("pyenv's Python 2.7 is not installed")
+    program = tmp_path / "abba2.py"
+    program.write_text(_PYTHON2_ABBA)
+    s = scenario([python2, "-u", str(program)])
+    takers = sorted(t["tid"] for t in s.truth["threads"] if t["role"] != "main")
+    for target in (("-p", s.pid), (s.gcore(), python2)):
+        # WHEN pyhang reports on it
+        status, out, err = harness.pyhang_cli("report", "--json", *target)
+        # THEN the report says the Python state of this Python process could not be read, exit status 4
+        assert status == 4, (target, status, err)
+        report = harness.validated_report(json.loads(out))
+        (v,) = _verdicts(report, "incomplete")
+        assert v["facts"]["unread"] == "python-state" and v["facts"]["status"] == "unsupported", v
+        assert v["facts"]["python_evidence"] == "runtime", v
+        assert os.path.basename(v["facts"]["python_evidence_path"]).startswith("libpython2.7"), v
+        # AND what still holds: every native stack, glibc's locks, the takers' semaphore waits (owners unknown)
+        assert sorted(v["facts"]["read"]["native_stacks"]) == sorted(t["tid"] for t in s.truth["threads"]), v
+        assert v["facts"]["read"]["lock_layouts"] is True and set(takers) <= set(v["facts"]["read"]["lock_waits"])
+        assert sorted(_verdicts(report, "owners-unknown")[0]["threads"]) == takers, report["verdicts"]
+        status, text, _ = harness.pyhang_cli("report", *target)
+        assert status == 4 and not any(l.startswith("No deadlock found") for l in text.splitlines()), text
+        assert "Report incomplete: the Python state could not be read; no deadlock can be ruled out." in text
+        assert "a Python runtime of unknown version" in text.splitlines()[0], text
+    # AND as the root of a process tree: the tree says so for that process, and exits 4 too
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    assert status == 4, (status, err)
+    tree = harness.validated_tree(json.loads(out))
+    assert [v["facts"]["unread"] for v in _verdicts(tree["processes"][0], "incomplete")] == ["python-state"]
+    status, text, _ = harness.pyhang_cli("report", "--tree", "-p", s.pid)
+    assert status == 4 and "No deadlock found across processes." not in text, text
+    assert ("Report incomplete: in PID %d the Python state could not be read; no deadlock across processes can be "
+            "ruled out." % s.pid) in text.splitlines(), text
+    # AND `pyhang report` and `pyhang report --tree` in gdb tell the command line through their status line
+    for command in ("pyhang report", "pyhang report --tree"):
+        out = harness.run_gdb([command, "python from pyhang_gdb import status; print(status.line())"], pid=s.pid)
+        line = next(l for l in out.splitlines() if l.startswith("@@PYHANG-STATUS@@ "))
+        assert json.loads(line.split(" ", 1)[1])["incomplete"] == ["python-state"], (command, line)

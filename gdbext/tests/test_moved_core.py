@@ -83,8 +83,12 @@ def test_moved_core_without_directions_names_the_missing_library_and_claims_no_a
     truth, core, exe, _ = moved
     status, out, _ = _cli("report", "--json", core, exe)
     report = harness.validated_report(json.loads(out))
-    # THEN the executable given is the one read, the library that moved is named
-    assert status == 0 and report["target"]["executable"] == exe
+    # THEN the executable given is the one read, the library that moved is named,
+    # and the report is incomplete (exit 4): a Python process whose state was not read
+    assert status == 4 and report["target"]["executable"] == exe
+    (incomplete,) = [v for v in report["verdicts"] if v["kind"] == "incomplete"]
+    assert incomplete["facts"]["unread"] == "python-state"
+    assert incomplete["facts"]["python_evidence"] == "library"
     assert any("libpython3.12" in w and "No such file" in w for w in report["warnings"]), report["warnings"]
     # AND the blocked threads are not covered by an all-clear
     assert not any(t["python_frames"] for t in report["threads"])

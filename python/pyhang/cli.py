@@ -16,7 +16,7 @@ GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
 ERROR_SCHEMA = "pyhang-error/1"
 
 # Exit statuses: the contract of the command line.
-OK, FAILED, USAGE, DEADLOCK = 0, 1, 2, 3
+OK, FAILED, USAGE, DEADLOCK, INCOMPLETE = 0, 1, 2, 3, 4
 
 # command → (gdb command, takes --json/--pretty/--native-depth, what it prints)
 COMMANDS = {
@@ -78,8 +78,13 @@ examples:
   pyhang merge /shared/hang/*.json       many ranks' reports grouped by Python stack, the odd ones out
 
 exit status:
-  0  the report was made (for `report`: and it found no deadlock)
+  0  the report was made (for `report`: and it found no deadlock, having read what it
+     needs to rule one out)
   3  `report` was made and found at least one deadlock
+  4  `report` was made and found no deadlock, but is incomplete: the Python state of a
+     Python process, or glibc's lock layouts while threads sleep on futexes, could not
+     be read, so no deadlock can be ruled out; its "incomplete" verdict says what could
+     not be read and what still holds (--tree: in some process)
   1  pyhang could not look at the target; the reason is on stderr (with --json,
      a {"schema": "pyhang-error/1", "error": {...}} document on stdout too)
   2  the arguments are wrong
@@ -230,11 +235,18 @@ def main(argv=None):
         if args.native_depth is not None:
             command += " --native-depth %d" % args.native_depth
     try:
-        out, deadlocks = run(command, args)
+        out, status = run(command, args)
     except Failure as f:
         return fail(f, args.json)
     sys.stdout.write(out)
-    return DEADLOCK if deadlocks else OK
+    return report_status(status.get("deadlocks"), status.get("incomplete"))
+
+
+def report_status(deadlocks, incomplete):
+    """The exit status of a report made: a deadlock found is the answer even
+    where something could not be read; else an incomplete report is never an
+    all-clear."""
+    return DEADLOCK if deadlocks else INCOMPLETE if incomplete else OK
 
 
 def merge(p, args):
@@ -268,7 +280,8 @@ def merge(p, args):
 
 
 def run(command, args, timeout=None, gdbext=GDBEXT):
-    """(pyhang's output, number of deadlocks found or None); raises Failure."""
+    """(pyhang's output, how its command ended: pyhang_gdb/status.py's dict, whose
+    "deadlocks" and "incomplete" a report sets); raises Failure."""
     try:
         r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable, gdbext, sysroot=args.sysroot,
                                     lib_search_path=args.lib_search_path),
@@ -290,7 +303,7 @@ def run(command, args, timeout=None, gdbext=GDBEXT):
             message = ("gdb cannot attach to process %d" % args.pid if args.pid is not None
                        else "gdb cannot open the core %s" % args.core)
         raise Failure(message, gdb_errors, _hint(gdb_errors, args))
-    return _pyhang_output(out, args.json), status.get("deadlocks")
+    return _pyhang_output(out, args.json), status
 
 
 def fail(f, as_json):
@@ -368,6 +381,7 @@ def report_tree(args):
     _analysis_path()
     try:
         from pyhang import processes
+        from pyhang.analysis import completeness
         from pyhang.render import tree as render_tree
     except ImportError as exc:
         return _no_analysis(exc, args.json)
@@ -376,8 +390,9 @@ def report_tree(args):
     tree = processes.live_tree(args.pid) if args.pid is not None else \
         processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)
     print(render_tree.dumps(tree, args.pretty) if args.json else render_tree.render_tree_text(tree))
-    found = tree.deadlocks or any(p.report is not None and p.report.deadlocks for p in tree.processes)
-    return DEADLOCK if found else OK
+    reports = [p.report for p in tree.processes if p.report is not None]
+    return report_status(tree.deadlocks or any(r.deadlocks for r in reports),
+                         any(completeness.incomplete(r) for r in reports))
 
 
 def report_from_snapshot(path, as_json):
@@ -385,6 +400,7 @@ def report_from_snapshot(path, as_json):
     _analysis_path()
     try:
         from pyhang import analysis
+        from pyhang.analysis import completeness
         from pyhang.model import snapshot
         from pyhang.render import json as render_json
         from pyhang.render.text import render_text
@@ -401,7 +417,7 @@ def report_from_snapshot(path, as_json):
         return fail(Failure("the snapshot %s is not one pyhang wrote (%s: %s)" % (path, type(exc).__name__, exc)),
                     as_json)
     print(render_json.dumps(report) if as_json else render_text(report))
-    return DEADLOCK if report.deadlocks else OK
+    return report_status(report.deadlocks, completeness.incomplete(report))
 
 
 # gdb's lines about the target, wherever they come in its output.

@@ -7,6 +7,7 @@ import gdb
 
 import _pyhang_native as native
 import pyhang
+from pyhang.analysis import completeness
 from pyhang.model import snapshot as snapshots
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
@@ -80,6 +81,7 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
             self.tree(report, args)
             return
         status.deadlocks(len(report.deadlocks))
+        status.incomplete(completeness.incomplete(report))
         if args.json and not args.pretty:
             written = False
             try:
@@ -107,6 +109,7 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
                                    gdbext=os.path.join(loader.ROOT, "gdbext", "pyhang.gdb"),
                                    root_lock_objects=collect.lock_objects)
         status.deadlocks(len(tree.deadlocks) + sum(len(p.report.deadlocks) for p in tree.processes if p.report))
+        status.incomplete(u for p in tree.processes if p.report for u in completeness.incomplete(p.report))
         print(render_tree.dumps(tree, pretty=args.pretty) if args.json else render_tree.render_tree_text(tree))
 
 

@@ -1,6 +1,7 @@
 """The report of one process, from its snapshot: what each thread runs and
 waits on, the GIL, the wait-for graph with its deadlocks, verdicts for
-blocked processes without a cycle, and fork hazards.
+blocked processes without a cycle (and for processes pyhang could not read
+whole: analysis.completeness), and fork hazards.
 
 Two steps, so that the collection can look deeper into blocked threads
 between them when a lock records no owner (`frames_wanted`):
@@ -10,10 +11,11 @@ between them when a lock records no owner (`frames_wanted`):
 
 `build_report(snapshot)` does both, for a snapshot that is complete.
 """
-from pyhang.analysis import asyncio, deadlocks, forks, locks, python_api
+from pyhang.analysis import asyncio, completeness, deadlocks, forks, locks, python_api
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
+from pyhang.model.kinds import GilState, PythonStatus
 from pyhang.model.report import Report, ThreadReport
 
 # Deep enough to see a driver library below a Python callback
@@ -59,6 +61,11 @@ def threads(snapshot, view=None):
         if pt and pt.get("problem"):
             th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
         report.threads.append(th)
+    if view.status == PythonStatus.NOT_PYTHON and completeness.python_evidence(
+            snapshot.python, snapshot.target.executable, completeness.frame_libraries(snapshot.threads)):
+        # A Python process whose runtime was not found: what its threads do with the GIL is not known.
+        for th in report.threads:
+            th.gil = gil_states[th.tid] = GilState.UNKNOWN
     report.gil = gil_summary(view, gil_states)
     return report
 
@@ -84,8 +91,10 @@ def conclude(report, snapshot):
     snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
     if snap is not None:
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
-    report.verdicts = deadlocks.verdicts(report, blocked, python_api.pools(snapshot.threads),
-                                         snapshot.native_depth) + asyncio.loop_verdicts(report)
+    # What could not be read comes first: the other verdicts hold only for what could.
+    report.verdicts = completeness.verdicts(report, snapshot) + \
+        deadlocks.verdicts(report, blocked, python_api.pools(snapshot.threads), snapshot.native_depth) + \
+        asyncio.loop_verdicts(report)
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards

@@ -78,6 +78,21 @@ class VerdictKind:
     EXECUTOR_STARVATION = "executor-starvation"  # every worker of a pool waits for a pending future
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
     POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
+    INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
+
+
+class Unread:
+    """What an `incomplete` verdict says could not be read (its facts' "unread")."""
+    PYTHON_STATE = "python-state"   # a Python process whose interpreter state pyhang cannot read
+    LOCK_LAYOUTS = "lock-layouts"   # glibc's lock layouts unknown while threads sleep on futexes
+
+
+class PythonEvidence:
+    """Why a process whose Python state could not be read is a Python process
+    (an `incomplete` verdict's facts' "python_evidence")."""
+    RUNTIME = "runtime"         # an object defines CPython's runtime symbols (_PyRuntime, ...)
+    LIBRARY = "library"         # a thread runs code in a libpython
+    EXECUTABLE = "executable"   # the executable (or a library on a stack) is named like CPython's (python3.X)
 
 
 class PythonStatus:
@@ -86,6 +101,8 @@ class PythonStatus:
     NOT_PYTHON = "not-python"
     STARTING = "starting"
     FINALIZING = "finalizing"
+    UNSUPPORTED = "unsupported"   # a CPython version pyhang has no layout for
+    UNREADABLE = "unreadable"     # the runtime state could not be read (memory missing or damaged)
 
 
 class HazardKind:

@@ -1,6 +1,6 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
+from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
 from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
@@ -71,7 +71,12 @@ def describe_target(report: Report):
     parts = [where]
     if t.executable:
         parts.append(t.executable)
-    parts.append("Python %s" % t.python_version if t.python_version else "no Python runtime found")
+    if t.python_version:
+        parts.append("Python %s" % t.python_version)
+    elif report.python_status in (PythonStatus.UNSUPPORTED, PythonStatus.UNREADABLE):
+        parts.append("a Python runtime of unknown version")   # found, and its version not read
+    else:
+        parts.append("no Python runtime found")
     return ", ".join(parts)
 
 
@@ -99,7 +104,85 @@ def nothing_can_wake_text(f, names):
                 "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
 
 
+def _count(n, one, many=None):
+    return "%d %s" % (n, one if n == 1 else many or one + "s")
+
+
+def _still_read_text(read):
+    """"the native stacks of 2 threads, the system-call wait of 1 thread, ...": what an
+    incomplete report still holds (an `incomplete` verdict's facts["read"])."""
+    parts = []
+    if read.get("native_stacks"):
+        parts.append("the native stacks of %s" % _count(len(read["native_stacks"]), "thread"))
+    if read.get("syscall_waits"):
+        n = len(read["syscall_waits"])
+        parts.append("the system-call wait%s of %s" % ("" if n == 1 else "s", _count(n, "thread")))
+    if read.get("lock_waits"):
+        n = len(read["lock_waits"])
+        parts.append("the lock or object wait%s of %s" % ("" if n == 1 else "s", _count(n, "thread")))
+    if read.get("python_status") == PythonStatus.OK:
+        parts.append("the Python state")
+    if read.get("lock_layouts"):
+        parts.append("glibc's lock layouts")
+    if read.get("deadlocks"):
+        parts.append("the %s above" % _count(read["deadlocks"], "deadlock"))
+    return ", ".join(parts) if parts else "nothing else"
+
+
+def _python_unread_why(f):
+    """Why a Python process's state could not be read, from an incomplete verdict's facts."""
+    version = "CPython %s" % f["version"] if f.get("version") else "this CPython (its version was not found)"
+    path = basename(f.get("python_evidence_path")) or None
+    where = " in %s" % path if path else ""
+    if f.get("status") == PythonStatus.UNSUPPORTED:
+        return "pyhang has no layout for %s%s" % (version, where)
+    if f.get("status") == PythonStatus.UNREADABLE:
+        return "the runtime state of %s%s could not be read from the target's memory" % (version, where)
+    if f.get("python_evidence") == PythonEvidence.LIBRARY:
+        return "no CPython runtime was found, yet a thread runs code in %s" % path
+    if f.get("python_evidence") == PythonEvidence.EXECUTABLE:
+        return "no CPython runtime was found, yet the program is %s" % path
+    return "status %s" % f.get("status")
+
+
+def incomplete_text(f, names):
+    """The sentence of an `incomplete` verdict: what could not be read, what that hides, what still holds."""
+    still = "; still read: " + _still_read_text(f.get("read") or {})
+    if f.get("unread") == Unread.PYTHON_STATE:
+        return ("the report is incomplete: the Python state of this Python process could not be read (%s), so no "
+                "thread's Python stack, GIL state, threading lock or Thread.join is known and no deadlock through "
+                "them can be ruled out%s" % (_python_unread_why(f), still))
+    if f.get("unread") == Unread.LOCK_LAYOUTS:
+        waits = f.get("waits") or []
+        listed = ", ".join("%s on futex 0x%x" % (names(w["tid"]), w["futex"]) for w in waits[:_LISTED])
+        if len(waits) > _LISTED:
+            listed += ", and %d more" % (len(waits) - _LISTED)
+        return ("the report is incomplete: glibc's lock layouts are not known (%s), so who holds what %s wait%s "
+                "on cannot be named and no deadlock through %s can be ruled out: %s%s" % (
+                    f.get("problem") or "unknown reason", _count(len(waits), "thread"),
+                    "s" if len(waits) == 1 else "", "it" if len(waits) == 1 else "them", listed, still))
+    return "the report is incomplete: %s could not be read%s" % (f.get("unread"), still)
+
+
+_INCOMPLETE_HEADLINE = {Unread.PYTHON_STATE: "the Python state could not be read",
+                        Unread.LOCK_LAYOUTS: "glibc's lock layouts are not known"}
+
+
+def incomplete_reasons(report):
+    """["the Python state could not be read", ...]: what the report's `incomplete` verdicts say could not be read."""
+    unread = [v.facts.get("unread") for v in report.verdicts if v.kind == VerdictKind.INCOMPLETE]
+    return [_INCOMPLETE_HEADLINE.get(u, "%s could not be read" % u) for u in dict.fromkeys(unread)]
+
+
+def incomplete_headline(report):
+    """"Report incomplete: …": the first line of an answer that cannot be an all-clear, or None."""
+    reasons = incomplete_reasons(report)
+    return "Report incomplete: %s; no deadlock can be ruled out." % " and ".join(reasons) if reasons else None
+
+
 def verdict_text(v, names):
+    if v.kind == VerdictKind.INCOMPLETE:
+        return incomplete_text(v.facts, names)
     if v.kind == VerdictKind.GIL_NOBODY_HOLDS:
         return "every Python thread waits for the GIL and no thread holds it"
     if v.kind == VerdictKind.GIL_HANDOVER:
@@ -274,8 +357,12 @@ def render_text(report: Report, merged=False) -> str:
     out.extend("warning: " + w for w in warnings(report))
     out.append("%d thread%s" % (len(report.threads), "" if len(report.threads) == 1 else "s"))
     out.append("")
+    headline = incomplete_headline(report)
     if report.deadlocks:
         out.extend(render_deadlocks(report, names))
+    elif headline:
+        # Never a false all-clear: what could not be read is said first, the verdicts say the rest.
+        out.append(headline)
     elif any(v.kind == VerdictKind.OWNERS_UNKNOWN for v in report.verdicts):
         # Never a false all-clear: the verdict below names what is not known.
         out.append("No deadlock found among the waits whose owners pyhang can name.")

@@ -9,7 +9,7 @@ from pyhang.model.kinds import TreeEdgeKind
 from pyhang.render import json as render_json
 from pyhang.render.forks import ADVICE, evidence, hazard_json
 from pyhang.render.locks import summary
-from pyhang.render.text import names_of, render_text, thread_header
+from pyhang.render.text import incomplete_reasons, names_of, render_text, thread_header
 
 TREE_SCHEMA = "pyhang-tree/1"
 
@@ -85,6 +85,9 @@ def _process_line(p, depth):
                                        "Python %s" % t.python_version if t.python_version else "no Python")
         if p.report.deadlocks:
             what += ", %d deadlock%s within" % (len(p.report.deadlocks), "" if len(p.report.deadlocks) == 1 else "s")
+        reasons = incomplete_reasons(p.report)
+        if reasons:
+            what += ", report incomplete (%s)" % " and ".join(reasons)
     else:
         what += ": not examined: %s" % (p.problem or "unknown reason")
     return "  " + "  " * depth + what
@@ -134,8 +137,15 @@ def render_tree_text(tree):
     if tree.cycles_truncated:
         out.append("warning: more cycles than pyhang lists; the first %d are shown" % len(tree.deadlocks))
     out.append("")
+    incomplete = [(p.pid, incomplete_reasons(p.report)) for p in tree.processes if p.report is not None]
+    incomplete = [(pid, reasons) for pid, reasons in incomplete if reasons]
     if tree.deadlocks:
         out.extend(render_deadlocks(tree))
+    elif incomplete:
+        # Never a false all-clear: a process pyhang could not read may hide a wait of a cycle.
+        unread = "; ".join("in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete)
+        out.append("Report incomplete: %s; no deadlock across processes can be ruled out." % unread)
+        out.append("")
     else:
         out.append("No deadlock found across processes.")
         out.append("")
