@@ -4,7 +4,8 @@
 // [u64 _PyRuntime][u64 interp_head][u64 _PyThreadState_Current]
 // [u64 _Py_Finalizing][u64 gil_locked][u64 an interpreter whose
 // sys.modules the object reader starts from][u64 x4 objects][memory
-// (fuzz_input.hpp)].  The first byte picks 3.6 .. 3.13.
+// (fuzz_input.hpp)].  The first byte picks 3.6 .. 3.15, or 3.16 read
+// through a stand-in table and the image's _Py_DebugOffsets alone.
 #include <cstdint>
 #include <vector>
 

@@ -1,6 +1,6 @@
 // Every CPython line-table format: lnotab (3.6-3.9), the 3.10 co_linetable
 // and the 3.11+ location table.  Input: [u8 version][i32 co_firstlineno]
-// [i64 byte offset][table]; the first byte picks 3.6 .. 3.13.
+// [i64 byte offset][table]; the first byte picks 3.6 .. 3.15 (or 3.16 through a stand-in table).
 #include <cstdint>
 #include <vector>
 

@@ -5,7 +5,7 @@
 // [u64 _PyThreadState_Current][u64 an interpreter whose sys.modules is
 // searched][u64 x4 objects wanted][u8 frames of one more thread, at most 8]
 // [(u64 frame, u64 code) per frame][memory (fuzz_input.hpp)].  The first
-// byte picks 3.6 .. 3.13.  The threads are those the walkers find, plus the
+// byte picks 3.6 .. 3.15 (or 3.16, stand-in).  The threads are those the walkers find, plus the
 // one given, each with a TID.
 #include <cstdint>
 #include <vector>

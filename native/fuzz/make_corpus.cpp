@@ -100,7 +100,7 @@ std::vector<std::uint8_t> whole_code(const cpython::Layout& l) {
 
 void linetable_seeds() {
   const int max = std::numeric_limits<int>::max();
-  for (int minor = 6; minor <= 13; ++minor) {
+  for (int minor = 6; minor <= 15; ++minor) {
     const auto& l = cpython::testing::layout(minor);
     Output o;
     o.u8(static_cast<std::uint8_t>(minor - 6)).u32(10).u64(6).add(whole_code(l));
@@ -140,8 +140,8 @@ struct CpythonImage {
     }
   }
   // [u8 version][u64 _PyRuntime][u64 interp_head][u64 _PyThreadState_Current]
-  void header(Output& out) const {
-    out.u8(static_cast<std::uint8_t>(o.l.minor - 6)).u64(roots.runtime).u64(roots.interp_head_var);
+  void header(Output& out, int says = 0) const {
+    out.u8(static_cast<std::uint8_t>((says ? says : o.l.minor) - 6)).u64(roots.runtime).u64(roots.interp_head_var);
     out.u64(roots.tstate_current_var);
   }
   // Everything written into the image, in add_memory()'s format.
@@ -155,7 +155,9 @@ struct CpythonImage {
 
 // One interpreter with two threads of two frames each, and sys.modules
 // holding sys and threading (whose _active maps an ident to a Thread).
-void cpython_seed(int minor) {
+// With `says` (a newer minor): the same image, whose _Py_DebugOffsets give
+// that version, read with the table of `minor` standing in for it.
+void cpython_seed(int minor, int says = 0) {
   CpythonImage image(minor);
   testing::Objects& o = image.o;
   testing::Image& img = o.img;
@@ -185,12 +187,15 @@ void cpython_seed(int minor) {
   Addr modules = o.dict({{"sys", sys}, {"threading", threading}});
   PythonState st = o.state(modules);
 
+  if (says)
+    img.put<std::uint64_t>(image.roots.runtime, l.dbg_version, (3u << 24) | (static_cast<unsigned>(says) << 16) | 0xf0);
+
   Output out;
-  image.header(out);
+  image.header(out, says);
   out.u64(image.roots.finalizing_var).u64(image.roots.gil_locked_var);
   out.u64(st.threads[0].interp).u64(thread).u64(active).u64(misc).u64(sys);
   image.memory(out);
-  seed("cpython", "3." + std::to_string(minor), out.bytes);
+  seed("cpython", says ? "3." + std::to_string(says) + "-stand-in" : "3." + std::to_string(minor), out.bytes);
 }
 
 // What names a lock and which threads reach it: __main__'s global
@@ -283,8 +288,9 @@ int main(int argc, char** argv) {
   out_dir = argv[1];
   elf_and_cfi_seeds();
   linetable_seeds();
-  for (int minor = 6; minor <= 13; ++minor) cpython_seed(minor);
-  for (int minor = 6; minor <= 13; ++minor) names_seed(minor);
+  for (int minor = 6; minor <= 15; ++minor) cpython_seed(minor);
+  cpython_seed(15, 16);
+  for (int minor = 6; minor <= 15; ++minor) names_seed(minor);
   glibc_seeds();
   return 0;
 }

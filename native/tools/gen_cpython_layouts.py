@@ -15,7 +15,10 @@ The few facts headers cannot express as one offset (which frame model,
 which line-table format, the unit of f_lasti) are derived below from which
 fields exist, with the rule written next to each.
 
-Usage: gen_cpython_layouts.py [--pyenv-root DIR] [--output FILE] [--cc gcc]
+Usage: gen_cpython_layouts.py [--pyenv-root DIR] [--output FILE] [--cc gcc] [--also-prefix DIR ...]
+The rows of 3.14 and 3.15 (no pyenv build) and of Debian 13's 3.13.5 come from
+Debian's libpython3.X-dev in root file systems made with mmdebstrap:
+  --also-prefix /usr --also-prefix SID_ROOT/usr --also-prefix TRIXIE_ROOT/usr
 Runs with any python3 (no third-party modules).
 """
 
@@ -29,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-MINORS = range(6, 14)
+MINORS = range(6, 16)
 
 # (field, comment, [alternative C expressions]).  Expression helpers (macros
 # defined in the probe prologue):
@@ -88,7 +91,9 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("iframe_owner", "owner (char)", ["OFF(_PyInterpreterFrame, owner)"]),
     ("iframe_is_entry", "is_entry (bool, 3.11 only)", ["OFF(_PyInterpreterFrame, is_entry)"]),
     ("owner_generator", "FRAME_OWNED_BY_GENERATOR", ["CONST(FRAME_OWNED_BY_GENERATOR)"]),
-    ("owner_cstack", "FRAME_OWNED_BY_CSTACK (3.12+)", ["CONST(FRAME_OWNED_BY_CSTACK)"]),
+    ("owner_cstack", "first owner of frames that run no Python function: FRAME_OWNED_BY_CSTACK (3.12, 3.13), "
+     "FRAME_OWNED_BY_INTERPRETER (3.14+; CSTACK, where it remains, is above it)",
+     ["CONST(FRAME_OWNED_BY_INTERPRETER)", "CONST(FRAME_OWNED_BY_CSTACK)"]),
     # --- _PyCFrame (3.11, 3.12)
     ("cframe_current_frame", "_PyCFrame.current_frame", ["OFF(_PyCFrame, current_frame)"]),
     # --- PyThreadState
@@ -167,6 +172,40 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("dbg_unicode_state", "unicode_object.state", ["OFF(_Py_DebugOffsets, unicode_object.state)"]),
     ("dbg_unicode_length", "unicode_object.length", ["OFF(_Py_DebugOffsets, unicode_object.length)"]),
     ("dbg_unicode_asciiobject_size", "unicode_object.asciiobject_size", ["OFF(_Py_DebugOffsets, unicode_object.asciiobject_size)"]),
+    ("dbg_free_threaded", "free_threaded (3.14+)", ["OFF(_Py_DebugOffsets, free_threaded)"]),
+    ("dbg_interp_threads_main", "interpreter_state.threads_main (3.14+)", ["OFF(_Py_DebugOffsets, interpreter_state.threads_main)"]),
+    ("dbg_interp_gc", "interpreter_state.gc (3.14+)", ["OFF(_Py_DebugOffsets, interpreter_state.gc)"]),
+    ("dbg_interp_imports_modules", "interpreter_state.imports_modules (3.14+)", ["OFF(_Py_DebugOffsets, interpreter_state.imports_modules)"]),
+    ("dbg_iframe_localsplus", "interpreter_frame.localsplus (3.14+)", ["OFF(_Py_DebugOffsets, interpreter_frame.localsplus)"]),
+    ("dbg_iframe_stackpointer", "interpreter_frame.stackpointer (3.14+)", ["OFF(_Py_DebugOffsets, interpreter_frame.stackpointer)"]),
+    ("dbg_code_argcount", "code_object.argcount (3.14+)", ["OFF(_Py_DebugOffsets, code_object.argcount)"]),
+    ("dbg_code_localsplusnames", "code_object.localsplusnames (3.14+)", ["OFF(_Py_DebugOffsets, code_object.localsplusnames)"]),
+    ("dbg_code_localspluskinds", "code_object.localspluskinds (3.14+)", ["OFF(_Py_DebugOffsets, code_object.localspluskinds)"]),
+    ("dbg_type_tp_basicsize", "type_object.tp_basicsize (3.15+)", ["OFF(_Py_DebugOffsets, type_object.tp_basicsize)"]),
+    ("dbg_type_tp_dictoffset", "type_object.tp_dictoffset (3.15+)", ["OFF(_Py_DebugOffsets, type_object.tp_dictoffset)"]),
+    ("dbg_heaptype_size", "heap_type_object.size (3.15+)", ["OFF(_Py_DebugOffsets, heap_type_object.size)"]),
+    ("dbg_heaptype_cached_keys", "heap_type_object.ht_cached_keys (3.15+)", ["OFF(_Py_DebugOffsets, heap_type_object.ht_cached_keys)"]),
+    ("dbg_tuple_ob_item", "tuple_object.ob_item (3.14+)", ["OFF(_Py_DebugOffsets, tuple_object.ob_item)"]),
+    ("dbg_list_ob_item", "list_object.ob_item (3.14+)", ["OFF(_Py_DebugOffsets, list_object.ob_item)"]),
+    ("dbg_set_size", "set_object.size (3.14+)", ["OFF(_Py_DebugOffsets, set_object.size)"]),
+    ("dbg_set_used", "set_object.used (3.14+)", ["OFF(_Py_DebugOffsets, set_object.used)"]),
+    ("dbg_set_table", "set_object.table (3.14+)", ["OFF(_Py_DebugOffsets, set_object.table)"]),
+    ("dbg_set_mask", "set_object.mask (3.14+)", ["OFF(_Py_DebugOffsets, set_object.mask)"]),
+    ("dbg_dict_size", "dict_object.size (3.14+)", ["OFF(_Py_DebugOffsets, dict_object.size)"]),
+    ("dbg_dict_ma_keys", "dict_object.ma_keys (3.14+)", ["OFF(_Py_DebugOffsets, dict_object.ma_keys)"]),
+    ("dbg_dict_ma_values", "dict_object.ma_values (3.14+)", ["OFF(_Py_DebugOffsets, dict_object.ma_values)"]),
+    ("dbg_float_size", "float_object.size (3.14+)", ["OFF(_Py_DebugOffsets, float_object.size)"]),
+    ("dbg_float_ob_fval", "float_object.ob_fval (3.14+)", ["OFF(_Py_DebugOffsets, float_object.ob_fval)"]),
+    ("dbg_long_size", "long_object.size (3.14+)", ["OFF(_Py_DebugOffsets, long_object.size)"]),
+    ("dbg_long_lv_tag", "long_object.lv_tag (3.14+)", ["OFF(_Py_DebugOffsets, long_object.lv_tag)"]),
+    ("dbg_long_ob_digit", "long_object.ob_digit (3.14+)", ["OFF(_Py_DebugOffsets, long_object.ob_digit)"]),
+    ("dbg_unicode_compact_size", "unicode_object.compactunicodeobject_size (3.15+)", ["OFF(_Py_DebugOffsets, unicode_object.compactunicodeobject_size)"]),
+    ("dbg_gc_size", "gc.size (3.14+)", ["OFF(_Py_DebugOffsets, gc.size)"]),
+    ("dbg_gc_collecting", "gc.collecting (3.14+)", ["OFF(_Py_DebugOffsets, gc.collecting)"]),
+    ("dbg_gen_size", "gen_object.size (3.14+)", ["OFF(_Py_DebugOffsets, gen_object.size)"]),
+    ("dbg_gen_iframe", "gen_object.gi_iframe (3.14+)", ["OFF(_Py_DebugOffsets, gen_object.gi_iframe)"]),
+    ("dbg_gen_frame_state", "gen_object.gi_frame_state (3.14+)", ["OFF(_Py_DebugOffsets, gen_object.gi_frame_state)"]),
+    ("dbg_llist_next", "llist_node.next (3.14+)", ["OFF(_Py_DebugOffsets, llist_node.next)"]),
     # --- frame contents (locals + value stack), for finding objects a frame uses
     ("code_nlocalsplus", "co_nlocalsplus (int, 3.11+)", ["OFF(PyCodeObject, co_nlocalsplus)"]),
     ("code_nlocals", "co_nlocals (int)", ["OFF(PyCodeObject, co_nlocals)"]),
@@ -248,6 +287,14 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("func_qualname", "PyFunctionObject.func_qualname", ["OFF(PyFunctionObject, func_qualname)"]),
     ("cfunction_ml", "PyCFunctionObject.m_ml (PyMethodDef *)", ["OFF(PyCFunctionObject, m_ml)"]),
     ("methoddef_name", "PyMethodDef.ml_name (const char *)", ["OFF(PyMethodDef, ml_name)"]),
+    ("iframe_stackpointer", "_PyInterpreterFrame.stackpointer (_PyStackRef *, 3.14+)", ["OFF(_PyInterpreterFrame, stackpointer)"]),
+    ("stackref_tag_bits", "Py_TAG_BITS: low bits of a _PyStackRef that are not the pointer (3.14+)", ["CONST(Py_TAG_BITS)"]),
+    ("interp_gc_collecting", "PyInterpreterState.gc.collecting (int, 3.12+) / _PyRuntime.gc.collecting (<= 3.11)", ["OFF(PyInterpreterState, gc.collecting)"]),
+    ("runtime_gc_collecting", "_PyRuntimeState.gc.collecting (int, 3.7 - 3.8)", ["OFF(_PyRuntimeState, gc.collecting)"]),
+    ("tstateimpl_asyncio_running_loop", "_PyThreadStateImpl.asyncio_running_loop (3.14+)", ["OFF(_PyThreadStateImpl, asyncio_running_loop)"]),
+    ("tstateimpl_asyncio_running_task", "_PyThreadStateImpl.asyncio_running_task (3.14+)", ["OFF(_PyThreadStateImpl, asyncio_running_task)"]),
+    ("tstateimpl_asyncio_tasks_head", "_PyThreadStateImpl.asyncio_tasks_head (struct llist_node, 3.14+)", ["OFF(_PyThreadStateImpl, asyncio_tasks_head)"]),
+    ("interp_asyncio_tasks_head", "PyInterpreterState.asyncio_tasks_head (tasks of exited threads, 3.14+)", ["OFF(PyInterpreterState, asyncio_tasks_head)"]),
 ]
 
 HEADERS = [
@@ -264,6 +311,9 @@ HEADERS = [
     "internal/pycore_long.h",      # 3.12+ (_PyLong_NON_SIZE_BITS)
     "internal/pycore_object.h",
     "internal/pycore_gil.h",
+    "internal/pycore_debug_offsets.h",  # 3.14+ (_Py_DebugOffsets moved here)
+    "internal/pycore_tstate.h",    # 3.13+ (_PyThreadStateImpl)
+    "internal/pycore_stackref.h",  # 3.14+ (Py_TAG_BITS)
     "internal/gil.h",              # 3.7
 ]
 
@@ -338,7 +388,10 @@ def probe(prefix: str, minor: int, cc: str) -> tuple[str, dict[str, tuple[int, i
             text += "  return 0;\n}\n"
             with open(src, "w") as f:
                 f.write(text)
-            res = subprocess.run([cc, "-w", "-std=gnu11", "-I", incdir, "-o", exe, src],
+            # -idirafter prefix/include: a distribution's pyconfig.h includes
+            # <x86_64-linux-gnu/python3.X/pyconfig.h> from there.
+            res = subprocess.run([cc, "-w", "-std=gnu11", "-I", incdir, "-idirafter", os.path.join(prefix, "include"),
+                                  "-o", exe, src],
                                  capture_output=True, text=True)
             if res.returncode == 0:
                 break
@@ -361,6 +414,15 @@ def probe(prefix: str, minor: int, cc: str) -> tuple[str, dict[str, tuple[int, i
         if name not in values or ai < values[name][0]:
             values[name] = (ai, val)
     return version, values
+
+
+def shown(incdir: str) -> str:
+    """An include directory as the generated file names it: the system's
+    own paths as they are, others (a root made for the purpose) by what
+    they are, never by a path of the machine that generated the file."""
+    if incdir.startswith(("/usr/include/", "/usr/local/include/")):
+        return incdir
+    return "distribution headers, include/" + os.path.basename(incdir)
 
 
 def patch_of(version: str) -> int:
@@ -422,7 +484,8 @@ def main() -> None:
     ap.add_argument("--output", default=os.path.join(here, "..", "src", "cpython", "layouts", "generated.cpp"))
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
     ap.add_argument("--also-prefix", action="append", default=None,
-                    help="prefix with include/python3.X of another patch release (default: /usr, /usr/local)")
+                    help="prefix with include/python3.X of another patch release, or of a minor pyenv "
+                         "does not have (default: /usr, /usr/local); e.g. a Debian root with libpython3.X-dev")
     args = ap.parse_args()
     if args.also_prefix is None:
         args.also_prefix = ["/usr", "/usr/local"]
@@ -456,19 +519,26 @@ def main() -> None:
                 continue
             minor = int(m.group(1))
             primary = next((t for t in tables if t[0] == minor), None)
-            if primary is None:
+            if primary is None and minor not in MINORS:
                 continue
             version, values = probe(prefix, minor, args.cc)
+            if primary is None:
+                # No pyenv build of this minor (3.14, 3.15): the
+                # distribution's headers are the first row.
+                flat = {name: values.get(name, (0, -1))[1] for name, _, _ in FIELDS}
+                tables.append((minor, version, prefix, flat, derive(flat)))
+                print(f"3.{minor}: {version} from {incdir}", file=sys.stderr)
+                continue
             if version == primary[1]:
                 continue
             flat = {name: values.get(name, (0, -1))[1] for name, _, _ in FIELDS}
             diff = [n for n in flat if flat[n] != primary[3][n]]
             if diff:
                 tables.append((minor, version, prefix, flat, derive(flat)))
-                checked.append(f"{version} ({incdir}): DIFFERS in {', '.join(diff)}; own row")
+                checked.append(f"{version} ({shown(incdir)}): DIFFERS in {', '.join(diff)}; own row")
             else:
                 also_probed.setdefault(primary[1], []).append(version)
-                checked.append(f"{version} ({incdir}): identical to {primary[1]}")
+                checked.append(f"{version} ({shown(incdir)}): identical to {primary[1]}")
             print(f"3.{minor}: also {version} from {incdir}: {checked[-1]}", file=sys.stderr)
     tables.sort(key=lambda t: (t[0], [int(x) for x in re.findall(r"\d+", t[1])[:3]]))
 
@@ -477,7 +547,8 @@ def main() -> None:
     out.append("// Offsets and sizes printed by gcc from each version's own headers")
     out.append("// (public + internal, Py_BUILD_CORE), x86_64 Linux:")
     for minor, version, prefix, _, _ in tables:
-        out.append(f"//   3.{minor}: CPython {version} ({os.path.basename(prefix)})")
+        where = os.path.basename(prefix) if "/.pyenv/" in prefix + "/" else "distribution headers"
+        out.append(f"//   3.{minor}: CPython {version} ({where})")
     for line in checked:
         out.append(f"// Also probed: {line}")
     out.append("// Absent fields are -1.")

@@ -242,7 +242,7 @@ class Reader {
     if (!task.stack.empty()) {
       const Addr frame = task.stack.front().frame;
       const std::int64_t locals = l_.frame_model == FrameModel::FrameObject ? l_.frame_localsplus : l_.iframe_localsplus;
-      Addr self = locals >= 0 ? mem_.read_pointer(frame + static_cast<Addr>(locals)).value_or(0) : 0;
+      Addr self = locals >= 0 ? l_.untag(mem_.read_pointer(frame + static_cast<Addr>(locals)).value_or(0)) : 0;
       std::string t = type(self);
       if (!t.empty()) {
         task.innermost_self = self;
@@ -279,8 +279,8 @@ class Reader {
       }
     }
     auto v = mem_.read_pointer(slot);
-    if (!v || !plausible_pointer(*v)) return std::nullopt;
-    return v;
+    if (!v || !plausible_pointer(l_.untag(*v))) return std::nullopt;
+    return l_.untag(*v);
   }
 
   // obj.name from its instance dict, or from a __slots__ member of its type

@@ -87,7 +87,7 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
 }
 
 // 3.11+: _PyInterpreterFrame linked by previous.  As CPython does, frames
-// owned by the C stack (3.12+ entry shims) and incomplete frames (whose
+// owned by the C stack or the interpreter (3.12+ entry shims) and incomplete frames (whose
 // instruction pointer is before the code's first traceable instruction)
 // are skipped.  Entry frames: is_entry (3.11), or the frame just inside a
 // C-stack shim (3.12+).
@@ -111,12 +111,12 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     }
     Addr previous = fr.ptr(l.iframe_previous);
     auto owner = fr.get<std::int8_t>(l.iframe_owner);
-    if (owner && l.has(l.owner_cstack) && *owner == l.owner_cstack) {
+    if (owner && l.has(l.owner_cstack) && *owner >= l.owner_cstack) {
       if (!walk.frames.empty()) walk.frames.back().entry_frame = true;
       f = previous;
       continue;
     }
-    Addr code_addr = fr.ptr(l.iframe_code);
+    Addr code_addr = l.untag(fr.ptr(l.iframe_code));
     const CodeInfo& code = codes.get(code_addr);
     if (!code.ok) {
       if (executable_slot && code.reason == ErrorReason::NotCodeObject) {  // not a Python function's frame

@@ -17,7 +17,8 @@ PythonState inspect(Target& target, const std::optional<Located>& loc, const Opt
     st.status = Status::NotPython;
     return st;
   }
-  const Layout* layout = loc->major ? layout_for(loc->major, loc->minor, loc->patch) : nullptr;
+  std::optional<Layout> layout;
+  if (loc->major) layout = layout_for_release(loc->major, loc->minor, loc->patch);
   if (!layout) {
     st.status = Status::Unsupported;
     st.version = loc->version;
@@ -30,8 +31,14 @@ PythonState inspect(Target& target, const std::optional<Located>& loc, const Opt
   st = inspect_memory(target.memory(), *layout, loc->roots, opts);
   // Say which table serves which release: a patch level other than the
   // generated one relies on the headers having been probed identical, or
-  // else only on the run-time checks (back-pointers, GIL word, type names).
-  if (loc->patch >= 0 && loc->patch != layout->patch) {
+  // else on the target's _Py_DebugOffsets (3.13+) and the run-time checks
+  // (back-pointers, GIL word, type names).  A newer minor than every table
+  // is read through its _Py_DebugOffsets alone, the rest assumed unchanged.
+  if (layout->stand_in && st.effective_layout) {
+    st.layout += " (standing in for " + loc->version + ")";
+    st.warnings.push_back("no layout table for CPython " + loc->version + ": read with its own _Py_DebugOffsets; "
+                          "what they do not cover is assumed as in " + std::string(layout->generated_from));
+  } else if (loc->patch >= 0 && loc->patch != layout->patch) {
     std::string also = layout->also_probed;
     bool probed = ("," + also + ",").find("," + loc->version + ",") != std::string::npos;
     st.layout += probed ? " (headers of " + loc->version + " probed identical)"

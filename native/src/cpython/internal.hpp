@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <cstdio>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cpython/layouts/layout.hpp"
+#include "cpython/layouts/locks.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/target/memory.hpp"
 
@@ -206,13 +208,28 @@ struct GilStatics {
 // 48 functions in all; any byte it cannot decode ends that function.
 GilStatics decode_gil_statics(const CodeImage& code, const std::vector<CodeEntry>& entries);
 
+// What a _thread.lock or _thread.RLock object says about itself, read with
+// the row of its minor that its type's tp_basicsize selects (3.13's
+// _thread.lock changed form in a patch release): whether it is held, and an
+// RLock's owner pthread_t and recursion count.  The one reader of lock
+// state, for lock waits, lock objects and values alike.
+struct LockObjectState {
+  const LockLayout* row = nullptr;  // the row used (never null when `minor_row` was given)
+  std::optional<bool> locked;
+  std::optional<std::uint64_t> owner, count;
+};
+LockObjectState read_lock_object(MemoryReader& mem, const Layout& layout, const LockLayout& minor_row, Addr object,
+                                 bool rlock);
+
 // The layout an interpreter is read with, the one rule for every decoder:
 // the generated table for its release (layout_for(major, minor, patch)),
 // corrected by the target's own _Py_DebugOffsets at `runtime` where the
 // version has them (3.13+).
 struct EffectiveLayout {
-  std::shared_ptr<const Layout> layout;  // null: no table for the version
+  std::shared_ptr<const Layout> layout;  // null: no table for the version, or refused
   bool debug_offsets = false;            // corrected by the target's _Py_DebugOffsets
+  bool free_threaded = false;            // the target says it is a free-threaded build
+  std::string refused;                   // why no layout can be used (layout is then null)
 };
 EffectiveLayout effective_layout(MemoryReader& mem, const Layout& generated, Addr runtime,
                                  std::vector<std::string>& warnings);
@@ -224,8 +241,26 @@ EffectiveLayout effective_layout(MemoryReader& mem, int major, int minor, int pa
 std::shared_ptr<const Layout> layout_of(MemoryReader& mem, const PythonState& state);
 
 // The layout corrected by the target's _Py_DebugOffsets (3.13+); warns on
-// each disagreement with the generated table.  Returns false when the
-// target's table is absent or implausible (the generated one is then used).
-bool apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& layout, std::vector<std::string>& warnings);
+// each disagreement with the generated table.  When the target's struct is
+// absent or implausible the generated table is used as it is (a warning
+// says why), except for a stand-in table (Layout::stand_in), which is then
+// refused; a free-threaded build is always refused.
+// One value _Py_DebugOffsets carries: where it sits in that struct (a dbg_*
+// field of the table), which layout field it gives, and the entry holding
+// the size of the struct it is an offset into (null where none bounds it).
+struct DebugOffsetField {
+  std::int64_t Layout::*where;
+  std::int64_t Layout::*field;
+  std::int64_t Layout::*bound;
+};
+std::span<const DebugOffsetField> debug_offset_fields();
+
+struct DebugOffsetsReading {
+  bool applied = false;        // the layout now holds the target's values
+  bool free_threaded = false;  // the target is a free-threaded build
+  std::string refused;         // non-empty: the layout must not be used, and why
+};
+DebugOffsetsReading apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& layout,
+                                        std::vector<std::string>& warnings);
 
 }  // namespace pyhang::cpython::detail

@@ -148,6 +148,7 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
   std::vector<Addr> values(count);
   std::size_t got = count ? mem.read_partial(base, values.data(), count * 8) / 8 : 0;
   if (got < count) note(out, "frame " + hex(frame.frame) + ": locals partly unreadable");
+  for (auto& v : values) v = l.untag(v);
 
   std::unordered_set<std::string> seen;
   for (const auto& s : slots) {

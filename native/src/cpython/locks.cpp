@@ -91,6 +91,7 @@ class LockFinder {
     slots.resize(count);
     std::size_t got = count ? mem_.read_partial(start, slots.data(), count * 8) : 0;
     slots.resize(got / 8);
+    for (auto& s : slots) s = l_.untag(s);
     if (slots.size() < count && problem.empty()) problem = "frame " + hex(f.frame) + " partly unreadable";
     return slots;
   }
@@ -164,37 +165,46 @@ class LockFinder {
     return refs;
   }
 
-  // The PyThread_type_lock (sem_t*) of a lock object; 0 when unreadable.
-  Addr wait_word(const Ref& r) {
-    std::int64_t off = r.type == ll_.rlock_type ? ll_.rlock_lock
-                       : is_buffered_type(r.type) ? bl_->lock
-                                                  : ll_.lock_lock;
-    if (off < 0) return 0;
-    auto p = mem_.read_pointer(r.object + off);
-    return p && plausible_pointer(*p) ? *p : 0;
+  // The two ways a blocked acquirer's futex word names the lock it waits
+  // for.  sem_t: a PyThread_type_lock that is a malloc'ed sem_t (the futex
+  // word is inside it).  PyMutex: the lock (or the PyThread_type_lock it
+  // points to) is a PyMutex, whose waiters park on a semaphore of their own
+  // whose wait_entry names the PyMutex (cpython/layouts/locks.hpp).
+  struct WaitWords {
+    Addr sem = 0;    // the sem_t a waiter sleeps in, 0 when none
+    Addr mutex = 0;  // the PyMutex a parked waiter names, 0 when none
+  };
+  WaitWords wait_words(const Ref& r) {
+    WaitWords w;
+    const bool rlock = r.type == ll_.rlock_type, io = is_buffered_type(r.type);
+    const LockLayout& row = io ? ll_ : row_of(r.object, rlock);
+    std::int64_t ptr_off = rlock ? row.rlock_lock : io ? bl_->lock : row.lock_lock;
+    std::int64_t mutex_off = rlock ? row.rlock_mutex : io ? -1 : row.lock_mutex;
+    if (ptr_off >= 0) {
+      // A PyThread_type_lock: a sem_t, or (where CPython makes it a PyMutex) the PyMutex itself.
+      auto p = mem_.read_pointer(r.object + static_cast<Addr>(ptr_off));
+      if (p && plausible_pointer(*p)) w.sem = w.mutex = *p;
+    }
+    if (mutex_off >= 0) w.mutex = r.object + static_cast<Addr>(mutex_off);
+    return w;
   }
 
-  struct LockFacts {
-    std::optional<bool> locked;
-    std::optional<std::uint64_t> owner, count;
-  };
-  LockFacts facts(Addr object, const std::string& type) {
-    LockFacts f;
-    if (type == ll_.rlock_type) {
-      RemoteStruct r;
-      if (r.load(mem_, object, span_of({ll_.rlock_owner, ll_.rlock_count}))) {
-        f.owner = r.get<std::uint64_t>(ll_.rlock_owner);
-        f.count = r.get<std::uint64_t>(ll_.rlock_count);
-        if (f.owner) f.locked = *f.owner != 0;
-      }
-    } else if (is_buffered_type(type)) {
+  // The row of this minor that describes the lock object (lock_layout_for by
+  // its type's tp_basicsize).
+  const LockLayout& row_of(Addr object, bool rlock) {
+    return *detail::read_lock_object(mem_, l_, ll_, object, rlock).row;
+  }
+
+  detail::LockObjectState facts(Addr object, const std::string& type) {
+    if (is_buffered_type(type)) {
       // ENTER_BUFFERED stores the owner after acquiring, LEAVE_BUFFERED clears it before releasing.
+      detail::LockObjectState f;
       f.owner = mem_.read_value<std::uint64_t>(object + static_cast<Addr>(bl_->owner));
       if (f.owner) f.locked = *f.owner != 0;
-    } else if (type == ll_.lock_type && ll_.lock_locked >= 0) {
-      if (auto b = mem_.read_value<std::uint8_t>(object + ll_.lock_locked)) f.locked = *b != 0;
+      return f;
     }
-    return f;
+    if (!is_threading_lock_type(type)) return {};
+    return detail::read_lock_object(mem_, l_, ll_, object, type == ll_.rlock_type);
   }
 
  private:
@@ -255,10 +265,43 @@ std::string stream_name(MemoryReader& mem, const PythonState& state, const Buffe
 
 }  // namespace
 
+namespace detail {
+
+LockObjectState read_lock_object(MemoryReader& mem, const Layout& l, const LockLayout& minor_row, Addr object,
+                                 bool rlock) {
+  LockObjectState s;
+  s.row = &minor_row;
+  // A minor with two forms (3.13) is told apart by the type's tp_basicsize.
+  if (l.has(l.type_basicsize)) {
+    auto tp = mem.read_pointer(object + static_cast<Addr>(l.object_ob_type));
+    auto size = tp && plausible_pointer(*tp) ? mem.read_value<std::int64_t>(*tp + static_cast<Addr>(l.type_basicsize))
+                                             : std::nullopt;
+    if (size) s.row = lock_layout_for(minor_row.major, minor_row.minor, rlock, *size);
+    if (!s.row) s.row = &minor_row;
+  }
+  const LockLayout& row = *s.row;
+  if (rlock) {
+    RemoteStruct r;
+    if (!r.load(mem, object, span_of({row.rlock_owner, row.rlock_count}))) return s;
+    s.owner = r.get<std::uint64_t>(row.rlock_owner);
+    s.count = r.get<std::uint64_t>(row.rlock_count);
+    if (s.owner) s.locked = *s.owner != 0;
+    // _PyRecursiveMutex.level counts the acquisitions beyond the first.
+    if (row.rlock_count_is_level && s.count && s.owner && *s.owner) *s.count += 1;
+  } else if (row.lock_mutex >= 0) {
+    if (auto b = mem.read_value<std::uint8_t>(object + static_cast<Addr>(row.lock_mutex))) s.locked = (*b & 1) != 0;
+  } else if (row.lock_locked >= 0) {
+    if (auto b = mem.read_value<std::uint8_t>(object + static_cast<Addr>(row.lock_locked))) s.locked = *b != 0;
+  }
+  return s;
+}
+
+}  // namespace detail
+
 std::vector<FrameSelf> frame_selves(MemoryReader& mem, const PythonState& state, int tid,
                                     const LockWaitOptions& opts) {
   std::vector<FrameSelf> out;
-  const Layout* layout = layout_for(state.major, state.minor);
+  auto layout = detail::layout_of(mem, state);
   const LockLayout* locks = lock_layout_for(state.major, state.minor);
   if (!layout || !locks) return out;
   const PyThreadInfo* thread = nullptr;
@@ -327,12 +370,24 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   auto refs = finder.refs_of(*thread, &scan_problem);
   const Ref* match = nullptr;
   Addr word = 0;
+  bool parked_match = false;  // matched through a parked waiter's wait_entry, not a sem_t
   std::optional<Ref> stream;  // a buffered object of sys, when no frame's object holds the futex
+  // What a parked PyMutex waiter's wait_entry names (0 when the futex is no such wait).
+  Addr parked = 0;
+  if (futex && *futex > static_cast<Addr>(locks->parked_addr_before_futex))
+    parked = mem.read_pointer(*futex - static_cast<Addr>(locks->parked_addr_before_futex)).value_or(0);
   auto holds_futex = [&](const Ref& r) {
-    Addr w = finder.wait_word(r);
-    if (!w || *futex < w || *futex >= w + static_cast<Addr>(locks->lock_wait_bytes)) return false;
-    word = w;
-    return true;
+    auto w = finder.wait_words(r);
+    if (w.sem && *futex >= w.sem && *futex < w.sem + static_cast<Addr>(locks->lock_wait_bytes)) {
+      word = w.sem;
+      return true;
+    }
+    if (w.mutex && plausible_pointer(parked) && parked == w.mutex) {
+      word = w.mutex;
+      parked_match = true;
+      return true;
+    }
+    return false;
   };
   if (futex) {
     for (const auto& r : refs) {
@@ -363,7 +418,8 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
       out.problem = "no futex address, and no Python lock object on the innermost frames";
       return out;
     }
-    word = finder.wait_word(*match);
+    auto w = finder.wait_words(*match);
+    word = w.sem ? w.sem : w.mutex;
     out.confidence = Confidence::Guess;
   }
 
@@ -392,8 +448,9 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
                                 std::to_string(match->slot) + " of " + frame.function + " (" + basename(frame.file) +
                                 ":" + std::to_string(frame.line) + ")";
   out.found_in = match->found_in;
-  out.evidence = futex ? "futex " + hex(*futex) + " is in the sem_t " + hex(word) + " of " + match->type + " " +
-                             hex(match->object) + "; " + where
+  out.evidence = futex ? "futex " + hex(*futex) +
+                             (parked_match ? " is a parked waiter's, for the PyMutex " : " is in the sem_t ") +
+                             hex(word) + " of " + match->type + " " + hex(match->object) + "; " + where
                        : "no futex address: innermost " + match->type + " " + hex(match->object) + " on the stack, " +
                              where;
   if (rlock || io) {

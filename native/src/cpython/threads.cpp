@@ -141,6 +141,11 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   st.layout = generated.generated_from;
   st.runtime = roots.runtime;
   auto effective = detail::effective_layout(mem, generated, roots.runtime, st.warnings);
+  if (!effective.layout) {  // a free-threaded build, or a stand-in table without the target's offsets
+    st.status = Status::Unsupported;
+    st.warnings.push_back(effective.refused);
+    return st;
+  }
   if (effective.debug_offsets) st.layout += " + _Py_DebugOffsets";
   st.effective_layout = effective.layout;
   const Layout& l = *effective.layout;

@@ -225,16 +225,14 @@ struct ValueRenderer::Impl {
 
   std::string lock_text(Addr obj, bool rlock, Out& out) {
     std::string head = std::string("<threading.") + (rlock ? "RLock" : "Lock") + " at " + hex(obj);
+    auto s = detail::read_lock_object(budget, *layout, *locks, obj, rlock);
     if (!rlock) {
-      auto locked = budget.read_value<std::uint8_t>(obj + static_cast<Addr>(locks->lock_locked));
-      if (!locked) return unreadable(out, obj, "lock " + hex(obj) + " unreadable");
-      return head + (*locked ? " locked>" : " unlocked>");
+      if (!s.locked) return unreadable(out, obj, "lock " + hex(obj) + " unreadable");
+      return head + (*s.locked ? " locked>" : " unlocked>");
     }
-    auto owner = budget.read_value<std::uint64_t>(obj + static_cast<Addr>(locks->rlock_owner));
-    auto count = budget.read_value<std::uint64_t>(obj + static_cast<Addr>(locks->rlock_count));
-    if (!owner || !count) return unreadable(out, obj, "RLock " + hex(obj) + " unreadable");
-    if (!*owner) return head + " unlocked>";
-    return head + " owned by " + lwp_of(*owner) + " (count " + std::to_string(*count) + ")>";
+    if (!s.owner || !s.count) return unreadable(out, obj, "RLock " + hex(obj) + " unreadable");
+    if (!*s.owner) return head + " unlocked>";
+    return head + " owned by " + lwp_of(*s.owner) + " (count " + std::to_string(*s.count) + ")>";
   }
 
   // A threading.Thread (or subclass): an instance with _name, _ident and _started.
@@ -392,7 +390,7 @@ struct ValueRenderer::Impl {
         return;
       }
       default: {
-        if (locks && (v.type == locks->lock_type || v.type == locks->rlock_type)) {
+        if (locks && layout && (v.type == locks->lock_type || v.type == locks->rlock_type)) {
           out.add(lock_text(obj, v.type == locks->rlock_type, out));
           return;
         }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cpython/internal.hpp"
 #include "cpython/layouts/layout.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/target/memory.hpp"
@@ -224,45 +225,21 @@ class Image {
   void write_debug_offsets(Addr r) {
     put_bytes(r, "xdebugpy", 8);
     put<std::uint64_t>(r, l_.dbg_version, (3u << 24) | (static_cast<unsigned>(l_.minor) << 16) | (l_.patch << 8) | 0xf0);
-    auto w = [&](std::int64_t where, std::int64_t value) { put<std::uint64_t>(r, where, static_cast<std::uint64_t>(value)); };
-    w(l_.dbg_runtime_size, l_.runtime_size);
-    w(l_.dbg_runtime_finalizing, l_.runtime_finalizing);
-    w(l_.dbg_runtime_interpreters_head, l_.runtime_interpreters_head);
-    w(l_.dbg_interp_size, l_.interp_size);
-    w(l_.dbg_interp_id, l_.interp_id);
-    w(l_.dbg_interp_next, l_.interp_next);
-    w(l_.dbg_interp_threads_head, l_.interp_threads_head);
-    w(l_.dbg_interp_ceval_gil, l_.interp_ceval_gil);
-    w(l_.dbg_interp_gil_runtime_state, l_.interp_own_gil);
+    auto w = [&](std::int64_t where, std::int64_t value) {
+      if (where >= 0 && value >= 0) put<std::uint64_t>(r, where, static_cast<std::uint64_t>(value));
+    };
+    for (const auto& f : detail::debug_offset_fields()) w(l_.*f.where, l_.*f.field);
+    if (l_.has(l_.dbg_free_threaded)) w(l_.dbg_free_threaded, 0);
     w(l_.dbg_interp_gil_locked, l_.interp_own_gil + l_.gil_locked);
     w(l_.dbg_interp_gil_holder, l_.interp_own_gil + l_.gil_last_holder);
-    w(l_.dbg_tstate_size, l_.tstate_size);
-    w(l_.dbg_tstate_prev, l_.tstate_prev);
-    w(l_.dbg_tstate_next, l_.tstate_next);
-    w(l_.dbg_tstate_interp, l_.tstate_interp);
-    w(l_.dbg_tstate_current_frame, l_.tstate_current_frame);
-    w(l_.dbg_tstate_thread_id, l_.tstate_thread_id);
-    w(l_.dbg_tstate_native_thread_id, l_.tstate_native_thread_id);
-    w(l_.dbg_iframe_size, l_.iframe_size);
-    w(l_.dbg_iframe_previous, l_.iframe_previous);
-    w(l_.dbg_iframe_executable, l_.iframe_code);
-    w(l_.dbg_iframe_instr_ptr, l_.iframe_instr);
-    w(l_.dbg_iframe_owner, l_.iframe_owner);
-    w(l_.dbg_code_size, l_.code_size);
-    w(l_.dbg_code_filename, l_.code_filename);
-    w(l_.dbg_code_name, l_.code_name);
-    w(l_.dbg_code_qualname, l_.code_qualname);
-    w(l_.dbg_code_linetable, l_.code_linetable);
-    w(l_.dbg_code_firstlineno, l_.code_firstlineno);
-    w(l_.dbg_code_code_adaptive, l_.code_code_adaptive);
-    w(l_.dbg_object_ob_type, l_.object_ob_type);
-    w(l_.dbg_type_tp_name, l_.type_tp_name);
-    w(l_.dbg_type_tp_flags, l_.type_tp_flags);
-    w(l_.dbg_bytes_ob_size, l_.var_ob_size);
-    w(l_.dbg_bytes_ob_sval, l_.bytes_ob_sval);
-    w(l_.dbg_unicode_state, l_.unicode_state);
-    w(l_.dbg_unicode_length, l_.unicode_length);
-    w(l_.dbg_unicode_asciiobject_size, l_.unicode_ascii_data);
+    // Sizes of the object structs that bound their offsets (not in the table).
+    for (auto size : {l_.dbg_heaptype_size, l_.dbg_set_size, l_.dbg_dict_size, l_.dbg_float_size, l_.dbg_long_size,
+                      l_.dbg_gc_size, l_.dbg_gen_size})
+      w(size, 1024);
+    if (l_.has(l_.dbg_interp_gc) && l_.has(l_.dbg_gc_collecting) && l_.has(l_.interp_gc_collecting)) {
+      w(l_.dbg_interp_gc, l_.interp_gc_collecting);  // the reader adds the two: any split that sums right
+      w(l_.dbg_gc_collecting, 0);
+    }
   }
 
   // The memory reader over everything written so far.

@@ -1,8 +1,13 @@
 // 3.13+: the target's own _Py_DebugOffsets, the first member of _PyRuntime.
-// It starts with the cookie "xdebugpy" and PY_VERSION_HEX, then holds the
-// offsets of the fields out-of-process tools read.  The generated table says
-// where each value sits in _Py_DebugOffsets (dbg_* fields) and what it should
-// be; the target's value wins when it is plausible, with a warning.
+// It starts with the cookie "xdebugpy", PY_VERSION_HEX and (3.14+, also in
+// 3.13's struct) whether the build is free-threaded, then holds the offsets
+// of the fields out-of-process tools read, grouped by struct, each group
+// starting with the struct's size.  The generated table says where each
+// value sits in _Py_DebugOffsets (dbg_* fields) and what it should be; the
+// target's value is the first source: it wins, with a warning naming each
+// difference.  Where the table is an older minor's standing in for a newer
+// release (Layout::stand_in), the target's values are the only source for
+// what they cover and nothing falls back to the table.
 #include <cstring>
 
 #include "cpython/internal.hpp"
@@ -11,17 +16,7 @@ namespace pyhang::cpython::detail {
 
 namespace {
 
-using Field = std::int64_t Layout::*;
-
-// (where in _Py_DebugOffsets, which layout field, the _Py_DebugOffsets
-// entry of the enclosing struct's size that bounds it)
-struct Mapping {
-  Field where;
-  Field field;
-  Field bound;  // null: a size itself or a constant
-};
-
-constexpr Mapping kMap[] = {
+constexpr DebugOffsetField kMap[] = {
     {&Layout::dbg_runtime_size, &Layout::runtime_size, nullptr},
     {&Layout::dbg_runtime_finalizing, &Layout::runtime_finalizing, &Layout::dbg_runtime_size},
     {&Layout::dbg_runtime_interpreters_head, &Layout::runtime_interpreters_head, &Layout::dbg_runtime_size},
@@ -31,6 +26,7 @@ constexpr Mapping kMap[] = {
     {&Layout::dbg_interp_threads_head, &Layout::interp_threads_head, &Layout::dbg_interp_size},
     {&Layout::dbg_interp_ceval_gil, &Layout::interp_ceval_gil, &Layout::dbg_interp_size},
     {&Layout::dbg_interp_gil_runtime_state, &Layout::interp_own_gil, &Layout::dbg_interp_size},
+    {&Layout::dbg_interp_imports_modules, &Layout::interp_modules, &Layout::dbg_interp_size},
     {&Layout::dbg_tstate_size, &Layout::tstate_size, nullptr},
     {&Layout::dbg_tstate_prev, &Layout::tstate_prev, &Layout::dbg_tstate_size},
     {&Layout::dbg_tstate_next, &Layout::tstate_next, &Layout::dbg_tstate_size},
@@ -43,62 +39,121 @@ constexpr Mapping kMap[] = {
     {&Layout::dbg_iframe_executable, &Layout::iframe_code, &Layout::dbg_iframe_size},
     {&Layout::dbg_iframe_instr_ptr, &Layout::iframe_instr, &Layout::dbg_iframe_size},
     {&Layout::dbg_iframe_owner, &Layout::iframe_owner, &Layout::dbg_iframe_size},
+    {&Layout::dbg_iframe_localsplus, &Layout::iframe_localsplus, nullptr},  // the frame's variable part starts at its size
+    {&Layout::dbg_iframe_stackpointer, &Layout::iframe_stackpointer, &Layout::dbg_iframe_size},
     {&Layout::dbg_code_size, &Layout::code_size, nullptr},
     {&Layout::dbg_code_filename, &Layout::code_filename, &Layout::dbg_code_size},
     {&Layout::dbg_code_name, &Layout::code_name, &Layout::dbg_code_size},
     {&Layout::dbg_code_qualname, &Layout::code_qualname, &Layout::dbg_code_size},
     {&Layout::dbg_code_linetable, &Layout::code_linetable, &Layout::dbg_code_size},
     {&Layout::dbg_code_firstlineno, &Layout::code_firstlineno, &Layout::dbg_code_size},
-    {&Layout::dbg_code_code_adaptive, &Layout::code_code_adaptive, &Layout::dbg_code_size},
+    {&Layout::dbg_code_argcount, &Layout::code_argcount, &Layout::dbg_code_size},
+    {&Layout::dbg_code_localsplusnames, &Layout::code_localsplusnames, &Layout::dbg_code_size},
+    {&Layout::dbg_code_localspluskinds, &Layout::code_localspluskinds, &Layout::dbg_code_size},
+    {&Layout::dbg_code_code_adaptive, &Layout::code_code_adaptive, nullptr},  // the bytecode follows the struct
     {&Layout::dbg_object_ob_type, &Layout::object_ob_type, nullptr},
     {&Layout::dbg_type_tp_name, &Layout::type_tp_name, nullptr},
     {&Layout::dbg_type_tp_flags, &Layout::type_tp_flags, nullptr},
+    {&Layout::dbg_type_tp_basicsize, &Layout::type_basicsize, nullptr},
+    {&Layout::dbg_type_tp_dictoffset, &Layout::type_dictoffset, nullptr},
+    {&Layout::dbg_heaptype_cached_keys, &Layout::heaptype_cached_keys, &Layout::dbg_heaptype_size},
+    {&Layout::dbg_tuple_ob_item, &Layout::tuple_ob_item, nullptr},  // items follow the header
+    {&Layout::dbg_list_ob_item, &Layout::list_ob_item, nullptr},
+    {&Layout::dbg_set_used, &Layout::set_used, &Layout::dbg_set_size},
+    {&Layout::dbg_set_table, &Layout::set_table, &Layout::dbg_set_size},
+    {&Layout::dbg_set_mask, &Layout::set_mask, &Layout::dbg_set_size},
+    {&Layout::dbg_dict_ma_keys, &Layout::dict_ma_keys, &Layout::dbg_dict_size},
+    {&Layout::dbg_dict_ma_values, &Layout::dict_ma_values, &Layout::dbg_dict_size},
+    {&Layout::dbg_float_ob_fval, &Layout::float_ob_fval, &Layout::dbg_float_size},
+    {&Layout::dbg_long_lv_tag, &Layout::long_lv_tag, &Layout::dbg_long_size},
+    {&Layout::dbg_long_ob_digit, &Layout::long_digits, nullptr},  // digits follow the header
     {&Layout::dbg_bytes_ob_size, &Layout::var_ob_size, nullptr},
     {&Layout::dbg_bytes_ob_sval, &Layout::bytes_ob_sval, nullptr},
     {&Layout::dbg_unicode_state, &Layout::unicode_state, nullptr},
     {&Layout::dbg_unicode_length, &Layout::unicode_length, nullptr},
     {&Layout::dbg_unicode_asciiobject_size, &Layout::unicode_ascii_data, nullptr},
+    {&Layout::dbg_unicode_compact_size, &Layout::unicode_compact_data, nullptr},
 };
 
 constexpr std::uint64_t kMaxStruct = 1 << 22;  // no CPython struct is near 4 MiB
 
+using Field = std::int64_t Layout::*;
+
+// The entries that are a struct's size (what other entries are bounded by).
+bool is_size(const DebugOffsetField& f) {
+  for (const auto& other : kMap)
+    if (other.bound == f.where) return true;
+  return false;
+}
+
+std::string minor_text(const Layout& l) { return std::to_string(l.major) + "." + std::to_string(l.minor); }
+
+// A value the target's struct gives relative to a member it also gives
+// (interp.gc + gc.collecting, interp._gil + gil.locked): the offset inside
+// the outer struct, or nullopt when either is missing or out of bounds.
+std::optional<std::int64_t> nested(const RemoteStruct& d, std::int64_t outer, std::int64_t inner,
+                                   std::int64_t inner_bound, std::uint64_t outer_bound) {
+  auto o = d.get<std::uint64_t>(outer), i = d.get<std::uint64_t>(inner);
+  auto b = inner_bound >= 0 ? d.get<std::uint64_t>(inner_bound) : std::optional<std::uint64_t>(kMaxStruct);
+  if (!o || !i || !b || *i >= *b || *o >= outer_bound || *o + *i >= outer_bound) return std::nullopt;
+  return static_cast<std::int64_t>(*o + *i);
+}
+
 }  // namespace
 
-bool apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& l, std::vector<std::string>& warnings) {
-  if (!l.has_debug_offsets || l.dbg_size <= 0) return false;
+std::span<const DebugOffsetField> debug_offset_fields() { return kMap; }
+
+DebugOffsetsReading apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& l,
+                                        std::vector<std::string>& warnings) {
+  DebugOffsetsReading out;
+  if (!l.has_debug_offsets || l.dbg_size <= 0) return out;
+  // What happens when the target's own offsets cannot be used: the table
+  // stands for this release, or (a stand-in) nothing does.
+  auto fail = [&](const std::string& why) {
+    if (l.stand_in) {
+      out.refused = why + "; no layout table for CPython " + minor_text(l) + " to fall back on";
+    } else {
+      warnings.push_back(why + "; using the generated " + std::string(l.generated_from) + " table");
+    }
+    return out;
+  };
   RemoteStruct d;
-  if (!d.load(mem, runtime, static_cast<std::size_t>(l.dbg_size))) {
-    warnings.push_back("_Py_DebugOffsets unreadable; using the generated " + std::string(l.generated_from) + " table");
-    return false;
-  }
+  if (!d.load(mem, runtime, static_cast<std::size_t>(l.dbg_size))) return fail("_Py_DebugOffsets unreadable");
   char cookie[8];
   for (int i = 0; i < 8; ++i) cookie[i] = static_cast<char>(d.get<std::uint8_t>(i).value_or(0));
-  if (std::memcmp(cookie, "xdebugpy", 8) != 0) {
-    warnings.push_back("_PyRuntime does not start with the _Py_DebugOffsets cookie; using the generated table");
-    return false;
-  }
+  if (std::memcmp(cookie, "xdebugpy", 8) != 0) return fail("_PyRuntime does not start with the _Py_DebugOffsets cookie");
   auto version = d.get<std::uint64_t>(l.dbg_version).value_or(0);
   if ((version >> 24) != static_cast<std::uint64_t>(l.major) ||
-      ((version >> 16) & 0xff) != static_cast<std::uint64_t>(l.minor)) {
-    warnings.push_back("_Py_DebugOffsets version " + version_from_hex(static_cast<std::uint32_t>(version)) +
-                       " is not 3." + std::to_string(l.minor) + "; using the generated table");
-    return false;
+      ((version >> 16) & 0xff) != static_cast<std::uint64_t>(l.minor))
+    return fail("_Py_DebugOffsets version " + version_from_hex(static_cast<std::uint32_t>(version)) + " is not " +
+                minor_text(l));
+  // A free-threaded build (Py_GIL_DISABLED) lays out objects, frames and
+  // locks differently (per-object locks, biased reference counts, no GIL):
+  // no table here describes them, so nothing is decoded with the default
+  // build's.
+  if (auto ft = d.get<std::uint64_t>(l.dbg_free_threaded); ft && *ft != 0) {
+    out.free_threaded = true;
+    out.refused = "a free-threaded build of CPython " + minor_text(l) +
+                  " (Py_GIL_DISABLED): pyhang reads only default (GIL) builds; native stacks and locks still hold";
+    return out;
   }
   // Validate everything before changing anything.
   Layout updated = l;
   std::vector<std::string> diffs;
   for (const auto& m : kMap) {
+    if (!l.has(l.*m.where)) continue;  // this release's struct has no such entry
     auto value = d.get<std::uint64_t>(l.*m.where);
     if (!value) continue;
     std::uint64_t bound = kMaxStruct;
-    if (m.bound) bound = std::min<std::uint64_t>(bound, d.get<std::uint64_t>(l.*m.bound).value_or(kMaxStruct));
-    if (*value >= bound) {
-      warnings.push_back("_Py_DebugOffsets implausible (offset " + std::to_string(*value) + " beyond its struct); "
-                         "using the generated table");
-      return false;
-    }
+    if (m.bound && l.has(l.*m.bound)) bound = std::min<std::uint64_t>(bound, d.get<std::uint64_t>(l.*m.bound).value_or(kMaxStruct));
+    if (*value >= bound)
+      return fail("_Py_DebugOffsets implausible (offset " + std::to_string(*value) + " beyond its struct)");
     if (static_cast<std::int64_t>(*value) != l.*m.field) {
-      diffs.push_back(std::to_string(l.*m.field) + "->" + std::to_string(*value));
+      // A struct's size alone may differ with the build's configuration
+      // (Debian's 3.14 and 3.15 have 8 more bytes at the end of
+      // PyInterpreterState than their headers give gcc here): it bounds
+      // the other offsets but locates nothing, so it is taken silently.
+      if (!is_size(m)) diffs.push_back(std::to_string(l.*m.field) + "->" + std::to_string(*value));
       updated.*m.field = static_cast<std::int64_t>(*value);
     }
   }
@@ -116,6 +171,15 @@ bool apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& l, std::vector
       updated.gil_last_holder = ho;
     }
   }
+  // gc.collecting, relative to the interpreter's gc state (3.14+).
+  if (l.has(l.dbg_interp_gc) && l.has(l.dbg_gc_collecting)) {
+    auto interp_size = d.get<std::uint64_t>(l.dbg_interp_size).value_or(kMaxStruct);
+    if (auto at = nested(d, l.dbg_interp_gc, l.dbg_gc_collecting, l.dbg_gc_size, interp_size)) {
+      if (*at != l.interp_gc_collecting)
+        diffs.push_back("gc.collecting " + std::to_string(l.interp_gc_collecting) + "->" + std::to_string(*at));
+      updated.interp_gc_collecting = *at;
+    }
+  }
   if (!diffs.empty()) {
     std::string line = "layout: the target's _Py_DebugOffsets differ from the generated " +
                        std::string(l.generated_from) + " table in " + std::to_string(diffs.size()) + " fields (";
@@ -124,7 +188,8 @@ bool apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& l, std::vector
     warnings.push_back(line);
   }
   l = updated;
-  return true;
+  out.applied = true;
+  return out;
 }
 
 }  // namespace pyhang::cpython::detail

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -52,6 +53,10 @@ struct Layout {
   TopFrame top_frame = TopFrame::ThreadStateFrameObject;
   int lasti_unit = 1;  // bytes per unit of PyFrameObject.f_lasti
   bool has_debug_offsets = false;  // _PyRuntime starts with _Py_DebugOffsets
+  // Not generated: the table of an older minor standing in for a newer
+  // release it has no table for (layout_for_release); only usable when the
+  // target's _Py_DebugOffsets can be read, and they override what they cover.
+  bool stand_in = false;
 
   // Offsets (bytes from the start of the struct), sizes and constants; -1
   // when the field does not exist in this version.  The generator checks
@@ -170,6 +175,40 @@ struct Layout {
   std::int64_t dbg_unicode_state = -1;  // unicode_object.state
   std::int64_t dbg_unicode_length = -1;  // unicode_object.length
   std::int64_t dbg_unicode_asciiobject_size = -1;  // unicode_object.asciiobject_size
+  std::int64_t dbg_free_threaded = -1;  // free_threaded (3.14+)
+  std::int64_t dbg_interp_threads_main = -1;  // interpreter_state.threads_main (3.14+)
+  std::int64_t dbg_interp_gc = -1;  // interpreter_state.gc (3.14+)
+  std::int64_t dbg_interp_imports_modules = -1;  // interpreter_state.imports_modules (3.14+)
+  std::int64_t dbg_iframe_localsplus = -1;  // interpreter_frame.localsplus (3.14+)
+  std::int64_t dbg_iframe_stackpointer = -1;  // interpreter_frame.stackpointer (3.14+)
+  std::int64_t dbg_code_argcount = -1;  // code_object.argcount (3.14+)
+  std::int64_t dbg_code_localsplusnames = -1;  // code_object.localsplusnames (3.14+)
+  std::int64_t dbg_code_localspluskinds = -1;  // code_object.localspluskinds (3.14+)
+  std::int64_t dbg_type_tp_basicsize = -1;  // type_object.tp_basicsize (3.15+)
+  std::int64_t dbg_type_tp_dictoffset = -1;  // type_object.tp_dictoffset (3.15+)
+  std::int64_t dbg_heaptype_size = -1;  // heap_type_object.size (3.15+)
+  std::int64_t dbg_heaptype_cached_keys = -1;  // heap_type_object.ht_cached_keys (3.15+)
+  std::int64_t dbg_tuple_ob_item = -1;  // tuple_object.ob_item (3.14+)
+  std::int64_t dbg_list_ob_item = -1;  // list_object.ob_item (3.14+)
+  std::int64_t dbg_set_size = -1;  // set_object.size (3.14+)
+  std::int64_t dbg_set_used = -1;  // set_object.used (3.14+)
+  std::int64_t dbg_set_table = -1;  // set_object.table (3.14+)
+  std::int64_t dbg_set_mask = -1;  // set_object.mask (3.14+)
+  std::int64_t dbg_dict_size = -1;  // dict_object.size (3.14+)
+  std::int64_t dbg_dict_ma_keys = -1;  // dict_object.ma_keys (3.14+)
+  std::int64_t dbg_dict_ma_values = -1;  // dict_object.ma_values (3.14+)
+  std::int64_t dbg_float_size = -1;  // float_object.size (3.14+)
+  std::int64_t dbg_float_ob_fval = -1;  // float_object.ob_fval (3.14+)
+  std::int64_t dbg_long_size = -1;  // long_object.size (3.14+)
+  std::int64_t dbg_long_lv_tag = -1;  // long_object.lv_tag (3.14+)
+  std::int64_t dbg_long_ob_digit = -1;  // long_object.ob_digit (3.14+)
+  std::int64_t dbg_unicode_compact_size = -1;  // unicode_object.compactunicodeobject_size (3.15+)
+  std::int64_t dbg_gc_size = -1;  // gc.size (3.14+)
+  std::int64_t dbg_gc_collecting = -1;  // gc.collecting (3.14+)
+  std::int64_t dbg_gen_size = -1;  // gen_object.size (3.14+)
+  std::int64_t dbg_gen_iframe = -1;  // gen_object.gi_iframe (3.14+)
+  std::int64_t dbg_gen_frame_state = -1;  // gen_object.gi_frame_state (3.14+)
+  std::int64_t dbg_llist_next = -1;  // llist_node.next (3.14+)
   std::int64_t code_nlocalsplus = -1;  // co_nlocalsplus (int, 3.11+)
   std::int64_t code_nlocals = -1;  // co_nlocals (int)
   std::int64_t code_stacksize = -1;  // co_stacksize (int)
@@ -245,9 +284,23 @@ struct Layout {
   std::int64_t func_qualname = -1;  // PyFunctionObject.func_qualname
   std::int64_t cfunction_ml = -1;  // PyCFunctionObject.m_ml (PyMethodDef *)
   std::int64_t methoddef_name = -1;  // PyMethodDef.ml_name (const char *)
+  std::int64_t iframe_stackpointer = -1;  // _PyInterpreterFrame.stackpointer (_PyStackRef *, 3.14+)
+  std::int64_t stackref_tag_bits = -1;  // Py_TAG_BITS: low bits of a _PyStackRef that are not the pointer (3.14+)
+  std::int64_t interp_gc_collecting = -1;  // PyInterpreterState.gc.collecting (int, 3.12+) / _PyRuntime.gc.collecting (<= 3.11)
+  std::int64_t runtime_gc_collecting = -1;  // _PyRuntimeState.gc.collecting (int, 3.7 - 3.8)
+  std::int64_t tstateimpl_asyncio_running_loop = -1;  // _PyThreadStateImpl.asyncio_running_loop (3.14+)
+  std::int64_t tstateimpl_asyncio_running_task = -1;  // _PyThreadStateImpl.asyncio_running_task (3.14+)
+  std::int64_t tstateimpl_asyncio_tasks_head = -1;  // _PyThreadStateImpl.asyncio_tasks_head (struct llist_node, 3.14+)
+  std::int64_t interp_asyncio_tasks_head = -1;  // PyInterpreterState.asyncio_tasks_head (tasks of exited threads, 3.14+)
   // END GENERATED FIELDS
 
   bool has(std::int64_t field) const { return field >= 0; }
+  // The object a frame slot refers to: a _PyStackRef (3.14+: f_executable,
+  // localsplus and the value stack) carries tag bits below the pointer
+  // (Py_TAG_BITS); earlier slots are plain PyObject pointers.
+  std::uint64_t untag(std::uint64_t slot) const {
+    return has(stackref_tag_bits) ? slot & ~static_cast<std::uint64_t>(stackref_tag_bits) : slot;
+  }
 };
 
 // Every generated table, by ascending minor version.
@@ -260,5 +313,10 @@ const Layout* layout_for(int major, int minor);
 // greatest patch <= patch (a patch release whose headers differed has its
 // own row); patch < 0 (unknown) is layout_for(major, minor).
 const Layout* layout_for(int major, int minor, int patch);
+// The layout to read a release with: layout_for(major, minor, patch), or for
+// a minor newer than every table, a copy of the newest table that has
+// _Py_DebugOffsets, marked stand_in and renumbered to that minor; nullopt
+// for anything else (older than 3.6, another major).
+std::optional<Layout> layout_for_release(int major, int minor, int patch);
 
 }  // namespace pyhang::cpython

@@ -7,7 +7,8 @@
 // (native/src/cpython/pyobjects.cpp) for dicts, instance and module attributes.
 //
 // Every row was checked against real memory (x86_64, pyenv 3.6.15 ...
-// 3.13.0 and Debian's 3.11.2): the `_lock` attribute of a
+// 3.13.0, Debian's 3.11.2, and Debian's 3.13.5, 3.14.10 and 3.15.2 run in
+// their own root file systems): the `_lock` attribute of a
 // threading.Condition (testdata/scenarios/py_locks.py) and module globals
 // (testdata/scenarios/fork_*.py) were read through these rows and matched
 // what the program printed (cell_ob_ref: the `self` of Barrier._wait, which
@@ -66,6 +67,10 @@ inline constexpr ObjectLayout kObjectLayouts[] = {
     {.minor = 12, .source = "3.12 pycore_object.h _PyObject_DictOrValuesPointer",
      .managed_dict = ManagedDict::TaggedDictOrValues, .managed_dict_ptr = -24},
     {.minor = 13, .source = "3.13 pycore_object.h MANAGED_DICT_OFFSET",
+     .managed_dict = ManagedDict::InlineValues, .managed_dict_ptr = -24},
+    {.minor = 14, .source = "3.14 pycore_object.h MANAGED_DICT_OFFSET (default build), pycore_dict.h _dictvalues",
+     .managed_dict = ManagedDict::InlineValues, .managed_dict_ptr = -24},
+    {.minor = 15, .source = "3.15 pycore_object.h MANAGED_DICT_OFFSET (default build), pycore_dict.h _dictvalues",
      .managed_dict = ManagedDict::InlineValues, .managed_dict_ptr = -24},
 #undef PYHANG_DICT_COMMON
 };

@@ -19,20 +19,41 @@ const Layout* layout_for(int major, int minor, int patch) {
   return best;
 }
 
+std::optional<Layout> layout_for_release(int major, int minor, int patch) {
+  if (const Layout* l = layout_for(major, minor, patch)) return *l;
+  const Layout* newest = nullptr;
+  for (const auto& l : generated_layouts())
+    if (l.major == major && l.has_debug_offsets && (!newest || std::pair(l.minor, l.patch) > std::pair(newest->minor, newest->patch)))
+      newest = &l;
+  if (!newest || minor <= newest->minor) return std::nullopt;
+  Layout stand_in = *newest;
+  stand_in.minor = minor;
+  stand_in.stand_in = true;
+  return stand_in;
+}
+
 namespace detail {
 
 EffectiveLayout effective_layout(MemoryReader& mem, const Layout& generated, Addr runtime,
                                  std::vector<std::string>& warnings) {
   auto layout = std::make_shared<Layout>(generated);
   EffectiveLayout out;
-  if (layout->has_debug_offsets && runtime) out.debug_offsets = apply_debug_offsets(mem, runtime, *layout, warnings);
-  out.layout = std::move(layout);
+  if (layout->has_debug_offsets && runtime) {
+    auto reading = apply_debug_offsets(mem, runtime, *layout, warnings);
+    out.debug_offsets = reading.applied;
+    out.free_threaded = reading.free_threaded;
+    out.refused = reading.refused;
+  } else if (layout->stand_in) {
+    out.refused = "no _PyRuntime to read _Py_DebugOffsets from, and no layout table for CPython 3." +
+                  std::to_string(layout->minor);
+  }
+  if (out.refused.empty()) out.layout = std::move(layout);
   return out;
 }
 
 EffectiveLayout effective_layout(MemoryReader& mem, int major, int minor, int patch, Addr runtime,
                                  std::vector<std::string>& warnings) {
-  const Layout* generated = layout_for(major, minor, patch);
+  auto generated = layout_for_release(major, minor, patch);
   if (!generated) return {};
   return effective_layout(mem, *generated, runtime, warnings);
 }
