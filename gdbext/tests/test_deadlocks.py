@@ -11,10 +11,11 @@ DEBIAN = "/usr/bin/python3.11"
 
 
 def interpreters_for_deadlocks():
-    """Debian's python3.11 and pyenv's 3.8 and 3.13 (stripped), when present."""
+    """Debian's python3.11, pyenv's 3.8 and 3.13 (stripped), and today's Debian
+    interpreters in their roots (3.13.5, 3.14, 3.15), when present."""
     chosen = []
     for name, path in harness.interpreters():
-        if name == "debian-3.11" or name.startswith(("pyenv-3.8.", "pyenv-3.13.")):
+        if name == "debian-3.11" or name.startswith(("pyenv-3.8.", "pyenv-3.13.", "debian-sid-", "debian-trixie-")):
             chosen.append(pytest.param(path, id=name))
     return chosen
 
@@ -53,6 +54,7 @@ def test_gil_and_driver_rwlock_through_a_ctypes_callback(scenario, python, mode,
                   harness.fixture_path("libdriverfixture.so"), mode], env=env)
     main = next(x["tid"] for x in s.truth["threads"] if x["role"] == "holds-gil")
     worker = next(x["tid"] for x in s.truth["threads"] if x["role"] == "holds-driver-lock")
+    text, _ = harness.run_gdb_marked("pyhang report", pid=s.pid)  # (before a core that may end the process)
     for where, report in reports(s, exe):
         # THEN one deadlock mixing the GIL and the native lock, as sure as the evidence allows
         assert len(report["deadlocks"]) == 1, (where, report["deadlocks"], report["edges"])
@@ -65,7 +67,6 @@ def test_gil_and_driver_rwlock_through_a_ctypes_callback(scenario, python, mode,
         if mode == "r":
             assert "PyGILState_Ensure" in main_wait["evidence"] or "waits for the GIL" in main_wait["evidence"]
         assert edges[(worker, main)]["kind"] == "gil" and edges[(worker, main)]["source"] == "gil-state"
-    text, _ = harness.run_gdb_marked("pyhang report", pid=s.pid)
     assert text.split("\n")[3].startswith("Found one deadlock (%s), 2 threads:" % confidence), text[:600]
 
 
