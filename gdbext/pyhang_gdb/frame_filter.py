@@ -9,7 +9,7 @@ Anything that goes wrong leaves the backtrace as gdb prints it."""
 import gdb
 from gdb.FrameDecorator import FrameDecorator
 
-from pyhang.analysis.eval_frames import pair_runs
+from pyhang.analysis.eval_frames import EVAL_LOOP_NAMES, pair_runs
 from pyhang.analysis.python_state import PythonView
 from pyhang.render.values import python_run_suffix
 from pyhang_gdb import decoders, settings
@@ -30,7 +30,9 @@ class _Frame(FrameDecorator):
     def function(self):
         name = super().function()
         if not isinstance(name, str):  # a pc: gdb's own minimal-symbol name, if any
-            name = self.inferior_frame().name() or "??"
+            # (an evaluation-loop frame gdb cannot name was paired by the name
+            # pyhang gives the loop's split-off partition)
+            name = self.inferior_frame().name() or (EVAL_LOOP_NAMES[1] if self._run else "??")
         return "%s %s" % (name, python_run_suffix(self._run)) if self._run else name
 
 
@@ -38,11 +40,17 @@ def native_names(thread):
     """The function names of the thread's native frames, innermost first,
     indexed by gdb's frame level (once per stop)."""
     def compute():
-        names = []
+        names, unnamed = [], []
         frame = gdb.newest_frame()
         while frame is not None and len(names) < MAX_FRAMES:
-            names.append(frame.name())
+            name = frame.name()
+            if name is None:  # code pyhang may know, as a partition of a named function
+                unnamed.append((len(names), frame.pc() if not names else frame.pc() - 1))
+            names.append(name)
             frame = frame.older()
+        if unnamed:
+            for (i, _), (fn, _, _, _) in zip(unnamed, SESSION.target().symbolize([pc for _, pc in unnamed])):
+                names[i] = fn
         return names
     return SESSION.cached(("native-names", thread.num), compute)
 

@@ -234,7 +234,8 @@ def check_merged_backtrace(bt, stack, where):
     for line in bt.splitlines():
         if line.startswith("#"):
             got += [(fn, path, int(ln)) for fn, path, ln in PYTHON_IN_BT.findall(line)]
-            assert "[Python]" not in line or " _PyEval_EvalFrameDefault [Python] " in line, line
+            # (the evaluation loop, or the part gcc split off it: Debian's 3.14 and 3.15 run there)
+            assert "[Python]" not in line or re.search(r" _PyEval_EvalFrameDefault(\.cold)? \[Python\] ", line), line
     assert [(p, l) for _, p, l in got] == [(f["file"], f["line"]) for f in stack], (where, bt)
     for (fn, _, _), f in zip(got, stack):
         assert fn == f["function"] or fn.endswith("." + f["function"]), (where, fn, f)
@@ -246,4 +247,5 @@ def check_merged_report(doc, worker, where):
     assert [(f["file"], f["line"]) for f in frames] == [(f["file"], f["line"]) for f in worker["stack"]]
     at = [f["native_frame"] for f in frames]
     assert at == sorted(at), (where, at)
-    assert {native[i]["function"] for i in at} == {"_PyEval_EvalFrameDefault"}, (where, native)
+    assert {native[i]["function"] for i in at} <= {"_PyEval_EvalFrameDefault", "_PyEval_EvalFrameDefault.cold"}, \
+        (where, native)

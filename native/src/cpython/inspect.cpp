@@ -6,10 +6,32 @@
 #include "cpython/internal.hpp"
 #include "pyhang/glibc/nptl.hpp"
 #include "pyhang/target/target.hpp"
+#include "pyhang/unwind/partitions.hpp"
 
 namespace pyhang::cpython {
 
 PythonState inspect(Target& target, const Options& opts) { return inspect(target, locate(target), opts); }
+
+namespace {
+
+// The evaluation loop's split-off partitions in the interpreter's object get
+// the name gcc gives them, so that a thread inside the loop has a frame that
+// says so (the frame filter and report pair Python frames by it): Debian's
+// 3.14 and 3.15 run every opcode in a partition no exported symbol covers.
+constexpr const char* kEvalLoop = "_PyEval_EvalFrameDefault";
+
+void name_eval_loop_partitions(const Target& target, const std::string& library) {
+  for (const auto& obj : target.space().objects()) {
+    if (obj.path != library || !obj.elf) continue;
+    auto sym = obj.elf->symbol(kEvalLoop);
+    if (!sym || sym->value == 0) return;
+    for (const auto& part : unwind::split_partitions(obj.elf, sym->value))
+      target.space().name_code(part.begin + obj.bias, part.end + obj.bias, std::string(kEvalLoop) + ".cold");
+    return;
+  }
+}
+
+}  // namespace
 
 PythonState inspect(Target& target, const std::optional<Located>& loc, const Options& opts) {
   PythonState st;
@@ -17,6 +39,7 @@ PythonState inspect(Target& target, const std::optional<Located>& loc, const Opt
     st.status = Status::NotPython;
     return st;
   }
+  name_eval_loop_partitions(target, loc->library);
   std::optional<Layout> layout;
   if (loc->major) layout = layout_for_release(loc->major, loc->minor, loc->patch);
   if (!layout) {

@@ -165,8 +165,21 @@ Symbolized AddressSpace::symbolize(Addr pc) const {
   if (s) {
     out.function = demangled(s->name);
     out.offset = link - s->value;
+    return out;
   }
+  for (const auto& n : named_code_)
+    if (pc >= n.begin && pc < n.end) {
+      out.function = n.name;
+      out.offset = pc - n.begin;
+      break;
+    }
   return out;
+}
+
+void AddressSpace::name_code(Addr begin, Addr end, std::string name) const {
+  for (const auto& n : named_code_)
+    if (n.begin == begin && n.end == end) return;
+  named_code_.push_back({begin, end, std::move(name)});
 }
 
 // -------------------------------------------------------------- Target ----

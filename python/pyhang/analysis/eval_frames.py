@@ -15,6 +15,14 @@ thread enters or leaves Python, a walk cut short) gives no pairing rather
 than a wrong one."""
 
 EVAL_LOOP = "_PyEval_EvalFrameDefault"
+# A partition gcc split off the loop, which pyhang names as gcc does
+# (pyhang/unwind/partitions.hpp): one call of the loop runs in one of its
+# parts at a time, so either name marks one evaluation-loop frame.
+EVAL_LOOP_NAMES = (EVAL_LOOP, EVAL_LOOP + ".cold")
+
+
+def is_eval_loop(name):
+    return name in EVAL_LOOP_NAMES
 
 
 def _entry(f):
@@ -45,7 +53,7 @@ def python_runs(frames):
 
 def _pair(native_names, frames):
     """{index into native_names: run of indices into frames}, or {}."""
-    loops = [i for i, name in enumerate(native_names) if name == EVAL_LOOP]
+    loops = [i for i, name in enumerate(native_names) if is_eval_loop(name)]
     if not loops:
         return {}
     runs = _index_runs(frames)

@@ -57,6 +57,11 @@ class AddressSpace {
   // A pc's function: the object's own symbols (.dynsym, .symtab), else the
   // symbols of its separate debug file, where one is found; C++ names demangled.
   Symbolized symbolize(Addr pc) const;
+  // Names for code no symbol covers, which a decoder proved belongs to a
+  // function (a partition gcc split off a function: "fn.cold", see
+  // pyhang/unwind/partitions.hpp): symbolize() gives them, offset from the
+  // range's start, when the object's own symbols do not cover the pc.
+  void name_code(Addr begin, Addr end, std::string name) const;
   // Where separate debug files are (gdb's `debug-file-directory`): each
   // DIR/.build-id/xx/yyyy.debug whose build-id is the object's.
   void set_debug_directories(std::vector<std::string> dirs) { debug_dirs_ = std::move(dirs); }
@@ -70,6 +75,11 @@ class AddressSpace {
   std::vector<Mapping> mappings_;
   std::vector<LoadedObject> objects_;  // sorted by start
   std::vector<std::string> debug_dirs_;
+  struct NamedCode {
+    Addr begin, end;
+    std::string name;
+  };
+  mutable std::vector<NamedCode> named_code_;  // runtime addresses
   const ElfFile* debug_file(const LoadedObject& o) const;
 };
 
