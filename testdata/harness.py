@@ -397,7 +397,7 @@ def print_tree_report(pid, what):
     print("(exit status %d)" % status)
 
 
-def gcore(pid, directory):
+def gcore(pid, directory, complete=True):
     """A core of process `pid` (a scenario's child) made by gdb's gcore in
     `directory`.  gdb 13 reads each mapping in chunks and, at the first
     chunk it cannot read, leaves the rest of that mapping's segment as
@@ -405,7 +405,8 @@ def gcore(pid, directory):
     installs with madvise(MADV_GUARD_INSTALL) (Linux 6.13+) loses the whole
     stack.  Such segments are completed page by page from /proc/PID/mem,
     the guard pages left as zeros, which is what the kernel's own core
-    writer stores (the [vsyscall] page no one can read is left alone)."""
+    writer stores (the [vsyscall] page no one can read is left alone).
+    With complete=False the core is left as gcore wrote it."""
     prefix = os.path.join(directory, "core")
     r = subprocess.run(["gcore", "-o", prefix, str(pid)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, timeout=300)
@@ -415,7 +416,7 @@ def gcore(pid, directory):
     failed = [int(a, 16) for a in re.findall(r"Memory read failed for corefile section, \d+ bytes at (0x[0-9a-f]+)",
                                               r.stdout)]
     failed = [a for a in failed if a < 0xffff800000000000]
-    if failed:
+    if failed and complete:
         _complete_core(path, pid, failed)
     return path
 

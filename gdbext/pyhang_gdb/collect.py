@@ -404,6 +404,37 @@ def executable_warnings(target):
     return []
 
 
+# Bytes at a thread's stack pointer that are never all zero on a real stack
+# (return addresses and saved registers of the frames that called into the
+# kernel lie there).
+_STACK_PROBE = 512
+
+
+def zeroed_stack_warnings(target):
+    """Cores: the threads at whose stack pointer the core holds nothing but
+    zeros.  gdb's gcore writes a mapping it cannot read from its first page on
+    as zeros, and glibc 2.42+ starts every thread stack with a guard page
+    (MADV_GUARD_INSTALL, Linux 6.13+) that no one can read: such a core has
+    lost those threads' stacks."""
+    if target.kind != "core":
+        return []
+    lost = []
+    for tid, regs in target.core_threads():
+        sp = regs.get("rsp")
+        data = target.read(sp, _STACK_PROBE) if sp else None
+        if data is not None and not any(data):
+            lost.append(tid)
+    if not lost:
+        return []
+    return ["the core holds only zeros at the stack pointer of %d thread%s (LWP %s): what wrote it could not "
+            "read %s stack (gdb's gcore cannot read a mapping that starts with a guard page, which glibc 2.42+ "
+            "puts at the start of every thread stack on Linux 6.13+); %s native frames, and on CPython 3.12+ "
+            "the Python frames of C calls, are lost. A core the kernel writes (ulimit -c, then SIGABRT), or "
+            "the live process, has them" % (len(lost), "" if len(lost) == 1 else "s",
+                                            ", ".join(str(t) for t in lost[:8]) + (", ..." if len(lost) > 8 else ""),
+                                            "its" if len(lost) == 1 else "their", "its" if len(lost) == 1 else "their")]
+
+
 def thread_bases():
     """fs_base (its struct pthread) → TID of every thread, once per stop."""
     def compute():
@@ -449,7 +480,8 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_references(stop, threads)
             add_pool_workers(view, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
-                           warnings=list(target.warnings) + executable_warnings(target),
+                           warnings=list(target.warnings) + executable_warnings(target) +
+                           zeroed_stack_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,
                            threading=decoders.threading() if view.ok else None, names=names,
                            files=files_of(target, threads) if lock_facts else None,

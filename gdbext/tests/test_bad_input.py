@@ -439,3 +439,24 @@ def test_a_python_pyhang_has_no_layout_for_is_an_incomplete_report_with_exit_sta
         out = harness.run_gdb([command, "python from pyhang_gdb import status; print(status.line())"], pid=s.pid)
         line = next(l for l in out.splitlines() if l.startswith("@@PYHANG-STATUS@@ "))
         assert json.loads(line.split(" ", 1)[1])["incomplete"] == ["python-state"], (command, line)
+
+
+# ---- a core that lost thread stacks -------------------------------------------------------------
+
+def test_a_gcore_core_that_lost_thread_stacks_says_which_threads_and_why(scenario):
+    # GIVEN threads parked on glibc 2.43, whose thread stacks start with a guard page,
+    # and a core as gdb's gcore writes it (it cannot read those stacks: zeros)
+    python = next((p for n, p in harness.interpreters() if n == "debian-sid-3.14"), None)
+    if python is None:
+        pytest.skip("no Debian unstable root here (testdata/containers.py)")
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "parked_threads.py"), 2, 1])
+    core = harness.gcore(s.pid, s.tmp, complete=False)
+    report = harness.report_json(executable=python, core=core)
+    # THEN one warning names the threads whose stacks are lost, and why
+    (lost,) = [w for w in report["warnings"] if "only zeros at the stack pointer" in w]
+    workers = [t["tid"] for t in s.truth["threads"] if t["tid"] != s.pid]
+    assert all(str(t) in lost for t in workers) and str(s.pid) not in lost, lost
+    assert "guard page" in lost and "glibc 2.42" in lost, lost
+    # AND the same process through a completed core has its stacks and no such warning
+    report = harness.report_json(executable=python, core=harness.gcore(s.pid, s.tmp))
+    assert not [w for w in report["warnings"] if "only zeros" in w], report["warnings"]
