@@ -237,7 +237,7 @@ class Interpreter:
 
 
 def python_state(target: Target, frames: bool = True, max_frames: int = 10000) -> Dict[str, Any]:
-    """{status, version, major, minor, patch, library, layout, runtime,
+    """{status, version, major, minor, patch, library, layout, free_threaded, runtime,
     gils: [{address, size, locked, holder_tstate, switch_number, interp_id, source, ranges}],
     threads: [{tstate, interp, interp_id, thread_id, native_tid,
                frames: Frames of {function, file, line, entry_frame, frame, code}, problem, attached, holds_gil}],

@@ -151,6 +151,7 @@ py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::Pyt
   d["patch"] = s.patch;
   d["library"] = s.library;
   d["layout"] = s.layout;
+  d["free_threaded"] = s.free_threaded;
   d["runtime"] = s.runtime;
   py::list gils, threads;
   for (const auto& g : s.gils) gils.append(gil_dict(g));

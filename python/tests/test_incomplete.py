@@ -327,3 +327,17 @@ def test_an_interpreter_starting_or_finalizing_was_read_and_is_not_incomplete(st
     snap = python_314_abba(lock_problem=None)
     snap.python = dict(snap.python, status=status, version="3.11.2")
     assert not incomplete_verdicts(analysis.build_report(snap))
+
+
+def test_a_free_threaded_build_is_named_as_such_never_as_a_version_without_a_layout():
+    # GIVEN a free-threaded 3.14t, which the target's own _Py_DebugOffsets say it is
+    snap = python_314_abba(lock_problem=None)
+    snap.python = dict(snap.python, free_threaded=True, library=LIBPYTHON.replace("3.14", "3.14t"))
+    report = analysis.build_report(snap)
+    (v,) = incomplete_verdicts(report)
+    # THEN the verdict says, as data and in its sentence, that it is a free-threaded build
+    assert v.facts["free_threaded"] is True
+    text = render_text(report)
+    assert "is a free-threaded build (Py_GIL_DISABLED)" in text and "has no layout" not in text, text
+    doc = harness.validated_report(json.loads(render_json.dumps(report)))
+    assert doc["verdicts"][0]["facts"]["free_threaded"] is True

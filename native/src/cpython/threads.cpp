@@ -143,6 +143,7 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   auto effective = detail::effective_layout(mem, generated, roots.runtime, st.warnings);
   if (!effective.layout) {  // a free-threaded build, or a stand-in table without the target's offsets
     st.status = Status::Unsupported;
+    st.free_threaded = effective.free_threaded;
     st.warnings.push_back(effective.refused);
     return st;
   }

@@ -97,6 +97,7 @@ def verdicts(report, snapshot):
         out.append(Verdict(kind=VerdictKind.INCOMPLETE, threads=[t.tid for t in report.threads],
                            facts={"unread": Unread.PYTHON_STATE, "status": state.get("status"),
                                   "version": state.get("version") or None,
+                                  "free_threaded": bool(state.get("free_threaded")),
                                   "python_evidence": evidence[0], "python_evidence_path": evidence[1],
                                   "read": still_read(report)}))
     waits = unnamed_futex_waits(report, snapshot)

@@ -134,6 +134,9 @@ def _python_unread_why(f):
     version = "CPython %s" % f["version"] if f.get("version") else "this CPython (its version was not found)"
     path = basename(f.get("python_evidence_path")) or None
     where = " in %s" % path if path else ""
+    if f.get("status") == PythonStatus.UNSUPPORTED and f.get("free_threaded"):
+        return "%s%s is a free-threaded build (Py_GIL_DISABLED), whose objects, frames and locks pyhang does not " \
+               "decode" % (version, where)
     if f.get("status") == PythonStatus.UNSUPPORTED:
         return "pyhang has no layout for %s%s" % (version, where)
     if f.get("status") == PythonStatus.UNREADABLE:

@@ -104,6 +104,7 @@ struct PythonState {
   int major = 0, minor = 0, patch = -1;
   std::string library;                // the object holding the interpreter (libpython3.X.so or the executable)
   std::string layout;                 // "3.11.7" the table used, "+ _Py_DebugOffsets" when read
+  bool free_threaded = false;         // its _Py_DebugOffsets say it is a free-threaded build (not decoded)
   Addr runtime = 0;                   // _PyRuntime, 0 before 3.7 or when not found
   std::vector<GilInfo> gils;
   std::vector<PyThreadInfo> threads;
