@@ -5,6 +5,10 @@ performance tables (markdown), with the machine they were measured on.
   native/bench/goals.py [--python /usr/bin/python3.11] [--rounds 3] [--threads 64,256,1024] [--depth 50]
                         [--pool 32x8] [--gib 0.25,3] [--skip threads,cli,tree,cores]
 
+--python may be a launcher of testdata/containers.py (today's interpreters in
+their Debian roots: python3 testdata/containers.py lists them); cores of its
+processes are then opened with the root as the sysroot.
+
 Every comparison is interleaved (one run of each command per round, on the
 same target, under the same load) and reported as the median over rounds;
 ratios are the median of each round's own ratio, so a burst of load from
@@ -36,6 +40,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "testdata"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+import containers  # noqa: E402
 import harness  # noqa: E402
 from pyhang import procfs  # noqa: E402
 
@@ -69,11 +74,21 @@ def timed(argv, env=None):
     return time.perf_counter() - start
 
 
+def core_files(executable):
+    """(executable, sysroot or None) to open a core of `executable` with: a
+    container's interpreter (testdata/containers.py) is read from its root."""
+    inside = containers.inside(executable)
+    return (inside[0] + inside[1], inside[0]) if inside else (executable, None)
+
+
 def gdb(target, commands, pyhang=False):
     """gdb -batch on `target` ({"pid"} or {"executable", "core"}) running `commands`."""
     argv = ["gdb", "-nx", "-batch", "-iex", "set pagination off"]
     if target.get("executable"):
-        argv.append(target["executable"])
+        executable, sysroot = core_files(target["executable"])
+        if sysroot:
+            argv += ["-iex", "set sysroot " + sysroot]
+        argv.append(executable)
     argv += ["-p", str(target["pid"])] if target.get("pid") else ["-c", target["core"]]
     if pyhang:
         argv += ["-ex", "source " + harness.GDBEXT]
@@ -115,8 +130,9 @@ def thread_cases(target, with_cli):
     }
     if with_cli:
         env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
+        executable, sysroot = core_files(target.get("executable"))
         argv = [PYHANG, "report", "--json"] + (["-p", str(target["pid"])] if target.get("pid") else
-                                               [target["core"], target["executable"]])
+                                               [target["core"], executable] + (["--sysroot", sysroot] if sysroot else []))
         cases["cli"] = lambda: timed(argv, env=env)
     return cases
 
