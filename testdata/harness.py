@@ -268,6 +268,13 @@ def stacks_both_ways(**target):
     return ast.literal_eval(line[len("STACKS "):])
 
 
+def core_options(executable):
+    """The command line's options for cores of `executable`'s processes:
+    --sysroot ROOT for a container's interpreter (containers.py), else none."""
+    inside = containers.inside(executable)
+    return ["--sysroot", inside[0]] if inside else []
+
+
 def expected_lock_kind(record):
     """The wait kind pyhang should report for a lock record of the C lock
     fixture (testdata/fixtures/prog_locks.c)."""

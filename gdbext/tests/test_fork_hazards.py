@@ -14,12 +14,7 @@ PY = "/usr/bin/python3.11"
 
 def gcore(s, pid):
     """A core of any process of the scenario (e.g. a fork child)."""
-    prefix = os.path.join(s.tmp, "core")
-    r = subprocess.run(["gcore", "-o", prefix, str(pid)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=300)
-    path = "%s.%d" % (prefix, pid)
-    assert r.returncode == 0 and os.path.exists(path), r.stdout[-2000:]
-    return path
+    return harness.gcore(pid, s.tmp)
 
 
 def tree_json(*args):
@@ -180,7 +175,7 @@ def test_fork_pool_task_takes_an_rlock_a_parent_thread_held(scenario):
 
 # The layouts at both ends of what pyhang reads (3.6: PyFrameObject chains, 3.13: _PyInterpreterFrame and
 # PyThreadState's new fields); Debian's 3.11 runs the two tests above.
-EDGE_VERSIONS = ("pyenv-3.6.", "pyenv-3.13.")
+EDGE_VERSIONS = ("pyenv-3.6.", "pyenv-3.13.", "debian-sid-3.14", "debian-sid-3.15")
 
 
 @pytest.mark.parametrize("python", [p for p in harness.interpreter_params()
@@ -196,7 +191,8 @@ def test_a_lock_copied_into_fork_workers_names_the_parent_thread_on_stripped_int
     cores = [s.gcore()] + [gcore(s, w["pid"]) for w in workers]
     # THEN across the tree, live and from one core per process, each worker's lock names the holder thread:
     # by its reference to the Lock (likely), by the RLock's recorded owner (certain)
-    for where, doc in (("live", tree_json("--tree", "-p", s.pid)), ("cores", tree_json(*cores))):
+    for where, doc in (("live", tree_json("--tree", "-p", s.pid)),
+                       ("cores", tree_json(*cores, *harness.core_options(exe)))):
         found = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
         assert sorted(h["pid"] for h in found) == sorted(by_pid), (where, doc["fork_hazards"])
         for h in found:

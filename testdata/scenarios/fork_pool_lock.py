@@ -1,5 +1,5 @@
 """Scenario (case 1 with multiprocessing): a parent thread holds a
-threading.Lock while a Pool with the default (fork) start method runs a
+threading.Lock while a Pool with the fork start method (the default before 3.14) runs a
 task that takes the same lock: each worker blocks forever on its copy,
 locked by a thread that did not survive fork.  The parent waits in
 pool.map.  Mode `rlock`: the lock is a threading.Condition's (an RLock,
@@ -51,7 +51,7 @@ def main():
     TRUTH.thread(tid=gettid(), name="pool-parent", role="main", parked=False)
     threading.Thread(target=holder, daemon=True).start()
     HELD.wait()
-    with multiprocessing.Pool(2) as pool:
+    with multiprocessing.get_context("fork").Pool(2) as pool:  # (3.14 made forkserver the default)
         pids = [p.pid for p in pool._pool]
         threading.Thread(target=report_when_blocked, args=(pids,), daemon=True).start()
         pool.map(task, [1, 2], chunksize=1)
