@@ -2,7 +2,7 @@
 // (pyhang/cpython/asyncio.hpp).
 //
 //   asyncio_state(interpreter) -> dict
-//     {"imported": bool, "registry": str|None, "problem": str|None,
+//     {"imported": bool, "registry": str|None, "problem": str|None, "warnings": [str],
 //      "tasks": [{object, type, native, name, state, loop, coro,
 //                 stack: [{function, file, line}] (innermost first),
 //                 innermost_self, innermost_self_type (first local of the innermost frame),
@@ -86,6 +86,7 @@ py::dict state_dict(const cpython::AsyncioState& s) {
   d["imported"] = s.imported;
   d["registry"] = text(s.registry);
   d["problem"] = text(s.problem);
+  d["warnings"] = s.warnings;
   py::list tasks, loops, jobs;
   for (const auto& t : s.tasks) tasks.append(task_dict(t));
   for (const auto& l : s.loops) {
@@ -124,7 +125,7 @@ void register_asyncio(py::module_& m) {
         cpython::AsyncioState s;
         {
           py::gil_scoped_release nogil;
-          s = cpython::asyncio_state(interp->target().memory(), interp->state());
+          s = cpython::asyncio_state(interp->target(), interp->state());  // with _asyncio's own offsets (3.14+)
         }
         return state_dict(s);
       },

@@ -1,8 +1,9 @@
-"""asyncio tasks read from target memory on 3.8 - 3.13 (Debian's stripped
-3.11 and stripped pyenv copies), live and from a core: every task's name,
-state, coroutine stack and what it awaits as the scenario recorded them;
-await cycles (direct and through gather) as deadlocks of kind "await"; a
-loop blocked by time.sleep inside a coroutine; threads waiting on
+"""asyncio tasks read from target memory on 3.8 - 3.15 (Debian's stripped
+3.11, stripped pyenv copies, and Debian's own 3.13.5, 3.14 and 3.15 in
+their root file systems), live and from a core: every task's name, state,
+coroutine stack and what it awaits as the scenario recorded them; await
+cycles (direct and through gather) as deadlocks of kind "await"; a loop
+blocked by time.sleep inside a coroutine; threads waiting on
 run_coroutine_threadsafe futures waiting for the loop's thread, which
 closes a thread deadlock through a threading.Lock.  One scenario process
 per interpreter (testdata/scenarios/asyncio_tasks.py)."""
@@ -16,10 +17,22 @@ import harness
 def interpreters():
     out = []
     for name, path in harness.interpreters():
-        minor = 11 if name.startswith("debian") else int(name.split("-")[1].split(".")[1])
+        minor = int(name.rsplit("-", 1)[1].split(".")[1])  # debian-3.11, pyenv-3.12.1, debian-sid-3.14
         if minor >= 8:
             out.append(pytest.param(path, id=name))
     return out
+
+
+def tracked(task, c_tasks, python):
+    """Whether asyncio still tracks a task the scenario made.  From 3.14,
+    _asyncio keeps its own tasks in per-thread lists and unlinks a task from
+    its list as soon as it is done (unregister_task, from
+    future_schedule_callbacks): a finished C task is then in no list or
+    registry of the runtime (its task_node reads NULL), so none can show
+    it.  Pure-Python tasks stay in asyncio.tasks._scheduled_tasks, done or
+    not."""
+    version = tuple(int(x) for x in python.split(".")[:2])
+    return not (task["done"] and c_tasks and version >= (3, 14))
 
 
 def _tasks(loop):
@@ -33,7 +46,7 @@ def test_asyncio_tasks_awaits_cycles_and_blocked_loops(scenario, python):
     check_scenario(scenario, python, [])
 
 
-PURE = [p for p in interpreters() if p.id in ("debian-3.11", "pyenv-3.13.0")]
+PURE = [p for p in interpreters() if p.id in ("debian-3.11", "pyenv-3.13.0", "debian-sid-3.14", "debian-sid-3.15")]
 
 
 @pytest.mark.parametrize("python", PURE)
@@ -55,8 +68,13 @@ def check_scenario(scenario, python, args):
         loop1, loop2 = loops[roles["loop1"]["tid"]], loops[roles["loop2"]["tid"]]
         assert loop1["loop"] == roles["loop1"]["loop"] and loop2["loop"] == s.truth["loop2"]["loop"], where
         tasks = _tasks(loop1)
+        addresses = {t["address"] for l in report["asyncio"] for t in l["tasks"]}
         # AND every task with its address, its state and the line its coroutine waits at
         for name, t in truth.items():
+            if not tracked(t, s.truth["c_tasks"], s.truth["python"]):
+                # (a finished C task of 3.14+, which the runtime forgot, is not made up)
+                assert name not in tasks and t["id"] not in addresses, (where, name)
+                continue
             got = tasks[name]
             assert got["address"] == t["id"] and got["native"] == s.truth["c_tasks"], (where, name)
             assert got["state"] == ("finished" if t["done"] else "pending"), (where, name, got)
@@ -75,7 +93,8 @@ def check_scenario(scenario, python, args):
         assert kinds["sleeper"] == "sleep" and abs(tasks["sleeper"]["awaits"]["when"] - truth["sleeper"]["when"]) < 1
         assert kinds["executor-waiter"] == "executor", (where, kinds)
         assert tasks["executor-waiter"]["awaits"]["thread"] == truth["executor-waiter"]["tid"], where
-        assert tasks["failed"]["exception_type"] == "ValueError" and tasks["failed"]["exception_unretrieved"]
+        if tracked(truth["failed"], s.truth["c_tasks"], s.truth["python"]):
+            assert tasks["failed"]["exception_type"] == "ValueError" and tasks["failed"]["exception_unretrieved"]
         assert tasks["blocker"]["running"] and loop1["running_task"] == "blocker", where
         # AND the await cycles are deadlocks of kind "await", named by their tasks
         cycles = [sorted(t["name"] for t in d["tasks"]) for d in report["deadlocks"] if d.get("kind") == "await"]

@@ -1,32 +1,49 @@
 // asyncio of the target, read from its own objects: every task, its state,
 // the coroutine chain it is suspended in, the future it awaits, the event
-// loops and the threads running them — live and from cores, 3.8 - 3.13.
+// loops and the threads running them — live and from cores, 3.8 - 3.15.
 //
 // Where the tasks are (Lib/asyncio/tasks.py of each version, which the C
 // module _asyncio replaces with its own objects of the same names):
 //  - 3.8 - 3.11: asyncio.tasks._all_tasks, a weakref.WeakSet of every task;
 //  - 3.12 - 3.13: asyncio.tasks._scheduled_tasks (WeakSet of tasks created
-//    by the loop) and _eager_tasks (a set of eagerly started tasks).
+//    by the loop) and _eager_tasks (a set of eagerly started tasks);
+//  - 3.14+: _asyncio keeps its own tasks (_asyncio.Task and subclasses) in
+//    lists, one per thread state (_PyThreadStateImpl.asyncio_tasks_head,
+//    the thread that created the task) and one in the interpreter
+//    (PyInterpreterState.asyncio_tasks_head, the tasks of threads that
+//    exited), linked through each TaskObj's task_node; a task leaves its
+//    list once it is done, so a finished C task is found nowhere.
+//    asyncio.tasks._scheduled_tasks and _eager_tasks still hold
+//    pure-Python tasks; tasks that are no asyncio.Task (a third party's,
+//    given to asyncio.tasks._register_task, which is _asyncio's) are in
+//    _asyncio's module state (non_asyncio_tasks, non_asyncio_eager_tasks).
+//    All of these are read.
 // asyncio.tasks._current_tasks is {loop: task} of the task each running
-// loop is stepping now.
+// loop is stepping now; 3.14's _asyncio keeps it in the thread state running
+// the loop instead (_PyThreadStateImpl.asyncio_running_loop and
+// asyncio_running_task), where the loop itself is also found.
 //
 // A task is decoded through the C layout of _asyncio.Task / _asyncio.Future
-// (native/src/cpython/layouts/asyncio.hpp) when its type is the C one, or
-// through its instance attributes (_state, _coro, _fut_waiter, _name, _loop,
-// _exception, _log_traceback) when it is the pure-Python asyncio.Task.
+// (native/src/cpython/layouts/asyncio.hpp; 3.14+ corrected by the target's
+// own _AsyncioDebug offsets where they cover a field) when its type is the
+// C one, or through its instance attributes (_state, _coro, _fut_waiter,
+// _name, _loop, _exception, _log_traceback) when it is the pure-Python
+// asyncio.Task.
 //
 // The coroutine chain: from the task's coroutine, each suspended
-// generator's frame, and what it awaits: the top of its value stack
-// (a coroutine awaiting another, a FutureIter, a generator) — innermost last
-// in the walk, given innermost first.
+// generator's frame, and what it awaits: the item its value stack holds for
+// the await / yield from it is suspended in (the top up to 3.14, the one
+// below the top on 3.15; a FutureIter, a coroutine, a generator) —
+// innermost last in the walk, given innermost first.
 //
 // An event loop is found on the stack of the thread running it: a frame of
 // BaseEventLoop.run_forever / _run_once (asyncio/base_events.py) whose
 // `self` is the loop.  A run_in_executor job is found the same way: the
 // `self` of _WorkItem.run on a pool thread's stack.
 //
-// Nothing here throws on bad target memory; every walk is bounded, what
-// cannot be read is left empty and said in `problem`.
+// Nothing here throws on bad target memory; every walk (registries, task
+// lists, coroutine chains) is bounded and a list or chain that loops is
+// cut; what cannot be read is left empty and said in `problem`.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +54,11 @@
 #include "pyhang/base/names.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/target/memory.hpp"
+
+namespace pyhang {
+class AddressSpace;
+class Target;
+}  // namespace pyhang
 
 namespace pyhang::cpython {
 
@@ -122,15 +144,32 @@ struct AsyncioState {
   std::vector<PyLoopInfo> loops;
   std::vector<PyExecutorJob> jobs;
   std::string problem;                  // one line; empty when all was read
+  // One line each: how the C objects were read differently from the
+  // hand-written table (the target's _AsyncioDebug or _Py_DebugOffsets
+  // differ from it, or were unusable).
+  std::vector<std::string> warnings;
 };
 
 struct AsyncioOptions {
-  std::size_t max_tasks = 10000;
+  std::size_t max_tasks = 10000;        // in all; also the nodes followed in one task list
   std::size_t max_chain = 64;           // coroutines followed per task
   std::size_t max_loop_frames = 256;    // frames searched per thread for run_forever
   std::size_t max_timers = 10000;       // loop._scheduled entries read for sleep deadlines
+  // Where the target's _AsyncioDebug is (3.14+, asyncio_debug_offsets());
+  // 0: the C objects are read with the hand-written table alone.
+  Addr asyncio_debug = 0;
 };
 
+// _asyncio's own debug offsets in the target (3.14+): the address of its
+// `_AsyncioDebug`, which fills the ".AsyncioDebug" section of the object
+// _asyncio is in (its extension module, or the executable or libpython it
+// is built into); 0 when no mapped object has one (before 3.14, asyncio
+// not imported, or the object's file could not be opened).
+Addr asyncio_debug_offsets(const AddressSpace& space);
+
 AsyncioState asyncio_state(MemoryReader& memory, const PythonState& state, const AsyncioOptions& opts = {});
+// The same, with _asyncio's own debug offsets looked up in the target's
+// mapped objects (unless opts names them).
+AsyncioState asyncio_state(Target& target, const PythonState& state, const AsyncioOptions& opts = {});
 
 }  // namespace pyhang::cpython
