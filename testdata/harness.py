@@ -406,61 +406,21 @@ def print_tree_report(pid, what):
 
 def gcore(pid, directory, complete=True):
     """A core of process `pid` (a scenario's child) made by gdb's gcore in
-    `directory`.  gdb 13 reads each mapping in chunks and, at the first
-    chunk it cannot read, leaves the rest of that mapping's segment as
-    zeros: a thread stack that starts with a guard page glibc 2.42+
-    installs with madvise(MADV_GUARD_INSTALL) (Linux 6.13+) loses the whole
-    stack.  Such segments are completed page by page from /proc/PID/mem,
-    the guard pages left as zeros, which is what the kernel's own core
-    writer stores (the [vsyscall] page no one can read is left alone).
-    With complete=False the core is left as gcore wrote it."""
-    prefix = os.path.join(directory, "core")
-    r = subprocess.run(["gcore", "-o", prefix, str(pid)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=300)
-    path = "%s.%d" % (prefix, pid)
-    if r.returncode != 0 or not os.path.exists(path):
+    `directory`.  Where gcore cannot read a mapping from its first page on
+    (a thread stack that starts with a glibc 2.42+ guard page) it writes the
+    segment as zeros; testdata/complete_core.py fills such segments page by
+    page while the process is still stopped.  With complete=False the core
+    is left as gcore wrote it."""
+    path = os.path.join(directory, "core.%d" % pid)
+    argv = ["gdb", "-nx", "-batch", "-iex", "set debug-file-directory /nonexistent", "-iex", "set auto-load no",
+            "-p", str(pid), "-ex", "gcore " + path]
+    if complete:
+        argv += ["-ex", "python import sys; sys.path.insert(0, %r); import complete_core; complete_core.complete(%r)"
+                 % (os.path.dirname(os.path.abspath(__file__)), path)]
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    if r.returncode != 0 or not os.path.exists(path) or (complete and "complete_core:" not in r.stdout):
         raise ScenarioError("gcore failed: %s" % r.stdout[-2000:])
-    failed = [int(a, 16) for a in re.findall(r"Memory read failed for corefile section, \d+ bytes at (0x[0-9a-f]+)",
-                                              r.stdout)]
-    failed = [a for a in failed if a < 0xffff800000000000]
-    if failed and complete:
-        _complete_core(path, pid, failed)
     return path
-
-
-def _core_segments(path):
-    """[(file offset, vaddr, file size)] of a core's PT_LOAD segments."""
-    import struct
-    with open(path, "rb") as f:
-        head = f.read(64)
-        phoff, = struct.unpack_from("<Q", head, 32)
-        phentsize, phnum = struct.unpack_from("<HH", head, 54)
-        f.seek(phoff)
-        table = f.read(phentsize * phnum)
-    out = []
-    for i in range(phnum):
-        p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
-        if p_type == 1:
-            out.append((p_offset, p_vaddr, p_filesz))
-    return out
-
-
-def _complete_core(path, pid, failed, page=4096):
-    """Fills the segments of `path` from each failed address on, page by page."""
-    mem = os.open("/proc/%d/mem" % pid, os.O_RDONLY)
-    try:
-        with open(path, "r+b") as core:
-            for offset, vaddr, size in _core_segments(path):
-                for start in [a for a in failed if vaddr <= a < vaddr + size]:
-                    for at in range(start - start % page, vaddr + size, page):
-                        try:
-                            data = os.pread(mem, page, at)
-                        except OSError:
-                            continue  # a guard page: zeros, as the kernel writes it
-                        core.seek(offset + at - vaddr)
-                        core.write(data)
-    finally:
-        os.close(mem)
 
 
 def _main_thread_syscall(pid):
