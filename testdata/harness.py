@@ -49,6 +49,19 @@ def thread_state(pid, tid):
         return None
 
 
+# The system calls a scenario thread may say it parks in (x86_64 numbers).
+SYSCALLS = {"futex": 202}
+
+
+def thread_syscall(pid, tid):
+    """The number of the system call a thread is in, or None."""
+    try:
+        with open("/proc/%d/task/%d/syscall" % (pid, tid)) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Scenario:
     """A hang program, started and parked.  Use as a context manager."""
 
@@ -113,14 +126,18 @@ class Scenario:
         self.wait_parked(deadline)
 
     def wait_parked(self, deadline):
-        """Every thread the program reported must be asleep (state S)."""
-        tids = [t["tid"] for t in self.truth.get("threads", []) if t.get("parked", True)]
+        """Every thread the program reported must be asleep (state S), and a
+        thread that says where it parks (`parked_in`: a system call) asleep in
+        that call: a sleep on the way to it is no hang yet."""
+        threads = [t for t in self.truth.get("threads", []) if t.get("parked", True)]
         while time.monotonic() < deadline:
-            if all(thread_state(self.pid, t) in ("S", "D") for t in tids):
+            if all(thread_state(self.pid, t["tid"]) in ("S", "D") and
+                   (not t.get("parked_in") or thread_syscall(self.pid, t["tid"]) == SYSCALLS[t["parked_in"]])
+                   for t in threads):
                 time.sleep(self.settle)
                 return
             time.sleep(0.05)
-        raise ScenarioError("threads did not park: %s" % tids)
+        raise ScenarioError("threads did not park: %s" % [t["tid"] for t in threads])
 
     def gcore(self):
         """A core of the parked program, made by gdb's gcore (see gcore())."""

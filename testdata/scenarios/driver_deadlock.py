@@ -34,13 +34,15 @@ callback = CALLBACK(on_driver_event)
 
 def worker():
     set_os_thread_name("driver-worker")
-    TRUTH.thread(tid=gettid(), name="driver-worker", role="holds-driver-lock", stack=python_stack(1))
+    # parked_in: the harness waits for the GIL wait itself, not the driver's sleep before the callback
+    TRUTH.thread(tid=gettid(), name="driver-worker", role="holds-driver-lock", stack=python_stack(1),
+                 parked_in="futex")
     driver.drv_call_with_callback(callback, ord(MODE))
 
 
 def main():
     set_os_thread_name("driver-main")
-    TRUTH.thread(tid=gettid(), name="driver-main", role="holds-gil")
+    TRUTH.thread(tid=gettid(), name="driver-main", role="holds-gil", parked_in="futex")
     threading.Thread(target=worker, daemon=True).start()
     driver.drv_wait_until_locked()       # GIL released while waiting
     TRUTH.write_and_signal_ready(lock=driver.drv_lock_address(), mode=MODE)
