@@ -404,6 +404,21 @@ def executable_warnings(target):
     return []
 
 
+def sysroot_warnings(target):
+    """Cores: a hint when most of the files the core's process mapped are
+    missing here or are other builds (their build-ids differ), as for a core
+    made in a container or on another machine, and no sysroot was given."""
+    if target.kind != "core" or gdb.parameter("sysroot") not in ("", "target:", None):
+        return []
+    objects = [o for o in target.objects() if o["path"].startswith("/")]
+    lost = [o for o in objects if o["problem"]]
+    if not objects or len(lost) * 2 < len(objects):
+        return []
+    return ["%d of the %d files the core's process mapped are missing here or are other builds: a core made in a "
+            "container or on another machine is read with the files of its own root file system, given with "
+            "--sysroot DIR (in gdb: set sysroot DIR, before the core is loaded)" % (len(lost), len(objects))]
+
+
 # Bytes at a thread's stack pointer that are never all zero on a real stack
 # (return addresses and saved registers of the frames that called into the
 # kernel lie there).
@@ -481,7 +496,7 @@ def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_pool_workers(view, threads)
     snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
                            warnings=list(target.warnings) + executable_warnings(target) +
-                           zeroed_stack_warnings(target),
+                           sysroot_warnings(target) + zeroed_stack_warnings(target),
                            lock_problem=reader.problem or None, native_depth=native_depth,
                            threading=decoders.threading() if view.ok else None, names=names,
                            files=files_of(target, threads) if lock_facts else None,

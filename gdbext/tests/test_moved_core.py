@@ -168,3 +168,26 @@ def test_sysroot_reaches_every_core_of_a_tree(moved_tree):
 def test_sysroot_goes_with_core_files_in_tree_mode_too():
     status, _, err = _cli("report", "--tree", "-p", str(os.getpid()), "--sysroot", "/")
     assert status == 2 and "--sysroot goes with core files" in err
+
+
+def test_a_containers_core_says_to_give_its_root_and_reads_whole_with_it(scenario):
+    # GIVEN two threads in an RLock ABBA in a container of Debian unstable (its own
+    # python3.14 and glibc 2.43; the host has another libc at the same path), and its core
+    python = next((p for n, p in harness.interpreters() if n == "debian-sid-3.14"), None)
+    if python is None:
+        pytest.skip("no Debian unstable root here (testdata/containers.py)")
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    core = s.gcore()
+    # WHEN the core is read on the host as it is
+    status, out, _ = harness.pyhang_cli("report", "--json", core)
+    report = harness.validated_report(json.loads(out))
+    # THEN nothing is claimed: the report is incomplete, and one line says how to read it whole
+    assert status == 4, report["verdicts"]
+    assert [v["facts"]["unread"] for v in report["verdicts"] if v["kind"] == "incomplete"][0] == "python-state"
+    (hint,) = [w for w in report["warnings"] if "--sysroot DIR" in w]
+    assert "container" in hint, hint
+    # AND given the container's root, the deadlock is found, certain, with no such line
+    status, out, _ = harness.pyhang_cli("report", "--json", core, *harness.core_options(python))
+    report = harness.validated_report(json.loads(out))
+    assert status == 3 and report["deadlocks"][0]["confidence"] == "certain", report["deadlocks"]
+    assert not [w for w in report["warnings"] if "--sysroot DIR" in w], report["warnings"]
