@@ -142,3 +142,32 @@ def test_other_interpreters_name_the_calls_their_threads_sleep_in(scenario, pyth
         # the timeout Python computed from its deadline, a little after the thread recorded itself
         assert (s.truth["sleep_seconds"] - 60) * 10 ** 9 < sleeper["syscall"]["timeout_ns"] <= s.truth["sleep_seconds"] * 10 ** 9
         assert sleeper["detail"].startswith("sleeps in pselect6 for 3")
+
+
+def tcp_interpreters():
+    """Debian's 3.11, and Debian unstable's 3.15 in its root (its own network
+    namespace is the host's: the container shares it)."""
+    return [pytest.param(p, id=n) for n, p in harness.interpreters() if n in ("debian-3.11", "debian-sid-3.15")]
+
+
+@pytest.mark.parametrize("python", tcp_interpreters())
+def test_a_loopback_tcp_peer_is_named_accepted_or_in_a_listen_backlog(scenario, python):
+    # GIVEN threads reading two loopback TCP connections whose other ends a child
+    # holds: one accepted, one still in the child's listener's backlog
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "tcp_peers.py")])
+    child = s.truth["child"]
+    report = harness.report_json(pid=s.pid)
+    roles = by_role(report, s.truth)
+    # THEN the accepted connection's peer is held by the child, found from the TCP tables
+    want, got = roles["accepted"]
+    sc = got["blocked_on"]["syscall"]
+    assert sc["object"]["link"] == want["link"] and sc["object"]["socket"]["protocol"] == "tcp"
+    assert [h["pid"] for h in sc["object"]["holders"]] == [child] and sc["object"]["holders_complete"]
+    assert "its peer is held only by PID %d" % child in got["blocked_on"]["detail"], got["blocked_on"]["detail"]
+    # AND the other's peer waits in the backlog of the listener only the child holds
+    want, got = roles["backlog"]
+    sock = got["blocked_on"]["syscall"]["object"]["socket"]
+    assert sock["peer_in_backlog"] and "socket:[%d]" % sock["peer_inode"] == s.truth["listener_link"]
+    assert [h["pid"] for h in got["blocked_on"]["syscall"]["object"]["holders"]] == [child]
+    assert "not yet accepted" in got["blocked_on"]["detail"] and "held only by PID %d" % child in \
+        got["blocked_on"]["detail"], got["blocked_on"]["detail"]

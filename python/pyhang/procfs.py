@@ -139,6 +139,60 @@ def inet_sockets(pid):
     return out
 
 
+def _endpoint(address):
+    """An address as both ends of a connection show it: an IPv4-mapped IPv6
+    address ([::ffff:127.0.0.1]:80, a dual-stack socket's) as the IPv4 one."""
+    if address and address.startswith("[::ffff:") and "]:" in address:
+        host, port = address[len("[::ffff:"):].split("]:")
+        if host.count(".") == 3:
+            return "%s:%s" % (host, port)
+    return address
+
+
+def _tcp_table(pid):
+    """[(inode, local, peer, state)] of every TCP socket of the process's
+    network namespace, those without an inode included (a connection the
+    kernel accepted that no accept() has taken yet: it waits in its
+    listener's backlog)."""
+    out = []
+    for protocol, decode in (("tcp", _ipv4), ("tcp6", _ipv6)):
+        text = _read("/proc/%d/net/%s" % (pid, protocol), 8 << 20) or ""
+        for line in text.splitlines()[1:]:
+            f = line.split()
+            if len(f) < 10 or not f[9].isdigit():
+                continue
+            try:
+                out.append((int(f[9]), _endpoint(decode(f[1])), _endpoint(decode(f[2])),
+                            _TCP_STATES.get(int(f[3], 16), f[3])))
+            except (ValueError, OSError):
+                continue
+    return out
+
+
+def tcp_peer(pid, socket_facts):
+    """The other end of a TCP connection when it is in this network
+    namespace (a loopback or same-host connection): {inode} of the socket
+    holding it, or {inode, backlog: True} of the listening socket in whose
+    backlog it still waits (no process has accepted it); None when the
+    other end is not here (another host) or the socket is not connected."""
+    local, peer = _endpoint(socket_facts.get("local")), _endpoint(socket_facts.get("peer"))
+    if not local or not peer or peer.endswith(":0"):
+        return None
+    table = _tcp_table(pid)
+    match = next((t for t in table if t[1] == peer and t[2] == local), None)
+    if match is None:
+        return None
+    if match[0]:
+        return {"inode": match[0]}
+    port = peer.rsplit(":", 1)[1]
+    for inode, listen_local, _, state in table:
+        host = listen_local.rsplit(":", 1)[0]
+        if state == "LISTEN" and inode and listen_local.rsplit(":", 1)[1] == port and \
+                (listen_local == peer or host in ("0.0.0.0", "[::]")):
+            return {"inode": inode, "backlog": True}
+    return None
+
+
 def unix_sockets(pid):
     """{inode: {protocol: "unix", path}} from /proc/PID/net/unix."""
     out = {}
@@ -331,6 +385,13 @@ def files(pid, fds):
                     obj["socket"]["peer_inode"] = peer
                     obj["socket"]["peer_path"] = (sockets.get(peer) or {}).get("path")
                     wanted[fd] = ("socket:[%d]" % peer, None)
+            elif obj["socket"].get("protocol") in ("tcp", "tcp6"):
+                peer = tcp_peer(pid, obj["socket"])
+                if peer:
+                    # the holders of the other end, or of the listener it still waits to be accepted from
+                    obj["socket"]["peer_inode"] = peer["inode"]
+                    obj["socket"]["peer_in_backlog"] = bool(peer.get("backlog"))
+                    wanted[fd] = ("socket:[%d]" % peer["inode"], None)
     if wanted:
         found, truncated = _holders({link for link, _ in wanted.values()}, deadline)
         for fd, (link, access) in wanted.items():

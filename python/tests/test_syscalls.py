@@ -89,6 +89,17 @@ def test_a_pipe_nobody_else_holds_says_so():
                             "(the scan of /proc stopped at its bound)")
 
 
+def test_a_socket_whose_peer_was_not_looked_up_never_reads_as_held_by_no_process():
+    # GIVEN a TCP socket to another host: /proc has no holders to give for its peer
+    files = {6: {"kind": "socket", "link": "socket:[77]", "inode": 77, "pid": 1,
+                 "socket": {"protocol": "tcp", "local": "10.0.0.2:41000", "peer": "10.0.0.9:5432",
+                            "state": "ESTABLISHED"}}}
+    b = syscalls.syscall_wait(thread("recvfrom", 6, 0, 1), files=files)
+    # THEN its peer is not said to be held by nobody, and the JSON has no holders list
+    assert "no process" not in line(b) and "held" not in line(b), line(b)
+    assert "holders" not in _blocked(b, ThreadNames([]))["syscall"]["object"]
+
+
 def test_poll_names_the_fds_read_from_target_memory_and_its_timeout():
     t = thread("poll", 0x5000, 2, 1500, syscall={"memory": {"pollfds": [[3, 1], [8, 4], [-1, 1]]}})
     assert syscalls.fds_wanted(t.registers, t.syscall["memory"]) == [3, 8]

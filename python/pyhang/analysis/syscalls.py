@@ -268,7 +268,8 @@ def syscall_wait(thread, files=None):
         obj = _object(fd, files)
         if obj is not None:
             obj = dict(obj)
-            obj["holders"] = _holder_threads(obj.get("holders"), obj.get("pid"))
+            if "holders" in obj:  # looked up (a lookup not made is no holder: never "nobody")
+                obj["holders"] = _holder_threads(obj["holders"], obj.get("pid"))
         s["object"] = obj
     watched = _watched(args, memory)
     if "pollfds" in args or "nfds" in args:

@@ -92,6 +92,8 @@ def other_end_text(obj):
         return None
     if obj["kind"] == "pipe":
         end = {"read": "its write end", "write": "its read end"}.get(obj.get("access"), "its other end")
+    elif (obj.get("socket") or {}).get("peer_in_backlog"):
+        end = "its peer waits, not yet accepted, in the backlog of a listening socket, which"
     else:
         end = "its peer"
     holders = obj["holders"]
