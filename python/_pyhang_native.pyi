@@ -278,7 +278,7 @@ class PythonLocks:
         ...
     def threading(self) -> Dict[str, Any]:
         """{imported, problem, threads: [{object, type, name, ident, native_id, daemon, tstate_lock,
-        handle, started}]}: threading._active, then _limbo."""
+        handle, handle_struct, started}]}: threading._active, then _limbo."""
         ...
 
 
@@ -309,7 +309,7 @@ def python_lock_wait(target: Target, state: Union[PythonLocks, Interpreter, Dict
     wait_address, locked, owner_thread_id, owner_tid, count, owner_source (OwnerSource text),
     suspects, frame {function, file, line} or None, condition, condition_lock, condition_lock_type,
     condition_lock_locked, condition_lock_owner_thread_id, condition_lock_owner_tid,
-    condition_lock_count, suspect_frames [{function, file, line}], join_self, join_frame_function,
+    condition_lock_count, suspect_frames [{function, file, line}], join_self, join_frame_function, parking_address,
     stream_name, found_in, evidence, problem}"""
     ...
 

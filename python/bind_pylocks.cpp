@@ -18,7 +18,7 @@
 // condition_lock_type, condition_lock_locked, condition_lock_owner_thread_id,
 // condition_lock_owner_tid, condition_lock_count, suspect_frames
 // [{function, file, line}] (where each suspect references the lock),
-// join_self (the Thread a join frame waits for), join_frame_function,
+// join_self (the Thread a join frame waits for), join_frame_function, parking_address,
 // stream_name (a buffered object's raw name, as repr() gives it), found_in
 // ("sys.stdout": where an object no frame references was found), evidence, problem (None when empty).  Addresses are ints, 0 → None.
 //
@@ -34,7 +34,7 @@
 //       child's copy of a lock at the same address (cpython/locks.hpp LockObject)
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
 //       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
-//        native_id, daemon, tstate_lock, handle, started}]}
+//        native_id, daemon, tstate_lock, handle, handle_struct, started}]}
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -91,6 +91,7 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   for (const auto& f : w.suspect_frames) suspect_frames.append(frame_dict(f.function, f.file, f.line));
   d["suspect_frames"] = suspect_frames;
   d["join_self"] = addr(w.join_self);
+  d["parking_address"] = addr(w.parking_address);
   d["join_frame_function"] = text(w.join_frame_function);
   d["stream_name"] = text(w.stream_name);
   d["found_in"] = text(w.found_in);
@@ -277,6 +278,7 @@ class PythonLocks {
       e["daemon"] = opt(x.daemon);
       e["tstate_lock"] = addr(x.tstate_lock);
       e["handle"] = addr(x.handle);
+      e["handle_struct"] = addr(x.handle_struct);
       e["started"] = x.started;
       threads.append(e);
     }

@@ -246,6 +246,9 @@ def add_lock_facts(stop, view, snap):
         if wait.get("kind") or wait.get("join_self"):
             snap.python_lock = wait
             add_python_api(stop.python_locks, view, snap)
+        elif wait.get("parking_address"):
+            # no Python lock, but what a parking-lot waiter waits for (3.13+): a ThreadHandle's exit event
+            snap.python_lock = {"parking_address": wait["parking_address"]}
     address = locks.wants_futex_word(snap.lock)
     if address is not None:
         word = target.read(address, 4)

@@ -61,14 +61,14 @@ def test_interpreter_exit_joining_a_stuck_thread_says_so(scenario, python):
         (v,) = [v for v in report["verdicts"] if v["kind"] == "owners-unknown"]
         assert worker in v["threads"], (where, v)
         assert threads[worker]["python_name"] == s.truth["worker_name"], where
-        # AND main waits at interpreter exit for that thread: certain from the Thread's _tstate_lock it
-        # sleeps on (3.6-3.12); likely on 3.13+, which joins in C (_thread._shutdown) on no Thread object,
-        # the thread being the one non-daemon thread threading knows of
+        # AND main waits at interpreter exit for that thread, certain: from the Thread's _tstate_lock it
+        # sleeps on (3.6-3.12), or (3.13+, which joins in C, _thread._shutdown, on no Thread object) from
+        # the thread_is_exiting event of the Thread's handle its parking-lot entry names
         join = threads[main]["blocked_on"]
         assert join["kind"] == "py-join" and join["owners"] == [worker], (where, join)
         assert "interpreter exit" in join["detail"] and s.truth["worker_name"] in join["detail"], join
-        assert join["confidence"] == ("likely" if new_shutdown else "certain"), (where, join)
-        assert join["detail"].endswith(" [likely]") == new_shutdown, (where, join["detail"])
+        assert join["confidence"] == "certain" and not join["detail"].endswith(" [likely]"), (where, join)
+        assert ("_handle" in join["evidence"]) == new_shutdown, (where, join["evidence"])
 
 
 @pytest.mark.parametrize("python", harness.interpreter_params())

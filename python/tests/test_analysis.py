@@ -361,3 +361,25 @@ def test_an_rlock_owner_the_decoder_did_not_map_is_the_thread_whose_struct_pthre
     assert b["owners"] == [] and "held by pthread_t 0x7f0000abc700, which is no thread of this process" in b["detail"]
     (v,) = [v for v in rep["verdicts"] if v["kind"] == "owner-gone"]
     assert v["threads"] == [waiter] and v["facts"]["owner_ident"] == 0x7f0000abc700
+
+
+def test_interpreter_exit_on_3_13_is_certain_when_parked_on_a_threads_handle_else_likely():
+    from pyhang.analysis.threading import PythonThreads, shutdown_wait
+
+    class View:
+        threads = [{"thread_id": 1, "native_tid": 10}, {"thread_id": 2, "native_tid": 11},
+                   {"thread_id": 3, "native_tid": 12}]
+    threading = {"threads": [
+        {"object": 0x100, "name": "MainThread", "native_id": 10, "daemon": False, "handle_struct": 0x5000},
+        {"object": 0x200, "name": "stuck", "native_id": 11, "daemon": False, "handle_struct": 0x6000},
+        {"object": 0x300, "name": "other", "native_id": 12, "daemon": False, "handle_struct": 0x7000}]}
+    threads = PythonThreads(threading, View())
+    exiting = [{"function": "_shutdown", "file": "/usr/lib/python3.14/threading.py"}]
+    # GIVEN main parked on the exit event inside the second Thread's handle (0x6000 + 0x39)
+    b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x6039})
+    # THEN that thread is the one joined, certain
+    assert (b.owners, b.confidence) == ([11], "certain") and "_handle" in b.evidence
+    # AND parked on nothing a handle holds: the non-daemon threads, likely
+    b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x9000})
+    assert sorted(b.owners) == [11, 12] and b.confidence == "likely"
+    assert shutdown_wait(exiting, threads, 10, None).confidence == "likely"

@@ -376,13 +376,16 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   Addr parked = 0;
   if (futex && *futex > static_cast<Addr>(locks->parked_addr_before_futex))
     parked = mem.read_pointer(*futex - static_cast<Addr>(locks->parked_addr_before_futex)).value_or(0);
+  // (a PyEvent is one byte anywhere: no alignment is asked of what a waiter parks on)
+  const bool parked_plausible = parked >= 4096 && parked < (Addr{1} << 47);
+  out.parking_address = parked_plausible ? parked : 0;
   auto holds_futex = [&](const Ref& r) {
     auto w = finder.wait_words(r);
     if (w.sem && *futex >= w.sem && *futex < w.sem + static_cast<Addr>(locks->lock_wait_bytes)) {
       word = w.sem;
       return true;
     }
-    if (w.mutex && plausible_pointer(parked) && parked == w.mutex) {
+    if (w.mutex && parked_plausible && parked == w.mutex) {
       word = w.mutex;
       parked_match = true;
       return true;

@@ -11,7 +11,10 @@ void note(std::string& problem, const std::string& what) {
   if (problem.empty()) problem = what;
 }
 
-PyThreadObject read_thread(PyObjects& objs, Addr thread, bool started) {
+// PyThreadHandleObject.handle: the C ThreadHandle (3.13+; see threading.hpp).
+constexpr Addr kThreadHandlePointer = 16;
+
+PyThreadObject read_thread(MemoryReader& memory, PyObjects& objs, Addr thread, bool started) {
   PyThreadObject t;
   t.object = thread;
   t.started = started;
@@ -29,7 +32,11 @@ PyThreadObject read_thread(PyObjects& objs, Addr thread, bool started) {
   // None (a thread that has not started, or has ended) is not a lock.
   auto object_or_zero = [&](Addr a) { return a && objs.type_name(a).value_or("NoneType") != "NoneType" ? a : 0; };
   t.tstate_lock = object_or_zero(objs.attribute(thread, "_tstate_lock"));
+  // Thread._handle (3.13), renamed Thread._os_thread_handle in 3.14.
   t.handle = object_or_zero(objs.attribute(thread, "_handle"));
+  if (!t.handle) t.handle = object_or_zero(objs.attribute(thread, "_os_thread_handle"));
+  if (t.handle && objs.type_name(t.handle).value_or("") == "_thread._ThreadHandle")
+    t.handle_struct = memory.read_pointer(t.handle + kThreadHandlePointer).value_or(0);
   return t;
 }
 
@@ -64,7 +71,7 @@ ThreadingState threading_state(MemoryReader& memory, const PythonState& state, c
     std::size_t room = opts.max_threads > out.threads.size() ? opts.max_threads - out.threads.size() : 0;
     for (auto [key, value] : objs.dict_items(dict, room, &p)) {
       (void)key;
-      if (value) out.threads.push_back(read_thread(objs, value, started));
+      if (value) out.threads.push_back(read_thread(memory, objs, value, started));
     }
     if (!p.empty()) note(out.problem, std::string("threading.") + table + ": " + p);
   }

@@ -73,7 +73,7 @@ def named_objects(lock, python_lock, python_api):
     of a Condition.wait (a local of the wait; the Condition is named), nor
     the lock word inside a Python lock a thread sleeps on."""
     out = []
-    if python_lock:
+    if python_lock and (python_lock.get("kind") or python_lock.get("join_self")):
         kind = python_lock.get("kind")
         out.append(python_lock.get("condition") if kind == WaitKind.PY_CONDITION else python_lock.get("object"))
         out.append(python_lock.get("join_self"))
@@ -188,7 +188,8 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
         if py is not None:
             return py
     if (b is None or b.kind in _PYTHON_LOCK_LOOKALIKES) and syscalls.futex_address(thread.registers) is not None:
-        exiting = shutdown_wait((view.thread(thread.tid) or {}).get("frames") or [], python_threads, thread.tid)
+        exiting = shutdown_wait((view.thread(thread.tid) or {}).get("frames") or [], python_threads, thread.tid,
+                                thread.python_lock)
         if exiting is not None:
             return exiting
     if b is not None and b.kind == WaitKind.FUTEX and not b.owners:

@@ -10,6 +10,7 @@ class PythonThreads:
         self.ident_tid = ident_tid = {t.get("thread_id"): t.get("native_tid") for t in view.threads
                                       if t.get("native_tid")}
         self.by_tid, self.by_object, self.by_tstate_lock = {}, {}, {}
+        self.handles = []  # (C ThreadHandle address, entry), 3.13+
         for t in (threading or {}).get("threads") or []:
             # _native_id (3.8+) is the LWP; before, _ident is the pthread_t the thread states record.
             entry = dict(t, tid=t.get("native_id") or ident_tid.get(t.get("ident")))
@@ -19,6 +20,8 @@ class PythonThreads:
                 self.by_object[t["object"]] = entry
             if t.get("tstate_lock"):
                 self.by_tstate_lock[t["tstate_lock"]] = entry
+            if t.get("handle_struct"):
+                self.handles.append((t["handle_struct"], entry))
 
     def tid_of_ident(self, ident):
         """The LWP of a pthread_t (threading.get_ident()), or None."""
@@ -42,6 +45,16 @@ class PythonThreads:
         if found is None and python_lock.get("join_self"):
             found = self.by_object.get(python_lock["join_self"])
         return found
+
+    def parked_on_handle(self, python_lock):
+        """The Thread (entry) whose C ThreadHandle holds what the thread is
+        parked on (3.13+): a join, or interpreter exit's _thread._shutdown,
+        parks on the handle's thread_is_exiting PyEvent, which its
+        parking-lot entry names; None when it is not parked on one."""
+        at = (python_lock or {}).get("parking_address")
+        if not at:
+            return None
+        return next((entry for start, entry in self.handles if start <= at < start + THREAD_HANDLE_BYTES), None)
 
 
     def running_non_daemon(self, but):
@@ -70,14 +83,32 @@ def join_wait(python_lock, joined, frames):
                            "shutdown": _at_exit(frames)})
 
 
-def shutdown_wait(frames, python_threads, tid):
+# A C ThreadHandle (Modules/_threadmodule.c, 3.13+: two list nodes, ident,
+# handle, state, once flag, mutex, the thread_is_exiting PyEvent, refcount)
+# is under 128 bytes: an address parked on inside it belongs to it.
+THREAD_HANDLE_BYTES = 128
+
+
+def shutdown_wait(frames, python_threads, tid, python_lock=None):
     """BlockedOn for interpreter exit on 3.13+, or None: threading._shutdown
     (the innermost Python frame) calls _thread._shutdown, which joins every
-    non-daemon thread in C, on no Thread object a frame references.  The
-    threads waited for are the non-daemon ones threading knows of: likely,
-    as they come from threading's bookkeeping, not from the handles joined."""
+    non-daemon thread in C, on no Thread object a frame references.  When
+    the thread is parked on the thread_is_exiting event of a Thread's
+    _handle (its parking-lot entry names it), that Thread is the one joined
+    now: certain.  Otherwise the threads waited for are the non-daemon ones
+    threading knows of: likely, as they come from threading's bookkeeping,
+    not from the handles joined."""
     if not frames or not _at_exit(frames[:1]):
         return None
+    parked = python_threads.parked_on_handle(python_lock)
+    if parked is not None and parked.get("tid"):
+        # The handle _thread._shutdown joins now: certain, as a join on its Thread is.
+        return BlockedOn(kind=WaitKind.PY_JOIN, address=parked.get("object"), owners=[parked["tid"]],
+                         owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.CERTAIN,
+                         evidence="threading._shutdown joins every non-daemon thread (_thread._shutdown); it is "
+                                  "parked on the thread_is_exiting event of this Thread's _handle",
+                         lock={"name": parked.get("name"), "names": [parked.get("name")], "daemon": False,
+                               "shutdown": True})
     waited = python_threads.running_non_daemon(tid)
     if not waited:
         return None

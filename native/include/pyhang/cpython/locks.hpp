@@ -125,6 +125,12 @@ struct PyLockWait {
   // (3.13 joins wait on a _ThreadHandle, not on a Python lock).
   Addr join_self = 0;
   std::string join_frame_function;
+  // The word 8 bytes before the futex the thread sleeps on: when that futex
+  // is the semaphore of a parking-lot wait_entry (3.13+: PyMutex, PyEvent),
+  // the address it waits for.  Only ever compared with known addresses
+  // (a lock's PyMutex, a ThreadHandle's PyEvent), never trusted alone; 0
+  // when not readable.
+  Addr parking_address = 0;
 
   std::string evidence;  // one line: how it was found
   std::string problem;   // one line: why nothing (or only part) was found; empty when all is well

@@ -12,7 +12,12 @@
 //    and that is released when its thread state is deleted, as it exits.
 //    Thread.join and interpreter exit (threading._shutdown) wait on it, so
 //    whoever waits on a Thread's _tstate_lock waits for that thread to end;
-//  - _handle (3.13+): the _ThreadHandle that Thread.join waits on.
+//  - _handle (3.13; _os_thread_handle from 3.14): the _ThreadHandle that Thread.join waits on: a
+//    PyThreadHandleObject { PyObject_HEAD; ThreadHandle *handle; }
+//    (Modules/_threadmodule.c), whose C ThreadHandle holds the PyEvent
+//    thread_is_exiting a join (and interpreter exit's _thread._shutdown)
+//    parks on until the thread ends.  Read off pyenv's 3.13.0 and Debian's
+//    3.13.5, 3.14 and 3.15: the pointer at +16, the struct a heap block.
 // Nothing here throws on bad target memory; what cannot be read is left
 // empty and said in `problem`.
 #pragma once
@@ -36,6 +41,8 @@ struct PyThreadObject {
   std::optional<bool> daemon;               // Thread._daemonic
   Addr tstate_lock = 0;                     // Thread._tstate_lock (3.6–3.12), 0 when none
   Addr handle = 0;                          // Thread._handle (3.13+), 0 when none
+  Addr handle_struct = 0;                   // the C ThreadHandle it points to, whose thread_is_exiting
+                                            // PyEvent a join parks on; 0 when none
   bool started = false;                     // in threading._active (else still in _limbo)
 };
 
