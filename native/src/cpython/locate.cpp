@@ -38,6 +38,20 @@ std::optional<Addr> dynsym(const LoadedObject& obj, std::string_view name) {
   return sym->value + obj.bias;
 }
 
+// 3.14+ also places _PyRuntime in a section of its own, .PyRuntime, so that
+// tools find it where the symbol is not exported: the section's start, when
+// the target's memory there starts with the _Py_DebugOffsets cookie.
+std::optional<Addr> runtime_section(const LoadedObject& obj, MemoryReader& memory) {
+  if (!obj.elf) return std::nullopt;
+  const ElfSection* s = obj.elf->section(".PyRuntime");
+  if (!s || s->addr == 0 || s->size < 8) return std::nullopt;
+  char cookie[8] = {};
+  if (memory.read_partial(s->addr + obj.bias, cookie, sizeof cookie) != sizeof cookie ||
+      std::memcmp(cookie, "xdebugpy", sizeof cookie) != 0)
+    return std::nullopt;
+  return s->addr + obj.bias;
+}
+
 // The minor version in an object's name: libpython3.10.so.1.0, python3.6m.
 std::optional<int> minor_from_name(std::string_view name) {
   static const std::regex re(R"(python3\.(\d+))");
@@ -227,6 +241,7 @@ std::optional<Located> locate(Target& target) {
     if (!obj.elf) continue;
     Located loc;
     auto runtime = dynsym(obj, "_PyRuntime");
+    if (!runtime) runtime = runtime_section(obj, target.memory());
     auto head_fn = dynsym(obj, "PyInterpreterState_Head");
     auto current = dynsym(obj, "_PyThreadState_Current");
     if (!runtime && !(head_fn && current)) continue;
