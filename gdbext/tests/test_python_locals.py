@@ -111,7 +111,10 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
     assert out[9].strip() == "global 'CONFIG' = {'retries': 3, 'mode': 'strict'}", out[9]
     assert out[10].strip() == "builtin 'len' = <built-in function len>", out[10]
     assert out[11].strip() == "'no_such_name' not found", out[11]
-    # AND py-bt-full lists every frame, innermost first, with its arguments
+    # AND py-bt-full says the thread and its GIL state as py-bt does, then lists every frame,
+    # innermost first, with its arguments
+    assert re.fullmatch(r"Thread \d+ \(LWP %d\), Python %s, GIL: released" % (worker["tid"], re.escape(s.truth["python"])),
+                        out[12].splitlines()[0]), out[12]
     full = [l for l in out[12].splitlines() if l.startswith("#")]
     assert len(full) == len(stack)
     for i, (l, f) in enumerate(zip(full, stack)):

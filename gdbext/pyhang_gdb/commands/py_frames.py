@@ -14,10 +14,11 @@ import os
 import gdb
 
 from pyhang.analysis.eval_frames import pair_indices
+from pyhang.analysis.python_state import gil_state
 from pyhang.model.kinds import LocalKind, PythonStatus
 from pyhang.model.report import PythonFrame
 from pyhang.render import values as text
-from pyhang.render.text import python_status_line
+from pyhang.render.text import py_bt_header, python_status_line
 from pyhang_gdb import collect, decoders
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.frame_filter import native_names
@@ -246,7 +247,9 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
         if not frames.frames:
             print(frames.empty_line())
             return
-        out = []
+        # The thread and its GIL state first, as py-bt says them.
+        snap, view = collect.selected_thread(0)
+        out = [py_bt_header(snap.num, snap.tid, view.version, gil_state(view, snap.tid, snap.registers))]
         for i, f in enumerate(frames.frames):
             args = [v for v in _locals(f)["locals"] if v["kind"] == LocalKind.ARGUMENT]
             out.extend(_summary(i, f, args))

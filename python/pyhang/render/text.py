@@ -402,13 +402,18 @@ def render_text(report: Report, merged=False) -> str:
     return "\n".join(out)
 
 
+def py_bt_header(num, tid, version, gil):
+    """The first line of `py-bt` and `py-bt-full`: the thread, its Python and its GIL state."""
+    return "%s, Python %s, GIL: %s" % (thread_label(num, tid), version, gil)
+
+
 def render_py_bt(num, tid, version, gil, thread_state, frames):
     """`py-bt` of one thread.  `thread_state`: the decoded thread state (None
     when the thread has none); `frames`: its PythonFrames."""
     label = thread_label(num, tid)
     if thread_state is None:
         return "%s has no Python thread state: it runs no Python code" % label
-    out = ["%s, Python %s, GIL: %s" % (label, version, gil)]
+    out = [py_bt_header(num, tid, version, gil)]
     if not frames:
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
