@@ -254,11 +254,24 @@ struct ValueRenderer::Impl {
     return text + " at " + hex(obj) + ">";
   }
 
-  void items(Out& out, const std::vector<Addr>& addrs, std::int64_t length, std::size_t depth) {
+  // `unread`: why fewer items than the container holds (up to the limit)
+  // could be read, or empty.  Items that could not be read are said to be
+  // unreadable, never shown as "...(N items)", the notation for items left
+  // out at the limit.
+  void items(Out& out, const std::vector<Addr>& addrs, std::int64_t length, std::size_t depth, Addr container,
+             const std::string& unread = "") {
     for (std::size_t i = 0; i < addrs.size() && i < limits.items; ++i) {
       if (i) out.add(", ");
       value(out, addrs[i], depth + 1);
       if (out.full()) return;
+    }
+    const auto wanted = std::min<std::int64_t>(length, static_cast<std::int64_t>(limits.items));
+    if (!unread.empty() && static_cast<std::int64_t>(addrs.size()) < wanted) {
+      out.add(addrs.empty() ? "" : ", ");
+      out.add("<" + std::to_string(length - static_cast<std::int64_t>(addrs.size())) + " items unreadable at " +
+              hex(container) + ">");
+      out.lost(unread);
+      return;
     }
     if (length > static_cast<std::int64_t>(std::min(addrs.size(), limits.items))) {
       out.add(addrs.empty() ? "" : ", ");
@@ -306,7 +319,8 @@ struct ValueRenderer::Impl {
           out.add(named || v.kind == ValueKind::Frozenset ? "" : "set()");
         } else {
           out.add(open);
-          items(out, objects.set_items(obj, limits.items, &why), *v.length, depth);
+          auto found = objects.set_items(obj, limits.items, &why);
+          items(out, found, *v.length, depth, obj, why);
           out.add(close);
         }
       } else if (v.kind == ValueKind::Dict) {
@@ -329,7 +343,7 @@ struct ValueRenderer::Impl {
       } else {
         out.add(open);
         auto addrs = objects.sequence_items(obj, limits.items, &why);
-        items(out, addrs, *v.length, depth);
+        items(out, addrs, *v.length, depth, obj, why);
         if (v.kind == ValueKind::Tuple && *v.length == 1 && addrs.size() == 1) out.add(",");
         out.add(close);
       }

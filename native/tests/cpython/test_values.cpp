@@ -183,6 +183,27 @@ TEST_CASE("values are bounded: items, depth, characters, output, cycles", "[valu
   }
 }
 
+TEST_CASE("a list whose items cannot be read says so and why, never as items left out", "[values]") {
+  for (int minor = 6; minor <= 15; ++minor) {
+    INFO("3." << minor);
+    Values o(minor);
+    Addr null_items = o.list({o.none, o.none, o.none});
+    o.img.put<Addr>(null_items, o.l.list_ob_item, 0);
+    Addr unmapped_items = o.list({o.none, o.none});
+    o.img.put<Addr>(unmapped_items, o.l.list_ob_item, Image::kUnmapped);
+    auto state = o.state(o.dict({}));
+    auto mem = o.img.reader();
+    ValueRenderer r(mem, state);
+    auto v = r.render(null_items);
+    CHECK(v.repr == "[<3 items unreadable at " + hex(null_items) + ">]");
+    CHECK_FALSE(v.complete);
+    CHECK(v.problem == "list " + hex(null_items) + ": ob_item 0x0 implausible");
+    v = r.render(unmapped_items);
+    CHECK(v.repr == "[<2 items unreadable at " + hex(unmapped_items) + ">]");
+    CHECK(v.problem.find("unreadable") != std::string::npos);
+  }
+}
+
 TEST_CASE("garbage values give a marked placeholder and a reason, never an exception", "[values]") {
   for (int minor = 6; minor <= 13; ++minor) {
     INFO("3." << minor);
