@@ -61,6 +61,10 @@ class _Switch(_Setting):
     def __init__(self, name, initial, doc, show):
         super().__init__(name, gdb.PARAM_BOOLEAN, initial, doc, show)
 
+    def get_show_string(self, value):
+        # gdb hands Python's bool; its own switches say on/off, as `set` takes them
+        return "%s is %s." % (self.show_doc, "on" if value in (True, "on") else "off")
+
 
 class _Count(_Setting):
     def __init__(self, name, initial, doc, show):

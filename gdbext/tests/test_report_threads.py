@@ -147,8 +147,11 @@ def test_native_depth_is_a_gdb_setting_with_its_environment_variable_as_fallback
     assert depth(harness.validated_report(marked(out))) == 2
     # AND `show pyhang` lists every setting with its value
     for line in ("Native frames per thread is 2.", "The native stack unwinder pyhang uses is native.",
-                 "The target memory reader pyhang uses is auto."):
+                 "The target memory reader pyhang uses is auto.", "Python frames in backtraces is on."):
         assert line in out, out
+    # AND `help pyhang` names every command, py-tasks among them
+    help_text = harness.run_gdb(["help pyhang"])
+    assert "py-tasks" in help_text and "set pyhang frame-filter on|off" in help_text, help_text
     # AND PYHANG_NATIVE_DEPTH gives the initial value to scripts that cannot type gdb commands
     assert depth(harness.report_json(pid=s.pid, env={"PYHANG_NATIVE_DEPTH": "1"})) == 1
 

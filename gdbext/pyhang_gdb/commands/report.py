@@ -23,14 +23,15 @@ Subcommands:
                                               every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang report --tree [--json]               this process and its descendants, deadlocks across them first
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
-  pyhang lock-objects FILE ADDRESS...         the threading locks at these addresses and the threads referencing them
+  pyhang lock-objects FILE ADDRESS...         (what --tree asks of a parent: the threading locks at these addresses)
   pyhang version                              pyhang and the Python gdb embeds
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), py-locals, py-print NAME,
 py-list, py-up, py-down, py-bt-full (libpython.py's names, also as pyhang-py-...), gil-holder,
 lock-owner (what the selected thread waits on; `thread apply all lock-owner`),
+py-tasks (asyncio: every event loop and task, what each awaits),
 fork-hazards (what a fork child inherited that can never be released).
 Settings (show pyhang): set pyhang unwinder native|gdb, set pyhang reader auto|gdb,
-set pyhang native-depth N."""
+set pyhang native-depth N, set pyhang frame-filter on|off."""
     name = "pyhang"
     prefix = True
 
