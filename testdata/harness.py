@@ -49,8 +49,19 @@ def thread_state(pid, tid):
         return None
 
 
-# The system calls a scenario thread may say it parks in (x86_64 numbers).
-SYSCALLS = {"futex": 202}
+# The system calls a scenario thread may say it parks in (x86_64 numbers):
+# `parked_in` is one name, or a list of the names any of which will do
+# (time.sleep is select(2) / pselect6(2) before 3.11, clock_nanosleep(2) after).
+SYSCALLS = {"futex": 202, "select": 23, "nanosleep": 35, "clock_nanosleep": 230, "pselect6": 270}
+
+
+def parked_in(pid, thread):
+    """Whether a thread that says where it parks (`parked_in`) is in that call."""
+    want = thread.get("parked_in")
+    if not want:
+        return True
+    names = [want] if isinstance(want, str) else want
+    return thread_syscall(pid, thread["tid"]) in {SYSCALLS[n] for n in names}
 
 
 def thread_syscall(pid, tid):
@@ -131,9 +142,7 @@ class Scenario:
         that call: a sleep on the way to it is no hang yet."""
         threads = [t for t in self.truth.get("threads", []) if t.get("parked", True)]
         while time.monotonic() < deadline:
-            if all(thread_state(self.pid, t["tid"]) in ("S", "D") and
-                   (not t.get("parked_in") or thread_syscall(self.pid, t["tid"]) == SYSCALLS[t["parked_in"]])
-                   for t in threads):
+            if all(thread_state(self.pid, t["tid"]) in ("S", "D") and parked_in(self.pid, t) for t in threads):
                 time.sleep(self.settle)
                 return
             time.sleep(0.05)

@@ -234,6 +234,8 @@ def main(argv=None):
                                           (" --locals", args.locals), (" --merged", args.merged)) if v)
         if args.native_depth is not None:
             command += " --native-depth %d" % args.native_depth
+    if args.core and not args.executable:
+        args.executable = core_executable(args)
     try:
         out, status = run(command, args)
     except Failure as f:
@@ -363,6 +365,22 @@ def _split_status(out):
         out = out[:start] + out[end:]  # (megabytes of JSON are copied only where a status line was)
         start = out.find("\n" + marker) + 1
     return from_line, out
+
+
+def core_executable(args):
+    """The executable the core names, where it is on this machine (under
+    --sysroot), to give gdb as well: so its own frames have symbols and
+    pyhang need not warn that gdb was given none.  None when it is not
+    there (a core from another machine: the report says what to give) or
+    the core cannot be opened here (gdb says why)."""
+    _analysis_path()
+    try:
+        import _pyhang_native
+        path = _pyhang_native.Target.core(args.core, "", args.sysroot or "",
+                                          [d for d in (args.lib_search_path or "").split(":") if d]).executable
+    except Exception:  # noqa: BLE001 — any failure leaves gdb to open the core alone, as before
+        return None
+    return path if path and os.path.isfile(path) else None
 
 
 def _analysis_path():
