@@ -346,7 +346,42 @@ def _hint(gdb_errors, args):
         return "no process %s here: check the pid (in a container, give the pid the host sees)" % args.pid
     if args.core and ("No such file" in text or "not in executable format" in text or "not a core" in text
                       or "Can't open" in text or "Invalid argument" in text):
-        return "%s is not a core file gdb can read" % args.core
+        return core_problem(args.core) or "%s is not a core file gdb can read" % args.core
+    return None
+
+
+_ELF_TYPES = {1: "an object file", 2: "an executable", 3: "a shared object or PIE executable"}
+
+
+def core_problem(path):
+    """Why `path` cannot be a core file, from the file itself (its ELF
+    header and program headers), or None when it looks whole."""
+    import struct
+    try:
+        size = os.stat(path).st_size
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF":
+                return "%s is not a core file: it has no ELF header" % path
+            e_type, = struct.unpack_from("<H", head, 16)
+            if e_type != 4:
+                return "%s is %s, not a core file" % (path, _ELF_TYPES.get(e_type, "an ELF file of type %d" % e_type))
+            phoff, = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            need = phoff + phentsize * phnum
+            if size >= need and phentsize >= 40:
+                f.seek(phoff)
+                table = f.read(phentsize * phnum)
+                for i in range(phnum):
+                    _, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+                    need = max(need, p_offset + p_filesz)
+    except FileNotFoundError:
+        return "there is no file %s" % path
+    except OSError as exc:
+        return "%s cannot be read: %s" % (path, exc.strerror or exc)
+    if size < need:
+        return ("%s is a truncated core: %d bytes of the %d its headers describe (cut short while it was "
+                "written or copied)" % (path, size, need))
     return None
 
 

@@ -1,5 +1,6 @@
 """The `pyhang` command line runs gdb for the user and prints only pyhang's answer."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -93,6 +94,25 @@ def test_cli_on_a_file_that_is_not_a_core_fails_plainly(tmp_path):
     status, out, err = cli("report", "--json", bogus)
     e = error_document(out)
     assert status == 1 and "is not a core" in " ".join(e["gdb"]) and "not a core file" in e["hint"]
+
+
+def test_cli_names_why_a_core_cannot_be_read_missing_truncated_or_not_a_core(scenario, tmp_path):
+    # GIVEN a path with no file, a core cut short, and an ELF file that is no core
+    s = scenario([harness.fixture_path("prog_parked"), "1"])
+    whole = s.gcore()
+    cut = tmp_path / "cut.core"
+    with open(whole, "rb") as f:
+        cut.write_bytes(f.read(os.path.getsize(whole) // 2))
+    for path, want in ((tmp_path / "missing.core", "there is no file %s" % (tmp_path / "missing.core")),
+                       (cut, "%s is a truncated core: %d bytes of the " % (cut, os.path.getsize(cut))),
+                       (harness.fixture_path("prog_parked"), "is a shared object or PIE executable, not a core file")):
+        status, out, err = cli("report", "--json", path)
+        # THEN each says its own cause, in the error document and on stderr
+        e = error_document(out)
+        assert status == 1 and want in e["hint"] and want in err, (path, e)
+    # AND the truncated core's size is set against what its own program headers describe
+    described = int(re.search(r"bytes of the (\d+) its headers describe", cli("report", "--json", cut)[2]).group(1))
+    assert os.path.getsize(cut) < described <= os.path.getsize(whole)
 
 
 def test_cli_without_a_built_pyhang_says_how_to_build_it(scenario, tmp_path):
