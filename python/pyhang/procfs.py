@@ -119,23 +119,37 @@ _TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1", 5
                7: "CLOSE", 8: "CLOSE_WAIT", 9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING"}
 
 
-def inet_sockets(pid):
-    """{inode: {protocol, local, peer, state}} of the process's network
-    namespace (/proc/PID/net/tcp, tcp6, udp, udp6)."""
-    out = {}
-    for protocol, decode in (("tcp", _ipv4), ("tcp6", _ipv6), ("udp", _ipv4), ("udp6", _ipv6)):
+_INET_TABLES = (("tcp", _ipv4), ("tcp6", _ipv6), ("udp", _ipv4), ("udp6", _ipv6))
+
+
+def _inet_rows(pid, protocols):
+    """(protocol, inode, local, peer, state) of every socket in the process's
+    network namespace's tables /proc/PID/net/PROTOCOL (state: TCP only)."""
+    for protocol, decode in _INET_TABLES:
+        if protocol not in protocols:
+            continue
         text = _read("/proc/%d/net/%s" % (pid, protocol), 8 << 20) or ""
         for line in text.splitlines()[1:]:
             f = line.split()
             if len(f) < 10 or not f[9].isdigit():
                 continue
             try:
-                entry = {"protocol": protocol, "local": decode(f[1]), "peer": decode(f[2])}
+                local, peer = decode(f[1]), decode(f[2])
+                state = _TCP_STATES.get(int(f[3], 16), f[3]) if protocol.startswith("tcp") else None
             except (ValueError, OSError):
                 continue
-            if protocol.startswith("tcp"):
-                entry["state"] = _TCP_STATES.get(int(f[3], 16), f[3])
-            out[int(f[9])] = entry
+            yield protocol, int(f[9]), local, peer, state
+
+
+def inet_sockets(pid):
+    """{inode: {protocol, local, peer, state}} of the process's network
+    namespace (/proc/PID/net/tcp, tcp6, udp, udp6)."""
+    out = {}
+    for protocol, inode, local, peer, state in _inet_rows(pid, ("tcp", "tcp6", "udp", "udp6")):
+        entry = {"protocol": protocol, "local": local, "peer": peer}
+        if state is not None:
+            entry["state"] = state
+        out[inode] = entry
     return out
 
 
@@ -154,19 +168,8 @@ def _tcp_table(pid):
     network namespace, those without an inode included (a connection the
     kernel accepted that no accept() has taken yet: it waits in its
     listener's backlog)."""
-    out = []
-    for protocol, decode in (("tcp", _ipv4), ("tcp6", _ipv6)):
-        text = _read("/proc/%d/net/%s" % (pid, protocol), 8 << 20) or ""
-        for line in text.splitlines()[1:]:
-            f = line.split()
-            if len(f) < 10 or not f[9].isdigit():
-                continue
-            try:
-                out.append((int(f[9]), _endpoint(decode(f[1])), _endpoint(decode(f[2])),
-                            _TCP_STATES.get(int(f[3], 16), f[3])))
-            except (ValueError, OSError):
-                continue
-    return out
+    return [(inode, _endpoint(local), _endpoint(peer), state)
+            for _, inode, local, peer, state in _inet_rows(pid, ("tcp", "tcp6"))]
 
 
 def tcp_peer(pid, socket_facts):
