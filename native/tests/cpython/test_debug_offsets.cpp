@@ -13,7 +13,7 @@ using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::layout;
 using pyhang::cpython::testing::make_frame;
 using pyhang::cpython::testing::whole_code_at;
-using pyhang::cpython::testing::World;
+using World = pyhang::cpython::testing::InterpreterWorld;  // (python_locks_world.hpp has a World of its own)
 
 TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagree with the table", "[cpython]") {
   const Layout& l = layout(13);

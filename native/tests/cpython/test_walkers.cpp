@@ -11,7 +11,7 @@ using namespace pyhang::cpython;
 using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::layout;
 using pyhang::cpython::testing::make_frame;
-using pyhang::cpython::testing::World;
+using World = pyhang::cpython::testing::InterpreterWorld;  // (python_locks_world.hpp has a World of its own)
 using pyhang::cpython::testing::whole_code_at;
 
 

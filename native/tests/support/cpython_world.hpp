@@ -14,10 +14,10 @@ inline Addr make_frame(Image& img, Addr code, Addr older) {
   return img.interpreter_frame(code, 0, older);
 }
 
-struct World {
+struct InterpreterWorld {
   Image img;
   Addr interp = 0, runtime = 0, interp_head_var = 0;
-  explicit World(const Layout& l) : img(l) {
+  explicit InterpreterWorld(const Layout& l) : img(l) {
     interp = img.interpreter(0);
     if (l.has(l.runtime_interpreters_head)) {
       runtime = img.runtime(interp);
