@@ -10,19 +10,17 @@ thread and its own unwinder walks the frames, with no debug info either way.
 """
 from __future__ import annotations
 import os
-import time
 from pyhang.model.record import field, record
 
 import gdb
 
 import _pyhang_native as native
 
-from pyhang import analysis, procfs
-from pyhang.analysis import forks, locks, python_api, syscalls
+from pyhang import procfs
+from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
+from pyhang.model.facts import ThreadFacts
 from pyhang.model.report import NativeFrame, TargetInfo
-from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.render.names import object_name
 from pyhang_gdb import decoders, namespaces
 from pyhang_gdb.session import SESSION, NoTarget, core_path
 
@@ -121,10 +119,7 @@ def snapshot_selected(thread, depth, native=None):
     """Snapshot of the selected thread: natively when possible, else from gdb's frames."""
     tids = target_tids()
     if tids.listed_twice(thread.ptid[1]):
-        own = thread.ptid[1]
-        return GdbThread(num=thread.num, tid=own, name=thread.name, host_tid=tids.to_host(own),
-                         problem="gdb lists this thread twice: as LWP %d (the TID in its PID namespace) and "
-                                 "as LWP %d (the host's); only the second has registers" % (own, tids.to_host(own)))
+        return _listed_twice(thread, tids)
     return in_target_tids([native_snapshot(thread, depth, native) or snapshot_current(thread, depth)])[0]
 
 
@@ -191,13 +186,6 @@ def snapshot_threads(depth, threads=None, native=None):
 
 # ---- snapshots: what gdb says plus what the native decoders read ---------
 
-DEFAULT_NATIVE_DEPTH = 8
-LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
-
-# The parts of a native lock identification the analysis reads.
-_LOCK_KEYS = ("kind", "address", "owners", "owner_source", "confidence", "evidence", "lock", "condvar_mutex")
-
-
 def native_frames(target, pcs):
     """Symbolize a thread's pcs.  Outer frames' pcs are return addresses:
     look up pc-1 so a call at the end of a function names that function.
@@ -221,164 +209,38 @@ def native_frames(target, pcs):
     return [made[k] for k in keys]
 
 
-def thread_snapshot(target, raw):
-    """The model's ThreadSnapshot of a GdbThread: its pcs symbolized."""
-    return ThreadSnapshot(num=raw.num, tid=raw.tid, name=raw.name, registers=raw.registers,
-                          frames=native_frames(target, raw.pcs), problem=raw.problem, unwound_by=raw.unwound_by,
-                          host_tid=raw.host_tid)
+def thread_facts(target, raw):
+    """The ThreadFacts of a GdbThread: its pcs symbolized."""
+    return ThreadFacts(num=raw.num, tid=raw.tid, name=raw.name, registers=raw.registers,
+                       frames=native_frames(target, raw.pcs), problem=raw.problem, unwound_by=raw.unwound_by,
+                       host_tid=raw.host_tid)
 
 
-def add_lock_facts(stop, view, snap):
-    """Decode what `snap` sleeps on, as far as the analysis will look
-    (pyhang.analysis.locks.wants_*).  `stop`: a decoders.Stop."""
-    if not locks.wants_lock(view, snap.tid, snap.registers, snap.frames):
-        return snap
-    target = stop.target
-    frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in snap.frames]
-    identified = stop.lock_reader.identify(snap.tid, snap.registers, frames)
-    if identified.get("kind"):
-        snap.lock = {k: identified.get(k) for k in _LOCK_KEYS}
-        address = identified.get("address")
-        snap.lock["library"] = target.symbolize([address])[0][1] if address else None
-    futex = locks.wants_python_lock(view, snap.tid, snap.registers, snap.lock)
-    if futex is not None:
-        wait = stop.python_locks.wait(snap.tid, futex)
-        if wait.get("kind") or wait.get("join_self"):
-            snap.python_lock = wait
-            add_python_api(stop.python_locks, view, snap)
-        elif wait.get("parking_address"):
-            # no Python lock, but what a parking-lot waiter waits for (3.13+): a ThreadHandle's exit event
-            snap.python_lock = {"parking_address": wait["parking_address"]}
-    address = locks.wants_futex_word(snap.lock)
-    if address is not None:
-        word = target.read(address, 4)
-        snap.futex_word = int.from_bytes(word, "little") if word is not None else None
-    return snap
+def thread_raws(depth, tids=None):
+    """GdbThreads of every thread (or of the target's TIDs `tids`), `depth`
+    pcs each: natively where the native side can, else by gdb's unwinder.
+    A thread gdb lists twice is answered by its entry that has registers."""
+    native = decoders.native_stacks()
+    if tids is None:
+        return snapshot_threads(depth, native=native)
+    tids_map = target_tids()
+    own = set(tids)
+    wanted = [t for t in SESSION.threads() if t.is_valid() and tids_map.to_target(t.ptid[1]) in own]
+    return snapshot_threads(depth, threads=wanted, native=native)
 
 
-def add_python_api(python_locks, view, snap):
-    """The `self` of the Python-level API a thread waits in, and the
-    attributes the analysis names it by (pyhang.analysis.python_api)."""
-    wanted = python_api.candidates(view, snap.tid)
-    if not wanted:
-        return
-    locks = python_locks
-    selves = {f["index"]: f for f in locks.frame_selves(snap.tid)}
-    for index, api in wanted:
-        frame = selves.get(index)
-        if frame is not None and frame["self"] and python_api.type_fits(api, frame["type"]):
-            break
-    else:
-        return
-    snap.python_api = {"kind": api.kind, "self": frame["self"], "type": frame["type"],
-                       "frame": {"function": frame["function"], "file": frame["file"], "line": frame["line"]},
-                       "attributes": locks.attributes(frame["self"], list(api.attributes))}
+def listed_twice(thread):
+    """The GdbThread of a thread gdb lists twice (its entry without
+    registers), saying so; None for any other thread."""
+    tids = target_tids()
+    return _listed_twice(thread, tids) if tids.listed_twice(thread.ptid[1]) else None
 
 
-# The native readers of a system call's arguments in target memory, by the
-# names pyhang.analysis.syscalls.memory_wanted gives them.
-_SYSCALL_READERS = {"pollfds": native.read_pollfds, "fd_set": native.read_fd_set,
-                    "timespec": native.read_timespec, "timeval": native.read_timeval}
-
-
-def _plain(value):
-    """Tuples as lists, as JSON gives them back."""
-    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
-
-
-def _clock_now(clock):
-    """The time on `clock` (read once per stop: the moment the target is seen)."""
-    try:
-        return time.clock_gettime_ns(clock)
-    except (OSError, ValueError, OverflowError):
-        return None
-
-
-def add_syscall_facts(target, snap):
-    """What the blocking system call of `snap` points at in target memory,
-    and, for restart_syscall on a live target, what the kernel records."""
-    parked = syscalls.parked(snap.registers)
-    if parked is None:
-        return snap
-    memory = {}
-    for label, reader, args in syscalls.memory_wanted(snap.registers):
-        memory[label] = _plain(_SYSCALL_READERS[reader](target, *args))
-    snap.syscall = {"memory": memory}
-    clock = syscalls.clock_wanted(snap.registers)
-    if clock is not None and target.kind != "core":
-        now = SESSION.cached("clock-%d" % clock, lambda: _clock_now(clock))
-        if now is not None:
-            snap.syscall["clock_now_ns"] = now
-    if parked[0] == syscalls.RESTART and target.kind != "core" and target.pid:
-        call = procfs.thread_syscall(target.pid, snap.host_tid or snap.tid)
-        snap.syscall["proc_syscall"] = call[0] if call else None
-    return snap
-
-
-def files_of(target, threads):
-    """The /proc facts of the fds the threads wait on (pyhang.procfs), or
-    None for a core (cores do not record fd tables)."""
-    pid = target.pid or gdb.selected_inferior().pid
-    if target.kind == "core" or not pid:
-        return None
-    fds = set()
-    for t in threads:
-        fds.update(syscalls.fds_wanted(t.registers, (t.syscall or {}).get("memory")))
-    return procfs.files(pid, sorted(fds)) if fds else {}
-
-
-def add_pool_workers(view, threads):
-    """The pool of each ThreadPoolExecutor worker: the `work_queue` local of
-    its loop's frame (python_api.worker_frame)."""
-    values = None
-    for t in threads:
-        f = python_api.worker_frame(view, t.tid)
-        if f is None:
-            continue
-        values = values or decoders.python_values()
-        local = next((l for l in values.frame_locals(f["frame"], f["code"])["locals"]
-                      if l["name"] == python_api.WORKER[2]), None)
-        if local and local.get("address"):
-            t.pool_worker = {"work_queue": local["address"]}
-
-
-def add_references(stop, threads):
-    """Which threads reach the objects the analysis asks about
-    (python_api.references_wanted): python_api["referenced_by"]."""
-    wanted = {t.tid: python_api.references_wanted(t.python_api) for t in threads}
-    addresses = sorted({a for a in wanted.values() if a})
-    if not addresses:
-        return
-    refs = stop.python_locks.thread_references(addresses)
-    for t in threads:
-        if wanted[t.tid]:
-            t.python_api["referenced_by"] = list(refs["by_object"].get(wanted[t.tid], []))
-            t.python_api["references_complete"] = refs["complete"]
-
-
-def lock_objects(addresses):
-    """Each of `addresses` as this process has it (PythonLocks.lock_objects):
-    what a fork parent says about the locks its children wait on; [] when
-    the process has no Python state to read."""
-    view = PythonView(decoders.python_state())
-    if not view.ok:
-        return []
-    try:
-        return decoders.python_locks().lock_objects(sorted(set(addresses)))
-    except native.ReaderError:  # nothing can be said of them: the children's hazards stay as they are
-        return []
-
-
-def object_names(stop, threads):
-    """{address: name} for the objects the threads wait on that a variable
-    of the program reaches (render.names.object_name words it)."""
-    wanted = set()
-    for t in threads:
-        wanted.update(locks.named_objects(t.lock, t.python_lock, t.python_api))
-    wanted.discard(None)
-    if not wanted:
-        return {}
-    return {a: object_name(p) for a, p in stop.python_locks.object_names(sorted(wanted)).items()}
+def _listed_twice(thread, tids):
+    own = thread.ptid[1]
+    return GdbThread(num=thread.num, tid=own, name=thread.name, host_tid=tids.to_host(own),
+                     problem="gdb lists this thread twice: as LWP %d (the TID in its PID namespace) and "
+                             "as LWP %d (the host's); only the second has registers" % (own, tids.to_host(own)))
 
 
 def target_info(target):
@@ -392,6 +254,12 @@ def target_info(target):
     elif info.pid:
         info.parent_pid = procfs.parent_pid(info.pid)
     return info
+
+
+def target_warnings(target):
+    """One line each: what about the target could not be read or trusted."""
+    return list(target.warnings) + executable_warnings(target) + sysroot_warnings(target) + \
+        zeroed_stack_warnings(target)
 
 
 def executable_warnings(target):
@@ -470,104 +338,20 @@ def selected_thread(depth):
         raise NoTarget("no thread is selected")
     target = SESSION.target()
     view = PythonView(decoders.python_state())
-    snap = thread_snapshot(target, snapshot_selected(thread, depth, decoders.native_stacks()))
+    snap = gather.thread_snapshot(thread_facts(target, snapshot_selected(thread, depth, decoders.native_stacks())))
     return snap, view
 
 
-def process_snapshot(native_depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
-    """(ProcessSnapshot, PythonView) of the selected inferior: every thread
-    with `native_depth` native frames and (with `lock_facts`) the lock facts
-    it needs."""
-    target = SESSION.target()
-    state = decoders.python_state()
-    view = PythonView(state)
-    reader = decoders.lock_reader()
-    raws = snapshot_threads(native_depth, native=decoders.native_stacks())
-    threads = [thread_snapshot(target, r) for r in raws]
-    # Each thread's struct pthread (fs_base) is known now: joins and fork
-    # facts need not switch to every thread again.
-    SESSION.cached("thread-bases", lambda: locks.thread_bases(threads))
-    names = {}
-    if lock_facts:
-        stop = decoders.Stop()
-        for t in threads:
-            add_lock_facts(stop, view, t)
-            add_syscall_facts(target, t)
-        if view.ok:
-            names = object_names(stop, threads)
-            add_references(stop, threads)
-            add_pool_workers(view, threads)
-    snap = ProcessSnapshot(target=target_info(target), python=state, threads=threads,
-                           warnings=list(target.warnings) + executable_warnings(target) +
-                           sysroot_warnings(target) + zeroed_stack_warnings(target),
-                           lock_problem=reader.problem or None, native_depth=native_depth,
-                           threading=decoders.threading() if view.ok else None, names=names,
-                           files=files_of(target, threads) if lock_facts else None,
-                           asyncio=decoders.asyncio() if view.ok else None)
-    return snap, view
 
 
-def deepen(snapshot, report, tids):
-    """Unwind the threads `tids` HEURISTIC_NATIVE_DEPTH deep, in the snapshot
-    and in the report, for the driver-lock heuristics."""
-    target = SESSION.target()
-    hosts = {target_tids().to_host(t) for t in tids}
-    wanted = [t for t in SESSION.threads() if t.is_valid() and t.ptid[1] in hosts]
-    deeper = {r.tid: r for r in snapshot_threads(analysis.report.HEURISTIC_NATIVE_DEPTH, threads=wanted,
-                                                 native=decoders.native_stacks())}
-    reported = {t.tid: t for t in report.threads}
-    for snap in snapshot.threads:
-        raw = deeper.get(snap.tid)
-        if raw is not None and not raw.problem:
-            snap.frames = native_frames(target, raw.pcs)
-            reported[snap.tid].native_frames = snap.frames
-
-
-LOCAL_KEYS = ("name", "kind", "type", "repr", "address")
-
-
-def python_locals(snapshot, view):
-    """Each thread's Python frames' locals (`report --locals`), rendered from target memory."""
-    values = decoders.python_values()
-    for t in snapshot.threads:
-        pt = view.thread(t.tid)
-        if pt is None:
-            continue
-        t.python_locals = []
-        for f in pt["frames"]:
-            fl = values.frame_locals(f["frame"], f["code"])
-            t.python_locals.append({"locals": [{k: v[k] for k in LOCAL_KEYS} for v in fl["locals"]],
-                                    "problem": fl["problem"]})
-
-
-def fork_facts_of(report):
-    """The native fork facts of the stop; the large containers among module
-    globals only for a fork child (analysis.forks.is_child), the one process
-    they are a hazard in: finding them reads every module's globals."""
-    facts = decoders.fork_facts(thread_bases())
-    py = facts.get("python")
-    if not py or not forks.is_child(report, facts):
-        return facts
-    found = decoders.fork_containers()
-    return dict(facts, python=dict(py, containers=found["containers"],
-                                   problems=list(py.get("problems") or []) + list(found["problems"])))
-
-
-def report(native_depth=None, fork_facts=True, locals=False):
-    """(ProcessSnapshot, Report) of the selected inferior.  Without an
-    explicit `native_depth`, blocked threads are unwound deeper when the
-    analysis asks for it (pyhang.analysis.frames_wanted).  With `locals`,
-    every Python frame's locals too."""
-    depth = native_depth or DEFAULT_NATIVE_DEPTH
-    snapshot, view = process_snapshot(depth)
-    if locals and view.ok:
-        python_locals(snapshot, view)
-    rep = analysis.threads(snapshot, view)
-    if native_depth is None:
-        wanted = analysis.frames_wanted(rep, depth)
-        if wanted:
-            deepen(snapshot, rep, wanted)
-    if fork_facts:
-        snapshot.fork_facts = fork_facts_of(rep)
-    analysis.conclude(rep, snapshot)
-    return snapshot, rep
+def lock_objects(addresses):
+    """Each of `addresses` as this process has it (PythonLocks.lock_objects):
+    what a fork parent says about the locks its children wait on; [] when
+    the process has no Python state to read."""
+    view = PythonView(decoders.python_state())
+    if not view.ok:
+        return []
+    try:
+        return decoders.python_locks().lock_objects(sorted(set(addresses)))
+    except native.ReaderError:  # nothing can be said of them: the children's hazards stay as they are
+        return []

@@ -452,20 +452,19 @@ def report_from_snapshot(path, as_json):
     """The report of a saved snapshot, made here without gdb."""
     _analysis_path()
     try:
-        from pyhang import analysis
         from pyhang.analysis import completeness
-        from pyhang.model import snapshot
+        from pyhang.analysis.report import from_snapshot
         from pyhang.render import json as render_json
         from pyhang.render.text import render_text
     except ImportError as exc:
         return _no_analysis(exc, as_json)
     try:
         with open(path) as f:
-            snap = snapshot.from_dict(json.load(f))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+            document = json.load(f)
+    except (OSError, ValueError) as exc:
         return fail(Failure("cannot read the snapshot %s: %s" % (path, exc)), as_json)
     try:
-        report = analysis.build_report(snap)
+        _, report = from_snapshot(document)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return fail(Failure("the snapshot %s is not one pyhang wrote (%s: %s)" % (path, type(exc).__name__, exc)),
                     as_json)

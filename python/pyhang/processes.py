@@ -13,10 +13,10 @@ import shutil
 import tempfile
 import types
 
-from pyhang import analysis, cli, procfs
+from pyhang import cli, procfs
+from pyhang.analysis.report import from_snapshot
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
-from pyhang.model import snapshot as snapshots
 from pyhang.model.tree import ProcessEntry, TreeReport
 
 MAX_PROCESSES = 64       # descendants examined; the rest are counted
@@ -40,12 +40,12 @@ def examine(pid=None, core=None, workdir=None, gdbext=cli.GDBEXT, sysroot=None, 
         cli.run("pyhang snapshot %s" % path, _target(pid, core, sysroot, lib_search_path), timeout=TIMEOUT,
                 gdbext=gdbext)
         with open(path) as f:
-            snap = snapshots.from_dict(json.load(f))
-        return analysis.build_report(snap), None
+            document = json.load(f)
+        return from_snapshot(document)[1], None
     except cli.Failure as f:
         reason = f.message + ("".join(": %s" % d for d in f.details[:1]))
         return None, reason
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return None, "its snapshot could not be read (%s)" % exc
 
 

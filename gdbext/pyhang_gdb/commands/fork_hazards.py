@@ -1,6 +1,6 @@
 """`fork-hazards`: what a fork child inherited that can never be released."""
 from pyhang.render.forks import render_fork_hazards
-from pyhang_gdb import collect
+from pyhang_gdb import facts
 from pyhang_gdb.commands.base import PyhangCommand, parser
 
 
@@ -17,5 +17,5 @@ checked."""
 
     def run(self, argv):
         parser(self.name, "what a fork child inherited").parse_args(argv)
-        _, report = collect.report()
+        _, report = facts.report()
         print(render_fork_hazards(report, report.fork_analysis))

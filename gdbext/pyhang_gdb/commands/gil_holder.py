@@ -2,7 +2,8 @@
 from pyhang.analysis.gil import gils
 from pyhang.render.gil import render_gils
 from pyhang.render.text import python_status_line
-from pyhang_gdb import collect
+from pyhang.analysis import gather
+from pyhang_gdb import facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 
 
@@ -13,7 +14,7 @@ with it released (per interpreter on 3.12+)."""
 
     def run(self, argv):
         no_arguments(self.name, "who holds the GIL", argv)
-        snapshot, view = collect.process_snapshot(collect.DEFAULT_NATIVE_DEPTH, lock_facts=False)
+        snapshot, view = gather.process(facts.facts(), gather.DEFAULT_NATIVE_DEPTH, lock_facts=False)
         if not view.ok:
             print(python_status_line(view.status))
             return

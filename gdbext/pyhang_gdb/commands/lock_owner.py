@@ -1,13 +1,12 @@
 """`lock-owner`: what the selected thread waits on and who holds it."""
-from pyhang.analysis import locks, syscalls
-from pyhang.analysis.python_state import gil_state
-from pyhang.analysis.report import gil_holder
-from pyhang.analysis.threading import PythonThreads
+import gdb
+
+from pyhang.analysis import report, syscalls
 from pyhang.render.locks import describe, not_blocked, unreadable
 from pyhang.render.names import ThreadNames
-from pyhang_gdb import collect, decoders
+from pyhang_gdb import collect, facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
-from pyhang_gdb.session import SESSION
+from pyhang_gdb.session import SESSION, NoTarget
 
 
 class LockOwner(PyhangCommand):
@@ -19,27 +18,25 @@ every thread."""
 
     def run(self, argv):
         no_arguments(self.name, "what the selected thread waits on", argv)
-        snap, view = collect.selected_thread(collect.LOCK_FRAME_DEPTH)
-        reader = decoders.lock_reader()
+        thread = gdb.selected_thread()
+        if thread is None:
+            raise NoTarget("no thread is selected")
         # Thread numbers of every thread, for owners; computed once per stop.
         names = SESSION.cached("thread-names", lambda: ThreadNames(collect.thread_numbers()))
-        stop = decoders.Stop()
-        collect.add_lock_facts(stop, view, snap)
-        collect.add_syscall_facts(stop.target, snap)
-        gil = gil_state(view, snap.tid, snap.registers)
-        bases = collect.thread_bases() if locks.wants_futex_word(snap.lock) is not None else {}
-        threads = PythonThreads(decoders.threading() if view.ok else None, view)
-        files = collect.files_of(stop.target, [snap])
-        b = locks.blocked_on(view, snap, gil, gil_holder(view), bases, threads, files)
-        owner_bases = locks.sorted_bases(collect.thread_bases()) if locks.wants_thread_bases(b) else None
-        b = locks.settle(b, set(names.num), owner_bases)
-        if b is not None and b.address is not None and view.ok:
-            b.name = collect.object_names(stop, [snap]).get(b.address)
+        twice = collect.listed_twice(thread)
+        if twice is not None:
+            print(unreadable(twice.tid, names, twice.problem))
+            return
+        target_facts = facts.facts()
+        snap, b = report.thread_wait(target_facts, collect.target_tids().to_target(thread.ptid[1]), set(names.num))
+        if snap is None:
+            raise NoTarget("the selected thread is gone")
         if b is None and snap.problem:
             print(unreadable(snap.tid, names, snap.problem))
             return
         if b is None:
             nr = syscalls.in_syscall(snap.registers)
-            print(not_blocked(snap.tid, names, syscalls.name(nr) if nr is not None else None, reader.problem))
+            print(not_blocked(snap.tid, names, syscalls.name(nr) if nr is not None else None,
+                              target_facts.target()["lock_problem"]))
             return
         print(describe(b, snap.tid, names))

@@ -2,7 +2,7 @@
 and what each awaits; await cycles; loops blocked inside a task's step."""
 from pyhang.render.asyncio import render_py_tasks
 from pyhang.render.text import lock_text, names_of, python_status_line
-from pyhang_gdb import collect
+from pyhang_gdb import facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 
 
@@ -15,7 +15,7 @@ cycles and loops blocked by a synchronous call inside a coroutine."""
 
     def run(self, argv):
         no_arguments(self.name, "asyncio tasks", argv)
-        snapshot, report = collect.report(fork_facts=False)
+        snapshot, report = facts.report(fork_facts=False)
         if report.python_status != "ok":
             print(python_status_line(report.python_status))
             return

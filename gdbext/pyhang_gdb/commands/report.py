@@ -7,11 +7,12 @@ import gdb
 
 import _pyhang_native as native
 import pyhang
-from pyhang.analysis import completeness
-from pyhang.model import snapshot as snapshots
+from pyhang.analysis import completeness, gather
+from pyhang.analysis.report import analyse
+from pyhang.model.facts import Recording
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
-from pyhang_gdb import collect, loader, settings, status
+from pyhang_gdb import collect, facts, loader, settings, status
 from pyhang_gdb.commands.base import ArgumentError, PyhangCommand, no_arguments, parser
 
 
@@ -67,7 +68,7 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
         p.add_argument("--pretty", action="store_true", help="with --json: indented")
         p.add_argument("--native-depth", type=int, default=None,
                        help="native frames per thread (default %d, more for blocked threads when "
-                            "a lock's owner must be guessed)" % collect.DEFAULT_NATIVE_DEPTH)
+                            "a lock's owner must be guessed)" % gather.DEFAULT_NATIVE_DEPTH)
         p.add_argument("--tree", action="store_true",
                        help="also every descendant of this live process, each by its own gdb, and the "
                             "deadlocks across them")
@@ -77,7 +78,7 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
                             % MERGED_NATIVE_DEPTH)
         args = p.parse_args(argv)
         depth = _depth(args.native_depth) or (MERGED_NATIVE_DEPTH if args.merged else None)
-        _, report = collect.report(native_depth=depth, locals=args.locals)
+        _, report = facts.report(native_depth=depth, locals=args.locals)
         if args.tree:
             self.tree(report, args)
             return
@@ -126,9 +127,11 @@ fork facts) as JSON.  The report can be made again from it without gdb or the ta
         p.add_argument("file")
         p.add_argument("--native-depth", type=int, default=None)
         args = p.parse_args(argv)
-        snapshot, report = collect.report(native_depth=_depth(args.native_depth))
+        recording = Recording(facts.facts())
+        options = {"native_depth": _depth(args.native_depth)}
+        snapshot, report = analyse(recording, **options)
         with open(args.file, "w") as f:
-            json.dump(snapshots.to_dict(snapshot), f, separators=(",", ":"))
+            json.dump(recording.to_dict(options), f, separators=(",", ":"))
         print("pyhang: snapshot of %d threads written to %s" % (len(snapshot.threads), args.file))
 
 

@@ -1,4 +1,4 @@
-"""The analysis: from snapshots (pyhang.model.snapshot) to reports
-(pyhang.model.report).  Plain Python over plain data, with the native
-module only for the wait-for graph search; no gdb and no target."""
-from pyhang.analysis.report import build_report, conclude, frames_wanted, threads  # noqa: F401
+"""The analysis: it asks a collector for the facts of a target
+(pyhang.model.facts) and makes its report (pyhang.model.report).  Plain
+Python over plain data; no gdb and no target."""
+from pyhang.analysis.report import analyse, build_report, conclude, frames_wanted, from_snapshot, threads  # noqa: F401

@@ -4,13 +4,11 @@ The native decoders say which glibc lock a futex word belongs to
 (ThreadSnapshot.lock), which threading Lock/RLock/Condition a Python thread
 sleeps on (ThreadSnapshot.python_lock), and the value of the futex word
 (ThreadSnapshot.futex_word).  This module decides which of them is the
-answer.  The `wants_*` predicates tell the collection which facts a thread
-needs, so that it decodes only those: one rule, here.
+answer (which facts a thread needs is analysis.gather's rule).
 """
 import bisect
 
 from pyhang.analysis import syscalls
-from pyhang.analysis.python_state import gil_state
 from pyhang.analysis.python_api import api_wait
 from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
@@ -18,37 +16,10 @@ from pyhang.model.report import BlockedOn
 
 # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
 # to: glibc's decoders see a semaphore or a bare futex word.
-_PYTHON_LOCK_LOOKALIKES = (WaitKind.SEMAPHORE, WaitKind.FUTEX)
+PYTHON_LOCK_LOOKALIKES = (WaitKind.SEMAPHORE, WaitKind.FUTEX)
 
 # struct pthread is a few KiB; its tid field is near the start.
 PTHREAD_SPAN = 4096
-
-
-def wants_lock(view, tid, registers, frames):
-    """Whether the native lock identification can say anything of this
-    thread: it is not waiting for the GIL, and sleeps in a system call or has
-    frames to look at."""
-    if gil_state(view, tid, registers) == GilState.WAITING:
-        return False
-    return syscalls.in_syscall(registers) is not None or bool(frames)
-
-
-def wants_python_lock(view, tid, registers, lock):
-    """The futex address to ask the Python-lock search about, or None."""
-    if view.thread(tid) is None:
-        return None
-    kind = (lock or {}).get("kind")
-    if kind and kind not in _PYTHON_LOCK_LOOKALIKES:
-        return None
-    return syscalls.futex_address(registers)
-
-
-def wants_futex_word(lock):
-    """The address whose 32-bit value tells whether a bare futex wait is a
-    pthread_join (see joined_thread), or None."""
-    if lock and lock.get("kind") == WaitKind.FUTEX and not lock.get("owners"):
-        return lock.get("address")
-    return None
 
 
 def from_native(identified):
@@ -177,7 +148,7 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
     if gil == GilState.WAITING:
         return gil_wait(gil_holder)
     b = from_native(thread.lock)
-    if thread.python_lock is not None and (b is None or b.kind in _PYTHON_LOCK_LOOKALIKES):
+    if thread.python_lock is not None and (b is None or b.kind in PYTHON_LOCK_LOOKALIKES):
         joined = python_threads.joined(thread.python_lock)
         if joined is not None:
             return join_wait(thread.python_lock, joined, (view.thread(thread.tid) or {}).get("frames") or [])
@@ -187,7 +158,7 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
             return api
         if py is not None:
             return py
-    if (b is None or b.kind in _PYTHON_LOCK_LOOKALIKES) and syscalls.futex_address(thread.registers) is not None:
+    if (b is None or b.kind in PYTHON_LOCK_LOOKALIKES) and syscalls.futex_address(thread.registers) is not None:
         exiting = shutdown_wait((view.thread(thread.tid) or {}).get("frames") or [], python_threads, thread.tid,
                                 thread.python_lock)
         if exiting is not None:

@@ -1,20 +1,25 @@
-"""The report of one process, from its snapshot: what each thread runs and
-waits on, the GIL, the wait-for graph with its deadlocks, verdicts for
-blocked processes without a cycle (and for processes pyhang could not read
-whole: analysis.completeness), and fork hazards.
+"""The report of one process: what each thread runs and waits on, the GIL,
+the wait-for graph with its deadlocks, verdicts for blocked processes
+without a cycle (and for processes pyhang could not read whole:
+analysis.completeness), and fork hazards.
 
-Two steps, so that the collection can look deeper into blocked threads
-between them when a lock records no owner (`frames_wanted`):
+`analyse(facts)` asks a collector (pyhang.model.facts.Facts) for what it
+needs and makes the report in steps:
 
+    snapshot = gather.process(facts)    # threads and what each sleeps on
     report = threads(snapshot)          # per thread: frames, GIL, blocked_on
+    gather.deepen(...)                  # deeper native frames, when a lock records no owner
     conclude(report, snapshot)          # edges, deadlocks, verdicts, hazards
 
-`build_report(snapshot)` does both, for a snapshot that is complete.
+`build_report(snapshot)` makes it from a ProcessSnapshot already assembled
+(a pyhang-snapshot/1 document).
 """
-from pyhang.analysis import asyncio, completeness, deadlocks, forks, locks, python_api
+from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, locks, python_api
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
+from pyhang.model import snapshot as snapshots
+from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
 from pyhang.model.kinds import GilState, PythonStatus
 from pyhang.model.report import Report, ThreadReport
 
@@ -103,3 +108,59 @@ def conclude(report, snapshot):
 
 def build_report(snapshot):
     return conclude(threads(snapshot), snapshot)
+
+
+def analyse(facts, native_depth=None, fork_facts=True, locals=False):
+    """(ProcessSnapshot, Report) of the target `facts` answers for.  Without
+    an explicit `native_depth`, blocked threads are unwound deeper when a
+    lock they wait on records no owner (frames_wanted).  With `locals`,
+    every Python frame's locals too."""
+    depth = native_depth or gather.DEFAULT_NATIVE_DEPTH
+    snapshot, view = gather.process(facts, depth)
+    if locals and view.ok:
+        gather.add_python_locals(facts, snapshot, view)
+    report = threads(snapshot, view)
+    if native_depth is None:
+        wanted = frames_wanted(report, depth)
+        if wanted:
+            gather.deepen(facts, snapshot, report, wanted, HEURISTIC_NATIVE_DEPTH)
+    if fork_facts:
+        snapshot.fork_facts = gather.fork_facts(facts, report, snapshot.threads)
+    conclude(report, snapshot)
+    return snapshot, report
+
+
+def from_snapshot(document):
+    """(ProcessSnapshot, Report) of a saved snapshot: the answers of a
+    pyhang-snapshot/2 document replayed through analyse() with the options it
+    was made with, or a pyhang-snapshot/1 document's ProcessSnapshot."""
+    if document.get("schema") != SNAPSHOT_SCHEMA:
+        snapshot = snapshots.from_dict(document)
+        return snapshot, build_report(snapshot)
+    replay = Replay(document)
+    options = replay.options
+    snapshot, report = analyse(replay, native_depth=options.get("native_depth"), locals=bool(options.get("locals")))
+    if replay.unanswered:
+        report.warnings.append("the snapshot holds no answer to %d of the questions its analysis asks (it was made "
+                               "by another version of pyhang): what they would have said is not known"
+                               % len(replay.unanswered))
+    return snapshot, report
+
+
+def thread_wait(facts, tid, alive):
+    """(ThreadSnapshot, BlockedOn or None) of the one thread `tid`: what it
+    waits on and who holds it (`lock-owner`).  `alive`: the TIDs of the
+    process's threads."""
+    snap, view, files = gather.thread(facts, tid)
+    if snap is None:
+        return None, None
+    # a bare futex whose word was read may be a pthread_join: the threads' struct pthreads tell
+    bases = locks.thread_bases(facts.threads(0)) if snap.futex_word is not None else {}
+    python_threads = PythonThreads(facts.threading() if view.ok else None, view)
+    b = locks.blocked_on(view, snap, gil_state(view, tid, snap.registers), gil_holder(view), bases, python_threads,
+                         files)
+    owner_bases = locks.sorted_bases(locks.thread_bases(facts.threads(0))) if locks.wants_thread_bases(b) else None
+    b = locks.settle(b, alive, owner_bases)
+    if b is not None and b.address is not None and view.ok:
+        b.name = gather.object_names(facts, [snap]).get(b.address)
+    return snap, b

@@ -9,9 +9,18 @@ from pyhang.render.asyncio import asyncio_json, deadlock_json
 from pyhang.render.forks import hazard_json
 from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import summary
+from pyhang.render.names import object_name
 from pyhang.render.syscalls import syscall_json
 from pyhang.render.text import lock_text, edge_evidence, names_of, verdict_text, warnings
 
+
+
+def _verdict_facts(facts):
+    """A verdict's facts, with the object they name worded (render.names.object_name)."""
+    out = dict(facts or {})
+    if out.get("name"):
+        out["name"] = object_name(out["name"])
+    return out
 
 def _python_frame(f, native_frame=None):
     d = {"function": f.function, "file": f.file, "line": f.line}
@@ -74,7 +83,7 @@ def _compact_python_frames(th, merged, seen):
 def _blocked(b, names):
     if b is None:
         return None
-    return {"kind": b.kind, "address": b.address, "name": b.name, "library": b.library, "owners": list(b.owners),
+    return {"kind": b.kind, "address": b.address, "name": object_name(b.name), "library": b.library, "owners": list(b.owners),
             "owner_source": b.owner_source, "owner_alive": b.owner_alive, "detail": summary(b, names),
             "confidence": b.confidence, "evidence": b.evidence, **_syscall(b)}
 
@@ -140,7 +149,7 @@ def to_json(report, merged=False, threads=True) -> dict:
         "edges": [_edge(e) for e in report.edges],
         "fork_hazards": [hazard_json(h, names) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names),
-                      "facts": dict(v.facts or {})}
+                      "facts": _verdict_facts(v.facts)}
                      for v in report.verdicts],
         "warnings": warnings(report),
     }

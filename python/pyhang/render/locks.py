@@ -3,6 +3,7 @@
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, WaitKind
 from pyhang.render import syscalls
+from pyhang.render.names import object_name
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
               WaitKind.PY_BARRIER, WaitKind.PY_FUTURE, WaitKind.PY_IMPORT_LOCK)
@@ -114,7 +115,7 @@ def _queue_state(lock):
 def _api_summary(b, names):
     """The line of a wait inside a Python-level API (analysis.python_api)."""
     lock = b.lock or {}
-    what = "%s 0x%x" % (python_object(b.kind, lock), b.address or 0) + (" (%s)" % b.name if b.name else "")
+    what = "%s 0x%x" % (python_object(b.kind, lock), b.address or 0) + (" (%s)" % object_name(b.name) if b.name else "")
     k = b.kind
     if k == WaitKind.PY_QUEUE_GET:
         return "waits to get from %s: %s" % (what, _queue_state(lock))
@@ -156,7 +157,7 @@ def _buffered_summary(b, names):
     """"waits for the internal lock of <_io.BufferedWriter name='<stdout>'> 0x… (sys.stdout): held by …"."""
     lock = b.lock or {}
     where = " 0x%x" % (b.address or 0)
-    named = b.name or lock.get("found_in")
+    named = object_name(b.name) or lock.get("found_in")
     if named:
         where += " (%s)" % named
     line = "waits for the internal lock of %s%s: %s" % (buffered_object(lock), where, owner_text(b, names))
@@ -195,7 +196,7 @@ def summary(b, names):
     if b.address is not None and b.kind != WaitKind.GIL:
         where = " 0x%x" % b.address
         if b.name:
-            where += " (%s)" % b.name
+            where += " (%s)" % object_name(b.name)
         if b.library:
             where += " (%s)" % basename(b.library)
     line = "%s%s: %s" % (verb, where, owner_text(b, names))

@@ -46,7 +46,10 @@ def object_name(path):
     """The name of an object by the variable that reaches it (a path of
     PythonLocks.object_names): "__main__.config_lock", "mymodule.pool._lock",
     or, for an instance a frame's local refers to, "self._lock of Cache at
-    0x7f…"."""
+    0x7f…".  A name already worded (a pyhang-snapshot/1 document's) is
+    kept; None for no path."""
+    if not path or isinstance(path, str):
+        return path or None
     if path.get("module"):
         return ".".join(p for p in (path["module"], path["variable"], path.get("attribute")) if p)
     return "%s.%s of %s at 0x%x" % (path["variable"], path.get("attribute") or "?", path.get("owner_type") or "?",

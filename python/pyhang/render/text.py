@@ -5,7 +5,7 @@ from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
-from pyhang.render.names import ThreadNames, lock_reference, python_frame_line, thread_label, thread_title
+from pyhang.render.names import ThreadNames, lock_reference, object_name, python_frame_line, thread_label, thread_title
 
 
 def _lib(path):
@@ -99,7 +99,7 @@ def nothing_can_wake_text(f, names):
     return ("%s wait%s to get from the empty queue 0x%x%s, which no other thread reaches from its Python "
             "frames%s: nothing in this process can wake %s [%s: a thread may still reach it through a global or "
             "from C%s]" % (
-                who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % f["name"] if f.get("name") else "",
+                who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "",
                 others,
                 "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
 
@@ -326,7 +326,7 @@ def render_deadlocks(report, names):
                 if h.owner == e.waiter:
                     waiter = report.thread(h.waiter)
                     b = waiter.blocked_on if waiter else None
-                    name = b.name if b is not None and b.address == h.address else None
+                    name = object_name(b.name) if b is not None and b.address == h.address else None
                     held = _held_text(h.kind, h.address) if h.source != OwnerSource.ASYNCIO_LOOP else \
                         "runs the event loop that must complete " + lock_text(h.kind, h.address)
                     out.append("    " + held + (" (%s)" % name if name else ""))

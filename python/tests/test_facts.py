@@ -1,0 +1,125 @@
+"""The facts interface: a Recording asks its collector each question once and
+keeps the answer; its document is JSON; a Replay of it answers the same
+questions with the same answers, and says which it could not answer."""
+import json
+
+import pytest
+
+from pyhang.analysis.report import analyse, from_snapshot
+from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts
+from pyhang.model.report import NativeFrame
+
+
+class NativeLikeFrames:
+    """A sequence of the kind the native module gives (no list, no dict)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def keys(self):   # the native Frames has keys(): its frames' cache keys, not a mapping's
+        return [0] * len(self.items)
+
+
+class Counting(Facts):
+    """A collector of one process with two threads: thread 11 parked on a
+    pthread mutex thread 12 holds, thread 12 running; no Python."""
+
+    def __init__(self):
+        self.calls = []
+
+    def _called(self, name, *args):
+        self.calls.append((name, args))
+
+    def target(self):
+        self._called("target")
+        return {"kind": "live", "pid": 10, "core": None, "executable": "/bin/prog", "namespace_pid": None,
+                "parent_pid": 1, "warnings": ["a warning"], "lock_problem": None}
+
+    def python(self):
+        self._called("python")
+        return {"status": "not-python", "threads": [], "gils": [], "warnings": [],
+                "frames_like": NativeLikeFrames([{"a": 1}])}
+
+    def threads(self, depth, tids=None):
+        self._called("threads", depth, tids)
+        lock_frames = [NativeFrame(pc=0x1000, function="__lll_lock_wait", library="/lib/libc.so.6", offset=4),
+                       NativeFrame(pc=0x2000, function="main", library="/bin/prog", offset=8)]
+        out = [ThreadFacts(num=1, tid=11, name="prog", registers={"orig_rax": 202, "rdi": 0x5000, "fs_base": 0x7000},
+                           frames=lock_frames),
+               ThreadFacts(num=2, tid=12, name="prog", registers={"fs_base": 0x8000},
+                           frames=[NativeFrame(pc=0x2100, function="work", library="/bin/prog")])]
+        return [t for t in out if tids is None or t.tid in tids]
+
+    def lock(self, tid):
+        self._called("lock", tid)
+        if tid != 11:
+            return {}
+        return {"kind": "mutex", "address": 0x5000, "owners": [12], "owner_source": "lock-word",
+                "confidence": "certain", "evidence": "the mutex's owner field", "lock": {}, "library": "/bin/prog"}
+
+    def fork_facts(self, bases):
+        self._called("fork_facts", bases)
+        return {"descriptor_problem": "not read here"}
+
+
+def test_a_recording_asks_each_question_once_and_its_document_is_json():
+    source = Counting()
+    recording = Recording(source)
+    recording.threads(8)
+    recording.threads(8)
+    recording.lock(11)
+    assert [c[0] for c in source.calls] == ["threads", "lock"]
+    assert recording.asked == {"threads": 1, "lock": 1}
+    recording.python()
+    document = recording.to_dict({"native_depth": 8})
+    # native-like sequences become lists; the document survives JSON unchanged
+    assert json.loads(json.dumps(document)) == document
+    python = next(a for q, _, a in document["answers"] if q == "python")
+    assert python["frames_like"] == [{"a": 1}]
+
+
+def test_a_replay_gives_back_every_answer_records_included():
+    recording = Recording(Counting())
+    original = recording.threads(8)
+    recording.lock(11)
+    replay = Replay(json.loads(json.dumps(recording.to_dict())))
+    assert replay.threads(8) == original
+    assert isinstance(replay.threads(8)[0].frames[0], NativeFrame)
+    assert replay.lock(11)["owners"] == [12]
+    assert replay.unanswered == []
+
+
+def test_a_replay_answers_an_unrecorded_question_as_not_known_and_lists_it():
+    replay = Replay(Recording(Counting()).to_dict())
+    assert replay.lock(99) is None
+    assert len(replay.unanswered) == 1
+
+
+def test_a_replay_refuses_a_document_of_another_kind():
+    with pytest.raises(ValueError):
+        Replay({"schema": "pyhang-report/1"})
+
+
+def test_the_analysis_gives_the_same_report_from_the_collector_and_from_its_snapshot():
+    recording = Recording(Counting())
+    _, live = analyse(recording, native_depth=8)
+    assert [(e.waiter, e.owner) for e in live.edges] == [(11, 12)]
+    document = json.loads(json.dumps(recording.to_dict({"native_depth": 8})))
+    _, again = from_snapshot(document)
+    assert again == live
+
+
+def test_a_snapshot_missing_answers_says_so_in_the_report():
+    recording = Recording(Counting())
+    analyse(recording, native_depth=8)
+    document = recording.to_dict({"native_depth": 8})
+    document["answers"] = [a for a in document["answers"] if a[0] != "lock"]
+    _, report = from_snapshot(document)
+    assert report.edges == []
+    assert any("no answer to 2 of the questions" in w for w in report.warnings)
