@@ -129,10 +129,10 @@ def launcher(root, exe):
             f.write(_ENTER)
         os.chmod(enter + ".new", 0o755)
         os.rename(enter + ".new", enter)
-    # Named for the root and the exe's whole path: two programs of one name
-    # (a fixture copied to two directories) must not share, and overwrite,
-    # one launcher.
-    tag = hashlib.sha1(exe.encode()).hexdigest()[:8]
+    # Named for the root, the exe's whole path and the checkout it binds: two
+    # programs of one name (a fixture copied to two directories), or two
+    # checkouts testing at once, must not share, and overwrite, one launcher.
+    tag = hashlib.sha1(("%s\0%s" % (exe, ROOT)).encode()).hexdigest()[:8]
     path = os.path.join(bindir, "%s-%s-%s" % (os.path.basename(root), os.path.basename(exe), tag))
     text = ("#!/bin/sh\nPYHANG_CHECKOUT=%s exec unshare --mount %s %s %s \"$@\"\n"
             % (ROOT, enter, root, exe))

@@ -68,7 +68,10 @@ class GdbFacts(Facts):
             SESSION.cached("thread-bases", lambda: locks.thread_bases(out))
         return out
 
-    def lock(self, tid):
+    def locks(self, tids):
+        return [[tid, self._lock(tid)] for tid in tids]
+
+    def _lock(self, tid):
         t = self.by_tid.get(tid)
         if t is None:
             return {}
@@ -79,31 +82,34 @@ class GdbFacts(Facts):
             identified["library"] = self.stop.target.symbolize([address])[0][1] if address else None
         return identified
 
-    def python_lock(self, tid, futex):
-        return self.stop.python_locks.wait(tid, futex)
+    def python_locks(self, waits):
+        return [self.stop.python_locks.wait(tid, futex) for tid, futex in waits]
 
-    def word(self, address):
-        data = self.stop.target.read(address, 4)
-        return int.from_bytes(data, "little") if data is not None else None
+    def words(self, addresses):
+        out = []
+        for address in addresses:
+            data = self.stop.target.read(address, 4)
+            out.append(int.from_bytes(data, "little") if data is not None else None)
+        return out
 
-    def frame_selves(self, tid):
-        return self.stop.python_locks.frame_selves(tid)
+    def frame_selves(self, tids):
+        return [[tid, self.stop.python_locks.frame_selves(tid)] for tid in tids]
 
-    def attributes(self, address, names):
-        return self.stop.python_locks.attributes(address, list(names))
+    def attributes(self, requests):
+        return [self.stop.python_locks.attributes(address, list(names)) for address, names in requests]
 
-    def syscall_memory(self, reader, args):
-        return _SYSCALL_READERS[reader](self.stop.target, *args)
+    def syscall_memory(self, requests):
+        return [_SYSCALL_READERS[reader](self.stop.target, *args) for reader, args in requests]
 
     def clock_now(self, clock):
         return SESSION.cached("clock-%d" % clock, lambda: _clock_now(clock))
 
-    def proc_syscall(self, tid):
+    def proc_syscalls(self, tids):
         target = self.stop.target
         if target.kind == "core" or not target.pid:
-            return None
-        call = procfs.thread_syscall(target.pid, collect.target_tids().to_host(tid))
-        return call[0] if call else None
+            return [None] * len(tids)
+        calls = [procfs.thread_syscall(target.pid, collect.target_tids().to_host(tid)) for tid in tids]
+        return [call[0] if call else None for call in calls]
 
     def files(self, fds):
         target = self.stop.target
@@ -119,8 +125,9 @@ class GdbFacts(Facts):
         refs = self.stop.python_locks.thread_references(sorted(addresses))
         return {"by_object": sorted(refs["by_object"].items()), "complete": refs["complete"]}
 
-    def frame_locals(self, frame, code):
-        return decoders.python_values().frame_locals(frame, code)
+    def frame_locals(self, frames):
+        values = decoders.python_values()
+        return [values.frame_locals(frame, code) for frame, code in frames]
 
     def threading(self):
         return decoders.threading()

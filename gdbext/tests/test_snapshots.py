@@ -63,7 +63,6 @@ def test_a_report_asks_a_handful_of_questions_per_thread(scenario, tmp_path):
     for question, _args, _answer in document["answers"]:
         asked[question] = asked.get(question, 0) + 1
     assert asked["threads"] <= 2 and asked["target"] == 1 and asked["python"] == 1
-    per_thread = sum(asked.values()) / len(report["threads"])
-    assert per_thread <= 6, asked
-    # each blocked worker's wait was asked of the Python-lock search once
-    assert asked.get("python_lock", 0) <= 65, asked
+    # (each question about threads takes all of them at once)
+    assert sum(asked.values()) <= 20, asked
+    assert len(next(args for q, args, _ in document["answers"] if q == "python_locks")[0]) >= 64

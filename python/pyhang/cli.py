@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from pyhang import SCHEMA, VERSION
+from pyhang import SCHEMA, VERSION, options
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
@@ -126,9 +126,12 @@ def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT, sysro
         argv += ["-p", str(pid)]
     if core:
         argv += ["-c", core]
+    argv += ["-ex", "source " + gdbext]
+    if command is None:  # the caller adds its own (pyhang.gdb_pipe)
+        return argv
     # After the command: how it ended (pyhang_gdb/status.py), behind a marker;
     # nothing (and no traceback) when pyhang did not load.
-    return argv + ["-ex", "source " + gdbext, "-ex", "echo %s\\n" % _BEGIN, "-ex", command, "-ex", _STATUS]
+    return argv + ["-ex", "echo %s\\n" % _BEGIN, "-ex", command, "-ex", _STATUS]
 
 
 # What the command prints comes after this line (gdb's attach chatter before it).
@@ -158,17 +161,12 @@ def parser():
     p.add_argument("paths", nargs="*", metavar="CORE [EXECUTABLE] | CORE CORE...",
                    help="a core file and its executable (default: what the core names); report: several cores, "
                         "one per process of a tree")
-    p.add_argument("--json", action="store_true", help="report: the pyhang-report/1 JSON document")
-    p.add_argument("--pretty", action="store_true", help="report --json: indented")
-    p.add_argument("--native-depth", type=int, metavar="N", help="report: native frames per thread")
-    p.add_argument("--locals", action="store_true", help="report: the locals of every Python frame")
-    p.add_argument("--merged", action="store_true", help="report: native and Python frames as one stack")
+    options.add_report_options(p)
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
     p.add_argument("--sysroot", metavar="DIR",
                    help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
     p.add_argument("--lib-search-path", metavar="DIR[:DIR]",
                    help="core: directories holding the core's executable and libraries by file name")
-    p.add_argument("--tree", action="store_true", help="report -p PID: the process and all its descendants")
     return p
 
 
@@ -229,13 +227,10 @@ def main(argv=None):
     if args.pid is not None and (args.sysroot or args.lib_search_path):
         p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
     command = COMMANDS[args.what][0]
-    if args.what == "report":
-        command += "".join(o for o, v in ((" --json", args.json), (" --pretty", args.pretty),
-                                          (" --locals", args.locals), (" --merged", args.merged)) if v)
-        if args.native_depth is not None:
-            command += " --native-depth %d" % args.native_depth
     if args.core and not args.executable:
         args.executable = core_executable(args)
+    if args.what == "report":
+        return report_one(args)
     try:
         out, status = run(command, args)
     except Failure as f:
@@ -297,15 +292,103 @@ def run(command, args, timeout=None, gdbext=GDBEXT):
     if status is None or not status.get("ran"):
         # pyhang did not load (its one line says why) or its command never ran
         loading = [l for l in out.splitlines() if l.startswith("pyhang:")]
-        raise Failure(loading[0][len("pyhang: "):] if loading else "pyhang did not run in gdb", gdb_errors,
-                      _hint(gdb_errors, args))
+        raise _not_run(loading[0][len("pyhang: "):] if loading else None, gdb_errors, args)
     if not status.get("ok"):
-        message = status.get("error") or "the command failed"
-        if gdb_errors and message.startswith("no process or core file is loaded"):
-            message = ("gdb cannot attach to process %d" % args.pid if args.pid is not None
-                       else "gdb cannot open the core %s" % args.core)
-        raise Failure(message, gdb_errors, _hint(gdb_errors, args))
+        raise _failed(status.get("error"), gdb_errors, args)
     return _pyhang_output(out, args.json), status
+
+
+def _not_run(said, gdb_errors, args):
+    """Failure of a gdb in which pyhang did not load (`said`: its one line)
+    or its command never ran."""
+    return Failure(said or "pyhang did not run in gdb", gdb_errors, _hint(gdb_errors, args))
+
+
+def _failed(message, gdb_errors, args):
+    """Failure of a pyhang command that said why (`message`, its one line)."""
+    message = message or "the command failed"
+    if gdb_errors and message.startswith("no process or core file is loaded"):
+        message = ("gdb cannot attach to process %d" % args.pid if args.pid is not None
+                   else "gdb cannot open the core %s" % args.core)
+    return Failure(message, gdb_errors, _hint(gdb_errors, args))
+
+
+def open_gdb(args, timeout=None, gdbext=GDBEXT):
+    """A gdb of its own on the process or core `args` names, to answer the
+    analysis's questions (pyhang.gdb_pipe.GdbPipe); raises Failure."""
+    from pyhang.gdb_pipe import GdbPipe
+    try:
+        return GdbPipe(gdb_argv(None, args.pid, args.core, args.executable, gdbext, sysroot=args.sysroot,
+                                lib_search_path=args.lib_search_path), env=gdb_env(), timeout=timeout)
+    except OSError as exc:
+        raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
+
+
+def examine(pipe, args, native_depth=None, locals=False, timeout=None):
+    """(ProcessSnapshot, Report) of the process or core `args` names, whose
+    gdb `pipe` answers the questions (open_gdb()); the analysis runs here.
+    Closes `pipe`; raises Failure."""
+    from pyhang.analysis.report import analyse
+    from pyhang.gdb_pipe import AnswerError, GdbEnded
+    try:
+        failure = unopened(pipe, args, timeout)
+        if failure is not None:
+            raise failure
+        return analyse(pipe, native_depth=native_depth, locals=locals)
+    except GdbEnded as exc:
+        raise _ended(exc, args, timeout)
+    except AnswerError as exc:
+        raise Failure(str(exc))
+    finally:
+        pipe.close()
+
+
+def unopened(pipe, args, timeout=None):
+    """None when `pipe`'s gdb has the target open with pyhang answering;
+    else the Failure saying why not (and gdb has ended)."""
+    from pyhang.gdb_pipe import AnswerError, GdbEnded
+    try:
+        pipe.first_answer()
+        return None
+    except AnswerError as exc:  # pyhang loaded but found no target: gdb says why
+        return _failed(str(exc), _gdb_errors(pipe.ended().stderr), args)
+    except GdbEnded as exc:
+        return _ended(exc, args, timeout)
+
+
+def _ended(exc, args, timeout):
+    """The Failure of a gdb that stopped answering (GdbEnded `exc`)."""
+    if exc.message == "gdb did not answer within the time given":
+        return Failure("gdb did not finish within %d s" % timeout)
+    return _not_run(exc.message, _gdb_errors(exc.stderr), args)
+
+
+def report_one(args):
+    """`pyhang report` of one process or core: analysed and rendered here.
+    gdb starts first: it attaches while this process loads the analysis."""
+    try:
+        pipe = open_gdb(args)
+    except Failure as f:
+        return fail(f, args.json)
+    _analysis_path()
+    try:
+        from pyhang.analysis import completeness
+        from pyhang.render import json as render_json
+        from pyhang.render.text import render_text
+    except ImportError as exc:  # gdb may know why (pyhang not built): its line first
+        failure = unopened(pipe, args)
+        pipe.close()
+        return fail(failure, args.json) if failure is not None else _no_analysis(exc, args.json)
+    try:
+        _, report = examine(pipe, args, native_depth=options.native_depth(args.native_depth, args.merged),
+                            locals=args.locals)
+    except Failure as f:
+        return fail(f, args.json)
+    if args.json:
+        print(render_json.dumps(report, pretty=args.pretty, merged=args.merged))
+    else:
+        print(render_text(report, merged=args.merged))
+    return report_status(report.deadlocks, completeness.incomplete(report))
 
 
 def fail(f, as_json):

@@ -1,7 +1,7 @@
 """Examining several processes: a live process and its descendants, or one
 core per process.  Each is examined by its own `gdb -batch` (in parallel,
-bounded in count and time) that saves a snapshot (`pyhang snapshot FILE`);
-the snapshots are analysed here, and the tree analysis
+bounded in count and time) that answers the analysis's questions
+(pyhang.gdb_pipe); each is analysed here, and the tree analysis
 (pyhang.analysis.tree) joins them.  A process that cannot be examined — it
 exited, is a zombie, may not be traced — is one line, and the rest of the
 tree is still reported.
@@ -14,7 +14,6 @@ import tempfile
 import types
 
 from pyhang import cli, procfs
-from pyhang.analysis.report import from_snapshot
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.model.tree import ProcessEntry, TreeReport
@@ -31,22 +30,18 @@ def _target(pid, core, sysroot, lib_search_path):
                                  lib_search_path=lib_search_path)
 
 
-def examine(pid=None, core=None, workdir=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
+def examine(pid=None, core=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
     """(Report, None) of one process or core, or (None, why not).
     `gdbext`: the pyhang.gdb the gdb sessions load; `sysroot`,
     `lib_search_path`: where a core's files are now (cores only)."""
-    path = os.path.join(workdir, "%s.json" % (pid if pid is not None else os.path.basename(core)))
+    target = _target(pid, core, sysroot, lib_search_path)
     try:
-        cli.run("pyhang snapshot %s" % path, _target(pid, core, sysroot, lib_search_path), timeout=TIMEOUT,
-                gdbext=gdbext)
-        with open(path) as f:
-            document = json.load(f)
-        return from_snapshot(document)[1], None
+        return cli.examine(cli.open_gdb(target, timeout=TIMEOUT, gdbext=gdbext), target, timeout=TIMEOUT)[1], None
     except cli.Failure as f:
         reason = f.message + ("".join(": %s" % d for d in f.details[:1]))
         return None, reason
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        return None, "its snapshot could not be read (%s)" % exc
+    except (ValueError, KeyError, TypeError) as exc:
+        return None, "its gdb gave an answer pyhang cannot read (%s)" % exc
 
 
 def lock_objects(workdir, addresses, pid=None, core=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
@@ -91,12 +86,12 @@ def _why_not(pid):
     return None
 
 
-def _run_all(jobs, workdir, gdbext, **where):
+def _run_all(jobs, gdbext, **where):
     """{key: (report, problem)} for [(key, pid, core)], JOBS at a time;
     `where`: examine()'s sysroot and lib_search_path."""
     out = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
-        futures = {pool.submit(examine, pid, core, workdir, gdbext, **where): key for key, pid, core in jobs}
+        futures = {pool.submit(examine, pid, core, gdbext, **where): key for key, pid, core in jobs}
         for fut in concurrent.futures.as_completed(futures):
             out[futures[fut]] = fut.result()
     return out
@@ -121,7 +116,7 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT, ro
             problems[pid] = _why_not(pid)
             if problems[pid] is None:
                 jobs.append((pid, pid, None))
-        results = _run_all(jobs, workdir, gdbext)
+        results = _run_all(jobs, gdbext)
         for pid, parent in members:
             report, problem = (root_report, None) if pid == root and root_report is not None else \
                 results.get(pid, (None, problems.get(pid)))
@@ -141,7 +136,7 @@ def core_tree(cores, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
     cores' executables and libraries are now, for every core."""
     workdir = tempfile.mkdtemp(prefix="pyhang-tree-")
     try:
-        results = _run_all([(core, None, core) for core in cores], workdir, gdbext, sysroot=sysroot,
+        results = _run_all([(core, None, core) for core in cores], gdbext, sysroot=sysroot,
                            lib_search_path=lib_search_path)
         tree = TreeReport(root_pid=None)
         core_of = {}

@@ -56,12 +56,11 @@ class Counting(Facts):
                            frames=[NativeFrame(pc=0x2100, function="work", library="/bin/prog")])]
         return [t for t in out if tids is None or t.tid in tids]
 
-    def lock(self, tid):
-        self._called("lock", tid)
-        if tid != 11:
-            return {}
-        return {"kind": "mutex", "address": 0x5000, "owners": [12], "owner_source": "lock-word",
-                "confidence": "certain", "evidence": "the mutex's owner field", "lock": {}, "library": "/bin/prog"}
+    def locks(self, tids):
+        self._called("locks", tids)
+        mutex = {"kind": "mutex", "address": 0x5000, "owners": [12], "owner_source": "lock-word",
+                 "confidence": "certain", "evidence": "the mutex's owner field", "lock": {}, "library": "/bin/prog"}
+        return [[tid, mutex if tid == 11 else {}] for tid in tids]
 
     def fork_facts(self, bases):
         self._called("fork_facts", bases)
@@ -73,9 +72,9 @@ def test_a_recording_asks_each_question_once_and_its_document_is_json():
     recording = Recording(source)
     recording.threads(8)
     recording.threads(8)
-    recording.lock(11)
-    assert [c[0] for c in source.calls] == ["threads", "lock"]
-    assert recording.asked == {"threads": 1, "lock": 1}
+    recording.locks([11])
+    assert [c[0] for c in source.calls] == ["threads", "locks"]
+    assert recording.asked == {"threads": 1, "locks": 1}
     recording.python()
     document = recording.to_dict({"native_depth": 8})
     # native-like sequences become lists; the document survives JSON unchanged
@@ -87,17 +86,17 @@ def test_a_recording_asks_each_question_once_and_its_document_is_json():
 def test_a_replay_gives_back_every_answer_records_included():
     recording = Recording(Counting())
     original = recording.threads(8)
-    recording.lock(11)
+    recording.locks([11])
     replay = Replay(json.loads(json.dumps(recording.to_dict())))
     assert replay.threads(8) == original
     assert isinstance(replay.threads(8)[0].frames[0], NativeFrame)
-    assert replay.lock(11)["owners"] == [12]
+    assert replay.locks([11]) == [[11, recording.locks([11])[0][1]]]
     assert replay.unanswered == []
 
 
 def test_a_replay_answers_an_unrecorded_question_as_not_known_and_lists_it():
     replay = Replay(Recording(Counting()).to_dict())
-    assert replay.lock(99) is None
+    assert replay.locks([99]) is None
     assert len(replay.unanswered) == 1
 
 
@@ -119,7 +118,7 @@ def test_a_snapshot_missing_answers_says_so_in_the_report():
     recording = Recording(Counting())
     analyse(recording, native_depth=8)
     document = recording.to_dict({"native_depth": 8})
-    document["answers"] = [a for a in document["answers"] if a[0] != "lock"]
+    document["answers"] = [a for a in document["answers"] if a[0] != "locks"]
     _, report = from_snapshot(document)
     assert report.edges == []
-    assert any("no answer to 2 of the questions" in w for w in report.warnings)
+    assert any("no answer to 1 of the questions" in w for w in report.warnings)

@@ -36,6 +36,17 @@ def no_arguments(name, description, argv):
         _NO_ARGS[name].parse_args(argv)
 
 
+def failure(name, exc):
+    """The one line that says why command `name` failed with `exc`."""
+    if isinstance(exc, (NoTarget, ArgumentError, native.ReaderError)):
+        return str(exc)
+    if isinstance(exc, gdb.error):
+        return "%s: gdb: %s" % (name, exc)
+    if os.environ.get("PYHANG_DEBUG"):
+        traceback.print_exc()
+    return "%s failed: %s: %s" % (name, type(exc).__name__, exc)
+
+
 class PyhangCommand(gdb.Command):
     """Base: runs `run(argv)`, turns every failure into one line."""
     name = None
@@ -50,16 +61,10 @@ class PyhangCommand(gdb.Command):
         try:
             self.run(gdb.string_to_argv(arg))
             return
-        except (NoTarget, ArgumentError, native.ReaderError) as exc:
-            line = "pyhang: %s" % (exc,)
-        except gdb.error as exc:
-            line = "pyhang: %s: gdb: %s" % (self.name, exc)
         except Exception as exc:  # never a traceback at the user's prompt
-            line = "pyhang: %s failed: %s: %s" % (self.name, type(exc).__name__, exc)
-            if os.environ.get("PYHANG_DEBUG"):
-                traceback.print_exc()
-        print(line)
-        status.failed(line[len("pyhang: "):])
+            message = failure(self.name, exc)
+        print("pyhang: " + message)
+        status.failed(message)
 
     def run(self, argv):
         raise NotImplementedError

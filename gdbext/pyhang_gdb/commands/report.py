@@ -7,13 +7,14 @@ import gdb
 
 import _pyhang_native as native
 import pyhang
-from pyhang.analysis import completeness, gather
+from pyhang import options
+from pyhang.analysis import completeness
 from pyhang.analysis.report import analyse
-from pyhang.model.facts import Recording
+from pyhang.model.facts import Facts, Recording, encode, frame_sequence
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 from pyhang_gdb import collect, facts, loader, settings, status
-from pyhang_gdb.commands.base import ArgumentError, PyhangCommand, no_arguments, parser
+from pyhang_gdb.commands.base import ArgumentError, PyhangCommand, failure, no_arguments, parser
 
 
 class PyhangPrefix(PyhangCommand):
@@ -40,17 +41,12 @@ set pyhang native-depth N, set pyhang frame-filter on|off."""
         print(self.__doc__)
 
 
-# Native frames unwound per thread for --merged: the pairing needs every
-# evaluation-loop frame of the stack.
-MERGED_NATIVE_DEPTH = 512
-
-
-def _depth(value):
+def _setting_depth(value):
     """The native depth asked for: --native-depth, else `set pyhang
     native-depth`; None (automatic) when neither gives one."""
     if value is None:
         value = settings.value("native-depth")
-    return max(1, value) if value else None
+    return value or None
 
 
 class PyhangReport(PyhangCommand):
@@ -64,20 +60,9 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
 
     def run(self, argv):
         p = parser("pyhang report", "every thread of the target")
-        p.add_argument("--json", action="store_true")
-        p.add_argument("--pretty", action="store_true", help="with --json: indented")
-        p.add_argument("--native-depth", type=int, default=None,
-                       help="native frames per thread (default %d, more for blocked threads when "
-                            "a lock's owner must be guessed)" % gather.DEFAULT_NATIVE_DEPTH)
-        p.add_argument("--tree", action="store_true",
-                       help="also every descendant of this live process, each by its own gdb, and the "
-                            "deadlocks across them")
-        p.add_argument("--locals", action="store_true", help="the locals of every Python frame")
-        p.add_argument("--merged", action="store_true",
-                       help="native and Python frames as one stack (native frames %d deep unless given)"
-                            % MERGED_NATIVE_DEPTH)
+        options.add_report_options(p)
         args = p.parse_args(argv)
-        depth = _depth(args.native_depth) or (MERGED_NATIVE_DEPTH if args.merged else None)
+        depth = options.native_depth(_setting_depth(args.native_depth), args.merged)
         _, report = facts.report(native_depth=depth, locals=args.locals)
         if args.tree:
             self.tree(report, args)
@@ -128,10 +113,10 @@ fork facts) as JSON.  The report can be made again from it without gdb or the ta
         p.add_argument("--native-depth", type=int, default=None)
         args = p.parse_args(argv)
         recording = Recording(facts.facts())
-        options = {"native_depth": _depth(args.native_depth)}
-        snapshot, report = analyse(recording, **options)
+        made_with = {"native_depth": options.native_depth(_setting_depth(args.native_depth), False)}
+        snapshot, report = analyse(recording, **made_with)
         with open(args.file, "w") as f:
-            json.dump(recording.to_dict(options), f, separators=(",", ":"))
+            f.write(recording.dumps(made_with))
         print("pyhang: snapshot of %d threads written to %s" % (len(snapshot.threads), args.file))
 
 
@@ -162,6 +147,42 @@ same address, unless the parent has freed it since."""
         print("pyhang: %d lock objects written to %s" % (len(found), args.file))
 
 
+class PyhangServeFacts(PyhangCommand):
+    """pyhang serve-facts QUESTIONS ANSWERS: answer the analysis's questions about this target
+(pyhang.model.facts), one JSON line each, read from file descriptor QUESTIONS, each answer written as
+one JSON line to file descriptor ANSWERS ({"answer": ...} or {"error": "why"}), until QUESTIONS ends.
+The `pyhang` command line asks this way and analyses in its own process (pyhang/gdb_pipe.py)."""
+    name = "pyhang serve-facts"
+
+    def run(self, argv):
+        p = parser("pyhang serve-facts", "answer the analysis's questions")
+        p.add_argument("questions", type=int)
+        p.add_argument("answers", type=int)
+        args = p.parse_args(argv)
+        with os.fdopen(args.questions, "r") as questions, os.fdopen(args.answers, "w") as answers:
+            try:
+                target_facts = facts.facts()
+                target_facts.target()  # no target: said before any question
+            except Exception as exc:  # noqa: BLE001 — the asker gets the one line, as the prompt would
+                _reply(answers, {"error": failure(self.name, exc)})
+                raise
+            for line in questions:
+                question, arguments = json.loads(line)
+                try:
+                    if question not in Facts.QUESTIONS:
+                        raise ArgumentError("no question %r" % question)
+                    reply = {"answer": encode(question, getattr(target_facts, question)(*arguments))}
+                except Exception as exc:  # noqa: BLE001 — one line to the asker; the session goes on
+                    reply = {"error": failure(self.name, exc)}
+                _reply(answers, reply)
+
+
+def _reply(out, reply):
+    out.write(json.dumps(reply, separators=(",", ":"), default=frame_sequence))
+    out.write("\n")
+    out.flush()
+
+
 class PyhangVersion(PyhangCommand):
     """pyhang version: versions of pyhang, its native module and gdb's Python."""
     name = "pyhang version"
@@ -172,4 +193,4 @@ class PyhangVersion(PyhangCommand):
             pyhang.VERSION, pyhang.SCHEMA, native.__file__, gdb.VERSION, *sys.version_info[:3]))
 
 
-COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangLockObjects, PyhangVersion)
+COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangLockObjects, PyhangServeFacts, PyhangVersion)

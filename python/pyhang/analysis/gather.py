@@ -10,10 +10,10 @@ from memory when they point there.
 from pyhang.analysis import forks, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView, gil_state
 from pyhang.model.kinds import GilState, WaitKind
+from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 
-DEFAULT_NATIVE_DEPTH = 8
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
 # The parts of a native lock identification the analysis reads.
@@ -60,63 +60,86 @@ def thread_snapshot(t):
                           problem=t.problem, unwound_by=t.unwound_by, host_tid=t.host_tid)
 
 
-def add_lock_facts(facts, view, snap):
-    """What `snap` sleeps on, as far as the analysis will look."""
-    if not _wants_lock(view, snap.tid, snap.registers, snap.frames):
-        return snap
-    identified = facts.lock(snap.tid) or {}
-    if identified.get("kind"):
-        snap.lock = {k: identified.get(k) for k in _LOCK_KEYS}
-    futex = _wants_python_lock(view, snap.tid, snap.registers, snap.lock)
-    if futex is not None:
-        wait = facts.python_lock(snap.tid, futex) or {}
+def add_lock_facts(facts, view, snaps):
+    """What each of `snaps` sleeps on, as far as the analysis will look:
+    each question asked once for every thread that needs it."""
+    asked = [t for t in snaps if _wants_lock(view, t.tid, t.registers, t.frames)]
+    identified = dict(facts.locks([t.tid for t in asked]) or ()) if asked else {}
+    for t in asked:
+        found = identified.get(t.tid) or {}
+        if found.get("kind"):
+            t.lock = {k: found.get(k) for k in _LOCK_KEYS}
+    waits = [(t, _wants_python_lock(view, t.tid, t.registers, t.lock)) for t in asked]
+    waits = [(t, futex) for t, futex in waits if futex is not None]
+    answers = facts.python_locks([[t.tid, futex] for t, futex in waits]) or [] if waits else []
+    with_api = []
+    for (t, _), wait in zip(waits, answers):
+        wait = wait or {}
         if wait.get("kind") or wait.get("join_self"):
-            snap.python_lock = wait
-            _add_python_api(facts, view, snap)
+            t.python_lock = wait
+            with_api.append(t)
         elif wait.get("parking_address"):
             # no Python lock, but what a parking-lot waiter waits for (3.13+): a ThreadHandle's exit event
-            snap.python_lock = {"parking_address": wait["parking_address"]}
-    address = _wants_futex_word(snap.lock)
-    if address is not None:
-        snap.futex_word = facts.word(address)
-    return snap
+            t.python_lock = {"parking_address": wait["parking_address"]}
+    _add_python_apis(facts, view, with_api)
+    words = [(t, _wants_futex_word(t.lock)) for t in asked]
+    words = [(t, address) for t, address in words if address is not None]
+    for (t, _), word in zip(words, facts.words([a for _, a in words]) or [] if words else []):
+        t.futex_word = word
+    return snaps
 
 
-def _add_python_api(facts, view, snap):
-    """The `self` of the Python-level API a thread waits in, and the
+def _add_python_apis(facts, view, snaps):
+    """The `self` of the Python-level API each of `snaps` waits in, and the
     attributes the analysis names it by (analysis.python_api)."""
-    wanted = python_api.candidates(view, snap.tid)
-    if not wanted:
+    wanted = {t.tid: python_api.candidates(view, t.tid) for t in snaps}
+    asked = [t for t in snaps if wanted[t.tid]]
+    if not asked:
         return
-    selves = {f["index"]: f for f in facts.frame_selves(snap.tid) or ()}
-    for index, api in wanted:
-        frame = selves.get(index)
-        if frame is not None and frame["self"] and python_api.type_fits(api, frame["type"]):
-            break
-    else:
+    selves = dict(facts.frame_selves([t.tid for t in asked]) or ())
+    chosen = []
+    for t in asked:
+        by_index = {f["index"]: f for f in selves.get(t.tid) or ()}
+        for index, api in wanted[t.tid]:
+            frame = by_index.get(index)
+            if frame is not None and frame["self"] and python_api.type_fits(api, frame["type"]):
+                chosen.append((t, api, frame))
+                break
+    if not chosen:
         return
-    snap.python_api = {"kind": api.kind, "self": frame["self"], "type": frame["type"],
-                       "frame": {"function": frame["function"], "file": frame["file"], "line": frame["line"]},
-                       "attributes": facts.attributes(frame["self"], list(api.attributes))}
+    requests = sorted({(frame["self"], api.attributes) for _, api, frame in chosen})
+    attributes = dict(zip(requests, facts.attributes([[a, list(names)] for a, names in requests]) or []))
+    for t, api, frame in chosen:
+        t.python_api = {"kind": api.kind, "self": frame["self"], "type": frame["type"],
+                        "frame": {"function": frame["function"], "file": frame["file"], "line": frame["line"]},
+                        "attributes": attributes.get((frame["self"], api.attributes))}
 
 
-def add_syscall_facts(facts, kind, snap):
-    """What the blocking system call of `snap` points at in target memory,
-    and, for restart_syscall on a live target, what the kernel records.
-    `kind`: the target's kind ("live", "core")."""
-    parked = syscalls.parked(snap.registers)
-    if parked is None:
-        return snap
-    snap.syscall = {"memory": {label: facts.syscall_memory(reader, list(args))
-                               for label, reader, args in syscalls.memory_wanted(snap.registers)}}
-    clock = syscalls.clock_wanted(snap.registers)
-    if clock is not None and kind != "core":
-        now = facts.clock_now(clock)
+def add_syscall_facts(facts, kind, snaps):
+    """What the blocking system call of each of `snaps` points at in target
+    memory, and, for restart_syscall on a live target, what the kernel
+    records.  `kind`: the target's kind ("live", "core")."""
+    parked = [(t, syscalls.parked(t.registers)) for t in snaps]
+    parked = [(t, call) for t, call in parked if call is not None]
+    wanted = [(t, label, [reader, list(args)]) for t, _ in parked
+              for label, reader, args in syscalls.memory_wanted(t.registers)]
+    read = facts.syscall_memory([request for _, _, request in wanted]) or [] if wanted else []
+    for t, _ in parked:
+        t.syscall = {"memory": {}}
+    for (t, label, _), value in zip(wanted, read):
+        t.syscall["memory"][label] = value
+    if kind == "core":
+        return snaps
+    for t, _ in parked:
+        clock = syscalls.clock_wanted(t.registers)
+        now = facts.clock_now(clock) if clock is not None else None
         if now is not None:
-            snap.syscall["clock_now_ns"] = now
-    if parked[0] == syscalls.RESTART and kind != "core":
-        snap.syscall["proc_syscall"] = facts.proc_syscall(snap.tid)
-    return snap
+            t.syscall["clock_now_ns"] = now
+    restarted = [t for t, call in parked if call[0] == syscalls.RESTART]
+    if restarted:
+        for t, nr in zip(restarted, facts.proc_syscalls([t.tid for t in restarted]) or [None] * len(restarted)):
+            t.syscall["proc_syscall"] = nr
+    return snaps
 
 
 def files_of(facts, kind, threads):
@@ -163,12 +186,12 @@ def add_references(facts, threads):
 def add_pool_workers(facts, view, threads):
     """The pool of each ThreadPoolExecutor worker: the `work_queue` local of
     its loop's frame (python_api.worker_frame)."""
-    for t in threads:
-        f = python_api.worker_frame(view, t.tid)
-        if f is None:
-            continue
-        found = facts.frame_locals(f["frame"], f["code"]) or {}
-        local = next((l for l in found.get("locals") or () if l["name"] == python_api.WORKER[2]), None)
+    workers = [(t, python_api.worker_frame(view, t.tid)) for t in threads]
+    workers = [(t, f) for t, f in workers if f is not None]
+    if not workers:
+        return
+    for (t, _), found in zip(workers, facts.frame_locals([[f["frame"], f["code"]] for _, f in workers]) or []):
+        local = next((l for l in (found or {}).get("locals") or () if l["name"] == python_api.WORKER[2]), None)
         if local and local.get("address"):
             t.pool_worker = {"work_queue": local["address"]}
 
@@ -178,15 +201,15 @@ LOCAL_KEYS = ("name", "kind", "type", "repr", "address")
 
 def add_python_locals(facts, snapshot, view):
     """Each thread's Python frames' locals (`report --locals`)."""
+    frames = [(t, f) for t in snapshot.threads for f in ((view.thread(t.tid) or {}).get("frames") or ())]
+    found = facts.frame_locals([[f["frame"], f["code"]] for _, f in frames]) or [] if frames else []
     for t in snapshot.threads:
-        pt = view.thread(t.tid)
-        if pt is None:
-            continue
-        t.python_locals = []
-        for f in pt["frames"]:
-            fl = facts.frame_locals(f["frame"], f["code"]) or {"locals": [], "problem": "not collected"}
-            t.python_locals.append({"locals": [{k: v[k] for k in LOCAL_KEYS} for v in fl["locals"]],
-                                    "problem": fl["problem"]})
+        if view.thread(t.tid) is not None:
+            t.python_locals = []
+    for (t, _), fl in zip(frames, found):
+        fl = fl or {"locals": [], "problem": "not collected"}
+        t.python_locals.append({"locals": [{k: v[k] for k in LOCAL_KEYS} for v in fl["locals"]],
+                                "problem": fl["problem"]})
 
 
 def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
@@ -200,9 +223,8 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
     threads = [thread_snapshot(t) for t in facts.threads(depth)]
     names, files = {}, None
     if lock_facts:
-        for t in threads:
-            add_lock_facts(facts, view, t)
-            add_syscall_facts(facts, info.kind, t)
+        add_lock_facts(facts, view, threads)
+        add_syscall_facts(facts, info.kind, threads)
         if view.ok:
             names = object_names(facts, threads)
             add_references(facts, threads)
@@ -248,6 +270,7 @@ def thread(facts, tid, depth=LOCK_FRAME_DEPTH):
     found = facts.threads(depth, [tid])
     if not found:
         return None, view, None
-    snap = add_lock_facts(facts, view, thread_snapshot(found[0]))
-    add_syscall_facts(facts, target["kind"], snap)
+    snap = thread_snapshot(found[0])
+    add_lock_facts(facts, view, [snap])
+    add_syscall_facts(facts, target["kind"], [snap])
     return snap, view, files_of(facts, target["kind"], [snap])

@@ -1,8 +1,10 @@
 """The questions the analysis may ask about one target, and who answers them.
 
 The analysis drives (pyhang.analysis.gather): it asks for the target and its
-threads, then for each thread only what it needs to know what the thread
-waits on.  A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a
+threads, then only what it needs to know what each thread waits on.  A
+question about threads or objects takes all of them at once (the TIDs, the
+addresses) and answers in the same order: a collector in another process
+answers a report in a handful of round trips, whatever the number of threads.  A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a
 stopped process or a core through gdb and the native decoders.  Every answer
 is plain data: JSON's types, except the records `threads` gives (ThreadFacts,
 NativeFrame), which `encode`/`decode` turn into dicts and back.
@@ -25,6 +27,10 @@ from pyhang.model.report import NativeFrame
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/2"
 
+# Native frames per thread a report asks for when none is given; blocked
+# threads are unwound deeper when a lock they wait on records no owner.
+DEFAULT_NATIVE_DEPTH = 8
+
 
 @record
 class ThreadFacts:
@@ -44,8 +50,8 @@ class Facts:
     """What a collector answers.  Each method is one question; `QUESTIONS`
     lists them (a Recording keeps each answer under its name and arguments)."""
 
-    QUESTIONS = ("target", "python", "threads", "lock", "python_lock", "word", "frame_selves", "attributes",
-                 "syscall_memory", "clock_now", "proc_syscall", "files", "object_names", "references",
+    QUESTIONS = ("target", "python", "threads", "locks", "python_locks", "words", "frame_selves", "attributes",
+                 "syscall_memory", "clock_now", "proc_syscalls", "files", "object_names", "references",
                  "frame_locals", "threading", "asyncio", "fork_facts", "fork_containers", "lock_objects")
 
     def target(self):
@@ -64,39 +70,43 @@ class Facts:
         debugger's order."""
         raise NotImplementedError
 
-    def lock(self, tid):
-        """What the native lock identification says thread `tid` sleeps on, from its registers and
-        frames as `threads` last gave them (LockReader.identify, plus the `library` the address is
-        in); {} when nothing."""
+    def locks(self, tids):
+        """[[tid, identified]]: what the native lock identification says each thread sleeps on,
+        from its registers and frames as `threads` last gave them (LockReader.identify, plus the
+        `library` the address is in); {} when nothing."""
         raise NotImplementedError
 
-    def python_lock(self, tid, futex):
-        """The threading object thread `tid` sleeps on at futex address `futex` (PythonLocks.wait)."""
+    def python_locks(self, waits):
+        """For each [tid, futex address] of `waits`, the threading object the thread sleeps on there
+        (PythonLocks.wait), in order."""
         raise NotImplementedError
 
-    def word(self, address):
-        """The 32-bit value at `address`, or None when unreadable."""
+    def words(self, addresses):
+        """The 32-bit value at each address (None where unreadable), in order."""
         raise NotImplementedError
 
-    def frame_selves(self, tid):
-        """[{index, self, type, function, file, line}] of the innermost Python frames of `tid`."""
+    def frame_selves(self, tids):
+        """[[tid, [{index, self, type, function, file, line}]]]: `self` of each thread's innermost
+        Python frames."""
         raise NotImplementedError
 
-    def attributes(self, address, names):
-        """The attributes `names` of the object at `address` (PythonLocks.attributes)."""
+    def attributes(self, requests):
+        """For each [address, names] of `requests`, those attributes of the object there
+        (PythonLocks.attributes), in order."""
         raise NotImplementedError
 
-    def syscall_memory(self, reader, args):
-        """The argument of a system call in target memory, read by `reader` (pollfds, fd_set,
-        timespec, timeval) at `args`."""
+    def syscall_memory(self, requests):
+        """For each [reader, args] of `requests`, the argument of a system call in target memory read
+        by `reader` (pollfds, fd_set, timespec, timeval) at `args`, in order."""
         raise NotImplementedError
 
     def clock_now(self, clock):
         """The time on `clock` (ns) at the moment the target is seen; None for a core."""
         raise NotImplementedError
 
-    def proc_syscall(self, tid):
-        """The call number the kernel records for `tid` (/proc/PID/task/TID/syscall), or None."""
+    def proc_syscalls(self, tids):
+        """The call number the kernel records for each thread (/proc/PID/task/TID/syscall; None when
+        not known), in order."""
         raise NotImplementedError
 
     def files(self, fds):
@@ -112,8 +122,9 @@ class Facts:
         (PythonLocks.thread_references)."""
         raise NotImplementedError
 
-    def frame_locals(self, frame, code):
-        """{"locals": [...], "problem": str or None} of one Python frame (PythonValues.frame_locals)."""
+    def frame_locals(self, frames):
+        """For each [frame, code] of `frames`, {"locals": [...], "problem": str or None}
+        (PythonValues.frame_locals), in order."""
         raise NotImplementedError
 
     def threading(self):
@@ -139,10 +150,10 @@ class Facts:
 
 
 def encode(question, answer):
-    """`answer` as JSON data."""
+    """`answer` as data json.dumps takes (with `default=frame_sequence`)."""
     if question == "threads":
         return [_thread_dict(t) for t in answer]
-    return _plain(answer)
+    return answer
 
 
 def decode(question, data):
@@ -152,14 +163,10 @@ def decode(question, data):
     return data
 
 
-def _plain(value):
-    """Sequences as lists, mappings as dicts, all the way down (the native
-    module gives some answers as sequences of its own)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
-        return value
-    return [_plain(v) for v in value]
+def frame_sequence(value):
+    """A sequence of the native module's own (Frames) as JSON's list: the
+    json encoder's `default`, so that its C encoder converts each on its way."""
+    return list(value)
 
 
 def frame_dict(f):
@@ -186,9 +193,25 @@ def _thread_from(d):
 
 
 def _key(question, args):
-    return json.dumps([question, _plain(list(args))], separators=(",", ":"))
+    return json.dumps([question, list(args)], separators=(",", ":"), default=frame_sequence)
 
 
+def _asker(question):
+    def ask(self, *args):
+        return self._ask(question, *args)
+    ask.__name__ = question
+    ask.__doc__ = getattr(Facts, question).__doc__
+    return ask
+
+
+def asking(cls):
+    """A Facts class whose every question is its `_ask(question, *args)`."""
+    for question in Facts.QUESTIONS:
+        setattr(cls, question, _asker(question))
+    return cls
+
+
+@asking
 class Recording(Facts):
     """Asks `source` and keeps every answer (each question once: a repeated
     one is answered from the record), counting the questions that reached
@@ -206,13 +229,19 @@ class Recording(Facts):
             self.answers[key] = (question, args, getattr(self.source, question)(*args))
         return self.answers[key][2]
 
+    def dumps(self, options=None):
+        """The snapshot as JSON text: every answer, and the `options` the
+        analysis was run with (it asks the same questions again with them)."""
+        return json.dumps({"schema": SNAPSHOT_SCHEMA, "options": dict(options or {}),
+                           "answers": [[q, list(args), encode(q, a)] for q, args, a in self.answers.values()]},
+                          separators=(",", ":"), default=frame_sequence)
+
     def to_dict(self, options=None):
-        """The snapshot: every answer, and the `options` the analysis was run
-        with (it asks the same questions again with them)."""
-        return {"schema": SNAPSHOT_SCHEMA, "options": dict(options or {}),
-                "answers": [[q, _plain(list(args)), encode(q, a)] for q, args, a in self.answers.values()]}
+        """The snapshot as JSON data (dumps(), parsed)."""
+        return json.loads(self.dumps(options))
 
 
+@asking
 class Replay(Facts):
     """Answers from a Recording's to_dict(); a question it holds no answer
     for is answered as not known (None)."""
@@ -233,16 +262,3 @@ class Replay(Facts):
             self.unanswered.append(key)
             return None
         return self.answers[key]
-
-
-def _asker(question):
-    def ask(self, *args):
-        return self._ask(question, *args)
-    ask.__name__ = question
-    ask.__doc__ = getattr(Facts, question).__doc__
-    return ask
-
-
-for _q in Facts.QUESTIONS:
-    setattr(Recording, _q, _asker(_q))
-    setattr(Replay, _q, _asker(_q))
