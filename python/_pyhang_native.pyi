@@ -317,7 +317,8 @@ def python_lock_wait(target: Target, state: Union[PythonLocks, Interpreter, Dict
 # ---- glibc locks ---------------------------------------------------------------
 
 def is_glibc_library(path: str) -> bool:
-    """Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader)."""
+    """Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader): the
+    decoders' answer, which python/tests/test_libraries.py holds equal to pyhang.libraries.is_system_library."""
     ...
 
 
@@ -350,24 +351,6 @@ class LockReader:
 def frame_hint(function: str) -> str:
     """The WaitKind text a libc function name suggests, or ''."""
     ...
-
-
-# ---- wait-for graph ------------------------------------------------------------
-
-def find_cycles(edges: List[Dict[str, Any]], max_cycles: int = 1000) -> Tuple[List[Dict[str, Any]], bool]:
-    """edges: [{waiter, owner, kind, address, source (OwnerSource text), evidence}];
-    returns ([{threads, edges, confidence (Confidence text)}], truncated)."""
-    ...
-
-
-def likely_holders(threads: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """threads: [{tid, name, frames: [{function, library}], blocked_kind, blocked_address, owners,
-    waits_for_gil}]; returns heuristic edges (source "heuristic", with evidence)."""
-    ...
-
-
-def is_driver_helper_thread(name: str) -> bool: ...
-def is_driver_library(path: str) -> bool: ...
 
 
 # ---- fork facts ------------------------------------------------------------------
