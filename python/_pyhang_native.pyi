@@ -358,7 +358,15 @@ def frame_hint(function: str) -> str:
 def fork_facts(target: Target, own_threads: Sequence[Addr], python: bool = True,
                interpreter: Optional[Interpreter] = None, containers: bool = True) -> Dict[str, Any]:
     """{descriptors, descriptor_problem, mappings_scanned, internal_locks, internal_locks_problem,
-    libraries, process, python}; python["containers"] is [] without `containers`"""
+    libraries, python}; python["containers"] is [] without `containers`"""
+    ...
+
+
+def process_facts(pid: int, ppid: int) -> Dict[str, Any]:
+    """/proc facts of a live process and its parent `ppid` (read from /proc/PID/stat by pyhang.procfs;
+    0 when not known): {pid, ppid, exe, parent_exe, cmdline, parent_cmdline, same_address_space,
+    address_space_evidence, parent_threads, parent_thread_names, smaps_rollup, parent_smaps_rollup,
+    problem}"""
     ...
 
 
