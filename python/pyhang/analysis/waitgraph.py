@@ -57,7 +57,7 @@ def _search(out, start, limit):
         return True
 
     enter(start)
-    while stack:
+    while stack:   # bounded: enter() pushes at most MAX_STEPS frames
         node, edges, seen_next = stack[-1]
         for e in edges:
             nxt = e.owner
