@@ -317,7 +317,8 @@ def python_lock_wait(target: Target, state: Union[PythonLocks, Interpreter, Dict
 # ---- glibc locks ---------------------------------------------------------------
 
 def is_glibc_library(path: str) -> bool:
-    """Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader)."""
+    """Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader): the
+    decoders' answer, which python/tests/test_libraries.py holds equal to pyhang.libraries.is_system_library."""
     ...
 
 
@@ -352,30 +353,20 @@ def frame_hint(function: str) -> str:
     ...
 
 
-# ---- wait-for graph ------------------------------------------------------------
-
-def find_cycles(edges: List[Dict[str, Any]], max_cycles: int = 1000) -> Tuple[List[Dict[str, Any]], bool]:
-    """edges: [{waiter, owner, kind, address, source (OwnerSource text), evidence}];
-    returns ([{threads, edges, confidence (Confidence text)}], truncated)."""
-    ...
-
-
-def likely_holders(threads: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """threads: [{tid, name, frames: [{function, library}], blocked_kind, blocked_address, owners,
-    waits_for_gil}]; returns heuristic edges (source "heuristic", with evidence)."""
-    ...
-
-
-def is_driver_helper_thread(name: str) -> bool: ...
-def is_driver_library(path: str) -> bool: ...
-
-
 # ---- fork facts ------------------------------------------------------------------
 
 def fork_facts(target: Target, own_threads: Sequence[Addr], python: bool = True,
                interpreter: Optional[Interpreter] = None, containers: bool = True) -> Dict[str, Any]:
     """{descriptors, descriptor_problem, mappings_scanned, internal_locks, internal_locks_problem,
-    libraries, process, python}; python["containers"] is [] without `containers`"""
+    libraries, python}; python["containers"] is [] without `containers`"""
+    ...
+
+
+def process_facts(pid: int, ppid: int) -> Dict[str, Any]:
+    """/proc facts of a live process and its parent `ppid` (read from /proc/PID/stat by pyhang.procfs;
+    0 when not known): {pid, ppid, exe, parent_exe, cmdline, parent_cmdline, same_address_space,
+    address_space_evidence, parent_threads, parent_thread_names, smaps_rollup, parent_smaps_rollup,
+    problem}"""
     ...
 
 

@@ -65,8 +65,6 @@ py::dict process_dict(const fork::ProcessFacts& p) {
   d["parent_exe"] = p.parent_exe;
   d["cmdline"] = p.cmdline;
   d["parent_cmdline"] = p.parent_cmdline;
-  d["start_ticks"] = opt(p.start_ticks);
-  d["parent_start_ticks"] = opt(p.parent_start_ticks);
   d["same_address_space"] = p.same_address_space;
   d["address_space_evidence"] = p.address_space_evidence;
   d["parent_threads"] = p.parent_threads;
@@ -121,8 +119,6 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
   py::list libs;
   for (const auto& o : target->space().objects()) libs.append(o.path);
   d["libraries"] = libs;
-  d["process"] = target->kind() == TargetKind::Live && target->pid() ? py::object(process_dict(fork::process_facts(*target->pid())))
-                                                          : py::object(py::none());
   if (python) {
     cpython::PythonState storage;
     const auto& state = python_state_of(*target, interp, storage);
@@ -159,8 +155,14 @@ void register_fork(py::module_& m) {
   m.def("fork_facts", &fork_facts, py::arg("target"), py::arg("own_threads"), py::arg("python") = true,
         py::arg("interpreter") = nullptr, py::arg("containers") = true,
         "What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal "
-        "locks, /proc facts (live), and Python-side facts (multiprocessing, torch.cuda, and with `containers` "
-        "the large containers among module globals).");
+        "locks, and Python-side facts (multiprocessing, torch.cuda, and with `containers` the large containers "
+        "among module globals).  The /proc facts of a live process are process_facts().");
+  m.def(
+      "process_facts", [](int pid, int ppid) { return process_dict(fork::process_facts(pid, ppid)); },
+      py::arg("pid"), py::arg("ppid"),
+      "/proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with "
+      "pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the "
+      "parent's, the parent's threads, smaps_rollup of both.");
   m.def(
       "fork_containers",
       [](const std::shared_ptr<cpython::Interpreter>& interp) {

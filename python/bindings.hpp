@@ -20,7 +20,6 @@ void register_target(pybind11::module_& m);   // python/bind_target.cpp
 void register_cpython(pybind11::module_& m);  // python/bind_cpython.cpp
 void register_locks(pybind11::module_& m);    // python/bind_locks.cpp
 void register_pylocks(pybind11::module_& m);  // python/bind_pylocks.cpp
-void register_waitgraph(pybind11::module_& m);  // python/bind_waitgraph.cpp
 void register_fork(pybind11::module_& m);       // python/bind_fork.cpp
 void register_unwind(pybind11::module_& m);     // python/bind_unwind.cpp
 void register_syscall_args(pybind11::module_& m);  // python/bind_syscalls.cpp

@@ -8,7 +8,6 @@ PYBIND11_MODULE(_pyhang_native, m) {
   pyhang::bindings::register_cpython(m);
   pyhang::bindings::register_locks(m);
   pyhang::bindings::register_pylocks(m);
-  pyhang::bindings::register_waitgraph(m);
   pyhang::bindings::register_fork(m);
   pyhang::bindings::register_unwind(m);
   pyhang::bindings::register_syscall_args(m);

@@ -5,6 +5,7 @@ import time
 
 import _pyhang_native as native
 
+from pyhang import procfs
 from pyhang_gdb import settings
 from pyhang_gdb.session import SESSION
 
@@ -80,15 +81,32 @@ def native_stacks():
 def fork_facts(own_bases):
     """What a fork child inherited (native fork_facts()), once per stop,
     without the large containers (fork_containers()); a dict naming the
-    problem when the thread descriptors cannot be read."""
+    problem when the thread descriptors cannot be read.  A live target's
+    has its /proc facts and its parent's too ("process": process_facts())."""
     target = SESSION.target()
 
     def compute():
         try:
-            return native.fork_facts(target, sorted(own_bases), True, interpreter(), containers=False)
+            facts = native.fork_facts(target, sorted(own_bases), True, interpreter(), containers=False)
         except native.ReaderError as exc:
             return {"descriptor_problem": str(exc)}
+        facts["process"] = process_facts(target.pid) if target.kind == "live" and target.pid else None
+        return facts
     return SESSION.cached("fork-facts", compute)
+
+
+def process_facts(pid):
+    """/proc facts of a live process and its parent (fork-hazards): their
+    stat files read by pyhang.procfs (the parent pid, the start times), the
+    rest by native process_facts()."""
+    own = procfs.stat(pid)
+    facts = native.process_facts(pid, own["ppid"] if own else 0)
+    parent = procfs.stat(own["ppid"]) if own and own["ppid"] > 1 else None
+    facts["start_ticks"] = own["start_ticks"] if own else None
+    facts["parent_start_ticks"] = parent["start_ticks"] if parent else None
+    if own is None:
+        facts["problem"] = "cannot read /proc/%d/stat" % pid
+    return facts
 
 
 def fork_containers():

@@ -11,6 +11,7 @@ import re
 import gdb
 import _pyhang_native as native
 
+from pyhang import procfs
 from pyhang_gdb import settings
 
 
@@ -75,15 +76,6 @@ def _debug_directories():
     return dirs
 
 
-def _alive(pid):
-    """Whether a live process still exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
 class Session:
     """The native target of the selected inferior, kept while it stays stopped."""
 
@@ -121,7 +113,7 @@ class Session:
             threads = list(inferior.threads())
             if not threads:
                 raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
-            if kind == "native" and not _alive(inferior.pid):
+            if kind == "native" and not procfs.alive(inferior.pid):
                 raise NoTarget("process %d has exited: there is nothing left to read (gdb still shows its "
                                "last state)" % inferior.pid)
             self._target = self._open(inferior, kind)

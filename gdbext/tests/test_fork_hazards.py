@@ -3,6 +3,7 @@ never be released, and how pyhang knows — live and from a core, compared
 with what the scenario recorded (TIDs, lock addresses, who held what)."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -54,6 +55,9 @@ def test_c_mutex_held_by_a_parent_thread_at_fork(scenario):
     text = fork_text(pid=child["pid"])
     assert "This process is a fork child of PID %d that did not exec" % s.pid in text
     assert "the address space is the parent's copy" in text
+    # (the start times, from /proc/PID/stat of both: the child started after its parent)
+    started = re.search(r"started (\d+) clock ticks after its parent", text)
+    assert started and int(started.group(1)) >= 0, text
     # WHEN from the child's core: the same, from memory alone
     child_core = gcore(s, child["pid"])
     core = harness.report_json(executable=PY, core=child_core)

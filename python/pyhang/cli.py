@@ -257,12 +257,9 @@ def merge(p, args):
         p.error("%s does not go with `merge`" % others[0])
     if not args.paths:
         p.error("give the report files: pyhang merge REPORT.json...")
-    _analysis_path()
-    try:
-        from pyhang.analysis.merge import merge_files
-        from pyhang.render import merge as render_merge
-    except ImportError as exc:
-        return _no_analysis(exc, args.json)
+    # Plain Python, no gdb and no native module: any Python 3 merges reports.
+    from pyhang.analysis.merge import merge_files
+    from pyhang.render import merge as render_merge
     m = merge_files(args.paths)
     for source, why in m.problems:
         sys.stderr.write(render_merge.problem_line(source, why) + "\n")
@@ -370,7 +367,6 @@ def report_one(args):
         pipe = open_gdb(args)
     except Failure as f:
         return fail(f, args.json)
-    _analysis_path()
     try:
         from pyhang.analysis import completeness
         from pyhang.render import json as render_json
@@ -502,7 +498,8 @@ def core_executable(args):
 
 
 def _analysis_path():
-    """The native module the analysis needs, from the build (or beside an installed pyhang)."""
+    """The native module, from the build (or beside an installed pyhang):
+    for reading a core's header and for process trees, not for the analysis."""
     build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(ROOT, "build")
     sys.path.insert(0, os.path.join(build, "python"))
 
@@ -532,15 +529,13 @@ def report_tree(args):
 
 
 def report_from_snapshot(path, as_json):
-    """The report of a saved snapshot, made here without gdb."""
-    _analysis_path()
-    try:
-        from pyhang.analysis import completeness
-        from pyhang.analysis.report import from_snapshot
-        from pyhang.render import json as render_json
-        from pyhang.render.text import render_text
-    except ImportError as exc:
-        return _no_analysis(exc, as_json)
+    """The report of a saved snapshot, made here without gdb and without
+    the native module (the analysis is plain Python): on any Python 3,
+    on any machine the snapshot is copied to."""
+    from pyhang.analysis import completeness
+    from pyhang.analysis.report import from_snapshot
+    from pyhang.render import json as render_json
+    from pyhang.render.text import render_text
     try:
         with open(path) as f:
             document = json.load(f)

@@ -1,11 +1,29 @@
-"""Which mapped object a path is: one list of each kind of library, here
-(glibc's own: the native library's list, the one its decoders use)."""
+"""Which mapped object a path is: one list of each kind of library, here.
+Each list holds file-name prefixes, matched against the path's file name
+(is_one_of).  Plain Python: the analysis and `pyhang merge` /
+`report --snapshot` need no compiled module."""
 import os
 
-import _pyhang_native as native
-
+# glibc's own libraries: libc (libc-2.X.so before 2.34's renaming),
+# libpthread (merged into libc in 2.34; not libpthreadpool, PyTorch's thread
+# pool) and the dynamic loader.  The native decoders have the same list in
+# native/src/glibc/libraries.cpp (kPrefixes), where C++ reads it at compile
+# time; python/tests/test_libraries.py reads both lists as text and fails
+# when they differ, and compares the two answers over many names when the
+# native module is built.  (Generating one from the other would add a build
+# step to the native-only and fuzz builds for five strings.)
+GLIBC_LIBRARIES = ("libc.so", "libc-2.", "libpthread.so", "libpthread-2.", "ld-linux")
 # CUDA driver / runtime libraries.
 CUDA_LIBRARIES = ("libcuda.so", "libcudart.so", "libnvcuda", "libcudnn.so")
+# Libraries whose internal locks are the "driver lock" of a driver deadlock
+# (a thread calls back into Python from inside them): the CUDA driver and
+# runtime, NVIDIA's other user-space drivers, NCCL and UCX.
+DRIVER_LIBRARIES = ("libcuda.so", "libcudart.so", "libcuda_", "libnvidia-", "libnccl.so",
+                    "libucp.so", "libucs.so", "libuct.so", "libucx")
+# Name prefixes of the threads those drivers start for their own work (the
+# CUDA driver's "cuda-EvtHandlr", "cuda0000..."; NCCL's; UCX's): they sleep
+# on the drivers' internal words by design.  Thread names, not files.
+DRIVER_HELPER_THREADS = ("cuda-", "cuda0000", "nccl", "ucx-", "ucp-")
 # libgomp, GCC's OpenMP runtime (PyTorch and numpy builds use it).
 GOMP_LIBRARIES = ("libgomp.so", "libgomp-")
 # Native thread pools whose workers wait for work between tasks: GCC's and
@@ -13,6 +31,9 @@ GOMP_LIBRARIES = ("libgomp.so", "libgomp-")
 POOL_LIBRARIES = GOMP_LIBRARIES + ("libomp.so", "libiomp5", "libpthreadpool", "libopenblas", "libtbb.so")
 # The CPython interpreter, as an executable or a shared library.
 PYTHON_LIBRARIES = ("python", "libpython")
+# The interpreter and the foreign-function modules through which C calls
+# into Python and Python into C: never the library that owns a native lock.
+PYTHON_RUNTIME_LIBRARIES = PYTHON_LIBRARIES + ("_ctypes", "_cffi_backend")
 
 
 def basename(path):
@@ -25,4 +46,13 @@ def is_one_of(path, prefixes):
 
 def is_system_library(path):
     """glibc and the dynamic loader: where every blocked thread sleeps."""
-    return native.is_glibc_library(path or "")
+    return is_one_of(path, GLIBC_LIBRARIES)
+
+
+def is_driver_library(path):
+    return is_one_of(path, DRIVER_LIBRARIES)
+
+
+def is_driver_helper_thread(name):
+    """A thread a driver started for itself: never a suspect, never a waiter to explain."""
+    return (name or "").startswith(DRIVER_HELPER_THREADS)

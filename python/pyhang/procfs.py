@@ -44,17 +44,32 @@ def comm(pid, tid=None):
     return text.strip() if text else None
 
 
-def stat(pid):
-    """{state, ppid, comm} of a process from /proc/PID/stat, or None when
-    it is gone."""
-    text = _read("/proc/%d/stat" % pid, 4096)
-    if not text or ")" not in text:
+def parse_stat(text):
+    """{state, ppid, comm, start_ticks} of the text of a /proc/PID/stat
+    file, or None when it is not one.  The command name is between the
+    first "(" and the last ")": it may hold spaces and parentheses itself.
+    start_ticks (field 22, clock ticks after boot) is None when missing."""
+    if not text or "(" not in text or ")" not in text:
         return None
-    name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+    name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 1:].split()
     try:
-        return {"state": rest[0], "ppid": int(rest[1]), "comm": name}
+        start = int(rest[19]) if len(rest) > 19 else None
+        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start}
     except (IndexError, ValueError):
         return None
+
+
+def stat(pid, tid=None):
+    """parse_stat of /proc/PID/stat (of /proc/PID/task/TID/stat with
+    `tid`), or None when the process or thread is gone: pyhang's one reader
+    of that file."""
+    return parse_stat(_read("/proc/%d/task/%d/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid, 4096))
+
+
+def alive(pid):
+    """Whether a process exists and is not a zombie (Z) or dead (X)."""
+    s = stat(pid)
+    return s is not None and s["state"] not in ("Z", "X")
 
 
 def parent_pid(pid):

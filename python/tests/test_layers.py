@@ -1,7 +1,9 @@
 """The code's layers depend one way: gdbext → python → native.  Inside the
 pyhang package: model depends on nothing else of pyhang, render on model
 only, analysis on model only; nothing in pyhang imports gdb
-or pyhang_gdb."""
+or pyhang_gdb; the analysis, the renderers, the model and the library
+lists import no compiled module, so that a saved snapshot or report is
+analysed by any Python 3 (`pyhang merge`, `pyhang report --snapshot`)."""
 import ast
 import glob
 import os
@@ -10,7 +12,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def imports(path):
-    tree = ast.parse(open(path).read(), path)
+    """Every module `path` imports, at its top or inside a function."""
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -51,6 +55,14 @@ def test_render_depends_on_the_model_only():
 def test_analysis_writes_no_sentence_and_depends_on_the_model_only():
     allowed = ("pyhang.model", "pyhang.analysis", "pyhang.libraries")
     assert offending("python/pyhang/analysis", allowed) == []
+
+
+def test_analysis_render_model_and_library_lists_never_import_the_native_module():
+    paths = [p for d in ("analysis", "render", "model") for p in
+             glob.glob(os.path.join(ROOT, "python", "pyhang", d, "**", "*.py"), recursive=True)]
+    paths.append(os.path.join(ROOT, "python", "pyhang", "libraries.py"))
+    assert len(paths) > 30
+    assert [os.path.relpath(p, ROOT) for p in paths if "_pyhang_native" in imports(p)] == []
 
 
 def test_each_gdb_command_module_imports_no_other_command_module():

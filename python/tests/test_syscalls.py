@@ -6,7 +6,9 @@ import fcntl
 import os
 import signal
 import socket
+import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -230,3 +232,26 @@ def test_proc_names_the_holder_of_a_file_lock_and_a_closed_fd():
         assert obj["kind"] == "file" and obj["path"] == f.name
         assert os.getpid() in [h["pid"] for h in obj["lock_holders"]]
     assert procfs.fd_object(os.getpid(), 99999) == {"kind": "closed"}
+
+
+def test_proc_stat_is_parsed_past_a_command_name_with_spaces_and_parentheses():
+    text = "123 (a) b) (c) S 45 123 123 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 10"
+    assert procfs.parse_stat(text) == {"state": "S", "ppid": 45, "comm": "a) b) (c", "start_ticks": 98765}
+    assert procfs.parse_stat("1 (x) S 0")["start_ticks"] is None   # a short line still names its parent
+    assert procfs.parse_stat("garbage") is None and procfs.parse_stat("1 (x) S") is None
+    assert procfs.parse_stat("") is None and procfs.parse_stat(None) is None
+
+
+def test_proc_stat_of_a_live_process_and_thread_names_its_parent_and_start():
+    own = procfs.stat(os.getpid())
+    assert own["ppid"] == os.getppid() and own["start_ticks"] > 0 and own["state"] in "RS"
+    assert procfs.stat(os.getpid(), threading.get_native_id())["start_ticks"] >= own["start_ticks"]
+    assert procfs.alive(os.getpid())
+    child = subprocess.Popen(["true"])
+    for _ in range(1000):   # until it has exited, not reaped: a zombie is not alive
+        if procfs.stat(child.pid)["state"] == "Z":
+            break
+        time.sleep(0.01)
+    assert procfs.stat(child.pid)["state"] == "Z" and not procfs.alive(child.pid)
+    child.wait()
+    assert procfs.stat(child.pid) is None and not procfs.alive(child.pid)

@@ -69,44 +69,16 @@ std::map<std::string, std::uint64_t> parse_smaps_rollup(const std::string& text)
   return out;
 }
 
-std::optional<std::pair<int, std::uint64_t>> parse_stat_ppid_start(const std::string& text) {
-  // "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
-  auto close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream in(text.substr(close + 1));
-  std::vector<std::string> f;
-  std::string w;
-  while (in >> w) f.push_back(w);
-  // After ")": state(3) ppid(4) ... starttime is field 22 overall: index 19 here.
-  if (f.size() < 20) return std::nullopt;
-  char* end = nullptr;
-  long ppid = std::strtol(f[1].c_str(), &end, 10);
-  if (*end) return std::nullopt;
-  std::uint64_t start = std::strtoull(f[19].c_str(), &end, 10);
-  if (*end) return std::nullopt;
-  return std::make_pair(static_cast<int>(ppid), start);
-}
-
-ProcessFacts process_facts(int pid) {
+ProcessFacts process_facts(int pid, int ppid) {
   ProcessFacts p;
   p.pid = pid;
+  p.ppid = ppid;
   std::string dir = "/proc/" + std::to_string(pid);
-  auto stat = slurp(dir + "/stat");
-  auto parsed = stat ? parse_stat_ppid_start(*stat) : std::nullopt;
-  if (!parsed) {
-    p.problem = "cannot read " + dir + "/stat";
-    return p;
-  }
-  p.ppid = parsed->first;
-  p.start_ticks = parsed->second;
   p.exe = link_of(dir + "/exe");
   p.cmdline = cmdline_of(pid);
   if (auto r = slurp(dir + "/smaps_rollup")) p.smaps_rollup = parse_smaps_rollup(*r);
   if (p.ppid <= 1) return p;
   std::string pdir = "/proc/" + std::to_string(p.ppid);
-  if (auto ps = slurp(pdir + "/stat")) {
-    if (auto pp = parse_stat_ppid_start(*ps)) p.parent_start_ticks = pp->second;
-  }
   p.parent_exe = link_of(pdir + "/exe");
   p.parent_cmdline = cmdline_of(p.ppid);
   if (auto r = slurp(pdir + "/smaps_rollup")) p.parent_smaps_rollup = parse_smaps_rollup(*r);

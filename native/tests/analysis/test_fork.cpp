@@ -65,14 +65,7 @@ TEST_CASE("descriptors of threads fork did not copy are found at the top of thei
   CHECK_FALSE(none.problem.empty());
 }
 
-TEST_CASE("/proc parsers: stat with a hostile comm, smaps_rollup", "[fork]") {
-  std::string stat = "123 (a) b) (c) S 45 123 123 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 10";
-  auto p = parse_stat_ppid_start(stat);
-  REQUIRE(p);
-  CHECK(p->first == 45);
-  CHECK(p->second == 98765);
-  CHECK_FALSE(parse_stat_ppid_start("garbage"));
-  CHECK_FALSE(parse_stat_ppid_start("1 (x) S"));
+TEST_CASE("/proc parser: smaps_rollup", "[fork]") {
   auto r = parse_smaps_rollup("55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:  4096 kB\nPrivate_Dirty:   1024 kB\nbad\n");
   CHECK(r["Rss"] == 4096);
   CHECK(r["Private_Dirty"] == 1024);

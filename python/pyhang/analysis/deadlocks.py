@@ -1,17 +1,14 @@
 """Wait-for edges from the analysed threads, the deadlocks found in them,
 and verdicts for blocked processes without a cycle.
 
-The graph search and the driver-lock heuristics are native (the wait-for
-graph of native/src/analysis); this module turns the threads into their
-inputs and their results into the report's edges, deadlocks and verdicts.
+The cycle search and the driver-lock heuristic are pyhang.analysis.waitgraph;
+this module gathers the edges it searches and states what a blocked process
+without a cycle suffers from.
 """
-import _pyhang_native as native
-
+from pyhang.analysis import waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
-from pyhang.model.report import Deadlock, Edge, Verdict
+from pyhang.model.report import Edge, Verdict
 from pyhang.libraries import POOL_LIBRARIES, is_one_of, is_system_library
-
-_UNRECORDED_OWNER_KINDS = (WaitKind.FUTEX, WaitKind.MUTEX)
 
 
 def certain_edges(threads):
@@ -31,8 +28,8 @@ def certain_edges(threads):
 def python_lock_holders(threads):
     """Likely holders of the threading.Locks threads wait on, which record
     no owner: the other threads that reference the lock object in their
-    innermost Python frames (the native search's `suspects`), unless the
-    lock is free or they wait for it too."""
+    innermost Python frames (the native Python-lock search's `suspects`),
+    unless the lock is free or they wait for it too."""
     waits = {t.tid: (t.blocked_on.kind, t.blocked_on.address) for t in threads if t.blocked_on}
     edges = []
     for th in threads:
@@ -55,50 +52,18 @@ def needs_deeper_frames(threads):
     then need to see deeper into blocked threads.  `threads` have
     `blocked_on` and `native_frames`."""
     for th in threads:
-        b = th.blocked_on
-        if b is None or b.owners or not (b.kind.startswith("rwlock") or b.kind in _UNRECORDED_OWNER_KINDS):
+        if not waitgraph.owner_unrecorded(th.blocked_on):
             continue
         if any(f.library and not is_system_library(f.library) for f in th.native_frames):
             return True
     return False
 
 
-def _thread_facts(threads):
-    """Inputs of the native likely_holders heuristic."""
-    facts = []
-    for th in threads:
-        b = th.blocked_on
-        facts.append({
-            "tid": th.tid, "name": th.name,
-            "frames": [{"function": f.function, "library": f.library} for f in th.native_frames],
-            "blocked_kind": b.kind if b else None, "blocked_address": b.address if b else None,
-            "owners": list(b.owners) if b else [], "waits_for_gil": th.gil == GilState.WAITING,
-        })
-    return facts
-
-
-def _edge_dict(e):
-    return {"waiter": e.waiter, "owner": e.owner, "kind": e.kind, "address": e.address, "source": e.source,
-            "evidence": e.evidence}
-
-
-def _edge(d):
-    return Edge(waiter=d["waiter"], owner=d["owner"], kind=d["kind"], address=d.get("address"),
-                source=d["source"], evidence=d.get("evidence") or "")
-
-
 def wait_for_graph(threads):
     """(edges, deadlocks, truncated): every edge, certain and likely, and
     every cycle in them; truncated when there were more cycles than listed."""
-    edges = certain_edges(threads) + python_lock_holders(threads)
-    edges += [_edge(d) for d in native.likely_holders(_thread_facts(threads))]
-    cycles, truncated = native.find_cycles([_edge_dict(e) for e in edges])
-    ours = {(e.waiter, e.owner, e.kind, e.address): e for e in edges}
-
-    def original(d):
-        return ours.get((d["waiter"], d["owner"], d["kind"], d.get("address"))) or _edge(d)
-    deadlocks = [Deadlock(threads=list(c["threads"]), confidence=c["confidence"],
-                          edges=[original(e) for e in c["edges"]]) for c in cycles]
+    edges = certain_edges(threads) + python_lock_holders(threads) + waitgraph.likely_holders(threads)
+    deadlocks, truncated = waitgraph.find_cycles(edges)
     return edges, deadlocks, truncated
 
 

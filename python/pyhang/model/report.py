@@ -111,8 +111,8 @@ class Edge:
     kind: str
     address: int | None
     source: str                  # OwnerSource of the owner
-    evidence: str = ""           # how it was found, as the native side said it
-    facts: dict[str, object] = field(default_factory=dict)   # what the renderer writes the evidence from
+    evidence: str = ""           # how a decoder found the owner, in its words (native decoders)
+    facts: dict[str, object] = field(default_factory=dict)   # a heuristic's findings, for render to word
 
 
 @record

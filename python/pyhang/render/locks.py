@@ -223,3 +223,20 @@ def not_blocked(tid, names, syscall, lock_problem=None):
 def unreadable(tid, names, problem):
     """`lock-owner` of a thread whose registers or stack could not be read."""
     return "%s: cannot tell what it waits on: %s" % (names(tid), problem)
+
+
+def likely_holder_evidence(facts):
+    """Why a thread is thought to hold a native lock that records no owner,
+    from the facts of its heuristic edge (pyhang.analysis.waitgraph.likely_holders):
+    the frame that is inside the lock's library, and how sure that makes it."""
+    name = basename(facts.get("library"))
+    where = "frame #%d is in %s" % (facts.get("library_frame"), name)
+    driver = " (a driver library)" if facts.get("driver_library") else ""
+    callback = facts.get("callback")
+    if callback:
+        return ("%s, which called back into Python (%s at frame #%d), and it now waits for the GIL: it entered %s "
+                "and has not left, so it likely holds the lock%s" % (where, callback["function"], callback["frame"],
+                                                                     name, driver))
+    if facts.get("waits_for_gil"):
+        return "%s and it waits for the GIL: it likely holds the lock it took inside %s%s" % (where, name, driver)
+    return "%s and it is blocked (%s): it may hold the lock%s" % (where, facts.get("blocked_kind"), driver)

@@ -4,7 +4,7 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonEvidence, Python
 from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
-from pyhang.render.locks import summary
+from pyhang.render.locks import likely_holder_evidence, summary
 from pyhang.render.names import ThreadNames, lock_reference, object_name, python_frame_line, thread_label, thread_title
 
 
@@ -22,10 +22,16 @@ def thread_header(th: ThreadReport):
 
 
 def edge_evidence(e):
-    """Why `e.owner` is thought to hold what `e.waiter` waits for."""
-    if e.evidence or e.kind != WaitKind.PY_LOCK:
+    """Why `e.owner` is thought to hold what `e.waiter` waits for: the
+    decoder's own words, else the sentence of the heuristic's facts."""
+    facts = e.facts or {}
+    if e.evidence:
         return e.evidence
-    return lock_reference((e.facts or {}).get("references"))
+    if e.kind == WaitKind.PY_LOCK:
+        return lock_reference(facts.get("references"))
+    if "library_frame" in facts:
+        return likely_holder_evidence(facts)
+    return ""
 
 
 def python_status_line(status):

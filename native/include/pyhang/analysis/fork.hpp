@@ -23,7 +23,7 @@
 //    code of the exported __cxa_finalize (`lea X(%rip),%reg` followed by
 //    `lock cmpxchg %r32,(%reg)`: the inlined __libc_lock_lock).
 //  - /proc facts of a live child and its parent (process_facts): parent
-//    executable, start times, whether the address space is the parent's
+//    executable, whether the address space is the parent's
 //    (same executable, libc and heap at the same addresses: the child did
 //    not exec), the parent's threads, and smaps_rollup of the child.
 //  - Python-side facts (python_fork_facts): multiprocessing's start method
@@ -111,7 +111,6 @@ struct ProcessFacts {
   int ppid = 0;
   std::string exe, parent_exe;
   std::string cmdline, parent_cmdline;      // NULs as spaces
-  std::optional<std::uint64_t> start_ticks, parent_start_ticks;  // /proc/PID/stat field 22
   // Same executable and the same addresses of the executable, libc and the
   // heap as the parent: the child's address space is the parent's copy.
   bool same_address_space = false;
@@ -122,11 +121,12 @@ struct ProcessFacts {
   std::map<std::string, std::uint64_t> parent_smaps_rollup; // kB
   std::string problem;
 };
-ProcessFacts process_facts(int pid);
+// `ppid` is the caller's, from /proc/PID/stat: python/pyhang/procfs.py is
+// the one reader of that file (its start times too); 0 when not known.
+ProcessFacts process_facts(int pid, int ppid);
 
-// Pure parsers, exposed for tests.
+// Pure parser, exposed for tests.
 std::map<std::string, std::uint64_t> parse_smaps_rollup(const std::string& text);
-std::optional<std::pair<int, std::uint64_t>> parse_stat_ppid_start(const std::string& text);  // (ppid, starttime)
 
 // ---- Python-side facts ----------------------------------------------------
 

@@ -1,5 +1,6 @@
 // How sure a finding is, and where a lock's owner came from: shared by the
-// glibc and Python lock decoders and the wait-for graph.
+// glibc and Python lock decoders (the same strings as python/pyhang/model/kinds.py,
+// whose wait-for graph reads them).
 #pragma once
 
 #include <cstdint>
