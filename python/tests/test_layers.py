@@ -1,7 +1,9 @@
 """The code's layers depend one way: gdbext → python → native.  Inside the
 pyhang package: model depends on nothing else of pyhang, render on model
 only, analysis on model only; nothing in pyhang imports gdb
-or pyhang_gdb."""
+or pyhang_gdb.  No module imports itself through others, not even by an
+import inside a function (which hides the cycle until the order of imports
+changes)."""
 import ast
 import glob
 import os
@@ -59,3 +61,74 @@ def test_each_gdb_command_module_imports_no_other_command_module():
             continue
         others = [n for n in names if n.startswith("pyhang_gdb.commands.") and n != "pyhang_gdb.commands.base"]
         assert others == [], path
+
+
+def module_graph():
+    """Each module of pyhang and pyhang_gdb → the modules of the two it
+    imports anywhere in its text (inside functions too).  `from P import N`
+    imports the module P.N where there is one, else P.  A package's
+    __init__ is the package's name; the implicit import of a module's
+    parent packages is not an edge (it cannot make a cycle of its own)."""
+    files = {}
+    for top, package in (("python", "pyhang"), ("gdbext", "pyhang_gdb")):
+        for path in glob.glob(os.path.join(ROOT, top, package, "**", "*.py"), recursive=True):
+            name = os.path.relpath(path, os.path.join(ROOT, top))[:-len(".py")].replace(os.sep, ".")
+            files[name[:-len(".__init__")] if name.endswith(".__init__") else name] = path
+    graph = {}
+    for name, path in files.items():
+        edges = set()
+        for node in ast.walk(ast.parse(open(path).read(), path)):
+            if isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names if a.name in files)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    sub = node.module + "." + a.name
+                    if sub in files:
+                        edges.add(sub)
+                    elif node.module in files:
+                        edges.add(node.module)
+        edges.discard(name)
+        graph[name] = sorted(edges)
+    return graph
+
+
+def find_cycle(graph):
+    """One import cycle as [a, b, ..., a], or None: a depth-first search
+    that meets a module still on its own path."""
+    on_path, done = [], set()
+
+    def visit(name):
+        on_path.append(name)
+        for other in graph[name]:
+            if other in on_path:
+                return on_path[on_path.index(other):] + [other]
+            if other not in done:
+                cycle = visit(other)
+                if cycle:
+                    return cycle
+        on_path.pop()
+        done.add(name)
+        return None
+
+    for name in sorted(graph):
+        if name not in done:
+            cycle = visit(name)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle_hidden_in_a_function():
+    assert find_cycle({"a": ["b"], "b": ["c"], "c": ["a"], "d": []}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": ["b"], "b": [], "c": ["a", "b"]}) is None
+
+
+def test_the_module_graph_sees_imports_inside_functions():
+    graph = module_graph()
+    assert "pyhang.processes" in graph["pyhang.cli"]  # imported inside report_tree
+    assert "pyhang.processes" in graph["pyhang_gdb.commands.report"]  # imported inside tree
+
+
+def test_no_module_of_pyhang_or_pyhang_gdb_imports_itself_through_others():
+    cycle = find_cycle(module_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)

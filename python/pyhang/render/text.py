@@ -6,6 +6,7 @@ from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, rende
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import summary
 from pyhang.render.names import ThreadNames, lock_reference, python_frame_line, thread_label, thread_title
+from pyhang.render.values import frame_locals_text
 
 
 def _lib(path):
@@ -236,7 +237,6 @@ _LISTED = 12   # threads named in one line; the rest are counted
 def _python_frame_lines(f, indent, out):
     out.append(indent + python_frame_line(f))
     if f.locals is not None:  # report --locals
-        from pyhang.render.values import frame_locals_text  # (it builds on this module)
         out.extend(frame_locals_text({"locals": f.locals, "problem": f.locals_problem},
                                      " " * len(indent) + "  "))
 
