@@ -230,8 +230,8 @@ def merge(p, args):
     except ImportError as exc:
         return _no_analysis(exc, args.json)
     m = merge_files(args.paths)
-    for source, why in m.problems:
-        sys.stderr.write(render_merge.problem_line(source, why) + "\n")
+    for problem in m.problems:
+        sys.stderr.write(render_merge.problem_line(problem) + "\n")
     if not m.members:
         sys.stderr.write("pyhang merge: no process could be read from the %d file%s given\n" % (
             len(args.paths), "" if len(args.paths) == 1 else "s"))

@@ -16,6 +16,7 @@ from pyhang.model import snapshot as snapshots
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.render import json as render_json
+from pyhang.render.locks import evidence as wait_evidence
 from pyhang.render.text import render_text
 
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -378,7 +379,7 @@ def test_interpreter_exit_on_3_13_is_certain_when_parked_on_a_threads_handle_els
     # GIVEN main parked on the exit event inside the second Thread's handle (0x6000 + 0x39)
     b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x6039})
     # THEN that thread is the one joined, certain
-    assert (b.owners, b.confidence) == ([11], "certain") and "_handle" in b.evidence
+    assert (b.owners, b.confidence) == ([11], "certain") and "_handle" in wait_evidence(b)
     # AND parked on nothing a handle holds: the non-daemon threads, likely
     b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x9000})
     assert sorted(b.owners) == [11, 12] and b.confidence == "likely"

@@ -50,9 +50,65 @@ def test_render_depends_on_the_model_only():
     assert offending("python/pyhang/render", ("pyhang.model", "pyhang.render", "pyhang.libraries")) == []
 
 
-def test_analysis_writes_no_sentence_and_depends_on_the_model_only():
+def test_analysis_depends_on_the_model_only():
     allowed = ("pyhang.model", "pyhang.analysis", "pyhang.libraries")
     assert offending("python/pyhang/analysis", allowed) == []
+
+
+SENTENCE_WORDS = 4   # "cannot be read (%s)": four words are a phrase someone reads
+
+
+def sentences(source, path="<string>"):
+    """(line, text) of the string constants in `source` that read as words
+    for people: SENTENCE_WORDS or more words (placeholders such as %s and an
+    f-string's fields count).  Docstrings, dict keys and format specs are
+    not; identifiers, paths and patterns are one word each."""
+    tree = ast.parse(source, path)
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            skip.add(id(body[0].value))
+        elif isinstance(node, ast.Dict):
+            skip.update(id(k) for k in node.keys if k is not None)
+        elif isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            skip.update(id(n) for n in ast.walk(node.format_spec))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            words = sum(len(v.value.split()) if isinstance(v, ast.Constant) else 1 for v in node.values)
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            skip.update(id(v) for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            words, text = len(node.value.split()), node.value
+        else:
+            continue
+        if words >= SENTENCE_WORDS:
+            out.append((node.lineno, text))
+    return sorted(out)
+
+
+def test_the_sentence_scan_tells_sentences_from_data():
+    source = '''"""A module docstring of many words."""
+def f(x):
+    """A docstring of many words."""
+    d = {"a key of many words": 1, "kind": "py-join", "re": r"^python(\\d+)?$"}
+    g(f"{x:>{width} d}", "/usr/lib/python3.11/threading.py", "sched_get_priority_max")
+    return "cannot be read (%s)" % x, f"waits for {x} to exit"
+'''
+    assert sentences(source) == [(6, "cannot be read (%s)"), (6, "waits for {} to exit")]
+
+
+def test_analysis_writes_no_sentence():
+    """The analysis returns data (kinds, addresses, names, facts); the
+    renderer words it (pyhang.render), so that the text and the JSON say
+    one thing one way, and the words can change without the analysis."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "python", "pyhang", "analysis", "*.py"))):
+        found += ["%s:%d: %r" % (os.path.relpath(path, ROOT), line, text)
+                  for line, text in sentences(open(path).read(), path)]
+    assert found == [], "sentences in the analysis:\n" + "\n".join(found)
 
 
 def test_each_gdb_command_module_imports_no_other_command_module():

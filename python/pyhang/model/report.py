@@ -63,7 +63,9 @@ class BlockedOn:
     owner_source: str = OwnerSource.UNKNOWN
     owner_alive: bool | None = None  # every owner is a thread of this process
     confidence: str | None = None    # how sure the identification is (model.kinds.Confidence)
-    evidence: str | None = None      # how it was identified
+    # How it was identified, as the native side said it; None where the analysis
+    # identified it itself (render.locks.evidence words that from `kind` and `lock`).
+    evidence: str | None = None
     lock: dict = field(default_factory=dict)   # the decoded lock's fields the renderer uses
     condvar_mutex: int | None = None
 

@@ -4,7 +4,7 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonEvidence, Python
 from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
-from pyhang.render.locks import summary
+from pyhang.render.locks import evidence as wait_evidence, summary
 from pyhang.render.names import ThreadNames, lock_reference, python_frame_line, thread_label, thread_title
 from pyhang.render.values import frame_locals_text
 
@@ -22,11 +22,20 @@ def thread_header(th: ThreadReport):
     return thread_title(th.gdb_num, th.tid, th.name, th.python_name)
 
 
-def edge_evidence(e):
-    """Why `e.owner` is thought to hold what `e.waiter` waits for."""
-    if e.evidence or e.kind != WaitKind.PY_LOCK:
+def edge_evidence(e, waiter_blocked=None):
+    """Why `e.owner` is thought to hold what `e.waiter` waits for.
+    `waiter_blocked`: the waiter's BlockedOn.  An edge of the waiter's own
+    wait carries that wait's evidence (analysis.deadlocks), which is empty
+    where the analysis identified the wait itself: worded here as for the
+    wait (render.locks.evidence)."""
+    if e.evidence:
         return e.evidence
-    return lock_reference((e.facts or {}).get("references"))
+    if e.kind == WaitKind.PY_LOCK:
+        return lock_reference((e.facts or {}).get("references"))
+    b = waiter_blocked
+    if b is not None and b.evidence is None and (b.kind, b.address) == (e.kind, e.address) and e.owner in b.owners:
+        return wait_evidence(b) or e.evidence
+    return e.evidence
 
 
 def python_status_line(status):
