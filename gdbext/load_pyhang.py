@@ -39,7 +39,9 @@ def _load():
              if os.path.isdir(p) and p not in sys.path]
     sys.path[0:0] = paths
     from pyhang_gdb import loader
-    loader.load(root=root, build=build)
+    if loader.load(root=root, build=build):
+        from pyhang_gdb import commands  # (they import the native module: only once it can be)
+        commands.register()
 
 
 try:

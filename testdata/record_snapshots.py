@@ -10,7 +10,10 @@ recorded about itself:
     {"case", "argv", "truth", "snapshot", "report"}
 
 The analysis tests replay the snapshot without gdb and compare with the
-report and the truth.  Run again after a change to what collection records:
+report and the truth.  Recording again rewrites the report, never what
+python/tests/test_analysis.py expects of each case (SCENARIOS, written by
+hand in the scenario's roles): a case whose scenario changed needs that
+checked by hand.  Run again after a change to what collection records:
 
     testdata/record_snapshots.py [CASE ...]      (needs a configured build: testdata/setup.sh)
 

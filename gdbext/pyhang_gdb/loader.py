@@ -1,4 +1,5 @@
-"""Import the native module, or say in one line why it cannot be imported."""
+"""Where pyhang was loaded from, and whether its native module can be
+imported (or, in one line, why not)."""
 import glob
 import os
 import sys
@@ -29,12 +30,14 @@ ROOT = None
 
 
 def load(root, build):
+    """Record where pyhang was loaded from; whether the native module can be
+    imported (when not, one line says why).  The commands are registered by
+    the entry point (load_pyhang.py), not here: they need this module
+    (`ROOT`), and this module needs none of them."""
     global ROOT
     ROOT = root
     problem = native_problem(build)
     if problem:
         print("pyhang: " + problem)
         return False
-    from pyhang_gdb import commands
-    commands.register()
     return True

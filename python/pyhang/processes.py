@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import types
 
-from pyhang import cli, procfs
+from pyhang import gdb_batch, procfs
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.model.tree import ProcessEntry, TreeReport
@@ -25,35 +25,36 @@ TIMEOUT = 120            # seconds for one gdb session
 
 
 def _target(pid, core, sysroot, lib_search_path):
-    """What cli.run needs to know of the process or core its gdb looks at."""
+    """What gdb_batch.run needs to know of the process or core its gdb looks at."""
     return types.SimpleNamespace(pid=pid, core=core, executable=None, json=False, sysroot=sysroot,
                                  lib_search_path=lib_search_path)
 
 
-def examine(pid=None, core=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
+def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None):
     """(Report, None) of one process or core, or (None, why not).
     `gdbext`: the pyhang.gdb the gdb sessions load; `sysroot`,
     `lib_search_path`: where a core's files are now (cores only)."""
     target = _target(pid, core, sysroot, lib_search_path)
     try:
-        return cli.examine(cli.open_gdb(target, timeout=TIMEOUT, gdbext=gdbext), target, timeout=TIMEOUT)[1], None
-    except cli.Failure as f:
+        return gdb_batch.examine(gdb_batch.open_gdb(target, timeout=TIMEOUT, gdbext=gdbext), target,
+                                 timeout=TIMEOUT)[1], None
+    except gdb_batch.Failure as f:
         reason = f.message + ("".join(": %s" % d for d in f.details[:1]))
         return None, reason
     except (ValueError, KeyError, TypeError) as exc:
         return None, "its gdb gave an answer pyhang cannot read (%s)" % exc
 
 
-def lock_objects(workdir, addresses, pid=None, core=None, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
+def lock_objects(workdir, addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None):
     """{address: what is there} in one process or core (`pyhang lock-objects`
     in a gdb of its own), or None when it could not be asked."""
     path = os.path.join(workdir, "locks-%s.json" % (pid if pid is not None else os.path.basename(core)))
     try:
-        cli.run("pyhang lock-objects %s %s" % (path, " ".join("0x%x" % a for a in addresses)),
+        gdb_batch.run("pyhang lock-objects %s %s" % (path, " ".join("0x%x" % a for a in addresses)),
                 _target(pid, core, sysroot, lib_search_path), timeout=TIMEOUT, gdbext=gdbext)
         with open(path) as f:
             return {o["object"]: o for o in json.load(f) if isinstance(o, dict) and "object" in o}
-    except (cli.Failure, OSError, ValueError, TypeError):
+    except (gdb_batch.Failure, OSError, ValueError, TypeError):
         return None
 
 
@@ -97,7 +98,7 @@ def _run_all(jobs, gdbext, **where):
     return out
 
 
-def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT, root_lock_objects=None):
+def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBEXT, root_lock_objects=None):
     """The TreeReport of live process `root` and its descendants.
     `root_report`: the root's Report when the caller made it (pyhang in gdb
     attached to it), else the root is examined like the others;
@@ -130,7 +131,7 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=cli.GDBEXT, ro
     return tree_analysis.analyse(tree)
 
 
-def core_tree(cores, gdbext=cli.GDBEXT, sysroot=None, lib_search_path=None):
+def core_tree(cores, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None):
     """The TreeReport of one core per process; parents from the cores'
     own records (NT_PRPSINFO).  `sysroot`, `lib_search_path`: where the
     cores' executables and libraries are now, for every core."""

@@ -16,6 +16,7 @@ from pyhang.model import snapshot as snapshots
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.render import json as render_json
+from pyhang.render.locks import evidence as wait_evidence
 from pyhang.render.text import render_text
 
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -48,13 +49,167 @@ def test_every_recorded_case_is_present():
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_replayed_snapshot_gives_the_report_gdb_printed(case):
+def test_replayed_snapshot_gives_the_report_gdb_printed_when_it_was_recorded(case):
+    """The snapshot holds all the report needs, and the output has not
+    changed since the recording.  Recording again rewrites this expectation
+    with its input: that the report is right is test_replay_gives_what_each_
+    scenario_recorded_of_itself's to prove."""
     doc = recorded(case)
     _, got = replay(doc)
     expected = dict(harness.validated_report(doc["report"]))
     # the version that made the report is the one running, not the one that recorded it
     got.pop("pyhang_version", None), expected.pop("pyhang_version", None)
     assert got == expected
+
+
+# What each recorded scenario must give, in its own terms: the roles its
+# threads recorded ("truth"), checked by hand against the scenario program.
+# role → (wait kind, the syscall's name or the variable naming the object,
+# the roles of its owners, owner source, confidence); deadlocks as (roles,
+# confidence); verdicts as (kind, roles); fork hazards' kinds (none where not
+# given; None: checked by a test of its own).  Written here,
+# never recorded: recording a snapshot again cannot move them.
+SLEEPS = ("syscall", "clock_nanosleep", [], "unknown", "certain")   # time.sleep
+PAUSES = ("syscall", "pause", [], "unknown", "certain")
+SCENARIOS = {
+    "rlock_abba": {
+        "waits": {"main": SLEEPS,
+                  "holds-a-wants-b": ("py-rlock", "__main__.lock_b", ["holds-b-wants-a"], "lock-word", "certain"),
+                  "holds-b-wants-a": ("py-rlock", "__main__.lock_a", ["holds-a-wants-b"], "lock-word", "certain")},
+        "deadlocks": [(["holds-a-wants-b", "holds-b-wants-a"], "certain")]},
+    "lock_abba_unrecorded": {   # a threading.Lock records no owner: each holder is likely, from its frames
+        "waits": {"main": SLEEPS,
+                  "holds-a-wants-b": ("py-lock", "__main__.lock_b", [], "unknown", "certain"),
+                  "holds-b-wants-a": ("py-lock", "__main__.lock_a", [], "unknown", "certain")},
+        "deadlocks": [(["holds-a-wants-b", "holds-b-wants-a"], "likely")]},
+    "native_abba": {   # main joins the first thread (pthread_join(t1))
+        "waits": {"main": ("thread-join", None, ["holds-a-wants-b"], "thread-tid", "certain"),
+                  "holds-a-wants-b": ("mutex", None, ["holds-b-wants-a"], "lock-word", "certain"),
+                  "holds-b-wants-a": ("mutex", None, ["holds-a-wants-b"], "lock-word", "certain")},
+        "deadlocks": [(["holds-a-wants-b", "holds-b-wants-a"], "certain")]},
+    "driver_rwlock_write": {   # the writer's rwlock records its owner
+        "waits": {"holds-gil": ("rwlock-write", None, ["holds-driver-lock"], "lock-word", "certain"),
+                  "holds-driver-lock": ("gil", None, ["holds-gil"], "gil-state", "certain")},
+        "deadlocks": [(["holds-driver-lock", "holds-gil"], "certain")],
+        "verdicts": [("gil-holder-blocked", ["holds-gil"])]},
+    "driver_rwlock_read": {   # readers are not recorded: the holder is the driver heuristic's, likely
+        "waits": {"holds-gil": ("rwlock-write", None, [], "unknown", "certain"),
+                  "holds-driver-lock": ("gil", None, ["holds-gil"], "gil-state", "certain")},
+        "deadlocks": [(["holds-driver-lock", "holds-gil"], "likely")],
+        "verdicts": [("gil-holder-blocked", ["holds-gil"])]},
+    "gil_held_in_native": {   # the holder sleeps in libc's pause with the GIL held
+        "waits": {"waiter": ("gil", None, ["holder"], "gil-state", "certain"), "holder": PAUSES},
+        "verdicts": [("gil-holder-blocked", ["holder"])]},
+    "fork_mutex_child": {   # the child waits on a mutex a parent thread held at fork
+        "waits": {"child": ("mutex", None, ["holds-mutex"], "lock-word", "certain")},
+        "verdicts": [("owner-gone", ["child", "holds-mutex"])],
+        "hazards": ["orphaned-lock", "threads-at-fork"]},
+    "lock_held_across_join": {
+        "waits": {"holds-lock-joins": ("py-join", None, ["waits-for-lock"], "thread-object", "certain"),
+                  "waits-for-lock": ("py-lock", "__main__.config_lock", [], "unknown", "certain")},
+        "deadlocks": [(["holds-lock-joins", "waits-for-lock"], "likely")]},
+    "exit_joins_stuck_thread": {
+        "waits": {"exits": ("py-join", None, ["never-ends"], "thread-object", "certain"),
+                  "never-ends": ("py-event", "__main__.never", [], "unknown", "certain")},
+        "verdicts": [("owners-unknown", ["never-ends"])]},
+    "python_objects": {
+        "waits": {"main": SLEEPS,
+                  "queue-getter": ("py-queue-get", "__main__.EMPTY", [], "unknown", "certain"),
+                  "queue-putter": ("py-queue-put", "__main__.FULL", [], "unknown", "certain"),
+                  "sem-waiter": ("py-semaphore", "__main__.SEM", [], "unknown", "certain"),
+                  "event-waiter": ("py-event", "__main__.EVENT", [], "unknown", "certain"),
+                  "barrier-waiter": ("py-barrier", "__main__.BARRIER", [], "unknown", "certain"),
+                  "future-waiter": ("py-future", "__main__.FUTURE", [], "unknown", "certain"),
+                  "importer": ("py-event", None, [], "unknown", "certain"),   # holds the module lock meanwhile
+                  "import-waiter": ("py-import-lock", None, ["importer"], "lock-word", "certain"),
+                  "pool-worker-1": ("py-future", None, [], "unknown", "certain"),
+                  "pool-worker-2": ("py-future", None, [], "unknown", "certain")},
+        "verdicts": [("nothing-can-wake", ["queue-getter"]),
+                     ("executor-starvation", ["pool-worker-1", "pool-worker-2"]),
+                     ("owners-unknown", ["queue-getter", "queue-putter", "sem-waiter", "event-waiter",
+                                         "barrier-waiter", "future-waiter", "importer", "pool-worker-1",
+                                         "pool-worker-2"])]},
+    "buffered_io": {   # each holder sleeps in write(2) holding its stream's lock
+        "waits": {"main": SLEEPS,
+                  "stdout-holder": ("syscall", "write", [], "unknown", "certain"),
+                  "stdout-printer": ("py-buffered-io", None, ["stdout-holder"], "lock-word", "certain"),
+                  "log-holder": ("syscall", "write", [], "unknown", "certain"),
+                  "log-writer": ("py-buffered-io", None, ["log-holder"], "lock-word", "certain")}},
+    "buffered_io_fork_child": {   # the child inherited the lock its parent's thread held: no owner here
+        "waits": {"child": ("py-buffered-io", None, [], "unknown", "certain")},
+        "verdicts": [("owner-gone", ["child"])],
+        "hazards": ["orphaned-lock", "threads-at-fork"]},
+    # each lock's waiter, holders, deadlocks and verdicts: from the fixture's records (test_native_locks_...)
+    "native_locks": {"waits": {"main": SLEEPS}, "deadlocks": None, "verdicts": None},
+}
+
+
+def _roles(doc):
+    """TID → role, as the scenario recorded them (a fork child is "child")."""
+    roles = {t["tid"]: t["role"] for t in doc["truth"]["threads"]}
+    if "child" in doc["truth"]:
+        roles.setdefault(doc["truth"]["child"]["tid"], "child")
+    return roles
+
+
+def test_every_recorded_case_has_its_expectation_written_by_hand():
+    assert sorted(SCENARIOS) == CASES
+
+
+@pytest.mark.parametrize("case", sorted(SCENARIOS))
+def test_replay_gives_what_each_scenario_recorded_of_itself(case):
+    doc = recorded(case)
+    _, rep = replay(doc)
+    want = SCENARIOS[case]
+    roles = _roles(doc)
+
+    def named(tids):
+        return [roles.get(t, t) for t in tids]
+
+    def wait(b):
+        if b is None:
+            return None
+        return (b["kind"], b["syscall"]["name"] if b["kind"] == "syscall" else b["name"], tuple(named(b["owners"])),
+                b["owner_source"], b["confidence"])
+    got = {}
+    for t in rep["threads"]:
+        if t["tid"] in roles:   # every thread with a role is expected
+            got.setdefault(roles[t["tid"]], set()).add(wait(t["blocked_on"]))
+    assert got == {role: {(k, n, tuple(o), s, c)} for role, (k, n, o, s, c) in want["waits"].items()}
+    if want.get("deadlocks", []) is not None:
+        assert sorted((sorted(named(d["threads"])), d["confidence"]) for d in rep["deadlocks"]) == \
+            sorted((sorted(r), c) for r, c in want.get("deadlocks", []))
+    if want.get("verdicts", []) is not None:
+        assert [(v["kind"], named(v["threads"])) for v in rep["verdicts"]] == want.get("verdicts", [])
+    assert [h["kind"] for h in rep["fork_hazards"]] == want.get("hazards", [])
+
+
+# liblockfixture's kind of lock and way of waiting → the wait kind its waiter must have.
+NATIVE_LOCK_KINDS = {("rwlock-write-held", "write"): "rwlock-write", ("rwlock-write-held", "read"): "rwlock-read",
+                     ("rwlock-read-held", "write"): "rwlock-write", ("semaphore", "wait"): "semaphore",
+                     ("condvar", "wait"): "condvar", ("futex", "wait"): "futex"}
+
+
+def test_native_locks_each_waiter_waits_on_its_lock_held_by_the_thread_the_fixture_recorded():
+    doc = recorded("native_locks")
+    _, rep = replay(doc)
+    threads = {t["tid"]: t for t in rep["threads"]}
+    for r in doc["truth"]["records"]:
+        b = threads[r["waiter"]]["blocked_on"]
+        kind = "mutex" if r["lock"].startswith("mutex-") else NATIVE_LOCK_KINDS[(r["lock"], r["waiter_mode"])]
+        # a holder the lock word records is named from it; readers and the rest are never guessed as sure
+        owners = [r["holder"]] if r["holder"] is not None else []
+        assert (b["kind"], b["address"], b["owners"]) == (kind, r["address"], owners), r
+        assert b["owner_source"] == ("lock-word" if owners else "unknown"), r
+        for holder in r["holders"]:   # each holder sleeps in pause(2), holding its lock
+            h = threads[holder]["blocked_on"]
+            assert (h["kind"], h["syscall"]["name"]) == ("syscall", "pause"), r
+    # no lock here is part of a real cycle: any deadlock is the driver heuristic's guess, never certain
+    assert all(d["confidence"] != "certain" and all(e["source"] == "heuristic" for e in d["edges"])
+               for d in rep["deadlocks"])
+    # a semaphore and a condition variable have no owner to name: said so, never an all-clear
+    unowned = sorted(r["waiter"] for r in doc["truth"]["records"] if r["lock"] in ("semaphore", "condvar"))
+    assert [(v["kind"], sorted(v["threads"])) for v in rep["verdicts"]] == [("owners-unknown", unowned)]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -378,7 +533,7 @@ def test_interpreter_exit_on_3_13_is_certain_when_parked_on_a_threads_handle_els
     # GIVEN main parked on the exit event inside the second Thread's handle (0x6000 + 0x39)
     b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x6039})
     # THEN that thread is the one joined, certain
-    assert (b.owners, b.confidence) == ([11], "certain") and "_handle" in b.evidence
+    assert (b.owners, b.confidence) == ([11], "certain") and "_handle" in wait_evidence(b)
     # AND parked on nothing a handle holds: the non-daemon threads, likely
     b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x9000})
     assert sorted(b.owners) == [11, 12] and b.confidence == "likely"

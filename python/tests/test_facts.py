@@ -8,6 +8,7 @@ import pytest
 from pyhang.analysis.report import analyse, from_snapshot
 from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts
 from pyhang.model.report import NativeFrame
+from pyhang.render.text import warnings
 
 
 class NativeLikeFrames:
@@ -121,4 +122,5 @@ def test_a_snapshot_missing_answers_says_so_in_the_report():
     document["answers"] = [a for a in document["answers"] if a[0] != "locks"]
     _, report = from_snapshot(document)
     assert report.edges == []
-    assert any("no answer to 1 of the questions" in w for w in report.warnings)
+    assert report.unanswered == 1
+    assert any("no answer to 1 of the questions" in w for w in warnings(report))

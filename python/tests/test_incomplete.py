@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import harness
-from pyhang import analysis, cli
+from pyhang import analysis, cli, gdb_batch
 from pyhang.analysis import completeness
 from pyhang.model import snapshot as snapshots
 from pyhang.model.kinds import GilState, PythonEvidence, Unread, VerdictKind
@@ -286,7 +286,7 @@ def test_the_gdb_sides_status_line_carries_what_was_not_read_to_the_exit_status(
     status.started()
     status.deadlocks(0)
     status.incomplete(completeness.incomplete(analysis.build_report(python_314_abba())))
-    parsed, rest = cli._split_status("report text\n" + status.line() + "\n")
+    parsed, rest = gdb_batch._split_status("report text\n" + status.line() + "\n")
     assert rest == "report text\n" and parsed["incomplete"] == ["python-state", "lock-layouts"]
     assert cli.report_status(parsed["deadlocks"], parsed["incomplete"]) == cli.INCOMPLETE
     status.started()   # the next command starts complete

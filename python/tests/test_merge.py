@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from pyhang.analysis import merge as merge_analysis
-from pyhang.render.merge import merge_json, render_merge_text
+from pyhang.render.merge import merge_json, problem_line, render_merge_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLI = os.path.join(ROOT, "python", "bin", "pyhang")
@@ -112,7 +112,7 @@ def test_a_tree_document_counts_each_process_and_notes_those_not_examined():
     m = merged([("tree.json", tree), ("r.json", rank(20))])
     assert [g.size for g in m.groups] == [3] and [m_.source for m_ in m.groups[0].members] == \
         ["tree.json", "tree.json", "r.json"]
-    assert m.problems == [("tree.json", "PID 12 was not examined: a zombie")]
+    assert [problem_line(p) for p in m.problems] == ["pyhang merge: tree.json: PID 12 was not examined: a zombie"]
 
 
 @pytest.mark.parametrize("text, says", [
@@ -124,7 +124,7 @@ def test_a_tree_document_counts_each_process_and_notes_those_not_examined():
 ])
 def test_garbage_is_one_problem_and_the_rest_is_still_merged(text, says):
     m = merged([("bad.json", text), ("good.json", rank(5))])
-    assert len(m.problems) == 1 and m.problems[0][0] == "bad.json" and says in m.problems[0][1]
+    assert len(m.problems) == 1 and problem_line(m.problems[0]).startswith("pyhang merge: bad.json: " + says)
     assert [g.size for g in m.groups] == [1]
 
 

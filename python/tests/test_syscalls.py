@@ -19,9 +19,10 @@ from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import WaitKind
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.report import NativeFrame
-from pyhang.render.locks import summary
+from pyhang.render.locks import not_blocked, summary
 from pyhang.render.json import _blocked
 from pyhang.render.names import ThreadNames
+from pyhang.render.syscalls import call_name
 
 
 def nr(name):
@@ -42,7 +43,10 @@ def test_every_x86_64_system_call_up_to_the_newest_has_a_name():
     assert all(n in NAMES for n in range(0, 335)) and all(n in NAMES for n in range(424, 468))
     assert syscalls.name(1) == "write" and syscalls.name(230) == "clock_nanosleep"
     # a number no kernel has is said to be one, never given bare
-    assert syscalls.name(99999) == "unknown system call (number 99999)"
+    assert syscalls.name(99999) == 99999 and call_name(syscalls.name(99999)) == "unknown system call (number 99999)"
+    assert call_name(syscalls.name(1)) == "write"
+    assert not_blocked(7, ThreadNames([]), syscalls.name(99999)).endswith(
+        "is not blocked on a lock (in the unknown system call (number 99999) system call)")
 
 
 def test_the_blocking_calls_are_those_a_thread_parks_in():

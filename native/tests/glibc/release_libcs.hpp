@@ -2,8 +2,9 @@
 // (trixie: glibc 2.41, sid: the newest), as test fixtures: each is copied
 // into <build>/testdata/glibc-releases/<root>/ when a test first asks for
 // it, so the tests read a file of the build tree that a root being remade
-// cannot change under them.  Nothing is committed: without the roots the
-// tests that need them are skipped with a warning.
+// cannot change under them.  Nothing is committed: a test checks the roots
+// there are (a warning names each one missing) and is skipped without any
+// (PYHANG_SKIP).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -15,6 +16,7 @@
 #include <system_error>
 
 #include "pyhang/target/elf.hpp"
+#include "support/skip.hpp"
 
 namespace pyhang::testing {
 
@@ -43,10 +45,18 @@ inline std::filesystem::path release_libc(const std::string& root) {
 inline std::shared_ptr<ElfFile> open_release_libc(const std::string& root) {
   const auto path = release_libc(root);
   if (path.empty()) {
-    WARN("no " << root << " root in " << roots_dir().string() << " (testdata/containers.py makes it): skipped");
+    WARN("no " << root << " root in " << roots_dir().string() << " (testdata/containers.py makes it): not checked");
     return nullptr;
   }
   return ElfFile::open(path.string());
+}
+
+// The release roots the tests check, newest last.
+inline constexpr const char* kReleaseRoots[] = {"trixie", "sid"};
+
+// Why a test checked no release libc (PYHANG_SKIP's words).
+inline std::string no_release_roots() {
+  return "no trixie or sid root in " + roots_dir().string() + " (testdata/containers.py makes them)";
 }
 
 }  // namespace pyhang::testing

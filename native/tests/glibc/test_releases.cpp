@@ -159,10 +159,12 @@ TEST_CASE("a release older than every row is refused as before", "[glibc][releas
 }
 
 TEST_CASE("the newest sid and trixie libc files choose their rows from their own file", "[glibc][releases][release]") {
-  for (const char* root : {"trixie", "sid"}) {
+  int roots_read = 0;
+  for (const char* root : testing::kReleaseRoots) {
     INFO(root);
     auto libc = testing::open_release_libc(root);
     if (!libc) continue;
+    ++roots_read;
     auto v = detect_version(*libc);
     REQUIRE(v);
     auto c = choose_layouts(*v);
@@ -172,6 +174,7 @@ TEST_CASE("the newest sid and trixie libc files choose their rows from their own
     const bool checked = std::pair(v->major, v->minor) < newest().max_exclusive;
     CHECK(c->warning.empty() == checked);
   }
+  if (roots_read == 0) PYHANG_SKIP(testing::no_release_roots());
 }
 
 // The words below are what Debian's glibc 2.41 and 2.43 hold (read from a

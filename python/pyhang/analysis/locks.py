@@ -96,14 +96,13 @@ def from_python(wait):
 def thread_join(address, joined_tid):
     """pthread_join: the joined thread is what the joiner waits for."""
     return BlockedOn(kind=WaitKind.THREAD_JOIN, address=address, owners=[joined_tid],
-                     owner_source=OwnerSource.THREAD_TID, confidence=Confidence.CERTAIN,
-                     evidence="sleeps on the tid word of the joined thread's struct pthread, which holds its TID")
+                     owner_source=OwnerSource.THREAD_TID, confidence=Confidence.CERTAIN)
 
 
 def gil_wait(holder_tid):
     return BlockedOn(kind=WaitKind.GIL, owners=[holder_tid] if holder_tid else [],
                      owner_source=OwnerSource.GIL_STATE if holder_tid else OwnerSource.UNKNOWN,
-                     confidence=Confidence.CERTAIN, evidence="sleeps on a futex inside the GIL's state")
+                     confidence=Confidence.CERTAIN)
 
 
 def thread_bases(threads):

@@ -15,6 +15,7 @@ read or is neither is one problem, and the rest are still grouped.
 """
 import json
 from collections import Counter
+from pyhang.model.kinds import MergeProblem
 from pyhang.model.record import field, record
 
 REPORT_SCHEMA = "pyhang-report/1"
@@ -56,9 +57,24 @@ class Difference:
 
 
 @record
+class Problem:
+    """A file, or a process in it, that could not be merged."""
+    source: str                     # the file
+    kind: str                       # model.kinds.MergeProblem
+    facts: dict                     # what the renderer words it from (MergeProblem says which)
+
+
+class _Foreign(ValueError):
+    """A document of a pyhang schema without what pyhang writes in it."""
+    def __init__(self, kind):
+        super().__init__(kind)
+        self.kind = kind
+
+
+@record
 class Merge:
     members: list = field(default_factory=list)
-    problems: list = field(default_factory=list)      # [(source, why)]
+    problems: list = field(default_factory=list)      # [Problem]
     groups: list = field(default_factory=list)
     differences: list = field(default_factory=list)
 
@@ -69,10 +85,10 @@ def _frame(f):
 
 
 def _member(source, doc):
-    """A Member from one pyhang-report/1 document; ValueError when it is not one."""
+    """A Member from one pyhang-report/1 document; _Foreign when it is not one."""
     threads = doc.get("threads")
     if not isinstance(threads, list):
-        raise ValueError("it has no threads list")
+        raise _Foreign(MergeProblem.NO_THREADS)
     target = doc.get("target") if isinstance(doc.get("target"), dict) else {}
     out = []
     for t in threads[:MAX_THREADS]:
@@ -89,7 +105,7 @@ def read(merge, source, text):
     try:
         doc = json.loads(text)
     except ValueError as exc:
-        merge.problems.append((source, "not JSON (%s)" % exc))
+        merge.problems.append(Problem(source, MergeProblem.NOT_JSON, {"error": str(exc)}))
         return
     schema = doc.get("schema") if isinstance(doc, dict) else None
     try:
@@ -98,17 +114,18 @@ def read(merge, source, text):
         elif schema == TREE_SCHEMA:
             processes = doc.get("processes")
             if not isinstance(processes, list):
-                raise ValueError("it has no processes list")
+                raise _Foreign(MergeProblem.NO_PROCESSES)
             for p in processes:
                 if isinstance(p, dict) and p.get("schema") == REPORT_SCHEMA:
                     merge.members.append(_member(source, p))
                 elif isinstance(p, dict):
-                    merge.problems.append((source, "PID %s was not examined: %s" % (p.get("pid"), p.get("problem"))))
+                    merge.problems.append(Problem(source, MergeProblem.NOT_EXAMINED,
+                                                  {"pid": p.get("pid"), "problem": p.get("problem")}))
         else:
-            merge.problems.append((source, "not a pyhang report (schema %r; %s or %s expected)" %
-                                   (schema, REPORT_SCHEMA, TREE_SCHEMA)))
-    except ValueError as exc:
-        merge.problems.append((source, "a %s document pyhang did not write: %s" % (schema, exc)))
+            merge.problems.append(Problem(source, MergeProblem.NOT_A_REPORT,
+                                          {"schema": schema, "expected": [REPORT_SCHEMA, TREE_SCHEMA]}))
+    except _Foreign as exc:
+        merge.problems.append(Problem(source, exc.kind, {"schema": schema}))
 
 
 def _names(threads):
@@ -161,7 +178,7 @@ def merge_files(paths):
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
         except OSError as exc:
-            merge.problems.append((path, "cannot be read (%s)" % (exc.strerror or exc)))
+            merge.problems.append(Problem(path, MergeProblem.UNREADABLE, {"error": str(exc.strerror or exc)}))
             continue
         read(merge, path, text)
     return analyse(merge)

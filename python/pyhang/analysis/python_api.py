@@ -122,7 +122,7 @@ def api_wait(python_api, primitive, ident_tid):
     if api is None:
         return None
     attrs = python_api.get("attributes") or {}
-    lock = {"type": python_api.get("type"), "frame": python_api.get("frame")}
+    lock = {"type": python_api.get("type"), "frame": python_api.get("frame"), "api_file": api.file}
     for name in api.attributes:
         v = attrs.get(name) or {}
         lock[name] = v.get("integer") if v.get("integer") is not None else v.get("text")
@@ -134,9 +134,7 @@ def api_wait(python_api, primitive, ident_tid):
         lock["referenced_by"] = list(python_api["referenced_by"])
         lock["references_complete"] = python_api.get("references_complete")
     b = BlockedOn(kind=api.kind, address=python_api["self"], owner_source=OwnerSource.UNKNOWN,
-                  confidence=primitive.confidence if primitive else None,
-                  evidence="self of %s (%s)" % ((python_api.get("frame") or {}).get("function"), api.file.strip("/>")),
-                  lock=lock)
+                  confidence=primitive.confidence if primitive else None, lock=lock)
     if api.kind == WaitKind.PY_IMPORT_LOCK:
         owner = _integer(attrs, "owner")
         count = attrs.get("count") or {}

@@ -140,10 +140,7 @@ def from_snapshot(document):
     replay = Replay(document)
     options = replay.options
     snapshot, report = analyse(replay, native_depth=options.get("native_depth"), locals=bool(options.get("locals")))
-    if replay.unanswered:
-        report.warnings.append("the snapshot holds no answer to %d of the questions its analysis asks (it was made "
-                               "by another version of pyhang): what they would have said is not known"
-                               % len(replay.unanswered))
+    report.unanswered = len(replay.unanswered)
     return snapshot, report
 
 

@@ -75,9 +75,9 @@ def in_syscall(registers):
 
 
 def name(nr):
-    """The name of system call `nr`; a number no x86_64 kernel has is said
-    to be one, never given bare."""
-    return NAMES.get(nr) or "unknown system call (number %d)" % nr
+    """The name of system call `nr`; for a number no x86_64 kernel has, the
+    number itself (the renderer says it is one: render.syscalls.call_name)."""
+    return NAMES.get(nr) or nr
 
 
 def futex_address(registers):
@@ -296,6 +296,5 @@ def syscall_wait(thread, files=None):
     confidence = Confidence.CERTAIN
     if call == "restart_syscall" and (s.get("restarts") or {}).get("source") == "frame":
         confidence = Confidence.LIKELY
-    return BlockedOn(kind=WaitKind.SYSCALL, owner_source=OwnerSource.UNKNOWN, confidence=confidence,
-                     evidence="orig_rax %d (%s) and its argument registers" % (nr, call), lock=s)
+    return BlockedOn(kind=WaitKind.SYSCALL, owner_source=OwnerSource.UNKNOWN, confidence=confidence, lock=s)
 

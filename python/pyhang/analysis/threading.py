@@ -1,7 +1,7 @@
 """The threading module's Thread objects of one process (the snapshot's
 `threading`, from PythonLocks.threading()), indexed: the Python name of
 each thread, and which thread a join waits for."""
-from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
+from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 
 
@@ -76,11 +76,10 @@ def join_wait(python_lock, joined, frames):
     return BlockedOn(kind=WaitKind.PY_JOIN, address=joined.get("object"), owners=[tid] if tid else [],
                      owner_source=OwnerSource.THREAD_OBJECT if tid else OwnerSource.UNKNOWN,
                      confidence=Confidence.CERTAIN,
-                     evidence="the Thread object joined: its %s" % (
-                         "_tstate_lock, held until it exits" if python_lock.get("kind") == WaitKind.PY_LOCK
-                         else "_handle, set when it exits"),
                      lock={"name": joined.get("name"), "daemon": joined.get("daemon"),
-                           "shutdown": _at_exit(frames)})
+                           "shutdown": _at_exit(frames),
+                           "joined_by": JoinEvidence.TSTATE_LOCK if python_lock.get("kind") == WaitKind.PY_LOCK
+                           else JoinEvidence.HANDLE})
 
 
 # A C ThreadHandle (Modules/_threadmodule.c, 3.13+: two list nodes, ident,
@@ -105,16 +104,13 @@ def shutdown_wait(frames, python_threads, tid, python_lock=None):
         # The handle _thread._shutdown joins now: certain, as a join on its Thread is.
         return BlockedOn(kind=WaitKind.PY_JOIN, address=parked.get("object"), owners=[parked["tid"]],
                          owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.CERTAIN,
-                         evidence="threading._shutdown joins every non-daemon thread (_thread._shutdown); it is "
-                                  "parked on the thread_is_exiting event of this Thread's _handle",
                          lock={"name": parked.get("name"), "names": [parked.get("name")], "daemon": False,
-                               "shutdown": True})
+                               "shutdown": True, "joined_by": JoinEvidence.SHUTDOWN_HANDLE})
     waited = python_threads.running_non_daemon(tid)
     if not waited:
         return None
     return BlockedOn(kind=WaitKind.PY_JOIN, address=waited[0].get("object"), owners=[t["tid"] for t in waited],
                      owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.LIKELY,
-                     evidence="threading._shutdown joins every non-daemon thread (_thread._shutdown); "
-                              "the non-daemon threads of threading._active",
                      lock={"name": waited[0].get("name") if len(waited) == 1 else None,
-                           "names": [t.get("name") for t in waited], "daemon": False, "shutdown": True})
+                           "names": [t.get("name") for t in waited], "daemon": False, "shutdown": True,
+                           "joined_by": JoinEvidence.SHUTDOWN_ACTIVE})

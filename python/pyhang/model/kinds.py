@@ -59,6 +59,26 @@ class WaitKind:
     SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
 
 
+class JoinEvidence:
+    """How a `py-join` wait was found: its BlockedOn.lock's "joined_by".  Not
+    in the JSON itself: the renderer words the wait's `evidence` from it."""
+    TSTATE_LOCK = "tstate-lock"         # Thread.join sleeps on the joined Thread's _tstate_lock
+    HANDLE = "handle"                   # Thread.join (3.13+) sleeps on the joined Thread's _handle
+    SHUTDOWN_HANDLE = "shutdown-handle"   # interpreter exit, parked on the exit event of one Thread's _handle
+    SHUTDOWN_ACTIVE = "shutdown-active"   # interpreter exit: the non-daemon threads of threading._active
+
+
+class MergeProblem:
+    """Why `pyhang merge` could not take (all of) a file (the kind of each
+    of analysis.merge's problems; the renderer words it, its facts in hand)."""
+    UNREADABLE = "unreadable"       # the file cannot be opened or read {"error"}
+    NOT_JSON = "not-json"           # {"error"}
+    NOT_A_REPORT = "not-a-report"   # a schema merge does not take {"schema", "expected"}
+    NO_THREADS = "no-threads"       # a report document without its threads list {"schema"}
+    NO_PROCESSES = "no-processes"   # a tree document without its processes list {"schema"}
+    NOT_EXAMINED = "not-examined"   # a process of a tree that was not examined {"pid", "problem"}
+
+
 class TreeEdgeKind:
     """Waits across processes (pyhang.analysis.tree)."""
     CHILD_EXIT = "child-exit"           # wait4/waitid: the child's threads must end

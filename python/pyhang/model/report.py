@@ -63,7 +63,9 @@ class BlockedOn:
     owner_source: str = OwnerSource.UNKNOWN
     owner_alive: bool | None = None  # every owner is a thread of this process
     confidence: str | None = None    # how sure the identification is (model.kinds.Confidence)
-    evidence: str | None = None      # how it was identified
+    # How it was identified, as the native side said it; None where the analysis
+    # identified it itself (render.locks.evidence words that from `kind` and `lock`).
+    evidence: str | None = None
     lock: dict = field(default_factory=dict)   # the decoded lock's fields the renderer uses
     condvar_mutex: int | None = None
 
@@ -147,6 +149,7 @@ class Report:
     python_status: str | None = None                # model.kinds.PythonStatus of the interpreter
     lock_problem: str | None = None                 # why glibc's lock layouts are not known
     cycles_truncated: bool = False                     # more deadlock cycles than are listed
+    unanswered: int = 0                             # questions a replayed snapshot held no answer for
     asyncio: list["AsyncioLoop"] | None = None      # None: not collected; [] no asyncio loop or task
 
     def thread(self, tid):

@@ -8,7 +8,7 @@ from pyhang.model.kinds import DeadlockKind
 from pyhang.render.asyncio import asyncio_json, deadlock_json
 from pyhang.render.forks import hazard_json
 from pyhang.model.kinds import WaitKind
-from pyhang.render.locks import summary
+from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name
 from pyhang.render.syscalls import syscall_json
 from pyhang.render.text import lock_text, edge_evidence, names_of, verdict_text, warnings
@@ -85,7 +85,7 @@ def _blocked(b, names):
         return None
     return {"kind": b.kind, "address": b.address, "name": object_name(b.name), "library": b.library, "owners": list(b.owners),
             "owner_source": b.owner_source, "owner_alive": b.owner_alive, "detail": summary(b, names),
-            "confidence": b.confidence, "evidence": b.evidence, **_syscall(b)}
+            "confidence": b.confidence, "evidence": evidence(b), **_syscall(b)}
 
 
 def _syscall(b):
@@ -95,13 +95,14 @@ def _syscall(b):
     return {"syscall": syscall_json(b.lock or {})}
 
 
-def _edge(e):
+def _edge(e, waits):
+    """`waits`: {TID: its BlockedOn}, for the evidence of an edge that is the waiter's own wait."""
     return {"waiter": e.waiter, "kind": e.kind, "address": e.address, "owner": e.owner, "source": e.source,
-            "evidence": edge_evidence(e), "facts": dict(e.facts)}
+            "evidence": edge_evidence(e, waits.get(e.waiter)), "facts": dict(e.facts)}
 
 
-def _deadlock(report, d):
-    out = {"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e) for e in d.edges]}
+def _deadlock(report, d, waits):
+    out = {"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e, waits) for e in d.edges]}
     if d.kind == DeadlockKind.AWAIT:   # thread cycles keep the keys they always had
         out.update(deadlock_json(report, d))
     return out
@@ -137,6 +138,7 @@ def to_json(report, merged=False, threads=True) -> dict:
     empty list of threads, for dumps() to fill)."""
     t = report.target
     names = names_of(report)
+    waits = {th.tid: th.blocked_on for th in report.threads}
     doc = {
         "schema": SCHEMA,
         "pyhang_version": VERSION,
@@ -145,8 +147,8 @@ def to_json(report, merged=False, threads=True) -> dict:
         "threads": [_thread(th, names, _python_frames(th, merged)) for th in report.threads] if threads else [],
         "gil": {"locked": report.gil.locked, "holder_tid": report.gil.holder_tid,
                 "waiters": list(report.gil.waiters)},
-        "deadlocks": [_deadlock(report, d) for d in report.deadlocks],
-        "edges": [_edge(e) for e in report.edges],
+        "deadlocks": [_deadlock(report, d, waits) for d in report.deadlocks],
+        "edges": [_edge(e, waits) for e in report.edges],
         "fork_hazards": [hazard_json(h, names) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names),
                       "facts": _verdict_facts(v.facts)}

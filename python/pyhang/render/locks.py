@@ -1,7 +1,7 @@
 """The sentences that say what a thread waits on and who holds it: the
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import Confidence, WaitKind
+from pyhang.model.kinds import Confidence, JoinEvidence, WaitKind
 from pyhang.render import syscalls
 from pyhang.render.names import object_name
 
@@ -205,6 +205,37 @@ def summary(b, names):
     return line
 
 
+# How the analysis found a wait it identified itself (BlockedOn.evidence is None).
+_JOIN_EVIDENCE = {
+    JoinEvidence.TSTATE_LOCK: "the Thread object joined: its _tstate_lock, held until it exits",
+    JoinEvidence.HANDLE: "the Thread object joined: its _handle, set when it exits",
+    JoinEvidence.SHUTDOWN_HANDLE: "threading._shutdown joins every non-daemon thread (_thread._shutdown); it is "
+                                  "parked on the thread_is_exiting event of this Thread's _handle",
+    JoinEvidence.SHUTDOWN_ACTIVE: "threading._shutdown joins every non-daemon thread (_thread._shutdown); "
+                                  "the non-daemon threads of threading._active",
+}
+
+
+def evidence(b):
+    """How the wait `b` was identified: the native side's words, or, for a
+    wait the analysis identified itself, these words of its kind and facts
+    (None where there are neither)."""
+    if b.evidence is not None:
+        return b.evidence
+    lock = b.lock or {}
+    if b.kind == WaitKind.THREAD_JOIN:
+        return "sleeps on the tid word of the joined thread's struct pthread, which holds its TID"
+    if b.kind == WaitKind.GIL:
+        return "sleeps on a futex inside the GIL's state"
+    if b.kind == WaitKind.PY_JOIN:
+        return _JOIN_EVIDENCE.get(lock.get("joined_by"))
+    if b.kind in _API_KINDS and lock.get("api_file"):
+        return "self of %s (%s)" % ((lock.get("frame") or {}).get("function"), lock["api_file"].strip("/>"))
+    if b.kind == WaitKind.SYSCALL and lock.get("number") is not None:
+        return "orig_rax %d (%s) and its argument registers" % (lock["number"], lock.get("name"))
+    return None
+
+
 def describe(b, tid, names):
     """One line: "Thread 1 (LWP 885) waits to write-lock rwlock 0x… (libcuda.so.1): write-held by …"."""
     return "%s %s" % (names(tid), summary(b, names))
@@ -212,8 +243,9 @@ def describe(b, tid, names):
 
 def not_blocked(tid, names, syscall, lock_problem=None):
     """`lock-owner` of a thread that waits on nothing pyhang knows.
-    `syscall`: the name of the system call it sleeps in, or None."""
-    doing = "in the %s system call" % syscall if syscall else "running"
+    `syscall`: the name of the system call it sleeps in (its number when it
+    has none: analysis.syscalls.name), or None."""
+    doing = "in the %s system call" % syscalls.call_name(syscall) if syscall is not None else "running"
     line = "%s is not blocked on a lock (%s)" % (names(tid), doing)
     if lock_problem:
         line += "\n  (%s)" % lock_problem

@@ -5,6 +5,7 @@ docs/pyhang-merge-1.schema.json)."""
 import json
 
 from pyhang import VERSION
+from pyhang.model.kinds import MergeProblem
 
 MERGE_SCHEMA = "pyhang-merge/1"
 MAX_MEMBERS = 8          # members named per group in the text
@@ -45,8 +46,23 @@ def difference_text(d):
             _where(d.stack[len(d.stack) - 1 - common:]), _where(d.others_stack[len(d.others_stack) - 1 - common:]))
 
 
-def problem_line(source, why):
-    return "pyhang merge: %s: %s" % (source, why)
+def problem_text(p):
+    """Why a file (or a process in it) could not be merged (analysis.merge.Problem)."""
+    f = p.facts
+    if p.kind == MergeProblem.UNREADABLE:
+        return "cannot be read (%s)" % f["error"]
+    if p.kind == MergeProblem.NOT_JSON:
+        return "not JSON (%s)" % f["error"]
+    if p.kind == MergeProblem.NOT_A_REPORT:
+        return "not a pyhang report (schema %r; %s expected)" % (f["schema"], " or ".join(f["expected"]))
+    if p.kind == MergeProblem.NOT_EXAMINED:
+        return "PID %s was not examined: %s" % (f["pid"], f["problem"])
+    lacks = {MergeProblem.NO_THREADS: "threads", MergeProblem.NO_PROCESSES: "processes"}[p.kind]
+    return "a %s document pyhang did not write: it has no %s list" % (f["schema"], lacks)
+
+
+def problem_line(p):
+    return "pyhang merge: %s: %s" % (p.source, problem_text(p))
 
 
 def render_merge_text(merge):
@@ -93,7 +109,7 @@ def merge_json(merge):
         "odd": [dict(_member_json(d.member), thread=d.thread, others=d.others,
                      python_frames=_frames(d.stack), others_python_frames=_frames(d.others_stack),
                      text=difference_text(d)) for d in merge.differences],
-        "problems": [{"file": s, "problem": why} for s, why in merge.problems],
+        "problems": [{"file": p.source, "problem": problem_text(p)} for p in merge.problems],
     }
 
 

@@ -6,6 +6,12 @@ _LISTED = 8   # fds or holders named in one line; the rest are counted
 CORE_FDS = "unknown (cores do not record fd tables)"
 
 
+def call_name(call):
+    """A system call's name; a number (analysis.syscalls.name of a number no
+    x86_64 kernel has) is said to be one, never given bare."""
+    return "unknown system call (number %d)" % call if isinstance(call, int) else call
+
+
 def duration(ns):
     """"3600 s", "1.5 s", "250 ms"."""
     if ns >= 1000000000:
@@ -67,7 +73,7 @@ def object_text(obj):
 def _thread_wait(t, pid):
     """"thread LWP 4120 "python3" waits in wait4 for PID 4121 (this process)"."""
     who = "thread LWP %d" % t["tid"] + (' "%s"' % t["comm"] if t.get("comm") else "")
-    what = "waits in %s" % t.get("syscall", "a system call")
+    what = "waits in %s" % call_name(t.get("syscall", "a system call"))
     if "pid" in t:
         child = t["pid"]
         what += " for " + ("any child" if child == -1 else "PID %d" % child + (" (this process)" if child == pid
@@ -197,7 +203,7 @@ def _object_json(obj):
         out["epoll"] = list(obj["epoll"])
     if "holders" in obj:
         out["holders"] = [{"pid": h["pid"], "comm": h.get("comm"), "fds": list(h.get("fds") or ()),
-                           "threads": [{"tid": t["tid"], "comm": t.get("comm"), "syscall": t.get("syscall"),
+                           "threads": [{"tid": t["tid"], "comm": t.get("comm"), "syscall": call_name(t.get("syscall")),
                                         **({"pid": t["pid"]} if "pid" in t else {})}
                                        for t in h.get("threads") or () if t.get("relevant")]}
                           for h in obj["holders"]]

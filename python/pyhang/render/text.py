@@ -4,8 +4,9 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonEvidence, Python
 from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
-from pyhang.render.locks import likely_holder_evidence, summary
+from pyhang.render.locks import evidence as wait_evidence, likely_holder_evidence, summary
 from pyhang.render.names import ThreadNames, lock_reference, object_name, python_frame_line, thread_label, thread_title
+from pyhang.render.values import frame_locals_text
 
 
 def _lib(path):
@@ -21,9 +22,13 @@ def thread_header(th: ThreadReport):
     return thread_title(th.gdb_num, th.tid, th.name, th.python_name)
 
 
-def edge_evidence(e):
+def edge_evidence(e, waiter_blocked=None):
     """Why `e.owner` is thought to hold what `e.waiter` waits for: the
-    decoder's own words, else the sentence of the heuristic's facts."""
+    decoder's own words, else the sentence of the heuristic's facts.
+    `waiter_blocked`: the waiter's BlockedOn.  An edge of the waiter's own
+    wait carries that wait's evidence (analysis.deadlocks), which is empty
+    where the analysis identified the wait itself: worded here as for the
+    wait (render.locks.evidence)."""
     facts = e.facts or {}
     if e.evidence:
         return e.evidence
@@ -31,7 +36,10 @@ def edge_evidence(e):
         return lock_reference(facts.get("references"))
     if "library_frame" in facts:
         return likely_holder_evidence(facts)
-    return ""
+    b = waiter_blocked
+    if b is not None and b.evidence is None and (b.kind, b.address) == (e.kind, e.address) and e.owner in b.owners:
+        return wait_evidence(b) or e.evidence
+    return e.evidence
 
 
 def python_status_line(status):
@@ -57,6 +65,9 @@ def warnings(report: Report):
         out.append("locks: " + report.lock_problem)
     if report.cycles_truncated:
         out.append("more deadlock cycles than pyhang lists; the first %d are shown" % len(report.deadlocks))
+    if report.unanswered:
+        out.append("the snapshot holds no answer to %d of the questions its analysis asks (it was made by another "
+                   "version of pyhang): what they would have said is not known" % report.unanswered)
     return out
 
 
@@ -242,7 +253,6 @@ _LISTED = 12   # threads named in one line; the rest are counted
 def _python_frame_lines(f, indent, out):
     out.append(indent + python_frame_line(f))
     if f.locals is not None:  # report --locals
-        from pyhang.render.values import frame_locals_text  # (it builds on this module)
         out.extend(frame_locals_text({"locals": f.locals, "problem": f.locals_problem},
                                      " " * len(indent) + "  "))
 

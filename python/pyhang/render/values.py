@@ -3,7 +3,7 @@ py-up/py-down, py-bt-full), in libpython.py's output style, and the locals
 of a frame in `pyhang report --locals`.  Values arrive already rendered by
 the native library (their `repr`, bounded and safe); this module only lays
 them out."""
-from pyhang.render.text import python_frame_line
+from pyhang.render.names import python_frame_line
 
 # Lines of source py-list shows before and after the current line.
 LIST_CONTEXT = 5
