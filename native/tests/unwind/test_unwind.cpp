@@ -220,7 +220,7 @@ TEST_CASE("stacks that loop or go down, and pcs without CFI, stop with what is c
     regs.r[kRip] = B + 0x1800;
     CHECK(p.unwind(regs).stop == Stop::NoCfi);
     regs.r[kRip].reset();
-    CHECK(p.unwind(regs).stop == Stop::Unreadable);
+    CHECK(p.unwind(regs).stop == Stop::RegisterUnknown);
     regs.r[kRip] = B + 0x1010;
     regs.r[kRsp] = 0x1000000;
     Result r = p.unwind(regs);
@@ -231,14 +231,15 @@ TEST_CASE("stacks that loop or go down, and pcs without CFI, stop with what is c
     regs.r[kRbp].reset();  // leaf does not save rbp: middle's CFA needs it
     Result r = p.unwind(regs);
     CHECK(r.pcs == std::vector<Addr>{B + 0x1010});
-    CHECK(r.stop == Stop::Unreadable);
+    CHECK(r.stop == Stop::RegisterUnknown);
   }
 }
 
 TEST_CASE("garbage CFI and garbage stacks end with a stop reason, never a crash or a hang", "[unwind]") {
   const std::vector<std::uint8_t> good = build_object(three_functions());
   std::mt19937_64 rng(12345);
-  const Stop valid[] = {Stop::End, Stop::Depth, Stop::NoCfi, Stop::Unreadable, Stop::Unsupported, Stop::BadFrame};
+  const Stop valid[] = {Stop::End,        Stop::Depth,    Stop::NoCfi,          Stop::Unreadable,
+                       Stop::Unsupported, Stop::BadFrame, Stop::RegisterUnknown};
   for (int round = 0; round < 150; ++round) {
     std::vector<std::uint8_t> bytes = good;
     // Mutate the CFI (header and .eh_frame), or the whole of it at random.
