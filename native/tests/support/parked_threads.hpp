@@ -40,11 +40,15 @@ struct ParkedThread {
   timespec sleep_for{3600, 0};
 };
 
-// The start routine of every parked thread (a ParkedThread*), and the
-// function built with a frame pointer (CFA = rbp + 16) that
-// FramePointerFutex threads block in: tests look for both by name.
+// Start routines (arg: the ParkedThread*).  Futex and FramePointerFutex
+// threads start in assembly, so that their unwind information is the same
+// whatever flags the tests are built with (the sanitizer build keeps frame
+// pointers everywhere): pyhang_test_futex_start keeps its CFA at rsp + 16,
+// pyhang_test_frame_pointer_start at rbp + 16.  Both call libc's syscall()
+// for the futex wait.  The other kinds start in pyhang_test_parked_start.
+extern "C" void* pyhang_test_futex_start(void* arg);
+extern "C" void* pyhang_test_frame_pointer_start(void* arg);
 extern "C" void* pyhang_test_parked_start(void* arg);
-extern "C" long pyhang_test_frame_pointer_wait(std::atomic<std::uint32_t>* word);
 
 // The threads, started and released (joined) with the fixture.
 class ParkedThreads {
@@ -54,7 +58,10 @@ class ParkedThreads {
       auto t = std::make_unique<ParkedThread>();
       t->call = c;
       if (c == ParkIn::PipeRead && ::pipe(t->pipe_fds) != 0) continue;
-      if (pthread_create(&t->handle, nullptr, pyhang_test_parked_start, t.get()) != 0) continue;
+      void* (*start)(void*) = c == ParkIn::Futex               ? pyhang_test_futex_start
+                              : c == ParkIn::FramePointerFutex ? pyhang_test_frame_pointer_start
+                                                               : pyhang_test_parked_start;
+      if (pthread_create(&t->handle, nullptr, start, t.get()) != 0) continue;
       threads_.push_back(std::move(t));
     }
   }

@@ -25,6 +25,7 @@
 // A "-1 SP PC" record gives rsp and rip only.
 //
 // A record is a snapshot: the thread may wake and run on the moment after.
+// A thread reading its own record sees the read(2) it is making.
 #pragma once
 
 #include <cstdint>
