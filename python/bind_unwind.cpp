@@ -52,7 +52,8 @@ void register_unwind(py::module_& m) {
           py::arg("registers"), py::arg("max_frames"),
           "(pcs, stop) from frame 0's registers {name: int}: pcs innermost first (frame 0's rip, then return "
           "addresses, as gdb.Frame.pc()), stop one of 'end', 'depth' (trust the pcs), 'no-cfi', 'unreadable', "
-          "'unsupported', 'bad-frame' (the pcs are a correct prefix; ask gdb for the rest).");
+          "'unsupported', 'bad-frame', 'register-unknown' (a rule needs a register not given nor saved by a "
+          "callee: frame pointers with only rsp and rip known) (the pcs are a correct prefix; ask gdb for the rest).");
 }
 
 }  // namespace pyhang::bindings

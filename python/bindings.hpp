@@ -25,6 +25,7 @@ void register_unwind(pybind11::module_& m);     // python/bind_unwind.cpp
 void register_syscall_args(pybind11::module_& m);  // python/bind_syscalls.cpp
 void register_values(pybind11::module_& m);     // python/bind_values.cpp
 void register_asyncio(pybind11::module_& m);    // python/bind_asyncio.cpp
+void register_parked(pybind11::module_& m);     // python/bind_parked.cpp
 
 // None for an empty optional, else the value.
 template <class T>

@@ -26,6 +26,9 @@ constexpr DescSymbol kDescSymbols[] = {
     {"_thread_db_pthread_dtvp", &ThreadDb::pthread_dtvp},
     {"_thread_db_list_t_next", &ThreadDb::list_t_next},
     {"_thread_db_list_t_prev", &ThreadDb::list_t_prev},
+    {"_thread_db_pthread_list", &ThreadDb::pthread_list},
+    {"_thread_db_rtld_global__dl_stack_used", &ThreadDb::rtld_global_dl_stack_used},
+    {"_thread_db_rtld_global__dl_stack_user", &ThreadDb::rtld_global_dl_stack_user},
 };
 
 struct WordSymbol {
@@ -105,7 +108,8 @@ std::string describe(const DbDesc& d) {
 }
 
 bool ThreadDb::empty() const {
-  return !pthread_tid && !pthread_dtvp && !list_t_next && !list_t_prev && !sizeof_pthread && !sizeof_list_t &&
+  return !pthread_tid && !pthread_dtvp && !list_t_next && !list_t_prev && !pthread_list &&
+         !rtld_global_dl_stack_used && !rtld_global_dl_stack_user && !sizeof_pthread && !sizeof_list_t &&
          !const_thread_area;
 }
 

@@ -43,6 +43,28 @@ std::vector<std::uint8_t> MemoryReader::read_bytes(Addr addr, std::size_t n) {
   return out;
 }
 
+StableRead read_stable(MemoryReader& memory, Addr addr, std::size_t n, unsigned max_reads) {
+  StableRead out;
+  if (n > kMaxStableRead) return out;
+  MemoryReader& source = memory.uncached();
+  std::vector<std::uint8_t> last(n), next(n);
+  max_reads = std::max(max_reads, 2u);
+  for (out.reads = 1; out.reads <= max_reads; ++out.reads) {
+    std::vector<std::uint8_t>& into = out.reads == 1 ? last : next;
+    if (!source.read(addr, into.data(), n)) return out;
+    if (out.reads == 1) continue;
+    if (next == last) {
+      out.state = Stability::Stable;
+      out.bytes = std::move(next);
+      return out;
+    }
+    std::swap(last, next);
+  }
+  out.reads = max_reads;
+  out.state = Stability::Unstable;
+  return out;
+}
+
 // ---------------------------------------------------------------- live ----
 
 LiveReader::LiveReader(int pid) : pid_(pid) {

@@ -387,4 +387,9 @@ std::optional<Registers> Target::registers(int tid) const {
   return out;
 }
 
+std::optional<linux_abi::ParkedRegisters> Target::parked_registers(int tid) const {
+  if (kind_ != TargetKind::Live || !pid_) return std::nullopt;
+  return linux_abi::read_syscall_record(*pid_, tid);
+}
+
 }  // namespace pyhang

@@ -21,7 +21,7 @@ constexpr std::size_t kMaxCies = 4096;
 
 Failure register_value(const Regs& regs, std::uint64_t reg, std::uint64_t& out) {
   if (reg >= static_cast<std::uint64_t>(kRegCount)) return Stop::Unsupported;
-  if (!regs.r[reg]) return Stop::Unreadable;
+  if (!regs.r[reg]) return Stop::RegisterUnknown;
   out = *regs.r[reg];
   return std::nullopt;
 }

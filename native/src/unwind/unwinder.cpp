@@ -17,6 +17,13 @@ constexpr std::uint64_t kAtSysinfoEhdr = 33;  // auxv: where the kernel mapped t
 
 }  // namespace
 
+Regs known_regs(const linux_abi::ParkedRegisters& parked) {
+  Regs regs;
+  for (std::size_t i = 0; i < Registers::kCount; ++i)
+    if (auto number = dwarf_register(kRegisterNames[i]); number && parked.known(i)) regs.r[*number] = parked.regs.r[i];
+  return regs;
+}
+
 // ------------------------------------------------------------ Unwinder ----
 
 namespace {
@@ -184,7 +191,7 @@ Result Unwinder::unwind(const Regs& frame0, std::size_t max_frames) {
     return out;
   }
   if (!frame0.r[kRip]) {
-    out.stop = Stop::Unreadable;
+    out.stop = Stop::RegisterUnknown;
     return out;
   }
   auto stop = [&out](Stop why) {

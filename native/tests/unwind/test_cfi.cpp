@@ -408,7 +408,7 @@ TEST_CASE("expressions: underflow, overflow, loops, unknown registers and unread
   CHECK(fail(Buf().u8(op::lit0 + 1).u8(op::lit0).u8(op::div)) == Stop::Unsupported);
   CHECK(fail(Buf().u8(op::reg0)) == Stop::Unsupported);  // a location, not a value
   CHECK(fail(Buf().u8(op::bregx).uleb(17).sleb(0)) == Stop::Unsupported);
-  CHECK(fail(Buf().u8(op::breg0 + 3).sleb(0)) == Stop::Unreadable);  // rbx is not known
+  CHECK(fail(Buf().u8(op::breg0 + 3).sleb(0)) == Stop::RegisterUnknown);  // rbx is not known
   CHECK(fail(Buf().u8(op::lit0 + 1).u8(op::deref)) == Stop::Unreadable);
   CHECK(fail(Buf().u8(op::const4u).u16(1)) == Stop::Unreadable);  // truncated
 }

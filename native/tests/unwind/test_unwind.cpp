@@ -222,7 +222,7 @@ TEST_CASE("stacks that loop or go down, and pcs without CFI, stop with what is c
     regs.r[kRip] = B + 0x1800;
     CHECK(p.unwind(regs).stop == Stop::NoCfi);
     regs.r[kRip].reset();
-    CHECK(p.unwind(regs).stop == Stop::Unreadable);
+    CHECK(p.unwind(regs).stop == Stop::RegisterUnknown);
     regs.r[kRip] = B + 0x1010;
     regs.r[kRsp] = 0x1000000;
     Result r = p.unwind(regs);
@@ -233,7 +233,7 @@ TEST_CASE("stacks that loop or go down, and pcs without CFI, stop with what is c
     regs.r[kRbp].reset();  // leaf does not save rbp: middle's CFA needs it
     Result r = p.unwind(regs);
     CHECK(r.pcs == std::vector<Addr>{B + 0x1010});
-    CHECK(r.stop == Stop::Unreadable);
+    CHECK(r.stop == Stop::RegisterUnknown);
   }
 }
 

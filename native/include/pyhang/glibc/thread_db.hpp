@@ -43,6 +43,11 @@ struct ThreadDb {
   std::optional<DbDesc> pthread_tid;            // struct pthread's tid
   std::optional<DbDesc> pthread_dtvp;           // header.dtv (x86_64: tcbhead_t at the struct's start)
   std::optional<DbDesc> list_t_next, list_t_prev;
+  std::optional<DbDesc> pthread_list;  // struct pthread's list_t on the lists of threads
+  // The lists of threads in ld.so's _rtld_global (glibc >= 2.34, in libc):
+  // _dl_stack_used (threads on stacks glibc allocated), _dl_stack_user
+  // (the main thread, threads on stacks the program gave).
+  std::optional<DbDesc> rtld_global_dl_stack_used, rtld_global_dl_stack_user;
   std::optional<std::uint32_t> sizeof_pthread;  // bytes
   std::optional<std::uint32_t> sizeof_list_t;   // bytes
   std::optional<std::uint32_t> const_thread_area;  // register number (sys/reg.h) of the thread pointer

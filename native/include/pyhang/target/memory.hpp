@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "pyhang/base/error.hpp"
+#include "pyhang/base/names.hpp"
 #include "pyhang/base/types.hpp"
 
 namespace pyhang {
@@ -103,6 +104,38 @@ class LiveReader final : public MemoryReader {
   int mem_fd_ = -1;
   bool vm_readv_ok_ = true;
 };
+
+// ---- memory a running thread may be writing ----
+
+// A process nobody stopped can change memory while it is read, and one read
+// may then hold half of the old bytes and half of the new (a torn read).
+enum class Stability : std::uint8_t {
+  Stable,      // two reads in a row gave the same bytes
+  Unstable,    // every pair of reads differed: the memory is being written
+  Unreadable,  // a read came back short (or the range is over kMaxStableRead)
+};
+inline constexpr std::array<Named<Stability>, 3> kStabilityNames{{
+    {Stability::Stable, "stable"},
+    {Stability::Unstable, "unstable"},
+    {Stability::Unreadable, "unreadable"},
+}};
+constexpr std::string_view to_string(Stability s) { return name_in(kStabilityNames, s); }
+
+struct StableRead {
+  Stability state = Stability::Unreadable;
+  std::vector<std::uint8_t> bytes;  // the agreed bytes; empty unless Stable
+  unsigned reads = 0;               // reads made
+};
+
+inline constexpr std::size_t kMaxStableRead = 1u << 20;
+inline constexpr unsigned kStableReads = 4;
+
+// Reads [addr, addr + n) until two reads in a row agree, at most max_reads
+// reads (at least 2), through memory.uncached(): a page cache would answer
+// the second read with the first's bytes.  Agreeing reads prove no write
+// landed between them, not that none did before (a value changed and
+// changed back reads as stable).
+StableRead read_stable(MemoryReader& memory, Addr addr, std::size_t n, unsigned max_reads = kStableReads);
 
 // Bytes through a function of the host (gdb's inferior.read_memory): the
 // source of last resort, for targets pyhang cannot open itself.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pyhang/base/names.hpp"
+#include "pyhang/linux/syscall_record.hpp"
 #include "pyhang/target/core_file.hpp"
 #include "pyhang/target/elf.hpp"
 #include "pyhang/target/mappings.hpp"
@@ -131,6 +132,15 @@ class Target {
   // debugger pyhang runs in) while the thread is stopped.  nullopt otherwise
   // (no such thread, not traced by this thread, a callback target).
   std::optional<Registers> registers(int tid) const;
+  // Frame 0's registers of a thread of a live target that nobody stopped,
+  // without ptrace: the kernel's record of where the thread blocked
+  // (/proc/PID/task/TID/syscall).  Only some registers are known: the call
+  // number, its six arguments, rsp and rip; callee-saved registers (rbx,
+  // rbp, r12-r15), rax, rcx, r11, eflags and the segment registers are
+  // always absent (pyhang/linux/syscall_record.hpp), and fs_base is the
+  // caller's to add (pyhang/glibc/thread_list.hpp).  A running thread has
+  // none.  nullopt for a core or a callback target.
+  std::optional<linux_abi::ParkedRegisters> parked_registers(int tid) const;
   // One line each: what could not be opened or trusted.
   const std::vector<std::string>& warnings() const { return warnings_; }
   void add_warning(std::string w) { warnings_.push_back(std::move(w)); }

@@ -48,14 +48,20 @@ enum class Stop : std::uint8_t {
   Unreadable,   // stack memory, a register or CFI bytes could not be read
   Unsupported,  // CFI this unwinder does not handle (opcode, expression, encoding)
   BadFrame,     // a stack that makes no sense: CFA not increasing, a cycle, pc in the first page
+  // A rule needs a register whose value is not known: frame 0's registers
+  // came without it (a thread read from /proc/PID/task/TID/syscall has no
+  // rbp, rbx, r12-r15), or no frame below saved it.  Code built with frame
+  // pointers (CFA = rbp + N) stops here rather than guess.
+  RegisterUnknown,
 };
-inline constexpr std::array<Named<Stop>, 6> kStopNames{{
+inline constexpr std::array<Named<Stop>, 7> kStopNames{{
     {Stop::End, "end"},
     {Stop::Depth, "depth"},
     {Stop::NoCfi, "no-cfi"},
     {Stop::Unreadable, "unreadable"},
     {Stop::Unsupported, "unsupported"},
     {Stop::BadFrame, "bad-frame"},
+    {Stop::RegisterUnknown, "register-unknown"},
 }};
 constexpr std::string_view to_string(Stop stop) { return name_in(kStopNames, stop); }
 constexpr std::string_view stop_name(Stop stop) { return to_string(stop); }
@@ -64,7 +70,7 @@ constexpr std::string_view stop_name(Stop stop) { return to_string(stop); }
 using Failure = std::optional<Stop>;
 
 // The value of DWARF register `reg` in `regs`: Unsupported beyond rip,
-// Unreadable when unknown.
+// RegisterUnknown when unknown.
 Failure register_value(const Regs& regs, std::uint64_t reg, std::uint64_t& out);
 
 // Address arithmetic on garbage must wrap, never be undefined behaviour.

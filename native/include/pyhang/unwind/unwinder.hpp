@@ -14,7 +14,14 @@
 // The CFI it reads is decoded by pyhang/unwind/cfi.hpp.
 //
 // Garbage CFI or stack never throws, crashes or loops: every failure is a
-// Stop reason, returned with the pcs gathered before it.  The pcs returned
+// Stop reason, returned with the pcs gathered before it.
+//
+// Frame 0's registers may be partial (a thread nobody stopped gives rsp and
+// rip only: pyhang/linux/syscall_record.hpp): registers not known stay
+// unknown in every caller frame unless a frame saved them on the stack, and
+// a rule that needs one stops with RegisterUnknown; rules that need only
+// the CFA (rsp + N) and stack slots carry on, as in glibc's system call
+// wrappers and code built without frame pointers.  The pcs returned
 // are always a prefix of gdb's list; wherever gdb could disagree, the
 // unwinder stops with a reason other than End/Depth and the caller asks gdb.
 #pragma once
@@ -34,6 +41,10 @@ struct Result {
   std::vector<Addr> pcs;  // frame 0's rip first, then return addresses
   Stop stop = Stop::End;
 };
+
+// Frame 0's registers of a thread nobody stopped, by DWARF number: the
+// known ones only (rsp, rip and the argument registers), the rest unknown.
+Regs known_regs(const linux_abi::ParkedRegisters& parked);
 
 // ---------------------------------------------------------- unwinder ----
 

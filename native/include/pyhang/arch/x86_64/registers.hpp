@@ -14,14 +14,17 @@ namespace pyhang {
 // x86_64 general registers in the order of struct user_regs_struct.
 struct Registers {
   static constexpr std::size_t kCount = 27;
+  // Indices in r of the registers pyhang reads by name.
+  static constexpr std::size_t kRbp = 4, kRbx = 5, kR10 = 7, kR9 = 8, kR8 = 9, kRdx = 12, kRsi = 13, kRdi = 14,
+                               kOrigRax = 15, kRip = 16, kRsp = 19, kFsBase = 21;
   std::array<std::uint64_t, kCount> r{};
-  std::uint64_t rip() const { return r[16]; }
-  std::uint64_t rsp() const { return r[19]; }
-  std::uint64_t rdi() const { return r[14]; }
-  std::uint64_t rsi() const { return r[13]; }
-  std::uint64_t rdx() const { return r[12]; }
-  std::uint64_t orig_rax() const { return r[15]; }
-  std::uint64_t fs_base() const { return r[21]; }
+  std::uint64_t rip() const { return r[kRip]; }
+  std::uint64_t rsp() const { return r[kRsp]; }
+  std::uint64_t rdi() const { return r[kRdi]; }
+  std::uint64_t rsi() const { return r[kRsi]; }
+  std::uint64_t rdx() const { return r[kRdx]; }
+  std::uint64_t orig_rax() const { return r[kOrigRax]; }
+  std::uint64_t fs_base() const { return r[kFsBase]; }
 };
 
 // Names of the registers in Registers' (user_regs_struct) order.

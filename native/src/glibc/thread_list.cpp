@@ -1,0 +1,155 @@
+// glibc's lists of thread descriptors, walked in target memory
+// (pyhang/glibc/thread_list.hpp).
+#include "pyhang/glibc/thread_list.hpp"
+
+#include <sstream>
+#include <unordered_set>
+
+#include "pyhang/glibc/libraries.hpp"
+#include "pyhang/glibc/nptl.hpp"
+#include "pyhang/glibc/thread_db.hpp"
+#include "pyhang/target/target.hpp"
+
+namespace pyhang::glibc {
+namespace {
+
+constexpr std::uint32_t kListTBits = 128;  // list_t: two 64-bit pointers
+constexpr Addr kUserSpaceEnd = 0x800000000000ull;
+
+std::string hex(Addr a) {
+  std::ostringstream s;
+  s << "0x" << std::hex << a;
+  return s.str();
+}
+
+// A list_t member: one 128-bit field inside struct pthread / _rtld_global.
+bool is_list_field(const std::optional<DbDesc>& d, std::uint32_t within) {
+  return d && d->size_bits == kListTBits && d->count == 1 && d->offset <= within;
+}
+
+// A list_t pointer member: one 64-bit field inside list_t.
+std::optional<std::uint32_t> pointer_field(const std::optional<DbDesc>& d, std::uint32_t fallback) {
+  if (!d) return fallback;
+  if (d->size_bits != 64 || d->count != 1 || d->offset > 8) return std::nullopt;
+  return d->offset;
+}
+
+// The address of _rtld_global: ld.so's own symbol, else the pointer libc
+// keeps to it (__nptl_rtld_global), for an ld.so whose file cannot be read.
+std::optional<Addr> rtld_global(const AddressSpace& space, const LoadedObject& libc, MemoryReader& memory) {
+  if (const LoadedObject* ld = find_library(space, Library::Loader))
+    if (auto a = space.symbol_address("_rtld_global", ld)) return a;
+  if (auto p = space.symbol_address("__nptl_rtld_global", &libc)) return memory.read_pointer(*p);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Outcome<ThreadListLayout> thread_list_layout(const AddressSpace& space, MemoryReader& memory) {
+  std::string tried;
+  for (Library which : {Library::Libc, Library::Libpthread}) {
+    const LoadedObject* lib = find_library(space, which);
+    if (!lib || !lib->elf) continue;
+    const ThreadDb db = read_thread_db(*lib->elf);
+    const std::string name(lib->basename());
+    tried += (tried.empty() ? "" : ", ") + name;
+    if (!db.pthread_tid || !tid_descriptor_problem(*db.pthread_tid).empty() ||
+        !is_list_field(db.pthread_list, nptl::kMaxPthreadSize))
+      continue;
+    ThreadListLayout layout;
+    layout.list_offset = db.pthread_list->offset;
+    layout.tid_offset = db.pthread_tid->offset;
+    auto next = pointer_field(db.list_t_next, 0), prev = pointer_field(db.list_t_prev, 8);
+    if (!next || !prev || *next == *prev)
+      return Error(ErrorReason::Unsupported, name + "'s _thread_db_list_t_next/prev are not two 64-bit pointers");
+    layout.next_offset = *next;
+    layout.prev_offset = *prev;
+    if (db.rtld_global_dl_stack_used || db.rtld_global_dl_stack_user) {
+      // glibc >= 2.34: members of _rtld_global.
+      constexpr std::uint32_t kMaxRtldGlobal = 1u << 16;
+      if (!is_list_field(db.rtld_global_dl_stack_used, kMaxRtldGlobal) ||
+          !is_list_field(db.rtld_global_dl_stack_user, kMaxRtldGlobal))
+        return Error(ErrorReason::Unsupported,
+                     name + "'s _thread_db_rtld_global__dl_stack_used/_user do not both describe a list_t");
+      auto base = rtld_global(space, *lib, memory);
+      if (!base)
+        return Error(ErrorReason::NotFound, "no _rtld_global in ld.so nor __nptl_rtld_global in " + name +
+                                                ": cannot find glibc's lists of threads");
+      layout.heads = {{"_dl_stack_used", *base + db.rtld_global_dl_stack_used->offset},
+                      {"_dl_stack_user", *base + db.rtld_global_dl_stack_user->offset}};
+      layout.source = name + " _thread_db_* and _rtld_global";
+      return layout;
+    }
+    // Before 2.34: libpthread's own variables, named in its symbol table only.
+    auto used = space.symbol_address("stack_used", lib), user = space.symbol_address("__stack_user", lib);
+    if (!used || !user) continue;
+    layout.heads = {{"stack_used", *used}, {"__stack_user", *user}};
+    layout.source = name + " _thread_db_* and its symbols stack_used, __stack_user";
+    return layout;
+  }
+  if (tried.empty()) return Error(ErrorReason::NotFound, "libc is not mapped: cannot find glibc's lists of threads");
+  return Error(ErrorReason::NotFound, "no descriptors of glibc's lists of threads (_thread_db_pthread_list and "
+                                      "the lists' heads) in " + tried);
+}
+
+ThreadList walk_thread_lists(MemoryReader& memory, const ThreadListLayout& layout, std::size_t max_entries) {
+  ThreadList out;
+  std::unordered_set<Addr> seen;  // list_t entries, on every list: one entry on two lists is garbage too
+  auto fail = [&out](const std::string& why) {
+    out.problem = why;
+    return std::move(out);
+  };
+  for (const ListHead& head : layout.heads) {
+    const std::string where = head.name + " (" + hex(head.address) + ")";
+    Addr previous = head.address;
+    auto node = memory.read_pointer(head.address + layout.next_offset);
+    if (!node) return fail("cannot read the head of " + where);
+    for (std::size_t step = 0; *node != head.address; ++step) {
+      const Addr entry = *node;
+      const std::string at = "entry " + std::to_string(step) + " of " + where + " at " + hex(entry);
+      if (seen.size() >= max_entries)
+        return fail("more than " + std::to_string(max_entries) + " entries on glibc's lists of threads, at " + at +
+                    ": not a list, or a cycle");
+      if (entry == 0 || entry % 8 != 0 || entry >= kUserSpaceEnd || entry < layout.list_offset)
+        return fail(at + ": not a pointer to a list entry");
+      if (!seen.insert(entry).second) return fail(at + ": seen before (a cycle that misses the head)");
+      // The entry's prev points back where we came from, unless the list
+      // changed between our reads (a thread started or was joined) or this
+      // is not a list.
+      auto prev = memory.read_pointer(entry + layout.prev_offset);
+      if (!prev) return fail("cannot read " + at);
+      if (*prev != previous)
+        return fail(at + ": its prev is " + hex(*prev) + ", not " + hex(previous) +
+                    " (the list changed while read, or is not a list)");
+      const Addr pthread = entry - layout.list_offset;
+      auto tcb = memory.read_pointer(pthread + nptl::kTcbOffset);
+      auto self = memory.read_pointer(pthread + nptl::kTcbSelfOffset);
+      if (!tcb || !self || *tcb != pthread || *self != pthread)
+        return fail(at + ": no struct pthread at " + hex(pthread) + " (its TCB header does not point to itself)");
+      auto tid = memory.read_value<std::int32_t>(pthread + layout.tid_offset);
+      if (!tid) return fail("cannot read the tid of the struct pthread at " + hex(pthread));
+      if (*tid <= 0) {
+        ++out.without_tid;
+      } else if (!out.threads.emplace(*tid, pthread).second) {
+        return fail("TID " + std::to_string(*tid) + " is on glibc's lists twice (at " + hex(out.threads[*tid]) +
+                    " and " + hex(pthread) + ")");
+      }
+      previous = entry;
+      node = memory.read_pointer(entry + layout.next_offset);
+      if (!node) return fail("cannot read the next pointer of " + at);
+    }
+  }
+  return out;
+}
+
+ThreadList thread_list(Target& target) {
+  auto layout = thread_list_layout(target.space(), target.memory());
+  if (!layout) {
+    ThreadList out;
+    out.problem = layout.problem();
+    return out;
+  }
+  return walk_thread_lists(target.memory(), *layout);
+}
+
+}  // namespace pyhang::glibc
