@@ -14,14 +14,14 @@ from pyhang.model.record import field, record
 
 import gdb
 
-import _pyhang_native as native
 
 from pyhang import procfs
 from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.report import NativeFrame, TargetInfo
-from pyhang_gdb import decoders, namespaces
+from pyhang import namespaces
+from pyhang_gdb import decoders
 from pyhang_gdb.session import SESSION, NoTarget, core_path
 
 # Registers the lock and GIL decoders look at in frame 0: the system call
@@ -46,7 +46,7 @@ class GdbThread:
     pcs: list[int] = field(default_factory=list)   # frame 0 first
     problem: str | None = None
     unwound_by: str = "gdb"  # or "pyhang": who found registers and pcs
-    host_tid: int | None = None  # gdb's TID, when the target's own differs (pyhang_gdb.namespaces)
+    host_tid: int | None = None  # gdb's TID, when the target's own differs (pyhang.namespaces)
 
 
 class SelectionKept:
@@ -124,7 +124,7 @@ def snapshot_selected(thread, depth, native=None):
 
 
 def target_tids():
-    """The target's own TIDs against gdb's, once per stop (pyhang_gdb.namespaces).
+    """The target's own TIDs against gdb's, once per stop (pyhang.namespaces).
     gdb's TIDs are the host's: in a PID namespace the target's own differ."""
     def compute():
         target = SESSION.target()
@@ -343,15 +343,3 @@ def selected_thread(depth):
 
 
 
-
-def lock_objects(addresses):
-    """Each of `addresses` as this process has it (PythonLocks.lock_objects):
-    what a fork parent says about the locks its children wait on; [] when
-    the process has no Python state to read."""
-    view = PythonView(decoders.python_state())
-    if not view.ok:
-        return []
-    try:
-        return decoders.python_locks().lock_objects(sorted(set(addresses)))
-    except native.ReaderError:  # nothing can be said of them: the children's hazards stay as they are
-        return []

@@ -21,6 +21,8 @@ other work on the machine hits both sides of a ratio alike.
            smallest
   cli      the `pyhang` command line against typing its gdb command (gdb -batch -p PID
            -ex 'source gdbext/pyhang.gdb' -ex 'pyhang report --json')
+  nostop   `pyhang report --json --no-stop -p PID` (no gdb, the process never stopped)
+           against gdb's `thread apply all bt`, live: the goal is at most 0.25×
   tree     `pyhang report --tree` on a Pool of P processes with T threads
            each, against the sum of gdb's `bt` over the same processes
   cores    gdb's resident memory with a core loaded, before and after
@@ -122,7 +124,7 @@ def check_loads(target):
         sys.exit("pyhang did not run in gdb (is the module built for gdb's Python?)")
 
 
-def thread_cases(target, with_cli):
+def thread_cases(target, with_cli, with_nostop=False):
     cases = {
         "attach": lambda: timed(gdb(target, ["info threads"])),
         "bt": lambda: timed(gdb(target, ["thread apply all bt"])),
@@ -134,11 +136,14 @@ def thread_cases(target, with_cli):
         argv = [PYHANG, "report", "--json"] + (["-p", str(target["pid"])] if target.get("pid") else
                                                [target["core"], executable] + (["--sysroot", sysroot] if sysroot else []))
         cases["cli"] = lambda: timed(argv, env=env)
+    if with_nostop and target.get("pid"):
+        env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
+        cases["nostop"] = lambda: timed([PYHANG, "report", "--json", "--no-stop", "-p", str(target["pid"])], env=env)
     return cases
 
 
 def threads_section(args, skip):
-    rows, per_thread, cli_rows = [], {}, []
+    rows, per_thread, cli_rows, nostop_rows = [], {}, [], []
     for t in args.threads:
         scenario = [args.python, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), str(t), str(args.depth)]
         with harness.Scenario(scenario, ready_timeout=600) as s:
@@ -147,7 +152,7 @@ def threads_section(args, skip):
             targets.append(("core", {"executable": args.python, "core": s.gcore()}))
             for kind, target in targets:
                 before = load()
-                times = interleaved(thread_cases(target, "cli" not in skip), args.rounds)
+                times = interleaved(thread_cases(target, "cli" not in skip, "nostop" not in skip), args.rounds)
                 extra = (med(times, "report") - med(times, "attach")) / (t + 1)
                 per_thread[(kind, t)] = extra
                 rows.append("| %d | %s | %.2f s | %.2f s | %.2f s | **%.2f×** | %.2f ms | %s |" % (
@@ -156,6 +161,9 @@ def threads_section(args, skip):
                 if "cli" in times:
                     cli_rows.append("| %d | %s | %.2f s | %.2f s | **%.2f×** |" % (
                         t, kind, med(times, "report"), med(times, "cli"), ratio(times, "cli", "report")))
+                if "nostop" in times:
+                    nostop_rows.append("| %d | %.2f s | %.2f s | **%.2f×** |" % (
+                        t, med(times, "bt"), med(times, "nostop"), ratio(times, "nostop", "bt")))
                 print("  measured %d threads, %s" % (t, kind), file=sys.stderr)
     print("\n`pyhang report --json` against gdb's `thread apply all bt`, %s, %d Python frames a thread "
           "(median of %d interleaved rounds):\n" % (args.python, args.depth, args.rounds))
@@ -175,6 +183,12 @@ def threads_section(args, skip):
         print("| threads | target | gdb command | `pyhang report --json` | ÷ gdb |")
         print("|---|---|---|---|---|")
         print("\n".join(cli_rows))
+    if nostop_rows:
+        print("\n`pyhang report --json --no-stop -p PID` (no gdb; the process is never stopped) against gdb's "
+              "`thread apply all bt` on the same live process (goal: at most 0.25×):\n")
+        print("| threads | gdb `thread apply all bt` | `pyhang report --no-stop` | ÷ `bt` |")
+        print("|---|---|---|---|")
+        print("\n".join(nostop_rows))
 
 
 def tree_section(args):
@@ -248,7 +262,7 @@ def main():
                    help="PROCESSESxTHREADS")
     p.add_argument("--gib", type=lambda s: numbers(s, float), default=[0.25, 3])
     p.add_argument("--skip", type=lambda s: set(s.split(",")), default=set(),
-                   help="comma-separated: threads, cli, tree, cores")
+                   help="comma-separated: threads, cli, nostop, tree, cores")
     args = p.parse_args()
     print("Measured %s; %s at the start." % (machine(), load()))
     if "threads" not in args.skip:

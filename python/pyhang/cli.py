@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from pyhang import SCHEMA, VERSION, gdb_batch, options
+from pyhang import SCHEMA, VERSION, gdb_batch, options, transfers
 from pyhang.gdb_batch import ROOT, Failure, hint, run
 
 ERROR_SCHEMA = "pyhang-error/1"
@@ -120,6 +120,12 @@ def parser():
                    help="a core file and its executable (default: what the core names); report: several cores, "
                         "one per process of a tree")
     options.add_report_options(p)
+    p.add_argument("--no-stop", action="store_true",
+                   help="report -p PID: read the process without stopping it (no gdb, no ptrace): nothing it does "
+                        "is interrupted; threads that run are shown as running")
+    p.add_argument("--stop", action="store_true",
+                   help="-p PID: stop the process even where a stop would cut a thread's write on a pipe or socket "
+                        "short (without it, report reads such a process without stopping it)")
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
     p.add_argument("--sysroot", metavar="DIR",
                    help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
@@ -184,9 +190,21 @@ def main(argv=None):
         p.error("give either -p PID or a core file")
     if args.pid is not None and (args.sysroot or args.lib_search_path):
         p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
+    if (args.no_stop or args.stop) and args.pid is None:
+        p.error("%s goes with -p PID" % ("--no-stop" if args.no_stop else "--stop"))
+    if args.no_stop and (args.stop or args.what != "report"):
+        p.error("--no-stop goes with `report` and without --stop")
+    args.cut_short = [] if args.pid is None or args.stop or args.no_stop else transfers.cut_short(args.pid)
+    if args.cut_short and args.what != "report":
+        return fail(Failure("stopping process %d would cut short a transfer: LWP %d is inside %s on fd %d (%s), and "
+                            "the program could lose what it had not written yet" % ((args.pid,) + args.cut_short[0]),
+                            hint="`pyhang report --no-stop -p %d` reads it without stopping it; --stop stops it "
+                                 "anyway" % args.pid), args.json)
     command = COMMANDS[args.what][0]
     if args.core and not args.executable:
         args.executable = core_executable(args)
+    if args.what == "report" and (args.no_stop or args.cut_short):
+        return report_not_stopped(args)
     if args.what == "report":
         return report_one(args)
     try:
@@ -206,21 +224,45 @@ def report_one(args):
         return fail(f, args.json)
     try:
         from pyhang.analysis import completeness
-        from pyhang.render import json as render_json
-        from pyhang.render.text import render_text
     except ImportError as exc:  # gdb may know why (pyhang not built): its line first
         failure = gdb_batch.unopened(pipe, args)
         pipe.close()
         return fail(failure, args.json) if failure is not None else _no_analysis(exc, args.json)
     try:
         _, report = gdb_batch.examine(pipe, args, native_depth=options.native_depth(args.native_depth, args.merged),
-                            locals=args.locals)
+                                      locals=args.locals)
     except Failure as f:
         return fail(f, args.json)
+    _render(report, args)
+    return report_status(report.deadlocks, completeness.incomplete(report))
+
+
+def _render(report, args):
+    from pyhang.render import json as render_json
+    from pyhang.render.text import render_text
     if args.json:
         print(render_json.dumps(report, pretty=args.pretty, merged=args.merged))
     else:
         print(render_text(report, merged=args.merged))
+
+
+def report_not_stopped(args):
+    """`pyhang report` of a live process read without stopping it (--no-stop,
+    or because a stop would cut a transfer short): no gdb."""
+    _analysis_path()
+    try:
+        from pyhang import nostop
+        from pyhang.analysis import completeness
+    except ImportError as exc:
+        return _no_analysis(exc, args.json)
+    try:
+        _, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
+                                   locals=args.locals, because=args.cut_short)
+    except Exception as exc:  # noqa: BLE001 — one line, never a traceback
+        return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, exc),
+                            hint="check the pid, and that this user may read its memory (ptrace_scope, as for "
+                                 "gdb -p)"), args.json)
+    _render(report, args)
     return report_status(report.deadlocks, completeness.incomplete(report))
 
 

@@ -13,7 +13,7 @@ from pyhang.analysis.report import analyse
 from pyhang.model.facts import Facts, Recording, encode, frame_sequence
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
-from pyhang_gdb import collect, facts, loader, settings, status
+from pyhang_gdb import facts, loader, settings, status
 from pyhang_gdb.commands.base import ArgumentError, PyhangCommand, failure, no_arguments, parser
 
 
@@ -94,7 +94,7 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
                                "process to the command line: pyhang report CORE CORE...")
         tree = processes.live_tree(report.target.pid, root_report=report,
                                    gdbext=os.path.join(loader.ROOT, "gdbext", "pyhang.gdb"),
-                                   root_lock_objects=collect.lock_objects)
+                                   root_lock_objects=facts.facts().lock_objects)
         status.deadlocks(len(tree.deadlocks) + sum(len(p.report.deadlocks) for p in tree.processes if p.report))
         status.incomplete(u for p in tree.processes if p.report for u in completeness.incomplete(p.report))
         print(render_tree.dumps(tree, pretty=args.pretty) if args.json else render_tree.render_tree_text(tree))
@@ -141,7 +141,7 @@ same address, unless the parent has freed it since."""
         p.add_argument("file")
         p.add_argument("addresses", nargs="+", type=_address)
         args = p.parse_args(argv)
-        found = collect.lock_objects(args.addresses)
+        found = facts.facts().lock_objects(args.addresses)
         with open(args.file, "w") as f:
             json.dump(found, f, separators=(",", ":"))
         print("pyhang: %d lock objects written to %s" % (len(found), args.file))

@@ -1,0 +1,190 @@
+"""The answers the native decoders give about a target, whoever holds it:
+gdb's collector (gdbext/pyhang_gdb/facts.py, a stopped process or a core)
+and the collector that never stops the process (pyhang.nostop) both answer
+from here everything but the threads and the target itself.
+
+A subclass gives `threads` (`_threads`) and `target`, and may give the
+decoders from caches of its own (gdb keeps them for the stop, shared with
+its other commands)."""
+import time
+
+import _pyhang_native as native
+
+from pyhang import procfs
+from pyhang.model.facts import Facts
+from pyhang.model.kinds import PythonStatus
+
+# The native readers of a system call's arguments in target memory, by the
+# names pyhang.analysis.syscalls.memory_wanted gives them.
+_SYSCALL_READERS = {"pollfds": native.read_pollfds, "fd_set": native.read_fd_set,
+                    "timespec": native.read_timespec, "timeval": native.read_timeval}
+
+
+def clock_now(clock):
+    """The time on `clock` (ns), or None when this machine has no such clock."""
+    try:
+        return time.clock_gettime_ns(clock)
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+class NativeFacts(Facts):
+    """Facts of the native Target `native_target` (see the module's doc)."""
+
+    def __init__(self, native_target):
+        self.native_target = native_target
+        self.by_tid = {}   # TID → the ThreadFacts `threads` last gave
+        self.made = {}     # (depth, tids) → what `threads` gave
+        self.memo = {}
+
+    def once(self, name, make):
+        if name not in self.memo:
+            self.memo[name] = make()
+        return self.memo[name]
+
+    # ---- the decoders (a subclass may keep them elsewhere) ----
+
+    def interpreter(self):
+        return self.once("interpreter", lambda: native.Interpreter(self.native_target))
+
+    def lock_reader(self):
+        return self.once("lock-reader", lambda: native.LockReader(self.native_target, None))
+
+    def python_locks_decoder(self):
+        return self.once("python-locks", lambda: native.PythonLocks(self.interpreter()))
+
+    def python_values(self):
+        return self.once("python-values", lambda: native.PythonValues(self.interpreter()))
+
+    # ---- the questions ----
+
+    def python(self):
+        return self.once("python", lambda: self.interpreter().state())
+
+    def threads(self, depth, tids=None):
+        key = (depth, None if tids is None else tuple(sorted(tids)))
+        if key not in self.made:
+            self.made[key] = self._threads(depth, tids)
+        self.by_tid.update((t.tid, t) for t in self.made[key])
+        return self.made[key]
+
+    def _threads(self, depth, tids):
+        raise NotImplementedError
+
+    def locks(self, tids):
+        return [[tid, self._lock(tid)] for tid in tids]
+
+    def _lock(self, tid):
+        t = self.by_tid.get(tid)
+        if t is None:
+            return {}
+        frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in t.frames]
+        identified = dict(self.lock_reader().identify(tid, t.registers, frames))
+        address = identified.get("address")
+        if identified.get("kind"):
+            identified["library"] = self.native_target.symbolize([address])[0][1] if address else None
+        return identified
+
+    def python_locks(self, waits):
+        decoder = self.python_locks_decoder()
+        return [decoder.wait(tid, futex) for tid, futex in waits]
+
+    def words(self, addresses):
+        out = []
+        for address in addresses:
+            data = self.native_target.read(address, 4)
+            out.append(int.from_bytes(data, "little") if data is not None else None)
+        return out
+
+    def frame_selves(self, tids):
+        decoder = self.python_locks_decoder()
+        return [[tid, decoder.frame_selves(tid)] for tid in tids]
+
+    def attributes(self, requests):
+        decoder = self.python_locks_decoder()
+        return [decoder.attributes(address, list(names)) for address, names in requests]
+
+    def syscall_memory(self, requests):
+        return [_SYSCALL_READERS[reader](self.native_target, *args) for reader, args in requests]
+
+    def clock_now(self, clock):
+        return self.once("clock-%d" % clock, lambda: clock_now(clock))
+
+    def host_tid(self, tid):
+        """The TID the host's /proc knows thread `tid` by."""
+        return tid
+
+    def process_id(self):
+        """The live process's pid as the host's /proc knows it; None for a core."""
+        return self.native_target.pid if self.native_target.kind != "core" else None
+
+    def proc_syscalls(self, tids):
+        pid = self.process_id()
+        if not pid or self.native_target.kind == "core":
+            return [None] * len(tids)
+        calls = [procfs.thread_syscall(pid, self.host_tid(tid)) for tid in tids]
+        return [call[0] if call else None for call in calls]
+
+    def files(self, fds):
+        pid = self.process_id()
+        if not pid or self.native_target.kind == "core":
+            return None
+        return sorted(procfs.files(pid, sorted(fds)).items())
+
+    def object_names(self, addresses):
+        return sorted(self.python_locks_decoder().object_names(sorted(addresses)).items())
+
+    def references(self, addresses):
+        refs = self.python_locks_decoder().thread_references(sorted(addresses))
+        return {"by_object": sorted(refs["by_object"].items()), "complete": refs["complete"]}
+
+    def frame_locals(self, frames):
+        values = self.python_values()
+        return [values.frame_locals(frame, code) for frame, code in frames]
+
+    def threading(self):
+        return self.once("threading", lambda: self.python_locks_decoder().threading())
+
+    def asyncio(self):
+        def make():
+            state = native.asyncio_state(self.interpreter())
+            if self.native_target.kind == "live":
+                state["clock"] = time.monotonic()  # a sleep's deadline (loop time) is on this clock
+            return state
+        return self.once("asyncio", make)
+
+    def fork_facts(self, bases):
+        def make():
+            target = self.native_target
+            try:
+                facts = native.fork_facts(target, sorted(bases), True, self.interpreter(), containers=False)
+            except native.ReaderError as exc:
+                return {"descriptor_problem": str(exc)}
+            facts["process"] = process_facts(target.pid) if target.kind == "live" and target.pid else None
+            return facts
+        return self.once("fork-facts", make)
+
+    def fork_containers(self):
+        return self.once("fork-containers", lambda: native.fork_containers(self.interpreter()))
+
+    def lock_objects(self, addresses):
+        if self.python().get("status") != PythonStatus.OK:
+            return []
+        try:
+            return self.python_locks_decoder().lock_objects(sorted(set(addresses)))
+        except native.ReaderError:  # nothing can be said of them: the children's hazards stay as they are
+            return []
+
+
+def process_facts(pid):
+    """/proc facts of a live process and its parent (fork-hazards): their
+    stat files read by pyhang.procfs (the parent pid, the start times), the
+    rest by native process_facts()."""
+    own = procfs.stat(pid)
+    facts = native.process_facts(pid, own["ppid"] if own else 0)
+    parent = procfs.stat(own["ppid"]) if own and own["ppid"] > 1 else None
+    facts["start_ticks"] = own["start_ticks"] if own else None
+    facts["parent_start_ticks"] = parent["start_ticks"] if parent else None
+    if own is None:
+        facts["problem"] = "cannot read /proc/%d/stat" % pid
+    return facts

@@ -1,0 +1,163 @@
+"""The facts of a live process read without stopping it: no ptrace, no gdb,
+nothing the process does is interrupted (a stop can cut a write on a pipe
+short, and the program loses what it had not written yet).
+
+- Threads from /proc/PID/task; a thread parked in a system call gives its
+  call, six arguments, stack pointer and pc from /proc/PID/task/TID/syscall
+  (native parked_registers), its struct pthread from glibc's own thread
+  lists (native thread_descriptors) as fs_base.
+- Native frames unwound by pyhang's unwinder from that stack pointer and pc
+  only: a frame whose rule needs a register the kernel does not record
+  (rbp in code built with frame pointers) ends the stack there, said as a
+  problem of that thread.
+- A thread that runs has no registers to give: it is listed as running,
+  with its Python frames as far as they could be read.
+- Memory through process_vm_readv (native Target.live).  The interpreter's
+  state is read twice; a thread whose Python frames differ between the two
+  reads was running, and its frames are a problem on that thread, never a
+  fact presented as certain.
+"""
+import os
+
+import _pyhang_native as native
+
+from pyhang import namespaces, procfs
+from pyhang.model.facts import ThreadFacts
+from pyhang.model.report import NativeFrame
+from pyhang.native_facts import NativeFacts
+
+MAX_THREADS = 1 << 16
+
+# How a thread's state in /proc/PID/task/TID/syscall reads (native ParkState).
+IN_CALL, BLOCKED, RUNNING, GONE = "in-call", "blocked", "running", "gone"
+
+# The first line of every report taken this way (sentences are the
+# renderer's; this is the collector's own line about what it could read, as
+# a debugger's warnings are).
+NOT_STOPPED = ("taken without stopping the process: threads that were running are shown as running, "
+               "and what they hold may change while it is read")
+
+
+class NoStopFacts(NativeFacts):
+    """The facts of live process `pid`, read while it runs."""
+
+    def __init__(self, pid, because=()):
+        """`because`: the transfers a stop would have cut short
+        (pyhang.transfers.cut_short), when that is why it is not stopped."""
+        super().__init__(native.Target.live(pid))
+        self.pid = pid
+        self.because = list(because)
+        self.tids_map = namespaces.live_tids(pid)
+        self.moving = {}   # host TID → why its Python frames cannot be trusted
+
+    def host_tid(self, tid):
+        return self.tids_map.to_host(tid)
+
+    def target(self):
+        t = self.native_target
+        return {"kind": "live", "pid": self.pid, "core": None, "executable": t.executable or None,
+                "namespace_pid": self.tids_map.pid, "parent_pid": procfs.parent_pid(self.pid),
+                "warnings": [NOT_STOPPED] + [_cut_short_line(c) for c in self.because] + list(t.warnings),
+                "lock_problem": self.lock_reader().problem or None}
+
+    def python(self):
+        return self.once("python", self._python)
+
+    def _python(self):
+        """The interpreter's state, read twice: threads whose frames moved
+        between the reads keep the first read, and are marked."""
+        first = self.interpreter().state()
+        if first.get("status") != "ok":
+            return first
+        self.native_target.invalidate()
+        again = native.Interpreter(self.native_target).state()
+        later = {t.get("native_tid"): _frame_keys(t) for t in again.get("threads") or ()}
+        for t in first.get("threads") or ():
+            tid = t.get("native_tid")
+            if tid and later.get(tid) != _frame_keys(t):
+                self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
+        return first
+
+    def _descriptors(self):
+        """host TID → its struct pthread, from glibc's lists (once)."""
+        def walk():
+            found = native.thread_descriptors(self.native_target)
+            return {self.host_tid(tid): base for tid, base in found["threads"].items()}, found["problem"]
+        return self.once("descriptors", walk)
+
+    def _unwinder(self):
+        return self.once("unwinder", lambda: native.Unwinder(self.native_target))
+
+    def _threads(self, depth, tids):
+        try:
+            listed = sorted(int(t) for t in os.listdir("/proc/%d/task" % self.pid))[:MAX_THREADS]
+        except OSError:
+            listed = []
+        # the main thread first, as a debugger numbers them
+        listed.sort(key=lambda t: (t != self.pid, t))
+        wanted = None if tids is None else {self.host_tid(t) for t in tids}
+        bases, _ = self._descriptors()
+        self.python()  # the frames' stability is known before threads are answered
+        out = []
+        for num, host in enumerate(listed, 1):
+            if wanted is not None and host not in wanted:
+                continue
+            t = self._thread(num, host, depth, bases.get(host))
+            if t is not None:
+                out.append(t)
+        return out
+
+    def _thread(self, num, host, depth, base):
+        parked = native.parked_registers(self.native_target, host, base)
+        state = (parked or {}).get("state")
+        if state == GONE:
+            return None
+        own = self.tids_map.to_target(host)
+        name = (procfs.stat(self.pid, host) or {}).get("comm")
+        t = ThreadFacts(num=num, tid=own, name=name, unwound_by="pyhang",
+                        host_tid=host if own != host else None)
+        problems = []
+        if state in (IN_CALL, BLOCKED):
+            t.registers = dict(parked["registers"])
+            pcs, stop = self._unwinder().unwind(t.registers, depth) if depth else ([], "depth")
+            t.frames = self._frames(pcs)
+            if stop not in ("end", "depth"):
+                problems.append("its native stack ends after %d frame%s: the unwinder stopped (%s) where a frame "
+                                "needs a register the kernel does not record for a process that runs"
+                                % (len(pcs), "" if len(pcs) == 1 else "s", stop))
+        elif state == RUNNING:
+            problems.append("running: it was not stopped, so its registers and native frames are not known")
+        else:
+            problems.append("its system-call record could not be read (%s)" % (state or "no record"))
+        if host in self.moving:
+            problems.append(self.moving[host])
+        t.problem = "; ".join(problems) or None
+        return t
+
+    def _frames(self, pcs):
+        """The pcs symbolized; outer frames' pcs are return addresses (pc-1 names the call)."""
+        for i, pc in enumerate(pcs):
+            if pc < 4096:  # where an unwinder without symbols lost its way
+                pcs = pcs[:i]
+                break
+        names = self.native_target.symbolize([pc if i == 0 else pc - 1 for i, pc in enumerate(pcs)])
+        return [NativeFrame(pc=pc, function=fn, library=lib, offset=off + (0 if i == 0 else 1) if fn else 0,
+                            from_debug_file=from_debug)
+                for i, (pc, (fn, lib, off, from_debug)) in enumerate(zip(pcs, names))]
+
+
+def _cut_short_line(transfer):
+    tid, call, fd, what = transfer
+    return ("not stopped because LWP %d is inside %s on fd %d (%s): a stop would cut the transfer short and the "
+            "program could lose what it had not written yet (--stop stops it anyway)" % (tid, call, fd, what))
+
+
+def examine(pid, native_depth=None, locals=False, because=()):
+    """(ProcessSnapshot, Report) of live process `pid`, read without stopping it."""
+    from pyhang.analysis.report import analyse
+    return analyse(NoStopFacts(pid, because), native_depth=native_depth, locals=locals)
+
+
+def _frame_keys(thread):
+    """What identifies a thread's Python frames: (frame, code, line) each."""
+    return [(f.get("frame"), f.get("code"), f.get("line")) for f in thread.get("frames") or ()]
