@@ -120,3 +120,20 @@ def test_parked_threads_read_without_stopping_give_the_facts_gdb_gives(scenario,
     stacks = {t["tid"]: [(f["function"], f["line"]) for f in t["python_frames"]] for t in stopped["threads"]}
     assert {t["tid"]: [(f["function"], f["line"]) for f in t["python_frames"]] for t in quiet["threads"]} == stacks
     assert tracer(s.pid) == 0
+
+
+@pytest.mark.parametrize("flags", [pytest.param([], id="default"), pytest.param(["--no-stop"], id="no-stop")])
+def test_the_tree_finds_the_pipe_deadlock_and_leaves_the_childs_write_whole(pipe_hang, flags):
+    s = pipe_hang
+    child = s.truth["child"]
+    before = (syscall_record(child), written(child))
+    # WHEN the parent's tree is reported (by default the parent, which reads, is stopped; the child is not)
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid, *flags)
+    tree = harness.validated_tree(json.loads(out))
+    # THEN the deadlock across the two processes, both examined, and the child's write untouched
+    assert status == 3, err
+    assert {p["target"]["pid"] for p in tree["processes"] if "schema" in p} == {s.pid, child}
+    (d,) = tree["deadlocks"]
+    assert sorted(d["processes"]) == sorted([s.pid, child])
+    assert (syscall_record(child), written(child)) == before
+    assert syscall_record(s.pid)[0] == "0"

@@ -174,6 +174,10 @@ def main(argv=None):
                                   ("--merged", args.merged)) if v]
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
+    if (args.no_stop or args.stop) and args.pid is None:
+        p.error("%s goes with -p PID" % ("--no-stop" if args.no_stop else "--stop"))
+    if args.no_stop and (args.stop or args.what != "report"):
+        p.error("--no-stop goes with `report` and without --stop")
     if args.snapshot:
         if args.pid is not None or args.core or args.cores or args.tree:
             p.error("--snapshot goes without -p, cores or --tree")
@@ -190,10 +194,6 @@ def main(argv=None):
         p.error("give either -p PID or a core file")
     if args.pid is not None and (args.sysroot or args.lib_search_path):
         p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
-    if (args.no_stop or args.stop) and args.pid is None:
-        p.error("%s goes with -p PID" % ("--no-stop" if args.no_stop else "--stop"))
-    if args.no_stop and (args.stop or args.what != "report"):
-        p.error("--no-stop goes with `report` and without --stop")
     args.cut_short = [] if args.pid is None or args.stop or args.no_stop else transfers.cut_short(args.pid)
     if args.cut_short and args.what != "report":
         return fail(Failure("stopping process %d would cut short a transfer: LWP %d is inside %s on fd %d (%s), and "
@@ -364,7 +364,8 @@ def report_tree(args):
         return _no_analysis(exc, args.json)
     if args.pid is not None and not os.path.exists("/proc/%d" % args.pid):
         return fail(Failure("no process %d" % args.pid, hint=hint(["No such process"], args)), args.json)
-    tree = processes.live_tree(args.pid) if args.pid is not None else \
+    stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
+    tree = processes.live_tree(args.pid, stopping=stopping) if args.pid is not None else \
         processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)
     print(render_tree.dumps(tree, args.pretty) if args.json else render_tree.render_tree_text(tree))
     reports = [p.report for p in tree.processes if p.report is not None]

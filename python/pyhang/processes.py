@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import types
 
-from pyhang import gdb_batch, procfs
+from pyhang import gdb_batch, nostop, procfs, transfers
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.model.tree import ProcessEntry, TreeReport
@@ -30,10 +30,32 @@ def _target(pid, core, sysroot, lib_search_path):
                                  lib_search_path=lib_search_path)
 
 
-def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None):
+# When a live process is stopped to be examined (the command line's --stop
+# and --no-stop): AUTO stops it unless a thread is inside a transfer a stop
+# would cut short (pyhang.transfers).
+AUTO, ALWAYS, NEVER = "auto", "always", "never"
+
+
+def cut_short(pid, stopping):
+    """None when process `pid` is to be stopped (by gdb); else the transfers
+    a stop would cut short, [] when none but it is not to be stopped anyway."""
+    if pid is None or stopping == ALWAYS:
+        return None
+    found = transfers.cut_short(pid)
+    return found if found or stopping == NEVER else None
+
+
+def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None, stopping=AUTO):
     """(Report, None) of one process or core, or (None, why not).
     `gdbext`: the pyhang.gdb the gdb sessions load; `sysroot`,
-    `lib_search_path`: where a core's files are now (cores only)."""
+    `lib_search_path`: where a core's files are now (cores only);
+    `stopping`: whether a live process may be stopped (AUTO, ALWAYS, NEVER)."""
+    because = cut_short(pid, stopping)
+    if because is not None:
+        try:
+            return nostop.examine(pid, because=because)[1], None
+        except Exception as exc:  # noqa: BLE001 — one line for this process, the rest of the tree goes on
+            return None, "it could not be read without stopping it (%s)" % exc
     target = _target(pid, core, sysroot, lib_search_path)
     try:
         return gdb_batch.examine(gdb_batch.open_gdb(target, timeout=TIMEOUT, gdbext=gdbext), target,
@@ -45,9 +67,17 @@ def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_sear
         return None, "its gdb gave an answer pyhang cannot read (%s)" % exc
 
 
-def lock_objects(workdir, addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None):
+def lock_objects(workdir, addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None,
+                 stopping=AUTO):
     """{address: what is there} in one process or core (`pyhang lock-objects`
-    in a gdb of its own), or None when it could not be asked."""
+    in a gdb of its own, or read without stopping it), or None when it could
+    not be asked."""
+    if cut_short(pid, stopping) is not None:
+        try:
+            found = nostop.NoStopFacts(pid).lock_objects(addresses)
+        except Exception:  # noqa: BLE001 — not asked: the children's hazards stay as they are
+            return None
+        return {o["object"]: o for o in found if isinstance(o, dict) and "object" in o}
     path = os.path.join(workdir, "locks-%s.json" % (pid if pid is not None else os.path.basename(core)))
     try:
         gdb_batch.run("pyhang lock-objects %s %s" % (path, " ".join("0x%x" % a for a in addresses)),
@@ -89,7 +119,7 @@ def _why_not(pid):
 
 def _run_all(jobs, gdbext, **where):
     """{key: (report, problem)} for [(key, pid, core)], JOBS at a time;
-    `where`: examine()'s sysroot and lib_search_path."""
+    `where`: examine()'s sysroot, lib_search_path and stopping."""
     out = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
         futures = {pool.submit(examine, pid, core, gdbext, **where): key for key, pid, core in jobs}
@@ -98,11 +128,13 @@ def _run_all(jobs, gdbext, **where):
     return out
 
 
-def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBEXT, root_lock_objects=None):
+def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBEXT, root_lock_objects=None,
+              stopping=AUTO):
     """The TreeReport of live process `root` and its descendants.
     `root_report`: the root's Report when the caller made it (pyhang in gdb
     attached to it), else the root is examined like the others;
-    `root_lock_objects(addresses)`: then the root's lock objects, asked there."""
+    `root_lock_objects(addresses)`: then the root's lock objects, asked there;
+    `stopping`: whether each process may be stopped (AUTO, ALWAYS, NEVER)."""
     found, more = procfs.descendants(root, limit)
     tree = TreeReport(root_pid=root, truncated=0)
     if more:
@@ -117,15 +149,15 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBE
             problems[pid] = _why_not(pid)
             if problems[pid] is None:
                 jobs.append((pid, pid, None))
-        results = _run_all(jobs, gdbext)
+        results = _run_all(jobs, gdbext, stopping=stopping)
         for pid, parent in members:
             report, problem = (root_report, None) if pid == root and root_report is not None else \
                 results.get(pid, (None, problems.get(pid)))
             tree.processes.append(ProcessEntry(pid=pid, parent_pid=parent, report=report, problem=problem,
                                                comm=(procfs.stat(pid) or {}).get("comm")))
         here = (root, root_lock_objects or (lambda addresses: [])) if root_report is not None else None
-        _ask_parents(tree, lambda entry, addresses: lock_objects(workdir, addresses, pid=entry.pid, gdbext=gdbext),
-                     here)
+        _ask_parents(tree, lambda entry, addresses: lock_objects(workdir, addresses, pid=entry.pid, gdbext=gdbext,
+                                                                 stopping=stopping), here)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return tree_analysis.analyse(tree)
