@@ -137,3 +137,23 @@ def test_the_tree_finds_the_pipe_deadlock_and_leaves_the_childs_write_whole(pipe
     assert sorted(d["processes"]) == sorted([s.pid, child])
     assert (syscall_record(child), written(child)) == before
     assert syscall_record(s.pid)[0] == "0"
+
+
+def test_threads_that_run_are_running_never_a_wait_or_a_holder_seen_at_one_moment(scenario):
+    # GIVEN four threads spinning in Python, passing the GIL between them, and a main thread asleep
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "gil_contention.py"), "4"])
+    spinners = {t["tid"] for t in s.truth["threads"] if t["role"] == "spinner"}
+    for _ in range(5):
+        status, out, err = harness.pyhang_cli("report", "--no-stop", "--json", "-p", s.pid)
+        report = harness.validated_report(json.loads(out))
+        # THEN no verdict built on a moment's GIL holder, no deadlock, no fork hazard from a running thread
+        assert status == 0, err
+        assert not [v for v in report["verdicts"] if v["kind"] in ("gil-holder-blocked", "gil-nobody-holds")]
+        assert report["deadlocks"] == [] and report["fork_hazards"] == []
+        for t in report["threads"]:
+            if t["tid"] in spinners:
+                # a spinner is running, or was caught waiting for the GIL throughout both reads
+                b = t["blocked_on"]
+                assert (t["problem"] or "").startswith("running") or (b and b["kind"] == "gil"), t
+        main = next(t for t in report["threads"] if t["tid"] == s.pid)
+        assert main["blocked_on"]["syscall"]["name"] == "clock_nanosleep"

@@ -15,7 +15,10 @@ short, and the program loses what it had not written yet).
 - Memory through process_vm_readv (native Target.live).  The interpreter's
   state is read twice; a thread whose Python frames differ between the two
   reads was running, and its frames are a problem on that thread, never a
-  fact presented as certain.
+  fact presented as certain.  Who holds the GIL is kept only when both reads
+  agree.  Each thread's system-call record is read before and after the
+  interpreter: a thread whose record changed was running, and is listed as
+  running (what it seemed to wait on was a moment, not a wait).
 """
 import os
 
@@ -34,6 +37,8 @@ IN_CALL, BLOCKED, RUNNING, GONE = "in-call", "blocked", "running", "gone"
 # The first line of every report taken this way (sentences are the
 # renderer's; this is the collector's own line about what it could read, as
 # a debugger's warnings are).
+GIL_MOVED = ("the GIL changed hands while the process was read without stopping it: which thread holds it is not "
+             "known")
 NOT_STOPPED = ("taken without stopping the process: threads that were running are shown as running, "
                "and what they hold may change while it is read")
 
@@ -71,11 +76,18 @@ class NoStopFacts(NativeFacts):
             return first
         self.native_target.invalidate()
         again = native.Interpreter(self.native_target).state()
-        later = {t.get("native_tid"): _frame_keys(t) for t in again.get("threads") or ()}
+        later = {t.get("native_tid"): t for t in again.get("threads") or ()}
         for t in first.get("threads") or ():
             tid = t.get("native_tid")
-            if tid and later.get(tid) != _frame_keys(t):
+            if tid and _frame_keys(later.get(tid) or {}) != _frame_keys(t):
                 self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
+        if _gil_keys(first) != _gil_keys(again):
+            # The GIL changed hands between the reads: who holds it is not known.
+            for g in first.get("gils") or ():
+                g["locked"], g["holder_tstate"] = None, None
+            for t in first.get("threads") or ():
+                t["holds_gil"] = False
+            first["warnings"] = list(first.get("warnings") or []) + [GIL_MOVED]
         return first
 
     def _descriptors(self):
@@ -97,18 +109,20 @@ class NoStopFacts(NativeFacts):
         listed.sort(key=lambda t: (t != self.pid, t))
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
         bases, _ = self._descriptors()
-        self.python()  # the frames' stability is known before threads are answered
+        listed = [(num, host) for num, host in enumerate(listed, 1) if wanted is None or host in wanted]
+        before = {host: native.parked_registers(self.native_target, host, bases.get(host)) for _, host in listed}
+        self.python()  # read between the two records: a thread parked throughout has the same record twice
         out = []
-        for num, host in enumerate(listed, 1):
-            if wanted is not None and host not in wanted:
-                continue
-            t = self._thread(num, host, depth, bases.get(host))
+        for num, host in listed:
+            parked = native.parked_registers(self.native_target, host, bases.get(host))
+            if parked != before[host] and (parked or {}).get("state") != GONE:
+                parked = {"state": RUNNING, "registers": {}}
+            t = self._thread(num, host, depth, parked, bases.get(host))
             if t is not None:
                 out.append(t)
         return out
 
-    def _thread(self, num, host, depth, base):
-        parked = native.parked_registers(self.native_target, host, base)
+    def _thread(self, num, host, depth, parked, base):
         state = (parked or {}).get("state")
         if state == GONE:
             return None
@@ -127,6 +141,8 @@ class NoStopFacts(NativeFacts):
                                 % (len(pcs), "" if len(pcs) == 1 else "s", stop))
         elif state == RUNNING:
             problems.append("running: it was not stopped, so its registers and native frames are not known")
+            if base is not None:  # its struct pthread still tells joins and fork facts which thread it is
+                t.registers = {"fs_base": base}
         else:
             problems.append("its system-call record could not be read (%s)" % (state or "no record"))
         if host in self.moving:
@@ -156,6 +172,12 @@ def examine(pid, native_depth=None, locals=False, because=()):
     """(ProcessSnapshot, Report) of live process `pid`, read without stopping it."""
     from pyhang.analysis.report import analyse
     return analyse(NoStopFacts(pid, because), native_depth=native_depth, locals=locals)
+
+
+def _gil_keys(state):
+    """Who holds each GIL, as one read of the interpreter says it."""
+    return ([(g.get("address"), g.get("locked"), g.get("holder_tstate")) for g in state.get("gils") or ()],
+            sorted(t.get("native_tid") or 0 for t in state.get("threads") or () if t.get("holds_gil")))
 
 
 def _frame_keys(thread):
