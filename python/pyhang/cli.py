@@ -32,13 +32,14 @@ COMMANDS = {
 # command → its own --help: the options it takes and examples.
 COMMAND_HELP = {
     "report": """options: --json [--pretty], --native-depth N, --locals, --merged, --tree, --snapshot FILE,
-         --sysroot DIR, --lib-search-path DIR[:DIR] (cores)
+         --no-stop, --stop (live), --sysroot DIR, --lib-search-path DIR[:DIR] (cores)
 examples:
   pyhang report -p 1234                  every thread, deadlocks first
   pyhang report --json --pretty -p 1234  the pyhang-report/1 document, indented
   pyhang report --locals -p 1234         with the locals of every Python frame
   pyhang report --merged -p 1234         native and Python frames as one stack
   pyhang report --tree -p 1234           the process and its descendants
+  pyhang report --no-stop -p 1234        read it without stopping it (no gdb; nothing it does is interrupted)
   pyhang report core.1234 /usr/bin/python3.11 --sysroot /srv/cores/host1
   pyhang report core.1234 core.1240 --sysroot /srv/cores/host1   one core per process of a tree
   pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`""",
@@ -64,7 +65,9 @@ def command_help(name):
 
 EPILOG = """\
 examples:
-  pyhang report -p 1234                  a live process (gdb attaches, reads, detaches)
+  pyhang report -p 1234                  a live process (gdb attaches, reads, detaches; unless a thread is
+                                         inside a write on a pipe or socket, which a stop would cut short:
+                                         then it is read without stopping it, as with --no-stop)
   pyhang report --json -p 1234           the pyhang-report/1 JSON document (docs/json-contract.md)
   pyhang report core.1234                a core; the executable is the one the core names
   pyhang report core.1234 /usr/bin/python3.11
