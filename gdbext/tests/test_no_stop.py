@@ -74,11 +74,16 @@ def test_the_subprocess_pipe_hang_survives_five_no_stop_reports_and_five_default
     assert holder["pid"] == s.pid and holder["fds"] == [s.truth["stderr_fd"]]
 
 
-def test_other_commands_refuse_to_stop_such_a_process_and_stop_forces_it(pipe_hang):
+def test_py_bt_and_lock_owner_read_such_a_process_without_stopping_it_and_the_others_refuse(pipe_hang):
     child = pipe_hang.truth["child"]
     before = (syscall_record(child), written(child))
     status, out, err = harness.pyhang_cli("py-bt", "-p", child)
-    assert status == 1 and "would cut short a transfer" in err and "--no-stop" in err, err
+    assert status == 0 and 'File "<string>", line 1, in <module>' in out, (out, err)
+    assert "not stopped because LWP %d is inside write on fd 2" % child in out
+    status, out, err = harness.pyhang_cli("lock-owner", "-p", child)
+    assert status == 0 and "waits in write on fd 2" in out and "held only by PID %d" % pipe_hang.pid in out, out
+    status, out, err = harness.pyhang_cli("gil-holder", "-p", child)
+    assert status == 1 and "would cut short a transfer" in err and "--stop" in err, err
     assert (syscall_record(child), written(child)) == before
 
 

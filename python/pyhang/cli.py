@@ -179,8 +179,8 @@ def main(argv=None):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
     if (args.no_stop or args.stop) and args.pid is None:
         p.error("%s goes with -p PID" % ("--no-stop" if args.no_stop else "--stop"))
-    if args.no_stop and (args.stop or args.what != "report"):
-        p.error("--no-stop goes with `report` and without --stop")
+    if args.no_stop and (args.stop or args.what not in NOT_STOPPED):
+        p.error("--no-stop goes with %s, and without --stop" % ", ".join("`%s`" % c for c in NOT_STOPPED))
     if args.snapshot:
         if args.pid is not None or args.core or args.cores or args.tree:
             p.error("--snapshot goes without -p, cores or --tree")
@@ -198,15 +198,15 @@ def main(argv=None):
     if args.pid is not None and (args.sysroot or args.lib_search_path):
         p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
     args.cut_short = [] if args.pid is None or args.stop or args.no_stop else transfers.cut_short(args.pid)
-    if args.cut_short and args.what != "report":
+    if args.cut_short and args.what not in NOT_STOPPED:
         return fail(Failure("stopping process %d would cut short a transfer: LWP %d is inside %s on fd %d (%s), and "
                             "the program could lose what it had not written yet" % ((args.pid,) + args.cut_short[0]),
-                            hint="`pyhang report --no-stop -p %d` reads it without stopping it; --stop stops it "
-                                 "anyway" % args.pid), args.json)
+                            hint="`pyhang report -p %d` (or py-bt, lock-owner) reads it without stopping it; --stop "
+                                 "stops it anyway" % args.pid), args.json)
     command = COMMANDS[args.what][0]
     if args.core and not args.executable:
         args.executable = core_executable(args)
-    if args.what == "report" and (args.no_stop or args.cut_short):
+    if args.no_stop or args.cut_short:
         return report_not_stopped(args)
     if args.what == "report":
         return report_one(args)
@@ -249,9 +249,15 @@ def _render(report, args):
         print(render_text(report, merged=args.merged))
 
 
+# The commands that read a live process without stopping it (--no-stop, or
+# by default where a stop would cut a transfer short).
+NOT_STOPPED = ("report", "py-bt", "lock-owner")
+
+
 def report_not_stopped(args):
-    """`pyhang report` of a live process read without stopping it (--no-stop,
-    or because a stop would cut a transfer short): no gdb."""
+    """`pyhang report` (py-bt, lock-owner) of a live process read without
+    stopping it (--no-stop, or because a stop would cut a transfer short):
+    no gdb."""
     _analysis_path()
     try:
         from pyhang import nostop
@@ -259,14 +265,30 @@ def report_not_stopped(args):
     except ImportError as exc:
         return _no_analysis(exc, args.json)
     try:
-        _, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
-                                   locals=args.locals, because=args.cut_short)
+        snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
+                                          locals=args.locals, because=args.cut_short)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
         return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, exc),
                             hint="check the pid, and that this user may read its memory (ptrace_scope, as for "
                                  "gdb -p)"), args.json)
+    if args.what != "report":
+        print(_thread_command(args.what, snapshot, report))
+        return OK
     _render(report, args)
     return report_status(report.deadlocks, completeness.incomplete(report))
+
+
+def _thread_command(command, snapshot, report):
+    """`py-bt` or `lock-owner` of every thread of a report made here."""
+    from pyhang.analysis import syscalls
+    from pyhang.analysis.python_state import PythonView
+    from pyhang.render.text import render_thread_command
+    view = PythonView(snapshot.python)
+    calls = {}
+    for t in snapshot.threads:
+        nr = syscalls.in_syscall(t.registers)
+        calls[t.tid] = syscalls.name(nr) if nr is not None else None
+    return render_thread_command(command, report, {t.tid: view.thread(t.tid) for t in snapshot.threads}, calls)
 
 
 def report_status(deadlocks, incomplete):

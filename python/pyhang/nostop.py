@@ -181,5 +181,9 @@ def _gil_keys(state):
 
 
 def _frame_keys(thread):
-    """What identifies a thread's Python frames: (frame, code, line) each."""
-    return [(f.get("frame"), f.get("code"), f.get("line")) for f in thread.get("frames") or ()]
+    """What identifies a thread's Python frames: (function, file, line,
+    entry) each, as the native frame sequence keys them (no dict made)."""
+    frames = thread.get("frames") or ()
+    if hasattr(frames, "keys"):
+        return list(frames.keys())
+    return [(f.get("function"), f.get("file"), f.get("line"), f.get("entry_frame", False)) for f in frames]

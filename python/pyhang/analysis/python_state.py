@@ -73,10 +73,13 @@ def gil_state(view, tid, registers):
     t = view.thread(tid)
     if t is None:
         return GilState.NO_PYTHON
-    if t.get("holds_gil"):
-        return GilState.HOLDS
+    # A thread asleep on the GIL's own condition or mutex runs no Python, whatever
+    # the GIL's last holder says: it waits for the GIL, or for another thread to
+    # take the GIL it just dropped (FORCE_SWITCHING's switch_cond).
     if view.gil_of_wait(syscalls.futex_address(registers)) is not None:
         return GilState.WAITING
+    if t.get("holds_gil"):
+        return GilState.HOLDS
     return GilState.RELEASED
 
 

@@ -14,7 +14,7 @@ needs and makes the report in steps:
 `build_report(snapshot)` makes it from a ProcessSnapshot already assembled
 (a pyhang-snapshot/1 document).
 """
-from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, locks, python_api
+from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, locks, python_api, syscalls
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
@@ -94,7 +94,8 @@ def conclude(report, snapshot):
     blocked = None
     holder = report.gil.holder_tid
     snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
-    if snap is not None:
+    if snap is not None and PythonView(snapshot.python).gil_of_wait(syscalls.futex_address(snap.registers)) is None:
+        # (a holder sleeping on the GIL's own condition or mutex is handing it over, not blocked elsewhere)
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
     # What could not be read comes first: the other verdicts hold only for what could.
     report.verdicts = completeness.verdicts(report, snapshot) + \

@@ -4,7 +4,7 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonEvidence, Python
 from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
-from pyhang.render.locks import evidence as wait_evidence, likely_holder_evidence, summary
+from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
 from pyhang.render.names import ThreadNames, lock_reference, object_name, python_frame_line, thread_label, thread_title
 from pyhang.render.values import frame_locals_text
 
@@ -421,6 +421,29 @@ def render_text(report: Report, merged=False) -> str:
 def py_bt_header(num, tid, version, gil):
     """The first line of `py-bt` and `py-bt-full`: the thread, its Python and its GIL state."""
     return "%s, Python %s, GIL: %s" % (thread_label(num, tid), version, gil)
+
+
+def render_thread_command(command, report, thread_states, calls):
+    """`py-bt` or `lock-owner` of every thread, as `thread apply all` gives
+    them in gdb, from a report made without gdb (`--no-stop`): the report's
+    warnings first (it was not stopped), then each thread (one line each for
+    `lock-owner`, which names the thread).
+    `thread_states`: {tid: decoded thread state or None}; `calls`: {tid: the
+    system call it sleeps in (analysis.syscalls.name) or None}."""
+    names = names_of(report)
+    out = ["warning: " + w for w in warnings(report)]
+    for th in report.threads:
+        if command == "py-bt":
+            out.append("")
+            out.append(render_py_bt(th.gdb_num, th.tid, report.target.python_version, th.gil,
+                                    thread_states.get(th.tid), th.python_frames))
+        elif th.blocked_on is not None:
+            out.append(describe(th.blocked_on, th.tid, names))
+        elif th.problem:
+            out.append(unreadable(th.tid, names, th.problem))
+        else:
+            out.append(not_blocked(th.tid, names, calls.get(th.tid), report.lock_problem))
+    return "\n".join(out)
 
 
 def render_py_bt(num, tid, version, gil, thread_state, frames):
