@@ -87,15 +87,6 @@ def test_py_bt_and_lock_owner_read_such_a_process_without_stopping_it_and_the_ot
     assert (syscall_record(child), written(child)) == before
 
 
-def no_stop_interpreters():
-    """Debian's 3.11, pyenv's 3.8 and 3.13 (stripped), and today's Debian interpreters, when present."""
-    chosen = []
-    for name, path in harness.interpreters():
-        if name == "debian-3.11" or name.startswith(("pyenv-3.8.", "pyenv-3.13.", "debian-sid-", "debian-trixie-")):
-            chosen.append(pytest.param(path, id=name))
-    return chosen
-
-
 def blocked_facts(report):
     """What each thread waits on, as the analysis said it, keyed by TID."""
     out = {}
@@ -107,12 +98,22 @@ def blocked_facts(report):
     return out
 
 
-@pytest.mark.parametrize("python", no_stop_interpreters())
-@pytest.mark.parametrize("script", ["py_locks.py", "lock_abba.py", "syscall_waits.py"])
+def parked_cases():
+    """The parked scenarios on every interpreter, and more of them on Debian's 3.11."""
+    cases = [pytest.param(path, script, id="%s-%s" % (name, script[:-3]))
+             for name, path in harness.interpreters() for script in ("py_locks.py", "lock_abba.py", "syscall_waits.py")]
+    cases += [pytest.param(PY, script, id="debian-3.11-%s" % script.split(".")[0])
+              for script in ("lock_join.py", "py_buffered.py threads", "import_cycle.py", "own_locks.py", "py_names.py",
+                             "parked_threads.py", "asyncio_tasks.py")]
+    return cases
+
+
+@pytest.mark.parametrize("python,script", parked_cases())
 def test_parked_threads_read_without_stopping_give_the_facts_gdb_gives(scenario, python, script):
     # GIVEN a program whose threads are all parked
     exe, env = harness.stripped_interpreter(python)
-    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, script)], env=env)
+    script, *args = script.split()
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, script)] + args, env=env)
     # WHEN it is read without stopping it, and then by gdb
     status, out, err = harness.pyhang_cli("report", "--no-stop", "--json", "-p", s.pid)
     assert status in (0, 3), err
@@ -162,3 +163,32 @@ def test_threads_that_run_are_running_never_a_wait_or_a_holder_seen_at_one_momen
                 assert (t["problem"] or "").startswith("running") or (b and b["kind"] == "gil"), t
         main = next(t for t in report["threads"] if t["tid"] == s.pid)
         assert main["blocked_on"]["syscall"]["name"] == "clock_nanosleep"
+
+
+def test_a_thread_switching_between_two_stacks_is_running_or_at_one_of_them_never_a_mix(scenario):
+    # GIVEN a thread that sleeps 1 ms in one function, then 1 ms in another, forever, and a spinning thread
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "switching.py")])
+    switcher = next(t for t in s.truth["threads"] if t["role"] == "switcher")
+    spinner = next(t for t in s.truth["threads"] if t["role"] == "spinner")
+    seen = set()
+    for _ in range(10):
+        status, out, err = harness.pyhang_cli("report", "--no-stop", "--json", "-p", s.pid)
+        assert status == 0, err
+        report = harness.validated_report(json.loads(out))
+        threads = {t["tid"]: t for t in report["threads"]}
+        t = threads[switcher["tid"]]
+        if (t["problem"] or "").startswith("running"):
+            seen.add("running")
+            assert t["blocked_on"] is None
+        else:
+            # THEN when it was caught parked, it is in its sleep or waiting for the GIL to go on, in one of its
+            # two functions, under its loop
+            b = t["blocked_on"]
+            assert b["kind"] == "gil" or (b.get("syscall") or {}).get("name") == "clock_nanosleep", b
+            functions = [f["function"] for f in t["python_frames"]]
+            assert functions[0] in switcher["functions"] and functions[1] == "switch", functions
+            seen.add(functions[0])
+        assert (threads[spinner["tid"]]["problem"] or "").startswith("running") or \
+            threads[spinner["tid"]]["blocked_on"]["kind"] == "gil"
+        assert report["deadlocks"] == [] and report["fork_hazards"] == []
+    assert seen, "the switcher was never seen"
