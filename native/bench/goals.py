@@ -28,7 +28,8 @@ other work on the machine hits both sides of a ratio alike.
   cores    gdb's resident memory with a core loaded, before and after
            `pyhang report --json`, and the report's time, on cores of a
            process holding G GiB (the threads and stacks alike)
-Uses the build in $PYHANG_BUILD_DIR or ./build.
+Uses the build in $PYHANG_BUILD_DIR or ./build.  Every command runs as for a user: Python caches the
+bytecode it compiles (under $TMPDIR/pyhang-bench-pycache), whatever PYTHONDONTWRITEBYTECODE says.
 """
 import argparse
 import os
@@ -70,7 +71,20 @@ def load():
     return "load average %.1f" % os.getloadavg()[0]
 
 
+# Every command runs as it does for a user: Python may cache the bytecode it
+# compiles (here under a directory of the benchmark's own, not the checkout),
+# whatever PYTHONDONTWRITEBYTECODE the shell that runs the benchmark sets.
+PYCACHE = os.path.join(os.environ.get("TMPDIR", "/tmp"), "pyhang-bench-pycache")
+
+
+def as_a_user(env=None):
+    env = dict(env if env is not None else os.environ, PYTHONPYCACHEPREFIX=PYCACHE)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def timed(argv, env=None):
+    env = as_a_user(env)
     start = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     return time.perf_counter() - start

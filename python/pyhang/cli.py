@@ -225,6 +225,7 @@ def report_one(args):
         pipe = gdb_batch.open_gdb(args)
     except Failure as f:
         return fail(f, args.json)
+    _analysis_path()  # the native module, to read here what gdb need not send (gdb_pipe.read_here)
     try:
         from pyhang.analysis import completeness
     except ImportError as exc:  # gdb may know why (pyhang not built): its line first
@@ -368,7 +369,8 @@ def core_executable(args):
 
 def _analysis_path():
     """The native module, from the build (or beside an installed pyhang):
-    for reading a core's header and for process trees, not for the analysis."""
+    for reading a core's header, reading a target here (--no-stop, and what
+    gdb need not send), and process trees; not for the analysis."""
     build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(ROOT, "build")
     sys.path.insert(0, os.path.join(build, "python"))
 

@@ -121,12 +121,15 @@ def examine(pipe, args, native_depth=None, locals=False, timeout=None):
     gdb `pipe` answers the questions (open_gdb()); the analysis runs here.
     Closes `pipe`; raises Failure."""
     from pyhang.analysis.report import analyse
-    from pyhang.gdb_pipe import AnswerError, GdbEnded
+    from pyhang.gdb_pipe import AnswerError, GdbEnded, read_here
     try:
         failure = unopened(pipe, args, timeout)
         if failure is not None:
             raise failure
-        return analyse(pipe, native_depth=native_depth, locals=locals)
+        facts = read_here(pipe, pid=args.pid, core=args.core, executable=args.executable, sysroot=args.sysroot,
+                          search_path=[d for d in (args.lib_search_path or "").split(":") if d],
+                          debug_directories=[d for d in gdb_env()["PYHANG_DEBUG_FILE_DIRECTORY"].split(":") if d])
+        return analyse(facts, native_depth=native_depth, locals=locals)
     except GdbEnded as exc:
         raise _ended(exc, args, timeout)
     except AnswerError as exc:

@@ -121,3 +121,42 @@ class GdbPipe(Facts):
             self.proc.kill()
             self.proc.wait()
 
+
+
+def read_here(pipe, pid=None, core=None, executable=None, sysroot=None, search_path=(), debug_directories=()):
+    """Facts for the target `pipe`'s gdb holds, read in this process where it
+    can (ReadHere), else all answered by gdb (the pipe itself)."""
+    try:
+        from pyhang.native_facts import NativeFacts, native
+    except ImportError:
+        return pipe
+
+    class ReadHere(NativeFacts):
+        """gdb stops the target and says what only a debugger knows (the
+        threads, their registers and frames, and the target's warnings);
+        this process reads everything else from the target itself, as gdb
+        would (memory of the stopped process, or the core), so the interpreter's
+        state, the largest answer, never goes through the pipe."""
+
+        def target(self):
+            return pipe.target()
+
+        def _threads(self, depth, tids):
+            return pipe.threads(depth, tids)
+
+        def host_tid(self, tid):
+            t = self.by_tid.get(tid)
+            return t.host_tid or tid if t is not None else tid
+
+    try:
+        if pid is not None:
+            target = native.Target.live(pid)
+        else:
+            target = native.Target.core(core, executable or "", sysroot or "", list(search_path))
+        dirs = list(debug_directories)
+        if sysroot and sysroot != "/":
+            dirs += [os.path.join(sysroot, d.lstrip("/")) for d in dirs]
+        target.set_debug_directories(dirs)
+    except Exception:  # noqa: BLE001 — not readable here (permissions, a core gdb reads otherwise): gdb answers all
+        return pipe
+    return ReadHere(target)
