@@ -1,6 +1,10 @@
-"""The `pyhang` command line: runs gdb in batch mode on a process or a core
-with pyhang loaded, exactly as a user would, and prints only pyhang's answer.
-See `pyhang --help` (the epilog below) for the contract scripts rely on."""
+"""The `pyhang` command line.  `report` analyses and renders here: a gdb of
+its own stops the process (or opens the core) and answers what only a
+debugger knows over a pipe (pyhang.gdb_batch, pyhang.gdb_pipe), or, with
+--no-stop and wherever a stop would cut a transfer short, no gdb at all
+(pyhang.nostop).  The other commands run in gdb in batch mode, exactly as a
+user would type them, and only pyhang's answer is printed.  See `pyhang
+--help` (the epilog below) for the contract scripts rely on."""
 import argparse
 import difflib
 import json
