@@ -115,7 +115,7 @@ def test_core_of_a_process_in_a_container_speaks_its_tids_and_lists_each_thread_
 
 def _namespaces():
     import sys
-    sys.path.insert(0, os.path.join(harness.ROOT, "gdbext"))
+    sys.path.insert(0, os.path.join(harness.ROOT, "python"))
     from pyhang import namespaces
     return namespaces
 
