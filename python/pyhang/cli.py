@@ -178,7 +178,9 @@ def main(argv=None):
     _targets(p, args)
     report_only = [o for o, v in (("--pretty", args.pretty), ("--native-depth", args.native_depth is not None),
                                   ("--snapshot", args.snapshot), ("--tree", args.tree), ("--locals", args.locals),
-                                  ("--merged", args.merged)) if v]
+                                  ("--merged", args.merged), ("--dot", args.dot)) if v]
+    if args.dot and args.json:
+        p.error("--dot goes without --json")
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
     if (args.no_stop or args.stop) and args.pid is None:
@@ -248,7 +250,10 @@ def report_one(args):
 def _render(report, args):
     from pyhang.render import json as render_json
     from pyhang.render.text import render_text
-    if args.json:
+    if args.dot:
+        from pyhang.render.dot import report_dot
+        sys.stdout.write(report_dot(report))
+    elif args.json:
         print(render_json.dumps(report, pretty=args.pretty, merged=args.merged))
     else:
         print(render_text(report, merged=args.merged))
@@ -398,7 +403,11 @@ def report_tree(args):
     stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
     tree = processes.live_tree(args.pid, stopping=stopping) if args.pid is not None else \
         processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)
-    print(render_tree.dumps(tree, args.pretty) if args.json else render_tree.render_tree_text(tree))
+    if args.dot:
+        from pyhang.render.dot import tree_dot
+        sys.stdout.write(tree_dot(tree))
+    else:
+        print(render_tree.dumps(tree, args.pretty) if args.json else render_tree.render_tree_text(tree))
     reports = [p.report for p in tree.processes if p.report is not None]
     return report_status(tree.deadlocks or any(r.deadlocks for r in reports),
                          any(completeness.incomplete(r) for r in reports))

@@ -17,6 +17,9 @@ REPORT = (
     (("--merged",), {"action": "store_true",
                      "help": "native and Python frames as one stack (native frames %d deep unless given)"
                              % MERGED_NATIVE_DEPTH}),
+    (("--dot",), {"action": "store_true",
+                  "help": "the wait-for graph in Graphviz DOT (render it: dot -Tsvg -o hang.svg), with --tree across "
+                          "processes"}),
     (("--tree",), {"action": "store_true",
                    "help": "a live process and all its descendants, each examined on its own, and the deadlocks "
                            "across them"}),

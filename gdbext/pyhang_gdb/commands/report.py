@@ -69,7 +69,10 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
             return
         status.deadlocks(len(report.deadlocks))
         status.incomplete(completeness.incomplete(report))
-        if args.json and not args.pretty:
+        if args.dot:
+            from pyhang.render.dot import report_dot
+            sys.stdout.write(report_dot(report))
+        elif args.json and not args.pretty:
             written = False
             try:
                 for piece in render_json.pieces(report, merged=args.merged):
@@ -97,7 +100,11 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
                                    root_lock_objects=facts.facts().lock_objects)
         status.deadlocks(len(tree.deadlocks) + sum(len(p.report.deadlocks) for p in tree.processes if p.report))
         status.incomplete(u for p in tree.processes if p.report for u in completeness.incomplete(p.report))
-        print(render_tree.dumps(tree, pretty=args.pretty) if args.json else render_tree.render_tree_text(tree))
+        if args.dot:
+            from pyhang.render.dot import tree_dot
+            sys.stdout.write(tree_dot(tree))
+        else:
+            print(render_tree.dumps(tree, pretty=args.pretty) if args.json else render_tree.render_tree_text(tree))
 
 
 class PyhangSnapshot(PyhangCommand):

@@ -1,0 +1,144 @@
+"""The wait-for graph as a picture: Graphviz DOT (`pyhang report --dot`,
+`--tree --dot`), rendered with `dot -Tsvg` or `dot -Tpng`.
+
+Each thread that waits, or that something waits for, is a box (threads of
+one process in one frame, for a tree); an edge goes from a waiter to the
+thread that holds what it waits for, labelled with what that is; edges of
+a deadlock are red and bold, likely ones dashed.  A wait whose owner pyhang
+cannot name ends in a grey "owner unknown" note, never on a thread.
+"""
+from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
+from pyhang.render.names import object_name, thread_title
+from pyhang.render.text import lock_text
+
+DEADLOCK = 'color="#c0392b", fontcolor="#c0392b", penwidth=2.2'
+LIKELY = "style=dashed"
+UNKNOWN = 'shape=note, style="filled,dashed", fillcolor="#eeeeee", color="#888888", fontcolor="#555555"'
+
+
+def quoted(text):
+    """A DOT string: double quotes and backslashes escaped, newlines as \\n."""
+    return '"%s"' % str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _node_id(pid, tid):
+    return "p%d_t%d" % (pid or 0, tid)
+
+
+def _wait_label(kind, address, name=None):
+    text = lock_text(kind, address)
+    name = object_name(name)
+    return text + ("\n(%s)" % name if name else "")
+
+
+def _thread_box(th, pid, in_cycle):
+    label = thread_title(th.gdb_num, th.tid, th.name, th.python_name)
+    where = th.python_frames[0] if th.python_frames else None
+    if where is not None:
+        label += "\n%s:%s in %s" % (where.file.rsplit("/", 1)[-1], where.line, where.function)
+    style = ', color="#c0392b", penwidth=2' if in_cycle else ""
+    return "%s [label=%s%s];" % (_node_id(pid, th.tid), quoted(label), style)
+
+
+def _process_lines(report, pid, cycle_edges, indent, also=()):
+    """Boxes and edges of one process's report; `also`: TIDs to show
+    besides (the ends of edges to other processes)."""
+    threads = {t.tid: t for t in report.threads}
+    shown, lines, unknown = set(also), [], 0
+    for e in report.edges:
+        shown.update((e.waiter, e.owner))
+    for t in report.threads:
+        b = t.blocked_on
+        if b is not None and not b.owners and b.kind != WaitKind.SYSCALL:
+            shown.add(t.tid)
+    in_cycle = {tid for (p, tid) in {n for key in cycle_edges for n in key[:2]} if p == pid}
+    for tid in sorted(shown):
+        if tid in threads:
+            lines.append(indent + _thread_box(threads[tid], pid, tid in in_cycle))
+        else:
+            lines.append(indent + "%s [label=%s];" % (_node_id(pid, tid), quoted("LWP %d (not in this process's "
+                                                                                  "threads)" % tid)))
+    for e in report.edges:
+        waiter = threads.get(e.waiter)
+        name = waiter.blocked_on.name if waiter and waiter.blocked_on and waiter.blocked_on.address == e.address \
+            else None
+        attrs = ["label=%s" % quoted(_wait_label(e.kind, e.address, name))]
+        if ((pid, e.waiter), (pid, e.owner)) in cycle_edges:
+            attrs.append(DEADLOCK)
+        if e.source == OwnerSource.HEURISTIC:
+            attrs.append(LIKELY)
+        lines.append(indent + "%s -> %s [%s];" % (_node_id(pid, e.waiter), _node_id(pid, e.owner), ", ".join(attrs)))
+    for t in report.threads:
+        b = t.blocked_on
+        if b is None or b.owners or b.kind == WaitKind.SYSCALL or any(e.waiter == t.tid for e in report.edges):
+            continue
+        unknown += 1
+        node = "p%d_unknown%d" % (pid or 0, unknown)
+        lines.append(indent + "%s [label=%s, %s];" % (node, quoted("owner unknown"), UNKNOWN))
+        lines.append(indent + "%s -> %s [label=%s, %s];" % (_node_id(pid, t.tid), node,
+                                                            quoted(_wait_label(b.kind, b.address, b.name)), LIKELY))
+    return lines
+
+
+def _header(title):
+    return ["digraph pyhang {",
+            "  label=%s; labelloc=t; fontname=Helvetica;" % quoted(title),
+            "  node [shape=box, style=rounded, fontname=Helvetica, fontsize=10];",
+            "  edge [fontname=Helvetica, fontsize=9];"]
+
+
+def _across_label(edge, report):
+    """What a thread waits for from another process: its system call and
+    the fd's object (a pipe, a socket), else the edge's kind."""
+    th = report.thread(edge.waiter[1]) if report is not None else None
+    b = th.blocked_on if th is not None else None
+    s = (b.lock or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+    if s.get("name") and "fd" in s:
+        link = (s.get("object") or {}).get("link")
+        return "%s on fd %d%s" % (s["name"], s["fd"], "\n%s" % link if link else "")
+    return edge.kind
+
+
+def report_dot(report):
+    """The wait-for graph of one process's Report."""
+    t = report.target
+    pid = t.pid or 0
+    found = "%d deadlock%s" % (len(report.deadlocks), "" if len(report.deadlocks) == 1 else "s") \
+        if report.deadlocks else "no deadlock"
+    lines = _header("pyhang report: %s %s, %s" % ("core" if t.kind == "core" else "process", t.core or pid, found))
+    cycle_edges = {((pid, e.waiter), (pid, e.owner)) for d in report.deadlocks for e in d.edges}
+    lines += _process_lines(report, pid, cycle_edges, "  ")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def tree_dot(tree):
+    """The wait-for graph of a TreeReport: one frame per process examined,
+    the edges across processes between them."""
+    cycle_edges = {(e.waiter, e.owner) for d in tree.deadlocks for e in d.edges}
+    found = "%d deadlock%s across processes" % (len(tree.deadlocks), "" if len(tree.deadlocks) == 1 else "s") \
+        if tree.deadlocks else "no deadlock across processes"
+    lines = _header("pyhang report --tree: process %s and its descendants, %s" % (tree.root_pid, found))
+    across = [e for e in tree.edges if e.waiter[0] != e.owner[0]]
+    for entry in tree.processes:
+        ends = {n[1] for e in across for n in (e.waiter, e.owner) if n[0] == entry.pid}
+        lines.append("  subgraph cluster_%d {" % entry.pid)
+        title = "PID %d%s" % (entry.pid, " (%s)" % entry.comm if entry.comm else "")
+        if entry.report is None:
+            title += "\nnot examined: %s" % (entry.problem or "?")
+        lines.append("    label=%s; style=rounded; color=\"#888888\";" % quoted(title))
+        if entry.report is not None:
+            lines += _process_lines(entry.report, entry.pid, cycle_edges, "    ", ends)
+        lines.append("    p%d_anchor [shape=point, style=invis];" % entry.pid)
+        lines.append("  }")
+    reports = {p.pid: p.report for p in tree.processes if p.report is not None}
+    for e in across:  # (edges inside one process are drawn with its report's)
+        (wp, wt), (op, ot) = e.waiter, e.owner
+        attrs = ["label=%s" % quoted(_across_label(e, reports.get(wp)))]
+        if (e.waiter, e.owner) in cycle_edges:
+            attrs.append(DEADLOCK)
+        if e.confidence != Confidence.CERTAIN:
+            attrs.append(LIKELY)
+        lines.append("  %s -> %s [%s];" % (_node_id(wp, wt), _node_id(op, ot), ", ".join(attrs)))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
