@@ -102,6 +102,12 @@ def test_the_child_reading_a_pipe_names_the_parent_waiting_for_it(debian):
     assert waiter == {"tid": s.pid, "comm": "main", "syscall": "wait4", "pid": s.truth["child"]}
     assert ("its write end is held only by PID %d (main), whose thread LWP %d \"main\" waits in wait4 for PID %d "
             "(this process)" % (s.pid, s.pid, s.truth["child"])) in b["detail"], b["detail"]
+    # AND the report says that what it waits for is in another process, and how to look at both
+    (v,) = [v for v in report["verdicts"] if v["kind"] == "waits-on-process"]
+    assert v["threads"] == [thread["tid"]] and v["facts"]["root"] == s.pid
+    assert v["facts"]["waits"] == [{"tid": thread["tid"], "syscall": "read", "fd": sc["fd"],
+                                    "link": s.truth["job_link"], "pids": [s.pid]}]
+    assert "`pyhang report --tree -p %d`" % s.pid in v["text"]
 
 
 def test_from_a_core_the_calls_are_named_and_the_fd_objects_unknown(debian):

@@ -259,3 +259,28 @@ def test_proc_stat_of_a_live_process_and_thread_names_its_parent_and_start():
     assert procfs.stat(child.pid)["state"] == "Z" and not procfs.alive(child.pid)
     child.wait()
     assert procfs.stat(child.pid) is None and not procfs.alive(child.pid)
+
+
+def _pipe_waiter(own_pid, holders, complete=True, parent=None):
+    from pyhang.model.report import BlockedOn, Report, TargetInfo, ThreadReport
+    report = Report(target=TargetInfo(kind="live", pid=own_pid, parent_pid=parent))
+    t = ThreadReport(tid=own_pid, gdb_num=1)
+    t.blocked_on = BlockedOn(kind=WaitKind.SYSCALL, lock={
+        "name": "read", "fd": 3, "object": {"kind": "pipe", "link": "pipe:[7]", "holders_complete": complete,
+                                             "holders": [{"pid": p, "fds": [4]} for p in holders]}})
+    report.threads = [t]
+    return report
+
+
+def test_a_pipe_only_other_processes_hold_is_a_wait_on_those_processes_with_the_tree_to_run():
+    facts = syscalls.waits_on_processes(_pipe_waiter(100, [90], parent=90))
+    assert facts == {"waits": [{"tid": 100, "syscall": "read", "fd": 3, "link": "pipe:[7]", "pids": [90]}],
+                     "root": 90}
+    # a holder that is no parent: the tree of this process's own descendants
+    assert syscalls.waits_on_processes(_pipe_waiter(100, [120], parent=90))["root"] == 100
+
+
+def test_a_pipe_this_process_holds_too_or_whose_holders_were_not_all_found_is_no_wait_on_others():
+    assert syscalls.waits_on_processes(_pipe_waiter(100, [100, 90])) is None
+    assert syscalls.waits_on_processes(_pipe_waiter(100, [90], complete=False)) is None
+    assert syscalls.waits_on_processes(_pipe_waiter(100, [])) is None

@@ -5,7 +5,7 @@ The cycle search and the driver-lock heuristic are pyhang.analysis.waitgraph;
 this module gathers the edges it searches and states what a blocked process
 without a cycle suffers from.
 """
-from pyhang.analysis import waitgraph
+from pyhang.analysis import syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.libraries import POOL_LIBRARIES, is_one_of, is_system_library
@@ -202,6 +202,10 @@ def verdicts(report, holder_blocked=None, pools=None, native_depth=None):
     if idle:
         out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in idle],
                            facts={"workers": [{"tid": tid, "library": lib} for tid, lib in idle]}))
+    across = syscalls.waits_on_processes(report)
+    if across:
+        out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
+                           facts=across))
     unknown = unknown_owners(report, native_depth)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],

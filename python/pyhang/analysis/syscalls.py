@@ -250,6 +250,35 @@ def _holder_threads(holders, fd_pid):
     return out
 
 
+def waits_on_processes(report):
+    """The threads parked on a pipe or socket whose other end only other
+    processes hold (all of them found): what they wait for is beyond this
+    report, and `--tree` from `root` examines them together.  Facts of the
+    waits-on-process verdict, or None: {"waits": [{tid, syscall, fd, link,
+    pids}], "root": the process to examine with its descendants}."""
+    own = report.target.pid
+    waits = []
+    for t in report.threads:
+        b = t.blocked_on
+        s = (b.lock or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+        obj = s.get("object") or {}
+        holders = obj.get("holders")
+        if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):
+            continue
+        pids = sorted({h["pid"] for h in holders})
+        if own in pids:
+            continue
+        waits.append({"tid": t.tid, "syscall": s.get("name"), "fd": s.get("fd"), "link": obj.get("link"),
+                      "pids": pids})
+    if not waits:
+        return None
+    others = {pid for w in waits for pid in w["pids"]}
+    parent = report.target.parent_pid
+    # the parent's tree holds this process and its siblings; else this process's own descendants
+    root = parent if parent and parent > 1 and parent in others else own
+    return {"waits": waits, "root": root}
+
+
 def syscall_wait(thread, files=None):
     """The BlockedOn of a thread (ThreadSnapshot) parked in a blocking
     system call other than futex, or None.  `files`: {fd: object facts}

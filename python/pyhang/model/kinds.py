@@ -98,6 +98,7 @@ class VerdictKind:
     EXECUTOR_STARVATION = "executor-starvation"  # every worker of a pool waits for a pending future
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
     POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
+    WAITS_ON_PROCESS = "waits-on-process"   # a pipe or socket wait whose other end only other processes hold
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
 
 

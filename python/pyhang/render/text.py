@@ -200,6 +200,19 @@ def incomplete_headline(report):
     return "Report incomplete: %s; no deadlock can be ruled out." % " and ".join(reasons) if reasons else None
 
 
+def waits_on_process_text(f, names):
+    """Threads waiting on a pipe or socket only other processes hold the
+    other end of, and the command that examines them together."""
+    parts = ["%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
+        names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
+        ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
+        for w in f["waits"][:_LISTED]]
+    more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
+    return ("%s%s: whether that ends is up to the other process, which this report does not look at; "
+            "`pyhang report --tree -p %d` examines them together and says whether they wait on each other"
+            % ("; ".join(parts), more, f["root"]))
+
+
 def verdict_text(v, names):
     if v.kind == VerdictKind.INCOMPLETE:
         return incomplete_text(v.facts, names)
@@ -221,6 +234,8 @@ def verdict_text(v, names):
                                 ", ".join(str(o) for o in f["owners"])))
     if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
         return loop_blocked_text(v.facts, names, lock_text)
+    if v.kind == VerdictKind.WAITS_ON_PROCESS:
+        return waits_on_process_text(v.facts, names)
     if v.kind == VerdictKind.POOL_IDLE:
         workers = v.facts["workers"]
         listed = ", ".join("%s (%s)" % (names(w["tid"]), _lib(w["library"])) for w in workers[:_LISTED])
@@ -385,6 +400,8 @@ def render_text(report: Report, merged=False) -> str:
     elif any(v.kind == VerdictKind.OWNERS_UNKNOWN for v in report.verdicts):
         # Never a false all-clear: the verdict below names what is not known.
         out.append("No deadlock found among the waits whose owners pyhang can name.")
+    elif any(v.kind == VerdictKind.WAITS_ON_PROCESS for v in report.verdicts):
+        out.append("No deadlock found within this process; it waits on other processes, which it does not look at.")
     else:
         out.append("No deadlock found.")
     for v in report.verdicts:
