@@ -190,7 +190,7 @@ def main(argv=None):
     if args.snapshot:
         if args.pid is not None or args.core or args.cores or args.tree:
             p.error("--snapshot goes without -p, cores or --tree")
-        return report_from_snapshot(args.snapshot, args.json)
+        return report_from_snapshot(args.snapshot, args)
     if args.tree or args.cores:
         if args.tree and (args.pid is None or args.core or args.cores):
             p.error("--tree goes with -p PID; for cores, give one core per process: pyhang report CORE CORE...")
@@ -413,25 +413,23 @@ def report_tree(args):
                          any(completeness.incomplete(r) for r in reports))
 
 
-def report_from_snapshot(path, as_json):
+def report_from_snapshot(path, args):
     """The report of a saved snapshot, made here without gdb and without
     the native module (the analysis is plain Python): on any Python 3,
     on any machine the snapshot is copied to."""
     from pyhang.analysis import completeness
     from pyhang.analysis.report import from_snapshot
-    from pyhang.render import json as render_json
-    from pyhang.render.text import render_text
     try:
         with open(path) as f:
             document = json.load(f)
     except (OSError, ValueError) as exc:
-        return fail(Failure("cannot read the snapshot %s: %s" % (path, exc)), as_json)
+        return fail(Failure("cannot read the snapshot %s: %s" % (path, exc)), args.json)
     try:
         _, report = from_snapshot(document)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return fail(Failure("the snapshot %s is not one pyhang wrote (%s: %s)" % (path, type(exc).__name__, exc)),
-                    as_json)
-    print(render_json.dumps(report) if as_json else render_text(report))
+                    args.json)
+    _render(report, args)
     return report_status(report.deadlocks, completeness.incomplete(report))
 
 
