@@ -21,11 +21,12 @@ class PyhangPrefix(PyhangCommand):
     """pyhang: why is this Python program stuck?
 
 Subcommands:
-  pyhang report [--json] [--native-depth N] [--locals] [--merged]
+  pyhang report [--json | --dot] [--native-depth N] [--locals] [--merged]
                                               every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang report --tree [--json]               this process and its descendants, deadlocks across them first
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
   pyhang lock-objects FILE ADDRESS...         (what --tree asks of a parent: the threading locks at these addresses)
+  pyhang serve-facts QUESTIONS ANSWERS        (what the pyhang command line asks: answers on a pipe)
   pyhang version                              pyhang and the Python gdb embeds
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), py-locals, py-print NAME,
 py-list, py-up, py-down, py-bt-full (libpython.py's names, also as pyhang-py-...), gil-holder,
@@ -50,7 +51,7 @@ def _setting_depth(value):
 
 
 class PyhangReport(PyhangCommand):
-    """pyhang report [--json [--pretty]] [--native-depth N] [--locals] [--merged] [--tree]: every thread of the target, what it runs and what it waits for.
+    """pyhang report [--json [--pretty] | --dot] [--native-depth N] [--locals] [--merged] [--tree]: every thread of the target, what it runs and what it waits for.
 
 --json prints the "pyhang-report/1" document that scripts rely on; --locals adds each Python
 frame's locals (arguments, locals, cells, free variables; module globals at module level);
