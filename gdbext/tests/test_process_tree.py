@@ -32,8 +32,10 @@ def start(scenario, mode):
 
 def tree_of(pid):
     status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", pid)
-    assert status in (0, 3), err
-    return status, harness.validated_tree(json.loads(out))
+    assert status in (0, 3, 5), err
+    doc = harness.validated_tree(json.loads(out))
+    assert doc["exit_status"] == status
+    return status, doc
 
 
 def processes(doc):

@@ -7,6 +7,7 @@ user would type them, and only pyhang's answer is printed.  See `pyhang
 --help` (the epilog below) for the contract scripts rely on."""
 import argparse
 import difflib
+import importlib
 import json
 import os
 import sys
@@ -17,7 +18,10 @@ from pyhang.gdb_batch import ROOT, Failure, hint, run
 ERROR_SCHEMA = "pyhang-error/1"
 
 # Exit statuses: the contract of the command line.
-OK, FAILED, USAGE, DEADLOCK, INCOMPLETE = 0, 1, 2, 3, 4
+from pyhang.model.kinds import ExitStatus  # noqa: E402 (the contract: one table, model.kinds)
+
+OK, FAILED, USAGE, DEADLOCK, INCOMPLETE, HUNG = (ExitStatus.OK, ExitStatus.FAILED, ExitStatus.USAGE,
+                                                 ExitStatus.DEADLOCK, ExitStatus.INCOMPLETE, ExitStatus.HUNG)
 
 # command → (gdb command, takes --json/--pretty/--native-depth, what it prints)
 COMMANDS = {
@@ -85,6 +89,10 @@ exit status:
   0  the report was made (for `report`: and it found no deadlock, having read what it
      needs to rule one out)
   3  `report` was made and found at least one deadlock
+  5  `report` was made and found a hang that is no cycle: a ThreadPoolExecutor starving
+     itself, an event loop blocked in a task, a lock whose owner is gone, a Queue nothing
+     can fill, the GIL's holder asleep in a system call, a lock copied locked by fork
+     (--tree: also a process waiting on one that cannot serve it); its verdict says which
   4  `report` was made and found no deadlock, but is incomplete: the Python state of a
      Python process, or glibc's lock layouts while threads sleep on futexes, could not
      be read, so no deadlock can be ruled out; its "incomplete" verdict says what could
@@ -233,7 +241,7 @@ def report_one(args):
         return fail(f, args.json)
     _analysis_path()  # the native module, to read here what gdb need not send (gdb_pipe.read_here)
     try:
-        from pyhang.analysis import completeness
+        importlib.import_module("pyhang.analysis.report")  # loadable here: else gdb may know why
     except ImportError as exc:  # gdb may know why (pyhang not built): its line first
         failure = gdb_batch.unopened(pipe, args)
         pipe.close()
@@ -244,7 +252,7 @@ def report_one(args):
     except Failure as f:
         return fail(f, args.json)
     _render(report, args)
-    return report_status(report.deadlocks, completeness.incomplete(report))
+    return report.exit_status
 
 
 def _render(report, args):
@@ -271,7 +279,6 @@ def report_not_stopped(args):
     _analysis_path()
     try:
         from pyhang import nostop
-        from pyhang.analysis import completeness
     except ImportError as exc:
         return _no_analysis(exc, args.json)
     try:
@@ -285,7 +292,7 @@ def report_not_stopped(args):
         print(_thread_command(args.what, snapshot, report))
         return OK
     _render(report, args)
-    return report_status(report.deadlocks, completeness.incomplete(report))
+    return report.exit_status
 
 
 def _thread_command(command, snapshot, report):
@@ -394,7 +401,6 @@ def report_tree(args):
     _analysis_path()
     try:
         from pyhang import processes
-        from pyhang.analysis import completeness
         from pyhang.render import tree as render_tree
     except ImportError as exc:
         return _no_analysis(exc, args.json)
@@ -408,16 +414,13 @@ def report_tree(args):
         sys.stdout.write(tree_dot(tree))
     else:
         print(render_tree.dumps(tree, args.pretty) if args.json else render_tree.render_tree_text(tree))
-    reports = [p.report for p in tree.processes if p.report is not None]
-    return report_status(tree.deadlocks or any(r.deadlocks for r in reports),
-                         any(completeness.incomplete(r) for r in reports))
+    return tree.exit_status
 
 
 def report_from_snapshot(path, args):
     """The report of a saved snapshot, made here without gdb and without
     the native module (the analysis is plain Python): on any Python 3,
     on any machine the snapshot is copied to."""
-    from pyhang.analysis import completeness
     from pyhang.analysis.report import from_snapshot
     try:
         with open(path) as f:
@@ -430,7 +433,7 @@ def report_from_snapshot(path, args):
         return fail(Failure("the snapshot %s is not one pyhang wrote (%s: %s)" % (path, type(exc).__name__, exc)),
                     args.json)
     _render(report, args)
-    return report_status(report.deadlocks, completeness.incomplete(report))
+    return report.exit_status
 
 
 if __name__ == "__main__":

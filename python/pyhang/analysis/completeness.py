@@ -20,7 +20,7 @@ import os
 import re
 
 from pyhang.analysis import syscalls
-from pyhang.model.kinds import PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
+from pyhang.model.kinds import ExitStatus, HazardKind, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
 
 # Statuses of a Python runtime that was found and could not be read.
@@ -106,6 +106,35 @@ def verdicts(report, snapshot):
                            facts={"unread": Unread.LOCK_LAYOUTS, "problem": report.lock_problem, "waits": waits,
                                   "read": still_read(report)}))
     return out
+
+
+# Verdicts that are a hang without a cycle: nothing in the process can end
+# these waits (the fork hazard of a lock held at fork is one too).
+HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
+                 VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS)
+
+
+def hung(report):
+    """The verdict kinds (and orphaned-lock hazards) that say the process
+    hangs without a cycle."""
+    found = [v.kind for v in report.verdicts if v.kind in HANG_VERDICTS]
+    found += [h.kind for h in report.fork_hazards if h.kind == HazardKind.ORPHANED_LOCK]
+    return found
+
+
+def exit_status(deadlocks, hangs, unread):
+    """One number for what a report (or a tree) concluded: a deadlock found
+    is the answer even where something could not be read; a hang without a
+    cycle next; else an incomplete report is never an all-clear."""
+    if deadlocks:
+        return ExitStatus.DEADLOCK
+    if hangs:
+        return ExitStatus.HUNG
+    return ExitStatus.INCOMPLETE if unread else ExitStatus.OK
+
+
+def report_status(report):
+    return exit_status(report.deadlocks, hung(report), incomplete(report))
 
 
 def incomplete(report):

@@ -104,6 +104,7 @@ def conclude(report, snapshot):
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards
+    report.exit_status = completeness.report_status(report)
     return report
 
 

@@ -126,6 +126,17 @@ class PythonStatus:
     UNREADABLE = "unreadable"     # the runtime state could not be read (memory missing or damaged)
 
 
+class ExitStatus:
+    """What a report concluded, as the command line's exit status and the
+    JSON's `exit_status` (docs/json-contract.md): one number a script can trust."""
+    OK = 0            # nothing hung that pyhang could see, and it read what it needs to say so
+    FAILED = 1        # pyhang could not look at the target
+    USAGE = 2         # the arguments are wrong
+    DEADLOCK = 3      # a cycle of waits
+    INCOMPLETE = 4    # no deadlock found, but what rules one out could not be read
+    HUNG = 5          # a hang that is no cycle: starvation, a blocked event loop, an owner gone, ...
+
+
 class HazardKind:
     """What a fork child inherited that can never be released."""
     ORPHANED_LOCK = "orphaned-lock"

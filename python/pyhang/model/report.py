@@ -150,6 +150,7 @@ class Report:
     lock_problem: str | None = None                 # why glibc's lock layouts are not known
     cycles_truncated: bool = False                     # more deadlock cycles than are listed
     unanswered: int = 0                             # questions a replayed snapshot held no answer for
+    exit_status: int = 0                            # model.kinds.ExitStatus (analysis.completeness.exit_status)
     asyncio: list["AsyncioLoop"] | None = None      # None: not collected; [] no asyncio loop or task
 
     def thread(self, tid):

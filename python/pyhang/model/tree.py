@@ -61,6 +61,7 @@ class TreeReport:
     # (analysis.tree.stalls): {"waiter": Node, "syscall", "fd", "kind", "link",
     # "holders": [{"pid", "comm", "threads": [{"tid", "kind", "syscall"}]}]}
     stalls: list[dict] = field(default_factory=list)
+    exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 
     def process(self, pid):
         return next((p for p in self.processes if p.pid == pid), None)

@@ -154,6 +154,7 @@ def to_json(report, merged=False, threads=True) -> dict:
                       "facts": _verdict_facts(v.facts)}
                      for v in report.verdicts],
         "warnings": warnings(report),
+        "exit_status": report.exit_status,
     }
     if report.asyncio is not None:   # collected (snapshots recorded before asyncio was read have none)
         doc["asyncio"] = asyncio_json(report, names, lock_text)

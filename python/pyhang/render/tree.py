@@ -201,6 +201,7 @@ def tree_json(tree):
         "stalls": [{"waiter": st["waiter"][1], "waiter_pid": st["waiter"][0], "syscall": st.get("syscall"),
                     "fd": st.get("fd"), "kind": st["kind"], "link": st.get("link"), "holders": st["holders"]}
                    for st in tree.stalls],
+        "exit_status": tree.exit_status,
         "unexamined": tree.truncated,
         "unfollowed": [{"pid": pid, "tid": tid} for pid, tid in tree.unfollowed],
     }
