@@ -75,7 +75,7 @@ def record(case):
     with open(os.path.join(OUT, case + ".json"), "w") as f:
         json.dump(doc, f, indent=None, separators=(",", ":"))
         f.write("\n")
-    print("recorded %s: %d threads" % (case, len(snapshot["threads"])))
+    print("recorded %s: %d threads" % (case, len(report["threads"])))
 
 
 def main(argv):

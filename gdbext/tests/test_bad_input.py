@@ -349,7 +349,7 @@ def test_a_core_missing_the_python_runtimes_pages_is_an_incomplete_report_with_e
     assert status == 4 and not any(l.startswith("No deadlock found") for l in lines), text
     assert "Report incomplete: the Python state could not be read; no deadlock can be ruled out." in lines, text
     assert lines.index("Report incomplete: the Python state could not be read; no deadlock can be ruled out.") < \
-        min(i for i, l in enumerate(lines) if l.startswith("Verdict: "))
+        min(i for i, l in enumerate(lines) if l.startswith("Report incomplete: the Python state of this"))
     assert "could not be read from the target's memory" in text and "still read: the native stacks of 3 threads" in text
 
 
@@ -358,12 +358,13 @@ def test_a_c_program_read_whole_is_never_said_to_have_an_unreadable_python_state
     s = parked(scenario)
     status, out, err = harness.pyhang_cli("report", "--json", "-p", s.pid)
     report = harness.validated_report(json.loads(out))
-    # THEN no incomplete verdict: what pyhang needs of a C program it read, and it says no more
-    assert status == 0 and not _verdicts(report, "incomplete"), (status, report["verdicts"], err)
+    # THEN no incomplete verdict: what pyhang needs of a C program it read, and it says no more; its exit
+    # status (2) says that pyhang's question does not apply, never that all is well
+    assert status == 2 and not _verdicts(report, "incomplete"), (status, report["verdicts"], err)
     status, text, _ = harness.pyhang_cli("report", "-p", s.pid)
     lines = text.splitlines()
-    assert status == 0 and lines[0].endswith("no Python runtime found"), text
-    assert any(l.startswith("No deadlock found") for l in lines) and "incomplete" not in text, text
+    assert status == 2 and lines[0].endswith("no Python runtime found"), text
+    assert lines[3].startswith("Blocked: 2 threads wait") and "incomplete" not in text, text
     assert "Python state" not in text, text
 
 

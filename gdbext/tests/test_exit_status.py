@@ -1,7 +1,8 @@
 """The exit status says what the report concluded, the same number as the
 JSON's exit_status: 0 nothing hung, 3 a deadlock, 5 a hang that is no
 cycle (here: a ThreadPoolExecutor starving itself, a Queue nothing can
-fill), live and from a core; and for --tree over the whole tree."""
+fill), live and from a core; and for --tree over the whole tree; 4 for one
+side of a cross-process wait alone; 2 for a target that runs no Python."""
 import json
 import os
 import subprocess
@@ -41,3 +42,33 @@ def test_a_lock_cycle_is_a_deadlock_and_a_process_asleep_is_nothing_hung(scenari
 def test_the_tree_of_a_pipe_cycle_is_a_deadlock(scenario):
     s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "pipe_stderr.py")], env={"PYTHONUNBUFFERED": "1"})
     assert status_and_doc("--tree", "-p", s.pid) == 3
+
+
+def test_one_side_of_a_pipe_cycle_is_incomplete_never_an_all_clear(scenario):
+    # the parent (stopped) and the child (read without stopping it: it is inside a write) each wait on
+    # the other: alone, each report says whether that ends is up to a process it did not look at
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "pipe_stderr.py")], env={"PYTHONUNBUFFERED": "1"})
+    assert status_and_doc("-p", s.pid) == 4
+    assert status_and_doc("-p", s.truth["child"]) == 4
+
+
+def test_a_blocked_event_loop_is_a_hang_without_a_cycle(scenario):
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "loop_blocked.py")])
+    status, out, _ = harness.pyhang_cli("report", "--json", "-p", s.pid)
+    doc = json.loads(out)
+    assert [v["threads"] for v in doc["verdicts"] if v["kind"] == "asyncio-loop-blocked"] == \
+        [[harness.role_tid(s, "loop")]], doc["verdicts"]
+    assert status == doc["exit_status"] == 5 and not doc["deadlocks"]
+    assert doc["headline"] == "Hung without a deadlock: an asyncio event loop is blocked."
+
+
+def test_a_lock_copied_locked_by_fork_is_a_hang_in_the_child_alone_and_across_the_tree(scenario):
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py")])
+    assert status_and_doc("-p", s.truth["workers"][0]["pid"]) == 5
+    assert status_and_doc("--tree", "-p", s.pid) == 5
+
+
+def test_a_program_that_runs_no_python_is_no_all_clear(scenario):
+    s = scenario([harness.fixture_path("prog_parked"), "2"])
+    assert status_and_doc("-p", s.pid) == 2
+    assert status_and_doc(s.gcore()) == 2

@@ -52,14 +52,15 @@ def test_the_subprocess_pipe_hang_survives_five_no_stop_reports_and_five_default
     child = s.truth["child"]
     before = (syscall_record(child), written(child))
     assert before[0][0] == "1" and int(before[0][1], 16) == 2 and int(before[0][3], 16) == s.truth["size"]
+    # (exit status 4: the child waits on a pipe only its parent holds, which its report does not look at)
     for _ in range(5):
         status, out, err = harness.pyhang_cli("report", "--no-stop", "--json", "-p", child)
-        assert status == 0, err
+        assert status == 4, err
         assert tracer(child) == 0
     for _ in range(5):
         # the default: the command line sees the write on a pipe and does not stop the child
         status, out, err = harness.pyhang_cli("report", "--json", "-p", child)
-        assert status == 0, err
+        assert status == 4, err
     report = harness.validated_report(json.loads(out))
     # THEN the child still sleeps in the same write, having written not a byte more or less
     assert (syscall_record(child), written(child)) == before

@@ -70,6 +70,10 @@ def test_python_level_waits_are_named_with_their_objects_state(scenario, python)
         (st,) = [v for v in report["verdicts"] if v["kind"] == "executor-starvation"]
         assert sorted(st["threads"]) == sorted(workers) and st["facts"]["work_queue"] == s.truth["pool_queue"], st
         assert st["facts"]["confidence"] == "likely" and "starvation" in st["text"], (where, st)
-        # AND the threads nobody is known to wake are one verdict, never an all-clear
+        # AND the threads nobody is known to wake are one verdict, never an all-clear; the getter is
+        # the nothing-can-wake verdict's, and the event waiter, which no thread waits on, is idle
         (v,) = [v for v in report["verdicts"] if v["kind"] == "owners-unknown"]
-        assert {truth[r]["tid"] for r in KINDS} <= set(v["threads"]), where
+        unknown = {truth[r]["tid"] for r in KINDS if r not in ("queue-getter", "event-waiter")}
+        assert unknown <= set(v["threads"]) and getter not in v["threads"], (where, v)
+        (idle,) = [v for v in report["verdicts"] if v["kind"] == "idle"]
+        assert idle["threads"] == [truth["event-waiter"]["tid"]], (where, idle)

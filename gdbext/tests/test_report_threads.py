@@ -99,7 +99,10 @@ def test_text_report_groups_identical_threads_and_names_the_rest(scenario):
     # and the workers, parked on a condition variable nobody signals, are
     # blocked with no owner pyhang can name: said so, never "No deadlock found."
     assert "Found one deadlock" not in text and "No deadlock found." not in text
-    assert "Verdict: 4 threads blocked, owners unknown: " in text
+    assert "Blocked: 4 threads wait on objects whose owner pyhang cannot name; no deadlock among the waits " \
+        "whose owners it can name." in text.splitlines()
+    assert "Owner unknown: 4 threads blocked, and pyhang names no thread that will end their waits: 4 threads on " \
+        "condvar 0x" in text
     assert "(libc.so.6)" in text
 
 

@@ -96,23 +96,13 @@ exit status:
   4  `report` was made and found no deadlock, but is incomplete: the Python state of a
      Python process, or glibc's lock layouts while threads sleep on futexes, could not
      be read, so no deadlock can be ruled out; its "incomplete" verdict says what could
-     not be read and what still holds (--tree: in some process)
+     not be read and what still holds (--tree: in some process); also when a thread
+     waits on a pipe or socket only other processes hold (--tree looks at them)
   1  pyhang could not look at the target; the reason is on stderr (with --json,
      a {"schema": "pyhang-error/1", "error": {...}} document on stdout too)
-  2  the arguments are wrong
+  2  the arguments are wrong; or `report` was made of a target that runs no Python
+     and found nothing hung (--tree: no process runs Python)
 """
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _command(name):

@@ -3,6 +3,8 @@ snapshots recorded from testdata/scenarios/py_buffered.py (threads, and a
 fork child), and on edited copies that show each rule on its own."""
 import pytest
 
+from pyhang import analysis
+
 from test_analysis import recorded, replay, role
 
 
@@ -41,7 +43,8 @@ def test_a_fork_childs_copy_held_by_a_parent_thread_is_an_owner_gone_verdict_and
     _, rep = replay(doc)
     b = blocked(rep, child)
     assert b["kind"] == "py-buffered-io" and b["owners"] == [] and b["address"] == doc["truth"]["log_buffer"]
-    ident = next(t for t in doc["snapshot"]["threads"] if t["tid"] == child)["python_lock"]["owner_thread_id"]
+    snapshot = analysis.from_snapshot(doc["snapshot"])[0]
+    ident = next(t for t in snapshot.threads if t.tid == child).python_lock["owner_thread_id"]
     assert "held by pthread_t 0x%x, which is no thread of this process" % ident in b["detail"]
     (v,) = [v for v in rep["verdicts"] if v["kind"] == "owner-gone"]
     assert v["threads"] == [child] and v["facts"]["owner_ident"] == ident and "0x%x" % ident in v["text"]

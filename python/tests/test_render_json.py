@@ -19,7 +19,7 @@ CASES = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(SNAPSHOT
 
 def report_of(case):
     with open(os.path.join(SNAPSHOTS, case + ".json")) as f:
-        return analysis.build_report(snapshots.from_dict(json.load(f)["snapshot"]))
+        return analysis.build_report(analysis.from_snapshot(json.load(f)["snapshot"])[0])
 
 
 def compact(doc):

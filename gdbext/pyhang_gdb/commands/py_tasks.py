@@ -1,7 +1,8 @@
 """`py-tasks`: asyncio's event loops, the thread running each, their tasks
 and what each awaits; await cycles; loops blocked inside a task's step."""
 from pyhang.render.asyncio import render_py_tasks
-from pyhang.render.text import lock_text, names_of, python_status_line
+from pyhang.render.names import lock_text
+from pyhang.render.text import names_of, python_status_line
 from pyhang_gdb import facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 

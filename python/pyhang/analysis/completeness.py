@@ -20,7 +20,7 @@ import os
 import re
 
 from pyhang.analysis import syscalls
-from pyhang.model.kinds import ExitStatus, HazardKind, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
+from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, HazardKind, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
 
 # Statuses of a Python runtime that was found and could not be read.
@@ -108,12 +108,6 @@ def verdicts(report, snapshot):
     return out
 
 
-# Verdicts that are a hang without a cycle: nothing in the process can end
-# these waits (the fork hazard of a lock held at fork is one too).
-HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
-                 VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS)
-
-
 def hung(report):
     """The verdict kinds (and orphaned-lock hazards) that say the process
     hangs without a cycle."""
@@ -122,19 +116,32 @@ def hung(report):
     return found
 
 
-def exit_status(deadlocks, hangs, unread):
+def exit_status(deadlocks, hangs, unread, python=True):
     """One number for what a report (or a tree) concluded: a deadlock found
     is the answer even where something could not be read; a hang without a
-    cycle next; else an incomplete report is never an all-clear."""
+    cycle next; else an incomplete report is never an all-clear; else a
+    target that runs no Python (`python` False) is not given one either."""
     if deadlocks:
         return ExitStatus.DEADLOCK
     if hangs:
         return ExitStatus.HUNG
-    return ExitStatus.INCOMPLETE if unread else ExitStatus.OK
+    if unread:
+        return ExitStatus.INCOMPLETE
+    return ExitStatus.OK if python else ExitStatus.NO_PYTHON
+
+
+def runs_python(report):
+    """Whether the process runs Python, as far as pyhang can tell: its
+    interpreter was found (read or not), or it shows signs of one."""
+    return report.python_status != PythonStatus.NOT_PYTHON or bool(incomplete(report))
 
 
 def report_status(report):
-    return exit_status(report.deadlocks, hung(report), incomplete(report))
+    """The exit status of one process's report.  A thread waiting on a pipe
+    or socket only other processes hold (waits-on-process) leaves it
+    incomplete: whether that ends, the other processes say (--tree)."""
+    across = [v.kind for v in report.verdicts if v.kind == VerdictKind.WAITS_ON_PROCESS]
+    return exit_status(report.deadlocks, hung(report), incomplete(report) + across, runs_python(report))
 
 
 def incomplete(report):

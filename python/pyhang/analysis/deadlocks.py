@@ -5,7 +5,7 @@ The cycle search and the driver-lock heuristic are pyhang.analysis.waitgraph;
 this module gathers the edges it searches and states what a blocked process
 without a cycle suffers from.
 """
-from pyhang.analysis import syscalls, waitgraph
+from pyhang.analysis import idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.libraries import POOL_LIBRARIES, is_one_of, is_system_library
@@ -103,12 +103,14 @@ def _free_gil_waiters(report):
             and not t.blocked_on.owners]
 
 
-def unknown_owners(report, native_depth=None):
+def unknown_owners(report, native_depth=None, explained=()):
     """The threads blocked on something whose owner pyhang cannot name: no
     owner recorded and no likely holder found.  [(tid, kind, address)].
     With `native_depth`, idle workers of native thread pools are left to
     their own verdict; waits for a GIL nobody holds are the GIL verdicts'
-    (gil-nobody-holds, gil-handover): nobody is the owner, not an unknown one."""
+    (gil-nobody-holds, gil-handover): nobody is the owner, not an unknown one;
+    idle threads (analysis.idle) wait for anyone, not an owner; `explained`:
+    TIDs other verdicts speak of."""
     waiting = {e.waiter for e in report.edges}
     waiting.update(_free_gil_waiters(report))
     # A system call's wait (a pipe, a child, a sleep) has no owning thread:
@@ -116,14 +118,16 @@ def unknown_owners(report, native_depth=None):
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
             if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
             and t.blocked_on.kind != WaitKind.SYSCALL and not (t.blocked_on.lock or {}).get("owner_gone")
-            and not (native_depth and idle_pool_library(t, native_depth))]
+            and t.tid not in explained and not (native_depth and idle_pool_library(t, native_depth))]
 
 
-def nothing_can_wake(report):
+def nothing_can_wake(report, pools=None):
     """Verdicts for Queue.get waits on an empty queue that no other thread
     reaches from its Python frames, except threads waiting to get from it
     too.  Likely, never certain: a thread may reach the queue later through
-    a global, or from C."""
+    a global, or from C.  A ThreadPoolExecutor's own work queue (`pools`:
+    python_api.pools; a queue.Queue before 3.7) is filled by submit() from
+    whoever holds the executor: its workers waiting are idle, not stuck."""
     getters = {}
     for t in report.threads:
         b = t.blocked_on
@@ -132,7 +136,7 @@ def nothing_can_wake(report):
     out = []
     for address, waiting in getters.items():
         lock = waiting[0].blocked_on.lock or {}
-        if "referenced_by" not in lock or lock.get("queue_length") != 0:
+        if "referenced_by" not in lock or lock.get("queue_length") != 0 or address in (pools or {}):
             continue
         tids = [t.tid for t in waiting]
         others = [tid for tid in lock["referenced_by"] if tid not in tids]
@@ -167,11 +171,12 @@ def executor_starvation(report, pools):
     return out
 
 
-def verdicts(report, holder_blocked=None, pools=None, native_depth=None):
+def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     """Blocked-but-no-cycle situations.  `holder_blocked`: the facts of a
     GIL holder asleep in a system call (python_state.holder_blocked);
-    `pools`: the workers of each ThreadPoolExecutor (python_api.pools);
-    `native_depth`: native frames collected per thread (idle pool workers).
+    `snapshots`: the ThreadSnapshots (the workers of each
+    ThreadPoolExecutor: python_api.pools); `native_depth`: native frames
+    collected per thread (idle pool workers).
     Never a false all-clear: threads blocked with no owner known are a
     verdict of their own."""
     out = []
@@ -195,20 +200,27 @@ def verdicts(report, holder_blocked=None, pools=None, native_depth=None):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid],
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address, "owners": [],
                                       "owner_ident": b.lock.get("owner_ident")}))
-    out += nothing_can_wake(report)
-    out += executor_starvation(report, pools or {})
-    idle = [(t.tid, idle_pool_library(t, native_depth)) for t in report.threads] if native_depth else []
-    idle = [(tid, lib) for tid, lib in idle if lib]
-    if idle:
-        out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in idle],
-                           facts={"workers": [{"tid": tid, "library": lib} for tid, lib in idle]}))
+    pools = python_api.pools(snapshots)
+    out += nothing_can_wake(report, pools)
+    out += executor_starvation(report, pools)
+    idle_waits = idle.idle_waits(report, snapshots, taken={tid for v in out for tid in v.threads})
+    pool_workers = [(t.tid, idle_pool_library(t, native_depth)) for t in report.threads] if native_depth else []
+    pool_workers = [(tid, lib) for tid, lib in pool_workers if lib]
+    if pool_workers:
+        out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in pool_workers],
+                           facts={"workers": [{"tid": tid, "library": lib} for tid, lib in pool_workers]}))
     across = syscalls.waits_on_processes(report)
     if across:
         out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
                            facts=across))
-    unknown = unknown_owners(report, native_depth)
+    # a thread another verdict already explains is not also of unknown owner
+    explained = {tid for v in out for tid in v.threads} | {w["tid"] for w in idle_waits}
+    unknown = unknown_owners(report, native_depth, explained)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],
-                           facts={"waits": [{"tid": tid, "kind": kind, "address": address}
+                           facts={"waits": [{"tid": tid, "kind": kind, "address": address,
+                                             "name": report.thread(tid).blocked_on.name}
                                             for tid, kind, address in unknown]}))
+    if idle_waits:
+        out.append(idle.verdict(idle_waits))
     return out

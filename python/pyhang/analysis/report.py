@@ -14,13 +14,13 @@ needs and makes the report in steps:
 `build_report(snapshot)` makes it from a ProcessSnapshot already assembled
 (a pyhang-snapshot/1 document).
 """
-from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, locks, python_api, syscalls
+from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, locks, syscalls
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
 from pyhang.model import snapshot as snapshots
 from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
-from pyhang.model.kinds import GilState, PythonStatus
+from pyhang.model.kinds import GilState, PythonStatus, severity
 from pyhang.model.report import Report, ThreadReport
 
 # Deep enough to see a driver library below a Python callback
@@ -97,10 +97,10 @@ def conclude(report, snapshot):
     if snap is not None and PythonView(snapshot.python).gil_of_wait(syscalls.futex_address(snap.registers)) is None:
         # (a holder sleeping on the GIL's own condition or mutex is handing it over, not blocked elsewhere)
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
-    # What could not be read comes first: the other verdicts hold only for what could.
-    report.verdicts = completeness.verdicts(report, snapshot) + \
-        deadlocks.verdicts(report, blocked, python_api.pools(snapshot.threads), snapshot.native_depth) + \
-        asyncio.loop_verdicts(report)
+    # Most serious first (model.kinds.SEVERITY): the report's first lines are its answer.
+    report.verdicts = sorted(completeness.verdicts(report, snapshot) +
+                             deadlocks.verdicts(report, blocked, snapshot.threads, snapshot.native_depth) +
+                             asyncio.loop_verdicts(report), key=lambda v: severity(v.kind))
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards

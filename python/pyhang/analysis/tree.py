@@ -232,5 +232,5 @@ def analyse(tree: TreeReport):
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or any(completeness.hung(r) for r in reports) or
         [h for _, h in tree.fork_hazards if h.kind == HazardKind.ORPHANED_LOCK],
-        any(completeness.incomplete(r) for r in reports))
+        any(completeness.incomplete(r) for r in reports), not reports or any(completeness.runs_python(r) for r in reports))
     return tree

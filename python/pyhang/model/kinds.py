@@ -99,6 +99,7 @@ class VerdictKind:
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
     POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
     WAITS_ON_PROCESS = "waits-on-process"   # a pipe or socket wait whose other end only other processes hold
+    IDLE = "idle"   # Event/Condition/Queue waits and executor workers between tasks, nothing waiting on them
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
 
 
@@ -132,6 +133,7 @@ class ExitStatus:
     OK = 0            # nothing hung that pyhang could see, and it read what it needs to say so
     FAILED = 1        # pyhang could not look at the target
     USAGE = 2         # the arguments are wrong
+    NO_PYTHON = 2     # report: the target runs no Python and nothing hung was seen: the question does not apply
     DEADLOCK = 3      # a cycle of waits
     INCOMPLETE = 4    # no deadlock found, but what rules one out could not be read
     HUNG = 5          # a hang that is no cycle: starvation, a blocked event loop, an owner gone, ...
@@ -145,6 +147,26 @@ class HazardKind:
     THREADS_AT_FORK = "threads-at-fork"
     FORK_START_METHOD = "fork-start-method"
     COW_REFCOUNT = "cow-refcount"
+
+
+# Verdicts that are a hang without a cycle: nothing in the process can end
+# these waits (the fork hazard of a lock held at fork is one too).
+HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
+                 VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS)
+
+# What is wrong, most serious first, after any deadlock: the order of a
+# report's first lines and of its verdicts.  A hang without a cycle, then
+# what could not be read or named, then what is only worth knowing.
+SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, HazardKind.ORPHANED_LOCK,
+            VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
+            VerdictKind.OWNER_GONE, VerdictKind.INCOMPLETE, VerdictKind.OWNERS_UNKNOWN, VerdictKind.WAITS_ON_PROCESS,
+            VerdictKind.GIL_HANDOVER, VerdictKind.POOL_IDLE, VerdictKind.IDLE)
+
+
+def severity(kind):
+    """The rank of a verdict or fork-hazard kind in SEVERITY (0 most serious);
+    a kind not listed comes after every listed one."""
+    return SEVERITY.index(kind) if kind in SEVERITY else len(SEVERITY)
 
 
 class LocalKind:

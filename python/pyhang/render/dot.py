@@ -9,7 +9,7 @@ cannot name ends in a grey "owner unknown" note, never on a thread.
 """
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
 from pyhang.render.names import object_name, thread_title
-from pyhang.render.text import lock_text
+from pyhang.render.names import lock_text
 
 DEADLOCK = 'color="#c0392b", fontcolor="#c0392b", penwidth=2.2'
 LIKELY = "style=dashed"

@@ -1,6 +1,6 @@
 """The text of `gil-holder`."""
 from pyhang.render.names import ThreadNames
-from pyhang.render.text import holder_blocked_text
+from pyhang.render.verdicts import holder_blocked_text
 
 
 def render_gils(entries, no_python, threads, warnings=()):

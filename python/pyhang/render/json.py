@@ -11,7 +11,9 @@ from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name
 from pyhang.render.syscalls import syscall_json
-from pyhang.render.text import lock_text, edge_evidence, names_of, verdict_text, warnings
+from pyhang.render.names import lock_text
+from pyhang.render.text import edge_evidence, names_of, warnings
+from pyhang.render.verdicts import deadlock_advice, headline, verdict_advice, verdict_text
 
 
 
@@ -20,6 +22,9 @@ def _verdict_facts(facts):
     out = dict(facts or {})
     if out.get("name"):
         out["name"] = object_name(out["name"])
+    if isinstance(out.get("waits"), list):   # owners-unknown, idle: the object of each wait
+        out["waits"] = [dict(w, name=object_name(w["name"])) if isinstance(w, dict) and w.get("name") else w
+                        for w in out["waits"]]
     return out
 
 def _python_frame(f, native_frame=None):
@@ -102,7 +107,8 @@ def _edge(e, waits):
 
 
 def _deadlock(report, d, waits):
-    out = {"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e, waits) for e in d.edges]}
+    out = {"threads": list(d.threads), "confidence": d.confidence, "edges": [_edge(e, waits) for e in d.edges],
+           "advice": deadlock_advice(d)}
     if d.kind == DeadlockKind.AWAIT:   # thread cycles keep the keys they always had
         out.update(deadlock_json(report, d))
     return out
@@ -142,6 +148,7 @@ def to_json(report, merged=False, threads=True) -> dict:
     doc = {
         "schema": SCHEMA,
         "pyhang_version": VERSION,
+        "headline": headline(report),
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
                    "python_version": t.python_version, "namespace_pid": t.namespace_pid},
         "threads": [_thread(th, names, _python_frames(th, merged)) for th in report.threads] if threads else [],
@@ -151,7 +158,7 @@ def to_json(report, merged=False, threads=True) -> dict:
         "edges": [_edge(e, waits) for e in report.edges],
         "fork_hazards": [hazard_json(h, names) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names),
-                      "facts": _verdict_facts(v.facts)}
+                      "advice": verdict_advice(v), "facts": _verdict_facts(v.facts)}
                      for v in report.verdicts],
         "warnings": warnings(report),
         "exit_status": report.exit_status,

@@ -1,5 +1,6 @@
 """How a thread is named in every sentence pyhang writes, and how an
 object is named by the variable of the program that reaches it."""
+from pyhang.model.kinds import WaitKind
 from pyhang.model.report import PythonFrame
 
 
@@ -66,3 +67,21 @@ def lock_reference(where):
     site = python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else \
         "its innermost Python frames"
     return "references the lock in %s (inside `with lock:`, or holding it in a variable)" % site
+
+
+_NOUNS = {WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitKind.PY_LOCK: "threading.Lock",
+          WaitKind.PY_RLOCK: "threading.RLock", WaitKind.PY_CONDITION: "threading.Condition",
+          WaitKind.PY_QUEUE_GET: "Queue.get of", WaitKind.PY_QUEUE_PUT: "Queue.put of",
+          WaitKind.PY_SEMAPHORE: "threading.Semaphore", WaitKind.PY_EVENT: "threading.Event",
+          WaitKind.PY_BARRIER: "threading.Barrier", WaitKind.PY_FUTURE: "concurrent.futures.Future",
+          WaitKind.PY_JOIN: "Thread.join of", WaitKind.PY_BUFFERED_IO: "the internal lock of buffered I/O object"}
+
+
+def lock_text(kind, address):
+    """"threading.Lock 0x…", "the GIL": a lock held or waited on, as the report names it."""
+    if kind == WaitKind.GIL:
+        return "the GIL"
+    if kind == WaitKind.PY_IMPORT_LOCK:
+        return "the import lock of a module" if address is None else "the module import lock 0x%x" % address
+    noun = _NOUNS.get(kind, kind)
+    return "%s 0x%x" % (noun, address) if address is not None else noun

@@ -1,11 +1,13 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
-from pyhang.model.report import Report, ThreadReport, entry_frame
-from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
+from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, WaitKind
+from pyhang.model.report import Report, ThreadReport, Verdict, entry_frame
+from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
-from pyhang.render.names import ThreadNames, lock_reference, object_name, python_frame_line, thread_label, thread_title
+from pyhang.render.names import ThreadNames, lock_reference, lock_text, object_name, python_frame_line, thread_label, \
+    thread_title
+from pyhang.render.verdicts import TITLES, deadlock_advice, findings, headline, verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
 
 
@@ -97,174 +99,6 @@ def describe_target(report: Report):
     return ", ".join(parts)
 
 
-def holder_blocked_text(facts, names):
-    """"Thread 4 (LWP 21727) holds the GIL while blocked in the pause system call in pause (libc.so.6): …"."""
-    inside = " in %s" % facts["function"] if facts.get("function") else ""
-    if facts.get("library"):
-        inside += " (%s)" % basename(facts["library"])
-    return ("%s holds the GIL while blocked in the %s system call%s: "
-            "no other thread can run Python until it returns" % (names(facts["tid"]), facts["syscall"], inside))
-
-
-def nothing_can_wake_text(f, names):
-    """"Thread 2 (LWP 7) waits to get from the empty queue 0x…, which …: nothing in this process can wake it
-    [likely: …]"."""
-    waiters = f["waiters"]
-    who = ", ".join(names(t) for t in waiters)
-    others = " (the others reaching it wait to get from it too)" if len(f["referenced_by"]) > 1 else ""
-    partial = "" if f.get("complete") else "; not every frame could be read"
-    return ("%s wait%s to get from the empty queue 0x%x%s, which no other thread reaches from its Python "
-            "frames%s: nothing in this process can wake %s [%s: a thread may still reach it through a global or "
-            "from C%s]" % (
-                who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "",
-                others,
-                "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
-
-
-def _count(n, one, many=None):
-    return "%d %s" % (n, one if n == 1 else many or one + "s")
-
-
-def _still_read_text(read):
-    """"the native stacks of 2 threads, the system-call wait of 1 thread, ...": what an
-    incomplete report still holds (an `incomplete` verdict's facts["read"])."""
-    parts = []
-    if read.get("native_stacks"):
-        parts.append("the native stacks of %s" % _count(len(read["native_stacks"]), "thread"))
-    if read.get("syscall_waits"):
-        n = len(read["syscall_waits"])
-        parts.append("the system-call wait%s of %s" % ("" if n == 1 else "s", _count(n, "thread")))
-    if read.get("lock_waits"):
-        n = len(read["lock_waits"])
-        parts.append("the lock or object wait%s of %s" % ("" if n == 1 else "s", _count(n, "thread")))
-    if read.get("python_status") == PythonStatus.OK:
-        parts.append("the Python state")
-    if read.get("lock_layouts"):
-        parts.append("glibc's lock layouts")
-    if read.get("deadlocks"):
-        parts.append("the %s above" % _count(read["deadlocks"], "deadlock"))
-    return ", ".join(parts) if parts else "nothing else"
-
-
-def _python_unread_why(f):
-    """Why a Python process's state could not be read, from an incomplete verdict's facts."""
-    version = "CPython %s" % f["version"] if f.get("version") else "this CPython (its version was not found)"
-    path = basename(f.get("python_evidence_path")) or None
-    where = " in %s" % path if path else ""
-    if f.get("status") == PythonStatus.UNSUPPORTED and f.get("free_threaded"):
-        return "%s%s is a free-threaded build (Py_GIL_DISABLED), whose objects, frames and locks pyhang does not " \
-               "decode" % (version, where)
-    if f.get("status") == PythonStatus.UNSUPPORTED:
-        return "pyhang has no layout for %s%s" % (version, where)
-    if f.get("status") == PythonStatus.UNREADABLE:
-        return "the runtime state of %s%s could not be read from the target's memory" % (version, where)
-    if f.get("python_evidence") == PythonEvidence.LIBRARY:
-        return "no CPython runtime was found, yet a thread runs code in %s" % path
-    if f.get("python_evidence") == PythonEvidence.EXECUTABLE:
-        return "no CPython runtime was found, yet the program is %s" % path
-    return "status %s" % f.get("status")
-
-
-def incomplete_text(f, names):
-    """The sentence of an `incomplete` verdict: what could not be read, what that hides, what still holds."""
-    still = "; still read: " + _still_read_text(f.get("read") or {})
-    if f.get("unread") == Unread.PYTHON_STATE:
-        return ("the report is incomplete: the Python state of this Python process could not be read (%s), so no "
-                "thread's Python stack, GIL state, threading lock or Thread.join is known and no deadlock through "
-                "them can be ruled out%s" % (_python_unread_why(f), still))
-    if f.get("unread") == Unread.LOCK_LAYOUTS:
-        waits = f.get("waits") or []
-        listed = ", ".join("%s on futex 0x%x" % (names(w["tid"]), w["futex"]) for w in waits[:_LISTED])
-        if len(waits) > _LISTED:
-            listed += ", and %d more" % (len(waits) - _LISTED)
-        return ("the report is incomplete: glibc's lock layouts are not known (%s), so who holds what %s wait%s "
-                "on cannot be named and no deadlock through %s can be ruled out: %s%s" % (
-                    f.get("problem") or "unknown reason", _count(len(waits), "thread"),
-                    "s" if len(waits) == 1 else "", "it" if len(waits) == 1 else "them", listed, still))
-    return "the report is incomplete: %s could not be read%s" % (f.get("unread"), still)
-
-
-_INCOMPLETE_HEADLINE = {Unread.PYTHON_STATE: "the Python state could not be read",
-                        Unread.LOCK_LAYOUTS: "glibc's lock layouts are not known"}
-
-
-def incomplete_reasons(report):
-    """["the Python state could not be read", ...]: what the report's `incomplete` verdicts say could not be read."""
-    unread = [v.facts.get("unread") for v in report.verdicts if v.kind == VerdictKind.INCOMPLETE]
-    return [_INCOMPLETE_HEADLINE.get(u, "%s could not be read" % u) for u in dict.fromkeys(unread)]
-
-
-def incomplete_headline(report):
-    """"Report incomplete: …": the first line of an answer that cannot be an all-clear, or None."""
-    reasons = incomplete_reasons(report)
-    return "Report incomplete: %s; no deadlock can be ruled out." % " and ".join(reasons) if reasons else None
-
-
-def waits_on_process_text(f, names):
-    """Threads waiting on a pipe or socket only other processes hold the
-    other end of, and the command that examines them together."""
-    parts = ["%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
-        names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
-        ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
-        for w in f["waits"][:_LISTED]]
-    more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
-    return ("%s%s: whether that ends is up to the other process, which this report does not look at; "
-            "`pyhang report --tree -p %d` examines them together and says whether they wait on each other"
-            % ("; ".join(parts), more, f["root"]))
-
-
-def verdict_text(v, names):
-    if v.kind == VerdictKind.INCOMPLETE:
-        return incomplete_text(v.facts, names)
-    if v.kind == VerdictKind.GIL_NOBODY_HOLDS:
-        return "every Python thread waits for the GIL and no thread holds it"
-    if v.kind == VerdictKind.GIL_HANDOVER:
-        return ("the GIL is free and %s wait%s for it while other Python threads do not: the process was stopped "
-                "while one thread handed the GIL to another (look again: one of them should hold it)" % (
-                    ", ".join(names(t) for t in v.threads), "s" if len(v.threads) == 1 else ""))
-    if v.kind == VerdictKind.GIL_HOLDER_BLOCKED:
-        return holder_blocked_text(v.facts, names)
-    if v.kind == VerdictKind.OWNER_GONE:
-        f = v.facts
-        if not f["owners"]:
-            return ("%s waits on %s whose owner pthread_t 0x%x is no thread of this process: no live thread can "
-                    "release it" % (names(f["waiter"]), lock_text(f["kind"], f["address"]), f.get("owner_ident") or 0))
-        return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
-                "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
-                                ", ".join(str(o) for o in f["owners"])))
-    if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
-        return loop_blocked_text(v.facts, names, lock_text)
-    if v.kind == VerdictKind.WAITS_ON_PROCESS:
-        return waits_on_process_text(v.facts, names)
-    if v.kind == VerdictKind.POOL_IDLE:
-        workers = v.facts["workers"]
-        listed = ", ".join("%s (%s)" % (names(w["tid"]), _lib(w["library"])) for w in workers[:_LISTED])
-        if len(workers) > _LISTED:
-            listed += ", and %d more" % (len(workers) - _LISTED)
-        return "%d thread%s of native thread pools wait%s for work, running no Python: %s" % (
-            len(workers), "" if len(workers) == 1 else "s", "s" if len(workers) == 1 else "", listed)
-    if v.kind == VerdictKind.EXECUTOR_STARVATION:
-        f = v.facts
-        return ("every worker of the ThreadPoolExecutor whose work queue is 0x%x (%s) waits for the result of a "
-                "pending concurrent.futures.Future, which no worker has taken: if they were submitted to this pool, "
-                "none can ever run (starvation) [%s: the pool's queue was not read]" % (
-                    f["work_queue"], ", ".join(names(t) for t in f["workers"]), f.get("confidence") or "likely"))
-    if v.kind == VerdictKind.NOTHING_CAN_WAKE:
-        return nothing_can_wake_text(v.facts, names)
-    if v.kind == VerdictKind.OWNERS_UNKNOWN:
-        waits = v.facts["waits"]
-        listed = ", ".join("%s on %s" % (names(w["tid"]), lock_text(w["kind"], w["address"]))
-                           for w in waits[:_LISTED])
-        if len(waits) > _LISTED:
-            listed += ", and %d more" % (len(waits) - _LISTED)
-        return "%d thread%s blocked, owner%s unknown: %s" % (
-            len(waits), "" if len(waits) == 1 else "s", "" if len(waits) == 1 else "s", listed)
-    return "%s: %s" % (v.kind, ", ".join(names(t) for t in v.threads))
-
-
-_LISTED = 12   # threads named in one line; the rest are counted
-
-
 def _python_frame_lines(f, indent, out):
     out.append(indent + python_frame_line(f))
     if f.locals is not None:  # report --locals
@@ -316,29 +150,11 @@ def _wait_site(th):
     return "; ".join(parts)
 
 
-_NOUNS = {WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitKind.PY_LOCK: "threading.Lock",
-          WaitKind.PY_RLOCK: "threading.RLock", WaitKind.PY_CONDITION: "threading.Condition",
-          WaitKind.PY_QUEUE_GET: "Queue.get of", WaitKind.PY_QUEUE_PUT: "Queue.put of",
-          WaitKind.PY_SEMAPHORE: "threading.Semaphore", WaitKind.PY_EVENT: "threading.Event",
-          WaitKind.PY_BARRIER: "threading.Barrier", WaitKind.PY_FUTURE: "concurrent.futures.Future",
-          WaitKind.PY_JOIN: "Thread.join of", WaitKind.PY_BUFFERED_IO: "the internal lock of buffered I/O object"}
-
-
 def _held_text(kind, address):
     """What a thread of a cycle holds that the previous one waits for."""
     if kind in (WaitKind.PY_JOIN, WaitKind.THREAD_JOIN):
         return "is the thread being joined: its joiner waits until it exits"
     return "holds " + lock_text(kind, address)
-
-
-def lock_text(kind, address):
-    """"threading.Lock 0x…", "the GIL": a lock held or waited on, as the report names it."""
-    if kind == WaitKind.GIL:
-        return "the GIL"
-    if kind == WaitKind.PY_IMPORT_LOCK:
-        return "the import lock of a module" if address is None else "the module import lock 0x%x" % address
-    noun = _NOUNS.get(kind, kind)
-    return "%s 0x%x" % (noun, address) if address is not None else noun
 
 
 def render_deadlocks(report, names):
@@ -347,7 +163,8 @@ def render_deadlocks(report, names):
     for i, d in enumerate(report.deadlocks):
         title = "Found one deadlock" if n == 1 else "Deadlock %d of %d" % (i + 1, n)
         if d.kind == DeadlockKind.AWAIT:
-            out.extend(await_deadlock_lines(report, d, title, names))
+            lines = await_deadlock_lines(report, d, title, names)   # ends with a blank line
+            out.extend(lines[:-1] + ["  advice: " + deadlock_advice(d), ""])
             continue
         out.append("%s (%s), %d threads:" % (title, d.confidence, len(d.threads)))
         for e in d.edges:
@@ -369,6 +186,7 @@ def render_deadlocks(report, names):
                 site = _wait_site(th)
                 if site:
                     out.append("    at " + site)
+        out.append("  advice: " + deadlock_advice(d))
         out.append("")
     return out
 
@@ -383,6 +201,21 @@ def _same_wait(b):
     return (b.kind, b.address, tuple(b.owners), b.confidence)
 
 
+def finding_lines(report, names):
+    """Each verdict and fork hazard, most serious first, with its advice."""
+    out = []
+    for f in findings(report):
+        if isinstance(f, Verdict):
+            out.append("%s: %s" % (TITLES.get(f.kind, f.kind), verdict_text(f, names)))
+            advice = verdict_advice(f)
+        else:
+            out.append("Fork hazard [%s]: %s" % (f.kind, evidence(f, names)))
+            advice = ADVICE[f.kind]
+        if advice:
+            out.append("  advice: " + advice)
+    return out
+
+
 def render_text(report: Report, merged=False) -> str:
     """The report for people; with `merged`, each thread's native frames with
     the Python frames each evaluation-loop frame runs under it, where they pair."""
@@ -391,24 +224,11 @@ def render_text(report: Report, merged=False) -> str:
     out.extend("warning: " + w for w in warnings(report))
     out.append("%d thread%s" % (len(report.threads), "" if len(report.threads) == 1 else "s"))
     out.append("")
-    headline = incomplete_headline(report)
     if report.deadlocks:
         out.extend(render_deadlocks(report, names))
-    elif headline:
-        # Never a false all-clear: what could not be read is said first, the verdicts say the rest.
-        out.append(headline)
-    elif any(v.kind == VerdictKind.OWNERS_UNKNOWN for v in report.verdicts):
-        # Never a false all-clear: the verdict below names what is not known.
-        out.append("No deadlock found among the waits whose owners pyhang can name.")
-    elif any(v.kind == VerdictKind.WAITS_ON_PROCESS for v in report.verdicts):
-        out.append("No deadlock found within this process; it waits on other processes, which it does not look at.")
     else:
-        out.append("No deadlock found.")
-    for v in report.verdicts:
-        out.append("Verdict: " + verdict_text(v, names))
-    for h in report.fork_hazards:
-        out.append("Fork hazard [%s]: %s" % (h.kind, evidence(h, names)))
-        out.append("  advice: " + ADVICE[h.kind])
+        out.append(headline(report))
+    out.extend(finding_lines(report, names))
     involved = {tid for d in report.deadlocks for tid in d.threads}
     if involved:
         out.append("")

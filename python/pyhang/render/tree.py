@@ -5,11 +5,13 @@ docs/pyhang-tree-1.schema.json)."""
 import json
 
 from pyhang import VERSION
-from pyhang.model.kinds import TreeEdgeKind
+from pyhang.model.kinds import HazardKind, TreeEdgeKind
 from pyhang.render import json as render_json
 from pyhang.render.forks import ADVICE, evidence, hazard_json
 from pyhang.render.locks import summary
-from pyhang.render.text import incomplete_reasons, names_of, render_text, thread_header
+from pyhang.render.text import names_of, render_text, thread_header
+from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_ON_OTHERS, \
+    count as _count, hang_kinds, headline, incomplete_reasons
 
 TREE_SCHEMA = "pyhang-tree/1"
 
@@ -39,6 +41,28 @@ def _held_text(h):
     return None
 
 
+# A deadlock across processes' next step, by the first kind of wait it has across them.
+_TREE_ADVICE = (
+    ((TreeEdgeKind.PIPE_OTHER_END, TreeEdgeKind.SOCKET_PEER),
+     "each process waits to write or read what the other will only take after: read and write at once "
+     "(subprocess's communicate(), or one thread per pipe), or send the data through a file"),
+    ((TreeEdgeKind.CHILD_EXIT,),
+     "a process waits for a child to exit while the child waits on it: close the pipes and release the locks "
+     "the child needs before waiting for it"),
+    ((TreeEdgeKind.FILE_LOCK,),
+     "take these file locks in one order in every process (or with LOCK_NB and a retry)"),
+)
+
+
+def deadlock_advice(d):
+    """The advice line of a deadlock across processes (model.tree.TreeDeadlock)."""
+    kinds = {e.kind for e in d.edges}
+    for across, advice in _TREE_ADVICE:
+        if kinds.intersection(across):
+            return advice
+    return DEADLOCK_ADVICE[None]
+
+
 def render_deadlocks(tree):
     out = []
     n = len(tree.deadlocks)
@@ -54,6 +78,7 @@ def render_deadlocks(tree):
             text = _held_text(held) if held is not None else None
             if text:
                 out.append("    (%s)" % text)
+        out.append("  advice: " + deadlock_advice(d))
         out.append("")
     return out
 
@@ -63,7 +88,7 @@ def render_fork_hazards(tree):
     own, one line each (its report below has them whole)."""
     out, across = [], [(pid, h) for pid, h in tree.fork_hazards if h.facts.get("processes")]
     if across:
-        out += ["", "Fork hazards across processes:"]
+        out += ["Fork hazards across processes:"]
         for pid, h in across:
             p = tree.process(pid)
             names = names_of(p.report)
@@ -121,6 +146,65 @@ def render_stalls(tree):
     return out
 
 
+def tree_headline(tree):
+    """The first line of a tree's answer: its deadlocks across processes,
+    else a deadlock or a hang within one, else what could not be read, else
+    the all-clear."""
+    within = [p.pid for p in tree.processes if p.report is not None and p.report.deadlocks]
+    if within:
+        return "Found a deadlock within %s (its report is below); none across processes." % _pids(within)
+    hangs = {}   # summary → PIDs
+    for p in tree.processes:
+        for kind in hang_kinds(p.report) if p.report is not None else ():
+            hangs.setdefault(HANG_SUMMARIES[kind], []).append(p.pid)
+    for pid, h in tree.fork_hazards:
+        if h.kind == HazardKind.ORPHANED_LOCK:
+            hangs.setdefault(HANG_SUMMARIES[h.kind], []).append(pid)
+    hangs = ["in %s %s" % (_pids(sorted(set(pids))), what) for what, pids in hangs.items()]
+    if tree.stalls:
+        hangs.append("%s wait%s on a pipe or socket nothing serves now" % (
+            _count(len(tree.stalls), "thread"), "s" if len(tree.stalls) == 1 else ""))
+    if hangs:
+        return "Hung without a deadlock: %s." % "; ".join(hangs)
+    incomplete = [(p.pid, incomplete_reasons(p.report)) for p in tree.processes if p.report is not None]
+    incomplete = [(pid, reasons) for pid, reasons in incomplete if reasons]
+    if incomplete:
+        # Never a false all-clear: a process pyhang could not read may hide a wait of a cycle.
+        unread = "; ".join("in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete)
+        return "Report incomplete: %s; no deadlock across processes can be ruled out." % unread
+    return "No deadlock found across processes."
+
+
+def _tree_first_line(tree):
+    """The headline, or the first deadlock's title line (without its colon)."""
+    if not tree.deadlocks:
+        return tree_headline(tree)
+    return render_deadlocks(tree)[0].rstrip(":") + "."
+
+
+def _pids(pids):
+    return ("PID " if len(pids) == 1 else "PIDs ") + ", ".join(str(p) for p in pids)
+
+
+def tree_answer(tree):
+    """What is wrong, first: the deadlocks across processes (or the
+    headline), the fork hazards across processes, the waits nothing
+    serves, then each process's own answer where it has one to give."""
+    out = render_deadlocks(tree) if tree.deadlocks else [tree_headline(tree), ""]
+    hazards = render_fork_hazards(tree)
+    if hazards:
+        out.extend(hazards + [""])
+    out.extend(render_stalls(tree))
+    own = [(p.pid, headline(p.report)) for p in tree.processes if p.report is not None]
+    # (a process that waits on others: the tree has looked at them together)
+    own = [(pid, line) for pid, line in own if line not in (NOTHING_FOUND, NO_PYTHON_FOUND, WAITS_ON_OTHERS)]
+    if own:
+        out.append("Within each process:")
+        out.extend("  PID %d: %s" % (pid, line) for pid, line in own)
+        out.append("")
+    return out
+
+
 def render_tree_text(tree):
     count = len(tree.processes)
     head = "pyhang report --tree: "
@@ -137,23 +221,10 @@ def render_tree_text(tree):
     if tree.cycles_truncated:
         out.append("warning: more cycles than pyhang lists; the first %d are shown" % len(tree.deadlocks))
     out.append("")
-    incomplete = [(p.pid, incomplete_reasons(p.report)) for p in tree.processes if p.report is not None]
-    incomplete = [(pid, reasons) for pid, reasons in incomplete if reasons]
-    if tree.deadlocks:
-        out.extend(render_deadlocks(tree))
-    elif incomplete:
-        # Never a false all-clear: a process pyhang could not read may hide a wait of a cycle.
-        unread = "; ".join("in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete)
-        out.append("Report incomplete: %s; no deadlock across processes can be ruled out." % unread)
-        out.append("")
-    else:
-        out.append("No deadlock found across processes.")
-        out.append("")
-    out.extend(render_stalls(tree))
+    out.extend(tree_answer(tree))
     depth = _depths(tree)
     out.append("Processes:")
     out.extend(_process_line(p, depth.get(p.pid, 0)) for p in tree.processes)
-    out.extend(render_fork_hazards(tree))
     for p in tree.processes:
         if p.report is None:
             continue
@@ -193,9 +264,11 @@ def tree_json(tree):
     return {
         "schema": TREE_SCHEMA,
         "pyhang_version": VERSION,
+        "headline": _tree_first_line(tree),
         "root_pid": tree.root_pid,
         "processes": processes,
         "deadlocks": [{"threads": [tid for _, tid in d.nodes], "processes": d.pids, "confidence": d.confidence,
+                       "advice": deadlock_advice(d),
                        "edges": [_edge_json(tree, e) for e in d.edges]} for d in tree.deadlocks],
         "fork_hazards": hazards,
         "stalls": [{"waiter": st["waiter"][1], "waiter_pid": st["waiter"][0], "syscall": st.get("syscall"),

@@ -1,0 +1,317 @@
+"""What is wrong with a process, said first: each verdict's sentence, its
+title and advice, and the report's headline.  Sentences only: the analysis
+(pyhang.analysis) decided every fact they word."""
+from pyhang.libraries import basename
+from pyhang.model.kinds import HANG_VERDICTS, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, PythonStatus, \
+    Unread, VerdictKind, WaitKind, severity
+from pyhang.render.asyncio import loop_blocked_text
+from pyhang.render.names import lock_text, object_name
+
+
+def _lib(path):
+    return basename(path) or "??"
+
+
+def holder_blocked_text(facts, names):
+    """"Thread 4 (LWP 21727) holds the GIL while blocked in the pause system call in pause (libc.so.6): …"."""
+    inside = " in %s" % facts["function"] if facts.get("function") else ""
+    if facts.get("library"):
+        inside += " (%s)" % basename(facts["library"])
+    return ("%s holds the GIL while blocked in the %s system call%s: "
+            "no other thread can run Python until it returns" % (names(facts["tid"]), facts["syscall"], inside))
+
+
+def nothing_can_wake_text(f, names):
+    """"Thread 2 (LWP 7) waits to get from the empty queue 0x…, which …: nothing in this process can wake it
+    [likely: …]"."""
+    waiters = f["waiters"]
+    who = ", ".join(names(t) for t in waiters)
+    others = " (the others reaching it wait to get from it too)" if len(f["referenced_by"]) > 1 else ""
+    partial = "" if f.get("complete") else "; not every frame could be read"
+    return ("%s wait%s to get from the empty queue 0x%x%s, which no other thread reaches from its Python "
+            "frames%s: nothing in this process can wake %s [%s: a thread may still reach it through a global or "
+            "from C%s]" % (
+                who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "",
+                others,
+                "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
+
+
+def count(n, one, many=None):
+    """"3 threads", "1 thread"."""
+    return "%d %s" % (n, one if n == 1 else many or one + "s")
+
+
+def _still_read_text(read):
+    """"the native stacks of 2 threads, the system-call wait of 1 thread, ...": what an
+    incomplete report still holds (an `incomplete` verdict's facts["read"])."""
+    parts = []
+    if read.get("native_stacks"):
+        parts.append("the native stacks of %s" % count(len(read["native_stacks"]), "thread"))
+    if read.get("syscall_waits"):
+        n = len(read["syscall_waits"])
+        parts.append("the system-call wait%s of %s" % ("" if n == 1 else "s", count(n, "thread")))
+    if read.get("lock_waits"):
+        n = len(read["lock_waits"])
+        parts.append("the lock or object wait%s of %s" % ("" if n == 1 else "s", count(n, "thread")))
+    if read.get("python_status") == PythonStatus.OK:
+        parts.append("the Python state")
+    if read.get("lock_layouts"):
+        parts.append("glibc's lock layouts")
+    if read.get("deadlocks"):
+        parts.append("the %s above" % count(read["deadlocks"], "deadlock"))
+    return ", ".join(parts) if parts else "nothing else"
+
+
+def _python_unread_why(f):
+    """Why a Python process's state could not be read, from an incomplete verdict's facts."""
+    version = "CPython %s" % f["version"] if f.get("version") else "this CPython (its version was not found)"
+    path = basename(f.get("python_evidence_path")) or None
+    where = " in %s" % path if path else ""
+    if f.get("status") == PythonStatus.UNSUPPORTED and f.get("free_threaded"):
+        return "%s%s is a free-threaded build (Py_GIL_DISABLED), whose objects, frames and locks pyhang does not " \
+               "decode" % (version, where)
+    if f.get("status") == PythonStatus.UNSUPPORTED:
+        return "pyhang has no layout for %s%s" % (version, where)
+    if f.get("status") == PythonStatus.UNREADABLE:
+        return "the runtime state of %s%s could not be read from the target's memory" % (version, where)
+    if f.get("python_evidence") == PythonEvidence.LIBRARY:
+        return "no CPython runtime was found, yet a thread runs code in %s" % path
+    if f.get("python_evidence") == PythonEvidence.EXECUTABLE:
+        return "no CPython runtime was found, yet the program is %s" % path
+    return "status %s" % f.get("status")
+
+
+def incomplete_text(f, names):
+    """The sentence of an `incomplete` verdict: what could not be read, what that hides, what still holds."""
+    still = "; still read: " + _still_read_text(f.get("read") or {})
+    if f.get("unread") == Unread.PYTHON_STATE:
+        return ("the Python state of this Python process could not be read (%s), so no "
+                "thread's Python stack, GIL state, threading lock or Thread.join is known and no deadlock through "
+                "them can be ruled out%s" % (_python_unread_why(f), still))
+    if f.get("unread") == Unread.LOCK_LAYOUTS:
+        waits = f.get("waits") or []
+        listed = ", ".join("%s on futex 0x%x" % (names(w["tid"]), w["futex"]) for w in waits[:_LISTED])
+        if len(waits) > _LISTED:
+            listed += ", and %d more" % (len(waits) - _LISTED)
+        return ("glibc's lock layouts are not known (%s), so who holds what %s wait%s "
+                "on cannot be named and no deadlock through %s can be ruled out: %s%s" % (
+                    f.get("problem") or "unknown reason", count(len(waits), "thread"),
+                    "s" if len(waits) == 1 else "", "it" if len(waits) == 1 else "them", listed, still))
+    return "%s could not be read%s" % (f.get("unread"), still)
+
+
+_INCOMPLETE_HEADLINE = {Unread.PYTHON_STATE: "the Python state could not be read",
+                        Unread.LOCK_LAYOUTS: "glibc's lock layouts are not known"}
+
+
+def incomplete_reasons(report):
+    """["the Python state could not be read", ...]: what the report's `incomplete` verdicts say could not be read."""
+    unread = [v.facts.get("unread") for v in report.verdicts if v.kind == VerdictKind.INCOMPLETE]
+    return [_INCOMPLETE_HEADLINE.get(u, "%s could not be read" % u) for u in dict.fromkeys(unread)]
+
+
+def waits_on_process_text(f, names):
+    """Threads waiting on a pipe or socket only other processes hold the
+    other end of, and the command that examines them together."""
+    parts = ["%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
+        names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
+        ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
+        for w in f["waits"][:_LISTED]]
+    more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
+    return ("%s%s: whether that ends is up to the other process, which this report does not look at; "
+            "`pyhang report --tree -p %d` examines them together and says whether they wait on each other"
+            % ("; ".join(parts), more, f["root"]))
+
+
+def verdict_text(v, names):
+    if v.kind == VerdictKind.INCOMPLETE:
+        return incomplete_text(v.facts, names)
+    if v.kind == VerdictKind.GIL_NOBODY_HOLDS:
+        return "every Python thread waits for the GIL and no thread holds it"
+    if v.kind == VerdictKind.GIL_HANDOVER:
+        return ("the GIL is free and %s wait%s for it while other Python threads do not: the process was stopped "
+                "while one thread handed the GIL to another (look again: one of them should hold it)" % (
+                    ", ".join(names(t) for t in v.threads), "s" if len(v.threads) == 1 else ""))
+    if v.kind == VerdictKind.GIL_HOLDER_BLOCKED:
+        return holder_blocked_text(v.facts, names)
+    if v.kind == VerdictKind.OWNER_GONE:
+        f = v.facts
+        if not f["owners"]:
+            return ("%s waits on %s whose owner pthread_t 0x%x is no thread of this process: no live thread can "
+                    "release it" % (names(f["waiter"]), lock_text(f["kind"], f["address"]), f.get("owner_ident") or 0))
+        return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
+                "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
+                                ", ".join(str(o) for o in f["owners"])))
+    if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
+        return loop_blocked_text(v.facts, names, lock_text)
+    if v.kind == VerdictKind.WAITS_ON_PROCESS:
+        return waits_on_process_text(v.facts, names)
+    if v.kind == VerdictKind.POOL_IDLE:
+        workers = v.facts["workers"]
+        listed = ", ".join("%s (%s)" % (names(w["tid"]), _lib(w["library"])) for w in workers[:_LISTED])
+        if len(workers) > _LISTED:
+            listed += ", and %d more" % (len(workers) - _LISTED)
+        return "%d thread%s of native thread pools wait%s for work, running no Python: %s" % (
+            len(workers), "" if len(workers) == 1 else "s", "s" if len(workers) == 1 else "", listed)
+    if v.kind == VerdictKind.EXECUTOR_STARVATION:
+        f = v.facts
+        return ("every worker of the ThreadPoolExecutor whose work queue is 0x%x (%s) waits for the result of a "
+                "pending concurrent.futures.Future, which no worker has taken: if they were submitted to this pool, "
+                "none can ever run (starvation) [%s: the pool's queue was not read]" % (
+                    f["work_queue"], ", ".join(names(t) for t in f["workers"]), f.get("confidence") or "likely"))
+    if v.kind == VerdictKind.NOTHING_CAN_WAKE:
+        return nothing_can_wake_text(v.facts, names)
+    if v.kind == VerdictKind.OWNERS_UNKNOWN:
+        waits = v.facts["waits"]
+        return "%s blocked, and pyhang names no thread that will end %s wait%s: %s" % (
+            count(len(waits), "thread"), "its" if len(waits) == 1 else "their", "" if len(waits) == 1 else "s",
+            folded_waits(waits, names))
+    if v.kind == VerdictKind.IDLE:
+        waits = v.facts["waits"]
+        return "%s wait%s for work or a signal that any thread may give, and no thread waits on %s: %s" % (
+            count(len(waits), "thread"), "s" if len(waits) == 1 else "", "it" if len(waits) == 1 else "them",
+            folded_waits(waits, names))
+    return "%s: %s" % (v.kind, ", ".join(names(t) for t in v.threads))
+
+
+_LISTED = 12   # threads named in one line; the rest are counted
+_LISTED_PER_OBJECT = 4   # threads named of those waiting on one object
+
+
+def _waited_text(w):
+    """"threading.Event 0x… (__main__.stop)", or "the work queue 0x… of their ThreadPoolExecutor"."""
+    if w.get("work_queue"):
+        return "the work queue 0x%x of their ThreadPoolExecutor" % w["work_queue"]
+    name = object_name(w["name"]) if w.get("name") else None
+    return lock_text(w["kind"], w["address"]) + (" (%s)" % name if name else "")
+
+
+def folded_waits(waits, names):
+    """"Thread 3 (LWP 9) on threading.Semaphore 0x…; 400 threads on threading.Event 0x… (__main__.stop): Thread
+    4 (LWP 10), …, and 396 more": the waits of a verdict's facts, one part per object waited on."""
+    groups = {}
+    for w in waits:
+        groups.setdefault((w["kind"], w["address"], w.get("work_queue")), []).append(w)
+    parts = []
+    for members in list(groups.values())[:_LISTED]:
+        what = _waited_text(members[0])
+        if len(members) == 1:
+            parts.append("%s on %s" % (names(members[0]["tid"]), what))
+            continue
+        listed = ", ".join(names(w["tid"]) for w in members[:_LISTED_PER_OBJECT])
+        more = ", and %d more" % (len(members) - _LISTED_PER_OBJECT) if len(members) > _LISTED_PER_OBJECT else ""
+        parts.append("%d threads on %s: %s%s" % (len(members), what, listed, more))
+    if len(groups) > _LISTED:
+        parts.append("and %d more objects" % (len(groups) - _LISTED))
+    return "; ".join(parts)
+
+
+# The word a verdict's line starts with.
+TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOOP_BLOCKED: "Event loop blocked",
+          VerdictKind.GIL_HOLDER_BLOCKED: "GIL holder blocked", VerdictKind.GIL_NOBODY_HOLDS: "GIL held by nobody",
+          VerdictKind.NOTHING_CAN_WAKE: "Nothing can wake", VerdictKind.OWNER_GONE: "Owner gone",
+          VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
+          VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
+          VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle"}
+
+# What the first line says of a hang without a cycle (ExitStatus.HUNG), most serious first.
+HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves itself",
+                  VerdictKind.ASYNCIO_LOOP_BLOCKED: "an asyncio event loop is blocked",
+                  HazardKind.ORPHANED_LOCK: "a lock was copied locked by fork",
+                  VerdictKind.GIL_HOLDER_BLOCKED: "the GIL's holder sleeps without releasing it",
+                  VerdictKind.GIL_NOBODY_HOLDS: "every Python thread waits for a GIL nobody holds",
+                  VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
+                  VerdictKind.OWNER_GONE: "a lock's owner is gone"}
+
+# The next step for each verdict: what to change, or what to look at next.
+ADVICE = {
+    VerdictKind.EXECUTOR_STARVATION: "a task must not wait for another task of its own pool: run the inner work in a "
+                                     "second executor, or give the pool more workers than tasks can nest",
+    VerdictKind.ASYNCIO_LOOP_BLOCKED: "never call a blocking function in a coroutine: await its asyncio counterpart, "
+                                      "or run it with asyncio.to_thread / loop.run_in_executor",
+    VerdictKind.GIL_HOLDER_BLOCKED: "the code on this thread's native stack must release the GIL around the blocking "
+                                    "call (Py_BEGIN_ALLOW_THREADS in C, nogil in Cython, py::gil_scoped_release in "
+                                    "pybind11)",
+    VerdictKind.GIL_NOBODY_HOLDS: "look again: if it lasts, a C extension released a GIL it did not hold or a thread "
+                                  "exited holding it; the native frames of the threads below show which",
+    VerdictKind.NOTHING_CAN_WAKE: "check that the producer did not exit (an exception in it ends it silently) and "
+                                  "give get() a timeout, or put a sentinel from a finally block",
+    VerdictKind.OWNER_GONE: "a thread ended (or was killed) holding the lock: take locks in `with` blocks; in a fork "
+                            "child, see `pyhang fork-hazards`",
+    VerdictKind.OWNERS_UNKNOWN: "find the thread meant to release, set or complete each object: "
+                                "`pyhang report --locals` shows which frames hold it",
+    VerdictKind.GIL_HANDOVER: "look again: one of these threads should hold the GIL by then",
+}
+
+# A deadlock's next step, by what its threads wait on.
+DEADLOCK_ADVICE = {
+    DeadlockKind.AWAIT: "these tasks await each other: the cycle must be broken in the code (asyncio.wait_for "
+                        "with a timeout shows where at run time)",
+    WaitKind.GIL: "a thread that holds the GIL waits for a lock held by a thread that waits for the GIL: release "
+                  "the GIL before blocking on that lock (Py_BEGIN_ALLOW_THREADS in C, py::gil_scoped_release in "
+                  "pybind11, nogil in Cython)",
+    None: "take these locks in one order in every thread (or with a timeout), and never wait for a thread while "
+          "holding what it needs",
+}
+
+
+def deadlock_advice(d):
+    """The advice line of deadlock `d` (model.report.Deadlock)."""
+    if d.kind == DeadlockKind.AWAIT:
+        return DEADLOCK_ADVICE[DeadlockKind.AWAIT]
+    if any(e.kind == WaitKind.GIL for e in d.edges):
+        return DEADLOCK_ADVICE[WaitKind.GIL]
+    return DEADLOCK_ADVICE[None]
+
+
+def verdict_advice(v):
+    """The advice line of verdict `v`, or None when it needs none (idle threads, a wait whose next step its
+    own sentence gives)."""
+    if v.kind == VerdictKind.INCOMPLETE:
+        if v.facts.get("unread") == Unread.LOCK_LAYOUTS:
+            return "in gdb with libc's debug symbols (libc6-dbg), `lock-owner` on these threads names the owners"
+        return "the native stacks and system-call waits below still hold; `pyhang report CORE PYTHON` names the " \
+               "interpreter when a core's executable moved"
+    return ADVICE.get(v.kind)
+
+
+def findings(report):
+    """The verdicts and fork hazards of `report`, most serious first (model.kinds.SEVERITY)."""
+    return sorted(list(report.verdicts) + list(report.fork_hazards), key=lambda f: severity(f.kind))
+
+
+def hang_kinds(report):
+    """The kinds of the findings that make `report` a hang without a cycle, most serious first."""
+    if report.exit_status != ExitStatus.HUNG:
+        return []
+    return [f.kind for f in findings(report) if f.kind in HANG_VERDICTS or f.kind == HazardKind.ORPHANED_LOCK]
+
+
+def headline(report):
+    """The first line of the report's answer: its deadlocks, else what hangs without a cycle, else why
+    nothing can be said, else the all-clear."""
+    if report.deadlocks:
+        n = len(report.deadlocks)
+        return "Found one deadlock (%s)." % report.deadlocks[0].confidence if n == 1 else \
+            "Found %d deadlocks." % n
+    hangs = hang_kinds(report)
+    if hangs:
+        return "Hung without a deadlock: %s." % "; ".join(HANG_SUMMARIES[k] for k in dict.fromkeys(hangs))
+    reasons = incomplete_reasons(report)
+    if reasons:
+        return "Report incomplete: %s; no deadlock can be ruled out." % " and ".join(reasons)
+    unknown = next((v for v in report.verdicts if v.kind == VerdictKind.OWNERS_UNKNOWN), None)
+    if unknown is not None:
+        n = len(unknown.threads)
+        return ("Blocked: %s wait%s on objects whose owner pyhang cannot name; no deadlock among the waits whose "
+                "owners it can name." % (count(n, "thread"), "s" if n == 1 else ""))
+    if any(v.kind == VerdictKind.WAITS_ON_PROCESS for v in report.verdicts):
+        return WAITS_ON_OTHERS
+    if report.exit_status == ExitStatus.NO_PYTHON:
+        return NO_PYTHON_FOUND
+    return NOTHING_FOUND
+
+
+NOTHING_FOUND = "No deadlock found."
+NO_PYTHON_FOUND = "No deadlock found; this process runs no Python: only its native threads and glibc locks were read."
+WAITS_ON_OTHERS = "No deadlock found within this process; it waits on other processes, which it does not look at."
