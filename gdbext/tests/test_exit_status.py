@@ -64,7 +64,14 @@ def test_a_blocked_event_loop_is_a_hang_without_a_cycle(scenario):
 
 def test_a_lock_copied_locked_by_fork_is_a_hang_in_the_child_alone_and_across_the_tree(scenario):
     s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py")])
-    assert status_and_doc("-p", s.truth["workers"][0]["pid"]) == 5
+    child = s.truth["workers"][0]["pid"]
+    assert status_and_doc("-p", child) == 5
+    # and the child's own report says what the look at its parent adds, and does not also call the
+    # lock's owner unknown: the hazard explains it
+    doc = json.loads(harness.pyhang_cli("report", "--json", "-p", child)[1])
+    (h,) = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
+    assert h["advice"].endswith("`pyhang report --tree -p %d` asks the parent which of its threads held it" % s.pid)
+    assert not [v for v in doc["verdicts"] if v["kind"] == "owners-unknown"], doc["verdicts"]
     assert status_and_doc("--tree", "-p", s.pid) == 5
 
 

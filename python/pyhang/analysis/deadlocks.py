@@ -224,3 +224,17 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     if idle_waits:
         out.append(idle.verdict(idle_waits))
     return out
+
+
+def explained_elsewhere(verdicts, tids):
+    """`verdicts` without the owners-unknown waits of `tids`, which a later
+    finding explains (a fork child's lock copied locked at fork)."""
+    out = []
+    for v in verdicts:
+        if v.kind == VerdictKind.OWNERS_UNKNOWN:
+            waits = [w for w in v.facts["waits"] if w["tid"] not in tids]
+            if not waits:
+                continue
+            v = Verdict(kind=v.kind, threads=[w["tid"] for w in waits], facts=dict(v.facts, waits=waits))
+        out.append(v)
+    return out

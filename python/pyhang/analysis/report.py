@@ -20,7 +20,7 @@ from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
 from pyhang.model import snapshot as snapshots
 from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
-from pyhang.model.kinds import GilState, PythonStatus, severity
+from pyhang.model.kinds import GilState, HazardKind, PythonStatus, severity
 from pyhang.model.report import Report, ThreadReport
 
 # Deep enough to see a driver library below a Python callback
@@ -104,6 +104,8 @@ def conclude(report, snapshot):
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards
+        orphaned = {tid for h in report.fork_hazards if h.kind == HazardKind.ORPHANED_LOCK for tid in h.threads}
+        report.verdicts = deadlocks.explained_elsewhere(report.verdicts, orphaned)
     report.exit_status = completeness.report_status(report)
     return report
 

@@ -226,10 +226,24 @@ def evidence(h, names):
     return _EVIDENCE[h.kind](h, h.facts, names)
 
 
-def hazard_json(h, names):
-    """A `fork_hazards` entry of the JSON document."""
-    return {"kind": h.kind, "threads": list(h.threads), "evidence": evidence(h, names), "advice": ADVICE[h.kind],
-            "confidence": h.confidence}
+def hazard_advice(h, report=None):
+    """The advice of hazard `h`; in a fork child's own report (`report`, not
+    a tree's view of it), an orphaned lock's also names the look at the
+    parent that says which of its threads held the lock."""
+    advice = ADVICE[h.kind]
+    analysis = report.fork_analysis if report is not None else None
+    if h.kind != HazardKind.ORPHANED_LOCK or h.facts.get("processes") or analysis is None or not analysis.parent_pid:
+        return advice
+    if report.target.kind == "core":
+        return advice + "; `pyhang report CHILD.core PARENT.core` (a core of the parent PID %d too) says which " \
+                        "parent thread held it" % analysis.parent_pid
+    return advice + "; `pyhang report --tree -p %d` asks the parent which of its threads held it" % analysis.parent_pid
+
+
+def hazard_json(h, names, report=None):
+    """A `fork_hazards` entry of the JSON document (`report`: the process's own, for hazard_advice)."""
+    return {"kind": h.kind, "threads": list(h.threads), "evidence": evidence(h, names),
+            "advice": hazard_advice(h, report), "confidence": h.confidence}
 
 
 def child_evidence(what, f, names):

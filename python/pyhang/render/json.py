@@ -156,7 +156,7 @@ def to_json(report, merged=False, threads=True) -> dict:
                 "waiters": list(report.gil.waiters)},
         "deadlocks": [_deadlock(report, d, waits) for d in report.deadlocks],
         "edges": [_edge(e, waits) for e in report.edges],
-        "fork_hazards": [hazard_json(h, names) for h in report.fork_hazards],
+        "fork_hazards": [hazard_json(h, names, report) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names),
                       "advice": verdict_advice(v), "facts": _verdict_facts(v.facts)}
                      for v in report.verdicts],

@@ -3,7 +3,7 @@ from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, WaitKind
 from pyhang.model.report import Report, ThreadReport, Verdict, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
-from pyhang.render.forks import ADVICE, evidence
+from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
 from pyhang.render.names import ThreadNames, lock_reference, lock_text, object_name, python_frame_line, thread_label, \
     thread_title
@@ -210,7 +210,7 @@ def finding_lines(report, names):
             advice = verdict_advice(f)
         else:
             out.append("Fork hazard [%s]: %s" % (f.kind, evidence(f, names)))
-            advice = ADVICE[f.kind]
+            advice = hazard_advice(f, report)
         if advice:
             out.append("  advice: " + advice)
     return out
