@@ -252,15 +252,19 @@ def _holder_threads(holders, fd_pid):
 
 def waits_on_processes(report):
     """The threads parked on a pipe or socket whose other end only other
-    processes hold (all of them found): what they wait for is beyond this
-    report, and `--tree` from `root` examines them together.  Facts of the
-    waits-on-process verdict, or None: {"waits": [{tid, syscall, fd, link,
-    pids}], "root": the process to examine with its descendants}."""
+    processes hold (all of them found), or waiting for one child to exit:
+    what they wait for is beyond this report, and `--tree` from `root`
+    examines them together.  Facts of the waits-on-process verdict, or
+    None: {"waits": [{tid, syscall, fd, link, pids}], "root": the process to
+    examine with its descendants}; a wait for a child has no fd and link."""
     own = report.target.pid
     waits = []
     for t in report.threads:
         b = t.blocked_on
         s = (b.lock or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+        if s.get("name") in ("wait4", "waitid") and (s.get("child") or 0) > 0:
+            waits.append({"tid": t.tid, "syscall": s["name"], "fd": None, "link": None, "pids": [s["child"]]})
+            continue
         obj = s.get("object") or {}
         holders = obj.get("holders")
         if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):

@@ -112,11 +112,13 @@ def incomplete_reasons(report):
 
 def waits_on_process_text(f, names):
     """Threads waiting on a pipe or socket only other processes hold the
-    other end of, and the command that examines them together."""
-    parts = ["%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
-        names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
-        ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
-        for w in f["waits"][:_LISTED]]
+    other end of, or for a child to exit, and the command that examines them together."""
+    parts = ["%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
+             if w["fd"] is None else
+             "%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
+                 names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
+                 ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
+             for w in f["waits"][:_LISTED]]
     more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
     return ("%s%s: whether that ends is up to the other process, which this report does not look at; "
             "`pyhang report --tree -p %d` examines them together and says whether they wait on each other"
