@@ -63,6 +63,7 @@ py::dict blocked_dict(const BlockedOn& b, bool explain) {
   d["futex"] = opt(b.futex);
   d["futex_op"] = opt(b.futex_op);
   d["futex_value"] = opt(b.futex_value);
+  d["restarted"] = b.restarted;
   d["lock"] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
   d["owners"] = b.owners;
   d["owner_source"] = py::str(to_string(b.owner_source));

@@ -284,3 +284,39 @@ def test_a_pipe_this_process_holds_too_or_whose_holders_were_not_all_found_is_no
     assert syscalls.waits_on_processes(_pipe_waiter(100, [100, 90])) is None
     assert syscalls.waits_on_processes(_pipe_waiter(100, [90], complete=False)) is None
     assert syscalls.waits_on_processes(_pipe_waiter(100, [])) is None
+
+
+def _frames(*names):
+    return [NativeFrame(pc=0x1000 + i, function=n, library="/lib/x86_64-linux-gnu/libc.so.6", offset=0)
+            for i, n in enumerate(names)]
+
+
+def test_a_call_resumed_through_restart_syscall_is_read_as_the_call_frame_0_names():
+    restart = {"orig_rax": nr("restart_syscall"), "rdi": 0x7000, "rsi": 0x89, "rdx": 0, "r10": 0}
+    # a timed futex wait (sem_clockwait, a condvar): frame 0 is a futex wrapper or a lock function
+    for name in ("__futex_abstimed_wait_common", "__GI___futex_abstimed_wait_cancelable64", "__new_sem_wait_slow64"):
+        got = syscalls.resumed(restart, _frames(name))
+        assert got["orig_rax"] == syscalls.FUTEX and got["restarted"] is True, name
+        assert syscalls.futex_address(got) == 0x7000
+    # a poll: its own wrapper
+    poll = dict(restart, rsi=1, rdx=3600000)
+    assert syscalls.resumed(poll, _frames("__GI___poll"))["orig_rax"] == nr("poll")
+    assert syscalls.resumed(poll, _frames("poll@@GLIBC_2.2.5"))["orig_rax"] == nr("poll")
+    # THEN no name, or a futex wrapper whose arguments are no wait's, leaves the record as it is
+    assert syscalls.resumed(restart, _frames(None, "??")) is restart
+    assert syscalls.resumed(dict(restart, rsi=1), _frames("__futex_abstimed_wait_common"))["orig_rax"] == \
+        nr("restart_syscall")
+    # AND a thread in any other call is untouched
+    sleeping = {"orig_rax": nr("clock_nanosleep"), "rdi": 1, "rsi": 1}
+    assert syscalls.resumed(sleeping, _frames("clock_nanosleep")) is sleeping
+
+
+def test_an_unnamed_resumed_futex_wait_needs_its_word_to_hold_the_value_the_wait_expected():
+    restart = {"orig_rax": nr("restart_syscall"), "rdi": 0x7000, "rsi": 0x80, "rdx": 2}
+    assert syscalls.futex_wait_candidate(restart) == 0x7000
+    assert syscalls.resumed_futex(restart, 2)["orig_rax"] == syscalls.FUTEX
+    assert syscalls.resumed_futex(restart, 3) is restart and syscalls.resumed_futex(restart, None) is restart
+    # a resumed clock_nanosleep(CLOCK_MONOTONIC, ...) or a wake op is never a candidate
+    assert syscalls.futex_wait_candidate(dict(restart, rdi=1)) is None
+    assert syscalls.futex_wait_candidate(dict(restart, rsi=1)) is None
+    assert syscalls.futex_wait_candidate({"orig_rax": syscalls.FUTEX, "rdi": 0x7000, "rsi": 0}) is None

@@ -28,6 +28,9 @@ namespace pyhang::glibc {
 namespace {
 
 constexpr std::uint64_t kSysFutex = 202;
+// restart_syscall: a timed futex wait interrupted by a stop (an attach) resumes through it, the
+// wait's own arguments still in rdi, rsi, rdx.
+constexpr std::uint64_t kSysRestart = 219;
 constexpr std::uint32_t kFutexCmdMask = 0x7f;  // without PRIVATE (128) and CLOCK_REALTIME (256)
 constexpr std::uint32_t kFutexWait = 0, kFutexLockPi = 6, kFutexWaitBitset = 9, kFutexWaitRequeuePi = 11,
                         kFutexLockPi2 = 13;
@@ -272,9 +275,11 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
   // The innermost libc frame name that says which lock family this is.
   WaitKind hint = WaitKind::None;
   std::optional<std::uint64_t> hint_rdi, cond_rsi;
+  bool futex_frame = false;  // a libc frame named like a futex wrapper or a lock function
   for (const auto& fr : thread.frames) {
     if (!libc_like(fr.library)) continue;
     WaitKind h = frame_hint(fr.function);
+    futex_frame = futex_frame || h != WaitKind::None;
     if (h == WaitKind::Condvar && fr.rsi && !cond_rsi) cond_rsi = fr.rsi;
     if (h == WaitKind::None || h == WaitKind::Futex || hint != WaitKind::None) continue;
     hint = h;
@@ -282,12 +287,22 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
   }
 
   std::optional<FutexCall> call;
-  if (thread.regs && thread.regs->orig_rax() == kSysFutex) {
+  if (thread.regs && (thread.regs->orig_rax() == kSysFutex || thread.regs->orig_rax() == kSysRestart)) {
     call = FutexCall{thread.regs->rdi(), static_cast<std::uint32_t>(thread.regs->rsi()),
                      static_cast<std::uint32_t>(thread.regs->rdx())};
+    // A restarted call is a futex wait only when its arguments are a wait's, and a frame says so or
+    // the word still holds the value the wait expected (as it does while the thread sleeps).
+    out.restarted = thread.regs->orig_rax() == kSysRestart;
+    if (out.restarted && !(call->wait() && call->addr % 4 == 0 &&
+                           (futex_frame || mem.read_value<std::uint32_t>(call->addr) == call->value)))
+      call.reset();
+  }
+  if (call) {
     out.futex = call->addr;
     out.futex_op = call->op;
     out.futex_value = call->value;
+  } else {
+    out.restarted = false;
   }
 
   std::vector<Candidate> cands;

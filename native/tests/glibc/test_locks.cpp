@@ -413,6 +413,38 @@ TEST_CASE("a blocked thread's futex identifies its lock", "[glibc][identify]") {
   }
 }
 
+TEST_CASE("a futex wait resumed through restart_syscall is read as that wait", "[glibc][identify]") {
+  const Layouts& L = row(36);
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  auto resumed = [](Addr futex, std::uint32_t op, std::uint32_t val, std::vector<NativeFrame> frames = {}) {
+    BlockedThread t = blocked(futex, op, val, std::move(frames));
+    t.regs->r[15] = 219;  // orig_rax: restart_syscall, the wait's arguments still in rdi, rsi, rdx
+    return t;
+  };
+  auto mem = image(mutex(2, 0, 4555, 1, 512));
+  SECTION("the word still holds the value the wait expected: the wait, resumed") {
+    auto b = identify_blocked(mem, L, resumed(kBase, 0x80, 2));
+    CHECK(b.kind == WaitKind::Mutex);
+    CHECK(b.owners == std::vector<int>{4555});
+    CHECK(b.restarted);
+  }
+  SECTION("a frame named like a lock function says so even when the word moved on") {
+    auto b = identify_blocked(mem, L, resumed(kBase, 0x80, 7, {{0x2, "__pthread_mutex_lock", libc, {}, {}}}));
+    CHECK(b.kind == WaitKind::Mutex);
+    CHECK(b.restarted);
+  }
+  SECTION("a resumed sleep is no futex: its arguments are no wait's, or its word does not match") {
+    // clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts): rdi 1 is no aligned word
+    auto sleep = identify_blocked(mem, L, resumed(1, 1, 0));
+    CHECK(sleep.kind == WaitKind::None);
+    CHECK_FALSE(sleep.restarted);
+    // nanosleep(&ts, NULL): rsi 0 reads as FUTEX_WAIT, but rdx is no value the word holds
+    auto nano = identify_blocked(mem, L, resumed(kBase, 0, 0x12345));
+    CHECK(nano.kind == WaitKind::None);
+    CHECK(nano.problem.find("system call 219") != std::string::npos);
+  }
+}
+
 TEST_CASE("without __nptl_version, the banner, then version definitions give the version", "[glibc][elf]") {
   std::shared_ptr<FileImage> file;
   try {

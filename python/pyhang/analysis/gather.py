@@ -55,9 +55,24 @@ def target_info(answer):
 
 
 def thread_snapshot(t):
-    """A ThreadSnapshot of the collector's ThreadFacts, before any lock fact."""
-    return ThreadSnapshot(num=t.num, tid=t.tid, name=t.name, registers=t.registers, frames=t.frames,
-                          problem=t.problem, unwound_by=t.unwound_by, host_tid=t.host_tid)
+    """A ThreadSnapshot of the collector's ThreadFacts, before any lock fact;
+    a call resumed through restart_syscall is read as the call it resumes
+    (syscalls.resumed)."""
+    return ThreadSnapshot(num=t.num, tid=t.tid, name=t.name, registers=syscalls.resumed(t.registers, t.frames),
+                          frames=t.frames, problem=t.problem, unwound_by=t.unwound_by, host_tid=t.host_tid)
+
+
+def resume_unnamed_futex_waits(facts, snaps):
+    """`snaps`, each still in restart_syscall with a futex wait's arguments
+    and no frame naming its call read as that futex wait when its word still
+    holds the value the wait expected (syscalls.resumed_futex): one question
+    for all of them."""
+    candidates = [(t, syscalls.futex_wait_candidate(t.registers)) for t in snaps]
+    candidates = [(t, word) for t, word in candidates if word is not None]
+    if candidates:
+        for (t, _), value in zip(candidates, facts.words([w for _, w in candidates]) or []):
+            t.registers = syscalls.resumed_futex(t.registers, value)
+    return snaps
 
 
 def add_lock_facts(facts, view, snaps):
@@ -220,7 +235,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
     info = target_info(target)
     state = facts.python()
     view = PythonView(state)
-    threads = [thread_snapshot(t) for t in facts.threads(depth)]
+    threads = resume_unnamed_futex_waits(facts, [thread_snapshot(t) for t in facts.threads(depth)])
     names, files = {}, None
     if lock_facts:
         add_lock_facts(facts, view, threads)
@@ -270,7 +285,7 @@ def thread(facts, tid, depth=LOCK_FRAME_DEPTH):
     found = facts.threads(depth, [tid])
     if not found:
         return None, view, None
-    snap = thread_snapshot(found[0])
+    (snap,) = resume_unnamed_futex_waits(facts, [thread_snapshot(found[0])])
     add_lock_facts(facts, view, [snap])
     add_syscall_facts(facts, target["kind"], [snap])
     return snap, view, files_of(facts, target["kind"], [snap])

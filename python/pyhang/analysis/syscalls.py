@@ -209,6 +209,62 @@ def _object(fd, files):
     return files.get(fd) or files.get(str(fd)) or {"kind": "closed"}
 
 
+# Names of the libc functions a timed futex wait sleeps in (after "__GI_" and
+# leading underscores): futex wrappers and the lock functions around them
+# (the native frame hints, pyhang/glibc/identify.cpp).
+_FUTEX_FUNCTIONS = ("futex_", "lll_", "sem_", "new_sem_", "old_sem_", "do_futex_wait", "pthread_cond_",
+                    "condvar_", "pthread_mutex_", "pthread_rwlock_", "pthread_join", "pthread_clockjoin",
+                    "pthread_timedjoin")
+_FUTEX_WAIT_CMDS = (0, 9, 11)   # FUTEX_WAIT, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI (op & 0x7f)
+
+
+def _bare_function(name):
+    name = (name or "").split("@")[0]
+    while name.startswith("__GI_"):
+        name = name[5:]
+    return name.lstrip("_")
+
+
+def futex_wait_candidate(registers):
+    """The futex word of a call resumed through restart_syscall that may be
+    a futex wait no frame names (a wait op, an aligned word), or None: it is
+    one when the word still holds the value the wait expected (rdx), as it
+    does while the thread sleeps (resumed_futex)."""
+    if in_syscall(registers) != RESTART or (registers.get("rsi", 0) & 0x7f) not in _FUTEX_WAIT_CMDS:
+        return None
+    word = registers.get("rdi") or 0
+    return word if word and word % 4 == 0 else None
+
+
+def resumed_futex(registers, word):
+    """`registers` as of a futex wait (resumed, likely) when the futex word
+    at futex_wait_candidate still holds the value the wait expected."""
+    if word is None or word != (registers.get("rdx", 0) & 0xFFFFFFFF):
+        return registers
+    return dict(registers, orig_rax=FUTEX, restarted=True)
+
+
+def resumed(registers, frames):
+    """`registers` as of the call a thread resumes through restart_syscall:
+    a stop (an attach, a signal) interrupted a timed futex wait, poll or
+    sleep, and the kernel resumes it with the call's own arguments still in
+    the argument registers.  The call is named by the libc function frame 0
+    (or 1) is in; a futex wait also needs a wait op and an aligned word.
+    The copy has the resumed call's number in orig_rax and "restarted":
+    True; registers of any other thread are returned as they are."""
+    if in_syscall(registers) != RESTART:
+        return registers
+    for f in frames[:2]:
+        fn = _bare_function(f.function)
+        if fn.startswith(_FUTEX_FUNCTIONS):
+            if (registers.get("rsi", 0) & 0x7f) in _FUTEX_WAIT_CMDS and registers.get("rdi", 1) % 4 == 0:
+                return dict(registers, orig_rax=FUTEX, restarted=True)
+            return registers
+        if fn in _ROLES and fn != "restart_syscall" and fn in _NUMBERS:
+            return dict(registers, orig_rax=_NUMBERS[fn], restarted=True)
+    return registers
+
+
 def _restarted(thread, facts):
     """What restart_syscall restarts: the kernel's record for a live
     thread (/proc/PID/task/TID/syscall) when it names another call, else
@@ -327,6 +383,9 @@ def syscall_wait(thread, files=None):
     if "fd" in s and s.get("object") and call in ("flock", "fcntl"):
         s["lock_holders"] = list(s["object"].get("lock_holders") or [])
     confidence = Confidence.CERTAIN
+    if thread.registers.get("restarted"):   # the call named from frame 0 (resumed)
+        s["restarted"] = True
+        confidence = Confidence.LIKELY
     if call == "restart_syscall" and (s.get("restarts") or {}).get("source") == "frame":
         confidence = Confidence.LIKELY
     return BlockedOn(kind=WaitKind.SYSCALL, owner_source=OwnerSource.UNKNOWN, confidence=confidence, lock=s)

@@ -143,6 +143,13 @@ def _child_text(s):
 
 def summary(b):
     """The `blocked:` line of a thread parked in a system call."""
+    line = _call_summary(b)
+    if (b.lock or {}).get("restarted"):
+        line += " (resumed after a stop interrupted it, as restart_syscall; the call named by frame 0)"
+    return line
+
+
+def _call_summary(b):
     s = b.lock or {}
     call = s.get("name") or "?"
     line = "waits in %s" % call
@@ -234,4 +241,6 @@ def syscall_json(s):
         out["lock_holders"] = [h.get("pid") for h in s["lock_holders"]]
     if "restarts" in s:
         out["restarts"] = s["restarts"]
+    if s.get("restarted"):
+        out["restarted"] = True
     return out

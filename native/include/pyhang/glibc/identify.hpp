@@ -76,6 +76,7 @@ struct BlockedOn {
   std::optional<Addr> address;        // the lock object (its base)
   std::optional<Addr> futex;          // the word the thread sleeps on
   std::optional<std::uint32_t> futex_op, futex_value;  // syscall op and expected value
+  bool restarted = false;             // the futex wait resumes through restart_syscall (a stop interrupted it)
   std::optional<LockInfo> lock;       // the decoded lock
   std::vector<int> owners;            // TIDs, from the lock word
   OwnerSource owner_source = OwnerSource::Unknown;  // LockWord or Unknown
