@@ -55,16 +55,24 @@ def test_a_parent_waiting_for_a_child_that_reads_its_pipe_is_a_certain_deadlock(
     assert {e["kind"] for e in doc["deadlocks"][0]["edges"]} == {"child-exit", "pipe-other-end"}
 
 
-def test_a_holder_with_other_threads_or_other_holders_makes_it_likely():
-    # the parent has two threads: either could write to the pipe
+def test_a_holder_with_a_thread_outside_the_cycle_makes_no_deadlock_but_a_stall():
+    # the parent has two threads: either could write to the pipe, and the one in pause() is in no cycle
     busy = analyse(process(100, 1, syscall_thread(100, "wait4", child=-1), syscall_thread(101, "pause")),
                    process(200, 100, pipe_read(200, [holder(100)])))
-    assert [d.confidence for d in busy.deadlocks] == [Confidence.LIKELY]
-    # another process (not waiting) holds the write end too
+    assert busy.deadlocks == []
+    assert [st["waiter"] for st in busy.stalls] == [(200, 200)] and busy.exit_status == 5
+    # another process (not waiting on the cycle) holds the write end too
     shared = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
                      process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                      process(300, 100, syscall_thread(300, "pause")))
-    assert [d.confidence for d in shared.deadlocks] == [Confidence.LIKELY]
+    assert shared.deadlocks == [] and [st["waiter"] for st in shared.stalls] == [(200, 200)]
+
+
+def test_a_second_holder_thread_waiting_on_the_cycle_keeps_it_likely():
+    # the parent's second thread waits for the same child: it cannot write either
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200), syscall_thread(101, "wait4", child=200)),
+                   process(200, 100, pipe_read(200, [holder(100)])))
+    assert tree.deadlocks and {d.confidence for d in tree.deadlocks} == {Confidence.LIKELY}
 
 
 def test_no_cycle_no_deadlock_and_a_process_not_examined_is_one_line():
@@ -192,11 +200,16 @@ def test_a_real_cycle_through_the_writer_stays_when_readers_are_left_out():
 
 
 def test_a_reader_from_the_other_end_or_of_another_pipe_is_still_a_waker():
-    # a holder that reads another pipe, or writes this one, may still act on ours
-    tree = analyse(process(100, 1, syscall_thread(100, "pause")),
+    # a holder that reads another pipe may still act on ours: 200 and 300 each read what the other holds
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=-1)),
                    process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                    process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
-    assert sorted(d.pids for d in tree.deadlocks) == [[200, 300]]
+    assert [200, 300] in [d.pids for d in tree.deadlocks]
+    # but not while a third holder, in no cycle, could still write to both
+    free = analyse(process(100, 1, syscall_thread(100, "pause")),
+                   process(200, 100, pipe_read(200, [holder(100), holder(300)])),
+                   process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
+    assert free.deadlocks == [] and sorted(st["waiter"] for st in free.stalls) == [(200, 200), (300, 300)]
 
 
 # ---- fork facts across the tree -------------------------------------------

@@ -18,8 +18,10 @@ processes, from the system-call waits (pyhang.analysis.syscalls):
   could write only after that one did (pool workers reading one pipe whose
   write end each inherited would otherwise make cycles with each other).
 
-A cycle that spans two processes or more is a deadlock across processes;
-cycles within one process are its own report's.  A wait on a pipe or socket
+A cycle that spans two processes or more is a deadlock across processes
+when none of its waits can be ended by a thread outside it (`proven`: a
+pipe any of a process's threads may write to is stuck only when all of
+them are); cycles within one process are its own report's.  A wait on a pipe or socket
 in no cycle whose other end no one serves now (every thread of every other
 holder blocked on something else) is a stall: a fact of this moment, said
 with what each holder's threads wait on.  Fork hazards across
@@ -211,15 +213,41 @@ def cycles(edges):
     return found, False
 
 
+# Waits any one of several threads may end (write, send, unlock): a cycle
+# through one of them holds only if none of the others can end it either.
+_ANY_OF = (TreeEdgeKind.PIPE_OTHER_END, TreeEdgeKind.SOCKET_PEER, TreeEdgeKind.FILE_LOCK)
+
+
+def proven(cycle, out_edges):
+    """Whether `cycle` is a deadlock: for each of its waits that any of
+    several threads may end, every other of those threads is in the cycle
+    or waits on one of its threads.  A thread that waits on something else
+    (a task handler waiting for tasks, a thread asleep) may still write: a
+    cycle through its sibling is then no deadlock (pool plumbing)."""
+    nodes = {e.waiter for e in cycle}
+    for e in cycle:
+        if e.kind not in _ANY_OF:
+            continue
+        for alt in out_edges.get(e.waiter, ()):
+            if alt.kind != e.kind or alt.facts.get("link") != e.facts.get("link") or alt.owner in nodes:
+                continue
+            if not any(x.owner in nodes for x in out_edges.get(alt.owner, ())):
+                return False
+    return True
+
+
 def analyse(tree: TreeReport):
     """The tree's edges, its deadlocks across processes (a cycle's
     confidence is that of its weakest edge) and its fork hazards."""
     tree.edges = cross_edges(tree)
     found, tree.cycles_truncated = cycles(tree.edges)
+    out_edges = {}
+    for e in tree.edges:
+        out_edges.setdefault(e.waiter, []).append(e)
     for cycle in found:
         nodes = [e.waiter for e in cycle]
-        if len({pid for pid, _ in nodes}) < 2:
-            continue   # within one process: its own report lists it
+        if len({pid for pid, _ in nodes}) < 2 or not proven(cycle, out_edges):
+            continue   # within one process: its own report lists it; or another thread may still end a wait
         sure = all(e.confidence == Confidence.CERTAIN for e in cycle)
         tree.deadlocks.append(TreeDeadlock(nodes=nodes, edges=cycle,
                                            confidence=Confidence.CERTAIN if sure else Confidence.LIKELY))
