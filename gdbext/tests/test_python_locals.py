@@ -102,6 +102,9 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
     assert out[3].startswith('#1 File "%s", line %d, in ' % (stack[1]["file"], stack[1]["line"])), out[3]
     check_frame_locals(out[4], frames[1], where)
     check_frame_locals(out[6], frames[2], where)
+    # AND py-up's header names the frame's arguments, as py-bt-full does
+    assert out[5].splitlines()[0].endswith(
+        "in settle (count=5, name='invoice', rest=('extra', 2.5), options={'retry': True})"), out[5]
     # AND py-list marks the selected frame's line with the file's own text
     with open(stack[2]["file"]) as f:
         line = f.readlines()[stack[2]["line"] - 1].rstrip("\n")

@@ -4,8 +4,10 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonEvidence, Python
 from pyhang.model.report import Report, ThreadReport, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, loop_blocked_text, render_asyncio
 from pyhang.render.forks import ADVICE, evidence
+from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
-from pyhang.render.names import ThreadNames, lock_reference, object_name, python_frame_line, thread_label, thread_title
+from pyhang.render.names import (ThreadNames, frame_source_lines, lock_reference, object_name, python_frame_line,
+                                 thread_label, thread_title)
 from pyhang.render.values import frame_locals_text
 
 
@@ -267,6 +269,7 @@ _LISTED = 12   # threads named in one line; the rest are counted
 
 def _python_frame_lines(f, indent, out):
     out.append(indent + python_frame_line(f))
+    out.extend(frame_source_lines(f, " " * len(indent) + "  "))
     if f.locals is not None:  # report --locals
         out.extend(frame_locals_text({"locals": f.locals, "problem": f.locals_problem},
                                      " " * len(indent) + "  "))
@@ -292,6 +295,8 @@ def _thread_block(th, out, names, also=None, merged=False):
         out.append("  problem: " + th.problem)
     if th.blocked_on:
         out.append("  blocked: " + summary(th.blocked_on, names))
+    if th.gc is not None:
+        out.append("  " + thread_gc_line(th))
     if merged and th.python_at:
         _merged_stack(th, out)
         return
@@ -406,6 +411,9 @@ def render_text(report: Report, merged=False) -> str:
         out.append("No deadlock found.")
     for v in report.verdicts:
         out.append("Verdict: " + verdict_text(v, names))
+    gc_line = report_gc_line(report, names)
+    if gc_line:
+        out.append(gc_line)
     for h in report.fork_hazards:
         out.append("Fork hazard [%s]: %s" % (h.kind, evidence(h, names)))
         out.append("  advice: " + ADVICE[h.kind])
@@ -424,8 +432,9 @@ def render_text(report: Report, merged=False) -> str:
     for th in report.threads:
         if th.tid in involved:
             continue
-        key = (th.gil, _same_wait(th.blocked_on), th.problem,
-               tuple((f.function, f.file, f.line, tuple((v["name"], v["repr"]) for v in f.locals or ()))
+        key = (th.gil, _same_wait(th.blocked_on), th.problem, th.gc,
+               tuple((f.function, f.file, f.line, f.col, f.end_col, f.source,
+                      tuple((v["name"], v["repr"]) for v in f.locals or ()))
                      for f in th.python_frames),
                tuple((f.function, f.library) for f in th.native_frames))
         groups.setdefault(key, []).append(th)
@@ -474,7 +483,9 @@ def render_py_bt(num, tid, version, gil, thread_state, frames):
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
         out.append("Traceback (most recent call first):")
-        out.extend("  " + python_frame_line(f) for f in frames)
+        for f in frames:
+            out.append("  " + python_frame_line(f))
+            out.extend(frame_source_lines(f, "    "))
     if thread_state.get("problem"):
         out.append("  (incomplete: %s)" % thread_state["problem"])
     return "\n".join(out)
