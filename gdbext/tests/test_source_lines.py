@@ -9,7 +9,6 @@ import os
 
 import pytest
 
-import containers
 import harness
 
 MAX_LINE_CHARS = 240   # docs/json-contract.md: a source line is cut to 240 characters
@@ -58,10 +57,8 @@ def check_frames(report, truth, readable, where):
 
 
 def core_readable(executable):
-    """Whether a core's file is readable: under the sysroot a container's core is opened with, else where it is."""
-    inside = containers.inside(executable)
-    root = inside[0] if inside else ""
-    return lambda path: os.path.isfile(root + path)
+    """Whether a core's file is readable (harness.core_file)."""
+    return lambda path: os.path.isfile(harness.core_file(executable, path))
 
 
 def test_each_frame_has_the_line_its_file_holds_and_its_columns_live_and_from_a_core(scenario, python):

@@ -48,7 +48,11 @@ class SourceFiles:
     def read(self, path):
         """(every line of `path` read, up to MAX_FILE_BYTES, newlines off; None) or (None, why not)."""
         if path not in self.files:
-            self.files[path] = _read(self.host_path(path))
+            host = self.host_path(path)
+            lines, why = _read(host)
+            if why and host and host != path:
+                why += " (read at %s)" % host
+            self.files[path] = lines, why
         return self.files[path]
 
     def lines(self, path):

@@ -41,7 +41,8 @@ def test_long_lines_are_cut_large_files_read_in_part_and_fifos_not_opened(tmp_pa
     write(str(tmp_path / "big.py"), b"12345\n67890\nabc\n")
     assert sources.SourceFiles(str(tmp_path)).answer([["/big.py", 1], ["/big.py", 2]]) == ["12345", None]
     os.mkfifo(str(tmp_path / "pipe.py"))
-    assert sources.SourceFiles(str(tmp_path)).read("/pipe.py") == (None, "not a regular file")
+    assert sources.SourceFiles(str(tmp_path)).read("/pipe.py") == (
+        None, "not a regular file (read at %s/pipe.py)" % tmp_path)
 
 
 def frame(source, indent, col, end_col, line=7, end_line=7):
