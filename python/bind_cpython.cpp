@@ -19,15 +19,16 @@ namespace {
 // becomes one Python string, and so does each key, per call.
 class FrameConverter {
  public:
-  // (function, file, line, entry_frame) of a frame: one tuple for every
-  // frame equal in these, across the threads of the state.
+  // (function, file, line, entry_frame, end_line, col, end_col) of a frame:
+  // one tuple for every frame equal in these, across the threads of the state.
   const py::tuple& key(const cpython::PyFrame& f) {
     const py::str& function = text(f.function);
     const py::str& file = text(f.file);
-    Key k{function.ptr(), file.ptr(), f.line, f.entry_frame};
+    Key k{function.ptr(), file.ptr(), f.line, f.entry_frame, f.end_line, f.col, f.end_col};
     auto it = tuples_.find(k);
     if (it == tuples_.end())
-      it = tuples_.emplace(k, py::make_tuple(function, file, f.line, f.entry_frame)).first;
+      it = tuples_.emplace(k, py::make_tuple(function, file, f.line, f.entry_frame, f.end_line, f.col,
+                                             f.end_col)).first;
     return it->second;
   }
 
@@ -37,6 +38,9 @@ class FrameConverter {
     d[keys_.file] = text(f.file);
     d[keys_.line] = py::int_(f.line);
     d[keys_.entry_frame] = py::bool_(f.entry_frame);
+    d[keys_.end_line] = py::int_(f.end_line);
+    d[keys_.col] = py::int_(f.col);
+    d[keys_.end_col] = py::int_(f.end_col);
     d[keys_.frame] = py::int_(f.frame);
     d[keys_.code] = py::int_(f.code);
     return d;
@@ -45,7 +49,7 @@ class FrameConverter {
  private:
   struct Keys {
     py::str function{"function"}, file{"file"}, line{"line"}, entry_frame{"entry_frame"}, frame{"frame"},
-        code{"code"};
+        code{"code"}, end_line{"end_line"}, col{"col"}, end_col{"end_col"};
   } keys_;
   std::unordered_map<std::string, py::str> texts_;
   struct Key {
@@ -53,13 +57,16 @@ class FrameConverter {
     PyObject* file;
     int line;
     bool entry;
+    int end_line, col, end_col;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
       std::size_t h = std::hash<const void*>()(k.function);
       h = h * 31 + std::hash<const void*>()(k.file);
-      return h * 31 + static_cast<std::size_t>(k.line) * 2 + (k.entry ? 1 : 0);
+      h = h * 31 + static_cast<std::size_t>(k.line) * 2 + (k.entry ? 1 : 0);
+      h = h * 31 + static_cast<std::size_t>(k.col) * 65537 + static_cast<std::size_t>(k.end_col);
+      return h * 31 + static_cast<std::size_t>(k.end_line);
     }
   };
   std::unordered_map<Key, py::tuple, KeyHash> tuples_;
@@ -153,6 +160,7 @@ py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::Pyt
   d["layout"] = s.layout;
   d["free_threaded"] = s.free_threaded;
   d["runtime"] = s.runtime;
+  d["gc_collecting"] = s.gc_collecting ? py::object(py::bool_(*s.gc_collecting)) : py::object(py::none());
   py::list gils, threads;
   for (const auto& g : s.gils) gils.append(gil_dict(g));
   auto conv = std::make_shared<FrameConverter>();
@@ -169,7 +177,7 @@ void register_cpython(py::module_& m) {
   py::class_<Frames, std::shared_ptr<Frames>>(
       m, "Frames",
       "A thread's Python frames (python_state()['threads'][i]['frames']), innermost first: a read-only "
-      "sequence of frame dicts {function, file, line, entry_frame, frame, code}, each made when asked for.")
+      "sequence of frame dicts {function, file, line, entry_frame, end_line, col, end_col, frame, code}, each made when asked for.")
       .def("__len__", &Frames::size)
       .def("__bool__", [](const Frames& f) { return f.size() > 0; })
       .def("__getitem__", &Frames::at, py::arg("index"))
@@ -178,8 +186,8 @@ void register_cpython(py::module_& m) {
       .def("__eq__", [](const Frames& f, const py::object& other) { return f.list().equal(other); })
       .def("list", &Frames::list, "Every frame dict, as a list.")
       .def("keys", &Frames::keys,
-           "(function, file, line, entry_frame) of every frame: one tuple object for all the frames equal in "
-           "these, across the threads of the state.");
+           "(function, file, line, entry_frame, end_line, col, end_col) of every frame: one tuple object for all "
+           "the frames equal in these, across the threads of the state.");
   py::class_<FramesIterator>(m, "FramesIterator")
       .def("__iter__", [](FramesIterator& it) -> FramesIterator& { return it; })
       .def("__next__", [](FramesIterator& it) {

@@ -301,6 +301,14 @@ def core_options(executable):
     return ["--sysroot", inside[0]] if inside else []
 
 
+def core_file(executable, path):
+    """Where pyhang reads a file of a core of `executable`'s process: under
+    the sysroot a container's interpreter's core is opened with, else at the
+    path itself (pyhang.sources)."""
+    inside = containers.inside(executable)
+    return (inside[0] if inside else "") + path
+
+
 def expected_lock_kind(record):
     """The wait kind pyhang should report for a lock record of the C lock
     fixture (testdata/fixtures/prog_locks.c)."""

@@ -61,7 +61,15 @@ class GdbFacts(NativeFacts):
         return out
 
     def process_id(self):
+        if self.native_target.kind == "core":
+            return None
         return self.native_target.pid or gdb.selected_inferior().pid
+
+    def sysroot(self):
+        try:
+            return gdb.parameter("sysroot")
+        except gdb.error:
+            return None
 
 
 def facts():

@@ -10,7 +10,7 @@ import time
 
 import _pyhang_native as native
 
-from pyhang import procfs
+from pyhang import procfs, sources
 from pyhang.model.facts import Facts
 from pyhang.model.kinds import PythonStatus
 
@@ -166,6 +166,20 @@ class NativeFacts(Facts):
 
     def fork_containers(self):
         return self.once("fork-containers", lambda: native.fork_containers(self.interpreter()))
+
+    def sysroot(self):
+        """Where a core's files are (gdb's sysroot); None: where the core names them."""
+        return None
+
+    def source_files(self):
+        """The target's source files (pyhang.sources), read once each per collector."""
+        def make():
+            pid = self.process_id()
+            return sources.for_live(pid) if pid else sources.for_core(self.sysroot())
+        return self.once("source-files", make)
+
+    def source_lines(self, requests):
+        return self.source_files().answer(requests)
 
     def lock_objects(self, addresses):
         if self.python().get("status") != PythonStatus.OK:

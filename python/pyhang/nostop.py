@@ -25,6 +25,7 @@ import os
 import _pyhang_native as native
 
 from pyhang import namespaces, procfs
+from pyhang.analysis.python_state import frame_keys
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.report import NativeFrame
 from pyhang.native_facts import NativeFacts
@@ -182,8 +183,6 @@ def _gil_keys(state):
 
 def _frame_keys(thread):
     """What identifies a thread's Python frames: (function, file, line,
-    entry) each, as the native frame sequence keys them (no dict made)."""
-    frames = thread.get("frames") or ()
-    if hasattr(frames, "keys"):
-        return list(frames.keys())
-    return [(f.get("function"), f.get("file"), f.get("line"), f.get("entry_frame", False)) for f in frames]
+    entry, end_line, col, end_col) each, as the native frame sequence keys
+    them (no dict made)."""
+    return list(frame_keys(thread.get("frames") or ()))

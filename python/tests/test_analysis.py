@@ -30,11 +30,14 @@ def recorded(case):
 
 
 def replay(doc, edit=None):
-    """(report model, its JSON) of a recorded snapshot, optionally edited first."""
-    snap = analysis.from_snapshot(copy.deepcopy(doc["snapshot"]))[0]
+    """(report model, its JSON) of a recorded snapshot: its answers replayed
+    through the analysis, or, to `edit` what was gathered first, the
+    ProcessSnapshot they make analysed again (what only the first analysis
+    asks, such as source lines, is then not in it)."""
+    snap, report = analysis.from_snapshot(copy.deepcopy(doc["snapshot"]))
     if edit:
         edit(snap)
-    report = analysis.build_report(snap)
+        report = analysis.build_report(snap)
     return report, render_json.to_json(report)
 
 

@@ -96,9 +96,11 @@ def test_a_threads_frames_are_a_sequence_of_frame_dicts_made_when_asked():
         assert frames[1:3] == every[1:3] and frames[::-1] == every[::-1]
         with pytest.raises(IndexError):
             frames[len(every)]
-        assert set(every[0]) == {"function", "file", "line", "entry_frame", "frame", "code"}
+        assert set(every[0]) == {"function", "file", "line", "entry_frame", "end_line", "col", "end_col", "frame",
+                                 "code"}
         keys = frames.keys()
-        assert keys == [(f["function"], f["file"], f["line"], f["entry_frame"]) for f in every]
+        assert keys == [(f["function"], f["file"], f["line"], f["entry_frame"], f["end_line"], f["col"], f["end_col"])
+                        for f in every]
         for k in keys:
             assert keys_seen.setdefault(k, k) is k  # one tuple for equal frames, across threads
     # threading's bootstrap frames are the same in every thread it started

@@ -21,6 +21,15 @@ def set_os_thread_name(name):
     _libc.prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
 
 
+def in_futex_wait(tid):
+    """Whether thread `tid` of this process sleeps in futex (x86_64 202): parked on a lock."""
+    try:
+        with open("/proc/self/task/%d/syscall" % tid) as f:
+            return f.read().split()[0] == "202"
+    except OSError:
+        return False
+
+
 def python_stack(skip=1):
     """The caller's stack, innermost first, as (function, file, line)."""
     frames = traceback.extract_stack(sys._getframe(skip))

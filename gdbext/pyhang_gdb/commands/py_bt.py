@@ -1,14 +1,16 @@
 """`pyhang-py-bt` and `py-bt`: the Python stack of the selected thread."""
 from pyhang.analysis.python_state import gil_state, python_frames
+from pyhang.analysis.sources import add_frame_sources
 from pyhang.model.kinds import PythonStatus
 from pyhang.render.text import python_status_line, render_py_bt
-from pyhang_gdb import collect
+from pyhang_gdb import collect, facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 
 
 class PythonBacktrace(PyhangCommand):
     """pyhang-py-bt: the Python stack of the selected thread, innermost first,
-decoded from target memory (no debug symbols needed), and its GIL state.
+decoded from target memory (no debug symbols needed), each frame's source line (read from the
+target's own files: a live process's root, a core's sysroot), and its GIL state.
 Works under `thread apply all`.  Also registered as `py-bt` unless
 libpython.py already defined it."""
     name = "pyhang-py-bt"
@@ -19,8 +21,10 @@ libpython.py already defined it."""
         if not view.ok and view.status != PythonStatus.FINALIZING:
             print(python_status_line(view.status))
             return
+        frames = python_frames(view, snap.tid)
+        add_frame_sources(facts.facts(), frames)  # read from the target's files, once per file and stop
         print(render_py_bt(snap.num, snap.tid, view.version, gil_state(view, snap.tid, snap.registers),
-                           view.thread(snap.tid), python_frames(view, snap.tid)))
+                           view.thread(snap.tid), frames))
 
 
 class PyBt(PythonBacktrace):

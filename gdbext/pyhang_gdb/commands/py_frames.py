@@ -9,8 +9,6 @@ frame, and after gdb's `frame N`/`up`/`down` the selected Python frame is
 the innermost one run at or above gdb's frame (where the two stacks can be
 paired: pyhang.analysis.eval_frames).  Values come from target memory
 through the native PythonValues (bounded, never raising)."""
-import os
-
 import gdb
 
 from pyhang.analysis.eval_frames import pair_indices
@@ -19,13 +17,10 @@ from pyhang.model.kinds import LocalKind, PythonStatus
 from pyhang.model.report import PythonFrame
 from pyhang.render import values as text
 from pyhang.render.text import py_bt_header, python_status_line
-from pyhang_gdb import collect, decoders
+from pyhang_gdb import collect, decoders, facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.frame_filter import native_names
 from pyhang_gdb.session import SESSION
-
-MAX_SOURCE_BYTES = 16 << 20  # a source file larger than this is not read
-
 
 def _selection():
     """{tid: (index of the selected Python frame, gdb's frame level then)}, for this stop."""
@@ -105,20 +100,14 @@ def _locals(frame):
     return decoders.python_values().frame_locals(frame["frame"], frame["code"])
 
 
-_SOURCES = {}
-
-
 def _source(path):
-    """(lines, None) of a source file, or (None, why it cannot be read); cached per path."""
-    if path not in _SOURCES:
-        try:
-            if os.path.getsize(path) > MAX_SOURCE_BYTES:
-                raise OSError("larger than %d bytes" % MAX_SOURCE_BYTES)
-            with open(path, encoding="utf-8", errors="replace") as f:
-                _SOURCES[path] = (f.readlines(), None)
-        except OSError as exc:
-            _SOURCES[path] = (None, exc.strerror or str(exc))
-    return _SOURCES[path]
+    """(lines, None) of a source file as the target sees it (pyhang.sources: a live process's root,
+    a core's sysroot), or (None, why it cannot be read); read once per stop."""
+    return facts.facts().source_files().read(path)
+
+
+def _arguments(frame):
+    return [v for v in _locals(frame)["locals"] if v["kind"] == LocalKind.ARGUMENT]
 
 
 def _summary(index, frame, arguments=None):
@@ -217,11 +206,12 @@ class _Move(PyhangCommand):
             print(self.end_line)
             return
         frames.select(target)
-        print("\n".join(_summary(target, frames.frame)))
+        print("\n".join(_summary(target, frames.frame, _arguments(frames.frame))))
 
 
 class PyUp(_Move):
-    """pyhang-py-up: select the caller of the selected Python frame (an older one) and show it.
+    """pyhang-py-up: select the caller of the selected Python frame (an older one) and show it
+with its arguments and current source line.
 Also registered as `py-up`."""
     name = "pyhang-py-up"
     step = 1
@@ -229,7 +219,8 @@ Also registered as `py-up`."""
 
 
 class PyDown(_Move):
-    """pyhang-py-down: select the Python frame the selected one called (a newer one) and show it.
+    """pyhang-py-down: select the Python frame the selected one called (a newer one) and show it
+with its arguments and current source line.
 Also registered as `py-down`."""
     name = "pyhang-py-down"
     step = -1
@@ -251,8 +242,7 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
         snap, view = collect.selected_thread(0)
         out = [py_bt_header(snap.num, snap.tid, view.version, gil_state(view, snap.tid, snap.registers))]
         for i, f in enumerate(frames.frames):
-            args = [v for v in _locals(f)["locals"] if v["kind"] == LocalKind.ARGUMENT]
-            out.extend(_summary(i, f, args))
+            out.extend(_summary(i, f, _arguments(f)))
         print("\n".join(out))
 
 

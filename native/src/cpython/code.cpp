@@ -92,13 +92,36 @@ class LocationReader {
   std::size_t pos_ = 0;
 };
 
-int location_table_line(const std::vector<std::uint8_t>& t, int firstlineno, std::int64_t addr) {
+// The columns of one entry (after its line delta): short forms 0-9 pack
+// the start column's low 3 bits and the length in one byte, one-line forms
+// 10-12 give both columns as bytes, the long form 14 an end-line delta and
+// both columns plus one as varints (0: none).
+void read_columns(LocationReader& r, int code, std::int64_t line, Position& out) {
+  out.end_line = as_line(line);
+  if (code <= 9) {
+    std::uint8_t b = r.byte();
+    out.col = code * 8 + ((b >> 4) & 7);
+    out.end_col = out.col + (b & 15);
+  } else if (code <= 12) {
+    out.col = r.byte();
+    out.end_col = r.byte();
+  } else if (code == 14) {
+    out.end_line = as_line(add_line(line, static_cast<std::int64_t>(std::min<std::uint64_t>(r.varint(), kLineBound))));
+    std::uint64_t col = r.varint(), end_col = r.varint();
+    out.col = col == 0 || col > 1u << 30 ? -1 : static_cast<int>(col - 1);
+    out.end_col = end_col == 0 || end_col > 1u << 30 ? -1 : static_cast<int>(end_col - 1);
+  }
+  if (out.col < 0 || out.end_col < 0) out.col = out.end_col = -1;
+}
+
+Position location_table_position(const std::vector<std::uint8_t>& t, int firstlineno, std::int64_t addr) {
   LocationReader r(t);
   std::int64_t computed = firstlineno;
   std::int64_t end = 0;
+  Position out;
   while (!r.done()) {
     std::uint8_t first = r.byte();
-    if (!(first & 0x80)) return -1;  // not an entry start: corrupt table
+    if (!(first & 0x80)) return out;  // not an entry start: corrupt table
     int code = (first >> 3) & 15;
     std::int64_t start = end;
     end += 2 * ((first & 7) + 1);
@@ -106,10 +129,16 @@ int location_table_line(const std::vector<std::uint8_t>& t, int firstlineno, std
     if (code == 14 || code == 13) delta = r.svarint();
     else if (code >= 10 && code <= 12) delta = code - 10;
     computed = add_line(computed, delta);
-    if (start <= addr && addr < end) return code == 15 ? -1 : as_line(computed);
+    if (start <= addr && addr < end) {
+      if (code == 15) return out;
+      out.line = as_line(computed);
+      if (code != 13) read_columns(r, code, computed, out);
+      if (out.line < 0) out = Position{};
+      return out;
+    }
     r.skip_entry_tail();
   }
-  return -1;
+  return out;
 }
 
 }  // namespace
@@ -120,9 +149,18 @@ int line_for_offset(const Layout& layout, const std::vector<std::uint8_t>& table
   switch (layout.linetable) {
     case LineTableFormat::Lnotab: return lnotab_line(table, firstlineno, byte_offset);
     case LineTableFormat::LineTable310: return linetable310_line(table, firstlineno, byte_offset);
-    case LineTableFormat::LocationTable: return location_table_line(table, firstlineno, byte_offset);
+    case LineTableFormat::LocationTable: return location_table_position(table, firstlineno, byte_offset).line;
   }
   return -1;
+}
+
+Position position_for_offset(const Layout& layout, const std::vector<std::uint8_t>& table, int firstlineno,
+                             std::int64_t byte_offset) {
+  if (layout.linetable == LineTableFormat::LocationTable && byte_offset >= 0)
+    return location_table_position(table, firstlineno, byte_offset);
+  Position out;
+  out.line = line_for_offset(layout, table, firstlineno, byte_offset);
+  return out;
 }
 
 namespace detail {
@@ -177,6 +215,11 @@ const CodeInfo& CodeCache::get(Addr addr) {
 int CodeCache::line(const CodeInfo& code, std::int64_t byte_offset) const {
   if (!code.has_linetable) return -1;
   return line_for_offset(objects_.layout(), code.linetable, code.firstlineno, byte_offset);
+}
+
+Position CodeCache::position(const CodeInfo& code, std::int64_t byte_offset) const {
+  if (!code.has_linetable) return {};
+  return position_for_offset(objects_.layout(), code.linetable, code.firstlineno, byte_offset);
 }
 
 }  // namespace detail

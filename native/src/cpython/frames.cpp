@@ -41,7 +41,11 @@ bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFram
   }
   out.function = code.name.empty() ? "<unknown>" : code.name;
   out.file = code.filename.empty() ? "<unknown>" : code.filename;
-  out.line = codes.line(code, byte_offset);
+  Position at = codes.position(code, byte_offset);
+  out.line = at.line;
+  out.end_line = at.end_line;
+  out.col = at.col;
+  out.end_col = at.end_col;
   if (!code.problem.empty() && problem.empty()) problem = code.problem;
   return true;
 }
@@ -76,7 +80,7 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
     }
     if (fr.ptr(l.frame_trace) != 0) {
       auto lineno = fr.get<std::int32_t>(l.frame_lineno);
-      if (lineno && *lineno > 0) out.line = *lineno;
+      if (lineno && *lineno > 0) out.line = *lineno;  // (<= 3.10: no columns to keep in step)
     }
     if (walk.problem.empty() && !problem.empty()) walk.problem = problem;
     walk.frames.push_back(std::move(out));

@@ -121,6 +121,8 @@ class CodeCache {
   const CodeInfo& get(Addr code);
   // Line of a byte offset into this code's instructions.
   int line(const CodeInfo& code, std::int64_t byte_offset) const;
+  // Its whole position (3.11+ columns and end line).
+  Position position(const CodeInfo& code, std::int64_t byte_offset) const;
 
  private:
   ObjectReader& objects_;

@@ -132,6 +132,19 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
   }
 }
 
+// gc.collecting: of the runtime (3.7, 3.8), else of the main interpreter
+// (3.9+; the last listed, the oldest, when main is not known).  An int that
+// is 0 or 1; anything else is not trusted.
+std::optional<bool> read_gc_collecting(MemoryReader& mem, const Layout& l, Addr runtime, Addr interp) {
+  Addr at = 0;
+  if (l.has(l.runtime_gc_collecting) && runtime) at = runtime + static_cast<Addr>(l.runtime_gc_collecting);
+  else if (l.has(l.interp_gc_collecting) && interp) at = interp + static_cast<Addr>(l.interp_gc_collecting);
+  if (!at) return std::nullopt;
+  auto v = mem.read_value<std::int32_t>(at);
+  if (!v || (*v != 0 && *v != 1)) return std::nullopt;
+  return *v == 1;
+}
+
 }  // namespace
 
 PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roots& roots, const Options& opts) {
@@ -197,6 +210,9 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
       if (i.address == rt.interp_main && l.has(l.interp_id) && i.id != 0)
         st.warnings.push_back("layout mismatch? main interpreter has id " + std::to_string(i.id));
   }
+
+  st.gc_collecting = read_gc_collecting(mem, l, roots.runtime,
+                                        rt.interp_main ? rt.interp_main : interps.empty() ? 0 : interps.back().address);
 
   // The GIL(s) and who holds them.
   st.gils = detail::read_gils(objects, roots, interps, st.warnings);

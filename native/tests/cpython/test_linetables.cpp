@@ -103,6 +103,32 @@ TEST_CASE("3.11+ location table decodes every entry form, multi-byte varints and
   }
 }
 
+TEST_CASE("3.11+ location table gives each entry form's columns and end line, as co_positions() does",
+          "[cpython]") {
+  for (int minor : {11, 12, 13}) {
+    const Layout& l = layout(minor);
+    LocationTable t;
+    t.no_column(1, 1);    // [0,2): line 101, no columns
+    t.long_form(2, 300);  // [2,6): line 401, columns 4..8 (stored plus one)
+    t.short_form(3);      // [6,12): line 401, column 0*8 + 1, length 2
+    t.one_line(1, 2);     // [12,14): line 403, columns 3..7
+    t.no_location(2);     // [14,18): nothing
+    auto at = [&](std::int64_t offset) {
+      Position p = position_for_offset(l, t.bytes, 100, offset);
+      return std::vector<int>{p.line, p.end_line, p.col, p.end_col};
+    };
+    CHECK(at(0) == std::vector<int>{101, -1, -1, -1});
+    CHECK(at(4) == std::vector<int>{401, 401, 4, 8});
+    CHECK(at(8) == std::vector<int>{401, 401, 1, 3});
+    CHECK(at(12) == std::vector<int>{403, 403, 3, 7});
+    CHECK(at(16) == std::vector<int>{-1, -1, -1, -1});
+    CHECK(at(40) == std::vector<int>{-1, -1, -1, -1});  // past the table
+  }
+  // Before 3.11 there are lines only.
+  Position old = position_for_offset(layout(10), {4, 2}, 20, 0);
+  CHECK((old.line == 22 && old.col == -1 && old.end_col == -1 && old.end_line == -1));
+}
+
 TEST_CASE("corrupt line tables give no line instead of reading past their end", "[cpython]") {
   const Layout& l = layout(11);
   std::vector<std::uint8_t> truncated = {0x80 | (14 << 3), 0x41};  // varint says "more" at the end

@@ -93,25 +93,31 @@ def python_frames(view, tid, shared=False):
         return []
     if not shared:
         # Positional: thousands of frames per report.
-        return [PythonFrame(f["function"], f["file"], f["line"], entry_frame=f.get("entry_frame", False))
-                for f in t["frames"]]
+        return [_frame(key) for key in frame_keys(t["frames"])]
     cache = view.frame_cache
     out = []
     for key in frame_keys(t["frames"]):
         frame = cache.get(key)
         if frame is None:
-            frame = cache[key] = PythonFrame(*key[:3], entry_frame=key[3])
+            frame = cache[key] = _frame(key)
         out.append(frame)
     return out
 
 
+def _frame(key):
+    function, file, line, entry, end_line, col, end_col = key
+    return PythonFrame(function, file, line, entry_frame=entry, end_line=end_line, col=col, end_col=end_col)
+
+
 def frame_keys(frames):
-    """(function, file, line, entry_frame) of each frame dict: from the
-    native sequence (Frames.keys) without making the dicts, or from a list."""
+    """(function, file, line, entry_frame, end_line, col, end_col) of each
+    frame dict: from the native sequence (Frames.keys) without making the
+    dicts, or from a list (a snapshot made before columns were read has none: -1)."""
     keys = getattr(frames, "keys", None)
     if keys is not None:
         return keys()
-    return [(f["function"], f["file"], f["line"], f.get("entry_frame", False)) for f in frames]
+    return [(f["function"], f["file"], f["line"], f.get("entry_frame", False), f.get("end_line", -1),
+             f.get("col", -1), f.get("end_col", -1)) for f in frames]
 
 
 def main_gil(view):

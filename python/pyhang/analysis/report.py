@@ -8,13 +8,15 @@ needs and makes the report in steps:
 
     snapshot = gather.process(facts)    # threads and what each sleeps on
     report = threads(snapshot)          # per thread: frames, GIL, blocked_on
+    sources.add_sources(...)            # the source line of each Python frame
+    gc.analyse(...)                     # a garbage collection in progress, and its thread
     gather.deepen(...)                  # deeper native frames, when a lock records no owner
     conclude(report, snapshot)          # edges, deadlocks, verdicts, hazards
 
 `build_report(snapshot)` makes it from a ProcessSnapshot already assembled
 (a pyhang-snapshot/1 document).
 """
-from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, locks, syscalls
+from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, gc, locks, sources, syscalls
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
@@ -124,10 +126,12 @@ def analyse(facts, native_depth=None, fork_facts=True, locals=False):
     if locals and view.ok:
         gather.add_python_locals(facts, snapshot, view)
     report = threads(snapshot, view)
+    sources.add_sources(facts, report)
     if native_depth is None:
         wanted = frames_wanted(report, depth)
         if wanted:
             gather.deepen(facts, snapshot, report, wanted, HEURISTIC_NATIVE_DEPTH)
+    gc.analyse(facts, report, view)
     if fork_facts:
         snapshot.fork_facts = gather.fork_facts(facts, report, snapshot.threads)
     conclude(report, snapshot)

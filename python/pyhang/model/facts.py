@@ -52,7 +52,8 @@ class Facts:
 
     QUESTIONS = ("target", "python", "threads", "locks", "python_locks", "words", "frame_selves", "attributes",
                  "syscall_memory", "clock_now", "proc_syscalls", "files", "object_names", "references",
-                 "frame_locals", "threading", "asyncio", "fork_facts", "fork_containers", "lock_objects")
+                 "frame_locals", "threading", "asyncio", "fork_facts", "fork_containers", "lock_objects",
+                 "source_lines")
 
     def target(self):
         """{kind, pid, core, executable, namespace_pid, parent_pid, warnings, lock_problem}: what the
@@ -146,6 +147,13 @@ class Facts:
 
     def lock_objects(self, addresses):
         """What is at each address in this process (PythonLocks.lock_objects); [] without Python state."""
+        raise NotImplementedError
+
+
+    def source_lines(self, requests):
+        """For each [file, line] of `requests`, that line of the file as the target sees it (a live
+        process's root, a core's sysroot: pyhang.sources), trailing white space off and cut when long;
+        None where the file or the line cannot be read, in order."""
         raise NotImplementedError
 
 

@@ -50,6 +50,14 @@ class PythonFrame:
     locals: list[dict] | None = None
     locals_problem: str | None = None
     entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
+    # Where in its line the instruction is (3.11+ location table; -1 when not known): columns are
+    # UTF-8 byte offsets into the line, end_col exclusive, as co_positions() gives them.
+    end_line: int = -1
+    col: int = -1
+    end_col: int = -1
+    # The line itself as the target's file reads (analysis.sources), stripped; None when unreadable.
+    source: str | None = None
+    source_indent: int = 0     # characters of white space `source` had before it
 
 
 @record
@@ -85,6 +93,16 @@ class ThreadReport:
     # Native frame index of each evaluation-loop frame → indices of the Python frames it runs
     # (analysis.eval_frames); empty when they cannot be paired.
     python_at: dict[int, list[int]] = field(default_factory=dict)
+    gc: "GcRun" | None = None    # this thread runs a garbage collection (analysis.gc); None: not seen to
+
+
+@record(frozen=True)
+class GcRun:
+    """How a thread is known to run a garbage collection."""
+    confidence: str                       # model.kinds.Confidence: certain from its native stack, else likely
+    native_function: str | None = None    # the collection function in its native stack
+    native_frame: int | None = None       # its index (innermost 0), from a deeper unwind than the report shows
+    finalizer_frame: int | None = None    # likely: the index of the Python frame that runs a finalizer (__del__)
 
 
 @record
@@ -152,6 +170,7 @@ class Report:
     unanswered: int = 0                             # questions a replayed snapshot held no answer for
     exit_status: int = 0                            # model.kinds.ExitStatus (analysis.completeness.exit_status)
     asyncio: list["AsyncioLoop"] | None = None      # None: not collected; [] no asyncio loop or task
+    gc_collecting: bool | None = None               # a garbage collection is in progress; None: not known
 
     def thread(self, tid):
         return next((t for t in self.threads if t.tid == tid), None)

@@ -7,6 +7,7 @@ from pyhang import SCHEMA, VERSION
 from pyhang.model.kinds import DeadlockKind
 from pyhang.render.asyncio import asyncio_json, deadlock_json
 from pyhang.render.forks import hazard_json
+from pyhang.render.gc import report_gc_json, thread_gc_json
 from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name
@@ -28,7 +29,8 @@ def _verdict_facts(facts):
     return out
 
 def _python_frame(f, native_frame=None):
-    d = {"function": f.function, "file": f.file, "line": f.line}
+    d = {"function": f.function, "file": f.file, "line": f.line, "source": f.source,
+         "end_line": f.end_line, "col": f.col, "end_col": f.end_col}
     if native_frame is not None:  # report --merged
         d["native_frame"] = native_frame
     if f.locals is not None:  # report --locals
@@ -74,7 +76,8 @@ def _compact_python_frames(th, merged, seen):
             parts.append(_compact(_python_frame(f, native_frame)))
             continue
         # Frames without locals are often one shared object (python_frames(shared=True)).
-        key = id(f) if native_frame is None else (f.function, f.file, f.line, native_frame)
+        key = id(f) if native_frame is None else (f.function, f.file, f.line, f.col, f.end_col, f.end_line,
+                                                  f.source, native_frame)
         text = seen.get(key)
         if text is None:
             text = seen[key] = _compact(_python_frame(f, native_frame))
@@ -125,7 +128,8 @@ def _thread_tail(th, names):
     return {"native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
                               for f in th.native_frames],
             "blocked_on": _blocked(th.blocked_on, names),
-            "problem": th.problem}
+            "problem": th.problem,
+            "gc": thread_gc_json(th)}
 
 
 def _thread(th, names, python_frames):
@@ -154,6 +158,7 @@ def to_json(report, merged=False, threads=True) -> dict:
         "threads": [_thread(th, names, _python_frames(th, merged)) for th in report.threads] if threads else [],
         "gil": {"locked": report.gil.locked, "holder_tid": report.gil.holder_tid,
                 "waiters": list(report.gil.waiters)},
+        "gc": report_gc_json(report),
         "deadlocks": [_deadlock(report, d, waits) for d in report.deadlocks],
         "edges": [_edge(e, waits) for e in report.edges],
         "fork_hazards": [hazard_json(h, names, report) for h in report.fork_hazards],

@@ -61,6 +61,34 @@ def python_frame_line(f):
     return 'File "%s", line %s, in %s' % (f.file, f.line if f.line >= 0 else "?", f.function)
 
 
+def frame_source_lines(f, indent):
+    """The frame's source line under it, `indent` deep, and (3.11+) carets
+    under the span of the instruction it runs, as a Python traceback shows
+    them: none when the line was not read, none when the span is not within
+    this one line or covers all of it."""
+    if not f.source:
+        return []
+    out = [indent + f.source]
+    span = _caret_span(f)
+    if span is not None:
+        out.append(indent + " " * span[0] + "^" * (span[1] - span[0]))
+    return out
+
+
+def _caret_span(f):
+    """(start, end) characters of `f.source` the instruction covers, or None."""
+    if f.col < 0 or f.end_col <= f.col or f.end_line != f.line or f.source.endswith("..."):
+        return None
+    line = (" " * f.source_indent + f.source).encode("utf-8")   # columns are UTF-8 byte offsets
+
+    def chars(col):
+        return len(line[:col].decode("utf-8", errors="ignore")) - f.source_indent
+    start, end = chars(f.col), chars(f.end_col)
+    if start < 0 or end > len(f.source) or end <= start or (start == 0 and end == len(f.source)):
+        return None
+    return start, end
+
+
 def lock_reference(where):
     """Why a thread whose frame `where` ({function, file, line}, or None when
     not known) references a Lock is thought to hold it."""

@@ -4,9 +4,10 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, WaitKind
 from pyhang.model.report import Report, ThreadReport, Verdict, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
+from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
-from pyhang.render.names import ThreadNames, lock_reference, lock_text, object_name, python_frame_line, thread_label, \
-    thread_title
+from pyhang.render.names import (ThreadNames, frame_source_lines, lock_reference, lock_text, object_name,
+                                 python_frame_line, thread_label, thread_title)
 from pyhang.render.verdicts import TITLES, deadlock_advice, findings, headline, verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
 
@@ -101,6 +102,7 @@ def describe_target(report: Report):
 
 def _python_frame_lines(f, indent, out):
     out.append(indent + python_frame_line(f))
+    out.extend(frame_source_lines(f, " " * len(indent) + "  "))
     if f.locals is not None:  # report --locals
         out.extend(frame_locals_text({"locals": f.locals, "problem": f.locals_problem},
                                      " " * len(indent) + "  "))
@@ -126,6 +128,8 @@ def _thread_block(th, out, names, also=None, merged=False):
         out.append("  problem: " + th.problem)
     if th.blocked_on:
         out.append("  blocked: " + summary(th.blocked_on, names))
+    if th.gc is not None:
+        out.append("  " + thread_gc_line(th))
     if merged and th.python_at:
         _merged_stack(th, out)
         return
@@ -229,6 +233,9 @@ def render_text(report: Report, merged=False) -> str:
     else:
         out.append(headline(report))
     out.extend(finding_lines(report, names))
+    gc_line = report_gc_line(report, names)
+    if gc_line:
+        out.append(gc_line)
     involved = {tid for d in report.deadlocks for tid in d.threads}
     if involved:
         out.append("")
@@ -244,8 +251,9 @@ def render_text(report: Report, merged=False) -> str:
     for th in report.threads:
         if th.tid in involved:
             continue
-        key = (th.gil, _same_wait(th.blocked_on), th.problem,
-               tuple((f.function, f.file, f.line, tuple((v["name"], v["repr"]) for v in f.locals or ()))
+        key = (th.gil, _same_wait(th.blocked_on), th.problem, th.gc,
+               tuple((f.function, f.file, f.line, f.col, f.end_col, f.source,
+                      tuple((v["name"], v["repr"]) for v in f.locals or ()))
                      for f in th.python_frames),
                tuple((f.function, f.library) for f in th.native_frames))
         groups.setdefault(key, []).append(th)
@@ -294,7 +302,9 @@ def render_py_bt(num, tid, version, gil, thread_state, frames):
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
         out.append("Traceback (most recent call first):")
-        out.extend("  " + python_frame_line(f) for f in frames)
+        for f in frames:
+            out.append("  " + python_frame_line(f))
+            out.extend(frame_source_lines(f, "    "))
     if thread_state.get("problem"):
         out.append("  (incomplete: %s)" % thread_state["problem"])
     return "\n".join(out)

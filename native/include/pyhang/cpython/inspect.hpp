@@ -38,6 +38,12 @@ struct PyFrame {
   bool entry_frame = false; // C called into the eval loop here (3.11+; always false up to 3.10)
   Addr frame = 0;           // the PyFrameObject / _PyInterpreterFrame
   Addr code = 0;            // the code object
+  // The instruction's span from the 3.11+ location table, as co_positions()
+  // gives it (columns are UTF-8 byte offsets, end_col exclusive); -1 when
+  // the table has none or the version records none (<= 3.10).
+  int end_line = -1;
+  int col = -1;
+  int end_col = -1;
 };
 
 struct PyThreadInfo {
@@ -108,6 +114,10 @@ struct PythonState {
   Addr runtime = 0;                   // _PyRuntime, 0 before 3.7 or when not found
   std::vector<GilInfo> gils;
   std::vector<PyThreadInfo> threads;
+  // A garbage collection is running (gc.collecting of the runtime, 3.7 -
+  // 3.8, or of the main interpreter, 3.9+); nullopt when not known (3.6 keeps
+  // it in a static no symbol names; a word that reads neither 0 nor 1).
+  std::optional<bool> gc_collecting;
   std::vector<std::string> warnings;  // one line each
   // The layout the state was read with (generated table, corrected by the
   // target's _Py_DebugOffsets): what every later decoder of this
@@ -169,11 +179,20 @@ const GilInfo* gil_for_wait_address(const PythonState& state, Addr futex_addr);
 // The thread holding the GIL of its interpreter, or null.
 const PyThreadInfo* gil_holder(const PythonState& state);
 
+// Where an instruction is in the source: co_positions() of one instruction.
+struct Position {
+  int line = -1, end_line = -1, col = -1, end_col = -1;
+};
+
 // "3.11.7 (Py_Version)", pure helpers exposed for tests.
 std::string version_from_hex(std::uint32_t py_version_hex);  // 0x030B07F0 -> "3.11.7"
 // Line of a byte offset into the code, by the line-table format of the
 // layout; -1 when the table says "no line".
 int line_for_offset(const Layout& layout, const std::vector<std::uint8_t>& table, int firstlineno,
                     std::int64_t byte_offset);
+// The whole position of a byte offset: the line as line_for_offset gives it,
+// and the end line and columns the 3.11+ location table records (-1 else).
+Position position_for_offset(const Layout& layout, const std::vector<std::uint8_t>& table, int firstlineno,
+                             std::int64_t byte_offset);
 
 }  // namespace pyhang::cpython
