@@ -19,6 +19,7 @@ def main():
         text, _ = harness.run_gdb_marked("pyhang report", pid=s.pid)
         print(text, end="")
     print("(stopped the hung program, pid %d)" % s.pid)
+    print("How to read it: README.md, \"The demo, and how to read a report\"; every command: docs/commands/")
 
 
 main()

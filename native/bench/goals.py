@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The performance goals, measured in one run: prints the README's
-performance tables (markdown), with the machine they were measured on.
+"""The performance goals, measured in one run: prints the performance
+tables of docs/performance.md (markdown), with the machine they were
+measured on.
 
   native/bench/goals.py [--python /usr/bin/python3.11] [--rounds 3] [--threads 64,256,1024] [--depth 50]
                         [--pool 32x8] [--gib 0.25,3] [--skip threads,cli,tree,cores]
