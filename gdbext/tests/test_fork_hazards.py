@@ -235,6 +235,9 @@ def test_openmp_pool_started_before_fork(scenario):
     core = harness.report_json(executable=harness.fixture_path("prog_omp"), core=gcore(s, child))
     (h,) = hazards(core, "openmp-after-fork")
     assert h["threads"] == [child] and "blocked inside libgomp" in h["evidence"]
+    # AND that is a hang, not a risk, alone and across the tree, though no process runs Python (exit status 5)
+    for doc in (live, core, tree_json("--tree", "-p", s.pid)):
+        assert doc["exit_status"] == 5 and doc["headline"].startswith("Hung without a deadlock: "), doc["headline"]
 
 
 def test_torch_matmul_in_parent_and_in_a_fork_child(scenario):

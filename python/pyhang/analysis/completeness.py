@@ -20,7 +20,7 @@ import os
 import re
 
 from pyhang.analysis import syscalls
-from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, HazardKind, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
+from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
 
 # Statuses of a Python runtime that was found and could not be read.
@@ -112,7 +112,7 @@ def hung(report):
     """The verdict kinds (and orphaned-lock hazards) that say the process
     hangs without a cycle."""
     found = [v.kind for v in report.verdicts if v.kind in HANG_VERDICTS]
-    found += [h.kind for h in report.fork_hazards if h.kind == HazardKind.ORPHANED_LOCK]
+    found += [h.kind for h in report.fork_hazards if h.hangs]
     return found
 
 

@@ -28,7 +28,7 @@ with what each holder's threads wait on.  Fork hazards across
 processes: pyhang.analysis.tree_forks.
 """
 from pyhang.analysis import completeness, tree_forks
-from pyhang.model.kinds import Confidence, HazardKind, OwnerSource, TreeEdgeKind, WaitKind
+from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 
 MAX_CYCLES = 32          # cycles listed
@@ -259,6 +259,6 @@ def analyse(tree: TreeReport):
     tree.exit_status = completeness.exit_status(
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or any(completeness.hung(r) for r in reports) or
-        [h for _, h in tree.fork_hazards if h.kind == HazardKind.ORPHANED_LOCK],
+        [h for _, h in tree.fork_hazards if h.hangs],
         any(completeness.incomplete(r) for r in reports), not reports or any(completeness.runs_python(r) for r in reports))
     return tree

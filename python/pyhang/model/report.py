@@ -8,7 +8,7 @@ Sentences are not stored here: the renderer writes them from these facts.
 from __future__ import annotations
 from pyhang.model.record import field, record
 
-from pyhang.model.kinds import DeadlockKind, GilState, OwnerSource
+from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
 
 
 @record
@@ -199,6 +199,15 @@ class Hazard:
 
     def __post_init__(self):
         self.threads = sorted(self.threads)
+
+    @property
+    def hangs(self):
+        """Whether the hazard is a hang in itself, not a risk: a lock copied
+        locked by fork, or threads inside an OpenMP pool that fork did not
+        copy (certain: the pool's threads are gone and a thread waits in it)."""
+        if self.kind == HazardKind.ORPHANED_LOCK:
+            return True
+        return self.kind == HazardKind.OPENMP_AFTER_FORK and self.confidence == Confidence.CERTAIN and bool(self.threads)
 
 
 @record

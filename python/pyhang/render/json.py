@@ -163,7 +163,7 @@ def to_json(report, merged=False, threads=True) -> dict:
         "edges": [_edge(e, waits) for e in report.edges],
         "fork_hazards": [hazard_json(h, names, report) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names),
-                      "advice": verdict_advice(v), "facts": _verdict_facts(v.facts)}
+                      "advice": verdict_advice(v, report), "facts": _verdict_facts(v.facts)}
                      for v in report.verdicts],
         "warnings": warnings(report),
         "exit_status": report.exit_status,

@@ -1,6 +1,6 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, WaitKind
+from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
 from pyhang.model.report import Report, ThreadReport, Verdict, entry_frame
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
@@ -8,7 +8,8 @@ from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
 from pyhang.render.names import (ThreadNames, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
-from pyhang.render.verdicts import TITLES, deadlock_advice, findings, headline, verdict_advice, verdict_text
+from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_ON_OTHERS, deadlock_advice, findings, headline, \
+    verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
 
 
@@ -205,24 +206,29 @@ def _same_wait(b):
     return (b.kind, b.address, tuple(b.owners), b.confidence)
 
 
-def finding_lines(report, names):
-    """Each verdict and fork hazard, most serious first, with its advice."""
+def finding_lines(report, names, in_tree=False):
+    """Each verdict and fork hazard, most serious first, with its advice.
+    `in_tree`: a process of a tree's report, whose answer above already
+    says what it waits on in other processes."""
     out = []
     for f in findings(report):
         if isinstance(f, Verdict):
+            if in_tree and f.kind == VerdictKind.WAITS_ON_PROCESS:
+                continue
             out.append("%s: %s" % (TITLES.get(f.kind, f.kind), verdict_text(f, names)))
-            advice = verdict_advice(f)
+            advice = verdict_advice(f, report)
         else:
             out.append("Fork hazard [%s]: %s" % (f.kind, evidence(f, names)))
-            advice = hazard_advice(f, report)
+            advice = hazard_advice(f, None if in_tree else report)
         if advice:
             out.append("  advice: " + advice)
     return out
 
 
-def render_text(report: Report, merged=False) -> str:
+def render_text(report: Report, merged=False, in_tree=False) -> str:
     """The report for people; with `merged`, each thread's native frames with
-    the Python frames each evaluation-loop frame runs under it, where they pair."""
+    the Python frames each evaluation-loop frame runs under it, where they
+    pair; `in_tree`: one process of a tree's report (finding_lines)."""
     names = names_of(report)
     out = ["pyhang report: " + describe_target(report)]
     out.extend("warning: " + w for w in warnings(report))
@@ -231,8 +237,9 @@ def render_text(report: Report, merged=False) -> str:
     if report.deadlocks:
         out.extend(render_deadlocks(report, names))
     else:
-        out.append(headline(report))
-    out.extend(finding_lines(report, names))
+        line = headline(report)
+        out.append(IN_TREE_WAITS if in_tree and line == WAITS_ON_OTHERS else line)
+    out.extend(finding_lines(report, names, in_tree))
     gc_line = report_gc_line(report, names)
     if gc_line:
         out.append(gc_line)

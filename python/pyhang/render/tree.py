@@ -5,7 +5,7 @@ docs/pyhang-tree-1.schema.json)."""
 import json
 
 from pyhang import VERSION
-from pyhang.model.kinds import HazardKind, TreeEdgeKind
+from pyhang.model.kinds import TreeEdgeKind
 from pyhang.render import json as render_json
 from pyhang.render.forks import ADVICE, evidence, hazard_json
 from pyhang.render.locks import summary
@@ -158,7 +158,7 @@ def tree_headline(tree):
         for kind in hang_kinds(p.report) if p.report is not None else ():
             hangs.setdefault(HANG_SUMMARIES[kind], []).append(p.pid)
     for pid, h in tree.fork_hazards:
-        if h.kind == HazardKind.ORPHANED_LOCK:
+        if h.hangs:
             hangs.setdefault(HANG_SUMMARIES[h.kind], []).append(pid)
     hangs = ["in %s %s" % (_pids(sorted(set(pids))), what) for what, pids in hangs.items()]
     if tree.stalls:
@@ -230,7 +230,7 @@ def render_tree_text(tree):
             continue
         out.append("")
         out.append("=" * 8 + " PID %d%s " % (p.pid, " (parent %d)" % p.parent_pid if p.parent_pid else "") + "=" * 8)
-        out.append(render_text(p.report))
+        out.append(render_text(p.report, in_tree=True))
     return "\n".join(out)
 
 

@@ -4,6 +4,7 @@ title and advice, and the report's headline.  Sentences only: the analysis
 from pyhang.libraries import basename
 from pyhang.model.kinds import HANG_VERDICTS, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, PythonStatus, \
     Unread, VerdictKind, WaitKind, severity
+from pyhang.model.report import Hazard
 from pyhang.render.asyncio import loop_blocked_text
 from pyhang.render.names import lock_text, object_name
 
@@ -220,6 +221,7 @@ TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOO
 HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves itself",
                   VerdictKind.ASYNCIO_LOOP_BLOCKED: "an asyncio event loop is blocked",
                   HazardKind.ORPHANED_LOCK: "a lock was copied locked by fork",
+                  HazardKind.OPENMP_AFTER_FORK: "a thread waits in an OpenMP pool fork did not copy",
                   VerdictKind.GIL_HOLDER_BLOCKED: "the GIL's holder sleeps without releasing it",
                   VerdictKind.GIL_NOBODY_HOLDS: "every Python thread waits for a GIL nobody holds",
                   VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
@@ -266,12 +268,16 @@ def deadlock_advice(d):
     return DEADLOCK_ADVICE[None]
 
 
-def verdict_advice(v):
-    """The advice line of verdict `v`, or None when it needs none (idle threads, a wait whose next step its
-    own sentence gives)."""
+def verdict_advice(v, report=None):
+    """The advice line of verdict `v` (of `report`), or None when it needs none (idle threads, a wait whose
+    next step its own sentence gives)."""
     if v.kind == VerdictKind.INCOMPLETE:
         if v.facts.get("unread") == Unread.LOCK_LAYOUTS:
-            return "in gdb with libc's debug symbols (libc6-dbg), `lock-owner` on these threads names the owners"
+            sysroot = "a core of a process that ran in another root file system (a container) is read with its " \
+                      "own libc given `--sysroot ROOT`; else " if report is not None and \
+                report.target.kind == "core" else ""
+            return sysroot + "in gdb with libc's debug symbols (libc6-dbg), `lock-owner` on these threads names " \
+                             "the owners"
         return "the native stacks and system-call waits below still hold; `pyhang report CORE PYTHON` names the " \
                "interpreter when a core's executable moved"
     return ADVICE.get(v.kind)
@@ -286,7 +292,7 @@ def hang_kinds(report):
     """The kinds of the findings that make `report` a hang without a cycle, most serious first."""
     if report.exit_status != ExitStatus.HUNG:
         return []
-    return [f.kind for f in findings(report) if f.kind in HANG_VERDICTS or f.kind == HazardKind.ORPHANED_LOCK]
+    return [f.kind for f in findings(report) if f.kind in HANG_VERDICTS or (isinstance(f, Hazard) and f.hangs)]
 
 
 def headline(report):
@@ -317,3 +323,4 @@ def headline(report):
 NOTHING_FOUND = "No deadlock found."
 NO_PYTHON_FOUND = "No deadlock found; this process runs no Python: only its native threads and glibc locks were read."
 WAITS_ON_OTHERS = "No deadlock found within this process; it waits on other processes, which it does not look at."
+IN_TREE_WAITS = "No deadlock found within this process; what it waits on in other processes is said above."
