@@ -45,6 +45,7 @@ class GdbFacts(NativeFacts):
         target = self.native_target
         info = collect.target_info(target)
         return {"kind": info.kind, "pid": info.pid, "core": info.core, "executable": info.executable,
+                "executable_problem": self.executable_problem(),
                 "namespace_pid": info.namespace_pid, "parent_pid": info.parent_pid,
                 "warnings": collect.target_warnings(target), "lock_problem": self.lock_reader().problem or None}
 

@@ -1,9 +1,12 @@
 """gdb's `bt` with Python frames: a frame filter (on unless `set pyhang
-frame-filter off`) that decorates each evaluation-loop frame of the selected
-thread with the Python frames it runs (pyhang.analysis.eval_frames pairs
+frame-filter off`) that shows under each evaluation-loop frame of the
+selected thread the Python frames it runs, innermost first, one a line, as
+gdb shows the frames a filter elides (pyhang.analysis.eval_frames pairs
 them), e.g.
 
-  #7  0x... in _PyEval_EvalFrameDefault [Python] settle (/srv/app.py:42) () from ...
+  #7  0x... in _PyEval_EvalFrameDefault () from /usr/bin/python3.11
+          [Python] park () at /srv/app.py:17
+          [Python] settle () at /srv/app.py:42
 
 Anything that goes wrong leaves the backtrace as gdb prints it."""
 import gdb
@@ -11,7 +14,7 @@ from gdb.FrameDecorator import FrameDecorator
 
 from pyhang.analysis.eval_frames import EVAL_LOOP_NAMES, pair_runs
 from pyhang.analysis.python_state import PythonView
-from pyhang.render.values import python_run_suffix
+from pyhang.render.values import python_frame_function
 from pyhang_gdb import decoders, settings
 from pyhang_gdb.session import SESSION
 
@@ -20,8 +23,8 @@ MAX_FRAMES = 100000  # native frames looked at for one thread
 
 class _Frame(FrameDecorator):
     """A native frame named as gdb names it (`??` when nobody knows: once a
-    frame filter is installed gdb would print nothing), followed by the
-    Python frames it runs when it is an evaluation-loop frame."""
+    frame filter is installed gdb would print nothing), with the Python
+    frames it runs under it when it is an evaluation-loop frame."""
 
     def __init__(self, base, run=None):
         super().__init__(base)
@@ -33,7 +36,45 @@ class _Frame(FrameDecorator):
             # (an evaluation-loop frame gdb cannot name was paired by the name
             # pyhang gives the loop's split-off partition)
             name = self.inferior_frame().name() or (EVAL_LOOP_NAMES[1] if self._run else "??")
-        return "%s %s" % (name, python_run_suffix(self._run)) if self._run else name
+        return name
+
+    def elided(self):
+        if not self._run:
+            return super().elided()
+        return [_PythonFrame(self.inferior_frame(), f) for f in self._run]
+
+
+class _PythonFrame:
+    """One Python frame an evaluation-loop frame runs, as gdb prints an
+    elided frame: its function, file and line, on a line of its own under
+    the native frame (whose gdb frame it stands on: no level, no address)."""
+
+    def __init__(self, native, frame):
+        self._native, self._frame = native, frame
+
+    def inferior_frame(self):
+        return self._native
+
+    def function(self):
+        return python_frame_function(self._frame)
+
+    def filename(self):
+        return self._frame["file"]
+
+    def line(self):
+        return self._frame["line"] if self._frame["line"] >= 0 else None
+
+    def address(self):
+        return None
+
+    def frame_args(self):
+        return None
+
+    def frame_locals(self):
+        return None
+
+    def elided(self):
+        return None
 
 
 def native_names(thread):

@@ -32,7 +32,7 @@ class _ShowAll(_Prefix):
 
     def invoke(self, arg, from_tty):
         for p in _PARAMETERS.values():
-            print(p.get_show_string(p.value))
+            print(p.shown())
 
 
 class _Setting(gdb.Parameter):
@@ -49,7 +49,15 @@ class _Setting(gdb.Parameter):
         return ""
 
     def get_show_string(self, value):
-        return "%s is %s." % (self.show_doc, value)
+        # gdb hands the value as text ("on", "0"): said from the value itself,
+        # so that `show pyhang NAME` and `show pyhang` say the same
+        return self.shown()
+
+    def shown(self):
+        return "%s is %s." % (self.show_doc, self.value_text(self.value))
+
+    def value_text(self, value):
+        return str(value)
 
 
 class _Choice(_Setting):
@@ -61,17 +69,17 @@ class _Switch(_Setting):
     def __init__(self, name, initial, doc, show):
         super().__init__(name, gdb.PARAM_BOOLEAN, initial, doc, show)
 
-    def get_show_string(self, value):
-        # gdb hands Python's bool; its own switches say on/off, as `set` takes them
-        return "%s is %s." % (self.show_doc, "on" if value in (True, "on") else "off")
+    def value_text(self, value):
+        # Python's bool; gdb's own switches say on/off, as `set` takes them
+        return "on" if value else "off"
 
 
 class _Count(_Setting):
     def __init__(self, name, initial, doc, show):
         super().__init__(name, gdb.PARAM_ZUINTEGER, initial, doc, show)
 
-    def get_show_string(self, value):
-        return "%s is %s." % (self.show_doc, value if value else "0 (automatic: more for blocked threads whose lock owner is guessed)")
+    def value_text(self, value):
+        return str(value) if value else "0 (automatic: more for blocked threads whose lock owner is guessed)"
 
 
 _PARAMETERS = {}

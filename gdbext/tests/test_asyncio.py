@@ -8,6 +8,7 @@ run_coroutine_threadsafe futures waiting for the loop's thread, which
 closes a thread deadlock through a threading.Lock.  One scenario process
 per interpreter (testdata/scenarios/asyncio_tasks.py)."""
 import os
+import re
 
 import pytest
 
@@ -91,6 +92,9 @@ def check_scenario(scenario, python, args):
         assert kinds["lock-waiter"] == "lock" and tasks["lock-waiter"]["awaits"]["object"] == truth["lock-waiter"]["object"]
         assert kinds["queue-getter"] == "queue-get" and kinds["lock-holder"] == kinds["nested"] == "event", kinds
         assert kinds["sleeper"] == "sleep" and abs(tasks["sleeper"]["awaits"]["when"] - truth["sleeper"]["when"]) < 1
+        # (a sleep whose deadline passed while the loop was blocked: overdue, live)
+        assert kinds["overdue"] == "sleep" and abs(tasks["overdue"]["awaits"]["when"] - truth["overdue"]["when"]) < 1
+        assert where == "core" or tasks["overdue"]["awaits"]["remaining"] < 0, (where, tasks["overdue"])
         assert kinds["executor-waiter"] == "executor", (where, kinds)
         assert tasks["executor-waiter"]["awaits"]["thread"] == truth["executor-waiter"]["tid"], where
         if tracked(truth["failed"], s.truth["c_tasks"], s.truth["python"]):
@@ -103,6 +107,10 @@ def check_scenario(scenario, python, args):
         blocked = {v["threads"][0]: v["text"] for v in report["verdicts"] if v["kind"] == "asyncio-loop-blocked"}
         assert "task 'blocker'" in blocked[roles["loop1"]["tid"]] and roles["loop2"]["tid"] in blocked, where
         assert "line %d, in blocker" % truth["blocker"]["line"] in blocked[roles["loop1"]["tid"]], where
+        # (the system call time.sleep blocks in, named)
+        threads = {t["tid"]: t for t in report["threads"]}
+        call = threads[roles["loop1"]["tid"]]["blocked_on"]["syscall"]["name"]
+        assert "waiting in the %s system call" % call in blocked[roles["loop1"]["tid"]], (where, blocked)
         grabber = next(t for t in loop2["tasks"] if t["running"])
         assert grabber["stack"][0]["line"] == s.truth["loop2"]["grabber-line"], where
         # AND a thread waiting on run_coroutine_threadsafe(...).result() waits for the loop's thread
@@ -114,3 +122,19 @@ def check_scenario(scenario, python, args):
         # AND with the loop's thread waiting on the Lock the caller holds, that is a thread deadlock
         pair = {roles["rcts-lock-caller"]["tid"], roles["loop2"]["tid"]}
         assert any(set(d["threads"]) == pair for d in report["deadlocks"] if not d.get("kind")), where
+
+
+def test_a_sleep_due_while_its_loop_is_blocked_is_said_overdue_and_why(scenario):
+    # GIVEN a task whose asyncio.sleep deadline passed while a synchronous call blocks its loop
+    python = next(p for n, p in harness.interpreters() if n == "debian-3.11")
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "asyncio_tasks.py")])
+    # WHEN the live process is reported as text
+    status, text, err = harness.pyhang_cli("report", "-p", s.pid)
+    (line,) = [l for l in text.splitlines() if "task 'overdue'" in l and "sleeps until" in l]
+    # THEN the sleep is overdue (never "in -N s"), by how much, and why: the loop is blocked
+    assert "(in -" not in text, line
+    m = re.search(r"sleeps until loop time ([\d.]+) \(overdue by ([\d.]+) s: its event loop is blocked inside a "
+                  r"task's step and runs no timer until that returns\)", line)
+    assert m and abs(float(m.group(1)) - s.truth["tasks"]["overdue"]["when"]) < 1e-3 and float(m.group(2)) > 0, line
+    # AND the blocked loop's verdict names the call it is blocked in
+    assert re.search(r"is blocked inside task 'blocker': .*, waiting in the clock_nanosleep system call;", text), text

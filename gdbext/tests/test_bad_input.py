@@ -4,6 +4,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -102,6 +103,72 @@ def test_process_killed_before_pyhang_is_sourced(scenario):
     # THEN sourcing prints no traceback, the report names the dead process, gdb goes on
     assert_no_traceback(out)
     assert "pyhang: process %d has exited" % s.pid in out and GDB_ALIVE in out
+
+
+# gdb, run by the command line, after it killed the process it is to attach to (-p PID) and that
+# process has become a zombie or is gone (as the argument says): a process that exits as gdb attaches.
+_KILLING_GDB = """#!/bin/sh
+prev=
+for a in "$@"; do
+  if [ "$prev" = -p ]; then
+    kill -9 "$a"
+    case %s in
+      zombie) until grep -q '^State:.*Z' /proc/$a/status 2>/dev/null; do sleep 0.01; done ;;
+      gone) while [ -e /proc/$a ]; do sleep 0.01; done ;;
+    esac
+  fi
+  prev=$a
+done
+exec %s "$@"
+"""
+
+
+def _killing_gdb(directory, until):
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "gdb")
+    with open(path, "w") as f:
+        f.write(_KILLING_GDB % (until, shutil.which("gdb")))
+    os.chmod(path, 0o755)
+    return {"PATH": directory + os.pathsep + os.environ["PATH"]}
+
+
+def _unreaped():
+    """(pid, its parent's pid, end) of a process this test starts and does not reap yet."""
+    p = subprocess.Popen(["sleep", "1000"])
+    return p.pid, os.getpid(), lambda: (p.kill(), p.wait())
+
+
+def _reaped():
+    """(pid, its parent's pid, end) of a process whose parent reaps it as soon as it exits."""
+    parent = subprocess.Popen([PY, "-c", "import os\npid = os.fork()\nif pid == 0:\n    os.execvp('sleep', ['sleep', '1000'])\n"
+                                         "print(pid, flush=True)\nos.waitpid(pid, 0)"], stdout=subprocess.PIPE, text=True)
+    pid = int(parent.stdout.readline())
+
+    def end():
+        if os.path.exists("/proc/%d" % pid):
+            os.kill(pid, signal.SIGKILL)
+        parent.wait()
+    return pid, parent.pid, end
+
+
+@pytest.mark.parametrize("command", ["report", "py-bt"])
+def test_cli_says_a_process_that_exits_while_gdb_attaches_has_exited_not_to_check_the_pid(tmp_path, command):
+    # GIVEN a process killed just before gdb attaches to it: left a zombie (its parent has not
+    # reaped it yet), or gone (its parent reaped it at once)
+    for start, until in ((_unreaped, "zombie"), (_reaped, "gone")):
+        pid, parent, end = start()
+        try:
+            # WHEN the command line examines it
+            status, out, err = harness.pyhang_cli(command, "-p", pid, env=_killing_gdb(str(tmp_path / until), until))
+        finally:
+            end()
+        # THEN it exits 1, and its first line says the process exited while gdb attached (and that a
+        # zombie holds nothing to read)
+        why = ": it is a zombie, which its parent (PID %d) has not reaped" % parent if until == "zombie" else ""
+        assert status == 1 and err.splitlines()[0].startswith(
+            "pyhang: process %d has exited while gdb was attaching to it%s" % (pid, why)), (until, err)
+        # AND gives no hint to check the pid or ptrace permission
+        assert "check the pid" not in err and "ptrace_scope" not in err, err
 
 
 def test_no_target_is_one_line():

@@ -1,8 +1,10 @@
 """`source gdbext/pyhang.gdb` loads the native module built for gdb's Python
 and registers the commands; when it cannot, it says what to do in one line."""
 import os
+import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 
@@ -57,3 +59,53 @@ def test_sourcing_from_a_python_script_registers_the_commands():
     finally:
         shutil.rmtree(d)
     assert "native module" in r.stdout and "could not load" not in r.stdout, r.stdout
+
+
+def test_show_pyhang_says_each_setting_as_gdb_says_its_own_switches_on_or_off():
+    # WHEN each setting is shown on its own and in the list, before and after `set`
+    names = ("unwinder", "reader", "native-depth", "frame-filter")
+    shown = ["show pyhang " + n for n in names]
+    out = harness.run_gdb(["echo @@1\\n", "show pyhang"] + shown +
+                          ["echo @@2\\n", "set pyhang frame-filter off", "set pyhang native-depth 3", "show pyhang"] +
+                          shown + ["echo @@3\\n"])
+    before, after = (out.split("@@%d\n" % i, 1)[1].split("@@%d\n" % (i + 1), 1)[0].splitlines() for i in (1, 2))
+    # THEN `show pyhang NAME` says what `show pyhang` lists for it, word for word
+    assert before[:4] == before[4:] and after[:4] == after[4:], (before, after)
+    # AND the switch says on and off, as gdb's own do (never Python's True or False)
+    assert "Python frames in backtraces is on." in before and "Python frames in backtraces is off." in after
+    assert not any("True" in l or "False" in l for l in before + after), before + after
+    assert "Native frames per thread is 0 (automatic" in before[2] and after[2] == "Native frames per thread is 3."
+
+
+# The commands a user types, as `help pyhang` must name them (pyhang_gdb/commands registers them).
+USER_COMMANDS = ("pyhang report", "pyhang snapshot", "pyhang version", "py-bt", "pyhang-py-bt", "py-bt-full",
+                 "py-locals", "py-print", "py-list", "py-up", "py-down", "gil-holder", "lock-owner", "py-tasks",
+                 "fork-hazards")
+
+
+def test_help_pyhang_names_every_user_command_and_no_internal_one_which_still_runs():
+    # GIVEN the commands gdb knows once pyhang is loaded
+    out = harness.run_gdb(["echo @@1\\n", "help pyhang", "echo @@2\\n"] + ["help " + c for c in USER_COMMANDS] +
+                          ["echo @@3\\n", "pyhang lock-objects", "pyhang serve-facts", "pyhang frobnicate"])
+    help_text = out.split("@@1\n", 1)[1].split("@@2\n", 1)[0]
+    # THEN `help pyhang` names each user command, each of which gdb has
+    assert "Undefined command" not in out.split("@@2\n", 1)[1].split("@@3\n", 1)[0], out
+    words = set(re.findall(r"[\w-]+(?: [\w-]+)?", help_text)) | set(re.findall(r"[\w-]+", help_text))
+    assert all(c in words for c in USER_COMMANDS), [c for c in USER_COMMANDS if c not in words]
+    # AND not what only pyhang itself asks (the command line, --tree) ...
+    assert "lock-objects" not in help_text and "serve-facts" not in help_text, help_text
+    # ... which still runs: its own argument errors, not an unknown command
+    tail = out.split("@@3\n", 1)[1]
+    assert "pyhang: pyhang lock-objects: the following arguments are required" in tail, tail
+    assert "pyhang: pyhang serve-facts: the following arguments are required" in tail, tail
+    assert "pyhang: pyhang: no subcommand 'frobnicate' (help pyhang lists them)" in tail, tail
+
+
+def test_pyhang_report_completes_its_options_from_the_one_table():
+    sys.path.insert(0, os.path.join(harness.ROOT, "python"))
+    from pyhang import options
+    out = harness.run_gdb(["echo @@1\\n", "complete pyhang report --", "echo @@2\\n", "complete pyhang report --js",
+                           "echo @@3\\n", "complete pyhang report --json --n", "echo @@4\\n"])
+    part = lambda i: out.split("@@%d\n" % i, 1)[1].split("@@%d\n" % (i + 1), 1)[0].splitlines()
+    assert sorted(part(1)) == sorted("pyhang report " + f for f in options.report_flags()), part(1)
+    assert part(2) == ["pyhang report --json"] and part(3) == ["pyhang report --json --native-depth"], out

@@ -50,11 +50,24 @@ def test_every_lock_kind_owner_live_and_from_core(scenario, program):
     check_blocked_on(harness.report_json(executable=exe, core=s.gcore()), records)
 
 
-def test_thread_apply_all_lock_owner_prints_one_line_per_thread(scenario):
+def _under_headers(text):
+    """{LWP: the line under gdb's `thread apply` header "Thread N (Thread 0x… (LWP x) …):"}."""
+    lines = text.splitlines()
+    out = {}
+    for i, l in enumerate(lines[:-1]):
+        m = re.match(r"Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP (\d+)\)", l)
+        if m:
+            out[int(m.group(1))] = lines[i + 1]
+    return out
+
+
+def test_thread_apply_all_lock_owner_prints_one_line_per_thread_under_gdbs_header_without_repeating_it(scenario):
     s = start(scenario, "c")
     text, out = harness.run_gdb_marked("thread apply all lock-owner", pid=s.pid)
-    lines = {int(m.group(1)): l for l in text.splitlines() for m in [re.search(r"\(LWP (\d+)\)", l)]
-             if m and not l.startswith("Thread 0x") and "(Thread 0x" not in l}
+    lines = _under_headers(text)
+    # THEN every thread's line comes under gdb's own header, and does not name the thread again
+    assert {r["waiter"] for r in s.truth["records"]} | {s.pid} <= set(lines), text
+    assert not any(l.startswith("Thread ") for l in lines.values()), text
     for r in s.truth["records"]:
         line = lines[r["waiter"]]
         assert ("0x%x" % r["address"]) in line and "(liblockfixture.so)" in line, line
@@ -65,5 +78,18 @@ def test_thread_apply_all_lock_owner_prints_one_line_per_thread(scenario):
     rec = next(r for r in s.truth["records"] if r["lock"] == "mutex-recursive")
     assert "(locked 3 times)" in lines[rec["waiter"]]
     # A thread in another system call says which, and on no lock.
-    assert lines[s.pid].endswith("(LWP %d) waits in pause for a signal" % s.pid)
+    assert lines[s.pid] == "waits in pause for a signal", lines[s.pid]
     assert "Traceback" not in out
+
+
+def test_plain_lock_owner_names_its_thread_also_after_a_thread_apply(scenario):
+    s = start(scenario, "c")
+    rec = next(r for r in s.truth["records"] if r["lock"] == "mutex-recursive")
+    select = 'python gdb.execute("thread %%d" %% next(t.num for t in gdb.selected_inferior().threads() ' \
+             'if t.ptid[1] == %d))' % rec["waiter"]
+    out = harness.run_gdb(["thread apply all lock-owner", select, "echo %s\\n" % harness.BEGIN, "lock-owner"],
+                          pid=s.pid)
+    text = out.split(harness.BEGIN + "\n", 1)[1]
+    # THEN the selected thread's line names it, as gdb printed no header for it
+    (line,) = [l for l in text.splitlines() if "0x%x" % rec["address"] in l]
+    assert re.match(r"Thread \d+ \(LWP %d\) waits to lock mutex 0x%x" % (rec["waiter"], rec["address"]), line), line

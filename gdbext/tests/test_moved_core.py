@@ -191,3 +191,63 @@ def test_a_containers_core_says_to_give_its_root_and_reads_whole_with_it(scenari
     report = harness.validated_report(json.loads(out))
     assert status == 3 and report["deadlocks"][0]["confidence"] == "certain", report["deadlocks"]
     assert not [w for w in report["warnings"] if "--sysroot DIR" in w], report["warnings"]
+
+
+@pytest.fixture(scope="module")
+def moved_static():
+    """A certain RLock deadlock under a copy of Debian's python3.11 (the runtime linked into the
+    executable), its core, then the interpreter moved away.  Yields (truth, core, the executable
+    the core names, where it is now)."""
+    tmp = tempfile.mkdtemp(prefix="pyhang-moved-static-")
+    try:
+        exe = os.path.join(tmp, "host", "python3.11")
+        os.makedirs(os.path.dirname(exe))
+        shutil.copy("/usr/bin/python3.11", exe)
+        with harness.Scenario([exe, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"]) as s:
+            core = shutil.copy(s.gcore(), os.path.join(tmp, "core"))
+            truth = s.truth
+        moved = os.path.join(tmp, "elsewhere", "python3.11")
+        os.makedirs(os.path.dirname(moved))
+        shutil.move(exe, moved)
+        yield truth, core, exe, moved
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_core_whose_interpreter_moved_says_to_give_it_and_reads_whole_given_it(moved_static):
+    truth, core, exe, moved = moved_static
+    # WHEN the core is read as documented, without the executable, which is no longer where it names
+    status, out, _ = _cli("report", "--json", core)
+    report = harness.validated_report(json.loads(out))
+    # THEN the report says why the executable was not read, and claims nothing (incomplete)
+    assert status == 4 and report["target"]["executable"] == exe, report["target"]
+    assert "No such file" in report["target"]["executable_problem"], report["target"]
+    # AND the text's first line, where it says no Python runtime was found, says what to give
+    status, text, _ = _cli("report", core)
+    first = text.splitlines()[0]
+    assert status == 4 and "no Python runtime found (its executable could not be read here" in first, first
+    assert "give the interpreter: pyhang report %s /path/to/python3.X" % core in first, first
+    # AND given the interpreter where it is now, the deadlock is found, and nothing is said of it
+    report = _assert_the_scenarios_deadlock(*_cli("report", "--json", core, moved)[:2], truth)
+    assert report["target"]["executable_problem"] is None, report["target"]
+    status, text, _ = _cli("report", core, moved)
+    assert "no Python runtime found" not in text and "give the interpreter" not in text, text
+
+
+def test_the_documented_form_without_the_executable_warns_of_nothing_when_the_core_names_one_here(scenario):
+    # GIVEN a parent and its fork child, one core each, made where their files still are
+    s = scenario(["/usr/bin/python3.11", "-u", os.path.join(harness.SCENARIOS, "process_tree.py"), "pipe"])
+    (child,) = s.truth["children"]
+    harness.wait_processes_parked([child["pid"]])
+    cores = [s.gcore(), harness.gcore(child["pid"], s.tmp)]
+    # WHEN each is read without its executable: one core, a tree of cores, another command
+    status, out, err = _cli("report", "--json", cores[0])
+    one = harness.validated_report(json.loads(out))
+    status, out, err = _cli("report", "--json", *cores)
+    tree = harness.validated_tree(json.loads(out))
+    status, text, err = _cli("py-bt", cores[0])
+    # THEN gdb was given the executable the core names: no warning, and the executable read
+    for report in [one] + tree["processes"]:
+        assert report["warnings"] == [], report["warnings"]
+        assert report["target"]["executable"] == "/usr/bin/python3.11" and report["target"]["executable_problem"] is None
+    assert status == 0 and "warning" not in text + err and "Traceback" in text, (text, err)

@@ -149,11 +149,23 @@ def test_py_locals_print_list_up_down_and_bt_full_show_what_the_frames_hold(park
 
 def eval_loop_levels(bt):
     """[gdb frame level of each Python frame], innermost first, from `bt` through pyhang's filter."""
-    levels = []
-    for line in bt.splitlines():
-        if line.startswith("#"):
-            levels += [int(line[1:].split()[0])] * len(PYTHON_IN_BT.findall(line))
-    return levels
+    return [level for level, _ in python_frames_in_bt(bt)]
+
+
+@pytest.mark.parametrize("where", ["live", "core"])
+def test_bt_shows_each_python_frame_on_a_line_of_its_own_under_the_evaluation_loop_frame_running_it(parked, where):
+    s, exe, core = parked
+    target = {"pid": s.pid} if where == "live" else {"executable": exe, "core": core}
+    worker, _ = worker_and_main(s.truth)
+    bt = sections([switch_to(worker["tid"]), "bt"], **target)[1]
+    # THEN every Python frame of the worker, innermost first, is a line "[Python] FUNCTION () at FILE:LINE"
+    # indented under the evaluation-loop frame that runs it, whose own line is gdb's as without pyhang
+    check_merged_backtrace(bt, worker["stack"], where)
+    lines = [l for l in bt.splitlines() if "[Python]" in l]
+    assert len(lines) == len(worker["stack"]) and all(len(l) < 200 for l in lines), bt
+    # AND the frame levels stay gdb's: one per native frame, in order, none for a Python frame
+    levels = [int(l[1:].split()[0]) for l in bt.splitlines() if l.startswith("#")]
+    assert levels == list(range(len(levels))), bt
 
 
 LEVEL = "python print('level', gdb.selected_frame().level())"
@@ -237,16 +249,28 @@ def check_report_locals(doc, truth, where):
         check_value(module[name]["repr"], value, (where, "<module>", name))
 
 
-PYTHON_IN_BT = re.compile(r"\[Python\] (\S+) \((.+?):(\d+|\?)\)")
+# A Python frame in `bt`: a line of its own, indented under the native frame running it.
+PYTHON_IN_BT = re.compile(r"^ +\[Python\] (\S+) \(\) at (.+):(\d+)$")
+
+
+def python_frames_in_bt(bt):
+    """[(gdb level of the native frame, (function, file, line))] of each Python frame `bt` shows
+    through pyhang's filter, innermost first; each native frame's line holds no Python frame."""
+    out, native = [], None
+    for line in bt.splitlines():
+        assert "[Python]" not in line or not line.startswith("#"), line
+        if line.startswith("#"):
+            native = line
+        m = PYTHON_IN_BT.match(line)
+        if m:
+            # under the evaluation loop, or the part gcc split off it (Debian's 3.14 and 3.15 run there)
+            assert re.search(r" in _PyEval_EvalFrameDefault(\.cold)? ", native), (native, line)
+            out.append((int(native[1:].split()[0]), (m.group(1), m.group(2), int(m.group(3)))))
+    return out
 
 
 def check_merged_backtrace(bt, stack, where):
-    got = []
-    for line in bt.splitlines():
-        if line.startswith("#"):
-            got += [(fn, path, int(ln)) for fn, path, ln in PYTHON_IN_BT.findall(line)]
-            # (the evaluation loop, or the part gcc split off it: Debian's 3.14 and 3.15 run there)
-            assert "[Python]" not in line or re.search(r" _PyEval_EvalFrameDefault(\.cold)? \[Python\] ", line), line
+    got = [frame for _, frame in python_frames_in_bt(bt)]
     assert [(p, l) for _, p, l in got] == [(f["file"], f["line"]) for f in stack], (where, bt)
     for (fn, _, _), f in zip(got, stack):
         assert fn == f["function"] or fn.endswith("." + f["function"]), (where, fn, f)

@@ -3,6 +3,7 @@ the call and its object: the fd and, live, what /proc says it is and who
 holds the other end of a pipe or socket; the fds a poll watches; the child
 a wait4 waits for; the holder of a flock; how long a sleep lasts.  From a
 core the same from the registers, the fd objects unknown."""
+import json
 import os
 
 import pytest
@@ -182,3 +183,32 @@ def test_a_loopback_tcp_peer_is_named_accepted_or_in_a_listen_backlog(scenario, 
     assert [h["pid"] for h in got["blocked_on"]["syscall"]["object"]["holders"]] == [child]
     assert "not yet accepted" in got["blocked_on"]["detail"] and "held only by PID %d" % child in \
         got["blocked_on"]["detail"], got["blocked_on"]["detail"]
+
+
+@pytest.mark.parametrize("python", tcp_interpreters())
+def test_a_connection_in_this_processs_own_listen_backlog_is_said_to_be_one_only_it_can_accept(scenario, python):
+    # GIVEN threads reading a TCP and a unix connection the process made to its own listeners, never accepted
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "own_backlog.py")])
+    for where, report in (("live", harness.report_json(pid=s.pid)),
+                          ("no-stop", json.loads(harness.pyhang_cli("report", "--json", "--no-stop", "-p", s.pid)[1]))):
+        roles = by_role(report, s.truth)
+        # THEN the TCP connection's other end is in the backlog of the listener only this process holds
+        want, got = roles["tcp-reader"]
+        obj = got["blocked_on"]["syscall"]["object"]
+        listener = s.truth["listeners"]["tcp"]
+        assert obj["socket"]["peer_in_backlog"] and "socket:[%d]" % obj["socket"]["peer_inode"] == listener["link"]
+        assert "its peer is a connection not yet accepted by this process's own listening socket, fd %d: no other " \
+               "process can accept it" % listener["fd"] in got["blocked_on"]["detail"], (where, got["blocked_on"])
+        # AND the unix connection, whose peer the kernel does not name, is one not yet accepted, never one
+        # held by no process; its listener is named only where it is the one here with connections waiting
+        want, got = roles["unix-reader"]
+        obj, detail = got["blocked_on"]["syscall"]["object"], got["blocked_on"]["detail"]
+        assert obj["socket"]["peer_in_backlog"] and "held by no process" not in detail, (where, detail)
+        if obj["socket"].get("backlog_inferred"):
+            listener = s.truth["listeners"]["unix"]
+            assert "socket:[%d]" % obj["socket"]["peer_inode"] == listener["link"], (where, obj)
+            assert "not yet accepted by this process's own listening socket, fd %d at %s (likely: " % (
+                listener["fd"], s.truth["path"]) in detail, (where, detail)
+        else:
+            assert detail.endswith("its peer is a connection not yet accepted: it waits in the backlog of a listening "
+                                   "socket (the kernel does not say which)"), (where, detail)

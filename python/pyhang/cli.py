@@ -13,7 +13,7 @@ import os
 import sys
 
 from pyhang import SCHEMA, VERSION, gdb_batch, options, transfers
-from pyhang.gdb_batch import ROOT, Failure, hint, run
+from pyhang.gdb_batch import Failure, hint, run
 
 ERROR_SCHEMA = "pyhang-error/1"
 
@@ -208,8 +208,6 @@ def main(argv=None):
                             hint="`pyhang report -p %d` (or py-bt, lock-owner) reads it without stopping it; --stop "
                                  "stops it anyway" % args.pid), args.json)
     command = COMMANDS[args.what][0]
-    if args.core and not args.executable:
-        args.executable = core_executable(args)
     if args.no_stop or args.cut_short:
         return report_not_stopped(args)
     if args.what == "report":
@@ -357,28 +355,10 @@ def fail(f, as_json):
 
 
 
-def core_executable(args):
-    """The executable the core names, where it is on this machine (under
-    --sysroot), to give gdb as well: so its own frames have symbols and
-    pyhang need not warn that gdb was given none.  None when it is not
-    there (a core from another machine: the report says what to give) or
-    the core cannot be opened here (gdb says why)."""
-    _analysis_path()
-    try:
-        import _pyhang_native
-        path = _pyhang_native.Target.core(args.core, "", args.sysroot or "",
-                                          [d for d in (args.lib_search_path or "").split(":") if d]).executable
-    except Exception:  # noqa: BLE001 — any failure leaves gdb to open the core alone, as before
-        return None
-    return path if path and os.path.isfile(path) else None
-
-
 def _analysis_path():
-    """The native module, from the build (or beside an installed pyhang):
-    for reading a core's header, reading a target here (--no-stop, and what
-    gdb need not send), and process trees; not for the analysis."""
-    build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(ROOT, "build")
-    sys.path.insert(0, os.path.join(build, "python"))
+    """The native module, for reading a target here (--no-stop, and what gdb
+    need not send), and process trees; not for the analysis."""
+    gdb_batch.native_path()
 
 
 def _no_analysis(exc, as_json):
@@ -395,7 +375,8 @@ def report_tree(args):
     except ImportError as exc:
         return _no_analysis(exc, args.json)
     if args.pid is not None and not os.path.exists("/proc/%d" % args.pid):
-        return fail(Failure("no process %d" % args.pid, hint=hint(["No such process"], args)), args.json)
+        cause = gdb_batch.no_process(args.pid)
+        return fail(Failure(cause, hint=hint([], args, cause)), args.json)
     stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
     tree = processes.live_tree(args.pid, stopping=stopping) if args.pid is not None else \
         processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)

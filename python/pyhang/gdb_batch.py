@@ -9,6 +9,9 @@ import os
 import re
 import struct
 import subprocess
+import sys
+
+from pyhang import procfs
 
 # The checkout or installation: its gdbext/ and python/ (and build/ in a checkout).
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -68,11 +71,43 @@ _STATUS = ('python exec("try:\\n from pyhang_gdb import status\\nexcept ImportEr
            'else:\\n print(status.line())")')
 
 
+def native_path():
+    """The native module importable here, from the build (or beside an
+    installed pyhang, which is on the path already)."""
+    build = os.path.join(os.environ.get("PYHANG_BUILD_DIR") or os.path.join(ROOT, "build"), "python")
+    if build not in sys.path:
+        sys.path.insert(0, build)
+
+
+def core_executable(core, sysroot=None, lib_search_path=None):
+    """The executable core file `core` names, where it is on this machine
+    (under `sysroot`), for gdb to be given with the core: so its own frames
+    have symbols and pyhang need not warn that gdb was given none.  None when
+    it is not there (a core from another machine: the report says what to
+    give) or the core cannot be opened here (gdb says why)."""
+    native_path()
+    try:
+        import _pyhang_native
+        path = _pyhang_native.Target.core(core, "", sysroot or "",
+                                          [d for d in (lib_search_path or "").split(":") if d]).executable
+    except Exception:  # noqa: BLE001 — any failure leaves gdb to open the core alone
+        return None
+    return path if path and os.path.isfile(path) else None
+
+
+def _executable(args):
+    """The executable gdb is given: the one asked for, else a core's own (core_executable)."""
+    if args.executable or not args.core:
+        return args.executable
+    return core_executable(args.core, args.sysroot, args.lib_search_path)
+
+
 def run(command, args, timeout=None, gdbext=GDBEXT):
     """(pyhang's output, how its command ended: pyhang_gdb/status.py's dict, whose
     "deadlocks" and "incomplete" a report sets); raises Failure."""
+    before = before_gdb(args)
     try:
-        r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable, gdbext, sysroot=args.sysroot,
+        r = subprocess.run(gdb_argv(command, args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
                                     lib_search_path=args.lib_search_path),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=gdb_env())
     except OSError as exc:
@@ -84,22 +119,37 @@ def run(command, args, timeout=None, gdbext=GDBEXT):
     if status is None or not status.get("ran"):
         # pyhang did not load (its one line says why) or its command never ran
         loading = [l for l in out.splitlines() if l.startswith("pyhang:")]
-        raise _not_run(loading[0][len("pyhang: "):] if loading else None, gdb_errors, args)
+        raise _not_run(loading[0][len("pyhang: "):] if loading else None, gdb_errors, args, before)
     if not status.get("ok"):
-        raise _failed(status.get("error"), gdb_errors, args)
+        raise _failed(status.get("error"), gdb_errors, args, before)
     return _pyhang_output(out, args.json), status
 
 
-def _not_run(said, gdb_errors, args):
+def before_gdb(args):
+    """What is known of the target before gdb starts, to tell afterwards
+    what happened to it: the process's procfs.stat (None: no such process,
+    or a core)."""
+    return procfs.stat(args.pid) if args.pid is not None else None
+
+
+def _not_run(said, gdb_errors, args, before=None):
     """Failure of a gdb in which pyhang did not load (`said`: its one line)
     or its command never ran."""
+    cause = target_problem(args, before) if gdb_errors else None
+    if cause is not None:
+        return Failure(cause, gdb_errors, hint(gdb_errors, args, cause))
     return Failure(said or "pyhang did not run in gdb", gdb_errors, hint(gdb_errors, args))
 
 
-def _failed(message, gdb_errors, args):
-    """Failure of a pyhang command that said why (`message`, its one line)."""
+def _failed(message, gdb_errors, args, before=None):
+    """Failure of a pyhang command that said why (`message`, its one line).
+    Where gdb could not open the target, the cause found in the target
+    itself comes first (target_problem), else that gdb could not."""
     message = message or "the command failed"
     if gdb_errors and message.startswith("no process or core file is loaded"):
+        cause = target_problem(args, before)
+        if cause is not None:
+            return Failure(cause, gdb_errors, hint(gdb_errors, args, cause))
         message = ("gdb cannot attach to process %d" % args.pid if args.pid is not None
                    else "gdb cannot open the core %s" % args.core)
     return Failure(message, gdb_errors, hint(gdb_errors, args))
@@ -109,11 +159,14 @@ def open_gdb(args, timeout=None, gdbext=GDBEXT):
     """A gdb of its own on the process or core `args` names, to answer the
     analysis's questions (pyhang.gdb_pipe.GdbPipe); raises Failure."""
     from pyhang.gdb_pipe import GdbPipe
+    before = before_gdb(args)
     try:
-        return GdbPipe(gdb_argv(None, args.pid, args.core, args.executable, gdbext, sysroot=args.sysroot,
+        pipe = GdbPipe(gdb_argv(None, args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
                                 lib_search_path=args.lib_search_path), env=gdb_env(), timeout=timeout)
     except OSError as exc:
         raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
+    pipe.before = before
+    return pipe
 
 
 def examine(pipe, args, native_depth=None, locals=False, timeout=None):
@@ -131,7 +184,7 @@ def examine(pipe, args, native_depth=None, locals=False, timeout=None):
                           debug_directories=[d for d in gdb_env()["PYHANG_DEBUG_FILE_DIRECTORY"].split(":") if d])
         return analyse(facts, native_depth=native_depth, locals=locals)
     except GdbEnded as exc:
-        raise _ended(exc, args, timeout)
+        raise _ended(exc, args, timeout, getattr(pipe, "before", None))
     except AnswerError as exc:
         raise Failure(str(exc))
     finally:
@@ -146,16 +199,16 @@ def unopened(pipe, args, timeout=None):
         pipe.first_answer()
         return None
     except AnswerError as exc:  # pyhang loaded but found no target: gdb says why
-        return _failed(str(exc), _gdb_errors(pipe.ended().stderr), args)
+        return _failed(str(exc), _gdb_errors(pipe.ended().stderr), args, getattr(pipe, "before", None))
     except GdbEnded as exc:
-        return _ended(exc, args, timeout)
+        return _ended(exc, args, timeout, getattr(pipe, "before", None))
 
 
-def _ended(exc, args, timeout):
+def _ended(exc, args, timeout, before=None):
     """The Failure of a gdb that stopped answering (GdbEnded `exc`)."""
     if exc.message == "gdb did not answer within the time given":
         return Failure("gdb did not finish within %d s" % timeout)
-    return _not_run(exc.message, _gdb_errors(exc.stderr), args)
+    return _not_run(exc.message, _gdb_errors(exc.stderr), args, before)
 
 
 def _gdb_errors(stderr):
@@ -172,18 +225,57 @@ def _gdb_errors(stderr):
     return lines[:8]
 
 
-def hint(gdb_errors, args):
-    """What to do about the commonest reasons gdb cannot look at a target."""
+def hint(gdb_errors, args, cause=None):
+    """What to do about the commonest reasons gdb cannot look at a target
+    (`cause`: the one target_problem found, if any)."""
     text = " ".join(gdb_errors)
+    if cause is not None:
+        return _NO_PROCESS_HINT % args.pid if args.pid is not None and cause == no_process(args.pid) else None
     if "Operation not permitted" in text:
         return ("attaching needs ptrace permission: run as the process's user or root, check "
                 "/proc/sys/kernel/yama/ptrace_scope (1 lets only a parent attach: use sudo, or set it to 0), "
                 "and in a container add --cap-add=SYS_PTRACE")
     if "No such process" in text:
-        return "no process %s here: check the pid (in a container, give the pid the host sees)" % args.pid
+        return _NO_PROCESS_HINT % args.pid
     if args.core and ("No such file" in text or "not in executable format" in text or "not a core" in text
                       or "Can't open" in text or "Invalid argument" in text):
-        return core_problem(args.core) or "%s is not a core file gdb can read" % args.core
+        return "%s is not a core file gdb can read" % args.core
+    return None
+
+
+_NO_PROCESS_HINT = "no process %s here: check the pid (in a container, give the pid the host sees)"
+
+
+def target_problem(args, before=None):
+    """Why gdb could not look at the target, as the target itself shows:
+    a core that is missing, truncated or no core (core_problem), a process
+    that is not there or has exited (process_problem; `before`: before_gdb());
+    None when pyhang sees nothing wrong with it."""
+    if args.core:
+        return core_problem(args.core)
+    if args.pid is not None:
+        return process_problem(args.pid, before)
+    return None
+
+
+def no_process(pid):
+    return "there is no process %d" % pid
+
+
+def process_problem(pid, before):
+    """Why process `pid` cannot be attached to, from /proc now and
+    `before` (its procfs.stat before gdb started, None when there was none):
+    it was never there, it exited meanwhile (its pid may be another
+    process's now), or it is a zombie; None when it is there."""
+    now = procfs.stat(pid)
+    if before is None:
+        return no_process(pid) if now is None else None
+    was_zombie = before["state"] in ("Z", "X")
+    if now is None or now["start_ticks"] != before["start_ticks"]:
+        return "process %d has exited%s" % (pid, "" if was_zombie else " while gdb was attaching to it")
+    if now["state"] in ("Z", "X"):
+        return ("process %d has exited%s: it is a zombie, which its parent (PID %d) has not reaped, and holds no "
+                "threads or memory to read" % (pid, "" if was_zombie else " while gdb was attaching to it", now["ppid"]))
     return None
 
 
@@ -212,7 +304,7 @@ def core_problem(path):
                     _, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
                     need = max(need, p_offset + p_filesz)
     except FileNotFoundError:
-        return "there is no file %s" % path
+        return "%s does not exist" % path
     except OSError as exc:
         return "%s cannot be read: %s" % (path, exc.strerror or exc)
     if size < need:

@@ -44,6 +44,12 @@ class NativeFacts(Facts):
 
     # ---- the decoders (a subclass may keep them elsewhere) ----
 
+    def executable_problem(self):
+        """Why the target's executable could not be read here (its symbols,
+        where a Python runtime linked into it is found), or None."""
+        t = self.native_target
+        return next((o["problem"] for o in t.objects() if o["path"] == t.executable and o["problem"]), None)
+
     def interpreter(self):
         return self.once("interpreter", lambda: native.Interpreter(self.native_target))
 

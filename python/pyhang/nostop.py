@@ -62,7 +62,7 @@ class NoStopFacts(NativeFacts):
     def target(self):
         t = self.native_target
         return {"kind": "live", "pid": self.pid, "core": None, "executable": t.executable or None,
-                "namespace_pid": self.tids_map.pid, "parent_pid": procfs.parent_pid(self.pid),
+                "executable_problem": self.executable_problem(), "namespace_pid": self.tids_map.pid, "parent_pid": procfs.parent_pid(self.pid),
                 "warnings": [NOT_STOPPED] + [_cut_short_line(c) for c in self.because] + list(t.warnings),
                 "lock_problem": self.lock_reader().problem or None}
 

@@ -26,6 +26,11 @@ REPORT = (
 )
 
 
+def report_flags():
+    """Every option of `pyhang report` ("--json", ...), as the table lists them."""
+    return [flag for flags, _ in REPORT for flag in flags]
+
+
 def add_report_options(parser):
     for flags, kwargs in REPORT:
         parser.add_argument(*flags, **kwargs)

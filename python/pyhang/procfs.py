@@ -225,15 +225,20 @@ def unix_sockets(pid):
 # NETLINK_SOCK_DIAG for AF_UNIX (include/uapi/linux/sock_diag.h, unix_diag.h)
 _NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY = 4, 20
 _NLM_F_REQUEST, _NLM_F_DUMP, _NLMSG_ERROR, _NLMSG_DONE = 1, 0x300, 2, 3
-_UDIAG_SHOW_PEER, _UNIX_DIAG_PEER = 4, 2
+_UDIAG_SHOW_PEER, _UNIX_DIAG_PEER, _UDIAG_SHOW_RQLEN, _UNIX_DIAG_RQLEN = 4, 2, 0x10, 4
+# A unix socket's sk_state (the kernel reuses TCP's numbers)
+UNIX_CONNECTED, UNIX_LISTENING = 1, 10
 
 
-def unix_peers(deadline):
-    """{inode: peer inode} of every connected unix socket of this network
-    namespace, from the kernel's sock_diag (what `ss -x` shows); {} when it
-    cannot be asked."""
+def unix_diag(deadline):
+    """{inode: {"peer": inode, "state": sk_state, "queued": n}} of every unix
+    socket of this network namespace, from the kernel's sock_diag (what
+    `ss -x` shows): its peer (0 where the kernel names none: a connection
+    no process has accepted yet has no inode), its state (UNIX_CONNECTED,
+    UNIX_LISTENING, ...), and for a listening socket the connections
+    waiting in its backlog; {} when it cannot be asked."""
     import socket
-    peers = {}
+    sockets = {}
     try:
         s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG)
     except OSError:
@@ -241,7 +246,8 @@ def unix_peers(deadline):
     try:
         s.settimeout(max(0.1, deadline - time.monotonic()))
         # struct unix_diag_req: family, protocol, pad, states, ino, show, cookie[2]
-        req = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, _UDIAG_SHOW_PEER, 0xFFFFFFFF, 0xFFFFFFFF)
+        req = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, _UDIAG_SHOW_PEER | _UDIAG_SHOW_RQLEN,
+                          0xFFFFFFFF, 0xFFFFFFFF)
         s.send(struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0) + req)
         for _ in range(100000):
             if time.monotonic() > deadline:
@@ -257,14 +263,17 @@ def unix_peers(deadline):
                     break
                 body = offset + 16
                 if length >= 32:   # struct unix_diag_msg: family, type, state, pad, ino, cookie[2]
-                    ino = struct.unpack_from("=I", data, body + 4)[0]
+                    state, ino = data[body + 2], struct.unpack_from("=I", data, body + 4)[0]
+                    found = sockets[ino] = {"peer": 0, "state": state, "queued": 0}
                     attr = body + 16
                     while attr + 4 <= offset + length:
                         alen, atype = struct.unpack_from("=HH", data, attr)
                         if alen < 4:
                             break
                         if atype == _UNIX_DIAG_PEER and alen >= 8:
-                            peers[ino] = struct.unpack_from("=I", data, attr + 4)[0]
+                            found["peer"] = struct.unpack_from("=I", data, attr + 4)[0]
+                        elif atype == _UNIX_DIAG_RQLEN and alen >= 12 and state == UNIX_LISTENING:
+                            found["queued"] = struct.unpack_from("=I", data, attr + 4)[0]
                         attr += (alen + 3) & ~3
                 offset += (length + 3) & ~3
             if done:
@@ -273,7 +282,7 @@ def unix_peers(deadline):
         pass
     finally:
         s.close()
-    return peers
+    return sockets
 
 
 # ---- file locks ----------------------------------------------------------------
@@ -358,6 +367,27 @@ def _holders(wanted, deadline):
     return found, truncated
 
 
+def _unix_peer(diag, inode):
+    """What is at the other end of unix socket `inode` (unix_diag()'s
+    `diag`): {peer_inode} of its peer; for a connection no process has
+    accepted yet (connected, and its peer has no inode), {peer_in_backlog},
+    with {peer_inode, backlog_inferred} of the listening socket in whose
+    backlog it waits when that is the only one here with connections
+    waiting (the kernel does not say which: it may be in another network
+    namespace); None when nothing is known."""
+    me = diag.get(inode)
+    if me is None:
+        return None
+    if me["peer"]:
+        return {"peer_inode": me["peer"]}
+    if me["state"] != UNIX_CONNECTED:
+        return None
+    waiting = [i for i, d in diag.items() if d["state"] == UNIX_LISTENING and d["queued"] and i]
+    if len(waiting) == 1:
+        return {"peer_in_backlog": True, "peer_inode": waiting[0], "backlog_inferred": True}
+    return {"peer_in_backlog": True}
+
+
 def _holder(pid, fds, access_wanted):
     """One holder of the other end: {pid, comm, fds, threads} with the
     threads' system calls, or None when none of its fds has the access."""
@@ -385,7 +415,7 @@ def files(pid, fds):
     out = {fd: fd_object(pid, fd) for fd in fds}
     wanted = {}
     sockets = None
-    peers = None
+    diag = None
     for fd, obj in out.items():
         if obj.get("kind") == "pipe":
             other = {"read": "write", "write": "read"}.get(obj.get("access"))
@@ -396,13 +426,15 @@ def files(pid, fds):
                 sockets.update(unix_sockets(pid))
             obj["socket"] = dict(sockets.get(obj["inode"]) or {"protocol": None})
             if obj["socket"].get("protocol") == "unix":
-                if peers is None:
-                    peers = unix_peers(deadline)
-                peer = peers.get(obj["inode"])
+                if diag is None:
+                    diag = unix_diag(deadline)
+                peer = _unix_peer(diag, obj["inode"])
                 if peer:
-                    obj["socket"]["peer_inode"] = peer
-                    obj["socket"]["peer_path"] = (sockets.get(peer) or {}).get("path")
-                    wanted[fd] = ("socket:[%d]" % peer, None)
+                    obj["socket"].update(peer)
+                    obj["socket"]["peer_path"] = (sockets.get(peer["peer_inode"]) or {}).get("path")
+                    wanted[fd] = ("socket:[%d]" % peer["peer_inode"], None)
+                elif peer is not None:
+                    obj["socket"].update(peer)
             elif obj["socket"].get("protocol") in ("tcp", "tcp6"):
                 peer = tcp_peer(pid, obj["socket"])
                 if peer:

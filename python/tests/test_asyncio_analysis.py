@@ -53,3 +53,29 @@ def test_garbage_facts_give_no_cycle_and_no_crash():
     rep = report_of([{"object": None}, {"object": 0x10, "awaits": {"object": 0x10}}, {}, task(0x20, "x", awaits=None)],
                     loops=[{}, {"loop": None}])
     assert cycles(rep) == []
+
+
+def test_a_sleep_past_its_deadline_is_overdue_and_says_why_never_in_a_negative_time():
+    from pyhang.model.kinds import AwaitKind
+    from pyhang.model.report import Awaited
+    from pyhang.render.asyncio import await_text
+    names = lambda tid: "Thread %d" % tid
+    assert await_text(Awaited(kind=AwaitKind.SLEEP, when=883.69, remaining=12.0), names) == \
+        "sleeps until loop time 883.690 (in 12.0 s)"
+    late = Awaited(kind=AwaitKind.SLEEP, when=883.69, remaining=-23.3)
+    assert await_text(late, names, loop_blocked=True) == (
+        "sleeps until loop time 883.690 (overdue by 23.3 s: its event loop is blocked inside a task's step and runs "
+        "no timer until that returns)")
+    assert await_text(late, names) == (
+        "sleeps until loop time 883.690 (overdue by 23.3 s: its event loop has not come back to run its timers: it is "
+        "blocked or busy in a task or callback)")
+
+
+def test_a_loop_blocked_in_a_system_call_names_the_call():
+    from pyhang.render.asyncio import loop_blocked_text
+    facts = {"task": "blocker", "tid": 7, "ready": 1, "pending": 3, "frame": None, "wait": "syscall",
+             "wait_address": None, "wait_call": "clock_nanosleep"}
+    text = loop_blocked_text(facts, lambda tid: "Thread 1 (LWP %d)" % tid, lambda kind, address: kind)
+    assert ", waiting in the clock_nanosleep system call;" in text and "syscall" not in text, text
+    facts["wait_call"] = None
+    assert ", waiting in a system call;" in loop_blocked_text(facts, lambda tid: "T", lambda kind, address: kind)

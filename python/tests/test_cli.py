@@ -64,7 +64,7 @@ def test_cli_exits_3_when_the_report_finds_a_deadlock_and_2_for_a_c_program_with
 def test_cli_for_a_pid_that_does_not_exist_fails_with_gdbs_reason():
     status, out, err = cli("report", "-p", 999999)
     assert status == 1 and out == ""
-    assert "gdb cannot attach to process 999999" in err and "gdb: ptrace: No such process." in err
+    assert err.splitlines()[0] == "pyhang: there is no process 999999" and "gdb: ptrace: No such process." in err
     status, out, err = cli("report", "--json", "-p", 999999)
     e = error_document(out)
     assert status == 1 and e["gdb"] == ["ptrace: No such process."] and "999999" in e["hint"]
@@ -93,23 +93,26 @@ def test_cli_on_a_file_that_is_not_a_core_fails_plainly(tmp_path):
     bogus.write_text("garbage")
     status, out, err = cli("report", "--json", bogus)
     e = error_document(out)
-    assert status == 1 and "is not a core" in " ".join(e["gdb"]) and "not a core file" in e["hint"]
+    assert status == 1 and "is not a core" in " ".join(e["gdb"])
+    assert e["message"] == "%s is not a core file: it has no ELF header" % bogus and err.startswith("pyhang: " + e["message"])
 
 
 def test_cli_names_why_a_core_cannot_be_read_missing_truncated_or_not_a_core(scenario, tmp_path):
     # GIVEN a path with no file, a core cut short, and an ELF file that is no core
     s = scenario([harness.fixture_path("prog_parked"), "1"])
     whole = s.gcore()
-    cut = tmp_path / "cut.core"
+    cut, head = tmp_path / "cut.core", tmp_path / "head.core"
     with open(whole, "rb") as f:
         cut.write_bytes(f.read(os.path.getsize(whole) // 2))
-    for path, want in ((tmp_path / "missing.core", "there is no file %s" % (tmp_path / "missing.core")),
+    subprocess.run("head -c 1000000 %s > %s" % (whole, head), shell=True, check=True)
+    for path, want in ((tmp_path / "missing.core", "%s does not exist" % (tmp_path / "missing.core")),
                        (cut, "%s is a truncated core: %d bytes of the " % (cut, os.path.getsize(cut))),
+                       (head, "%s is a truncated core: 1000000 bytes of the " % head),
                        (harness.fixture_path("prog_parked"), "is a shared object or PIE executable, not a core file")):
         status, out, err = cli("report", "--json", path)
-        # THEN each says its own cause, in the error document and on stderr
+        # THEN each says its own cause, in the error document and on stderr's first line
         e = error_document(out)
-        assert status == 1 and want in e["hint"] and want in err, (path, e)
+        assert status == 1 and want in e["message"] and want in err.splitlines()[0], (path, e, err)
     # AND the truncated core's size is set against what its own program headers describe
     described = int(re.search(r"bytes of the (\d+) its headers describe", cli("report", "--json", cut)[2]).group(1))
     assert os.path.getsize(cut) < described <= os.path.getsize(whole)

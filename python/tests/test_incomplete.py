@@ -177,6 +177,28 @@ def test_a_runtime_not_found_in_a_program_named_python_is_a_python_state_not_rea
     assert v.facts["python_evidence"] == PythonEvidence.EXECUTABLE
 
 
+@pytest.mark.parametrize("kind", ["core", "live"])
+def test_no_runtime_found_in_an_executable_that_could_not_be_read_says_so_and_for_a_core_what_to_give(kind):
+    # GIVEN a process whose executable could not be read here (a core's, moved or deleted since)
+    problem = "cannot open /srv/app/bin/app: No such file or directory"
+    snap = ProcessSnapshot(target=TargetInfo(kind=kind, pid=5, core="/cores/core.5" if kind == "core" else None,
+                                             executable="/srv/app/bin/app", executable_problem=problem),
+                           python={"status": "not-python", "threads": [], "gils": [], "warnings": []},
+                           threads=[sleeper(1, 5)])
+    report = analysis.build_report(snap)
+    first = render_text(report).splitlines()[0]
+    # THEN "no Python runtime found" says the runtime could not be looked for in it
+    assert "no Python runtime found (its executable could not be read here, so a runtime linked into it could " \
+           "not be looked for" in first, first
+    # AND, for a core, that giving the interpreter reads it
+    assert ("give the interpreter: pyhang report /cores/core.5 /path/to/python3.X" in first) == (kind == "core"), first
+    # AND the JSON says why, in the target
+    assert render_json.to_json(report)["target"]["executable_problem"] == problem
+    # AND an executable that was read adds nothing
+    snap.target.executable_problem = None
+    assert render_text(analysis.build_report(snap)).splitlines()[0].endswith("no Python runtime found")
+
+
 # ---- what is not Python, and what is complete ---------------------------------------------------
 
 def test_a_c_program_is_never_said_to_have_an_unreadable_python_state(tmp_path, capsys):

@@ -106,6 +106,57 @@ def test_a_socket_whose_peer_was_not_looked_up_never_reads_as_held_by_no_process
     assert "holders" not in _blocked(b, ThreadNames([]))["syscall"]["object"]
 
 
+def _backlog_socket(protocol, holders, **socket_facts):
+    obj = {"kind": "socket", "link": "socket:[70]", "inode": 70, "pid": 1,
+           "socket": dict({"protocol": protocol, "peer_in_backlog": True}, **socket_facts)}
+    if holders is not None:
+        obj["holders"], obj["holders_complete"] = holders, True
+    return {6: obj}
+
+
+def test_a_connection_in_this_processs_own_listen_backlog_says_only_this_process_can_accept_it():
+    # GIVEN a loopback TCP connection not yet accepted, whose listening socket only this process holds (fd 5)
+    own = [{"pid": 1, "comm": "app", "fds": [5], "threads": []}]
+    b = syscalls.syscall_wait(thread("recvfrom", 6, 0, 1), files=_backlog_socket("tcp", own, peer_inode=71))
+    # THEN the other end is named as such, never as held by no process
+    assert line(b).endswith("its peer is a connection not yet accepted by this process's own listening socket, "
+                            "fd 5: no other process can accept it"), line(b)
+    # AND a listener another process holds is said to be that process's
+    other = [{"pid": 4121, "comm": "server", "fds": [3], "threads": []}]
+    b = syscalls.syscall_wait(thread("recvfrom", 6, 0, 1), files=_backlog_socket("tcp", other, peer_inode=71))
+    assert line(b).endswith("its peer waits, not yet accepted, in the backlog of a listening socket, which is held "
+                            "only by PID 4121 (server)"), line(b)
+
+
+def test_a_unix_connection_not_yet_accepted_says_so_and_which_listener_only_when_one_has_connections_waiting():
+    # GIVEN a unix socket whose peer the kernel names not (no process accepted it): no listener known
+    b = syscalls.syscall_wait(thread("recvfrom", 6, 0, 1), files=_backlog_socket("unix", None))
+    assert line(b).endswith("its peer is a connection not yet accepted: it waits in the backlog of a listening "
+                            "socket (the kernel does not say which)"), line(b)
+    assert "held" not in line(b), line(b)
+    # AND with the one listener here that has connections waiting, held by this process: likely that one
+    own = [{"pid": 1, "comm": "app", "fds": [3], "threads": []}]
+    b = syscalls.syscall_wait(thread("recvfrom", 6, 0, 1), files=_backlog_socket(
+        "unix", own, peer_inode=71, peer_path="/run/app.sock", backlog_inferred=True))
+    assert line(b).endswith("its peer is a connection not yet accepted by this process's own listening socket, fd 3 "
+                            "at /run/app.sock (likely: the only listening socket here with connections waiting): no "
+                            "other process can accept it"), line(b)
+    assert "peer socket:[71]" not in line(b), line(b)
+
+
+def test_unix_socket_states_from_sock_diag_name_a_connection_in_a_backlog():
+    # (procfs._unix_peer over what sock_diag says: connected with no peer inode is unaccepted)
+    diag = {70: {"peer": 0, "state": procfs.UNIX_CONNECTED, "queued": 0},
+            71: {"peer": 0, "state": procfs.UNIX_LISTENING, "queued": 1},
+            72: {"peer": 0, "state": procfs.UNIX_LISTENING, "queued": 0},
+            73: {"peer": 74, "state": procfs.UNIX_CONNECTED, "queued": 0}}
+    assert procfs._unix_peer(diag, 73) == {"peer_inode": 74}
+    assert procfs._unix_peer(diag, 70) == {"peer_in_backlog": True, "peer_inode": 71, "backlog_inferred": True}
+    diag[72]["queued"] = 2   # two listeners with connections waiting: which one is not known
+    assert procfs._unix_peer(diag, 70) == {"peer_in_backlog": True}
+    assert procfs._unix_peer(diag, 72) is None and procfs._unix_peer(diag, 99) is None
+
+
 def test_poll_names_the_fds_read_from_target_memory_and_its_timeout():
     t = thread("poll", 0x5000, 2, 1500, syscall={"memory": {"pollfds": [[3, 1], [8, 4], [-1, 1]]}})
     assert syscalls.fds_wanted(t.registers, t.syscall["memory"]) == [3, 8]

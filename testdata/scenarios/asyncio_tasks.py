@@ -12,6 +12,8 @@ Loop 1 (the main thread, "aio-main"):
   queue-getter         Queue.get on an empty asyncio.Queue
   executor-waiter      run_in_executor(None, f): f blocks in an executor thread
   failed               raised ValueError; nobody retrieves it (kept referenced)
+  overdue              asyncio.sleep(0.05), begun just before blocker blocks the
+                       loop: its deadline passes while the loop is blocked
   blocker              the task running now: time.sleep() inside the
                        coroutine blocks the loop while callbacks are ready
   rcts-sleep-caller (thread) run_coroutine_threadsafe(..., loop 1).result()
@@ -88,6 +90,11 @@ async def outer(event):
 async def sleeper():
     FACTS["sleeper"] = {"line": here() + 1, "when": asyncio.get_event_loop().time() + 3600}
     await asyncio.sleep(3600)
+
+
+async def overdue():
+    FACTS["overdue"] = {"line": here() + 1, "when": asyncio.get_event_loop().time() + 0.05}
+    await asyncio.sleep(0.05)
 
 
 async def lock_holder(lock, never):
@@ -196,6 +203,7 @@ async def main():
     while "tid" not in FACTS["executor-waiter"] or not loop2_ready.is_set():
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.1)  # loop 2 runs grabber into SWITCH.acquire()
+    create("overdue", overdue())  # its first step, then blocker's, in the same turn of the loop
     create("blocker", blocker())
     await asyncio.sleep(0)  # blocker starts: from here the loop is stuck in time.sleep
 
@@ -211,7 +219,7 @@ def run():
 
     def report_when_blocked():
         loop1_blocked.wait()
-        while len(TRUTH.data["threads"]) < 4:
+        while len(TRUTH.data["threads"]) < 4 or time.monotonic() <= FACTS["overdue"]["when"]:
             time.sleep(0.01)
         time.sleep(0.2)
         # What each task awaits, as asyncio itself says.

@@ -36,6 +36,20 @@ def no_arguments(name, description, argv):
         _NO_ARGS[name].parse_args(argv)
 
 
+def complete_options(flags, text, word):
+    """gdb's completions of the option being typed (the last word of `text`)
+    among `flags`.  gdb replaces only `word`, what follows the last of its
+    word-break characters ('-' among them): each completion is cut to match.
+    (None in gdb's first call, which asks only where words break.)"""
+    if word is None:
+        return None
+    typed = text.rsplit(" ", 1)[-1]
+    if typed and not typed.startswith("-"):
+        return []
+    cut = len(typed) - len(word)
+    return [f[cut:] for f in flags if f.startswith(typed)]
+
+
 def failure(name, exc):
     """The one line that says why command `name` failed with `exc`."""
     if isinstance(exc, (NoTarget, ArgumentError, native.ReaderError)):
@@ -47,14 +61,9 @@ def failure(name, exc):
     return "%s failed: %s: %s" % (name, type(exc).__name__, exc)
 
 
-class PyhangCommand(gdb.Command):
-    """Base: runs `run(argv)`, turns every failure into one line."""
+class Runs:
+    """Runs `run(argv)`, turns every failure into one line."""
     name = None
-    command_class = gdb.COMMAND_STATUS
-    prefix = False
-
-    def __init__(self):
-        super().__init__(self.name, self.command_class, prefix=self.prefix)
 
     def invoke(self, arg, from_tty):
         status.started()
@@ -68,3 +77,19 @@ class PyhangCommand(gdb.Command):
 
     def run(self, argv):
         raise NotImplementedError
+
+
+class PyhangCommand(Runs, gdb.Command):
+    """A gdb command of pyhang's."""
+    command_class = gdb.COMMAND_STATUS
+    prefix = False
+
+    def __init__(self):
+        gdb.Command.__init__(self, self.name, self.command_class, prefix=self.prefix)
+
+
+class InternalCommand(Runs):
+    """A `pyhang` subcommand for pyhang's own use (what the command line and
+    --tree ask of a gdb), not one for users: no gdb command of its own, so
+    `help pyhang` does not list it; the `pyhang` prefix runs it (gdb hands
+    a prefix the subcommands it does not know)."""

@@ -14,7 +14,8 @@ from pyhang.model.facts import Facts, Recording, encode, frame_sequence
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 from pyhang_gdb import facts, loader, settings, status
-from pyhang_gdb.commands.base import ArgumentError, PyhangCommand, failure, no_arguments, parser
+from pyhang_gdb.commands.base import (ArgumentError, InternalCommand, PyhangCommand, complete_options, failure,
+                                      no_arguments, parser)
 
 
 class PyhangPrefix(PyhangCommand):
@@ -25,8 +26,6 @@ Subcommands:
                                               every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang report --tree [--json]               this process and its descendants, deadlocks across them first
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
-  pyhang lock-objects FILE ADDRESS...         (what --tree asks of a parent: the threading locks at these addresses)
-  pyhang serve-facts QUESTIONS ANSWERS        (what the pyhang command line asks: answers on a pipe)
   pyhang version                              pyhang and the Python gdb embeds
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), py-locals, py-print NAME,
 py-list, py-up, py-down, py-bt-full (libpython.py's names, also as pyhang-py-...), gil-holder,
@@ -38,7 +37,17 @@ set pyhang native-depth N, set pyhang frame-filter on|off."""
     name = "pyhang"
     prefix = True
 
+    def invoke(self, arg, from_tty):
+        word, _, rest = arg.strip().partition(" ")
+        internal = INTERNAL.get(word)
+        if internal is not None:
+            internal.invoke(rest, from_tty)
+        else:
+            super().invoke(arg, from_tty)
+
     def run(self, argv):
+        if argv:
+            raise ArgumentError("pyhang: no subcommand %r (help pyhang lists them)" % argv[0])
         print(self.__doc__)
 
 
@@ -58,6 +67,9 @@ frame's locals (arguments, locals, cells, free variables; module globals at modu
 --merged shows native and Python frames as one stack, each evaluation-loop frame followed by the
 Python frames it runs (in JSON: python_frames[].native_frame)."""
     name = "pyhang report"
+
+    def complete(self, text, word):
+        return complete_options(options.report_flags(), text, word)
 
     def run(self, argv):
         p = parser("pyhang report", "every thread of the target")
@@ -136,7 +148,7 @@ def _address(text):
 _address.__name__ = "address"
 
 
-class PyhangLockObjects(PyhangCommand):
+class PyhangLockObjects(InternalCommand):
     """pyhang lock-objects FILE ADDRESS...: write as JSON what is at each address in this process:
 whether it is a threading Lock or RLock, alive and locked, and which threads reference it on
 their innermost Python frames (where).  `pyhang report --tree` asks a fork parent this about the
@@ -155,7 +167,7 @@ same address, unless the parent has freed it since."""
         print("pyhang: %d lock objects written to %s" % (len(found), args.file))
 
 
-class PyhangServeFacts(PyhangCommand):
+class PyhangServeFacts(InternalCommand):
     """pyhang serve-facts QUESTIONS ANSWERS: answer the analysis's questions about this target
 (pyhang.model.facts), one JSON line each, read from file descriptor QUESTIONS, each answer written as
 one JSON line to file descriptor ANSWERS ({"answer": ...} or {"error": "why"}), until QUESTIONS ends.
@@ -201,4 +213,7 @@ class PyhangVersion(PyhangCommand):
             pyhang.VERSION, pyhang.SCHEMA, native.__file__, gdb.VERSION, *sys.version_info[:3]))
 
 
-COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangLockObjects, PyhangServeFacts, PyhangVersion)
+COMMANDS = (PyhangPrefix, PyhangReport, PyhangSnapshot, PyhangVersion)
+
+# `pyhang WORD ...` that the prefix runs: pyhang's own, not listed for users.
+INTERNAL = {c.name.split(" ", 1)[1]: c() for c in (PyhangLockObjects, PyhangServeFacts)}

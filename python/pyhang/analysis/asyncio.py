@@ -138,7 +138,8 @@ def _blocked(loop, thread, running, pending):
     frame = thread.python_frames[0] if thread.python_frames else None
     return {"task": running.name, "tid": thread.tid, "ready": loop.ready, "pending": pending,
             "frame": {"function": frame.function, "file": frame.file, "line": frame.line} if frame else None,
-            "wait": b.kind if b is not None else None, "wait_address": b.address if b is not None else None}
+            "wait": b.kind if b is not None else None, "wait_address": b.address if b is not None else None,
+            "wait_call": (b.lock or {}).get("name") if b is not None and b.kind == WaitKind.SYSCALL else None}
 
 
 def analyse(report, snapshot):

@@ -51,7 +51,7 @@ def _wants_futex_word(lock):
 def target_info(answer):
     return TargetInfo(kind=answer["kind"], pid=answer.get("pid"), core=answer.get("core"),
                       executable=answer.get("executable"), namespace_pid=answer.get("namespace_pid"),
-                      parent_pid=answer.get("parent_pid"))
+                      parent_pid=answer.get("parent_pid"), executable_problem=answer.get("executable_problem"))
 
 
 def thread_snapshot(t):

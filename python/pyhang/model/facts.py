@@ -56,9 +56,10 @@ class Facts:
                  "source_lines")
 
     def target(self):
-        """{kind, pid, core, executable, namespace_pid, parent_pid, warnings, lock_problem}: what the
-        target is, one line per thing about it that could not be read or trusted, and why glibc's lock
-        layouts are unknown (None when known)."""
+        """{kind, pid, core, executable, executable_problem, namespace_pid, parent_pid, warnings,
+        lock_problem}: what the target is (executable_problem: why its executable's file could not be
+        read, None when it was), one line per thing about it that could not be read or trusted, and
+        why glibc's lock layouts are unknown (None when known)."""
         raise NotImplementedError
 
     def python(self):

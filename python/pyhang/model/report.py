@@ -114,6 +114,7 @@ class TargetInfo:
     python_version: str | None = None
     namespace_pid: int | None = None  # its pid in its own PID namespace, when that differs
     parent_pid: int | None = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
+    executable_problem: str | None = None  # why the executable's file could not be read here
 
 
 @record

@@ -77,11 +77,18 @@ def _plain_python(state):
     return {**state, "threads": [{**t, "frames": [dict(f) for f in t.get("frames") or []]} for t in state["threads"]]}
 
 
+def _target_dict(t):
+    d = {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
+         "namespace_pid": t.namespace_pid, "parent_pid": t.parent_pid}
+    if t.executable_problem is not None:  # (added after the first snapshots: only when there is one)
+        d["executable_problem"] = t.executable_problem
+    return d
+
+
 def _to_dict(snap, t):
     return {
         "schema": SNAPSHOT_SCHEMA,
-        "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
-                   "namespace_pid": t.namespace_pid, "parent_pid": t.parent_pid},
+        "target": _target_dict(t),
         "python": _plain_python(snap.python),
         "warnings": list(snap.warnings),
         "lock_problem": snap.lock_problem,
@@ -111,7 +118,8 @@ def from_dict(d: dict) -> ProcessSnapshot:
     t = d["target"]
     return ProcessSnapshot(
         target=TargetInfo(kind=t["kind"], pid=t.get("pid"), core=t.get("core"), executable=t.get("executable"),
-                          namespace_pid=t.get("namespace_pid"), parent_pid=t.get("parent_pid")),
+                          namespace_pid=t.get("namespace_pid"), parent_pid=t.get("parent_pid"),
+                          executable_problem=t.get("executable_problem")),
         python=d.get("python") or {},
         warnings=list(d.get("warnings") or []),
         lock_problem=d.get("lock_problem"),

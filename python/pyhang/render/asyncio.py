@@ -1,6 +1,7 @@
 """asyncio in the report: the loops with their threads and tasks, what each
 task awaits, await cycles, loops blocked inside a task's step."""
-from pyhang.model.kinds import AwaitKind
+from pyhang.model.kinds import AwaitKind, WaitKind
+from pyhang.render.syscalls import call_name
 
 # "waits for ..." per AwaitKind of an asyncio primitive.
 _PRIMITIVES = {
@@ -26,8 +27,22 @@ def _tasks(names_):
     return ", ".join("'%s'" % n for n in names_) or "tasks pyhang could not read"
 
 
-def await_text(a, names):
-    """"awaits task 'cycle-b'", "sleeps until loop time 1234.5 (in 3599.2 s)", ..."""
+def _sleep_left(remaining, loop_blocked):
+    """" (in 3599.2 s)", or, past the deadline, how long overdue and why:
+    the loop runs a timer only when it comes back from the task or callback
+    it is stepping (`loop_blocked`: it is known to be blocked in one)."""
+    if remaining is None:
+        return ""
+    if remaining >= 0:
+        return " (in %.1f s)" % remaining
+    why = ("its event loop is blocked inside a task's step and runs no timer until that returns" if loop_blocked
+           else "its event loop has not come back to run its timers: it is blocked or busy in a task or callback")
+    return " (overdue by %.1f s: %s)" % (-remaining, why)
+
+
+def await_text(a, names, loop_blocked=False):
+    """"awaits task 'cycle-b'", "sleeps until loop time 1234.5 (in 3599.2 s)", ...
+    (`loop_blocked`: the task's loop is blocked inside another task's step)."""
     if a.kind == AwaitKind.TASK:
         return "awaits task %s" % _tasks(a.tasks)
     if a.kind == AwaitKind.GATHER:
@@ -35,8 +50,7 @@ def await_text(a, names):
     if a.kind == AwaitKind.SLEEP:
         if a.when is None:
             return "sleeps (asyncio.sleep)"
-        left = " (in %.1f s)" % a.remaining if a.remaining is not None else ""
-        return "sleeps until loop time %.3f%s" % (a.when, left)
+        return "sleeps until loop time %.3f%s" % (a.when, _sleep_left(a.remaining, loop_blocked))
     if a.kind in _PRIMITIVES:
         return "waits " + _PRIMITIVES[a.kind] % ("asyncio.%s" % (a.obj_type or "?") + (" 0x%x" % a.obj if a.obj else ""))
     if a.kind == AwaitKind.EXECUTOR:
@@ -51,7 +65,7 @@ def await_text(a, names):
     return "awaits %s (%s)" % (what, a.state or "state unknown")
 
 
-def task_lines(t, names, indent="    "):
+def task_lines(t, names, indent="    ", loop_blocked=False):
     head = "task '%s' 0x%x" % (t.name, t.address) + ("" if t.native else " (pure-Python Task)")
     if t.running:
         head += ": running now (its loop is stepping it)"
@@ -62,7 +76,7 @@ def task_lines(t, names, indent="    "):
             if t.exception_unretrieved:
                 head += ", never retrieved"
     elif t.awaits is not None:
-        head += ": " + await_text(t.awaits, names)
+        head += ": " + await_text(t.awaits, names, loop_blocked)
     else:
         head += ": ready to run, waiting for its loop"
     if t.completes_for:
@@ -98,7 +112,7 @@ def render_asyncio(report, names, holds_text):
         if loop.blocked:
             out.append("    BLOCKED: " + loop_blocked_text(loop.blocked, names, holds_text))
         for t in loop.tasks:
-            out.extend(task_lines(t, names))
+            out.extend(task_lines(t, names, loop_blocked=loop.blocked is not None))
     return out
 
 
@@ -106,7 +120,13 @@ def loop_blocked_text(facts, names, holds_text):
     """The verdict of an event loop whose thread is blocked inside a task's
     step.  `holds_text(kind, address)` names what the thread waits on."""
     where = " at %s" % _frame_dict(facts["frame"]) if facts.get("frame") else ""
-    wait = ", waiting on %s" % holds_text(facts["wait"], facts.get("wait_address")) if facts.get("wait") else ""
+    if facts.get("wait") == WaitKind.SYSCALL:
+        call = facts.get("wait_call")
+        wait = ", waiting in the %s system call" % call_name(call) if call is not None else ", waiting in a system call"
+    elif facts.get("wait"):
+        wait = ", waiting on %s" % holds_text(facts["wait"], facts.get("wait_address"))
+    else:
+        wait = ""
     return ("the event loop of %s is blocked inside task '%s': a synchronous call in its coroutine%s%s; "
             "%s ready callback%s and %d pending task%s cannot run until it returns" % (
                 names(facts["tid"]), facts["task"], where, wait,
@@ -124,7 +144,8 @@ def await_deadlock_lines(report, d, title, names):
     for t in d.tasks:
         loop = loop_of(report, t)
         on = " on the loop of %s" % names(loop.thread) if loop is not None and loop.thread is not None else ""
-        out.append("  task '%s'%s %s" % (t.name, on, await_text(t.awaits, names) if t.awaits else "awaits ?"))
+        blocked = loop is not None and loop.blocked is not None
+        out.append("  task '%s'%s %s" % (t.name, on, await_text(t.awaits, names, blocked) if t.awaits else "awaits ?"))
         if t.stack:
             out.append("    at " + _frame(t.stack[0]))
     out.append("")

@@ -236,25 +236,31 @@ def evidence(b):
     return None
 
 
-def describe(b, tid, names):
-    """One line: "Thread 1 (LWP 885) waits to write-lock rwlock 0x… (libcuda.so.1): write-held by …"."""
-    return "%s %s" % (names(tid), summary(b, names))
+# `named` below: whether the line names its thread; not under gdb's
+# `thread apply`, whose own header names it just before.
+
+def describe(b, tid, names, named=True):
+    """One line: "Thread 1 (LWP 885) waits to write-lock rwlock 0x… (libcuda.so.1): write-held by …"
+    ("waits to write-lock …" unnamed)."""
+    return "%s %s" % (names(tid), summary(b, names)) if named else summary(b, names)
 
 
-def not_blocked(tid, names, syscall, lock_problem=None):
+def not_blocked(tid, names, syscall, lock_problem=None, named=True):
     """`lock-owner` of a thread that waits on nothing pyhang knows.
     `syscall`: the name of the system call it sleeps in (its number when it
     has none: analysis.syscalls.name), or None."""
     doing = "in the %s system call" % syscalls.call_name(syscall) if syscall is not None else "running"
-    line = "%s is not blocked on a lock (%s)" % (names(tid), doing)
+    line = ("%s is not blocked on a lock (%s)" % (names(tid), doing) if named
+            else "not blocked on a lock (%s)" % doing)
     if lock_problem:
         line += "\n  (%s)" % lock_problem
     return line
 
 
-def unreadable(tid, names, problem):
+def unreadable(tid, names, problem, named=True):
     """`lock-owner` of a thread whose registers or stack could not be read."""
-    return "%s: cannot tell what it waits on: %s" % (names(tid), problem)
+    return ("%s: cannot tell what it waits on: %s" % (names(tid), problem) if named
+            else "cannot tell what it waits on: %s" % problem)
 
 
 def likely_holder_evidence(facts):

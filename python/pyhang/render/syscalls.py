@@ -54,7 +54,7 @@ def object_text(obj):
             text = "unix socket %s" % obj.get("link")
             if s.get("path"):
                 text += " at %s" % s["path"]
-            if s.get("peer_inode"):
+            if s.get("peer_inode") and not s.get("peer_in_backlog"):
                 text += ", peer socket:[%d]" % s["peer_inode"] + (" at %s" % s["peer_path"] if s.get("peer_path")
                                                                   else "")
             return text
@@ -92,16 +92,44 @@ def _holder_text(h, pid, fd_pid):
     return who
 
 
+def _backlog_text(obj):
+    """The other end of a connection no process has accepted yet: "its peer
+    is a connection not yet accepted by this process's own listening socket
+    (fd 5): …", "its peer waits, not yet accepted, in the backlog of a
+    listening socket, which is held only by PID 4121 (…)", or (a unix
+    socket whose listener the kernel does not name) that it waits in some
+    backlog."""
+    s = obj["socket"]
+    if "holders" not in obj:
+        return ("its peer is a connection not yet accepted: it waits in the backlog of a listening socket (the kernel "
+                "does not say which)")
+    which = ""
+    if s.get("backlog_inferred"):
+        which = " %s (likely: the only listening socket here with connections waiting)" % (
+            "at " + s["peer_path"] if s.get("peer_path") else "socket:[%d]" % s["peer_inode"])
+    pid, holders = obj.get("pid"), obj["holders"]
+    if holders and obj.get("holders_complete", True) and all(h["pid"] == pid for h in holders):
+        return ("its peer is a connection not yet accepted by this process's own listening socket, fd %s%s: no other "
+                "process can accept it" % (", ".join(str(fd) for h in holders for fd in h["fds"]), which))
+    return _held_text("its peer waits, not yet accepted, in the backlog of a listening socket%s, which" % which, obj)
+
+
 def other_end_text(obj):
     """"its write end is held only by PID 4120 (python3.11), whose thread …"."""
-    if obj is None or "holders" not in obj or obj.get("kind") not in ("pipe", "socket"):
+    if obj is None or obj.get("kind") not in ("pipe", "socket"):
+        return None
+    if (obj.get("socket") or {}).get("peer_in_backlog"):
+        return _backlog_text(obj)
+    if "holders" not in obj:
         return None
     if obj["kind"] == "pipe":
-        end = {"read": "its write end", "write": "its read end"}.get(obj.get("access"), "its other end")
-    elif (obj.get("socket") or {}).get("peer_in_backlog"):
-        end = "its peer waits, not yet accepted, in the backlog of a listening socket, which"
-    else:
-        end = "its peer"
+        return _held_text({"read": "its write end", "write": "its read end"}.get(obj.get("access"), "its other end"),
+                          obj)
+    return _held_text("its peer", obj)
+
+
+def _held_text(end, obj):
+    """"END is held only by PID 4120 (python3.11), whose thread …", of `obj`'s holders."""
     holders = obj["holders"]
     pid = obj.get("pid")
     if not holders:

@@ -97,8 +97,21 @@ def describe_target(report: Report):
     elif report.python_status in (PythonStatus.UNSUPPORTED, PythonStatus.UNREADABLE):
         parts.append("a Python runtime of unknown version")   # found, and its version not read
     else:
-        parts.append("no Python runtime found")
+        parts.append("no Python runtime found" + _unread_executable(t))
     return ", ".join(parts)
+
+
+def _unread_executable(t):
+    """Why "no Python runtime found" may be wrong: the executable, where a
+    runtime linked into it is found, could not be read here; for a core,
+    what to give."""
+    if not t.executable_problem:
+        return ""
+    if t.kind == "core":
+        return (" (its executable could not be read here, so a runtime linked into it could not be looked for: if "
+                "it ran Python, give the interpreter: pyhang report %s /path/to/python3.X, in gdb: gdb "
+                "/path/to/python3.X %s)" % (t.core, t.core))
+    return " (its executable could not be read here, so a runtime linked into it could not be looked for)"
 
 
 def _python_frame_lines(f, indent, out):

@@ -79,8 +79,8 @@ def frame_locals_text(frame_locals, indent="      "):
     return [indent + line for line in locals_lines(frame_locals)]
 
 
-def python_run_suffix(run):
-    """What `bt` shows after an evaluation-loop frame's function name: the
-    Python frames it runs, innermost first: `[Python] settle (/srv/app.py:42)`."""
-    return " ".join("[Python] %s (%s:%s)" % (f["function"], f["file"], f["line"] if f["line"] >= 0 else "?")
-                    for f in run)
+def python_frame_function(f):
+    """What `bt` names a Python frame an evaluation-loop frame runs, on a
+    line of its own under it (its file and line follow, as gdb's own frames
+    have them): `[Python] settle`."""
+    return "[Python] %s" % f["function"]
