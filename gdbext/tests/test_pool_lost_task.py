@@ -3,7 +3,9 @@
 a cycle.  The idle plumbing — the result handler reading the result pipe,
 the workers reading the task pipe, whose write end any parent thread may
 write to — is no deadlock: the parent's task handler, waiting for tasks, is
-one of those threads, and no cycle runs through it."""
+one of those threads, and no cycle runs through it.  What is said instead:
+the awaited task is in no worker's hands (pool-task-lost, likely); never
+of a pool whose workers are inside their tasks."""
 import json
 import os
 
@@ -19,5 +21,21 @@ def test_a_pools_idle_plumbing_is_no_deadlock_when_a_worker_died_with_its_task(s
     assert doc["deadlocks"] == [], doc["deadlocks"]
     pids = {p["target"]["pid"] if "target" in p else p["pid"] for p in doc["processes"]}
     assert pids >= {s.pid} | set(s.truth["workers"]) and s.truth["killed"] not in pids
-    # a hang all the same, never an all-clear
+    # a hang all the same, never an all-clear: the task was lost
     assert status == doc["exit_status"] == 5, err
+    (v,) = doc["verdicts"]
+    main = harness.role_tid(s, "main")
+    assert (v["kind"], v["pid"], v["threads"]) == ("pool-task-lost", s.pid, [main]), v
+    assert sorted(v["facts"]["workers"]) == sorted(s.truth["workers"]) and v["facts"]["confidence"] == "likely"
+    assert v["advice"] and "BrokenProcessPool" in v["advice"]
+    assert doc["headline"].startswith("Hung without a deadlock: in PID %d a multiprocessing.Pool task was lost" % s.pid)
+    _, text, _ = harness.pyhang_cli("report", "--tree", "-p", s.pid)
+    assert text.splitlines()[4].startswith("Pool task lost: in PID %d Thread 1 (LWP %d)" % (s.pid, main)), text
+
+
+def test_a_pool_whose_workers_are_inside_their_tasks_lost_none(scenario):
+    # the workers of fork_pool_lock.py are blocked inside their task (on a lock copied locked)
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "fork_pool_lock.py")])
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    doc = harness.validated_tree(json.loads(out))
+    assert doc["verdicts"] == [] and status == 5, err

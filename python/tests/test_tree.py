@@ -10,7 +10,7 @@ from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
-from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, Report, TargetInfo, ThreadReport
+from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.tree import ProcessEntry, TreeReport
 from pyhang.render.tree import render_tree_text, tree_json
 
@@ -473,3 +473,34 @@ def test_a_childs_rlock_names_nobody_when_the_parent_has_no_such_owner_there():
                       "the owner is no thread in the parent's report": {"owner_tid": 999}}.items():
         tree = tree_analysis.analyse(rlock_tree(seen))
         assert [h.variant for _, h in tree.fork_hazards] == ["owner-gone"], why
+
+
+# ---- a multiprocessing.Pool's lost task ------------------------------------------------------
+
+def _py_thread(tid, blocked, *frames):
+    return ThreadReport(tid=tid, gdb_num=1, gil=GilState.RELEASED, blocked_on=blocked,
+                        python_frames=[PythonFrame(function=f, file=p, line=1) for p, f in frames])
+
+
+POOL_PY, QUEUES_PY = "/usr/lib/python3.11/multiprocessing/pool.py", "/usr/lib/python3.11/multiprocessing/queues.py"
+
+
+def _worker(pid, *inner):
+    read = syscall_thread(pid, "read", fd=3).blocked_on
+    return process(pid, 100, _py_thread(pid, read, *inner, (POOL_PY, "worker")))
+
+
+def test_a_pool_result_awaited_while_every_worker_waits_for_a_task_is_a_lost_task():
+    event = BlockedOn(kind=WaitKind.PY_EVENT, confidence=Confidence.CERTAIN)
+    parent = process(100, 1, _py_thread(100, event, ("/usr/lib/python3.11/threading.py", "Event.wait"),
+                                        (POOL_PY, "ApplyResult.wait"), (POOL_PY, "Pool.map")))
+    idle = analyse(parent, _worker(200, (QUEUES_PY, "SimpleQueue.get")), _worker(300, (QUEUES_PY, "get")))
+    ((pid, v),) = idle.verdicts
+    assert (pid, v.kind, v.threads, sorted(v.facts["workers"])) == (100, "pool-task-lost", [100], [200, 300])
+    assert idle.exit_status == 5
+    # THEN not while one worker is inside a task (its frames above the worker loop), or the task handler runs
+    busy = analyse(parent, _worker(200, (QUEUES_PY, "get")), _worker(300, ("/srv/app.py", "work")))
+    assert busy.verdicts == []
+    handler = _py_thread(101, None, (POOL_PY, "Pool._handle_tasks"))
+    running = analyse(process(100, 1, parent.report.threads[0], handler), _worker(200, (QUEUES_PY, "get")))
+    assert running.verdicts == []

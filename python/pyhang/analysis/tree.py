@@ -27,7 +27,7 @@ holder blocked on something else) is a stall: a fact of this moment, said
 with what each holder's threads wait on.  Fork hazards across
 processes: pyhang.analysis.tree_forks.
 """
-from pyhang.analysis import completeness, tree_forks
+from pyhang.analysis import completeness, pools, tree_forks
 from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 
@@ -254,11 +254,12 @@ def analyse(tree: TreeReport):
     # the certain ones first, then by size
     tree.deadlocks.sort(key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
     tree.stalls = stalls(tree, {n for d in tree.deadlocks for n in d.nodes})
+    tree.verdicts = pools.lost_tasks(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
     tree.exit_status = completeness.exit_status(
         tree.deadlocks or any(r.deadlocks for r in reports),
-        tree.stalls or any(completeness.hung(r) for r in reports) or
+        tree.stalls or tree.verdicts or any(completeness.hung(r) for r in reports) or
         [h for _, h in tree.fork_hazards if h.hangs],
         any(completeness.incomplete(r) for r in reports), not reports or any(completeness.runs_python(r) for r in reports))
     return tree

@@ -99,6 +99,7 @@ class VerdictKind:
     ASYNCIO_LOOP_BLOCKED = "asyncio-loop-blocked"   # an event loop's thread blocked inside a task's step
     POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
     WAITS_ON_PROCESS = "waits-on-process"   # a pipe or socket wait whose other end only other processes hold
+    POOL_TASK_LOST = "pool-task-lost"   # (a tree's) a Pool result waited for while every worker waits for a task
     IDLE = "idle"   # Event/Condition/Queue waits and executor workers between tasks, nothing waiting on them
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
 
@@ -152,12 +153,14 @@ class HazardKind:
 # Verdicts that are a hang without a cycle: nothing in the process can end
 # these waits (the fork hazard of a lock held at fork is one too).
 HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
-                 VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS)
+                 VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS,
+                 VerdictKind.POOL_TASK_LOST)
 
 # What is wrong, most serious first, after any deadlock: the order of a
 # report's first lines and of its verdicts.  A hang without a cycle, then
 # what could not be read or named, then what is only worth knowing.
-SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, HazardKind.ORPHANED_LOCK,
+SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.ASYNCIO_LOOP_BLOCKED,
+            HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
             VerdictKind.OWNER_GONE, VerdictKind.INCOMPLETE, VerdictKind.OWNERS_UNKNOWN, VerdictKind.WAITS_ON_PROCESS,
             VerdictKind.GIL_HANDOVER, VerdictKind.POOL_IDLE, VerdictKind.IDLE)

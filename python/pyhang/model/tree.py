@@ -8,7 +8,7 @@ docs/json-contract.md.  Sentences are not stored here.
 from __future__ import annotations
 from pyhang.model.record import field, record
 
-from pyhang.model.report import Hazard, Report
+from pyhang.model.report import Hazard, Report, Verdict
 
 Node = tuple[int, int]   # (pid, tid)
 
@@ -61,6 +61,9 @@ class TreeReport:
     # (analysis.tree.stalls): {"waiter": Node, "syscall", "fd", "kind", "link",
     # "holders": [{"pid", "comm", "threads": [{"tid", "kind", "syscall"}]}]}
     stalls: list[dict] = field(default_factory=list)
+    # What hangs across processes without a cycle (analysis.pools): (pid, Verdict), the verdict's
+    # threads those of that process
+    verdicts: list[tuple[int, Verdict]] = field(default_factory=list)
     exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 
     def process(self, pid):

@@ -11,7 +11,7 @@ from pyhang.render.forks import ADVICE, evidence, hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.text import names_of, render_text, thread_header
 from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_ON_OTHERS, \
-    count as _count, hang_kinds, headline, incomplete_reasons
+    TITLES, count as _count, hang_kinds, headline, incomplete_reasons, verdict_advice, verdict_text
 
 TREE_SCHEMA = "pyhang-tree/1"
 
@@ -160,6 +160,8 @@ def tree_headline(tree):
     for pid, h in tree.fork_hazards:
         if h.hangs:
             hangs.setdefault(HANG_SUMMARIES[h.kind], []).append(pid)
+    for pid, v in tree.verdicts:
+        hangs.setdefault(HANG_SUMMARIES[v.kind], []).append(pid)
     hangs = ["in %s %s" % (_pids(sorted(set(pids))), what) for what, pids in hangs.items()]
     if tree.stalls:
         hangs.append("%s wait%s on a pipe or socket nothing serves now" % (
@@ -191,6 +193,11 @@ def tree_answer(tree):
     headline), the fork hazards across processes, the waits nothing
     serves, then each process's own answer where it has one to give."""
     out = render_deadlocks(tree) if tree.deadlocks else [tree_headline(tree), ""]
+    for pid, v in tree.verdicts:
+        out.append("%s: %s" % (TITLES[v.kind], verdict_text(v, names_of(tree.process(pid).report))))
+        out.append("  advice: " + verdict_advice(v))
+    if tree.verdicts:
+        out.append("")
     hazards = render_fork_hazards(tree)
     if hazards:
         out.extend(hazards + [""])
@@ -241,6 +248,11 @@ def _edge_json(tree, e):
     return out
 
 
+def _verdict_json(v, names):
+    return {"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names), "advice": verdict_advice(v),
+            "facts": dict(v.facts)}
+
+
 def tree_json(tree):
     processes = []
     for p in tree.processes:
@@ -271,6 +283,7 @@ def tree_json(tree):
                        "advice": deadlock_advice(d),
                        "edges": [_edge_json(tree, e) for e in d.edges]} for d in tree.deadlocks],
         "fork_hazards": hazards,
+        "verdicts": [dict(_verdict_json(v, names_of(tree.process(pid).report)), pid=pid) for pid, v in tree.verdicts],
         "stalls": [{"waiter": st["waiter"][1], "waiter_pid": st["waiter"][0], "syscall": st.get("syscall"),
                     "fd": st.get("fd"), "kind": st["kind"], "link": st.get("link"), "holders": st["holders"]}
                    for st in tree.stalls],

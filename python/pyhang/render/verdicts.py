@@ -111,6 +111,17 @@ def incomplete_reasons(report):
     return [_INCOMPLETE_HEADLINE.get(u, "%s could not be read" % u) for u in dict.fromkeys(unread)]
 
 
+def pool_task_lost_text(f, names):
+    """"Thread 1 (LWP 7) of PID 7 waits for the result of a multiprocessing.Pool call … [likely: …]"."""
+    waiters = ", ".join("%s (in %s, pool.py line %s)" % (names(w["tid"]), w["function"], w["line"]) for w in f["waits"])
+    return ("in PID %d %s wait%s for the result of a multiprocessing.Pool call, and every worker of its pool (%s) "
+            "waits for a task while none of the pool's threads runs: no task is in a worker's hands, so the one "
+            "whose result is awaited was lost, most likely with a worker that died running it (killed by a signal "
+            "or the OOM killer); Pool does not run it again [%s: a task could be on its way at this very moment]" % (
+                f["pid"], waiters, "s" if len(f["waits"]) == 1 else "",
+                ", ".join("PID %d" % pid for pid in f["workers"]), f.get("confidence") or "likely"))
+
+
 def waits_on_process_text(f, names):
     """Threads waiting on a pipe or socket only other processes hold the
     other end of, or for a child to exit, and the command that examines them together."""
@@ -164,6 +175,8 @@ def verdict_text(v, names):
                     f["work_queue"], ", ".join(names(t) for t in f["workers"]), f.get("confidence") or "likely"))
     if v.kind == VerdictKind.NOTHING_CAN_WAKE:
         return nothing_can_wake_text(v.facts, names)
+    if v.kind == VerdictKind.POOL_TASK_LOST:
+        return pool_task_lost_text(v.facts, names)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
         waits = v.facts["waits"]
         return "%s blocked, and pyhang names no thread that will end %s wait%s: %s" % (
@@ -213,6 +226,7 @@ def folded_waits(waits, names):
 TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOOP_BLOCKED: "Event loop blocked",
           VerdictKind.GIL_HOLDER_BLOCKED: "GIL holder blocked", VerdictKind.GIL_NOBODY_HOLDS: "GIL held by nobody",
           VerdictKind.NOTHING_CAN_WAKE: "Nothing can wake", VerdictKind.OWNER_GONE: "Owner gone",
+          VerdictKind.POOL_TASK_LOST: "Pool task lost",
           VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
           VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
           VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle"}
@@ -225,6 +239,7 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.GIL_HOLDER_BLOCKED: "the GIL's holder sleeps without releasing it",
                   VerdictKind.GIL_NOBODY_HOLDS: "every Python thread waits for a GIL nobody holds",
                   VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
+                  VerdictKind.POOL_TASK_LOST: "a multiprocessing.Pool task was lost",
                   VerdictKind.OWNER_GONE: "a lock's owner is gone"}
 
 # The next step for each verdict: what to change, or what to look at next.
@@ -240,6 +255,9 @@ ADVICE = {
                                   "exited holding it; the native frames of the threads below show which",
     VerdictKind.NOTHING_CAN_WAKE: "check that the producer did not exit (an exception in it ends it silently) and "
                                   "give get() a timeout, or put a sentinel from a finally block",
+    VerdictKind.POOL_TASK_LOST: "look for the worker that died (`journalctl -k` or `dmesg`: \"Out of memory: Killed "
+                                "process\"); concurrent.futures.ProcessPoolExecutor raises BrokenProcessPool instead "
+                                "of waiting for ever, and map_async(...).get(timeout) bounds the wait",
     VerdictKind.OWNER_GONE: "a thread ended (or was killed) holding the lock: take locks in `with` blocks; in a fork "
                             "child, see `pyhang fork-hazards`",
     VerdictKind.OWNERS_UNKNOWN: "find the thread meant to release, set or complete each object: "

@@ -1,0 +1,80 @@
+"""multiprocessing.Pool across a process tree: a result no worker will
+produce.  When a worker dies while it runs a task (killed: the OOM killer,
+a signal), Pool starts another in its place but never runs the task again,
+and whoever waits for its result (Pool.map, ApplyResult.get) waits for
+ever, with nothing in a cycle.  Seen from the tree: a thread of the parent
+waits in Pool's result wait, and every worker of the pool waits for a task
+(in the task queue's get, with no frame of a task on its stack) while none
+of the pool's own threads runs: the task pipe is empty, no task is in a
+worker's hands.  Likely, never certain: a task could be between the task
+handler and the pipe at the very moment.
+"""
+from pyhang.model.kinds import Confidence, VerdictKind
+from pyhang.model.report import Verdict
+
+POOL_FILE = "multiprocessing/pool.py"
+# Where an idle worker waits for its next task: the queue's get, its lock, the connection's read.
+PLUMBING = ("multiprocessing/queues.py", "multiprocessing/connection.py", "multiprocessing/synchronize.py")
+RESULT_WAITS = ("wait", "get")          # ApplyResult.wait / .get (MapResult's are ApplyResult's)
+POOL_THREADS = ("_handle_tasks", "_handle_results", "_handle_workers")
+
+
+def _bare(function):
+    return (function or "").rsplit(".", 1)[-1]
+
+
+def _in_pool(f, functions):
+    return (f.file or "").endswith(POOL_FILE) and _bare(f.function) in functions
+
+
+def result_wait(t):
+    """The Pool frame `t` waits for a result in, or None."""
+    if t.blocked_on is None:
+        return None
+    return next((f for f in t.python_frames if _in_pool(f, RESULT_WAITS)), None)
+
+
+def idle_worker(report):
+    """Whether a process is a Pool worker waiting for its next task: its
+    main thread runs Pool's `worker` loop and is blocked with only the task
+    queue's plumbing above that loop (no task's frame)."""
+    main = _main_thread(report)
+    if main is None or main.blocked_on is None:
+        return False
+    frames = main.python_frames
+    at = next((i for i, f in enumerate(frames) if _in_pool(f, ("worker",))), None)
+    return at is not None and all((f.file or "").endswith(PLUMBING) for f in frames[:at])
+
+
+def _main_thread(report):
+    return report.thread(report.target.namespace_pid or report.target.pid) if report is not None else None
+
+
+def is_worker(report):
+    main = _main_thread(report)
+    return main is not None and any(_in_pool(f, ("worker",)) for f in main.python_frames)
+
+
+def _pool_busy(report):
+    """Whether one of the pool's own threads runs (it may be handing a task or a result over)."""
+    return any(t.blocked_on is None and any(_in_pool(f, POOL_THREADS) for f in t.python_frames)
+               for t in report.threads)
+
+
+def lost_tasks(tree):
+    """[(pid, Verdict)]: the pool-task-lost verdicts of the tree's processes."""
+    out = []
+    for p in tree.processes:
+        if p.report is None:
+            continue
+        waits = [(t, result_wait(t)) for t in p.report.threads]
+        waits = [(t, f) for t, f in waits if f is not None]
+        workers = [c for c in tree.processes if c.parent_pid == p.pid and c.report is not None and is_worker(c.report)]
+        if not waits or not workers or _pool_busy(p.report) or not all(idle_worker(c.report) for c in workers):
+            continue
+        out.append((p.pid, Verdict(kind=VerdictKind.POOL_TASK_LOST, threads=[t.tid for t, _ in waits],
+                                   facts={"pid": p.pid, "workers": [c.pid for c in workers],
+                                          "waits": [{"tid": t.tid, "function": f.function, "line": f.line}
+                                                    for t, f in waits],
+                                          "confidence": Confidence.LIKELY})))
+    return out
