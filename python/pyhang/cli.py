@@ -58,9 +58,10 @@ examples:
     "gil-holder": "examples:\n  pyhang gil-holder -p 1234",
     "lock-owner": "examples:\n  pyhang lock-owner -p 1234\n  pyhang lock-owner core.1234",
     "fork-hazards": "examples:\n  pyhang fork-hazards -p 1234   a fork child: what it inherited that can never be released",
-    "merge": """options: --json [--pretty]
+    "merge": """options: --json [--pretty], --dot
 examples:
   pyhang merge /shared/hang/*.json       reports (pyhang report --json) of every rank, grouped
+  pyhang merge --dot *.json | dot -Tsvg -o ranks.svg   the groups as a picture, the odd ones out red
   pyhang merge --json a.json tree.json   the pyhang-merge/1 document; a pyhang-tree/1 counts each process""",
 }
 
@@ -314,6 +315,8 @@ def merge(p, args):
         p.error("%s does not go with `merge`" % others[0])
     if not args.paths:
         p.error("give the report files: pyhang merge REPORT.json...")
+    if args.dot and args.json:
+        p.error("--dot goes without --json")
     # Plain Python, no gdb and no native module: any Python 3 merges reports.
     from pyhang.analysis.merge import merge_files
     from pyhang.render import merge as render_merge
@@ -326,7 +329,11 @@ def merge(p, args):
         if args.json:
             print(render_merge.dumps(m, args.pretty))
         return FAILED
-    print(render_merge.dumps(m, args.pretty) if args.json else render_merge.render_merge_text(m))
+    if args.dot:
+        from pyhang.render.dot import merge_dot
+        sys.stdout.write(merge_dot(m))
+    else:
+        print(render_merge.dumps(m, args.pretty) if args.json else render_merge.render_merge_text(m))
     return OK
 
 

@@ -6,6 +6,7 @@ files are one line each and the rest is still merged, and the JSON document
 follows docs/pyhang-merge-1.schema.json."""
 import json
 import os
+import shutil
 import subprocess
 
 import jsonschema
@@ -165,3 +166,27 @@ def test_the_command_line_merges_files_reports_bad_ones_on_stderr_and_fails_only
     assert status == 2 and "-p does not go with `merge`" in err
     status, out, err = run_cli("--help")
     assert status == 0 and out.startswith("usage: pyhang merge REPORT.json...")
+
+
+def test_the_groups_as_a_picture_the_odd_one_red_with_where_it_differs(tmp_path):
+    stuck = [("recv", "/opt/job/dist.py", 77), ("step", "/opt/job/train.py", 91), ("<module>", "/opt/job/train.py", 120)]
+    files = []
+    for i in range(1, 5):
+        path = tmp_path / ("rank%d.json" % i)
+        path.write_text(json.dumps(rank(100 * i, main=stuck if i == 4 else BARRIER)))
+        files.append(str(path))
+    r = subprocess.run([CLI, "merge", "--dot"] + files, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, PYHANG_BUILD_DIR=BUILD))
+    assert r.returncode == 0, r.stderr
+    boxes = {l.split()[0]: l for l in r.stdout.splitlines() if l.strip().startswith("g") and "label=" in l
+             and "->" not in l}
+    assert "Group 1: 3 processes" in boxes["g0"] and "#c0392b" not in boxes["g0"]
+    assert "Group 2: 1 process" in boxes["g1"] and "#c0392b" in boxes["g1"]
+    (edge,) = [l for l in r.stdout.splitlines() if "g1 -> g0" in l]
+    assert "recv (/opt/job/dist.py:77)" in edge and "where 3 others are in" in edge
+    if shutil.which("dot"):
+        svg = subprocess.run(["dot", "-Tsvg"], input=r.stdout, stdout=subprocess.PIPE, text=True)
+        assert svg.returncode == 0 and "<svg" in svg.stdout
+    bad = subprocess.run([CLI, "merge", "--dot", "--json"] + files, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ, PYHANG_BUILD_DIR=BUILD))
+    assert bad.returncode == 2 and "--dot goes without --json" in bad.stderr

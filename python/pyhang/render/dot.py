@@ -1,5 +1,9 @@
 """The wait-for graph as a picture: Graphviz DOT (`pyhang report --dot`,
-`--tree --dot`), rendered with `dot -Tsvg` or `dot -Tpng`.
+`--tree --dot`, and `pyhang merge --dot`: the groups of many processes),
+rendered with `dot -Tsvg` or `dot -Tpng`.  A picture of one graph, for a
+process or a tree of up to dozens of processes; a thousand ranks are
+grouped by `merge` first (an HTML page would add nothing a group box does
+not say).
 
 Each thread that waits, or that something waits for, is a box (threads of
 one process in one frame, for a tree); an edge goes from a waiter to the
@@ -8,8 +12,8 @@ a deadlock are red and bold, likely ones dashed.  A wait whose owner pyhang
 cannot name ends in a grey "owner unknown" note, never on a thread.
 """
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
-from pyhang.render.names import object_name, thread_title
-from pyhang.render.names import lock_text
+from pyhang.render.merge import member_label, stack_place
+from pyhang.render.names import lock_text, object_name, thread_title
 
 DEADLOCK = 'color="#c0392b", fontcolor="#c0392b", penwidth=2.2'
 LIKELY = "style=dashed"
@@ -140,5 +144,48 @@ def tree_dot(tree):
         if e.confidence != Confidence.CERTAIN:
             attrs.append(LIKELY)
         lines.append("  %s -> %s [%s];" % (_node_id(wp, wt), _node_id(op, ot), ", ".join(attrs)))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+MERGE_FRAMES = 3      # innermost frames of a group's main thread in its box
+MERGE_MEMBERS = 4     # members named in a group's box
+
+
+def _group_label(i, g):
+    lines = ["Group %d: %d process%s" % (i + 1, g.size, "" if g.size == 1 else "es"),
+             ", ".join(member_label(m) for m in g.members[:MERGE_MEMBERS]) +
+             (", and %d more" % (g.size - MERGE_MEMBERS) if g.size > MERGE_MEMBERS else "")]
+    threads = sorted(g.members[0].threads, key=lambda t: (t[0] != "MainThread", t[1]))
+    if threads:
+        name, stack = threads[0]
+        lines.append("%s%s" % (name or "a thread", " (and %d more threads)" % (len(threads) - 1)
+                                if len(threads) > 1 else ""))
+        lines.extend("  %s (%s:%d)" % f for f in stack[:MERGE_FRAMES])
+    else:
+        lines.append("(no thread runs Python)")
+    return "\n".join(lines)
+
+
+def merge_dot(merge):
+    """`pyhang merge --dot`: a box per group of processes with the same
+    Python stacks (its size, members, the innermost frames of its main
+    thread); each odd one out red, with an edge to the largest group
+    labelled where it differs."""
+    lines = _header("pyhang merge: %d process%s in %d group%s by Python stack" % (
+        len(merge.members), "" if len(merge.members) == 1 else "es", len(merge.groups),
+        "" if len(merge.groups) == 1 else "s"))
+    odd = {id(d.member) for d in merge.differences}
+    group_of = {}
+    for i, g in enumerate(merge.groups):
+        red = any(id(m) in odd for m in g.members)
+        lines.append("  g%d [label=%s%s];" % (i, quoted(_group_label(i, g)), ", " + DEADLOCK if red else ""))
+        for m in g.members:
+            group_of[id(m)] = i
+    for d in merge.differences:
+        at = group_of.get(id(d.member))
+        if at is not None and at != 0:
+            where = "%s\nwhere %d others are in\n%s" % (stack_place(d.stack), d.others, stack_place(d.others_stack))
+            lines.append("  g%d -> g0 [label=%s, %s, %s];" % (at, quoted(where), DEADLOCK, LIKELY))
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -11,11 +11,11 @@ MERGE_SCHEMA = "pyhang-merge/1"
 MAX_MEMBERS = 8          # members named per group in the text
 
 
-def _who(m):
+def member_label(m):
     return "%s / PID %s" % (m.source, m.pid if m.pid is not None else "?")
 
 
-def _where(stack):
+def stack_place(stack):
     if not stack:
         return "no Python"
     f = stack[0]
@@ -29,21 +29,21 @@ def _thread(name):
 def difference_text(d):
     if not d.stack:
         return "%s differs: it has no thread in %s, where %d others have %s" % (
-            _who(d.member), _where(d.others_stack), d.others, "one" if d.thread is None else d.thread)
+            member_label(d.member), stack_place(d.others_stack), d.others, "one" if d.thread is None else d.thread)
     if not d.others_stack:
         return "%s differs: %s is in %s, a thread the %d others do not have" % (
-            _who(d.member), _thread(d.thread), _where(d.stack), d.others)
+            member_label(d.member), _thread(d.thread), stack_place(d.stack), d.others)
     if d.stack[0] != d.others_stack[0]:
         return "%s differs: %s is in %s while %d others are in %s" % (
-            _who(d.member), _thread(d.thread), _where(d.stack), d.others, _where(d.others_stack))
+            member_label(d.member), _thread(d.thread), stack_place(d.stack), d.others, stack_place(d.others_stack))
     # the same innermost frame, reached another way: where the two stacks part, from the outermost
     common = 0
     while common < min(len(d.stack), len(d.others_stack)) and d.stack[-1 - common] == d.others_stack[-1 - common]:
         common += 1
     return "%s differs: %s is in %s as %d others are, by another path: %d frames where theirs have %d, " \
         "parting at %s against %s" % (
-            _who(d.member), _thread(d.thread), _where(d.stack), d.others, len(d.stack), len(d.others_stack),
-            _where(d.stack[len(d.stack) - 1 - common:]), _where(d.others_stack[len(d.others_stack) - 1 - common:]))
+            member_label(d.member), _thread(d.thread), stack_place(d.stack), d.others, len(d.stack), len(d.others_stack),
+            stack_place(d.stack[len(d.stack) - 1 - common:]), stack_place(d.others_stack[len(d.others_stack) - 1 - common:]))
 
 
 def problem_text(p):
@@ -78,7 +78,7 @@ def render_merge_text(merge):
     for i, g in enumerate(merge.groups):
         out.append("")
         out.append("Group %d: %d process%s" % (i + 1, g.size, "" if g.size == 1 else "es"))
-        names = [_who(m) for m in g.members[:MAX_MEMBERS]]
+        names = [member_label(m) for m in g.members[:MAX_MEMBERS]]
         if g.size > MAX_MEMBERS:
             names.append("and %d more" % (g.size - MAX_MEMBERS))
         out.append("  " + ", ".join(names))
