@@ -92,8 +92,10 @@ exit status:
   3  `report` was made and found at least one deadlock
   5  `report` was made and found a hang that is no cycle: a ThreadPoolExecutor starving
      itself, an event loop blocked in a task, a lock whose owner is gone, a Queue nothing
-     can fill, the GIL's holder asleep in a system call, a lock copied locked by fork
-     (--tree: also a process waiting on one that cannot serve it); its verdict says which
+     can fill, the GIL's holder asleep in a system call, a lock copied locked by fork, a
+     thread inside an OpenMP pool fork did not copy (--tree: also a process waiting on one
+     that cannot serve it, a multiprocessing.Pool task lost with a worker that died); its
+     verdict says which
   4  `report` was made and found no deadlock, but is incomplete: the Python state of a
      Python process, or glibc's lock layouts while threads sleep on futexes, could not
      be read, so no deadlock can be ruled out; its "incomplete" verdict says what could
