@@ -60,6 +60,7 @@ def test_a_blocked_event_loop_is_a_hang_without_a_cycle(scenario):
         [[harness.role_tid(s, "loop")]], doc["verdicts"]
     assert status == doc["exit_status"] == 5 and not doc["deadlocks"]
     assert doc["headline"] == "Hung without a deadlock: an asyncio event loop is blocked."
+    assert status_and_doc(s.gcore(), PY) == 5
 
 
 def test_a_lock_copied_locked_by_fork_is_a_hang_in_the_child_alone_and_across_the_tree(scenario):
