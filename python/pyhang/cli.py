@@ -13,7 +13,7 @@ import os
 import sys
 
 from pyhang import SCHEMA, VERSION, gdb_batch, options, transfers
-from pyhang.gdb_batch import Failure, hint, run
+from pyhang.gdb_batch import Failure, hint
 
 ERROR_SCHEMA = "pyhang-error/1"
 
@@ -205,27 +205,15 @@ def main(argv=None):
     if args.pid is not None and (args.sysroot or args.lib_search_path):
         p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
     args.cut_short = [] if args.pid is None or args.stop or args.no_stop else transfers.cut_short(args.pid)
-    if args.cut_short and args.what not in NOT_STOPPED:
-        return fail(Failure("stopping process %d would cut short a transfer: LWP %d is inside %s on fd %d (%s), and "
-                            "the program could lose what it had not written yet" % ((args.pid,) + args.cut_short[0]),
-                            hint="`pyhang report -p %d` (or py-bt, lock-owner) reads it without stopping it; --stop "
-                                 "stops it anyway" % args.pid), args.json)
-    command = COMMANDS[args.what][0]
     if args.no_stop or args.cut_short:
         return report_not_stopped(args)
-    if args.what == "report":
-        return report_one(args)
-    try:
-        out, status = run(command, args)
-    except Failure as f:
-        return fail(f, args.json)
-    sys.stdout.write(out)
-    return report_status(status.get("deadlocks"), status.get("incomplete"))
+    return report_one(args)
 
 
 def report_one(args):
-    """`pyhang report` of one process or core: analysed and rendered here.
-    gdb starts first: it attaches while this process loads the analysis."""
+    """`pyhang report` (or another command, pyhang.thread_commands) of one
+    process or core: analysed and rendered here.  gdb starts first: it
+    attaches while this process loads the analysis."""
     try:
         pipe = gdb_batch.open_gdb(args)
     except Failure as f:
@@ -238,12 +226,12 @@ def report_one(args):
         pipe.close()
         return fail(failure, args.json) if failure is not None else _no_analysis(exc, args.json)
     try:
-        _, report = gdb_batch.examine(pipe, args, native_depth=options.native_depth(args.native_depth, args.merged),
-                                      locals=args.locals)
+        snapshot, report = gdb_batch.examine(pipe, args,
+                                             native_depth=options.native_depth(args.native_depth, args.merged),
+                                             locals=args.locals or args.what in ("py-bt-full", "py-locals"))
     except Failure as f:
         return fail(f, args.json)
-    _render(report, args)
-    return report.exit_status
+    return _render_command(snapshot, report, args)
 
 
 def _render(report, args):
@@ -258,13 +246,25 @@ def _render(report, args):
         print(render_text(report, merged=args.merged))
 
 
+def _render_command(snapshot, report, args):
+    """Prints what `args.what` asks of a report made here; its exit status
+    (a report's own; OK for the other commands, which show, not conclude)."""
+    if args.what == "report":
+        _render(report, args)
+        return report.exit_status
+    from pyhang import thread_commands
+    print(thread_commands.render(args.what, snapshot, report))
+    return OK
+
+
 # The commands that read a live process without stopping it (--no-stop, or
-# by default where a stop would cut a transfer short).
-NOT_STOPPED = ("report", "py-bt", "lock-owner")
+# by default where a stop would cut a transfer short): every one that looks
+# at a process.
+NOT_STOPPED = tuple(c for c in COMMANDS if c != "merge")
 
 
 def report_not_stopped(args):
-    """`pyhang report` (py-bt, lock-owner) of a live process read without
+    """`pyhang report` (or another command) of a live process read without
     stopping it (--no-stop, or because a stop would cut a transfer short):
     no gdb."""
     _analysis_path()
@@ -274,36 +274,13 @@ def report_not_stopped(args):
         return _no_analysis(exc, args.json)
     try:
         snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
-                                          locals=args.locals, because=args.cut_short)
+                                          locals=args.locals or args.what in ("py-bt-full", "py-locals"),
+                                          because=args.cut_short)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
         return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, exc),
                             hint="check the pid, and that this user may read its memory (ptrace_scope, as for "
                                  "gdb -p)"), args.json)
-    if args.what != "report":
-        print(_thread_command(args.what, snapshot, report))
-        return OK
-    _render(report, args)
-    return report.exit_status
-
-
-def _thread_command(command, snapshot, report):
-    """`py-bt` or `lock-owner` of every thread of a report made here."""
-    from pyhang.analysis import syscalls
-    from pyhang.analysis.python_state import PythonView
-    from pyhang.render.text import render_thread_command
-    view = PythonView(snapshot.python)
-    calls = {}
-    for t in snapshot.threads:
-        nr = syscalls.in_syscall(t.registers)
-        calls[t.tid] = syscalls.name(nr) if nr is not None else None
-    return render_thread_command(command, report, {t.tid: view.thread(t.tid) for t in snapshot.threads}, calls)
-
-
-def report_status(deadlocks, incomplete):
-    """The exit status of a report made: a deadlock found is the answer even
-    where something could not be read; else an incomplete report is never an
-    all-clear."""
-    return DEADLOCK if deadlocks else INCOMPLETE if incomplete else OK
+    return _render_command(snapshot, report, args)
 
 
 def merge(p, args):

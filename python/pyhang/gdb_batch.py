@@ -4,11 +4,9 @@ analysis's questions over pipes (open_gdb, examine: the report, analysed in
 this process), or a command's printed answer and how it ended, read out of
 gdb's output (run: the other commands).  The command line (cli) and the
 process-tree runner (processes) both run gdb so; this module needs neither."""
-import json
 import os
 import re
 import struct
-import subprocess
 import sys
 
 from pyhang import procfs
@@ -39,7 +37,9 @@ def gdb_env():
                                                                         DEBUG_FILE_DIRECTORY))
 
 
-def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT, sysroot=None, lib_search_path=None):
+def gdb_argv(pid=None, core=None, executable=None, gdbext=GDBEXT, sysroot=None, lib_search_path=None):
+    """gdb's command line on the target, with pyhang loaded: the caller
+    adds the command that answers its questions (pyhang.gdb_pipe)."""
     # No DWARF of separate debug files and no auto-loaded Python scripts
     # (pretty-printers, libpython.py): nothing pyhang's commands use.
     argv = ["gdb", "-nx", "-batch", "-iex", "set pagination off", "-iex", "set debug-file-directory",
@@ -55,20 +55,7 @@ def gdb_argv(command, pid=None, core=None, executable=None, gdbext=GDBEXT, sysro
         argv += ["-p", str(pid)]
     if core:
         argv += ["-c", core]
-    argv += ["-ex", "source " + gdbext]
-    if command is None:  # the caller adds its own (pyhang.gdb_pipe)
-        return argv
-    # After the command: how it ended (pyhang_gdb/status.py), behind a marker;
-    # nothing (and no traceback) when pyhang did not load.
-    return argv + ["-ex", "echo %s\\n" % _BEGIN, "-ex", command, "-ex", _STATUS]
-
-
-# What the command prints comes after this line (gdb's attach chatter before it).
-_BEGIN = "@@pyhang-output@@"
-
-
-_STATUS = ('python exec("try:\\n from pyhang_gdb import status\\nexcept ImportError:\\n pass\\n'
-           'else:\\n print(status.line())")')
+    return argv + ["-ex", "source " + gdbext]
 
 
 def native_path():
@@ -100,29 +87,6 @@ def _executable(args):
     if args.executable or not args.core:
         return args.executable
     return core_executable(args.core, args.sysroot, args.lib_search_path)
-
-
-def run(command, args, timeout=None, gdbext=GDBEXT):
-    """(pyhang's output, how its command ended: pyhang_gdb/status.py's dict, whose
-    "deadlocks" and "incomplete" a report sets); raises Failure."""
-    before = before_gdb(args)
-    try:
-        r = subprocess.run(gdb_argv(command, args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
-                                    lib_search_path=args.lib_search_path),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=gdb_env())
-    except OSError as exc:
-        raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
-    except subprocess.TimeoutExpired:
-        raise Failure("gdb did not finish within %d s" % timeout)
-    gdb_errors = _gdb_errors(r.stderr)
-    status, out = _split_status(r.stdout)
-    if status is None or not status.get("ran"):
-        # pyhang did not load (its one line says why) or its command never ran
-        loading = [l for l in out.splitlines() if l.startswith("pyhang:")]
-        raise _not_run(loading[0][len("pyhang: "):] if loading else None, gdb_errors, args, before)
-    if not status.get("ok"):
-        raise _failed(status.get("error"), gdb_errors, args, before)
-    return _pyhang_output(out, args.json), status
 
 
 def before_gdb(args):
@@ -161,7 +125,7 @@ def open_gdb(args, timeout=None, gdbext=GDBEXT):
     from pyhang.gdb_pipe import GdbPipe
     before = before_gdb(args)
     try:
-        pipe = GdbPipe(gdb_argv(None, args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
+        pipe = GdbPipe(gdb_argv(args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
                                 lib_search_path=args.lib_search_path), env=gdb_env(), timeout=timeout)
     except OSError as exc:
         raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
@@ -174,6 +138,13 @@ def examine(pipe, args, native_depth=None, locals=False, timeout=None):
     gdb `pipe` answers the questions (open_gdb()); the analysis runs here.
     Closes `pipe`; raises Failure."""
     from pyhang.analysis.report import analyse
+    return ask(pipe, args, lambda facts: analyse(facts, native_depth=native_depth, locals=locals), timeout)
+
+
+def ask(pipe, args, question, timeout=None):
+    """`question(facts)` of the process or core `args` names, with its gdb
+    `pipe` answering what only gdb knows (open_gdb()) and the rest read
+    here.  Closes `pipe`; raises Failure."""
     from pyhang.gdb_pipe import AnswerError, GdbEnded, read_here
     try:
         failure = unopened(pipe, args, timeout)
@@ -182,7 +153,7 @@ def examine(pipe, args, native_depth=None, locals=False, timeout=None):
         facts = read_here(pipe, pid=args.pid, core=args.core, executable=args.executable, sysroot=args.sysroot,
                           search_path=[d for d in (args.lib_search_path or "").split(":") if d],
                           debug_directories=[d for d in gdb_env()["PYHANG_DEBUG_FILE_DIRECTORY"].split(":") if d])
-        return analyse(facts, native_depth=native_depth, locals=locals)
+        return question(facts)
     except GdbEnded as exc:
         raise _ended(exc, args, timeout, getattr(pipe, "before", None))
     except AnswerError as exc:
@@ -311,58 +282,3 @@ def core_problem(path):
         return ("%s is a truncated core: %d bytes of the %d its headers describe (cut short while it was "
                 "written or copied)" % (path, size, need))
     return None
-
-
-def _split_status(out):
-    """(status dict or None, output without the status line)."""
-    marker = "@@PYHANG-STATUS@@ "
-    from_line = None
-    start = 0 if out.startswith(marker) else out.find("\n" + marker) + 1
-    while start > 0 or out.startswith(marker):
-        end = out.find("\n", start)
-        end = len(out) if end < 0 else end + 1
-        try:
-            from_line = json.loads(out[start + len(marker):end])
-        except ValueError:
-            pass
-        out = out[:start] + out[end:]  # (megabytes of JSON are copied only where a status line was)
-        start = out.find("\n" + marker) + 1
-    return from_line, out
-
-
-# gdb's lines about the target, wherever they come in its output.
-_NOISE = ("[Thread debugging", "Using host libthread_db", "[Inferior ", "[New LWP", "Core was generated",
-          "[Current thread is", "Program terminated", "warning: Unable to find libthread_db")
-
-
-def _pyhang_output(out, json_only):
-    """gdb's own chatter (attach messages, the current frame) is dropped."""
-    if json_only and _BEGIN + "\n" in out:
-        # The document is all pyhang printed after the marker, before gdb's
-        # detach message: found without parsing megabytes of JSON.
-        doc = out.split(_BEGIN + "\n", 1)[1].rstrip("\n")
-        while doc.rsplit("\n", 1)[-1].startswith(_NOISE):
-            doc = doc.rsplit("\n", 1)[0] if "\n" in doc else ""
-        # (JSON has no raw newline in its strings: a line of gdb's inside is its own line.)
-        if doc.startswith("{") and doc.endswith("}") and not any("\n" + n in doc for n in _NOISE):
-            return doc + "\n"
-    lines = out.splitlines(keepends=True)
-    if json_only:
-        start = out.find("\n{")
-        start = 0 if out.startswith("{") else start + 1 if start >= 0 else -1
-        if start >= 0:
-            try:
-                doc, end = json.JSONDecoder().raw_decode(out, start)
-                return out[start:end] + "\n"
-            except ValueError:
-                pass
-    keep, started = [], False
-    if _BEGIN + "\n" in out:
-        lines, started = out.split(_BEGIN + "\n", 1)[1].splitlines(keepends=True), True
-    for l in lines:
-        if not started and (l.startswith(("pyhang", "Thread ", "GIL", "warning:", "fork-hazards")) or
-                            l.startswith("{")):
-            started = True
-        if started and not l.startswith(_NOISE):
-            keep.append(l)
-    return "".join(keep)

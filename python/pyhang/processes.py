@@ -7,10 +7,7 @@ exited, is a zombie, may not be traced — is one line, and the rest of the
 tree is still reported.
 """
 import concurrent.futures
-import json
 import os
-import shutil
-import tempfile
 import types
 
 from pyhang import gdb_batch, nostop, procfs, transfers
@@ -67,7 +64,7 @@ def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_sear
         return None, "its gdb gave an answer pyhang cannot read (%s)" % exc
 
 
-def lock_objects(workdir, addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None,
+def lock_objects(addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None,
                  stopping=AUTO):
     """{address: what is there} in one process or core (`pyhang lock-objects`
     in a gdb of its own, or read without stopping it), or None when it could
@@ -78,13 +75,12 @@ def lock_objects(workdir, addresses, pid=None, core=None, gdbext=gdb_batch.GDBEX
         except Exception:  # noqa: BLE001 — not asked: the children's hazards stay as they are
             return None
         return {o["object"]: o for o in found if isinstance(o, dict) and "object" in o}
-    path = os.path.join(workdir, "locks-%s.json" % (pid if pid is not None else os.path.basename(core)))
+    target = _target(pid, core, sysroot, lib_search_path)
     try:
-        gdb_batch.run("pyhang lock-objects %s %s" % (path, " ".join("0x%x" % a for a in addresses)),
-                _target(pid, core, sysroot, lib_search_path), timeout=TIMEOUT, gdbext=gdbext)
-        with open(path) as f:
-            return {o["object"]: o for o in json.load(f) if isinstance(o, dict) and "object" in o}
-    except (gdb_batch.Failure, OSError, ValueError, TypeError):
+        found = gdb_batch.ask(gdb_batch.open_gdb(target, timeout=TIMEOUT, gdbext=gdbext), target,
+                              lambda facts: facts.lock_objects(addresses), timeout=TIMEOUT)
+        return {o["object"]: o for o in found or () if isinstance(o, dict) and "object" in o}
+    except (gdb_batch.Failure, ValueError, TypeError):
         return None
 
 
@@ -140,26 +136,22 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBE
     if more:
         tree.truncated = max(1, len(procfs.descendants(root, limit * 16)[0]) - limit)
     members = [(root, procfs.parent_pid(root))] + found
-    workdir = tempfile.mkdtemp(prefix="pyhang-tree-")
-    try:
-        jobs, problems = [], {}
-        for pid, parent in members:
-            if pid == root and root_report is not None:
-                continue
-            problems[pid] = _why_not(pid)
-            if problems[pid] is None:
-                jobs.append((pid, pid, None))
-        results = _run_all(jobs, gdbext, stopping=stopping)
-        for pid, parent in members:
-            report, problem = (root_report, None) if pid == root and root_report is not None else \
-                results.get(pid, (None, problems.get(pid)))
-            tree.processes.append(ProcessEntry(pid=pid, parent_pid=parent, report=report, problem=problem,
-                                               comm=(procfs.stat(pid) or {}).get("comm")))
-        here = (root, root_lock_objects or (lambda addresses: [])) if root_report is not None else None
-        _ask_parents(tree, lambda entry, addresses: lock_objects(workdir, addresses, pid=entry.pid, gdbext=gdbext,
-                                                                 stopping=stopping), here)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    jobs, problems = [], {}
+    for pid, parent in members:
+        if pid == root and root_report is not None:
+            continue
+        problems[pid] = _why_not(pid)
+        if problems[pid] is None:
+            jobs.append((pid, pid, None))
+    results = _run_all(jobs, gdbext, stopping=stopping)
+    for pid, parent in members:
+        report, problem = (root_report, None) if pid == root and root_report is not None else \
+            results.get(pid, (None, problems.get(pid)))
+        tree.processes.append(ProcessEntry(pid=pid, parent_pid=parent, report=report, problem=problem,
+                                           comm=(procfs.stat(pid) or {}).get("comm")))
+    here = (root, root_lock_objects or (lambda addresses: [])) if root_report is not None else None
+    _ask_parents(tree, lambda entry, addresses: lock_objects(addresses, pid=entry.pid, gdbext=gdbext,
+                                                             stopping=stopping), here)
     return tree_analysis.analyse(tree)
 
 
@@ -167,26 +159,21 @@ def core_tree(cores, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None
     """The TreeReport of one core per process; parents from the cores'
     own records (NT_PRPSINFO).  `sysroot`, `lib_search_path`: where the
     cores' executables and libraries are now, for every core."""
-    workdir = tempfile.mkdtemp(prefix="pyhang-tree-")
-    try:
-        results = _run_all([(core, None, core) for core in cores], gdbext, sysroot=sysroot,
-                           lib_search_path=lib_search_path)
-        tree = TreeReport(root_pid=None)
-        core_of = {}
-        for core in cores:
-            report, problem = results[core]
-            if report is not None:
-                t = report.target
-                core_of[t.pid] = core
-                tree.processes.append(ProcessEntry(pid=t.pid, parent_pid=t.parent_pid, report=report,
-                                                   comm=os.path.basename(t.executable or "") or None))
-            else:
-                tree.processes.append(ProcessEntry(pid=0, problem="%s: %s" % (core, problem)))
-        _ask_parents(tree, lambda entry, addresses: lock_objects(
-            workdir, addresses, core=core_of[entry.pid], gdbext=gdbext, sysroot=sysroot,
-            lib_search_path=lib_search_path))
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    results = _run_all([(core, None, core) for core in cores], gdbext, sysroot=sysroot,
+                       lib_search_path=lib_search_path)
+    tree = TreeReport(root_pid=None)
+    core_of = {}
+    for core in cores:
+        report, problem = results[core]
+        if report is not None:
+            t = report.target
+            core_of[t.pid] = core
+            tree.processes.append(ProcessEntry(pid=t.pid, parent_pid=t.parent_pid, report=report,
+                                               comm=os.path.basename(t.executable or "") or None))
+        else:
+            tree.processes.append(ProcessEntry(pid=0, problem="%s: %s" % (core, problem)))
+    _ask_parents(tree, lambda entry, addresses: lock_objects(
+        addresses, core=core_of[entry.pid], gdbext=gdbext, sysroot=sysroot, lib_search_path=lib_search_path))
     pids = {p.pid for p in tree.processes}
     roots = [p.pid for p in tree.processes if p.report is not None and p.parent_pid not in pids]
     tree.root_pid = roots[0] if len(roots) == 1 else None

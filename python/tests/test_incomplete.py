@@ -8,12 +8,11 @@ Synthetic snapshots, no gdb."""
 import copy
 import json
 import os
-import sys
 
 import pytest
 
 import harness
-from pyhang import analysis, cli, gdb_batch
+from pyhang import analysis, cli
 from pyhang.analysis import completeness
 from pyhang.model import snapshot as snapshots
 from pyhang.model.kinds import GilState, PythonEvidence, Unread, VerdictKind
@@ -295,26 +294,9 @@ def test_report_of_a_python_state_not_read_exits_4_in_text_and_json(tmp_path, ca
 
 
 def test_a_deadlock_is_status_3_before_an_incomplete_report_is_status_4():
-    assert cli.report_status(1, [Unread.PYTHON_STATE]) == cli.DEADLOCK
-    assert cli.report_status(0, [Unread.LOCK_LAYOUTS]) == cli.INCOMPLETE
-    assert cli.report_status(0, []) == cli.report_status(None, None) == cli.OK
-
-
-def test_the_gdb_sides_status_line_carries_what_was_not_read_to_the_exit_status():
-    # `pyhang report` in gdb tells the command line how it ended through pyhang_gdb/status.py
-    sys.path.insert(0, os.path.join(ROOT, "gdbext"))
-    try:
-        from pyhang_gdb import status
-    finally:
-        sys.path.remove(os.path.join(ROOT, "gdbext"))
-    status.started()
-    status.deadlocks(0)
-    status.incomplete(completeness.incomplete(analysis.build_report(python_314_abba())))
-    parsed, rest = gdb_batch._split_status("report text\n" + status.line() + "\n")
-    assert rest == "report text\n" and parsed["incomplete"] == ["python-state", "lock-layouts"]
-    assert cli.report_status(parsed["deadlocks"], parsed["incomplete"]) == cli.INCOMPLETE
-    status.started()   # the next command starts complete
-    assert json.loads(status.line().split(" ", 1)[1])["incomplete"] is None
+    assert completeness.exit_status(1, [], [Unread.PYTHON_STATE]) == cli.DEADLOCK
+    assert completeness.exit_status(0, [], [Unread.LOCK_LAYOUTS]) == cli.INCOMPLETE
+    assert completeness.exit_status(0, [], []) == cli.OK
 
 
 def test_the_help_documents_exit_status_4():

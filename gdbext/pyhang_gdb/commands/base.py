@@ -8,7 +8,6 @@ import traceback
 import gdb
 
 import _pyhang_native as native
-from pyhang_gdb import status
 from pyhang_gdb.session import NoTarget
 
 
@@ -66,14 +65,12 @@ class Runs:
     name = None
 
     def invoke(self, arg, from_tty):
-        status.started()
         try:
             self.run(gdb.string_to_argv(arg))
             return
         except Exception as exc:  # never a traceback at the user's prompt
             message = failure(self.name, exc)
         print("pyhang: " + message)
-        status.failed(message)
 
     def run(self, argv):
         raise NotImplementedError

@@ -8,12 +8,11 @@ import gdb
 import _pyhang_native as native
 import pyhang
 from pyhang import options
-from pyhang.analysis import completeness
 from pyhang.analysis.report import analyse
 from pyhang.model.facts import Facts, Recording, encode, frame_sequence
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
-from pyhang_gdb import facts, loader, settings, status
+from pyhang_gdb import facts, loader, settings
 from pyhang_gdb.commands.base import (ArgumentError, InternalCommand, PyhangCommand, complete_options, failure,
                                       no_arguments, parser)
 
@@ -80,8 +79,6 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
         if args.tree:
             self.tree(report, args)
             return
-        status.deadlocks(len(report.deadlocks))
-        status.incomplete(completeness.incomplete(report))
         if args.dot:
             from pyhang.render.dot import report_dot
             sys.stdout.write(report_dot(report))
@@ -111,8 +108,6 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
         tree = processes.live_tree(report.target.pid, root_report=report,
                                    gdbext=os.path.join(loader.ROOT, "gdbext", "pyhang.gdb"),
                                    root_lock_objects=facts.facts().lock_objects)
-        status.deadlocks(len(tree.deadlocks) + sum(len(p.report.deadlocks) for p in tree.processes if p.report))
-        status.incomplete(u for p in tree.processes if p.report for u in completeness.incomplete(p.report))
         if args.dot:
             from pyhang.render.dot import tree_dot
             sys.stdout.write(tree_dot(tree))
