@@ -109,3 +109,18 @@ def test_pyhang_report_completes_its_options_from_the_one_table():
     part = lambda i: out.split("@@%d\n" % i, 1)[1].split("@@%d\n" % (i + 1), 1)[0].splitlines()
     assert sorted(part(1)) == sorted("pyhang report " + f for f in options.report_flags()), part(1)
     assert part(2) == ["pyhang report --json"] and part(3) == ["pyhang report --json --native-depth"], out
+
+
+def test_a_failing_command_is_a_gdb_error_of_one_line_and_under_thread_apply_the_other_threads_still_run(scenario):
+    s = scenario(["/usr/bin/python3.11", "-u", os.path.join(harness.SCENARIOS, "lock_abba.py")])
+    # GIVEN a pyhang command that fails (its argument is wrong), last in a batch gdb
+    r = subprocess.run(harness.gdb_command(["pyhang report --native-depth nope"], pid=s.pid),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    # THEN gdb says why in one line on its error stream, no traceback, and exits non-zero
+    said = [l for l in r.stderr.splitlines() if l.startswith("pyhang: ")]
+    assert len(said) == 1 and "native-depth" in said[0] and "Traceback" not in r.stderr + r.stdout, r.stderr
+    assert r.returncode != 0
+    # AND under thread apply all, a failure of one thread's command ends no other thread's
+    out = harness.run_gdb(["thread apply all lock-owner --no-such-option"], pid=s.pid)
+    threads = len(os.listdir("/proc/%d/task" % s.pid))
+    assert len([l for l in out.splitlines() if l.startswith("pyhang: lock-owner")]) == threads, out

@@ -8,6 +8,7 @@ import traceback
 import gdb
 
 import _pyhang_native as native
+from pyhang_gdb import thread_apply
 from pyhang_gdb.session import NoTarget
 
 
@@ -61,7 +62,9 @@ def failure(name, exc):
 
 
 class Runs:
-    """Runs `run(argv)`, turns every failure into one line."""
+    """Runs `run(argv)`, turns every failure into one line: a gdb error
+    (gdb -batch then exits non-zero), or, under `thread apply`, which an
+    error would end before the other threads, a line of output."""
     name = None
 
     def invoke(self, arg, from_tty):
@@ -70,7 +73,10 @@ class Runs:
             return
         except Exception as exc:  # never a traceback at the user's prompt
             message = failure(self.name, exc)
-        print("pyhang: " + message)
+        if thread_apply.active():
+            print("pyhang: " + message)
+        else:
+            raise gdb.GdbError("pyhang: " + message)
 
     def run(self, argv):
         raise NotImplementedError
