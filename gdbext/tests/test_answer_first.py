@@ -102,3 +102,16 @@ def test_a_deadlock_has_its_next_step_in_text_and_json(scenario):
         (d,) = doc["deadlocks"]
         assert doc["headline"] == "Found one deadlock (%s)." % d["confidence"], where
         assert "one order in every thread" in d["advice"] and "  advice: " + d["advice"] in text, where
+
+
+def test_a_loop_blocked_inside_the_standard_library_points_at_the_programs_own_call(scenario):
+    # GIVEN a coroutine that reads a socket file object: it blocks in socket.py, below its own line
+    script = os.path.join(harness.SCENARIOS, "loop_blocked.py")
+    s = scenario([PY, "-u", script, "socket"])
+    for where, doc, text in both(s, PY):
+        (v,) = [v for v in doc["verdicts"] if v["kind"] == "asyncio-loop-blocked"]
+        # THEN the verdict names the program's frame that made the call, and the library frame it is inside
+        assert v["facts"]["program_frame"] == {"function": "handler", "file": script, "line": s.truth["call_line"]}
+        assert v["facts"]["frame"]["file"].endswith("/socket.py"), (where, v["facts"]["frame"])
+        assert 'at File "%s", line %d, in handler, inside ' % (script, s.truth["call_line"]) in v["text"], v["text"]
+        assert "(socket.py)" in v["text"] and doc["exit_status"] == 5, where

@@ -11,6 +11,8 @@ loop's thread in the wait-for graph.
     loop_verdicts(report)         # a verdict per loop blocked inside a task step
     await_cycles(report, snapshot)  # Deadlocks of kind "await"
 """
+import re
+
 from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict
 
@@ -127,6 +129,21 @@ def _task_model(t, facts, running):
 
 _BUSY = (GilState.RELEASED, GilState.WAITING)
 
+# Where the standard library and installed packages live: a frame there is
+# not the program's own.
+_LIBRARY = re.compile(r"(/lib/python\d[\d.]*/|/site-packages/|/dist-packages/|^<frozen )")
+
+
+def program_frame(frames):
+    """The innermost of `frames` that is the program's own (outside the
+    standard library and installed packages): where it made the call that
+    blocks; None when every frame is a library's."""
+    return next((f for f in frames if not _LIBRARY.search(f.file or "")), None)
+
+
+def _frame_facts(f):
+    return {"function": f.function, "file": f.file, "line": f.line} if f is not None else None
+
 
 def _blocked(loop, thread, running, pending):
     """Facts of a loop whose thread is blocked inside a task's step, or None."""
@@ -136,8 +153,9 @@ def _blocked(loop, thread, running, pending):
     if b is None and thread.gil not in _BUSY:
         return None   # stepping a task with the GIL: busy, not blocked
     frame = thread.python_frames[0] if thread.python_frames else None
+    caller = program_frame(thread.python_frames)
     return {"task": running.name, "tid": thread.tid, "ready": loop.ready, "pending": pending,
-            "frame": {"function": frame.function, "file": frame.file, "line": frame.line} if frame else None,
+            "frame": _frame_facts(frame), "program_frame": _frame_facts(caller) if caller is not frame else None,
             "wait": b.kind if b is not None else None, "wait_address": b.address if b is not None else None,
             "wait_call": (b.lock or {}).get("name") if b is not None and b.kind == WaitKind.SYSCALL else None}
 

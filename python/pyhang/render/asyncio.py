@@ -120,6 +120,9 @@ def loop_blocked_text(facts, names, holds_text):
     """The verdict of an event loop whose thread is blocked inside a task's
     step.  `holds_text(kind, address)` names what the thread waits on."""
     where = " at %s" % _frame_dict(facts["frame"]) if facts.get("frame") else ""
+    if facts.get("program_frame"):   # the program's own call, below the library frames it blocks in
+        where = " at %s, inside %s (%s)" % (_frame_dict(facts["program_frame"]), facts["frame"]["function"],
+                                            facts["frame"]["file"].rsplit("/", 1)[-1])
     if facts.get("wait") == WaitKind.SYSCALL:
         call = facts.get("wait_call")
         wait = ", waiting in the %s system call" % call_name(call) if call is not None else ", waiting in a system call"
