@@ -183,8 +183,9 @@ def _ended(exc, args, timeout, before=None):
 
 
 def _gdb_errors(stderr):
-    """gdb's own messages, without the warnings every session prints."""
-    quiet = ("warning: Unable to find libthread_db", "warning: File \"", "To enable execution", "\tadd-auto-load",
+    """gdb's own messages, without the warnings every session prints and
+    pyhang's own failure lines (its answer says them)."""
+    quiet = ("pyhang: ", "warning: Unable to find libthread_db", "warning: File \"", "To enable execution", "\tadd-auto-load",
              "line to your configuration", "To completely disable", "\tset auto-load", "For more information",
              "\"Auto-loading safe path\"", "\tinfo \"(gdb)")
     lines = []

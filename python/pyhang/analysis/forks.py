@@ -61,8 +61,13 @@ def _child(a, report, proc, py, lost):
 
 
 def _orphaned_locks(a, report, facts, proc, lost):
-    """Locks whose owner is not a thread of this process."""
+    """Locks whose owner is not a thread of this process.  A threading.Lock
+    records no owner: one is said held by a parent thread at fork only when
+    no thread here references it (no likely holder) and some parent thread
+    did not survive fork (its descriptor is here) — else whoever holds it is
+    not known, and it stays a wait of unknown owner."""
     tids = {t.tid for t in report.threads}
+    suspected = {e.waiter for e in report.edges}
     internal = {l["address"]: l for l in facts.get("internal_locks") or []}
     parent_threads = set((proc or {}).get("parent_threads") or [])
     for t in report.threads:
@@ -88,7 +93,7 @@ def _orphaned_locks(a, report, facts, proc, lost):
         elif named and a.child:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "internal-lock",
                                     {"thread": t.tid, "internal": named}))
-        elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners:
+        elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners and lost and t.tid not in suspected:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "python-lock",
                                     {"thread": t.tid, "kind": b.kind,
                                      "address": (b.lock or {}).get("object") or b.address, "lost": len(lost)}))
