@@ -198,6 +198,29 @@ def add_references(facts, threads):
             t.python_api["references_complete"] = refs["complete"]
 
 
+def add_future_runners(facts, view, threads):
+    """For each thread waiting on a concurrent.futures.Future (its
+    python_api), the worker thread whose running work item completes it:
+    the `future` of the _WorkItem.run frame's self (python_api.WORK_ITEM),
+    recorded in the worker's pool_worker["future"].  Asked only when a
+    thread waits on a future."""
+    if not any((t.python_api or {}).get("kind") == WaitKind.PY_FUTURE for t in threads):
+        return
+    workers = [t for t in threads if any(f["function"] in python_api.WORK_ITEM[1] and
+                                         f["file"].endswith(python_api.WORK_ITEM[0])
+                                         for f in (view.thread(t.tid) or {}).get("frames") or ())]
+    if not workers:
+        return
+    selves = dict(facts.frame_selves([t.tid for t in workers]) or ())
+    items = [(t, python_api.work_item(selves.get(t.tid))) for t in workers]
+    items = [(t, f["self"]) for t, f in items if f is not None]
+    answers = facts.attributes([[item, [python_api.WORK_ITEM[3]]] for _, item in items]) or [] if items else []
+    for (t, _), found in zip(items, answers):
+        future = ((found or {}).get(python_api.WORK_ITEM[3]) or {}).get("address")
+        if future:
+            t.pool_worker = dict(t.pool_worker or {}, future=future)
+
+
 def add_pool_workers(facts, view, threads):
     """The pool of each ThreadPoolExecutor worker: the `work_queue` local of
     its loop's frame (python_api.worker_frame)."""
@@ -244,6 +267,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             names = object_names(facts, threads)
             add_references(facts, threads)
             add_pool_workers(facts, view, threads)
+            add_future_runners(facts, view, threads)
         files = files_of(facts, info.kind, threads)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.get("warnings") or []),
                            lock_problem=target.get("lock_problem"), native_depth=depth,

@@ -88,6 +88,32 @@ WORKER = ("/concurrent/futures/thread.py", ("_worker",), "work_queue")
 WORKER_DEPTH = 16
 
 
+# concurrent.futures.thread._WorkItem.run: a worker running a task; its
+# `self.future` is the Future the task completes.
+WORK_ITEM = ("/concurrent/futures/thread.py", ("run", "_WorkItem.run"), "_WorkItem", "future")
+
+
+def work_item(frames):
+    """The frame_selves entry of the _WorkItem.run frame among `frames` (a
+    thread's), or None."""
+    return next((f for f in frames or () if f.get("function") in WORK_ITEM[1] and
+                 (f.get("file") or "").endswith(WORK_ITEM[0]) and f.get("self") and
+                 (f.get("type") or "").endswith(WORK_ITEM[2])), None)
+
+
+def future_runners(report, snapshots):
+    """The owner of each wait on a concurrent.futures.Future that a worker
+    thread's running work item completes (ThreadSnapshot.pool_worker's
+    "future"): that worker, certain (read from the work item itself)."""
+    runs = {s.pool_worker["future"]: s.tid for s in snapshots if (s.pool_worker or {}).get("future")}
+    for t in report.threads:
+        b = t.blocked_on
+        if b is None or b.kind != WaitKind.PY_FUTURE or b.owners or b.address not in runs or runs[b.address] == t.tid:
+            continue
+        b.owners = [runs[b.address]]
+        b.owner_source = OwnerSource.WORK_ITEM
+
+
 def worker_frame(view, tid):
     """The frame (dict of the decoded state) of a ThreadPoolExecutor worker's
     loop on the stack of `tid`, or None: the collection reads its

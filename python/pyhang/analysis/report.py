@@ -16,7 +16,7 @@ needs and makes the report in steps:
 `build_report(snapshot)` makes it from a ProcessSnapshot already assembled
 (a pyhang-snapshot/1 document).
 """
-from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, gc, locks, sources, syscalls
+from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, gc, locks, python_api, sources, syscalls
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
@@ -91,6 +91,7 @@ def conclude(report, snapshot):
     records none, every cycle, verdicts, and fork hazards when the snapshot
     has fork facts."""
     asyncio.analyse(report, snapshot)
+    python_api.future_runners(report, snapshot.threads)
     report.edges, report.deadlocks, report.cycles_truncated = deadlocks.wait_for_graph(report.threads)
     report.deadlocks += asyncio.await_cycles(report, snapshot)
     blocked = None

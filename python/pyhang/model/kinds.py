@@ -28,6 +28,7 @@ class OwnerSource:
     THREAD_OBJECT = "thread-object"   # Thread.join: the threading.Thread joined names its thread
     HEURISTIC = "heuristic"     # inferred (driver-lock heuristics), never certain
     ASYNCIO_LOOP = "asyncio-loop"   # a future only an asyncio task or ready callback completes: its loop's thread
+    WORK_ITEM = "work-item"     # a concurrent.futures.Future whose executor work item a worker thread runs
     UNKNOWN = "unknown"
 
 

@@ -1,7 +1,7 @@
 """The sentences that say what a thread waits on and who holds it: the
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import Confidence, JoinEvidence, WaitKind
+from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
 from pyhang.render import syscalls
 from pyhang.render.names import object_name
 
@@ -139,6 +139,8 @@ def _api_summary(b, names):
             by = "asyncio task '%s'" % loop["task"] if loop.get("task") else \
                 "an asyncio callback still waiting in the ready queue"
             line += "; %s completes it, on the event loop run by %s" % (by, names(b.owners[0]))
+        elif b.owners and b.owner_source == OwnerSource.WORK_ITEM:
+            line += "; %s runs the work item that completes it" % names(b.owners[0])
         return line
     if k == WaitKind.PY_IMPORT_LOCK:
         module = lock.get("name") or "?"

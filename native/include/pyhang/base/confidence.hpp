@@ -35,9 +35,10 @@ enum class OwnerSource : std::uint8_t {
   ThreadTid,  // pthread_join: the joined thread's TID
   ThreadObject,  // Thread.join: the threading.Thread joined names its thread
   AsyncioLoop,   // a future only an asyncio task or ready callback completes: the thread running its loop
+  WorkItem,      // a concurrent.futures.Future whose ThreadPoolExecutor work item a worker thread runs
 };
 
-inline constexpr std::array<Named<OwnerSource>, 7> kOwnerSourceNames{{
+inline constexpr std::array<Named<OwnerSource>, 8> kOwnerSourceNames{{
     {OwnerSource::Unknown, "unknown"},
     {OwnerSource::LockWord, "lock-word"},
     {OwnerSource::Heuristic, "heuristic"},
@@ -45,6 +46,7 @@ inline constexpr std::array<Named<OwnerSource>, 7> kOwnerSourceNames{{
     {OwnerSource::ThreadTid, "thread-tid"},
     {OwnerSource::ThreadObject, "thread-object"},
     {OwnerSource::AsyncioLoop, "asyncio-loop"},
+    {OwnerSource::WorkItem, "work-item"},
 }};
 constexpr std::string_view to_string(OwnerSource s) { return name_in(kOwnerSourceNames, s); }
 constexpr std::optional<OwnerSource> parse_owner_source(std::string_view s) { return parse_in(kOwnerSourceNames, s); }
