@@ -12,6 +12,7 @@
 //                 "rdi": int|None, "rsi": int|None}], frame 0 first
 //   r.pthread_tid(pthread_t) -> int | None
 #include <algorithm>
+#include <string_view>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
@@ -84,17 +85,39 @@ py::dict blocked_dict(const BlockedOn& b, bool explain) {
   return d;
 }
 
+// A register's or a frame field's value: signed (-1 for "no system call") or unsigned 64-bit.
+std::uint64_t to_u64(PyObject* value) {
+  py::int_ v = py::reinterpret_borrow<py::object>(value);
+  unsigned long long u = PyLong_AsUnsignedLongLong(v.ptr());
+  if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    return static_cast<std::uint64_t>(v.cast<std::int64_t>());
+  }
+  return u;
+}
+
+// The index of register `name` in user_regs_struct order, or kCount.
+std::size_t register_index(std::string_view name) {
+  for (std::size_t i = 0; i < Registers::kCount; ++i)
+    if (name == kRegisterNames[i]) return i;
+  return Registers::kCount;
+}
+
 std::optional<Registers> to_registers(const py::object& o) {
   if (o.is_none()) return std::nullopt;
   Registers regs;
-  if (py::isinstance<py::dict>(o)) {
-    auto d = o.cast<py::dict>();
-    for (std::size_t i = 0; i < Registers::kCount; ++i)
-      if (d.contains(kRegisterNames[i]) && !d[kRegisterNames[i]].is_none()) {
-        // Either signed (-1 for "no system call") or unsigned 64-bit values.
-        py::int_ v = d[kRegisterNames[i]];
-        regs.r[i] = v < py::int_(0) ? static_cast<std::uint64_t>(v.cast<std::int64_t>()) : v.cast<std::uint64_t>();
-      }
+  if (PyDict_Check(o.ptr())) {
+    // Only the registers the dict holds (a live thread's record gives a few of the 27).
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o.ptr(), &pos, &key, &value)) {
+      if (value == Py_None || !PyUnicode_Check(key)) continue;
+      Py_ssize_t len = 0;
+      const char* name = PyUnicode_AsUTF8AndSize(key, &len);
+      if (name == nullptr) throw py::error_already_set();
+      std::size_t i = register_index(std::string_view(name, static_cast<std::size_t>(len)));
+      if (i < Registers::kCount) regs.r[i] = to_u64(value);
+    }
     return regs;
   }
   auto v = o.cast<std::vector<std::int64_t>>();
@@ -103,17 +126,30 @@ std::optional<Registers> to_registers(const py::object& o) {
   return regs;
 }
 
+// A frame's field `key`, or nullptr when absent or None (borrowed).
+PyObject* field(PyObject* frame, PyObject* key) {
+  PyObject* v = PyDict_GetItemWithError(frame, key);
+  if (v == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  return v == Py_None ? nullptr : v;
+}
+
 std::vector<NativeFrame> to_frames(const py::list& frames) {
+  // The keys, made once (never freed: they live as long as the module).
+  static PyObject* const kPc = PyUnicode_InternFromString("pc");
+  static PyObject* const kFunction = PyUnicode_InternFromString("function");
+  static PyObject* const kLibrary = PyUnicode_InternFromString("library");
+  static PyObject* const kRdi = PyUnicode_InternFromString("rdi");
+  static PyObject* const kRsi = PyUnicode_InternFromString("rsi");
   std::vector<NativeFrame> out;
+  out.reserve(frames.size());
   for (const auto& item : frames) {
     auto d = item.cast<py::dict>();
     NativeFrame f;
-    auto get = [&](const char* k) -> py::object { return d.contains(k) ? py::object(d[k]) : py::object(py::none()); };
-    if (auto v = get("pc"); !v.is_none()) f.pc = v.cast<Addr>();
-    if (auto v = get("function"); !v.is_none()) f.function = v.cast<std::string>();
-    if (auto v = get("library"); !v.is_none()) f.library = v.cast<std::string>();
-    if (auto v = get("rdi"); !v.is_none()) f.rdi = v.cast<std::uint64_t>();
-    if (auto v = get("rsi"); !v.is_none()) f.rsi = v.cast<std::uint64_t>();
+    if (PyObject* v = field(d.ptr(), kPc)) f.pc = py::reinterpret_borrow<py::object>(v).cast<Addr>();
+    if (PyObject* v = field(d.ptr(), kFunction)) f.function = py::reinterpret_borrow<py::object>(v).cast<std::string>();
+    if (PyObject* v = field(d.ptr(), kLibrary)) f.library = py::reinterpret_borrow<py::object>(v).cast<std::string>();
+    if (PyObject* v = field(d.ptr(), kRdi)) f.rdi = py::reinterpret_borrow<py::object>(v).cast<std::uint64_t>();
+    if (PyObject* v = field(d.ptr(), kRsi)) f.rsi = py::reinterpret_borrow<py::object>(v).cast<std::uint64_t>();
     out.push_back(std::move(f));
   }
   return out;

@@ -6,7 +6,6 @@ debugger knows over a pipe (pyhang.gdb_batch, pyhang.gdb_pipe), or, with
 user would type them, and only pyhang's answer is printed.  See `pyhang
 --help` (the epilog below) for the contract scripts rely on."""
 import argparse
-import difflib
 import importlib
 import json
 import os
@@ -119,14 +118,40 @@ def _command(name):
     """A command's name, or an error that suggests the nearest one."""
     if name in COMMANDS:
         return name
+    import difflib
     near = difflib.get_close_matches(name, COMMANDS, n=1)
     raise argparse.ArgumentTypeError("unknown command %r%s (commands: %s)" % (
         name, "; did you mean %r?" % near[0] if near else "", ", ".join(COMMANDS)))
 
 
+def _columns():
+    """The terminal's width as shutil.get_terminal_size() finds it ($COLUMNS,
+    else stdout's terminal, else 80)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", 0))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, as wide as the terminal, without importing
+    shutil for it: argparse makes a formatter for every option it is given,
+    and shutil (with the compression modules it imports) was a tenth of the
+    command line's start."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 def parser():
     p = argparse.ArgumentParser(prog="pyhang", description="Why is this Python program stuck?",
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=EPILOG, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version="pyhang %s (%s)" % (VERSION, SCHEMA))
     p.add_argument("what", type=_command, metavar="COMMAND",
                    help="; ".join("%s: %s" % (k, v[2]) for k, v in COMMANDS.items()))

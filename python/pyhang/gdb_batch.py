@@ -8,7 +8,6 @@ import json
 import os
 import re
 import struct
-import subprocess
 
 # The checkout or installation: its gdbext/ and python/ (and build/ in a checkout).
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -71,6 +70,7 @@ _STATUS = ('python exec("try:\\n from pyhang_gdb import status\\nexcept ImportEr
 def run(command, args, timeout=None, gdbext=GDBEXT):
     """(pyhang's output, how its command ended: pyhang_gdb/status.py's dict, whose
     "deadlocks" and "incomplete" a report sets); raises Failure."""
+    import subprocess  # here: a command line that reads the process itself (--no-stop) runs no gdb
     try:
         r = subprocess.run(gdb_argv(command, args.pid, args.core, args.executable, gdbext, sysroot=args.sysroot,
                                     lib_search_path=args.lib_search_path),

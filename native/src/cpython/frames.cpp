@@ -98,13 +98,14 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
   const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
   // 3.13's slot is f_executable, which may hold another object than code.
   const bool executable_slot = l.has(l.iframe_executable);
+  walk.frames.reserve(32);
   int unknown = 0;
+  RemoteStruct fr;  // one buffer for every frame's bytes
   for (Addr f = top; f != 0; ) {
     if (auto stop = guard.next(f); !stop.empty()) {
       walk.problem = stop;
       break;
     }
-    RemoteStruct fr;
     if (!plausible_pointer(f) || !fr.load(objects.memory(), f, span)) {
       walk.problem = "frame at " + hex(f) + " unreadable";
       break;
