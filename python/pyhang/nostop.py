@@ -127,7 +127,7 @@ class NoStopFacts(NativeFacts):
         if state == GONE:
             return None
         own = self.tids_map.to_target(host)
-        name = (procfs.stat(self.pid, host) or {}).get("comm")
+        name = procfs.thread_name(self.pid, host)
         t = ThreadFacts(num=num, tid=own, name=name, unwound_by="pyhang",
                         host_tid=host if own != host else None)
         problems = []

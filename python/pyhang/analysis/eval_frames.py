@@ -29,19 +29,22 @@ def _entry(f):
     return f.get("entry_frame") if isinstance(f, dict) else f.entry_frame
 
 
+def _entries(frames):
+    try:  # PythonFrames (thousands a report)
+        return [f.entry_frame for f in frames]
+    except AttributeError:
+        return [_entry(f) for f in frames]
+
+
 def _index_runs(frames):
     """python_runs() as runs of indices into `frames`."""
-    entries = [_entry(f) for f in frames]
+    entries = _entries(frames)
     if not any(entries):
         return [[i] for i in range(len(frames))]
-    runs, current = [], []
-    for i, entry in enumerate(entries):
-        current.append(i)
-        if entry:
-            runs.append(current)
-            current = []
-    if current:  # frames past the last entry frame: the walk was cut short
-        runs.append(current)
+    ends = [i + 1 for i, entry in enumerate(entries) if entry]
+    runs = [list(range(start, end)) for start, end in zip([0] + ends, ends)]
+    if ends[-1] < len(frames):  # frames past the last entry frame: the walk was cut short
+        runs.append(list(range(ends[-1], len(frames))))
     return runs
 
 
