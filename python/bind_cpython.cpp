@@ -205,6 +205,19 @@ void register_cpython(py::module_& m) {
       .def_property_readonly("status", [](const cpython::Interpreter& i) { return i.state().status; })
       .def_property_readonly("target", &cpython::Interpreter::shared_target);
   m.def(
+      "state_moves",
+      [](const cpython::Interpreter& first, const cpython::Interpreter& again) {
+        cpython::StateMoves moves = cpython::state_moves(first.state(), again.state());
+        py::dict d;
+        d["moved"] = moves.moved;
+        d["gil_moved"] = moves.gil_moved;
+        return d;
+      },
+      py::arg("first"), py::arg("again"),
+      "{moved: [native TID], gil_moved: bool} between two reads of a process that ran: the threads of `first` "
+      "whose Python frames differ in function, file, line or entry in `again` (or that `again` lacks), and "
+      "whether who holds a GIL differs (each GIL's address, locked, holder, and the threads that hold one).");
+  m.def(
       "python_state",
       [](Target& target, bool frames, std::size_t max_frames) {
         cpython::Options opts;

@@ -75,13 +75,10 @@ class NoStopFacts(NativeFacts):
         if first.get("status") != "ok":
             return first
         self.native_target.invalidate()
-        again = native.Interpreter(self.native_target).state()
-        later = {t.get("native_tid"): t for t in again.get("threads") or ()}
-        for t in first.get("threads") or ():
-            tid = t.get("native_tid")
-            if tid and _frame_keys(later.get(tid) or {}) != _frame_keys(t):
-                self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
-        if _gil_keys(first) != _gil_keys(again):
+        moves = native.state_moves(self.interpreter(), native.Interpreter(self.native_target))
+        for tid in moves["moved"]:
+            self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
+        if moves["gil_moved"]:
             # The GIL changed hands between the reads: who holds it is not known.
             for g in first.get("gils") or ():
                 g["locked"], g["holder_tstate"] = None, None
@@ -172,18 +169,3 @@ def examine(pid, native_depth=None, locals=False, because=()):
     """(ProcessSnapshot, Report) of live process `pid`, read without stopping it."""
     from pyhang.analysis.report import analyse
     return analyse(NoStopFacts(pid, because), native_depth=native_depth, locals=locals)
-
-
-def _gil_keys(state):
-    """Who holds each GIL, as one read of the interpreter says it."""
-    return ([(g.get("address"), g.get("locked"), g.get("holder_tstate")) for g in state.get("gils") or ()],
-            sorted(t.get("native_tid") or 0 for t in state.get("threads") or () if t.get("holds_gil")))
-
-
-def _frame_keys(thread):
-    """What identifies a thread's Python frames: (function, file, line,
-    entry) each, as the native frame sequence keys them (no dict made)."""
-    frames = thread.get("frames") or ()
-    if hasattr(frames, "keys"):
-        return list(frames.keys())
-    return [(f.get("function"), f.get("file"), f.get("line"), f.get("entry_frame", False)) for f in frames]
