@@ -249,6 +249,12 @@ def python_state(target: Target, frames: bool = True, max_frames: int = 10000) -
 def gil_for_wait_address(state: Dict[str, Any], address: Addr) -> Optional[Dict[str, Any]]: ...
 
 
+def state_moves(first: Interpreter, again: Interpreter) -> Dict[str, Any]:
+    """{moved: [native TID], gil_moved: bool}: the threads of `first` whose Python frames differ in
+    function, file, line or entry in `again` (or that `again` lacks), and whether who holds a GIL differs."""
+    ...
+
+
 class PythonLocks:
     @property
     def status(self) -> str: ...

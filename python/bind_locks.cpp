@@ -31,57 +31,57 @@ using namespace pyhang::glibc;
 
 py::dict lock_dict(const LockInfo& l) {
   py::dict d;
-  d["kind"] = py::str(to_string(l.kind));
-  d["address"] = l.address;
-  d["layout"] = l.layout;
-  d["readable"] = l.readable;
-  d["plausible"] = l.plausible;
-  d["problem"] = l.problem;
-  d["locked"] = opt(l.locked);
-  d["owners"] = l.owners;
-  d["owner_source"] = l.owner_source;
-  d["write_locked"] = opt(l.write_locked);
-  d["readers"] = opt(l.readers);
-  d["waiters"] = opt(l.waiters);
-  d["read_waiters"] = opt(l.read_waiters);
-  d["write_waiters"] = opt(l.write_waiters);
-  d["recursion"] = opt(l.recursion);
-  d["value"] = opt(l.value);
-  d["mutex"] = opt(l.mutex);
+  d[key("kind")] = py::str(to_string(l.kind));
+  d[key("address")] = l.address;
+  d[key("layout")] = l.layout;
+  d[key("readable")] = l.readable;
+  d[key("plausible")] = l.plausible;
+  d[key("problem")] = l.problem;
+  d[key("locked")] = opt(l.locked);
+  d[key("owners")] = l.owners;
+  d[key("owner_source")] = l.owner_source;
+  d[key("write_locked")] = opt(l.write_locked);
+  d[key("readers")] = opt(l.readers);
+  d[key("waiters")] = opt(l.waiters);
+  d[key("read_waiters")] = opt(l.read_waiters);
+  d[key("write_waiters")] = opt(l.write_waiters);
+  d[key("recursion")] = opt(l.recursion);
+  d[key("value")] = opt(l.value);
+  d[key("mutex")] = opt(l.mutex);
   py::list flags;
   for (LockFlag f : l.flags) flags.append(py::str(to_string(f)));
-  d["flags"] = flags;
+  d[key("flags")] = flags;
   py::dict fields;
   for (const auto& [k, v] : l.fields) fields[py::str(k)] = v;
-  d["fields"] = fields;
+  d[key("fields")] = fields;
   return d;
 }
 
 py::dict blocked_dict(const BlockedOn& b, bool explain) {
   py::dict d;
-  d["kind"] = b.kind == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.kind));
-  d["address"] = opt(b.address);
-  d["futex"] = opt(b.futex);
-  d["futex_op"] = opt(b.futex_op);
-  d["futex_value"] = opt(b.futex_value);
-  d["lock"] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
-  d["owners"] = b.owners;
-  d["owner_source"] = py::str(to_string(b.owner_source));
-  d["confidence"] = py::str(to_string(b.confidence));
-  d["evidence"] = b.evidence;
-  d["condvar_mutex"] = opt(b.condvar_mutex);
-  d["problem"] = b.problem;
+  d[key("kind")] = b.kind == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.kind));
+  d[key("address")] = opt(b.address);
+  d[key("futex")] = opt(b.futex);
+  d[key("futex_op")] = opt(b.futex_op);
+  d[key("futex_value")] = opt(b.futex_value);
+  d[key("lock")] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
+  d[key("owners")] = b.owners;
+  d[key("owner_source")] = py::str(to_string(b.owner_source));
+  d[key("confidence")] = py::str(to_string(b.confidence));
+  d[key("evidence")] = b.evidence;
+  d[key("condvar_mutex")] = opt(b.condvar_mutex);
+  d[key("problem")] = b.problem;
   py::list cands;  // every candidate and its score: only when asked (a dozen dicts per thread that only explanations read)
   if (explain)
     for (const auto& c : b.candidates) {
       py::dict cd;
-      cd["kind"] = py::str(to_string(c.kind));
-      cd["address"] = c.address;
-      cd["score"] = c.score;
-      cd["reasons"] = c.reasons;
+      cd[key("kind")] = py::str(to_string(c.kind));
+      cd[key("address")] = c.address;
+      cd[key("score")] = c.score;
+      cd[key("reasons")] = c.reasons;
       cands.append(cd);
     }
-  d["candidates"] = cands;
+  d[key("candidates")] = cands;
   return d;
 }
 
@@ -190,10 +190,10 @@ class LockReader {
   py::object glibc() const {
     if (!version_) return py::none();
     py::dict d;
-    d["version"] = version_->text;
-    d["source"] = version_->source;
-    d["exact"] = version_->exact;
-    d["layouts"] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
+    d[key("version")] = version_->text;
+    d[key("source")] = version_->source;
+    d[key("exact")] = version_->exact;
+    d[key("layouts")] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
     return d;
   }
   const std::string& problem() const { return problem_; }

@@ -100,6 +100,10 @@ class ObjectReader {
   const Layout& l_;
   const Options opts_;  // a copy: callers pass temporaries (the asyncio reader's frame options)
   std::unordered_map<Addr, TypeFacts> types_;
+  // Short strs read (dict keys, names: a lookup in a dict of a thousand
+  // entries reads every key), while the memory's generation is the same.
+  std::unordered_map<Addr, std::string> strs_;
+  std::uint64_t strs_generation_ = 0;
 };
 
 // What the walkers need from one code object.

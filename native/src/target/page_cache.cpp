@@ -10,12 +10,15 @@ CachedReader::CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max
     : source_(std::move(source)), max_pages_(max_pages) {}
 
 void CachedReader::invalidate() {
-  forget_recent();
-  pages_.clear();
+  forget();
   source_->invalidate();
 }
 
-void CachedReader::forget_recent() { recent_.fill(Recent{}); }
+void CachedReader::forget() {
+  recent_.fill(Recent{});
+  pages_.clear();
+  ++generation_;
+}
 
 const CachedReader::Page* CachedReader::cached(Addr page_addr) {
   Recent& r = recent_[(page_addr / kPageSize) % kRecent];
@@ -34,10 +37,7 @@ const ReaderStats& CachedReader::stats() const {
 }
 
 void CachedReader::fetch(std::span<const Addr> page_addrs) {
-  if (pages_.size() + page_addrs.size() > max_pages_) {
-    forget_recent();
-    pages_.clear();
-  }
+  if (pages_.size() + page_addrs.size() > max_pages_) forget();
   // One request per page, each read straight into the buffer the cache keeps
   // (no staging copy: every buffer is fresh memory to fault in); the source
   // reads the set as one batch, adjacent pages in as few system calls as it

@@ -63,6 +63,11 @@ class MemoryReader {
   // Forget anything remembered about the target (it ran again).
   virtual void invalidate() {}
 
+  // Changes whenever bytes read before may read differently now (a cache
+  // dropped them): what a decoder remembers of the bytes it read holds
+  // while the generation is the same.
+  virtual std::uint64_t generation() const { return 0; }
+
   virtual const ReaderStats& stats() const { return stats_; }
 
   // All or nothing.

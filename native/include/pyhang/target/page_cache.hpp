@@ -27,6 +27,7 @@ class CachedReader final : public MemoryReader {
   MemoryReader& uncached() override { return source_->uncached(); }
   void invalidate() override;
   const ReaderStats& stats() const override;
+  std::uint64_t generation() const override { return generation_; }
   MemoryReader& source() { return *source_; }
 
  private:
@@ -40,7 +41,7 @@ class CachedReader final : public MemoryReader {
   // pages read last in front of the map (a report reads the same few pages
   // of a frame or an object many times in a row).
   const Page* cached(Addr page_addr);
-  void forget_recent();
+  void forget();  // every page
   void fetch(std::span<const Addr> page_addrs);
   std::shared_ptr<MemoryReader> source_;
   std::size_t max_pages_;
@@ -51,6 +52,7 @@ class CachedReader final : public MemoryReader {
     const Page* page = nullptr;
   };
   std::array<Recent, kRecent> recent_{};
+  std::uint64_t generation_ = 0;
   mutable ReaderStats merged_;
 };
 
