@@ -54,6 +54,7 @@ class NoStopFacts(NativeFacts):
         self.because = list(because)
         self.tids_map = namespaces.live_tids(pid)
         self.moving = {}   # host TID → why its Python frames cannot be trusted
+        self.native_frames = {}  # (pc, innermost) → its NativeFrame (_frames)
 
     def host_tid(self, tid):
         return self.tids_map.to_host(tid)
@@ -148,15 +149,24 @@ class NoStopFacts(NativeFacts):
         return t
 
     def _frames(self, pcs):
-        """The pcs symbolized; outer frames' pcs are return addresses (pc-1 names the call)."""
+        """The pcs symbolized; outer frames' pcs are return addresses (pc-1
+        names the call).  The threads of a pool stop at the same addresses:
+        each (pc, innermost or not) is symbolized once and is one
+        NativeFrame, which no one changes."""
         for i, pc in enumerate(pcs):
             if pc < 4096:  # where an unwinder without symbols lost its way
                 pcs = pcs[:i]
                 break
-        names = self.native_target.symbolize([pc if i == 0 else pc - 1 for i, pc in enumerate(pcs)])
-        return [NativeFrame(pc=pc, function=fn, library=lib, offset=off + (0 if i == 0 else 1) if fn else 0,
-                            from_debug_file=from_debug)
-                for i, (pc, (fn, lib, off, from_debug)) in enumerate(zip(pcs, names))]
+        keys = [(pc, i == 0) for i, pc in enumerate(pcs)]
+        made = self.native_frames
+        new = list(dict.fromkeys(k for k in keys if k not in made))
+        if new:
+            names = self.native_target.symbolize([pc if innermost else pc - 1 for pc, innermost in new])
+            for (pc, innermost), (fn, lib, off, from_debug) in zip(new, names):
+                made[(pc, innermost)] = NativeFrame(pc=pc, function=fn, library=lib,
+                                                    offset=off + (0 if innermost else 1) if fn else 0,
+                                                    from_debug_file=from_debug)
+        return [made[k] for k in keys]
 
 
 def _cut_short_line(transfer):
