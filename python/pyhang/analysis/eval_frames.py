@@ -56,7 +56,7 @@ def python_runs(frames):
 
 def _pair(native_names, frames):
     """{index into native_names: run of indices into frames}, or {}."""
-    loops = [i for i, name in enumerate(native_names) if is_eval_loop(name)]
+    loops = [i for i, name in enumerate(native_names) if name in EVAL_LOOP_NAMES]  # is_eval_loop
     if not loops:
         return {}
     runs = _index_runs(frames)
