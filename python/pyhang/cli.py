@@ -297,6 +297,11 @@ def _render(report, args):
         print(render_text(report, merged=args.merged))
 
 
+# What a report made here holds (its facts with the native decoders' memory,
+# its snapshot and records), kept to the end of the process: `python -m
+# pyhang` ends it without freeing them one by one (pyhang/__main__.py).
+KEPT = []
+
 # The commands that read a live process without stopping it (--no-stop, or
 # by default where a stop would cut a transfer short).
 NOT_STOPPED = ("report", "py-bt", "lock-owner")
@@ -313,7 +318,7 @@ def report_not_stopped(args):
         return _no_analysis(exc, args.json)
     try:
         snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
-                                          locals=args.locals, because=args.cut_short)
+                                          locals=args.locals, because=args.cut_short, kept=KEPT)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
         return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, exc),
                             hint="check the pid, and that this user may read its memory (ptrace_scope, as for "

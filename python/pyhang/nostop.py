@@ -175,7 +175,13 @@ def _cut_short_line(transfer):
             "program could lose what it had not written yet (--stop stops it anyway)" % (tid, call, fd, what))
 
 
-def examine(pid, native_depth=None, locals=False, because=()):
-    """(ProcessSnapshot, Report) of live process `pid`, read without stopping it."""
+def examine(pid, native_depth=None, locals=False, because=(), kept=None):
+    """(ProcessSnapshot, Report) of live process `pid`, read without stopping it.
+    `kept`: a list the facts, snapshot and report are added to, for whoever
+    ends the process without freeing them (the command line)."""
     from pyhang.analysis.report import analyse
-    return analyse(NoStopFacts(pid, because), native_depth=native_depth, locals=locals)
+    facts = NoStopFacts(pid, because)
+    snapshot, report = analyse(facts, native_depth=native_depth, locals=locals)
+    if kept is not None:
+        kept.append((facts, snapshot, report))
+    return snapshot, report
