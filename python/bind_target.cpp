@@ -87,6 +87,11 @@ void register_target(py::module_& m) {
       .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })
       .def("invalidate", &Target::invalidate, "Forget cached memory (the target ran).")
       .def(
+          "prefetch", [](Target& t, const std::vector<Addr>& addresses) { prefetch(t.memory(), addresses); },
+          py::arg("addresses"),
+          "Read the pages holding the addresses into the cache in one batch (a live target: a few system calls for "
+          "a thousand pages), ahead of the reads that need them.")
+      .def(
           "read",
           [](Target& t, Addr addr, std::size_t n) -> py::object {
             auto b = t.memory().read_bytes(addr, n);

@@ -30,6 +30,8 @@ from pyhang.model.report import NativeFrame
 from pyhang.native_facts import NativeFacts
 
 MAX_THREADS = 1 << 16
+PAGE = 4096
+PREFETCH_PAGES = 3  # read at and above a parked thread's stack pointer in one batch (_threads)
 
 # How a thread's state in /proc/PID/task/TID/syscall reads (native ParkState).
 IN_CALL, BLOCKED, RUNNING, GONE = "in-call", "blocked", "running", "gone"
@@ -71,7 +73,10 @@ class NoStopFacts(NativeFacts):
 
     def _python(self):
         """The interpreter's state, read twice: threads whose frames moved
-        between the reads keep the first read, and are marked."""
+        between the reads keep the first read, and are marked.  Every
+        thread's system-call record is read first (_records): the threads
+        read again after it (_threads) and found changed were running."""
+        self.once("records", self._records)
         first = self.interpreter().state()
         if first.get("status") != "ok":
             return first
@@ -98,21 +103,31 @@ class NoStopFacts(NativeFacts):
     def _unwinder(self):
         return self.once("unwinder", lambda: native.Unwinder(self.native_target))
 
-    def _threads(self, depth, tids):
+    def _records(self):
+        """([(number, host TID)], {host TID: its system-call record}): the
+        threads /proc lists, the main thread first as a debugger numbers
+        them."""
         try:
             listed = sorted(int(t) for t in os.listdir("/proc/%d/task" % self.pid))[:MAX_THREADS]
         except OSError:
             listed = []
-        # the main thread first, as a debugger numbers them
         listed.sort(key=lambda t: (t != self.pid, t))
+        numbered = list(enumerate(listed, 1))
+        return numbered, {host: native.parked_registers(self.native_target, host) for _, host in numbered}
+
+    def _threads(self, depth, tids):
+        self.python()  # the records, then the interpreter: a thread parked throughout has the same record again
+        numbered, before = self.once("records", self._records)
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
+        listed = [(num, host) for num, host in numbered if wanted is None or host in wanted]
+        # The pages at and above each parked thread's stack pointer (its C stack, and its struct pthread that
+        # glibc's thread lists link) in one batch, before the lists are walked and the stacks unwound.
+        self.native_target.prefetch([r["registers"]["rsp"] + k * PAGE for r in before.values()
+                                     if r and "rsp" in r["registers"] for k in range(PREFETCH_PAGES)])
         bases, _ = self._descriptors()
-        listed = [(num, host) for num, host in enumerate(listed, 1) if wanted is None or host in wanted]
-        before = {host: native.parked_registers(self.native_target, host, bases.get(host)) for _, host in listed}
-        self.python()  # read between the two records: a thread parked throughout has the same record twice
         out = []
         for num, host in listed:
-            parked = native.parked_registers(self.native_target, host, bases.get(host))
+            parked = native.parked_registers(self.native_target, host)
             if parked != before[host] and (parked or {}).get("state") != GONE:
                 parked = {"state": RUNNING, "registers": {}}
             t = self._thread(num, host, depth, parked, bases.get(host))
@@ -131,6 +146,8 @@ class NoStopFacts(NativeFacts):
         problems = []
         if state in (IN_CALL, BLOCKED):
             t.registers = dict(parked["registers"])
+            if base is not None:  # the thread's struct pthread, as a debugger gives it
+                t.registers["fs_base"] = base
             pcs, stop = self._unwinder().unwind(t.registers, depth) if depth else ([], "depth")
             t.frames = self._frames(pcs)
             if stop not in ("end", "depth"):

@@ -83,18 +83,6 @@ RuntimeView read_runtime(MemoryReader& mem, const Layout& l, const Roots& roots)
   return v;
 }
 
-// Reads the pages holding `addresses` (8 bytes at each) in one batch, ahead
-// of the reads that need them: a thousand threads' frames are a thousand
-// pages that reads one after the other would fetch one system call each.
-void prefetch(MemoryReader& mem, const std::vector<Addr>& addresses) {
-  std::vector<std::uint64_t> sink(addresses.size());
-  std::vector<ReadRequest> requests;
-  requests.reserve(addresses.size());
-  for (std::size_t i = 0; i < addresses.size(); ++i)
-    if (plausible_pointer(addresses[i])) requests.push_back({addresses[i], &sink[i], sizeof(std::uint64_t), 0});
-  mem.read_batch(requests);
-}
-
 // The thread states of one interpreter: the list first, then each thread's
 // frames, the pages of their top frames (and the page below each, where a
 // stack of a few dozen frames goes on) read in one batch between.

@@ -135,6 +135,11 @@ struct StableRead {
 inline constexpr std::size_t kMaxStableRead = 1u << 20;
 inline constexpr unsigned kStableReads = 4;
 
+// Reads the pages holding `addresses` (8 bytes at each) in one batch, ahead
+// of the reads that need them: behind a page cache, a thousand threads'
+// stacks are then a few system calls instead of one a page.
+void prefetch(MemoryReader& memory, std::span<const Addr> addresses);
+
 // Reads [addr, addr + n) until two reads in a row agree, at most max_reads
 // reads (at least 2), through memory.uncached(): a page cache would answer
 // the second read with the first's bytes.  Agreeing reads prove no write
