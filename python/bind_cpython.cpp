@@ -121,53 +121,53 @@ struct FramesIterator {
 py::dict thread_dict(const std::shared_ptr<const void>& owner, const cpython::PyThreadInfo& t,
                      const std::shared_ptr<FrameConverter>& conv) {
   py::dict d;
-  d["tstate"] = t.tstate;
-  d["interp"] = t.interp;
-  d["interp_id"] = t.interp_id;
-  d["thread_id"] = t.thread_id;
-  d["native_tid"] = opt(t.native_tid);
-  d["frames"] = Frames(std::shared_ptr<const std::vector<cpython::PyFrame>>(owner, &t.frames), conv);
-  d["problem"] = t.problem.empty() ? py::object(py::none()) : py::str(t.problem);
-  d["attached"] = opt(t.attached);
-  d["holds_gil"] = t.holds_gil;
+  d[key("tstate")] = t.tstate;
+  d[key("interp")] = t.interp;
+  d[key("interp_id")] = t.interp_id;
+  d[key("thread_id")] = t.thread_id;
+  d[key("native_tid")] = opt(t.native_tid);
+  d[key("frames")] = Frames(std::shared_ptr<const std::vector<cpython::PyFrame>>(owner, &t.frames), conv);
+  d[key("problem")] = t.problem.empty() ? py::object(py::none()) : py::str(t.problem);
+  d[key("attached")] = opt(t.attached);
+  d[key("holds_gil")] = t.holds_gil;
   return d;
 }
 
 py::dict gil_dict(const cpython::GilInfo& g) {
   py::dict d;
-  d["address"] = g.address;
-  d["size"] = g.size;
-  d["locked"] = opt(g.locked);
-  d["holder_tstate"] = g.holder_tstate;
-  d["switch_number"] = opt(g.switch_number);
-  d["interp_id"] = g.interp_id;
-  d["source"] = g.source;
+  d[key("address")] = g.address;
+  d[key("size")] = g.size;
+  d[key("locked")] = opt(g.locked);
+  d[key("holder_tstate")] = g.holder_tstate;
+  d[key("switch_number")] = opt(g.switch_number);
+  d[key("interp_id")] = g.interp_id;
+  d[key("source")] = g.source;
   py::list ranges;  // [(start, size), ...]: each piece of the GIL (GilInfo::ranges)
   for (const auto& r : g.ranges) ranges.append(py::make_tuple(r.start, r.size));
-  d["ranges"] = ranges;
+  d[key("ranges")] = ranges;
   return d;
 }
 
 // `owner` keeps `s` alive (the Interpreter it belongs to, or the state itself).
 py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::PythonState& s) {
   py::dict d;
-  d["status"] = py::str(to_string(s.status));
-  d["version"] = s.version.empty() ? py::object(py::none()) : py::str(s.version);
-  d["major"] = s.major;
-  d["minor"] = s.minor;
-  d["patch"] = s.patch;
-  d["library"] = s.library;
-  d["layout"] = s.layout;
-  d["free_threaded"] = s.free_threaded;
-  d["runtime"] = s.runtime;
-  d["gc_collecting"] = s.gc_collecting ? py::object(py::bool_(*s.gc_collecting)) : py::object(py::none());
+  d[key("status")] = py::str(to_string(s.status));
+  d[key("version")] = s.version.empty() ? py::object(py::none()) : py::str(s.version);
+  d[key("major")] = s.major;
+  d[key("minor")] = s.minor;
+  d[key("patch")] = s.patch;
+  d[key("library")] = s.library;
+  d[key("layout")] = s.layout;
+  d[key("free_threaded")] = s.free_threaded;
+  d[key("runtime")] = s.runtime;
+  d[key("gc_collecting")] = s.gc_collecting ? py::object(py::bool_(*s.gc_collecting)) : py::object(py::none());
   py::list gils, threads;
   for (const auto& g : s.gils) gils.append(gil_dict(g));
   auto conv = std::make_shared<FrameConverter>();
   for (const auto& t : s.threads) threads.append(thread_dict(owner, t, conv));
-  d["gils"] = gils;
-  d["threads"] = threads;
-  d["warnings"] = s.warnings;
+  d[key("gils")] = gils;
+  d[key("threads")] = threads;
+  d[key("warnings")] = s.warnings;
   return d;
 }
 
@@ -212,6 +212,19 @@ void register_cpython(py::module_& m) {
            "The same dict as python_state(target) (a new dict each call).")
       .def_property_readonly("status", [](const cpython::Interpreter& i) { return i.state().status; })
       .def_property_readonly("target", &cpython::Interpreter::shared_target);
+  m.def(
+      "state_moves",
+      [](const cpython::Interpreter& first, const cpython::Interpreter& again) {
+        cpython::StateMoves moves = cpython::state_moves(first.state(), again.state());
+        py::dict d;
+        d[key("moved")] = moves.moved;
+        d[key("gil_moved")] = moves.gil_moved;
+        return d;
+      },
+      py::arg("first"), py::arg("again"),
+      "{moved: [native TID], gil_moved: bool} between two reads of a process that ran: the threads of `first` "
+      "whose Python frames differ in function, file, line or entry in `again` (or that `again` lacks), and "
+      "whether who holds a GIL differs (each GIL's address, locked, holder, and the threads that hold one).");
   m.def(
       "python_state",
       [](Target& target, bool frames, std::size_t max_frames) {

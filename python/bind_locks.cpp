@@ -12,6 +12,7 @@
 //                 "rdi": int|None, "rsi": int|None}], frame 0 first
 //   r.pthread_tid(pthread_t) -> int | None
 #include <algorithm>
+#include <string_view>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
@@ -30,72 +31,94 @@ using namespace pyhang::glibc;
 
 py::dict lock_dict(const LockInfo& l) {
   py::dict d;
-  d["kind"] = py::str(to_string(l.kind));
-  d["address"] = l.address;
-  d["layout"] = l.layout;
-  d["readable"] = l.readable;
-  d["plausible"] = l.plausible;
-  d["problem"] = l.problem;
-  d["locked"] = opt(l.locked);
-  d["owners"] = l.owners;
-  d["owner_source"] = l.owner_source;
-  d["write_locked"] = opt(l.write_locked);
-  d["readers"] = opt(l.readers);
-  d["waiters"] = opt(l.waiters);
-  d["read_waiters"] = opt(l.read_waiters);
-  d["write_waiters"] = opt(l.write_waiters);
-  d["recursion"] = opt(l.recursion);
-  d["value"] = opt(l.value);
-  d["mutex"] = opt(l.mutex);
+  d[key("kind")] = py::str(to_string(l.kind));
+  d[key("address")] = l.address;
+  d[key("layout")] = l.layout;
+  d[key("readable")] = l.readable;
+  d[key("plausible")] = l.plausible;
+  d[key("problem")] = l.problem;
+  d[key("locked")] = opt(l.locked);
+  d[key("owners")] = l.owners;
+  d[key("owner_source")] = l.owner_source;
+  d[key("write_locked")] = opt(l.write_locked);
+  d[key("readers")] = opt(l.readers);
+  d[key("waiters")] = opt(l.waiters);
+  d[key("read_waiters")] = opt(l.read_waiters);
+  d[key("write_waiters")] = opt(l.write_waiters);
+  d[key("recursion")] = opt(l.recursion);
+  d[key("value")] = opt(l.value);
+  d[key("mutex")] = opt(l.mutex);
   py::list flags;
   for (LockFlag f : l.flags) flags.append(py::str(to_string(f)));
-  d["flags"] = flags;
+  d[key("flags")] = flags;
   py::dict fields;
   for (const auto& [k, v] : l.fields) fields[py::str(k)] = v;
-  d["fields"] = fields;
+  d[key("fields")] = fields;
   return d;
 }
 
 py::dict blocked_dict(const BlockedOn& b, bool explain) {
   py::dict d;
-  d["kind"] = b.kind == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.kind));
-  d["address"] = opt(b.address);
-  d["futex"] = opt(b.futex);
-  d["futex_op"] = opt(b.futex_op);
-  d["futex_value"] = opt(b.futex_value);
-  d["restarted"] = b.restarted;
-  d["lock"] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
-  d["owners"] = b.owners;
-  d["owner_source"] = py::str(to_string(b.owner_source));
-  d["confidence"] = py::str(to_string(b.confidence));
-  d["evidence"] = b.evidence;
-  d["condvar_mutex"] = opt(b.condvar_mutex);
-  d["problem"] = b.problem;
+  d[key("kind")] = b.kind == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.kind));
+  d[key("address")] = opt(b.address);
+  d[key("futex")] = opt(b.futex);
+  d[key("futex_op")] = opt(b.futex_op);
+  d[key("futex_value")] = opt(b.futex_value);
+  d[key("restarted")] = b.restarted;
+  d[key("lock")] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
+  d[key("owners")] = b.owners;
+  d[key("owner_source")] = py::str(to_string(b.owner_source));
+  d[key("confidence")] = py::str(to_string(b.confidence));
+  d[key("evidence")] = b.evidence;
+  d[key("condvar_mutex")] = opt(b.condvar_mutex);
+  d[key("problem")] = b.problem;
   py::list cands;  // every candidate and its score: only when asked (a dozen dicts per thread that only explanations read)
   if (explain)
     for (const auto& c : b.candidates) {
       py::dict cd;
-      cd["kind"] = py::str(to_string(c.kind));
-      cd["address"] = c.address;
-      cd["score"] = c.score;
-      cd["reasons"] = c.reasons;
+      cd[key("kind")] = py::str(to_string(c.kind));
+      cd[key("address")] = c.address;
+      cd[key("score")] = c.score;
+      cd[key("reasons")] = c.reasons;
       cands.append(cd);
     }
-  d["candidates"] = cands;
+  d[key("candidates")] = cands;
   return d;
+}
+
+// A register's or a frame field's value: signed (-1 for "no system call") or unsigned 64-bit.
+std::uint64_t to_u64(PyObject* value) {
+  py::int_ v = py::reinterpret_borrow<py::object>(value);
+  unsigned long long u = PyLong_AsUnsignedLongLong(v.ptr());
+  if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    return static_cast<std::uint64_t>(v.cast<std::int64_t>());
+  }
+  return u;
+}
+
+// The index of register `name` in user_regs_struct order, or kCount.
+std::size_t register_index(std::string_view name) {
+  for (std::size_t i = 0; i < Registers::kCount; ++i)
+    if (name == kRegisterNames[i]) return i;
+  return Registers::kCount;
 }
 
 std::optional<Registers> to_registers(const py::object& o) {
   if (o.is_none()) return std::nullopt;
   Registers regs;
-  if (py::isinstance<py::dict>(o)) {
-    auto d = o.cast<py::dict>();
-    for (std::size_t i = 0; i < Registers::kCount; ++i)
-      if (d.contains(kRegisterNames[i]) && !d[kRegisterNames[i]].is_none()) {
-        // Either signed (-1 for "no system call") or unsigned 64-bit values.
-        py::int_ v = d[kRegisterNames[i]];
-        regs.r[i] = v < py::int_(0) ? static_cast<std::uint64_t>(v.cast<std::int64_t>()) : v.cast<std::uint64_t>();
-      }
+  if (PyDict_Check(o.ptr())) {
+    // Only the registers the dict holds (a live thread's record gives a few of the 27).
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o.ptr(), &pos, &key, &value)) {
+      if (value == Py_None || !PyUnicode_Check(key)) continue;
+      Py_ssize_t len = 0;
+      const char* name = PyUnicode_AsUTF8AndSize(key, &len);
+      if (name == nullptr) throw py::error_already_set();
+      std::size_t i = register_index(std::string_view(name, static_cast<std::size_t>(len)));
+      if (i < Registers::kCount) regs.r[i] = to_u64(value);
+    }
     return regs;
   }
   auto v = o.cast<std::vector<std::int64_t>>();
@@ -104,17 +127,30 @@ std::optional<Registers> to_registers(const py::object& o) {
   return regs;
 }
 
+// A frame's field `key`, or nullptr when absent or None (borrowed).
+PyObject* field(PyObject* frame, PyObject* key) {
+  PyObject* v = PyDict_GetItemWithError(frame, key);
+  if (v == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  return v == Py_None ? nullptr : v;
+}
+
 std::vector<NativeFrame> to_frames(const py::list& frames) {
+  // The keys, made once (never freed: they live as long as the module).
+  static PyObject* const kPc = PyUnicode_InternFromString("pc");
+  static PyObject* const kFunction = PyUnicode_InternFromString("function");
+  static PyObject* const kLibrary = PyUnicode_InternFromString("library");
+  static PyObject* const kRdi = PyUnicode_InternFromString("rdi");
+  static PyObject* const kRsi = PyUnicode_InternFromString("rsi");
   std::vector<NativeFrame> out;
+  out.reserve(frames.size());
   for (const auto& item : frames) {
     auto d = item.cast<py::dict>();
     NativeFrame f;
-    auto get = [&](const char* k) -> py::object { return d.contains(k) ? py::object(d[k]) : py::object(py::none()); };
-    if (auto v = get("pc"); !v.is_none()) f.pc = v.cast<Addr>();
-    if (auto v = get("function"); !v.is_none()) f.function = v.cast<std::string>();
-    if (auto v = get("library"); !v.is_none()) f.library = v.cast<std::string>();
-    if (auto v = get("rdi"); !v.is_none()) f.rdi = v.cast<std::uint64_t>();
-    if (auto v = get("rsi"); !v.is_none()) f.rsi = v.cast<std::uint64_t>();
+    if (PyObject* v = field(d.ptr(), kPc)) f.pc = py::reinterpret_borrow<py::object>(v).cast<Addr>();
+    if (PyObject* v = field(d.ptr(), kFunction)) f.function = py::reinterpret_borrow<py::object>(v).cast<std::string>();
+    if (PyObject* v = field(d.ptr(), kLibrary)) f.library = py::reinterpret_borrow<py::object>(v).cast<std::string>();
+    if (PyObject* v = field(d.ptr(), kRdi)) f.rdi = py::reinterpret_borrow<py::object>(v).cast<std::uint64_t>();
+    if (PyObject* v = field(d.ptr(), kRsi)) f.rsi = py::reinterpret_borrow<py::object>(v).cast<std::uint64_t>();
     out.push_back(std::move(f));
   }
   return out;
@@ -155,10 +191,10 @@ class LockReader {
   py::object glibc() const {
     if (!version_) return py::none();
     py::dict d;
-    d["version"] = version_->text;
-    d["source"] = version_->source;
-    d["exact"] = version_->exact;
-    d["layouts"] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
+    d[key("version")] = version_->text;
+    d[key("source")] = version_->source;
+    d[key("exact")] = version_->exact;
+    d[key("layouts")] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
     return d;
   }
   const std::string& problem() const { return problem_; }

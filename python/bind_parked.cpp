@@ -25,10 +25,10 @@ void register_parked(py::module_& m) {
           parked->set(Registers::kFsBase, *fs_base);
         py::dict regs;
         for (std::size_t i = 0; i < Registers::kCount; ++i)
-          if (parked->known(i)) regs[kRegisterNames[i]] = parked->regs.r[i];
+          if (parked->known(i)) regs[key(kRegisterNames[i])] = parked->regs.r[i];
         py::dict d;
-        d["state"] = std::string(to_string(parked->state));
-        d["registers"] = regs;
+        d[key("state")] = std::string(to_string(parked->state));
+        d[key("registers")] = regs;
         return d;
       },
       py::arg("target"), py::arg("tid"), py::arg("fs_base") = py::none(),
@@ -45,9 +45,9 @@ void register_parked(py::module_& m) {
           list = glibc::thread_list(t);
         }
         py::dict d;
-        d["threads"] = list.threads;
-        d["without_tid"] = list.without_tid;
-        d["problem"] = list.problem;
+        d[key("threads")] = list.threads;
+        d[key("without_tid")] = list.without_tid;
+        d[key("problem")] = list.problem;
         return d;
       },
       py::arg("target"),

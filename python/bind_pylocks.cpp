@@ -59,44 +59,44 @@ py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) 
 
 py::dict frame_dict(const std::string& function, const std::string& file, int line) {
   py::dict f;
-  f["function"] = function;
-  f["file"] = file;
-  f["line"] = line;
+  f[key("function")] = function;
+  f[key("file")] = file;
+  f[key("line")] = line;
   return f;
 }
 
 py::dict wait_dict(const cpython::PyLockWait& w) {
   py::dict d;
-  d["kind"] = text(to_string(w.kind));
-  d["confidence"] = text(to_string(w.confidence));
-  d["object"] = addr(w.object);
-  d["type_name"] = text(w.type_name);
-  d["wait_address"] = addr(w.wait_address);
-  d["locked"] = opt(w.locked);
-  d["owner_thread_id"] = opt(w.owner_thread_id);
-  d["owner_tid"] = opt(w.owner_tid);
-  d["count"] = opt(w.count);
-  d["owner_source"] = py::str(to_string(w.owner_source));
-  d["suspects"] = w.suspects;
-  d["frame"] = w.frame_function.empty() ? py::object(py::none())
+  d[key("kind")] = text(to_string(w.kind));
+  d[key("confidence")] = text(to_string(w.confidence));
+  d[key("object")] = addr(w.object);
+  d[key("type_name")] = text(w.type_name);
+  d[key("wait_address")] = addr(w.wait_address);
+  d[key("locked")] = opt(w.locked);
+  d[key("owner_thread_id")] = opt(w.owner_thread_id);
+  d[key("owner_tid")] = opt(w.owner_tid);
+  d[key("count")] = opt(w.count);
+  d[key("owner_source")] = py::str(to_string(w.owner_source));
+  d[key("suspects")] = w.suspects;
+  d[key("frame")] = w.frame_function.empty() ? py::object(py::none())
                                         : py::object(frame_dict(w.frame_function, w.frame_file, w.frame_line));
-  d["condition"] = addr(w.condition);
-  d["condition_lock"] = addr(w.condition_lock);
-  d["condition_lock_type"] = text(w.condition_lock_type);
-  d["condition_lock_locked"] = opt(w.condition_lock_locked);
-  d["condition_lock_owner_thread_id"] = opt(w.condition_lock_owner_thread_id);
-  d["condition_lock_owner_tid"] = opt(w.condition_lock_owner_tid);
-  d["condition_lock_count"] = opt(w.condition_lock_count);
+  d[key("condition")] = addr(w.condition);
+  d[key("condition_lock")] = addr(w.condition_lock);
+  d[key("condition_lock_type")] = text(w.condition_lock_type);
+  d[key("condition_lock_locked")] = opt(w.condition_lock_locked);
+  d[key("condition_lock_owner_thread_id")] = opt(w.condition_lock_owner_thread_id);
+  d[key("condition_lock_owner_tid")] = opt(w.condition_lock_owner_tid);
+  d[key("condition_lock_count")] = opt(w.condition_lock_count);
   py::list suspect_frames;
   for (const auto& f : w.suspect_frames) suspect_frames.append(frame_dict(f.function, f.file, f.line));
-  d["suspect_frames"] = suspect_frames;
-  d["join_self"] = addr(w.join_self);
-  d["parking_address"] = addr(w.parking_address);
-  d["join_frame_function"] = text(w.join_frame_function);
-  d["stream_name"] = text(w.stream_name);
-  d["found_in"] = text(w.found_in);
-  d["evidence"] = w.evidence;
-  d["problem"] = text(w.problem);
+  d[key("suspect_frames")] = suspect_frames;
+  d[key("join_self")] = addr(w.join_self);
+  d[key("parking_address")] = addr(w.parking_address);
+  d[key("join_frame_function")] = text(w.join_frame_function);
+  d[key("stream_name")] = text(w.stream_name);
+  d[key("found_in")] = text(w.found_in);
+  d[key("evidence")] = w.evidence;
+  d[key("problem")] = text(w.problem);
   return d;
 }
 
@@ -179,9 +179,9 @@ class PythonLocks {
     py::list out;
     for (const auto& f : selves) {
       py::dict d = frame_dict(f.function, f.file, f.line);
-      d["index"] = f.index;
-      d["self"] = addr(f.self);
-      d["type"] = text(f.type);
+      d[key("index")] = f.index;
+      d[key("self")] = addr(f.self);
+      d[key("type")] = text(f.type);
       out.append(d);
     }
     return out;
@@ -205,13 +205,13 @@ class PythonLocks {
     py::dict out;
     for (const auto& [a, p] : found) {
       py::dict d;
-      d["module"] = text(p.module);
-      d["variable"] = p.variable;
-      d["attribute"] = text(p.attribute);
-      d["owner_type"] = text(p.owner_type);
-      d["owner"] = addr(p.owner);
-      d["tid"] = p.tid ? py::object(py::int_(p.tid)) : py::object(py::none());
-      d["function"] = text(p.function);
+      d[key("module")] = text(p.module);
+      d[key("variable")] = p.variable;
+      d[key("attribute")] = text(p.attribute);
+      d[key("owner_type")] = text(p.owner_type);
+      d[key("owner")] = addr(p.owner);
+      d[key("tid")] = p.tid ? py::object(py::int_(p.tid)) : py::object(py::none());
+      d[key("function")] = text(p.function);
       out[py::int_(a)] = d;
     }
     return out;
@@ -226,8 +226,8 @@ class PythonLocks {
     py::dict by_object;
     for (const auto& [a, tids] : r.by_object) by_object[py::int_(a)] = tids;
     py::dict d;
-    d["by_object"] = by_object;
-    d["complete"] = r.complete;
+    d[key("by_object")] = by_object;
+    d[key("complete")] = r.complete;
     return d;
   }
   py::list lock_objects(const std::vector<Addr>& addresses) {
@@ -240,20 +240,20 @@ class PythonLocks {
     py::list out;
     for (const auto& o : found) {
       py::dict d;
-      d["object"] = o.object;
-      d["type_name"] = text(o.type_name);
-      d["refcount"] = opt(o.refcount);
-      d["alive"] = o.alive;
-      d["locked"] = opt(o.locked);
-      d["owner_thread_id"] = opt(o.owner_thread_id);
-      d["owner_tid"] = opt(o.owner_tid);
+      d[key("object")] = o.object;
+      d[key("type_name")] = text(o.type_name);
+      d[key("refcount")] = opt(o.refcount);
+      d[key("alive")] = o.alive;
+      d[key("locked")] = opt(o.locked);
+      d[key("owner_thread_id")] = opt(o.owner_thread_id);
+      d[key("owner_tid")] = opt(o.owner_tid);
       py::list refs;
       for (const auto& [tid, f] : o.references) {
         py::dict r = frame_dict(f.function, f.file, f.line);
-        r["tid"] = tid;
+        r[key("tid")] = tid;
         refs.append(r);
       }
-      d["references"] = refs;
+      d[key("references")] = refs;
       out.append(d);
     }
     return out;
@@ -265,24 +265,24 @@ class PythonLocks {
       t = cpython::threading_state(target_->memory(), state());
     }
     py::dict d;
-    d["imported"] = t.imported;
-    d["problem"] = text(t.problem);
+    d[key("imported")] = t.imported;
+    d[key("problem")] = text(t.problem);
     py::list threads;
     for (const auto& x : t.threads) {
       py::dict e;
-      e["object"] = x.object;
-      e["type"] = text(x.type);
-      e["name"] = text(x.name);
-      e["ident"] = opt(x.ident);
-      e["native_id"] = opt(x.native_id);
-      e["daemon"] = opt(x.daemon);
-      e["tstate_lock"] = addr(x.tstate_lock);
-      e["handle"] = addr(x.handle);
-      e["handle_struct"] = addr(x.handle_struct);
-      e["started"] = x.started;
+      e[key("object")] = x.object;
+      e[key("type")] = text(x.type);
+      e[key("name")] = text(x.name);
+      e[key("ident")] = opt(x.ident);
+      e[key("native_id")] = opt(x.native_id);
+      e[key("daemon")] = opt(x.daemon);
+      e[key("tstate_lock")] = addr(x.tstate_lock);
+      e[key("handle")] = addr(x.handle);
+      e[key("handle_struct")] = addr(x.handle_struct);
+      e[key("started")] = x.started;
       threads.append(e);
     }
-    d["threads"] = threads;
+    d[key("threads")] = threads;
     return d;
   }
 
@@ -299,15 +299,15 @@ class PythonLocks {
 py::dict value_dict(cpython::PyObjects& objects, Addr a) {
   auto v = objects.value(a);
   py::dict d;
-  d["address"] = v.address;
-  d["type"] = v.type;
-  d["kind"] = py::str(to_string(v.kind));
-  d["boolean"] = opt(v.boolean);
-  d["integer"] = opt(v.integer);
-  d["real"] = opt(v.real);
-  d["text"] = opt(v.text);
-  d["length"] = v.length ? py::cast(*v.length) : opt(objects.length(a));
-  d["problem"] = v.problem.empty() ? py::object(py::none()) : py::str(v.problem);
+  d[key("address")] = v.address;
+  d[key("type")] = v.type;
+  d[key("kind")] = py::str(to_string(v.kind));
+  d[key("boolean")] = opt(v.boolean);
+  d[key("integer")] = opt(v.integer);
+  d[key("real")] = opt(v.real);
+  d[key("text")] = opt(v.text);
+  d[key("length")] = v.length ? py::cast(*v.length) : opt(objects.length(a));
+  d[key("problem")] = v.problem.empty() ? py::object(py::none()) : py::str(v.problem);
   return d;
 }
 

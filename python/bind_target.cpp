@@ -14,7 +14,7 @@ namespace {
 
 py::dict registers_dict(const Registers& regs) {
   py::dict d;
-  for (std::size_t i = 0; i < Registers::kCount; ++i) d[kRegisterNames[i]] = regs.r[i];
+  for (std::size_t i = 0; i < Registers::kCount; ++i) d[key(kRegisterNames[i])] = regs.r[i];
   return d;
 }
 
@@ -87,6 +87,11 @@ void register_target(py::module_& m) {
       .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })
       .def("invalidate", &Target::invalidate, "Forget cached memory (the target ran).")
       .def(
+          "prefetch", [](Target& t, const std::vector<Addr>& addresses) { prefetch(t.memory(), addresses); },
+          py::arg("addresses"),
+          "Read the pages holding the addresses into the cache in one batch (a live target: a few system calls for "
+          "a thousand pages), ahead of the reads that need them.")
+      .def(
           "read",
           [](Target& t, Addr addr, std::size_t n) -> py::object {
             auto b = t.memory().read_bytes(addr, n);
@@ -119,13 +124,13 @@ void register_target(py::module_& m) {
              py::list out;
              for (auto& o : t.space().objects()) {
                py::dict d;
-               d["path"] = o.path;
-               d["start"] = o.start;
-               d["end"] = o.end;
-               d["bias"] = o.bias;
-               d["symbols"] = o.elf ? o.elf->symbol_count() : 0;
-               d["debug_info"] = o.elf ? o.elf->has_debug_info() : false;
-               d["problem"] = o.problem;
+               d[key("path")] = o.path;
+               d[key("start")] = o.start;
+               d[key("end")] = o.end;
+               d[key("bias")] = o.bias;
+               d[key("symbols")] = o.elf ? o.elf->symbol_count() : 0;
+               d[key("debug_info")] = o.elf ? o.elf->has_debug_info() : false;
+               d[key("problem")] = o.problem;
                out.append(d);
              }
              return out;
@@ -149,11 +154,11 @@ void register_target(py::module_& m) {
       .def("stats", [](Target& t) {
         auto& s = t.memory().stats();
         py::dict d;
-        d["calls"] = s.calls;
-        d["syscalls"] = s.syscalls;
-        d["bytes"] = s.bytes;
-        d["cache_hits"] = s.cache_hits;
-        d["cache_misses"] = s.cache_misses;
+        d[key("calls")] = s.calls;
+        d[key("syscalls")] = s.syscalls;
+        d[key("bytes")] = s.bytes;
+        d[key("cache_hits")] = s.cache_hits;
+        d[key("cache_misses")] = s.cache_misses;
         return d;
       });
 }

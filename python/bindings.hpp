@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "pyhang/base/names.hpp"
 #include "pyhang/target/core_file.hpp"
@@ -26,6 +27,20 @@ void register_syscall_args(pybind11::module_& m);  // python/bind_syscalls.cpp
 void register_values(pybind11::module_& m);     // python/bind_values.cpp
 void register_asyncio(pybind11::module_& m);    // python/bind_asyncio.cpp
 void register_parked(pybind11::module_& m);     // python/bind_parked.cpp
+
+// The Python str of a key literal, made once and interned: `d[key("kind")] = v`
+// fills a dict without making its key again for every dict (thousands of
+// threads, a dozen keys each), and the analysis's own literals find it by
+// identity.  Keyed by the literal's address; never freed.
+inline pybind11::handle key(const char* literal) {
+  static std::unordered_map<const char*, PyObject*> made;
+  PyObject*& k = made[literal];
+  if (k == nullptr) {
+    k = PyUnicode_InternFromString(literal);
+    if (k == nullptr) throw pybind11::error_already_set();
+  }
+  return k;
+}
 
 // None for an empty optional, else the value.
 template <class T>

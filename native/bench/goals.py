@@ -23,7 +23,8 @@ other work on the machine hits both sides of a ratio alike.
   cli      the `pyhang` command line against typing its gdb command (gdb -batch -p PID
            -ex 'source gdbext/pyhang.gdb' -ex 'pyhang report --json')
   nostop   `pyhang report --json --no-stop -p PID` (no gdb, the process never stopped)
-           against gdb's `thread apply all bt`, live: the goal is at most 0.25×
+           against gdb's `thread apply all bt`, live: the goal is at most 0.25×, linear in
+           threads; `--skip threads,cli,tree,cores` measures it alone
   tree     `pyhang report --tree` on a Pool of P processes with T threads
            each, against the sum of gdb's `bt` over the same processes
   cores    gdb's resident memory with a core loaded, before and after
@@ -139,12 +140,11 @@ def check_loads(target):
         sys.exit("pyhang did not run in gdb (is the module built for gdb's Python?)")
 
 
-def thread_cases(target, with_cli, with_nostop=False):
-    cases = {
-        "attach": lambda: timed(gdb(target, ["info threads"])),
-        "bt": lambda: timed(gdb(target, ["thread apply all bt"])),
-        "report": lambda: timed(gdb(target, ["pyhang report --json"], pyhang=True)),
-    }
+def thread_cases(target, with_cli, with_nostop=False, with_report=True):
+    cases = {"bt": lambda: timed(gdb(target, ["thread apply all bt"]))}
+    if with_report:
+        cases["attach"] = lambda: timed(gdb(target, ["info threads"]))
+        cases["report"] = lambda: timed(gdb(target, ["pyhang report --json"], pyhang=True))
     if with_cli:
         env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
         executable, sysroot = core_files(target.get("executable"))
@@ -157,17 +157,33 @@ def thread_cases(target, with_cli, with_nostop=False):
     return cases
 
 
+# `pyhang report --json --no-stop` against gdb's `thread apply all bt`, live: at most this.
+NOSTOP_GOAL = 0.25
+
+
 def threads_section(args, skip):
-    rows, per_thread, cli_rows, nostop_rows = [], {}, [], []
+    """The threads, cli and nostop tables; with "threads" skipped and
+    "nostop" not, the nostop table alone (gdb's `bt` and --no-stop, live)."""
+    rows, per_thread, cli_rows, nostop_rows, nostop = [], {}, [], [], {}
+    only_nostop = "threads" in skip
     for t in args.threads:
         scenario = [args.python, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), str(t), str(args.depth)]
         with harness.Scenario(scenario, ready_timeout=600) as s:
             targets = [("live", {"pid": s.pid})]
-            check_loads(targets[0][1])
-            targets.append(("core", {"executable": args.python, "core": s.gcore()}))
+            if not only_nostop:
+                check_loads(targets[0][1])
+                targets.append(("core", {"executable": args.python, "core": s.gcore()}))
             for kind, target in targets:
                 before = load()
-                times = interleaved(thread_cases(target, "cli" not in skip, "nostop" not in skip), args.rounds)
+                times = interleaved(thread_cases(target, "cli" not in skip and not only_nostop, "nostop" not in skip,
+                                                 with_report=not only_nostop), args.rounds)
+                if "nostop" in times:
+                    nostop[t] = (med(times, "nostop"), ratio(times, "nostop", "bt"))
+                    nostop_rows.append("| %d | %.2f s | %.2f s | **%.2f×** | %s |" % (
+                        t, med(times, "bt"), med(times, "nostop"), nostop[t][1], before))
+                if only_nostop:
+                    print("  measured %d threads, %s" % (t, kind), file=sys.stderr)
+                    continue
                 extra = (med(times, "report") - med(times, "attach")) / (t + 1)
                 per_thread[(kind, t)] = extra
                 rows.append("| %d | %s | %.2f s | %.2f s | %.2f s | **%.2f×** | %.2f ms | %s |" % (
@@ -176,10 +192,14 @@ def threads_section(args, skip):
                 if "cli" in times:
                     cli_rows.append("| %d | %s | %.2f s | %.2f s | **%.2f×** |" % (
                         t, kind, med(times, "report"), med(times, "cli"), ratio(times, "cli", "report")))
-                if "nostop" in times:
-                    nostop_rows.append("| %d | %.2f s | %.2f s | **%.2f×** |" % (
-                        t, med(times, "bt"), med(times, "nostop"), ratio(times, "nostop", "bt")))
                 print("  measured %d threads, %s" % (t, kind), file=sys.stderr)
+    if not only_nostop:
+        print_threads_tables(args, rows, per_thread, cli_rows)
+    if nostop_rows:
+        print_nostop_table(args, nostop_rows, nostop)
+
+
+def print_threads_tables(args, rows, per_thread, cli_rows):
     print("\n`pyhang report --json` against gdb's `thread apply all bt`, %s, %d Python frames a thread "
           "(median of %d interleaved rounds):\n" % (args.python, args.depth, args.rounds))
     print("| threads | target | attach alone (`info threads`) | gdb `thread apply all bt` | `pyhang report --json` "
@@ -198,12 +218,24 @@ def threads_section(args, skip):
         print("| threads | target | gdb command | `pyhang report --json` | ÷ gdb |")
         print("|---|---|---|---|---|")
         print("\n".join(cli_rows))
-    if nostop_rows:
-        print("\n`pyhang report --json --no-stop -p PID` (no gdb; the process is never stopped) against gdb's "
-              "`thread apply all bt` on the same live process (goal: at most 0.25×):\n")
-        print("| threads | gdb `thread apply all bt` | `pyhang report --no-stop` | ÷ `bt` |")
-        print("|---|---|---|---|")
-        print("\n".join(nostop_rows))
+
+
+def print_nostop_table(args, rows, nostop):
+    """`nostop`: {threads: (median seconds, median ratio to `bt`)}."""
+    print("\n`pyhang report --json --no-stop -p PID` (no gdb; the process is never stopped) against gdb's "
+          "`thread apply all bt` on the same live process, %d Python frames a thread (median of %d interleaved "
+          "rounds; goal: at most %.2f×):\n" % (args.depth, args.rounds, NOSTOP_GOAL))
+    print("| threads | gdb `thread apply all bt` | `pyhang report --no-stop` | ÷ `bt` | load before |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+    ratios = [nostop[t][1] for t in sorted(nostop)]
+    print("\n`--no-stop` is %s of gdb's `bt`: %s its goal of at most %.2f×." % (
+        " and ".join("%.2f×" % r for r in ratios), "within" if max(ratios) <= NOSTOP_GOAL else "short of",
+        NOSTOP_GOAL))
+    lo, hi = min(nostop), max(nostop)
+    if lo != hi:
+        print("Its time per thread at %d threads ÷ at %d: %.2f× (at most 1×: linear in threads, or better)." % (
+            hi, lo, (nostop[hi][0] / hi) / (nostop[lo][0] / lo)))
 
 
 def tree_section(args):
@@ -280,7 +312,7 @@ def main():
                    help="comma-separated: threads, cli, nostop, tree, cores")
     args = p.parse_args()
     print("Measured %s; %s at the start." % (machine(), load()))
-    if "threads" not in args.skip:
+    if "threads" not in args.skip or "nostop" not in args.skip:
         threads_section(args, args.skip)
     if "tree" not in args.skip:
         tree_section(args)

@@ -6,7 +6,7 @@ debugger knows over a pipe (pyhang.gdb_batch, pyhang.gdb_pipe), or, with
 user would type them, and only pyhang's answer is printed.  See `pyhang
 --help` (the epilog below) for the contract scripts rely on."""
 import argparse
-import difflib
+import gc
 import importlib
 import json
 import os
@@ -112,14 +112,40 @@ def _command(name):
     """A command's name, or an error that suggests the nearest one."""
     if name in COMMANDS:
         return name
+    import difflib
     near = difflib.get_close_matches(name, COMMANDS, n=1)
     raise argparse.ArgumentTypeError("unknown command %r%s (commands: %s)" % (
         name, "; did you mean %r?" % near[0] if near else "", ", ".join(COMMANDS)))
 
 
+def _columns():
+    """The terminal's width as shutil.get_terminal_size() finds it ($COLUMNS,
+    else stdout's terminal, else 80)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", 0))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, as wide as the terminal, without importing
+    shutil for it: argparse makes a formatter for every option it is given,
+    and shutil (with the compression modules it imports) was a tenth of the
+    command line's start."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 def parser():
     p = argparse.ArgumentParser(prog="pyhang", description="Why is this Python program stuck?",
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=EPILOG, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version="pyhang %s (%s)" % (VERSION, SCHEMA))
     p.add_argument("what", type=_command, metavar="COMMAND",
                    help="; ".join("%s: %s" % (k, v[2]) for k, v in COMMANDS.items()))
@@ -168,6 +194,10 @@ def _targets(p, args):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    # A report is tens of thousands of records, dicts and lists, made once and
+    # printed: the cycle collector, run after every 700 of them, freed nothing
+    # and took a twentieth of a report of a thousand threads.
+    gc.set_threshold(50_000, 10, 10)
     named = [a for a in argv if a in COMMANDS]
     if named and ("-h" in argv or "--help" in argv):
         sys.stdout.write(command_help(named[0]))
@@ -257,6 +287,11 @@ def _render_command(snapshot, report, args):
     return OK
 
 
+# What a report made here holds (its facts with the native decoders' memory,
+# its snapshot and records), kept to the end of the process: `python -m
+# pyhang` ends it without freeing them one by one (pyhang/__main__.py).
+KEPT = []
+
 # The commands that read a live process without stopping it (--no-stop, or
 # by default where a stop would cut a transfer short): every one that looks
 # at a process.
@@ -275,7 +310,7 @@ def report_not_stopped(args):
     try:
         snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
                                           locals=args.locals or args.what in ("py-bt-full", "py-locals"),
-                                          because=args.cut_short)
+                                          because=args.cut_short, kept=KEPT)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
         return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, exc),
                             hint="check the pid, and that this user may read its memory (ptrace_scope, as for "

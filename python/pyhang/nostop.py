@@ -25,12 +25,13 @@ import os
 import _pyhang_native as native
 
 from pyhang import namespaces, procfs
-from pyhang.analysis.python_state import frame_keys
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.report import NativeFrame
 from pyhang.native_facts import NativeFacts
 
 MAX_THREADS = 1 << 16
+PAGE = 4096
+PREFETCH_PAGES = 3  # read at and above a parked thread's stack pointer in one batch (_threads)
 
 # How a thread's state in /proc/PID/task/TID/syscall reads (native ParkState).
 IN_CALL, BLOCKED, RUNNING, GONE = "in-call", "blocked", "running", "gone"
@@ -55,6 +56,7 @@ class NoStopFacts(NativeFacts):
         self.because = list(because)
         self.tids_map = namespaces.live_tids(pid)
         self.moving = {}   # host TID → why its Python frames cannot be trusted
+        self.native_frames = {}  # (pc, innermost) → its NativeFrame (_frames)
 
     def host_tid(self, tid):
         return self.tids_map.to_host(tid)
@@ -71,18 +73,18 @@ class NoStopFacts(NativeFacts):
 
     def _python(self):
         """The interpreter's state, read twice: threads whose frames moved
-        between the reads keep the first read, and are marked."""
+        between the reads keep the first read, and are marked.  Every
+        thread's system-call record is read first (_records): the threads
+        read again after it (_threads) and found changed were running."""
+        self.once("records", self._records)
         first = self.interpreter().state()
         if first.get("status") != "ok":
             return first
         self.native_target.invalidate()
-        again = native.Interpreter(self.native_target).state()
-        later = {t.get("native_tid"): t for t in again.get("threads") or ()}
-        for t in first.get("threads") or ():
-            tid = t.get("native_tid")
-            if tid and _frame_keys(later.get(tid) or {}) != _frame_keys(t):
-                self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
-        if _gil_keys(first) != _gil_keys(again):
+        moves = native.state_moves(self.interpreter(), native.Interpreter(self.native_target))
+        for tid in moves["moved"]:
+            self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
+        if moves["gil_moved"]:
             # The GIL changed hands between the reads: who holds it is not known.
             for g in first.get("gils") or ():
                 g["locked"], g["holder_tstate"] = None, None
@@ -101,21 +103,31 @@ class NoStopFacts(NativeFacts):
     def _unwinder(self):
         return self.once("unwinder", lambda: native.Unwinder(self.native_target))
 
-    def _threads(self, depth, tids):
+    def _records(self):
+        """([(number, host TID)], {host TID: its system-call record}): the
+        threads /proc lists, the main thread first as a debugger numbers
+        them."""
         try:
             listed = sorted(int(t) for t in os.listdir("/proc/%d/task" % self.pid))[:MAX_THREADS]
         except OSError:
             listed = []
-        # the main thread first, as a debugger numbers them
         listed.sort(key=lambda t: (t != self.pid, t))
+        numbered = list(enumerate(listed, 1))
+        return numbered, {host: native.parked_registers(self.native_target, host) for _, host in numbered}
+
+    def _threads(self, depth, tids):
+        self.python()  # the records, then the interpreter: a thread parked throughout has the same record again
+        numbered, before = self.once("records", self._records)
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
+        listed = [(num, host) for num, host in numbered if wanted is None or host in wanted]
+        # The pages at and above each parked thread's stack pointer (its C stack, and its struct pthread that
+        # glibc's thread lists link) in one batch, before the lists are walked and the stacks unwound.
+        self.native_target.prefetch([r["registers"]["rsp"] + k * PAGE for r in before.values()
+                                     if r and "rsp" in r["registers"] for k in range(PREFETCH_PAGES)])
         bases, _ = self._descriptors()
-        listed = [(num, host) for num, host in enumerate(listed, 1) if wanted is None or host in wanted]
-        before = {host: native.parked_registers(self.native_target, host, bases.get(host)) for _, host in listed}
-        self.python()  # read between the two records: a thread parked throughout has the same record twice
         out = []
         for num, host in listed:
-            parked = native.parked_registers(self.native_target, host, bases.get(host))
+            parked = native.parked_registers(self.native_target, host)
             if parked != before[host] and (parked or {}).get("state") != GONE:
                 parked = {"state": RUNNING, "registers": {}}
             t = self._thread(num, host, depth, parked, bases.get(host))
@@ -128,12 +140,14 @@ class NoStopFacts(NativeFacts):
         if state == GONE:
             return None
         own = self.tids_map.to_target(host)
-        name = (procfs.stat(self.pid, host) or {}).get("comm")
+        name = procfs.thread_name(self.pid, host)
         t = ThreadFacts(num=num, tid=own, name=name, unwound_by="pyhang",
                         host_tid=host if own != host else None)
         problems = []
         if state in (IN_CALL, BLOCKED):
             t.registers = dict(parked["registers"])
+            if base is not None:  # the thread's struct pthread, as a debugger gives it
+                t.registers["fs_base"] = base
             pcs, stop = self._unwinder().unwind(t.registers, depth) if depth else ([], "depth")
             t.frames = self._frames(pcs)
             if stop not in ("end", "depth"):
@@ -152,15 +166,24 @@ class NoStopFacts(NativeFacts):
         return t
 
     def _frames(self, pcs):
-        """The pcs symbolized; outer frames' pcs are return addresses (pc-1 names the call)."""
+        """The pcs symbolized; outer frames' pcs are return addresses (pc-1
+        names the call).  The threads of a pool stop at the same addresses:
+        each (pc, innermost or not) is symbolized once and is one
+        NativeFrame, which no one changes."""
         for i, pc in enumerate(pcs):
             if pc < 4096:  # where an unwinder without symbols lost its way
                 pcs = pcs[:i]
                 break
-        names = self.native_target.symbolize([pc if i == 0 else pc - 1 for i, pc in enumerate(pcs)])
-        return [NativeFrame(pc=pc, function=fn, library=lib, offset=off + (0 if i == 0 else 1) if fn else 0,
-                            from_debug_file=from_debug)
-                for i, (pc, (fn, lib, off, from_debug)) in enumerate(zip(pcs, names))]
+        keys = [(pc, i == 0) for i, pc in enumerate(pcs)]
+        made = self.native_frames
+        new = list(dict.fromkeys(k for k in keys if k not in made))
+        if new:
+            names = self.native_target.symbolize([pc if innermost else pc - 1 for pc, innermost in new])
+            for (pc, innermost), (fn, lib, off, from_debug) in zip(new, names):
+                made[(pc, innermost)] = NativeFrame(pc=pc, function=fn, library=lib,
+                                                    offset=off + (0 if innermost else 1) if fn else 0,
+                                                    from_debug_file=from_debug)
+        return [made[k] for k in keys]
 
 
 def _cut_short_line(transfer):
@@ -169,20 +192,13 @@ def _cut_short_line(transfer):
             "program could lose what it had not written yet (--stop stops it anyway)" % (tid, call, fd, what))
 
 
-def examine(pid, native_depth=None, locals=False, because=()):
-    """(ProcessSnapshot, Report) of live process `pid`, read without stopping it."""
+def examine(pid, native_depth=None, locals=False, because=(), kept=None):
+    """(ProcessSnapshot, Report) of live process `pid`, read without stopping it.
+    `kept`: a list the facts, snapshot and report are added to, for whoever
+    ends the process without freeing them (the command line)."""
     from pyhang.analysis.report import analyse
-    return analyse(NoStopFacts(pid, because), native_depth=native_depth, locals=locals)
-
-
-def _gil_keys(state):
-    """Who holds each GIL, as one read of the interpreter says it."""
-    return ([(g.get("address"), g.get("locked"), g.get("holder_tstate")) for g in state.get("gils") or ()],
-            sorted(t.get("native_tid") or 0 for t in state.get("threads") or () if t.get("holds_gil")))
-
-
-def _frame_keys(thread):
-    """What identifies a thread's Python frames: (function, file, line,
-    entry, end_line, col, end_col) each, as the native frame sequence keys
-    them (no dict made)."""
-    return list(frame_keys(thread.get("frames") or ()))
+    facts = NoStopFacts(pid, because)
+    snapshot, report = analyse(facts, native_depth=native_depth, locals=locals)
+    if kept is not None:
+        kept.append((facts, snapshot, report))
+    return snapshot, report

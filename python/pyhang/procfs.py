@@ -39,6 +39,23 @@ def _access(pid, fd):
     return ("read", "write", "read-write", "read-write")[int(m.group(1), 8) & 3]
 
 
+def thread_name(pid, tid):
+    """The kernel's name of thread `tid` (/proc/PID/task/TID/comm: the
+    command name of its stat file, without parsing the rest), or None when
+    it is gone: read once for every thread of a report."""
+    try:
+        fd = os.open("/proc/%d/task/%d/comm" % (pid, tid), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 256)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data[:-1].decode("utf-8", "replace") if data.endswith(b"\n") else None
+
+
 def comm(pid, tid=None):
     text = _read("/proc/%d/task/%d/comm" % (pid, tid) if tid else "/proc/%d/comm" % pid, 256)
     return text.strip() if text else None

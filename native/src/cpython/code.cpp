@@ -214,7 +214,9 @@ const CodeInfo& CodeCache::get(Addr addr) {
 
 int CodeCache::line(const CodeInfo& code, std::int64_t byte_offset) const {
   if (!code.has_linetable) return -1;
-  return line_for_offset(objects_.layout(), code.linetable, code.firstlineno, byte_offset);
+  auto [it, added] = code.lines.try_emplace(byte_offset, -1);
+  if (added) it->second = line_for_offset(objects_.layout(), code.linetable, code.firstlineno, byte_offset);
+  return it->second;
 }
 
 Position CodeCache::position(const CodeInfo& code, std::int64_t byte_offset) const {

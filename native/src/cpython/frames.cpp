@@ -4,6 +4,8 @@
 // that is readable but whose code object is not is one unknown frame: the
 // walk goes on to the older frames, which its link still reaches.
 
+#include <iterator>
+
 #include "cpython/internal.hpp"
 #include "pyhang/base/format.hpp"
 
@@ -102,13 +104,17 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
   const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
   // 3.13's slot is f_executable, which may hold another object than code.
   const bool executable_slot = l.has(l.iframe_executable);
+  // Frames go to a buffer each walk of this thread reuses, then to one
+  // vector of the exact size: no growing and moving for every thread.
+  static thread_local std::vector<PyFrame> frames;
+  frames.clear();
   int unknown = 0;
+  RemoteStruct fr;  // one buffer for every frame's bytes
   for (Addr f = top; f != 0; ) {
     if (auto stop = guard.next(f); !stop.empty()) {
       walk.problem = stop;
       break;
     }
-    RemoteStruct fr;
     if (!plausible_pointer(f) || !fr.load(objects.memory(), f, span)) {
       walk.problem = "frame at " + hex(f) + " unreadable";
       break;
@@ -116,7 +122,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     Addr previous = fr.ptr(l.iframe_previous);
     auto owner = fr.get<std::int8_t>(l.iframe_owner);
     if (owner && l.has(l.owner_cstack) && *owner >= l.owner_cstack) {
-      if (!walk.frames.empty()) walk.frames.back().entry_frame = true;
+      if (!frames.empty()) frames.back().entry_frame = true;
       f = previous;
       continue;
     }
@@ -128,7 +134,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
         continue;
       }
       note_unknown(walk, "frame " + hex(f) + ": " + code.problem, unknown);
-      walk.frames.push_back(unknown_frame(f, code_addr));
+      frames.push_back(unknown_frame(f, code_addr));
       f = previous;
       continue;
     }
@@ -145,9 +151,10 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     describe(codes, code_addr, offset, out, problem);
     out.entry_frame = fr.get<std::uint8_t>(l.iframe_is_entry).value_or(0) != 0;
     if (walk.problem.empty() && !problem.empty()) walk.problem = problem;
-    walk.frames.push_back(std::move(out));
+    frames.push_back(std::move(out));
     f = previous;
   }
+  walk.frames.assign(std::make_move_iterator(frames.begin()), std::make_move_iterator(frames.end()));
   finish(walk, unknown);
   return walk;
 }

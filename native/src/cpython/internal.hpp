@@ -2,6 +2,7 @@
 // copied remote struct, the object reader with its caches, code objects.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "cpython/layouts/layout.hpp"
@@ -98,6 +100,10 @@ class ObjectReader {
   const Layout& l_;
   const Options opts_;  // a copy: callers pass temporaries (the asyncio reader's frame options)
   std::unordered_map<Addr, TypeFacts> types_;
+  // Short strs read (dict keys, names: a lookup in a dict of a thousand
+  // entries reads every key), while the memory's generation is the same.
+  std::unordered_map<Addr, std::string> strs_;
+  std::uint64_t strs_generation_ = 0;
 };
 
 // What the walkers need from one code object.
@@ -112,6 +118,9 @@ struct CodeInfo {
   bool has_linetable = false;
   Addr code_start = 0;        // first instruction (3.11+ co_code_adaptive); 0 before
   int firsttraceable = 0;     // _co_firsttraceable in code units (3.11+)
+  // byte offset → line, as CodeCache::line found it: the frames of a
+  // recursion or a thread pool stand at the same few offsets.
+  mutable std::unordered_map<std::int64_t, int> lines;
 };
 
 class CodeCache {
@@ -129,6 +138,41 @@ class CodeCache {
   std::unordered_map<Addr, CodeInfo> cache_;
 };
 
+// A set of addresses, open-addressed in one array: a chain walk checks
+// every link against it (one allocation per walk, not one per link).
+class AddrSet {
+ public:
+  // false when `a` was already in the set.
+  bool insert(Addr a) {
+    if (a == 0) return !std::exchange(zero_, true);
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    for (std::size_t i = slot(a);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == a) return false;
+      if (slots_[i] == 0) {
+        slots_[i] = a;
+        ++size_;
+        return true;
+      }
+    }
+  }
+
+ private:
+  std::size_t slot(Addr a) const {
+    std::uint64_t h = a * 0x9E3779B97F4A7C15ull;
+    return static_cast<std::size_t>(h ^ (h >> 31)) & (slots_.size() - 1);
+  }
+  void grow() {
+    std::vector<Addr> old = std::move(slots_);
+    slots_.assign(std::max<std::size_t>(64, old.size() * 2), 0);
+    size_ = 0;
+    for (Addr a : old)
+      if (a != 0) insert(a);
+  }
+  std::vector<Addr> slots_;
+  std::size_t size_ = 0;
+  bool zero_ = false;
+};
+
 // A walk along a chain of remote objects (frames, thread states): bounded
 // and cycle-checked.  next() says why the walk must stop, or "".
 class ChainGuard {
@@ -137,7 +181,7 @@ class ChainGuard {
   ChainGuard(std::size_t max, const char* what) : max_(max), what_(what) {}
   std::string next(Addr a) {
     if (++visited_ > max_) return std::string("stopped after ") + std::to_string(max_) + " " + what_ + "s";
-    if (!seen_.insert(a).second) return std::string(what_) + " chain loops at " + hex_addr(a);
+    if (!seen_.insert(a)) return std::string(what_) + " chain loops at " + hex_addr(a);
     return {};
   }
 
@@ -150,7 +194,7 @@ class ChainGuard {
   std::size_t max_;
   const char* what_;
   std::size_t visited_ = 0;
-  std::unordered_set<Addr> seen_;
+  AddrSet seen_;
 };
 
 // Frames of one thread, innermost first, from its top frame.

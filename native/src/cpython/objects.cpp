@@ -10,6 +10,7 @@ namespace pyhang::cpython::detail {
 namespace {
 
 constexpr std::size_t kMaxTypeName = 256;
+constexpr std::size_t kRememberedStr = 256;  // bytes of a str read_str remembers (names, dict keys)
 constexpr std::int64_t kMaxLength = std::int64_t{1} << 40;  // a len() beyond this is garbage (ObjectLimits)
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -77,12 +78,18 @@ std::optional<std::uint64_t> ObjectReader::type_flags(Addr obj) {
 }
 
 std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem) {
+  if (mem_.generation() != strs_generation_) {
+    strs_.clear();
+    strs_generation_ = mem_.generation();
+  }
+  if (auto it = strs_.find(obj); it != strs_.end()) return it->second;
   std::int64_t length = 0;
   auto s = read_str_prefix(obj, opts_.max_string, &length, problem);
   if (s && static_cast<std::uint64_t>(length) > opts_.max_string) {
     if (problem) *problem = "str at " + hex(obj) + ": length " + std::to_string(length) + " implausible";
     return std::nullopt;
   }
+  if (s && s->size() <= kRememberedStr) strs_.emplace(obj, *s);
   return s;
 }
 

@@ -14,6 +14,8 @@ using detail::RemoteStruct;
 using detail::span_of;
 using detail::plausible_pointer;
 
+constexpr Addr kPageBytes = 4096;
+
 // The innermost frame of a thread state, by the layout's TopFrame rule.
 Addr top_frame(MemoryReader& mem, const Layout& l, const RemoteStruct& ts, std::string& problem) {
   switch (l.top_frame) {
@@ -81,7 +83,9 @@ RuntimeView read_runtime(MemoryReader& mem, const Layout& l, const Roots& roots)
   return v;
 }
 
-// The thread states of one interpreter.
+// The thread states of one interpreter: the list first, then each thread's
+// frames, the pages of their top frames (and the page below each, where a
+// stack of a few dozen frames goes on) read in one batch between.
 void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const detail::InterpInfo& interp,
                   Addr head, PythonState& st) {
   MemoryReader& mem = objects.memory();
@@ -91,6 +95,7 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
                                     l.tstate_current_frame, l.tstate_thread_id, l.tstate_native_thread_id,
                                     l.tstate_state});
   detail::ChainGuard guard(opts.max_threads, "thread state");
+  std::vector<RemoteStruct> states;
   Addr prev = 0;
   for (Addr t = head; t != 0; ) {
     if (auto stop = guard.next(t); !stop.empty()) {
@@ -111,8 +116,33 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
     if (Addr p = ts.ptr(l.tstate_prev); p != prev) {
       st.warnings.push_back("thread state " + hex(t) + " ->prev = " + hex(p) + ", expected " + hex(prev));
     }
+    prev = t;
+    t = ts.ptr(l.tstate_next);
+    states.push_back(std::move(ts));
+  }
+  std::vector<Addr> tops(states.size());
+  std::vector<std::string> problems(states.size());
+  if (opts.frames) {
+    if (l.top_frame == TopFrame::CFrame) {  // each top frame is found through a _PyCFrame on its thread's C stack
+      std::vector<Addr> cframes;
+      for (const auto& ts : states)
+        if (Addr cframe = ts.ptr(l.tstate_cframe)) cframes.push_back(cframe + l.cframe_current_frame);
+      prefetch(mem, cframes);
+    }
+    std::vector<Addr> pages;
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      tops[i] = top_frame(mem, l, states[i], problems[i]);
+      if (plausible_pointer(tops[i])) {
+        pages.push_back(tops[i]);
+        if (tops[i] >= 2 * kPageBytes) pages.push_back(tops[i] - kPageBytes);
+      }
+    }
+    prefetch(mem, pages);
+  }
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    const RemoteStruct& ts = states[i];
     PyThreadInfo info;
-    info.tstate = t;
+    info.tstate = ts.address();
     info.interp = interp.address;
     info.interp_id = interp.id;
     info.thread_id = ts.get<std::uint64_t>(l.tstate_thread_id).value_or(0);
@@ -120,15 +150,11 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
       info.native_tid = static_cast<int>(*tid);
     if (auto state = ts.get<std::int32_t>(l.tstate_state)) info.attached = (*state == l.thread_attached);
     if (opts.frames) {
-      std::string problem;
-      Addr top = top_frame(mem, l, ts, problem);
-      auto walk = detail::walk_frames(objects, codes, top);
+      auto walk = detail::walk_frames(objects, codes, tops[i]);
       info.frames = std::move(walk.frames);
-      info.problem = problem.empty() ? walk.problem : problem;
+      info.problem = problems[i].empty() ? walk.problem : problems[i];
     }
     st.threads.push_back(std::move(info));
-    prev = t;
-    t = ts.ptr(l.tstate_next);
   }
 }
 

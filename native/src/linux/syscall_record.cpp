@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <vector>
 
 namespace pyhang::linux_abi {
@@ -85,7 +86,11 @@ ParkedRegisters read_syscall_record(int pid, int tid) {
   std::size_t got = 0;
   ssize_t n = 0;
   int error = 0;
-  while (got < sizeof buf && (n = ::read(fd, buf + got, sizeof buf - got)) > 0) got += static_cast<std::size_t>(n);
+  // The record is one line: read until its newline (one read: no second read to see the end of the file).
+  while (got < sizeof buf && (n = ::read(fd, buf + got, sizeof buf - got)) > 0) {
+    got += static_cast<std::size_t>(n);
+    if (std::memchr(buf, '\n', got) != nullptr) break;
+  }
   if (n < 0) error = errno;
   ::close(fd);
   if (n < 0) {

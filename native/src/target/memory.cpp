@@ -43,6 +43,15 @@ std::vector<std::uint8_t> MemoryReader::read_bytes(Addr addr, std::size_t n) {
   return out;
 }
 
+void prefetch(MemoryReader& memory, std::span<const Addr> addresses) {
+  std::vector<std::uint64_t> sink(addresses.size());
+  std::vector<ReadRequest> requests;
+  requests.reserve(addresses.size());
+  for (std::size_t i = 0; i < addresses.size(); ++i)
+    if (addresses[i] >= 4096) requests.push_back({addresses[i], &sink[i], sizeof(std::uint64_t), 0});
+  memory.read_batch(requests);
+}
+
 StableRead read_stable(MemoryReader& memory, Addr addr, std::size_t n, unsigned max_reads) {
   StableRead out;
   if (n > kMaxStableRead) return out;

@@ -10,8 +10,23 @@ CachedReader::CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max
     : source_(std::move(source)), max_pages_(max_pages) {}
 
 void CachedReader::invalidate() {
-  pages_.clear();
+  forget();
   source_->invalidate();
+}
+
+void CachedReader::forget() {
+  recent_.fill(Recent{});
+  pages_.clear();
+  ++generation_;
+}
+
+const CachedReader::Page* CachedReader::cached(Addr page_addr) {
+  Recent& r = recent_[(page_addr / kPageSize) % kRecent];
+  if (r.page_addr == page_addr) return r.page;
+  auto it = pages_.find(page_addr);
+  if (it == pages_.end()) return nullptr;
+  r = {page_addr, &it->second};
+  return &it->second;
 }
 
 const ReaderStats& CachedReader::stats() const {
@@ -22,7 +37,7 @@ const ReaderStats& CachedReader::stats() const {
 }
 
 void CachedReader::fetch(std::span<const Addr> page_addrs) {
-  if (pages_.size() + page_addrs.size() > max_pages_) pages_.clear();
+  if (pages_.size() + page_addrs.size() > max_pages_) forget();
   // One request per page, each read straight into the buffer the cache keeps
   // (no staging copy: every buffer is fresh memory to fault in); the source
   // reads the set as one batch, adjacent pages in as few system calls as it
@@ -40,15 +55,14 @@ void CachedReader::fetch(std::span<const Addr> page_addrs) {
     page.valid = std::min(kPageSize, reqs[i].done);
     page.readable = page.valid > 0;
     if (page.readable) page.data = std::move(buffers[i]);
-    pages_[page_addrs[i]] = std::move(page);
+    pages_[page_addrs[i]] = std::move(page);  // (a page fetched again is assigned in place: its Page* stays valid)
   }
 }
 
 const CachedReader::Page& CachedReader::page(Addr page_addr) {
-  auto it = pages_.find(page_addr);
-  if (it != pages_.end()) {
+  if (const Page* p = cached(page_addr)) {
     ++stats_.cache_hits;
-    return it->second;
+    return *p;
   }
   fetch(std::span<const Addr>(&page_addr, 1));
   return pages_[page_addr];
@@ -57,12 +71,22 @@ const CachedReader::Page& CachedReader::page(Addr page_addr) {
 std::size_t CachedReader::read_partial(Addr addr, void* buf, std::size_t n) {
   if (n == 0) return 0;
   if (addr + n < addr) n = ~Addr{0} - addr;  // no wrap-around
-  // Fetch every missing page of the range in one batch first.
   Addr first = addr & ~(kPageSize - 1);
   Addr last = (addr + n - 1) & ~(kPageSize - 1);
+  if (first == last) {  // within one page already read: most reads
+    if (const Page* pg = cached(first)) {
+      ++stats_.cache_hits;
+      std::size_t in_page = addr - first;
+      if (!pg->readable || in_page >= pg->valid) return 0;
+      std::size_t take = std::min(n, pg->valid - in_page);
+      std::memcpy(buf, pg->data.get() + in_page, take);
+      return take;
+    }
+  }
+  // Fetch every missing page of the range in one batch first.
   std::vector<Addr> missing;
   for (Addr p = first;; p += kPageSize) {
-    if (!pages_.count(p)) missing.push_back(p);
+    if (!cached(p)) missing.push_back(p);
     if (p == last) break;
   }
   if (!missing.empty()) fetch(missing);
@@ -88,7 +112,7 @@ void CachedReader::read_batch(std::span<ReadRequest> requests) {
     Addr first = r.addr & ~(kPageSize - 1);
     Addr last = (r.addr + r.size - 1) & ~(kPageSize - 1);
     for (Addr p = first;; p += kPageSize) {
-      if (!pages_.count(p)) missing.push_back(p);
+      if (!cached(p)) missing.push_back(p);
       if (p >= last) break;
     }
   }

@@ -133,6 +133,14 @@ CfiTable& Unwinder::table_for(const LoadedObject& object) {
 }
 
 Failure Unwinder::row_at(Addr addr, Located& out) {
+  // The threads of a pool stop at the same few addresses; CFI never changes.
+  auto [it, added] = rows_.try_emplace(addr);
+  if (added) it->second.first = find_row_at(addr, it->second.second);
+  out = it->second.second;
+  return it->second.first;
+}
+
+Failure Unwinder::find_row_at(Addr addr, Located& out) {
   const LoadedObject* object = object_at(addr);
   if (!object || !object->elf) return Stop::NoCfi;
   CfiTable& table = table_for(*object);

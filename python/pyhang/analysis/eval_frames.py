@@ -29,19 +29,22 @@ def _entry(f):
     return f.get("entry_frame") if isinstance(f, dict) else f.entry_frame
 
 
+def _entries(frames):
+    try:  # PythonFrames (thousands a report)
+        return [f.entry_frame for f in frames]
+    except AttributeError:
+        return [_entry(f) for f in frames]
+
+
 def _index_runs(frames):
     """python_runs() as runs of indices into `frames`."""
-    entries = [_entry(f) for f in frames]
+    entries = _entries(frames)
     if not any(entries):
         return [[i] for i in range(len(frames))]
-    runs, current = [], []
-    for i, entry in enumerate(entries):
-        current.append(i)
-        if entry:
-            runs.append(current)
-            current = []
-    if current:  # frames past the last entry frame: the walk was cut short
-        runs.append(current)
+    ends = [i + 1 for i, entry in enumerate(entries) if entry]
+    runs = [list(range(start, end)) for start, end in zip([0] + ends, ends)]
+    if ends[-1] < len(frames):  # frames past the last entry frame: the walk was cut short
+        runs.append(list(range(ends[-1], len(frames))))
     return runs
 
 
@@ -53,7 +56,7 @@ def python_runs(frames):
 
 def _pair(native_names, frames):
     """{index into native_names: run of indices into frames}, or {}."""
-    loops = [i for i, name in enumerate(native_names) if is_eval_loop(name)]
+    loops = [i for i, name in enumerate(native_names) if name in EVAL_LOOP_NAMES]  # is_eval_loop
     if not loops:
         return {}
     runs = _index_runs(frames)

@@ -9,12 +9,15 @@ every input may be missing or partial, and then the rule says less, never
 fails.
 """
 import os
+from operator import attrgetter
 
 from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, HazardKind, PythonStatus, WaitKind
 from pyhang.model.report import ForkAnalysis, Hazard
 
 COW_MIN_BYTES = 8 << 20   # containers smaller than this are not worth a hazard
+
+_FILE = attrgetter("file")  # of a PythonFrame
 
 
 def _lost_threads(facts):
@@ -47,7 +50,7 @@ def _child(a, report, proc, py, lost):
         a.child_evidence.append(("multiprocessing", {"type": ctype, "name": py.get("current_process_name"),
                                                      "ppid": py.get("parent_pid")}))
     for t in report.threads:
-        if not any(file.endswith("popen_fork.py") for file in {f.file for f in t.python_frames}):
+        if not any(file.endswith("popen_fork.py") for file in set(map(_FILE, t.python_frames))):
             continue
         files = [(os.path.basename(f.file), f.function.rsplit(".", 1)[-1]) for f in t.python_frames]
         if ("popen_fork.py", "_launch") in files:

@@ -45,11 +45,10 @@ def candidates(view, tid):
     """[(frame index, Api)] of the innermost frames of `tid` that may be a
     known API, innermost first: the collection reads their `self` and takes
     the first whose type fits (type_fits)."""
-    t = view.thread(tid)
     out = []
-    for i, f in enumerate((t or {}).get("frames", [])[:INNERMOST]):
+    for i, (function, file, *_) in enumerate(view.frame_keys(tid)[:INNERMOST]):
         for api in APIS:
-            if f["function"] in api.functions and f["file"].endswith(api.file):
+            if function in api.functions and file.endswith(api.file):
                 out.append((i, api))
     return out
 
@@ -118,9 +117,11 @@ def worker_frame(view, tid):
     """The frame (dict of the decoded state) of a ThreadPoolExecutor worker's
     loop on the stack of `tid`, or None: the collection reads its
     `work_queue` local (ThreadSnapshot.pool_worker)."""
-    for f in ((view.thread(tid) or {}).get("frames") or [])[-WORKER_DEPTH:]:
-        if f["function"] in WORKER[1] and f["file"].endswith(WORKER[0]):
-            return f
+    keys = view.frame_keys(tid)
+    for i in range(max(0, len(keys) - WORKER_DEPTH), len(keys)):
+        function, file = keys[i][0], keys[i][1]
+        if function in WORKER[1] and file.endswith(WORKER[0]):
+            return view.thread(tid)["frames"][i]
     return None
 
 

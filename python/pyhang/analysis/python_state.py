@@ -13,7 +13,9 @@ class PythonView:
     def __init__(self, state):
         self.state = state or {"status": "unreadable", "threads": [], "gils": [], "warnings": []}
         self.by_tid = {}
-        self.frame_cache = {}  # python_frames(shared=True)
+        self.frame_cache = {}  # python_frames(shared=True): (function, file, line, entry) → PythonFrame
+        self.stack_cache = {}  # python_frames(shared=True): the keys of a whole stack → its PythonFrames
+        self.keys_cache = {}   # TID → frame_keys of its frames
         for t in self.state.get("threads") or []:
             if t.get("native_tid"):
                 self.by_tid.setdefault(t["native_tid"], t)
@@ -44,6 +46,15 @@ class PythonView:
 
     def thread(self, tid):
         return self.by_tid.get(tid)
+
+    def frame_keys(self, tid):
+        """frame_keys() of the frames of thread `tid` (made once; [] for no
+        such thread)."""
+        keys = self.keys_cache.get(tid)
+        if keys is None:
+            t = self.by_tid.get(tid)
+            keys = self.keys_cache[tid] = frame_keys(t["frames"]) if t is not None else []
+        return keys
 
     def gil_of_wait(self, address):
         """The GIL (dict) a futex/cond/mutex address belongs to, or None."""
@@ -94,14 +105,21 @@ def python_frames(view, tid, shared=False):
     if not shared:
         # Positional: thousands of frames per report.
         return [_frame(key) for key in frame_keys(t["frames"])]
-    cache = view.frame_cache
-    out = []
-    for key in frame_keys(t["frames"]):
-        frame = cache.get(key)
-        if frame is None:
-            frame = cache[key] = _frame(key)
-        out.append(frame)
-    return out
+    keys = view.frame_keys(tid)
+    # The workers of a pool, the threads of a server: many stacks are one
+    # stack, whose frames are looked up once.
+    stack = tuple(keys)
+    frames = view.stack_cache.get(stack)
+    if frames is None:
+        cache = view.frame_cache
+        frames = []
+        for key in keys:
+            frame = cache.get(key)
+            if frame is None:
+                frame = cache[key] = _frame(key)
+            frames.append(frame)
+        view.stack_cache[stack] = frames
+    return list(frames)
 
 
 def _frame(key):

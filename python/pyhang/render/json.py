@@ -123,12 +123,13 @@ def _thread_head(th):
             "python_name": th.python_name, "gil": th.gil}
 
 
+def _native_frames(th):
+    return [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset} for f in th.native_frames]
+
+
 def _thread_tail(th, names):
     """A thread's keys after "python_frames"."""
-    return {"native_frames": [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset}
-                              for f in th.native_frames],
-            "blocked_on": _blocked(th.blocked_on, names),
-            "problem": th.problem,
+    return {"native_frames": _native_frames(th), "blocked_on": _blocked(th.blocked_on, names), "problem": th.problem,
             "gc": thread_gc_json(th)}
 
 
@@ -136,11 +137,24 @@ def _thread(th, names, python_frames):
     return {**_thread_head(th), "python_frames": python_frames, **_thread_tail(th, names)}
 
 
+def _compact_native_frames(th, seen):
+    """json.dumps(_native_frames(th)) in the compact form: the threads of a
+    pool stop at the same return addresses, each such stack encoded once
+    (`seen` keeps them)."""
+    stack = ("native",) + tuple((f.function, f.library, f.pc, f.offset) for f in th.native_frames)
+    text = seen.get(stack)
+    if text is None:
+        text = seen[stack] = _compact(_native_frames(th))
+    return text
+
+
 def _compact_thread(th, names, merged, seen):
-    """_compact(_thread(...)), put together from two encodings and the
-    thread's Python frames (_compact_python_frames)."""
-    return "%s,\"python_frames\":%s,%s" % (_compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen),
-                                         _compact(_thread_tail(th, names))[1:])
+    """_compact(_thread(...)), put together from the encodings of its parts:
+    the thread's Python frames (_compact_python_frames) and native frames
+    (_compact_native_frames) are often another thread's too."""
+    return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s}" % (
+        _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_native_frames(th, seen),
+        _compact(_blocked(th.blocked_on, names)), _compact(th.problem), _compact(thread_gc_json(th)))
 
 
 def to_json(report, merged=False, threads=True) -> dict:

@@ -172,6 +172,19 @@ PythonState inspect(Target& target, const std::optional<Located>& located, const
 PythonState inspect_memory(MemoryReader& memory, const Layout& layout, const Roots& roots,
                            const Options& opts = {});
 
+// What differs between two reads of the interpreter of a process that ran
+// between them (pyhang report --no-stop).
+struct StateMoves {
+  // The native TIDs of `first`'s threads whose Python frames differ in
+  // function, file, line or entry in `again` (or which `again` does not
+  // have), in `first`'s order.
+  std::vector<int> moved;
+  // Whether who holds a GIL differs: each GIL's address, locked and holder,
+  // or the threads that say they hold one.
+  bool gil_moved = false;
+};
+StateMoves state_moves(const PythonState& first, const PythonState& again);
+
 // Is a futex/cond/mutex address a thread sleeps on part of a GIL?  Returns
 // the GilInfo it belongs to, or null.
 const GilInfo* gil_for_wait_address(const PythonState& state, Addr futex_addr);

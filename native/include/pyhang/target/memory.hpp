@@ -63,6 +63,11 @@ class MemoryReader {
   // Forget anything remembered about the target (it ran again).
   virtual void invalidate() {}
 
+  // Changes whenever bytes read before may read differently now (a cache
+  // dropped them): what a decoder remembers of the bytes it read holds
+  // while the generation is the same.
+  virtual std::uint64_t generation() const { return 0; }
+
   virtual const ReaderStats& stats() const { return stats_; }
 
   // All or nothing.
@@ -129,6 +134,11 @@ struct StableRead {
 
 inline constexpr std::size_t kMaxStableRead = 1u << 20;
 inline constexpr unsigned kStableReads = 4;
+
+// Reads the pages holding `addresses` (8 bytes at each) in one batch, ahead
+// of the reads that need them: behind a page cache, a thousand threads'
+// stacks are then a few system calls instead of one a page.
+void prefetch(MemoryReader& memory, std::span<const Addr> addresses);
 
 // Reads [addr, addr + n) until two reads in a row agree, at most max_reads
 // reads (at least 2), through memory.uncached(): a page cache would answer

@@ -2,6 +2,7 @@
 // the sources it sits in front of).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -26,6 +27,7 @@ class CachedReader final : public MemoryReader {
   MemoryReader& uncached() override { return source_->uncached(); }
   void invalidate() override;
   const ReaderStats& stats() const override;
+  std::uint64_t generation() const override { return generation_; }
   MemoryReader& source() { return *source_; }
 
  private:
@@ -35,10 +37,22 @@ class CachedReader final : public MemoryReader {
     std::unique_ptr<std::uint8_t[]> data;
   };
   const Page& page(Addr page_addr);
+  // The cached page at page_addr, or nullptr: a direct-mapped table of the
+  // pages read last in front of the map (a report reads the same few pages
+  // of a frame or an object many times in a row).
+  const Page* cached(Addr page_addr);
+  void forget();  // every page
   void fetch(std::span<const Addr> page_addrs);
   std::shared_ptr<MemoryReader> source_;
   std::size_t max_pages_;
-  std::unordered_map<Addr, Page> pages_;
+  std::unordered_map<Addr, Page> pages_;  // node-based: a Page stays where it is until erased
+  static constexpr std::size_t kRecent = 64;
+  struct Recent {
+    Addr page_addr = 1;  // never a page address
+    const Page* page = nullptr;
+  };
+  std::array<Recent, kRecent> recent_{};
+  std::uint64_t generation_ = 0;
   mutable ReaderStats merged_;
 };
 

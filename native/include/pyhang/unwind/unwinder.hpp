@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "pyhang/target/memory.hpp"
@@ -72,7 +73,8 @@ class Unwinder {
     Addr bias = 0;
   };
   Failure locate(const Regs& regs, std::size_t level, Kind callee, Located& out);
-  Failure row_at(Addr addr, Located& out);
+  Failure row_at(Addr addr, Located& out);  // find_row_at, remembered for each address
+  Failure find_row_at(Addr addr, Located& out);
   const LoadedObject* object_at(Addr addr) const;
   CfiTable& table_for(const LoadedObject& object);
   void load_vdso(Addr start, std::size_t size);
@@ -82,6 +84,7 @@ class Unwinder {
   Addr main_begin_ = 0, main_end_ = 0;  // the executable's main, runtime addresses
   LoadedObject vdso_;                   // read from memory: no file on disk
   std::unordered_map<const LoadedObject*, std::unique_ptr<CfiTable>> tables_;
+  std::unordered_map<Addr, std::pair<Failure, Located>> rows_;
 };
 
 }  // namespace pyhang::unwind
