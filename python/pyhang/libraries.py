@@ -26,6 +26,7 @@ DRIVER_LIBRARIES = ("libcuda.so", "libcudart.so", "libcuda_", "libnvidia-", "lib
 DRIVER_HELPER_THREADS = ("cuda-", "cuda0000", "nccl", "ucx-", "ucp-")
 # libgomp, GCC's OpenMP runtime (PyTorch and numpy builds use it).
 GOMP_LIBRARIES = ("libgomp.so", "libgomp-")
+SQLITE_LIBRARIES = ("libsqlite3.so",)
 # Native thread pools whose workers wait for work between tasks: GCC's and
 # LLVM's/Intel's OpenMP runtimes, PyTorch's pthreadpool, OpenBLAS, oneTBB.
 POOL_LIBRARIES = GOMP_LIBRARIES + ("libomp.so", "libiomp5", "libpthreadpool", "libopenblas", "libtbb.so")

@@ -11,6 +11,7 @@ import bisect
 from pyhang.analysis import syscalls
 from pyhang.analysis.python_api import api_wait
 from pyhang.analysis.threading import join_wait, shutdown_wait
+from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 
@@ -167,8 +168,25 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
         if joined is not None:
             b = thread_join(b.address, joined)
     if b is None:
-        b = syscalls.syscall_wait(thread, files)
+        b = sqlite_busy(syscalls.syscall_wait(thread, files), thread.frames)
     return b
+
+
+_SLEEPS = ("nanosleep", "clock_nanosleep")
+
+
+def sqlite_busy(b, frames):
+    """`b`, or, for a thread asleep with SQLite on its native stack, the wait
+    SQLite's busy handler makes: another connection holds a lock on the
+    database, and it sleeps and retries until its busy timeout.  Likely:
+    the program could call sqlite3_sleep() itself."""
+    if b is None or b.kind != WaitKind.SYSCALL or (b.lock or {}).get("name") not in _SLEEPS:
+        return b
+    library = next((f.library for f in frames if is_one_of(f.library, SQLITE_LIBRARIES)), None)
+    if library is None:
+        return b
+    return BlockedOn(kind=WaitKind.SQLITE_BUSY, owner_source=OwnerSource.UNKNOWN, confidence=Confidence.LIKELY,
+                     library=library, lock={"sleep": b.lock})
 
 
 def wants_thread_bases(b):

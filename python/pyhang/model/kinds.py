@@ -58,6 +58,7 @@ class WaitKind:
     PY_IMPORT_LOCK = "py-import-lock"  # an import waiting for another thread's module lock
     PY_BUFFERED_IO = "py-buffered-io"  # the internal lock of an io.BufferedWriter / BufferedReader / BufferedRandom
     SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
+    SQLITE_BUSY = "sqlite-busy"       # asleep in SQLite's busy handler: another connection holds a database lock
 
 
 class JoinEvidence:

@@ -182,6 +182,10 @@ def summary(b, names):
         return "waits in pthread_join for %s to exit" % names(b.owners[0])
     if b.kind == WaitKind.PY_BUFFERED_IO:
         return _buffered_summary(b, names)
+    if b.kind == WaitKind.SQLITE_BUSY:
+        return ("retries in SQLite's busy handler (%s): another connection holds a lock on the database, and it "
+                "sleeps and tries again until its busy timeout [%s]" % (basename(b.library) or "libsqlite3",
+                                                                       b.confidence or "likely"))
     if b.kind == WaitKind.PY_JOIN:
         lock = b.lock or {}
         mark = " [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else ""
