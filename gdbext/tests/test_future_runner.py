@@ -1,8 +1,10 @@
 """A thread waiting on a concurrent.futures.Future that a ThreadPoolExecutor
 worker is running names that worker as what it waits for (certain: the
 worker's _WorkItem.run frame's self.future is the very Future), and a
-worker asleep in SQLite's busy handler waits for a database lock, live and
-from a core, on Debian 3.11 and pyenv 3.8 and 3.13 (stripped)."""
+worker asleep in SQLite's busy handler waits for a database lock whose
+likely holder is a thread holding a sqlite3.Connection: with the main
+thread's open write transaction, a likely deadlock.  Live and from a core,
+on Debian 3.11 and pyenv 3.8 and 3.13 (stripped)."""
 import json
 import os
 
@@ -36,8 +38,16 @@ def test_a_future_whose_work_item_a_worker_runs_names_that_worker(scenario, pyth
         # AND it is no "owner unknown" wait
         unknown = [t for v in doc["verdicts"] if v["kind"] == "owners-unknown" for t in v["threads"]]
         assert main not in unknown
-        # AND the worker, asleep in SQLite's busy handler, waits for a database lock (likely; its holder,
-        # a connection with an open write transaction, is not named): said so, never a plain sleep
+        # AND the worker, asleep in SQLite's busy handler, waits for a database lock: said so, never a plain sleep
         w = threads[worker]["blocked_on"]
         assert (w["kind"], w["confidence"], w["owners"]) == ("sqlite-busy", "likely", []), (where, w)
-        assert "busy handler" in w["detail"] and worker in unknown, (where, w["detail"])
+        assert "busy handler" in w["detail"], (where, w["detail"])
+        # AND its likely holder is the thread whose frames hold a sqlite3.Connection: the main thread, which
+        # waits for the worker: a likely deadlock, with advice to end the transaction first
+        (e,) = [e for e in doc["edges"] if e["waiter"] == worker]
+        assert (e["owner"], e["kind"], e["source"]) == (main, "sqlite-busy", "heuristic"), (where, e)
+        assert "connection" in [c["name"] for c in e["facts"]["connections"]], (where, e)
+        (d,) = doc["deadlocks"]
+        assert sorted(d["threads"]) == sorted([main, worker]) and d["confidence"] == "likely", (where, d)
+        assert d["advice"].startswith("commit (or roll back) the open transaction"), where
+        assert status == doc["exit_status"] == 3, where

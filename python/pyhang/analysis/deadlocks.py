@@ -59,10 +59,30 @@ def needs_deeper_frames(threads):
     return False
 
 
-def wait_for_graph(threads):
+def sqlite_holders(threads, snapshots):
+    """Likely holders of the database lock a thread in SQLite's busy handler
+    waits for: the other threads whose Python frames hold a
+    sqlite3.Connection (ThreadSnapshot.connections), one of which has the
+    open transaction.  Never certain: which one holds the lock is not read."""
+    holding = {s.tid: s.connections for s in snapshots if s.connections}
+    edges = []
+    for th in threads:
+        b = th.blocked_on
+        if b is None or b.kind != WaitKind.SQLITE_BUSY or b.owners:
+            continue
+        for tid, connections in sorted(holding.items()):
+            if tid != th.tid:
+                edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=None, source=OwnerSource.HEURISTIC,
+                                  facts={"connections": connections}))
+    return edges
+
+
+def wait_for_graph(threads, snapshots=()):
     """(edges, deadlocks, truncated): every edge, certain and likely, and
-    every cycle in them; truncated when there were more cycles than listed."""
-    edges = certain_edges(threads) + python_lock_holders(threads) + waitgraph.likely_holders(threads)
+    every cycle in them; truncated when there were more cycles than listed.
+    `snapshots`: the ThreadSnapshots, for the connections SQLite waits on."""
+    edges = certain_edges(threads) + python_lock_holders(threads) + waitgraph.likely_holders(threads) + \
+        sqlite_holders(threads, snapshots)
     deadlocks, truncated = waitgraph.find_cycles(edges)
     return edges, deadlocks, truncated
 

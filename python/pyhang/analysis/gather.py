@@ -221,6 +221,31 @@ def add_future_runners(facts, view, threads):
             t.pool_worker = dict(t.pool_worker or {}, future=future)
 
 
+CONNECTION_FRAMES = 16   # innermost Python frames of a thread whose locals are looked at for connections
+
+
+def add_sqlite_connections(facts, view, threads):
+    """When a thread sleeps in SQLite's busy handler (locks.in_sqlite_busy),
+    the sqlite3.Connection objects the other threads' innermost Python
+    frames hold (ThreadSnapshot.connections): one of them holds the lock it
+    waits for."""
+    busy = [t for t in threads if locks.in_sqlite_busy(t.registers, t.frames)]
+    if not busy:
+        return
+    frames = [(t, f) for t in threads if t not in busy
+              for f in ((view.thread(t.tid) or {}).get("frames") or [])[:CONNECTION_FRAMES]]
+    found = facts.frame_locals([[f["frame"], f["code"]] for _, f in frames]) or [] if frames else []
+    for t in threads:
+        if t not in busy and view.thread(t.tid) is not None:
+            t.connections = []
+    for (t, f), fl in zip(frames, found):
+        for v in (fl or {}).get("locals") or ():
+            if v.get("type") == "sqlite3.Connection" and v.get("address") and \
+                    all(c["address"] != v["address"] for c in t.connections):
+                t.connections.append({"address": v["address"], "name": v["name"],
+                                      "frame": {"function": f["function"], "file": f["file"], "line": f["line"]}})
+
+
 def add_pool_workers(facts, view, threads):
     """The pool of each ThreadPoolExecutor worker: the `work_queue` local of
     its loop's frame (python_api.worker_frame)."""
@@ -268,6 +293,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_references(facts, threads)
             add_pool_workers(facts, view, threads)
             add_future_runners(facts, view, threads)
+            add_sqlite_connections(facts, view, threads)
         files = files_of(facts, info.kind, threads)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.get("warnings") or []),
                            lock_problem=target.get("lock_problem"), native_depth=depth,

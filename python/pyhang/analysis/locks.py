@@ -175,6 +175,12 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
 _SLEEPS = ("nanosleep", "clock_nanosleep")
 
 
+def in_sqlite_busy(registers, frames):
+    """Whether a thread (its registers and native frames) sleeps with SQLite on its stack."""
+    found = syscalls.parked(registers)
+    return found is not None and found[1] in _SLEEPS and any(is_one_of(f.library, SQLITE_LIBRARIES) for f in frames)
+
+
 def sqlite_busy(b, frames):
     """`b`, or, for a thread asleep with SQLite on its native stack, the wait
     SQLite's busy handler makes: another connection holds a lock on the

@@ -92,7 +92,8 @@ def conclude(report, snapshot):
     has fork facts."""
     asyncio.analyse(report, snapshot)
     python_api.future_runners(report, snapshot.threads)
-    report.edges, report.deadlocks, report.cycles_truncated = deadlocks.wait_for_graph(report.threads)
+    report.edges, report.deadlocks, report.cycles_truncated = deadlocks.wait_for_graph(report.threads,
+                                                                                      snapshot.threads)
     report.deadlocks += asyncio.await_cycles(report, snapshot)
     blocked = None
     holder = report.gil.holder_tid

@@ -39,6 +39,9 @@ class ThreadSnapshot:
     # A ThreadPoolExecutor worker: {"work_queue": address} of its pool (analysis.python_api.worker_frame);
     # None for any other thread.
     pool_worker: dict | None = None
+    # The sqlite3.Connection objects its Python frames hold, when a thread of the process is in SQLite's busy
+    # handler: [{"address", "name", "frame": {function, file, line}}]; None when not asked.
+    connections: list[dict] | None = None
 
 
 @record
@@ -108,6 +111,7 @@ def _to_dict(snap, t):
             "python_api": th.python_api, "host_tid": th.host_tid, "syscall": th.syscall,
             **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
             **({"pool_worker": th.pool_worker} if th.pool_worker is not None else {}),
+            **({"connections": th.connections} if th.connections is not None else {}),
         } for th in snap.threads],
     }
 
@@ -136,6 +140,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 lock=th.get("lock"), python_lock=th.get("python_lock"),
                                 futex_word=th.get("futex_word"), python_api=th.get("python_api"),
                                 host_tid=th.get("host_tid"), syscall=th.get("syscall"),
-                                python_locals=th.get("python_locals"), pool_worker=th.get("pool_worker"))
+                                python_locals=th.get("python_locals"), pool_worker=th.get("pool_worker"),
+                                connections=th.get("connections"))
                  for th in d.get("threads") or []],
     )

@@ -38,6 +38,10 @@ def edge_evidence(e, waiter_blocked=None):
         return e.evidence
     if e.kind == WaitKind.PY_LOCK:
         return lock_reference(facts.get("references"))
+    if e.kind == WaitKind.SQLITE_BUSY:
+        return "; ".join("holds a sqlite3.Connection (`%s` in %s, %s:%s): its open transaction may hold the "
+                         "database lock" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
+                         for c in facts.get("connections") or ())
     if "library_frame" in facts:
         return likely_holder_evidence(facts)
     b = waiter_blocked
@@ -193,8 +197,10 @@ def render_deadlocks(report, names):
                     waiter = report.thread(h.waiter)
                     b = waiter.blocked_on if waiter else None
                     name = object_name(b.name) if b is not None and b.address == h.address else None
-                    held = _held_text(h.kind, h.address) if h.source != OwnerSource.ASYNCIO_LOOP else \
-                        "runs the event loop that must complete " + lock_text(h.kind, h.address)
+                    held = "runs the event loop that must complete " + lock_text(h.kind, h.address) \
+                        if h.source == OwnerSource.ASYNCIO_LOOP else \
+                        "runs the work item that completes " + lock_text(h.kind, h.address) \
+                        if h.source == OwnerSource.WORK_ITEM else _held_text(h.kind, h.address)
                     out.append("    " + held + (" (%s)" % name if name else ""))
             if th and th.blocked_on:
                 out.append("    %s" % summary(th.blocked_on, names))

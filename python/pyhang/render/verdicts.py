@@ -272,6 +272,8 @@ DEADLOCK_ADVICE = {
     WaitKind.GIL: "a thread that holds the GIL waits for a lock held by a thread that waits for the GIL: release "
                   "the GIL before blocking on that lock (Py_BEGIN_ALLOW_THREADS in C, py::gil_scoped_release in "
                   "pybind11, nogil in Cython)",
+    WaitKind.SQLITE_BUSY: "commit (or roll back) the open transaction before waiting for work that writes to the "
+                          "same database, or do that work on the connection that holds it",
     None: "take these locks in one order in every thread (or with a timeout), and never wait for a thread while "
           "holding what it needs",
 }
@@ -281,8 +283,9 @@ def deadlock_advice(d):
     """The advice line of deadlock `d` (model.report.Deadlock)."""
     if d.kind == DeadlockKind.AWAIT:
         return DEADLOCK_ADVICE[DeadlockKind.AWAIT]
-    if any(e.kind == WaitKind.GIL for e in d.edges):
-        return DEADLOCK_ADVICE[WaitKind.GIL]
+    for kind in (WaitKind.GIL, WaitKind.SQLITE_BUSY):
+        if any(e.kind == kind for e in d.edges):
+            return DEADLOCK_ADVICE[kind]
     return DEADLOCK_ADVICE[None]
 
 
