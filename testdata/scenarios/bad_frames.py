@@ -36,15 +36,19 @@ INTERPRETER_FRAME_WORDS = 8  # 3.11+: the code pointer is the first or the fifth
 
 
 def unmapped_address():
-    """An address nothing is mapped at: a page mapped, then unmapped."""
+    """An address nothing is mapped at, for as long as the program runs: the
+    middle page of three mapped, unmapped alone.  A one-page hole between
+    two mappings is too small for what a process maps later (allocator
+    arenas, thread stacks), which would otherwise reuse a freed page's
+    address and make it readable again."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
     libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    page = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-    assert page not in (None, ctypes.c_void_p(-1).value)
-    assert libc.munmap(page, mmap.PAGESIZE) == 0
-    return page + 0x40
+    pages = libc.mmap(None, 3 * mmap.PAGESIZE, mmap.PROT_READ, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    assert pages not in (None, ctypes.c_void_p(-1).value)
+    assert libc.munmap(pages + mmap.PAGESIZE, mmap.PAGESIZE) == 0
+    return pages + mmap.PAGESIZE + 0x40
 
 
 def words(address, count):
