@@ -13,6 +13,7 @@ import _pyhang_native as native
 from pyhang import procfs, sources
 from pyhang.model.facts import Facts
 from pyhang.model.kinds import PythonStatus
+from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 
 # The native readers of a system call's arguments in target memory, by the
 # names pyhang.analysis.syscalls.memory_wanted gives them.
@@ -83,17 +84,16 @@ class NativeFacts(Facts):
     def _lock(self, tid):
         t = self.by_tid.get(tid)
         if t is None:
-            return {}
+            return LockIdentification()
         frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in t.frames]
-        identified = dict(self.lock_reader().identify(tid, t.registers, frames))
-        address = identified.get("address")
-        if identified.get("kind"):
-            identified["library"] = self.native_target.symbolize([address])[0][1] if address else None
-        return identified
+        found = from_data(LockIdentification, self.lock_reader().identify(tid, t.registers, frames))
+        if found.kind and found.address:
+            found.library = self.native_target.symbolize([found.address])[0][1]
+        return found
 
     def python_locks(self, waits):
         decoder = self.python_locks_decoder()
-        return [decoder.wait(tid, futex) for tid, futex in waits]
+        return [from_data(PythonLockWait, decoder.wait(tid, futex)) for tid, futex in waits]
 
     def words(self, addresses):
         out = []

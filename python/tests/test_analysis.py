@@ -15,6 +15,7 @@ from pyhang.analysis import python_state
 from pyhang.model import snapshot as snapshots
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 from pyhang.render import json as render_json
 from pyhang.render.locks import evidence as wait_evidence
 from pyhang.render.text import render_text
@@ -360,7 +361,7 @@ def test_a_free_lock_or_a_fellow_waiter_is_never_a_likely_holder():
     ab = role(doc, "holds-a-wants-b")
 
     def free(snap):
-        next(t for t in snap.threads if t.tid == ab).python_lock["locked"] = False
+        next(t for t in snap.threads if t.tid == ab).python_lock.locked = False
     _, rep = replay(doc, free)
     assert not rep["deadlocks"] and not [e for e in rep["edges"] if e["waiter"] == ab]
     assert ab in next(v for v in rep["verdicts"] if v["kind"] == "owners-unknown")["threads"]
@@ -383,7 +384,7 @@ def test_cycle_is_gone_when_a_lock_word_names_no_owner():
 
     def forget_one_owner(snap):
         t = next(t for t in snap.threads if t.tid == d["threads"][0])
-        t.lock["owners"] = []
+        t.lock.owners = []
     _, rep = replay(doc, forget_one_owner)
     assert not [x for x in rep["deadlocks"] if x["confidence"] == "certain"]
 
@@ -394,7 +395,7 @@ def test_owner_that_is_no_thread_of_the_process_is_a_verdict():
     waiter = d["threads"][0]
 
     def owner_gone(snap):
-        next(t for t in snap.threads if t.tid == waiter).lock["owners"] = [999999]
+        next(t for t in snap.threads if t.tid == waiter).lock.owners = [999999]
     report, rep = replay(doc, owner_gone)
     (v,) = [v for v in rep["verdicts"] if v["kind"] == "owner-gone"]
     assert v["threads"] == [waiter, 999999] and "LWP 999999 is not a thread of this process" in v["text"]
@@ -445,9 +446,10 @@ def test_deeper_frames_are_wanted_only_below_a_library_that_is_not_the_systems()
 
 
 def _thread(num, tid, lock=None, python_lock=None, registers=None):
+    """A thread asleep on a futex; `lock` and `python_lock` as the data of what the decoders found."""
     return ThreadSnapshot(num=num, tid=tid, name="t%d" % num, registers=registers or {"orig_rax": 202, "rdi": 0x10},
                           frames=[NativeFrame(pc=0x7f0000001000, function=None, library="/lib/libc.so.6")],
-                          lock=lock, python_lock=python_lock)
+                          lock=from_data(LockIdentification, lock), python_lock=from_data(PythonLockWait, python_lock))
 
 
 def test_garbage_snapshot_still_reports_every_thread():
@@ -509,7 +511,7 @@ def test_an_rlock_owner_the_decoder_did_not_map_is_the_thread_whose_struct_pthre
     waiter, holder = role(doc, "holds-a-wants-b"), role(doc, "holds-b-wants-a")
 
     def unmapped(snap):
-        next(t for t in snap.threads if t.tid == waiter).python_lock["owner_tid"] = None
+        next(t for t in snap.threads if t.tid == waiter).python_lock.owner_tid = None
     _, rep = replay(doc, unmapped)
     b = next(t for t in rep["threads"] if t["tid"] == waiter)["blocked_on"]
     assert b["owners"] == [holder] and b["owner_source"] == "lock-word" and b["owner_alive"] is True
@@ -518,7 +520,7 @@ def test_an_rlock_owner_the_decoder_did_not_map_is_the_thread_whose_struct_pthre
     # a recorded pthread_t that is no thread's struct pthread (a fork child's copy): gone, never "owners unknown"
     def gone(snap):
         lock = next(t for t in snap.threads if t.tid == waiter).python_lock
-        lock["owner_tid"], lock["owner_thread_id"] = None, 0x7f0000abc700
+        lock.owner_tid, lock.owner_thread_id = None, 0x7f0000abc700
     _, rep = replay(doc, gone)
     b = next(t for t in rep["threads"] if t["tid"] == waiter)["blocked_on"]
     assert b["owners"] == [] and "held by pthread_t 0x7f0000abc700, which is no thread of this process" in b["detail"]
@@ -539,10 +541,10 @@ def test_interpreter_exit_on_3_13_is_certain_when_parked_on_a_threads_handle_els
     threads = PythonThreads(threading, View())
     exiting = [{"function": "_shutdown", "file": "/usr/lib/python3.14/threading.py"}]
     # GIVEN main parked on the exit event inside the second Thread's handle (0x6000 + 0x39)
-    b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x6039})
+    b = shutdown_wait(exiting, threads, 10, PythonLockWait(parking_address=0x6039))
     # THEN that thread is the one joined, certain
     assert (b.owners, b.confidence) == ([11], "certain") and "_handle" in wait_evidence(b)
     # AND parked on nothing a handle holds: the non-daemon threads, likely
-    b = shutdown_wait(exiting, threads, 10, {"parking_address": 0x9000})
+    b = shutdown_wait(exiting, threads, 10, PythonLockWait(parking_address=0x9000))
     assert sorted(b.owners) == [11, 12] and b.confidence == "likely"
     assert shutdown_wait(exiting, threads, 10, None).confidence == "likely"

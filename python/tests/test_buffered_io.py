@@ -31,7 +31,7 @@ def test_a_recorded_holder_the_decoder_did_not_map_is_the_thread_whose_struct_pt
     w = role(doc, waiter)
 
     def unmapped(snap):
-        next(t for t in snap.threads if t.tid == w).python_lock["owner_tid"] = None
+        next(t for t in snap.threads if t.tid == w).python_lock.owner_tid = None
     _, rep = replay(doc, unmapped)
     b = blocked(rep, w)
     assert b["owners"] == [role(doc, holder)] and b["owner_source"] == "lock-word" and b["owner_alive"] is True
@@ -44,7 +44,7 @@ def test_a_fork_childs_copy_held_by_a_parent_thread_is_an_owner_gone_verdict_and
     b = blocked(rep, child)
     assert b["kind"] == "py-buffered-io" and b["owners"] == [] and b["address"] == doc["truth"]["log_buffer"]
     snapshot = analysis.from_snapshot(doc["snapshot"])[0]
-    ident = next(t for t in snapshot.threads if t.tid == child).python_lock["owner_thread_id"]
+    ident = next(t for t in snapshot.threads if t.tid == child).python_lock.owner_thread_id
     assert "held by pthread_t 0x%x, which is no thread of this process" % ident in b["detail"]
     (v,) = [v for v in rep["verdicts"] if v["kind"] == "owner-gone"]
     assert v["threads"] == [child] and v["facts"]["owner_ident"] == ident and "0x%x" % ident in v["text"]
@@ -73,7 +73,7 @@ def test_a_buffered_lock_recording_no_holder_has_no_owner_and_is_an_owners_unkno
 
     def free(snap):
         lock = next(t for t in snap.threads if t.tid == w).python_lock
-        lock["owner_tid"], lock["owner_thread_id"] = None, 0
+        lock.owner_tid, lock.owner_thread_id = None, 0
     _, rep = replay(doc, free)
     b = blocked(rep, w)
     assert b["owners"] == [] and b["detail"].endswith("no thread is recorded as its holder")

@@ -8,6 +8,7 @@ import pytest
 from pyhang.analysis.report import analyse, from_snapshot
 from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts
 from pyhang.model.report import NativeFrame
+from pyhang.model.waits import GlibcLock, LockIdentification
 from pyhang.render.text import warnings
 
 
@@ -59,9 +60,10 @@ class Counting(Facts):
 
     def locks(self, tids):
         self._called("locks", tids)
-        mutex = {"kind": "mutex", "address": 0x5000, "owners": [12], "owner_source": "lock-word",
-                 "confidence": "certain", "evidence": "the mutex's owner field", "lock": {}, "library": "/bin/prog"}
-        return [[tid, mutex if tid == 11 else {}] for tid in tids]
+        mutex = LockIdentification(kind="mutex", address=0x5000, owners=[12], owner_source="lock-word",
+                                   confidence="certain", evidence="the mutex's owner field",
+                                   lock=GlibcLock(kind="mutex"), library="/bin/prog")
+        return [[tid, mutex if tid == 11 else LockIdentification()] for tid in tids]
 
     def fork_facts(self, bases):
         self._called("fork_facts", bases)

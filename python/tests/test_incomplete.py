@@ -18,6 +18,7 @@ from pyhang.model import snapshot as snapshots
 from pyhang.model.kinds import GilState, PythonEvidence, Unread, VerdictKind
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.model.waits import LockIdentification, from_data
 from pyhang.model.tree import ProcessEntry, TreeReport
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
@@ -141,7 +142,8 @@ def test_a_runtime_state_that_cannot_be_read_is_incomplete_and_still_lists_the_w
     snap = ProcessSnapshot(target=TargetInfo(kind="core", pid=5, core="/tmp/core.5"), python=state, threads=[
         sleeper(1, 5),
         thread(2, 6, {"orig_rax": FUTEX, "rdi": 0x2000},
-               lock={"kind": "semaphore", "address": 0x2000, "owners": [], "lock": {"value": 0}})])
+               lock=from_data(LockIdentification,
+                              {"kind": "semaphore", "address": 0x2000, "owners": [], "lock": {"value": 0}}))])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
     assert v.facts["status"] == "unreadable" and v.facts["read"]["lock_waits"] == [6]

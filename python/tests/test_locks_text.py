@@ -1,6 +1,7 @@
 """How a blocked thread is described, from decoded lock data (no target needed)."""
 from pyhang.analysis import locks
 from pyhang.model.report import BlockedOn
+from pyhang.model.waits import GlibcLock, LockIdentification, PythonLockWait
 from pyhang.render.locks import describe
 from pyhang.render.names import ThreadNames
 
@@ -20,7 +21,7 @@ def test_write_held_rwlock_names_the_writer_as_a_gdb_thread():
 
 
 def test_read_held_rwlock_says_glibc_does_not_record_readers():
-    b = BlockedOn(kind="rwlock-write", address=0x10, owners=[], lock={"readers": 2})
+    b = BlockedOn(kind="rwlock-write", address=0x10, owners=[], glibc=GlibcLock(kind="rwlock", readers=2))
     assert line(b).endswith("read-held by 2 threads (glibc does not record which)")
 
 
@@ -33,7 +34,7 @@ def test_owner_that_is_not_a_thread_here_is_said_plainly():
 
 def test_gil_wait_names_the_holder_and_uncertain_identifications_are_marked():
     assert line(locks.gil_wait(898)) == "Thread 1 (LWP 885) waits for the GIL: held by Thread 8 (LWP 898)"
-    b = BlockedOn(kind="semaphore", address=0x20, lock={"value": 0}, confidence="likely")
+    b = BlockedOn(kind="semaphore", address=0x20, glibc=GlibcLock(kind="semaphore", value=0), confidence="likely")
     assert line(b) == "Thread 1 (LWP 885) waits on semaphore 0x20: value 0: a semaphore has no owner [likely]"
 
 
@@ -53,12 +54,12 @@ def test_an_object_is_named_by_the_global_or_the_instance_attribute_that_reaches
 def test_names_are_asked_only_for_what_a_wait_can_carry():
     from pyhang.analysis.locks import named_objects
     from pyhang.model.kinds import WaitKind
-    native_lock = {"kind": "semaphore", "address": 0x1000}
+    native_lock = LockIdentification(kind="semaphore", address=0x1000)
     # A Condition.wait: the Condition, never the waiter lock (a local no variable of the program holds)
     # nor the futex word inside it (no Python object starts there).
-    condition = {"kind": WaitKind.PY_CONDITION, "object": 0x2000, "condition": 0x3000}
+    condition = PythonLockWait(kind=WaitKind.PY_CONDITION, object=0x2000, condition=0x3000)
     assert named_objects(native_lock, condition, None) == [0x3000]
-    lock = {"kind": WaitKind.PY_LOCK, "object": 0x2000, "join_self": 0x4000}
+    lock = PythonLockWait(kind=WaitKind.PY_LOCK, object=0x2000, join_self=0x4000)
     assert named_objects(native_lock, lock, {"self": 0x5000}) == [0x2000, 0x4000, 0x5000]
     # A native lock with no Python lock over it keeps its own address.
     assert named_objects(native_lock, None, None) == [0x1000]

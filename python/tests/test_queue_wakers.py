@@ -40,7 +40,7 @@ def test_threads_that_only_wait_to_get_from_the_same_queue_cannot_wake_each_othe
         api = getter_api(snap, doc)
         api["referenced_by"].append(other)
         t = next(t for t in snap.threads if t.tid == other)
-        t.python_api, t.python_lock = dict(api), dict(next(x for x in snap.threads if x.tid == getter).python_lock)
+        t.python_api, t.python_lock = dict(api), next(x for x in snap.threads if x.tid == getter).python_lock
     (v,) = nothing_can_wake(replay(doc, second_getter)[1])
     assert sorted(v["threads"]) == sorted([getter, other]) and "wake them" in v["text"]
 

@@ -19,6 +19,7 @@ from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import WaitKind
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.report import NativeFrame
+from pyhang.model.waits import SyscallFacts, from_data
 from pyhang.render.locks import not_blocked, summary
 from pyhang.render.json import _blocked
 from pyhang.render.names import ThreadNames
@@ -32,7 +33,7 @@ def nr(name):
 def thread(call, *args, syscall=None, frames=()):
     regs = {"orig_rax": nr(call) if isinstance(call, str) else call}
     regs.update(zip(syscalls.ARGUMENTS, args))
-    return ThreadSnapshot(num=1, tid=100, registers=regs, syscall=syscall, frames=list(frames))
+    return ThreadSnapshot(num=1, tid=100, registers=regs, syscall=from_data(SyscallFacts, syscall), frames=list(frames))
 
 
 def line(b):
@@ -159,7 +160,7 @@ def test_unix_socket_states_from_sock_diag_name_a_connection_in_a_backlog():
 
 def test_poll_names_the_fds_read_from_target_memory_and_its_timeout():
     t = thread("poll", 0x5000, 2, 1500, syscall={"memory": {"pollfds": [[3, 1], [8, 4], [-1, 1]]}})
-    assert syscalls.fds_wanted(t.registers, t.syscall["memory"]) == [3, 8]
+    assert syscalls.fds_wanted(t.registers, t.syscall.memory) == [3, 8]
     b = syscalls.syscall_wait(t, files=None)
     assert [(f["fd"], f["direction"]) for f in b.lock["fds"]] == [(3, "read"), (8, "write")]
     assert line(b) == ("waits in poll on 2 fds: 3 to read, 8 to write; what they are is unknown (cores do not "

@@ -12,6 +12,7 @@ from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
 from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.tree import ProcessEntry, TreeReport
+from pyhang.model.waits import GlibcLock
 from pyhang.render.tree import render_tree_text, tree_json
 
 NUMBERS = {name: nr for nr, name in NAMES.items()}
@@ -223,7 +224,7 @@ def fork_child(entry, *hazards, checked=()):
 def mutex_wait(tid, owner, flags=()):
     return ThreadReport(tid=tid, gdb_num=1, gil=GilState.RELEASED,
                         blocked_on=BlockedOn(kind=WaitKind.MUTEX, address=0x1000, library="/x/libfix.so",
-                                             owners=[owner], lock={"flags": list(flags)}))
+                                             owners=[owner], glibc=GlibcLock(kind="mutex", flags=list(flags))))
 
 
 def owner_gone(tid, owner):

@@ -13,13 +13,9 @@ from pyhang.model.kinds import GilState, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.model.waits import PythonLockWait, SyscallFacts
 
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
-
-# The parts of a native lock identification the analysis reads.
-_LOCK_KEYS = ("kind", "address", "owners", "owner_source", "confidence", "evidence", "lock", "condvar_mutex",
-              "library")
-
 
 def _wants_lock(view, tid, registers, frames):
     """Whether the native lock identification can say anything of this
@@ -34,7 +30,7 @@ def _wants_python_lock(view, tid, registers, lock):
     """The futex address to ask the Python-lock search about, or None."""
     if view.thread(tid) is None:
         return None
-    kind = (lock or {}).get("kind")
+    kind = lock.kind if lock is not None else None
     if kind and kind not in locks.PYTHON_LOCK_LOOKALIKES:
         return None
     return syscalls.futex_address(registers)
@@ -43,8 +39,8 @@ def _wants_python_lock(view, tid, registers, lock):
 def _wants_futex_word(lock):
     """The address whose 32-bit value tells whether a bare futex wait is a
     pthread_join (locks.joined_thread), or None."""
-    if lock and lock.get("kind") == WaitKind.FUTEX and not lock.get("owners"):
-        return lock.get("address")
+    if lock is not None and lock.kind == WaitKind.FUTEX and not lock.owners:
+        return lock.address
     return None
 
 
@@ -81,21 +77,22 @@ def add_lock_facts(facts, view, snaps):
     asked = [t for t in snaps if _wants_lock(view, t.tid, t.registers, t.frames)]
     identified = dict(facts.locks([t.tid for t in asked]) or ()) if asked else {}
     for t in asked:
-        found = identified.get(t.tid) or {}
-        if found.get("kind"):
-            t.lock = {k: found.get(k) for k in _LOCK_KEYS}
+        found = identified.get(t.tid)
+        if found is not None and found.kind:
+            t.lock = found
     waits = [(t, _wants_python_lock(view, t.tid, t.registers, t.lock)) for t in asked]
     waits = [(t, futex) for t, futex in waits if futex is not None]
     answers = facts.python_locks([[t.tid, futex] for t, futex in waits]) or [] if waits else []
     with_api = []
     for (t, _), wait in zip(waits, answers):
-        wait = wait or {}
-        if wait.get("kind") or wait.get("join_self"):
+        if wait is None:
+            continue
+        if wait.is_wait():
             t.python_lock = wait
             with_api.append(t)
-        elif wait.get("parking_address"):
+        elif wait.parking_address:
             # no Python lock, but what a parking-lot waiter waits for (3.13+): a ThreadHandle's exit event
-            t.python_lock = {"parking_address": wait["parking_address"]}
+            t.python_lock = PythonLockWait(parking_address=wait.parking_address)
     _add_python_apis(facts, view, with_api)
     words = [(t, _wants_futex_word(t.lock)) for t in asked]
     words = [(t, address) for t, address in words if address is not None]
@@ -140,20 +137,20 @@ def add_syscall_facts(facts, kind, snaps):
               for label, reader, args in syscalls.memory_wanted(t.registers)]
     read = facts.syscall_memory([request for _, _, request in wanted]) or [] if wanted else []
     for t, _ in parked:
-        t.syscall = {"memory": {}}
+        t.syscall = SyscallFacts()
     for (t, label, _), value in zip(wanted, read):
-        t.syscall["memory"][label] = value
+        t.syscall.memory[label] = value
     if kind == "core":
         return snaps
     for t, _ in parked:
         clock = syscalls.clock_wanted(t.registers)
         now = facts.clock_now(clock) if clock is not None else None
         if now is not None:
-            t.syscall["clock_now_ns"] = now
+            t.syscall.clock_now_ns = now
     restarted = [t for t, call in parked if call[0] == syscalls.RESTART]
     if restarted:
         for t, nr in zip(restarted, facts.proc_syscalls([t.tid for t in restarted]) or [None] * len(restarted)):
-            t.syscall["proc_syscall"] = nr
+            t.syscall.proc_syscall = nr
     return snaps
 
 
@@ -164,7 +161,7 @@ def files_of(facts, kind, threads):
         return None
     fds = set()
     for t in threads:
-        fds.update(syscalls.fds_wanted(t.registers, (t.syscall or {}).get("memory")))
+        fds.update(syscalls.fds_wanted(t.registers, t.syscall.memory if t.syscall is not None else None))
     if not fds:
         return {}
     found = facts.files(sorted(fds))

@@ -14,6 +14,7 @@ from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
+from pyhang.model.waits import to_data
 
 # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
 # to: glibc's decoders see a semaphore or a bare futex word.
@@ -24,16 +25,14 @@ PTHREAD_SPAN = 4096
 
 
 def from_native(identified):
-    """BlockedOn from the native lock identification, or None when the
-    thread is not waiting on a lock."""
-    kind = (identified or {}).get("kind")
-    if not kind:
+    """BlockedOn from the native lock identification (LockIdentification),
+    or None when the thread is not waiting on a lock."""
+    if identified is None or not identified.kind:
         return None
-    return BlockedOn(kind=kind, address=identified.get("address"), library=identified.get("library"),
-                     owners=list(identified.get("owners") or []),
-                     owner_source=identified.get("owner_source") or OwnerSource.UNKNOWN,
-                     confidence=identified.get("confidence"), evidence=identified.get("evidence"),
-                     lock=identified.get("lock") or {}, condvar_mutex=identified.get("condvar_mutex"))
+    return BlockedOn(kind=identified.kind, address=identified.address, library=identified.library,
+                     owners=list(identified.owners), owner_source=identified.owner_source or OwnerSource.UNKNOWN,
+                     confidence=identified.confidence, evidence=identified.evidence, glibc=identified.lock,
+                     condvar_mutex=identified.condvar_mutex)
 
 
 def named_objects(lock, python_lock, python_api):
@@ -45,52 +44,50 @@ def named_objects(lock, python_lock, python_api):
     of a Condition.wait (a local of the wait; the Condition is named), nor
     the lock word inside a Python lock a thread sleeps on."""
     out = []
-    if python_lock and (python_lock.get("kind") or python_lock.get("join_self")):
-        kind = python_lock.get("kind")
-        out.append(python_lock.get("condition") if kind == WaitKind.PY_CONDITION else python_lock.get("object"))
-        out.append(python_lock.get("join_self"))
-    elif lock:
-        out.append(lock.get("address"))
+    if python_lock is not None and python_lock.is_wait():
+        out.append(python_lock.condition if python_lock.kind == WaitKind.PY_CONDITION else python_lock.object)
+        out.append(python_lock.join_self)
+    elif lock is not None:
+        out.append(lock.address)
     if python_api:
         out.append(python_api.get("self"))
     return [a for a in out if a]
 
 
 def from_python(wait):
-    """BlockedOn from the Python-lock search (a threading Lock, RLock or
-    Condition the thread waits on), or None when it is not one."""
-    kind = wait.get("kind") if wait else None
+    """BlockedOn from the Python-lock search (a PythonLockWait: a threading
+    Lock, RLock or Condition the thread waits on), or None when it is not one."""
+    kind = wait.kind if wait is not None else None
     if not kind:
         return None
-    b = BlockedOn(kind=kind, address=wait.get("object") or None,
-                  owner_source=wait.get("owner_source") or OwnerSource.UNKNOWN,
-                  confidence=wait.get("confidence"), evidence=wait.get("evidence"))
-    if kind == WaitKind.PY_RLOCK and wait.get("owner_tid"):
-        b.owners = [wait["owner_tid"]]
+    b = BlockedOn(kind=kind, address=wait.object or None, owner_source=wait.owner_source or OwnerSource.UNKNOWN,
+                  confidence=wait.confidence, evidence=wait.evidence)
+    if kind == WaitKind.PY_RLOCK and wait.owner_tid:
+        b.owners = [wait.owner_tid]
         b.owner_source = OwnerSource.LOCK_WORD
-        b.lock = {"recursion": wait.get("count")}
-    elif kind == WaitKind.PY_RLOCK and wait.get("owner_thread_id"):
+        b.lock = {"recursion": wait.count}
+    elif kind == WaitKind.PY_RLOCK and wait.owner_thread_id:
         # The RLock records its holder's pthread_t, which the decoder did not
         # map to a thread: settle() looks for it among the threads' struct pthreads.
-        b.lock = {"recursion": wait.get("count"), "owner_ident": wait["owner_thread_id"]}
+        b.lock = {"recursion": wait.count, "owner_ident": wait.owner_thread_id}
     elif kind == WaitKind.PY_LOCK:
         b.owner_source = OwnerSource.UNKNOWN
-        b.lock = {"suspects": list(wait.get("suspects") or []), "locked": wait.get("locked"),
-                  "suspect_frames": list(wait.get("suspect_frames") or [])}
+        b.lock = {"suspects": list(wait.suspects), "locked": wait.locked,
+                  "suspect_frames": to_data(wait.suspect_frames)}
     elif kind == WaitKind.PY_BUFFERED_IO:
         # The buffered object records its holder's pthread_t while it holds the lock.
-        b.lock = {"type": wait.get("type_name"), "stream": wait.get("stream_name"),
-                  "owner_ident": wait.get("owner_thread_id") or None, "found_in": wait.get("found_in")}
-        if wait.get("owner_tid"):
-            b.owners = [wait["owner_tid"]]
+        b.lock = {"type": wait.type_name, "stream": wait.stream_name,
+                  "owner_ident": wait.owner_thread_id or None, "found_in": wait.found_in}
+        if wait.owner_tid:
+            b.owners = [wait.owner_tid]
             b.owner_source = OwnerSource.LOCK_WORD
         else:
             b.owner_source = OwnerSource.UNKNOWN
     elif kind == WaitKind.PY_CONDITION:
-        b.address = wait.get("condition") or b.address
+        b.address = wait.condition or b.address
         b.owner_source = OwnerSource.UNKNOWN
-        b.lock = {"condition_lock": wait.get("condition_lock"), "condition_lock_type": wait.get("condition_lock_type"),
-                  "condition_lock_owner": wait.get("condition_lock_owner_tid")}
+        b.lock = {"condition_lock": wait.condition_lock, "condition_lock_type": wait.condition_lock_type,
+                  "condition_lock_owner": wait.condition_lock_owner_tid}
     return b
 
 

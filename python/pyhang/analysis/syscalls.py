@@ -12,6 +12,7 @@ it, `syscall_wait` makes the thread's BlockedOn (kind "syscall").
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
+from pyhang.model.waits import SyscallFacts
 
 ARGUMENTS = ("rdi", "rsi", "rdx", "r10", "r8", "r9")
 
@@ -269,7 +270,7 @@ def _restarted(thread, facts):
     """What restart_syscall restarts: the kernel's record for a live
     thread (/proc/PID/task/TID/syscall) when it names another call, else
     the system call wrapper frame 0 is in (likely), else None."""
-    nr = facts.get("proc_syscall")
+    nr = facts.proc_syscall
     if nr is not None and nr != RESTART and nr in NAMES:
         return {"syscall": NAMES[nr], "source": "proc"}
     for f in thread.frames[:2]:
@@ -347,8 +348,8 @@ def syscall_wait(thread, files=None):
     if found is None:
         return None
     nr, call = found
-    facts = thread.syscall or {}
-    memory = facts.get("memory") or {}
+    facts = thread.syscall or SyscallFacts()
+    memory = facts.memory or {}
     args = arguments(thread.registers, call)
     s = {"name": call, "number": nr, "fd_table": files is not None}
     if "fd" in args or "epfd" in args:
@@ -365,7 +366,7 @@ def syscall_wait(thread, files=None):
         s["fds"] = None if watched is None else [{"fd": fd, "direction": d, "object": _object(fd, files)}
                                                  for fd, d in watched[:64]]
         s["fds_count"] = None if watched is None else len(watched)
-    timeout = _timeout(call, args, memory, facts.get("clock_now_ns"))
+    timeout = _timeout(call, args, memory, facts.clock_now_ns)
     if timeout is not None:
         s["timeout"] = timeout
     if call == "wait4":

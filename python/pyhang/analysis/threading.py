@@ -37,13 +37,13 @@ class PythonThreads:
         Python-lock search found: the Thread whose _tstate_lock it waits on
         (Thread.join and interpreter exit, 3.6–3.12), or the `self` of its
         join frame (3.13+, where join waits on a _ThreadHandle)."""
-        if not python_lock:
+        if python_lock is None:
             return None
         found = None
-        if python_lock.get("kind") == WaitKind.PY_LOCK:
-            found = self.by_tstate_lock.get(python_lock.get("object"))
-        if found is None and python_lock.get("join_self"):
-            found = self.by_object.get(python_lock["join_self"])
+        if python_lock.kind == WaitKind.PY_LOCK:
+            found = self.by_tstate_lock.get(python_lock.object)
+        if found is None and python_lock.join_self:
+            found = self.by_object.get(python_lock.join_self)
         return found
 
     def parked_on_handle(self, python_lock):
@@ -51,7 +51,7 @@ class PythonThreads:
         parked on (3.13+): a join, or interpreter exit's _thread._shutdown,
         parks on the handle's thread_is_exiting PyEvent, which its
         parking-lot entry names; None when it is not parked on one."""
-        at = (python_lock or {}).get("parking_address")
+        at = python_lock.parking_address if python_lock is not None else None
         if not at:
             return None
         return next((entry for start, entry in self.handles if start <= at < start + THREAD_HANDLE_BYTES), None)
@@ -78,7 +78,7 @@ def join_wait(python_lock, joined, frames):
                      confidence=Confidence.CERTAIN,
                      lock={"name": joined.get("name"), "daemon": joined.get("daemon"),
                            "shutdown": _at_exit(frames),
-                           "joined_by": JoinEvidence.TSTATE_LOCK if python_lock.get("kind") == WaitKind.PY_LOCK
+                           "joined_by": JoinEvidence.TSTATE_LOCK if python_lock.kind == WaitKind.PY_LOCK
                            else JoinEvidence.HANDLE})
 
 

@@ -39,7 +39,7 @@ own.  Every input may be missing (a process not examined, no fork analysis):
 then nothing is concluded from it.
 """
 from pyhang.libraries import GOMP_LIBRARIES, is_one_of
-from pyhang.model.kinds import Confidence, HazardKind, WaitKind
+from pyhang.model.kinds import Confidence, HazardKind, LockFlag, WaitKind
 from pyhang.model.report import Hazard
 
 MAX_CHILDREN_LISTED = 16
@@ -71,7 +71,7 @@ def _parent_thread_lock(child, parent, hazard):
     f = hazard.facts
     th = child.report.thread(f.get("thread"))
     b = th.blocked_on if th is not None else None
-    if b is None or "pshared" in ((b.lock or {}).get("flags") or ()):
+    if b is None or (b.glibc is not None and LockFlag.PSHARED in b.glibc.flags):
         return None
     held = [parent.report.thread(o) for o in f.get("gone") or ()]
     held = [t for t in held if t is not None]

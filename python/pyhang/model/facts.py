@@ -4,10 +4,12 @@ The analysis drives (pyhang.analysis.gather): it asks for the target and its
 threads, then only what it needs to know what each thread waits on.  A
 question about threads or objects takes all of them at once (the TIDs, the
 addresses) and answers in the same order: a collector in another process
-answers a report in a handful of round trips, whatever the number of threads.  A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a
-stopped process or a core through gdb and the native decoders.  Every answer
-is plain data: JSON's types, except the records `threads` gives (ThreadFacts,
-NativeFrame), which `encode`/`decode` turn into dicts and back.
+answers a report in a handful of round trips, whatever the number of threads.
+A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a stopped
+process or a core through gdb and the native decoders.  Every answer is
+plain data: JSON's types, except the records `threads`, `locks` and
+`python_locks` give (ThreadFacts and NativeFrame; model.waits), which
+`encode`/`decode` turn into dicts and back.
 
 `Recording` wraps any collector and keeps every answer, counting the
 questions; saved as JSON (`to_dict`) it is a snapshot, and `Replay` answers
@@ -22,8 +24,9 @@ from __future__ import annotations
 
 import json
 
-from pyhang.model.record import field, record
+from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.report import NativeFrame
+from pyhang.model.waits import LockIdentification, PythonLockWait
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/2"
 
@@ -73,14 +76,14 @@ class Facts:
         raise NotImplementedError
 
     def locks(self, tids):
-        """[[tid, identified]]: what the native lock identification says each thread sleeps on,
-        from its registers and frames as `threads` last gave them (LockReader.identify, plus the
-        `library` the address is in); {} when nothing."""
+        """[[tid, LockIdentification]]: what the native lock identification says each thread sleeps
+        on, from its registers and frames as `threads` last gave them (LockReader.identify, plus the
+        `library` the address is in); its `kind` None when nothing."""
         raise NotImplementedError
 
     def python_locks(self, waits):
         """For each [tid, futex address] of `waits`, the threading object the thread sleeps on there
-        (PythonLocks.wait), in order."""
+        (PythonLocks.wait) as a PythonLockWait, in order."""
         raise NotImplementedError
 
     def words(self, addresses):
@@ -162,6 +165,10 @@ def encode(question, answer):
     """`answer` as data json.dumps takes (with `default=frame_sequence`)."""
     if question == "threads":
         return [_thread_dict(t) for t in answer]
+    if question == "locks" and answer is not None:
+        return [[tid, to_data(found)] for tid, found in answer]
+    if question == "python_locks" and answer is not None:
+        return [to_data(wait) for wait in answer]
     return answer
 
 
@@ -169,6 +176,10 @@ def decode(question, data):
     """The answer `encode` made `data` from."""
     if question == "threads":
         return [_thread_from(d) for d in data]
+    if question == "locks" and data is not None:
+        return [[tid, from_data(LockIdentification, found or {})] for tid, found in data]
+    if question == "python_locks" and data is not None:
+        return [from_data(PythonLockWait, wait) for wait in data]
     return data
 
 

@@ -61,6 +61,36 @@ class WaitKind:
     SQLITE_BUSY = "sqlite-busy"       # asleep in SQLite's busy handler: another connection holds a database lock
 
 
+class GlibcLockKind:
+    """The kind of a decoded glibc lock (model.waits.GlibcLock.kind; the native LockType name table)."""
+    MUTEX = "mutex"
+    MUTEX_NORMAL = "mutex-normal"
+    MUTEX_RECURSIVE = "mutex-recursive"
+    MUTEX_ERRORCHECK = "mutex-errorcheck"
+    MUTEX_ADAPTIVE = "mutex-adaptive"
+    RWLOCK = "rwlock"
+    SEMAPHORE = "semaphore"
+    CONDVAR = "condvar"
+
+
+class LockFlag:
+    """What a decoded glibc lock's bytes say of it (model.waits.GlibcLock.flags; the native LockFlag name table)."""
+    ROBUST = "robust"
+    PI = "pi"
+    PP = "pp"
+    PSHARED = "pshared"
+    WAITERS = "waiters"
+    OWNER_DIED = "owner-died"
+    INCONSISTENT = "inconsistent"
+    NOT_RECOVERABLE = "not-recoverable"
+    PREFER_WRITER = "prefer-writer"
+    PREFER_WRITER_NONRECURSIVE = "prefer-writer-nonrecursive"
+    READ_WAITERS = "read-waiters"
+    WRITE_WAITERS = "write-waiters"
+    CLOCK_MONOTONIC = "clock-monotonic"
+    DESTROY_PENDING = "destroy-pending"
+
+
 class JoinEvidence:
     """How a `py-join` wait was found: its BlockedOn.lock's "joined_by".  Not
     in the JSON itself: the renderer words the wait's `evidence` from it."""

@@ -16,6 +16,12 @@ them; like a dataclass with eq, it is not hashable.  `record(frozen=True)`
 forbids assigning a field after __init__ and makes instances hashable by
 their fields.  No inheritance between records, no other options: the model
 needs none.
+
+`to_data(r)` and `from_data(cls, data)` turn a record into JSON's types and
+back, once, at the model's edges (a collector's answer, a snapshot): a field
+whose value is a record (or a list of them) names its class in the record's
+`__nested__` ({"lock": GlibcLock}); keys a record does not have are left out
+(data written by a newer pyhang), fields the data lacks take their default.
 """
 _MISSING = object()
 
@@ -93,3 +99,32 @@ def record(cls=None, *, frozen=False):
     if cls is None:
         return lambda c: _make(c, frozen)
     return _make(cls, frozen)
+
+
+def to_data(value):
+    """`value` (a record, or lists and dicts of them) as JSON's types."""
+    fields = getattr(type(value), "__record_fields__", None)
+    if fields is not None:
+        return {name: to_data(getattr(value, name)) for name in fields}
+    if isinstance(value, (list, tuple)):
+        return [to_data(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_data(v) for k, v in value.items()}
+    return value
+
+
+def from_data(cls, data):
+    """The record of class `cls` that to_data() made `data` from; None for None."""
+    if data is None:
+        return None
+    nested = getattr(cls, "__nested__", {})
+    kwargs = {}
+    for name in cls.__record_fields__:
+        if name not in data:
+            continue
+        value = data[name]
+        inner = nested.get(name)
+        if inner is not None and value is not None:
+            value = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
+        kwargs[name] = value
+    return cls(**kwargs)

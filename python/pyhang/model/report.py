@@ -9,6 +9,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
+from pyhang.model.waits import GlibcLock
 
 
 @record
@@ -74,8 +75,11 @@ class BlockedOn:
     # How it was identified, as the native side said it; None where the analysis
     # identified it itself (render.locks.evidence words that from `kind` and `lock`).
     evidence: str | None = None
-    lock: dict = field(default_factory=dict)   # the decoded lock's fields the renderer uses
+    # What the analysis found of a wait it identified itself, for the renderer (a Python lock's
+    # recursion, a join's Thread name, a system call's arguments, ...): keys by kind.
+    lock: dict = field(default_factory=dict)
     condvar_mutex: int | None = None
+    glibc: GlibcLock | None = None   # the glibc lock the native identification decoded (model.waits)
 
 
 @record

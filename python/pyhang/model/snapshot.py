@@ -7,13 +7,15 @@ fork facts).  The analysis (pyhang.analysis) turns one into a Report with no
 gdb and no target: a snapshot saved as JSON (`pyhang snapshot FILE` in gdb)
 is analysed again anywhere, which is how the analysis is tested.
 
-Decoder results are kept as the dicts the native module returns; the
-analysis reads them through pyhang.analysis, never elsewhere.
+What a thread sleeps on is kept as the records of pyhang.model.waits; the
+other decoder results as the dicts the native module returns, which the
+analysis reads through pyhang.analysis, never elsewhere.
 """
 from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.waits import LockIdentification, PythonLockWait, SyscallFacts, from_data, to_data
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
 
@@ -27,12 +29,12 @@ class ThreadSnapshot:
     frames: list[NativeFrame] = field(default_factory=list)   # frame 0 first, symbolized
     problem: str | None = None
     unwound_by: str = "gdb"       # or "pyhang": who found registers and pcs
-    lock: dict | None = None         # the native lock its futex/syscall belongs to (LockReader.identify)
-    python_lock: dict | None = None  # the threading lock it sleeps on (PythonLocks.wait)
+    lock: LockIdentification | None = None     # the native lock its futex/syscall belongs to
+    python_lock: PythonLockWait | None = None  # the threading lock it sleeps on
     futex_word: int | None = None    # the value of the futex word it sleeps on, when that can be a join
     python_api: dict | None = None   # the Python-level object it waits in (analysis.python_api)
     host_tid: int | None = None      # the host's TID when the target's PID namespace gives another
-    syscall: dict | None = None      # what its blocking system call points at (analysis.syscalls): {memory, proc_syscall}
+    syscall: SyscallFacts | None = None   # what its blocking system call points at (analysis.syscalls)
     # `report --locals`: per Python frame, innermost first, {"locals": [{name, kind, type, repr,
     # address}], "problem": str or None}; None when locals were not collected.
     python_locals: list[dict] | None = None
@@ -107,8 +109,8 @@ def _to_dict(snap, t):
                         **({"from_debug_file": True} if f.from_debug_file else {})}
                        for f in th.frames],
             "problem": th.problem, "unwound_by": th.unwound_by,
-            "lock": th.lock, "python_lock": th.python_lock, "futex_word": th.futex_word,
-            "python_api": th.python_api, "host_tid": th.host_tid, "syscall": th.syscall,
+            "lock": to_data(th.lock), "python_lock": to_data(th.python_lock), "futex_word": th.futex_word,
+            "python_api": th.python_api, "host_tid": th.host_tid, "syscall": to_data(th.syscall),
             **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
             **({"pool_worker": th.pool_worker} if th.pool_worker is not None else {}),
             **({"connections": th.connections} if th.connections is not None else {}),
@@ -137,9 +139,10 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
                                 frames=[_frame_from(f) for f in th.get("frames") or []],
                                 problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
-                                lock=th.get("lock"), python_lock=th.get("python_lock"),
+                                lock=from_data(LockIdentification, th.get("lock")),
+                                python_lock=from_data(PythonLockWait, th.get("python_lock")),
                                 futex_word=th.get("futex_word"), python_api=th.get("python_api"),
-                                host_tid=th.get("host_tid"), syscall=th.get("syscall"),
+                                host_tid=th.get("host_tid"), syscall=from_data(SyscallFacts, th.get("syscall")),
                                 python_locals=th.get("python_locals"), pool_worker=th.get("pool_worker"),
                                 connections=th.get("connections"))
                  for th in d.get("threads") or []],

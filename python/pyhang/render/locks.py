@@ -33,8 +33,9 @@ def owner_text(b, names):
     k = b.kind
     if k == WaitKind.GIL:
         return "held by %s" % names(b.owners[0]) if b.owners else "its holder is not known"
+    glibc = b.glibc
     if k == WaitKind.SEMAPHORE:
-        value = lock.get("value")
+        value = glibc.value if glibc is not None else None
         return "value %s: a semaphore has no owner" % (value if value is not None else "?")
     if k == WaitKind.CONDVAR:
         m = b.condvar_mutex
@@ -65,8 +66,8 @@ def owner_text(b, names):
                 text += " (now held by %s)" % names(lock["condition_lock_owner"])
         return text
     if not b.owners:
-        if k.startswith("rwlock") and lock.get("readers"):
-            n = lock["readers"]
+        if k.startswith("rwlock") and glibc is not None and glibc.readers:
+            n = glibc.readers
             return "read-held by %d thread%s (glibc does not record which)" % (n, "" if n == 1 else "s")
         return "its owner is not recorded"
     if k == WaitKind.THREAD_JOIN:
@@ -80,7 +81,7 @@ def owner_text(b, names):
             who.append("LWP %d, which is not a thread of this process (it exited, or the lock was "
                        "inherited across fork)" % tid)
     text = "%s by %s" % (held, ", ".join(who))
-    count = lock.get("recursion")
+    count = glibc.recursion if glibc is not None else lock.get("recursion")
     if count and count > 1:
         text += " (locked %d times)" % count
     return text

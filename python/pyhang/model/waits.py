@@ -1,0 +1,122 @@
+"""What the native decoders say a sleeping thread waits on, as records.
+
+A collector answers the `locks` and `python_locks` questions
+(pyhang.model.facts) with these, made once from what the native module
+returns (`from_data`); a snapshot keeps them as data (`to_data`).  The
+analysis reads their fields; it never sees the module's dicts.
+
+The string fields hold the values of the vocabularies in
+pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
+LockFlag), which are the native name tables' names.
+"""
+from __future__ import annotations
+
+from pyhang.model.record import field, from_data, record, to_data
+
+__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "SyscallFacts", "from_data", "to_data"]
+
+
+@record
+class GlibcLock:
+    """A glibc lock as decoded from its bytes (native LockInfo); a field the
+    layout does not have is None."""
+    kind: str = ""                    # model.kinds.GlibcLockKind
+    address: int = 0
+    layout: str = ""                  # the layout the bytes were read with
+    readable: bool = False            # False: the object could not be read at all
+    plausible: bool = False           # its bytes look like an initialised lock of this kind
+    problem: str = ""                 # why not plausible, what is odd
+    locked: bool | None = None
+    owners: list[int] = field(default_factory=list)   # TIDs the lock word records
+    owner_source: str = ""            # the field they were read from ("__owner", "__cur_writer", ...)
+    write_locked: bool | None = None
+    readers: int | None = None
+    waiters: int | None = None
+    read_waiters: int | None = None
+    write_waiters: int | None = None
+    recursion: int | None = None
+    value: int | None = None          # a semaphore's value
+    mutex: int | None = None          # a condvar's mutex, where the layout records it
+    flags: list[str] = field(default_factory=list)    # model.kinds.LockFlag
+    fields: dict[str, int] = field(default_factory=dict)   # every raw field of the layout
+
+
+@record
+class LockIdentification:
+    """What a thread sleeps on, from its registers and native frames
+    (native LockReader.identify): the lock, its owners, how it was found."""
+    kind: str | None = None           # model.kinds.WaitKind; None: not waiting on a lock
+    address: int | None = None
+    library: str | None = None        # the mapped object holding `address` (the collector adds it)
+    futex: int | None = None          # the futex word slept on
+    futex_op: int | None = None
+    futex_value: int | None = None
+    restarted: bool = False           # read from a restart_syscall's saved arguments
+    lock: GlibcLock | None = None
+    owners: list[int] = field(default_factory=list)
+    owner_source: str = "unknown"     # model.kinds.OwnerSource
+    confidence: str | None = None     # model.kinds.Confidence
+    evidence: str = ""                # how it was identified, in the decoder's words
+    condvar_mutex: int | None = None
+    problem: str = ""
+
+    __nested__ = {"lock": GlibcLock}
+
+
+@record
+class CodeLine:
+    """A Python function at a line: where a Python lock was found."""
+    function: str = ""
+    file: str = ""
+    line: int = 0
+
+
+@record
+class PythonLockWait:
+    """The threading object a thread sleeps on (native PythonLocks.wait):
+    a Lock, RLock, Condition, the lock of a buffered stream, or what a join
+    waits for; every field None or empty when it is none of them."""
+    kind: str | None = None           # model.kinds.WaitKind (py-lock, py-rlock, py-condition, py-buffered-io)
+    confidence: str | None = None
+    object: int | None = None         # the lock object
+    type_name: str | None = None
+    wait_address: int | None = None   # the futex word inside it
+    locked: bool | None = None
+    owner_thread_id: int | None = None   # the pthread_t an RLock or buffered stream records
+    owner_tid: int | None = None      # ... mapped to a thread of this process
+    count: int | None = None          # an RLock's recursion
+    owner_source: str = "unknown"
+    suspects: list[int] = field(default_factory=list)   # threads whose stacks reference a Lock
+    frame: CodeLine | None = None     # the frame the lock was found in
+    condition: int | None = None
+    condition_lock: int | None = None
+    condition_lock_type: str | None = None
+    condition_lock_locked: bool | None = None
+    condition_lock_owner_thread_id: int | None = None
+    condition_lock_owner_tid: int | None = None
+    condition_lock_count: int | None = None
+    suspect_frames: list[CodeLine] = field(default_factory=list)
+    join_self: int | None = None      # the Thread a join waits for
+    parking_address: int | None = None   # 3.13+: what a parking-lot waiter waits for
+    join_frame_function: str | None = None
+    stream_name: str | None = None
+    found_in: str | None = None
+    evidence: str = ""
+    problem: str | None = None
+
+    __nested__ = {"frame": CodeLine, "suspect_frames": CodeLine}
+
+    def is_wait(self):
+        """Whether it names something the thread waits on (a lock, or a joined Thread)."""
+        return bool(self.kind or self.join_self)
+
+
+@record
+class SyscallFacts:
+    """What the blocking system call of a parked thread points at, as the
+    analysis asked for it (analysis.gather.add_syscall_facts)."""
+    # label → the argument read from target memory ("pollfds": [[fd, events]], "timeout": [s, ns],
+    # "readfds": [fd], ...; None where unreadable), as analysis.syscalls.memory_wanted names them
+    memory: dict[str, object] = field(default_factory=dict)
+    clock_now_ns: int | None = None   # the time on the call's clock when the target was seen (live)
+    proc_syscall: int | None = None   # restart_syscall: the call the kernel records (/proc .../syscall)
