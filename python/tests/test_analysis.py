@@ -338,7 +338,7 @@ def test_a_python_object_of_another_type_leaves_the_primitive_wait():
 
     def not_a_queue(snap):
         t = next(t for t in snap.threads if t.tid == getter)
-        t.python_api = dict(t.python_api, kind="py-semaphore", type="dict")
+        t.python_api.kind, t.python_api.type = "py-semaphore", "dict"
     _, rep = replay(doc, not_a_queue)
     # THEN the wait is the Condition below it, as the native search found it
     assert next(t for t in rep["threads"] if t["tid"] == getter)["blocked_on"]["kind"] == "py-condition"
@@ -350,7 +350,7 @@ def test_garbage_python_object_facts_give_a_wait_never_an_error():
 
     def garbage(snap):
         t = next(t for t in snap.threads if t.tid == getter)
-        t.python_api = dict(t.python_api, attributes={"maxsize": None, "queue": {"kind": "unreadable"}})
+        t.python_api.attributes = {"maxsize": None, "queue": {"kind": "unreadable"}}
     _, rep = replay(doc, garbage)
     b = next(t for t in rep["threads"] if t["tid"] == getter)["blocked_on"]
     assert b["kind"] == "py-queue-get" and "length unknown (maxsize unbounded)" in b["detail"]

@@ -3,6 +3,7 @@ give, that no thread waits on, is idle — never the main thread, never one
 another thread waits on, never one another verdict explains; an executor's
 own work queue is idle plumbing, not a Queue nothing can fill.  On the
 snapshot of testdata/scenarios/py_objects.py and edited copies."""
+from pyhang.model.waits import PoolWorker
 from test_analysis import recorded, replay, role
 
 
@@ -49,7 +50,7 @@ def test_workers_waiting_on_their_own_pools_queue_are_idle_not_a_queue_nothing_c
     queue = next(t["object_id"] for t in doc["truth"]["threads"] if t["role"] == "queue-getter")
 
     def pool_worker(snap):
-        next(t for t in snap.threads if t.tid == getter).pool_worker = {"work_queue": queue}
+        next(t for t in snap.threads if t.tid == getter).pool_worker = PoolWorker(work_queue=queue)
     rep = replay(doc, pool_worker)[1]
     # THEN no thread is said to wait on a queue nothing can fill: it waits for work
     assert verdict(rep, "nothing-can-wake") is None

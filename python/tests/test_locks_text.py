@@ -1,7 +1,7 @@
 """How a blocked thread is described, from decoded lock data (no target needed)."""
 from pyhang.analysis import locks
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import GlibcLock, LockIdentification, PythonLockWait
+from pyhang.model.waits import ApiWait, GlibcLock, LockIdentification, PythonLockWait
 from pyhang.render.locks import describe
 from pyhang.render.names import ThreadNames
 
@@ -60,7 +60,7 @@ def test_names_are_asked_only_for_what_a_wait_can_carry():
     condition = PythonLockWait(kind=WaitKind.PY_CONDITION, object=0x2000, condition=0x3000)
     assert named_objects(native_lock, condition, None) == [0x3000]
     lock = PythonLockWait(kind=WaitKind.PY_LOCK, object=0x2000, join_self=0x4000)
-    assert named_objects(native_lock, lock, {"self": 0x5000}) == [0x2000, 0x4000, 0x5000]
+    assert named_objects(native_lock, lock, ApiWait(kind=WaitKind.PY_QUEUE_GET, object=0x5000)) == [0x2000, 0x4000, 0x5000]
     # A native lock with no Python lock over it keeps its own address.
     assert named_objects(native_lock, None, None) == [0x1000]
     assert named_objects(None, None, None) == []

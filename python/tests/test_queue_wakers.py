@@ -3,6 +3,8 @@ Python frames is a "nothing-can-wake" verdict, and a ThreadPoolExecutor
 whose every worker waits for a pending future an "executor-starvation"
 one: likely, never certain; on the snapshot of
 testdata/scenarios/py_objects.py and edited copies."""
+import copy
+
 from test_analysis import recorded, replay, role
 
 
@@ -28,7 +30,7 @@ def test_a_queue_another_thread_reaches_is_no_such_verdict():
     doc = recorded("python_objects")
 
     def producer(snap):
-        getter_api(snap, doc)["referenced_by"].append(role(doc, "sem-waiter"))
+        getter_api(snap, doc).referenced_by.append(role(doc, "sem-waiter"))
     assert not nothing_can_wake(replay(doc, producer)[1])
 
 
@@ -38,9 +40,9 @@ def test_threads_that_only_wait_to_get_from_the_same_queue_cannot_wake_each_othe
 
     def second_getter(snap):
         api = getter_api(snap, doc)
-        api["referenced_by"].append(other)
+        api.referenced_by.append(other)
         t = next(t for t in snap.threads if t.tid == other)
-        t.python_api, t.python_lock = dict(api), next(x for x in snap.threads if x.tid == getter).python_lock
+        t.python_api, t.python_lock = copy.deepcopy(api), next(x for x in snap.threads if x.tid == getter).python_lock
     (v,) = nothing_can_wake(replay(doc, second_getter)[1])
     assert sorted(v["threads"]) == sorted([getter, other]) and "wake them" in v["text"]
 
@@ -49,15 +51,15 @@ def test_a_queue_with_items_or_references_never_read_is_no_such_verdict():
     doc = recorded("python_objects")
 
     def not_read(snap):
-        del getter_api(snap, doc)["referenced_by"]
+        getter_api(snap, doc).referenced_by = None
     assert not nothing_can_wake(replay(doc, not_read)[1])
 
     def an_item(snap):
-        getter_api(snap, doc)["attributes"]["queue"]["length"] = 1
+        getter_api(snap, doc).attributes["queue"]["length"] = 1
     assert not nothing_can_wake(replay(doc, an_item)[1])
 
     def incomplete(snap):
-        getter_api(snap, doc)["references_complete"] = False
+        getter_api(snap, doc).references_complete = False
     (v,) = nothing_can_wake(replay(doc, incomplete)[1])
     assert v["facts"]["complete"] is False and "not every frame could be read" in v["text"]
 
@@ -81,11 +83,11 @@ def test_a_pool_with_a_worker_not_waiting_for_a_future_is_not_starved():
     def another_worker(snap):
         # a third worker of the same pool, waiting on something else (the semaphore waiter's thread)
         t = next(t for t in snap.threads if t.tid == role(doc, "sem-waiter"))
-        t.pool_worker = dict(next(x for x in snap.threads if x.tid == worker).pool_worker)
+        t.pool_worker = copy.deepcopy(next(x for x in snap.threads if x.tid == worker).pool_worker)
     assert not starvation(replay(doc, another_worker)[1])
 
     def running(snap):
         # the future one worker waits for is running: some worker took it
         api = next(t for t in snap.threads if t.tid == worker).python_api
-        api["attributes"]["_state"]["text"] = "RUNNING"
+        api.attributes["_state"]["text"] = "RUNNING"
     assert not starvation(replay(doc, running)[1])

@@ -13,7 +13,7 @@ from pyhang.model.kinds import GilState, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.model.waits import PythonLockWait, SyscallFacts
+from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
 
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
@@ -122,9 +122,9 @@ def _add_python_apis(facts, view, snaps):
     requests = sorted({(frame["self"], api.attributes) for _, api, frame in chosen})
     attributes = dict(zip(requests, facts.attributes([[a, list(names)] for a, names in requests]) or []))
     for t, api, frame in chosen:
-        t.python_api = {"kind": api.kind, "self": frame["self"], "type": frame["type"],
-                        "frame": {"function": frame["function"], "file": frame["file"], "line": frame["line"]},
-                        "attributes": attributes.get((frame["self"], api.attributes))}
+        t.python_api = ApiWait(kind=api.kind, object=frame["self"], type=frame["type"],
+                               frame=CodeLine(function=frame["function"], file=frame["file"], line=frame["line"]),
+                               attributes=attributes.get((frame["self"], api.attributes)))
 
 
 def add_syscall_facts(facts, kind, snaps):
@@ -182,7 +182,7 @@ def object_names(facts, threads):
 
 def add_references(facts, threads):
     """Which threads reach the objects the analysis asks about
-    (python_api.references_wanted): python_api["referenced_by"]."""
+    (python_api.references_wanted): ApiWait.referenced_by."""
     wanted = {t.tid: python_api.references_wanted(t.python_api) for t in threads}
     addresses = sorted({a for a in wanted.values() if a})
     if not addresses:
@@ -191,17 +191,17 @@ def add_references(facts, threads):
     by_object = {address: tids for address, tids in refs["by_object"]}
     for t in threads:
         if wanted[t.tid]:
-            t.python_api["referenced_by"] = list(by_object.get(wanted[t.tid], []))
-            t.python_api["references_complete"] = refs["complete"]
+            t.python_api.referenced_by = list(by_object.get(wanted[t.tid], []))
+            t.python_api.references_complete = refs["complete"]
 
 
 def add_future_runners(facts, view, threads):
     """For each thread waiting on a concurrent.futures.Future (its
     python_api), the worker thread whose running work item completes it:
     the `future` of the _WorkItem.run frame's self (python_api.WORK_ITEM),
-    recorded in the worker's pool_worker["future"].  Asked only when a
+    recorded in the worker's pool_worker.future.  Asked only when a
     thread waits on a future."""
-    if not any((t.python_api or {}).get("kind") == WaitKind.PY_FUTURE for t in threads):
+    if not any(t.python_api is not None and t.python_api.kind == WaitKind.PY_FUTURE for t in threads):
         return
     workers = [t for t in threads if any(f["function"] in python_api.WORK_ITEM[1] and
                                          f["file"].endswith(python_api.WORK_ITEM[0])
@@ -215,7 +215,8 @@ def add_future_runners(facts, view, threads):
     for (t, _), found in zip(items, answers):
         future = ((found or {}).get(python_api.WORK_ITEM[3]) or {}).get("address")
         if future:
-            t.pool_worker = dict(t.pool_worker or {}, future=future)
+            t.pool_worker = t.pool_worker or PoolWorker()
+            t.pool_worker.future = future
 
 
 CONNECTION_FRAMES = 16   # innermost Python frames of a thread whose locals are looked at for connections
@@ -253,7 +254,7 @@ def add_pool_workers(facts, view, threads):
     for (t, _), found in zip(workers, facts.frame_locals([[f["frame"], f["code"]] for _, f in workers]) or []):
         local = next((l for l in (found or {}).get("locals") or () if l["name"] == python_api.WORKER[2]), None)
         if local and local.get("address"):
-            t.pool_worker = {"work_queue": local["address"]}
+            t.pool_worker = PoolWorker(work_queue=local["address"])
 
 
 LOCAL_KEYS = ("name", "kind", "type", "repr", "address")

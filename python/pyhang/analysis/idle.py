@@ -25,7 +25,7 @@ def _pool_queue(t, snap):
     queue's own get (a queue.Queue, before 3.7), or with the worker loop
     as its innermost Python frame (it waits inside a SimpleQueue's C get);
     else None."""
-    queue = ((snap.pool_worker if snap is not None else None) or {}).get("work_queue")
+    queue = snap.pool_worker.work_queue if snap is not None and snap.pool_worker is not None else None
     if not queue or not t.python_frames:
         return None
     if t.blocked_on.kind == WaitKind.PY_QUEUE_GET and t.blocked_on.address == queue:

@@ -49,8 +49,8 @@ def named_objects(lock, python_lock, python_api):
         out.append(python_lock.join_self)
     elif lock is not None:
         out.append(lock.address)
-    if python_api:
-        out.append(python_api.get("self"))
+    if python_api is not None:
+        out.append(python_api.object)
     return [a for a in out if a]
 
 

@@ -13,6 +13,7 @@ from pyhang.model.record import record
 
 from pyhang.model.kinds import OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
+from pyhang.model.waits import to_data
 
 INNERMOST = 4   # frames looked at, as the Python-lock search does
 
@@ -60,11 +61,11 @@ def type_fits(api, type_name):
 
 
 def api_of(python_api):
-    """The Api of collected facts, or None when `self` is not of its type."""
-    if not python_api:
+    """The Api of collected facts (an ApiWait), or None when `self` is not of its type."""
+    if python_api is None:
         return None
-    api = next((a for a in APIS if a.kind == python_api.get("kind")), None)
-    if api is None or not python_api.get("self") or not type_fits(api, python_api.get("type")):
+    api = next((a for a in APIS if a.kind == python_api.kind), None)
+    if api is None or not python_api.object or not type_fits(api, python_api.type):
         return None
     return api
 
@@ -74,7 +75,7 @@ def references_wanted(python_api):
     wait (PythonLocks.thread_references), or None: the queue of a Queue.get,
     to tell whether any other thread can still put to it."""
     api = api_of(python_api)
-    return python_api["self"] if api is not None and api.kind == WaitKind.PY_QUEUE_GET else None
+    return python_api.object if api is not None and api.kind == WaitKind.PY_QUEUE_GET else None
 
 
 # concurrent.futures.thread._worker(executor_reference, work_queue, ...): the
@@ -103,8 +104,8 @@ def work_item(frames):
 def future_runners(report, snapshots):
     """The owner of each wait on a concurrent.futures.Future that a worker
     thread's running work item completes (ThreadSnapshot.pool_worker's
-    "future"): that worker, certain (read from the work item itself)."""
-    runs = {s.pool_worker["future"]: s.tid for s in snapshots if (s.pool_worker or {}).get("future")}
+    future): that worker, certain (read from the work item itself)."""
+    runs = {s.pool_worker.future: s.tid for s in snapshots if s.pool_worker is not None and s.pool_worker.future}
     for t in report.threads:
         b = t.blocked_on
         if b is None or b.kind != WaitKind.PY_FUTURE or b.owners or b.address not in runs or runs[b.address] == t.tid:
@@ -129,7 +130,7 @@ def pools(threads):
     """{work queue: [TID]}: the workers of each ThreadPoolExecutor (ThreadSnapshots)."""
     out = {}
     for t in threads:
-        q = (t.pool_worker or {}).get("work_queue")
+        q = t.pool_worker.work_queue if t.pool_worker is not None else None
         if q:
             out.setdefault(q, []).append(t.tid)
     return out
@@ -148,8 +149,8 @@ def api_wait(python_api, primitive, ident_tid):
     api = api_of(python_api)
     if api is None:
         return None
-    attrs = python_api.get("attributes") or {}
-    lock = {"type": python_api.get("type"), "frame": python_api.get("frame"), "api_file": api.file}
+    attrs = python_api.attributes or {}
+    lock = {"type": python_api.type, "frame": to_data(python_api.frame), "api_file": api.file}
     for name in api.attributes:
         v = attrs.get(name) or {}
         lock[name] = v.get("integer") if v.get("integer") is not None else v.get("text")
@@ -157,10 +158,10 @@ def api_wait(python_api, primitive, ident_tid):
             lock[name + "_length"] = v["length"]
     if primitive is not None:
         lock["primitive"] = {"kind": primitive.kind, "address": primitive.address}
-    if "referenced_by" in python_api:
-        lock["referenced_by"] = list(python_api["referenced_by"])
-        lock["references_complete"] = python_api.get("references_complete")
-    b = BlockedOn(kind=api.kind, address=python_api["self"], owner_source=OwnerSource.UNKNOWN,
+    if python_api.referenced_by is not None:
+        lock["referenced_by"] = list(python_api.referenced_by)
+        lock["references_complete"] = python_api.references_complete
+    b = BlockedOn(kind=api.kind, address=python_api.object, owner_source=OwnerSource.UNKNOWN,
                   confidence=primitive.confidence if primitive else None, lock=lock)
     if api.kind == WaitKind.PY_IMPORT_LOCK:
         owner = _integer(attrs, "owner")

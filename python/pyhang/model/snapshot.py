@@ -15,7 +15,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.report import NativeFrame, TargetInfo
-from pyhang.model.waits import LockIdentification, PythonLockWait, SyscallFacts, from_data, to_data
+from pyhang.model.waits import ApiWait, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, from_data, to_data
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
 
@@ -32,15 +32,15 @@ class ThreadSnapshot:
     lock: LockIdentification | None = None     # the native lock its futex/syscall belongs to
     python_lock: PythonLockWait | None = None  # the threading lock it sleeps on
     futex_word: int | None = None    # the value of the futex word it sleeps on, when that can be a join
-    python_api: dict | None = None   # the Python-level object it waits in (analysis.python_api)
+    python_api: ApiWait | None = None   # the Python-level object it waits in (analysis.python_api)
     host_tid: int | None = None      # the host's TID when the target's PID namespace gives another
     syscall: SyscallFacts | None = None   # what its blocking system call points at (analysis.syscalls)
     # `report --locals`: per Python frame, innermost first, {"locals": [{name, kind, type, repr,
     # address}], "problem": str or None}; None when locals were not collected.
     python_locals: list[dict] | None = None
-    # A ThreadPoolExecutor worker: {"work_queue": address} of its pool (analysis.python_api.worker_frame);
+    # A ThreadPoolExecutor worker: its pool and the future it runs (analysis.python_api.worker_frame);
     # None for any other thread.
-    pool_worker: dict | None = None
+    pool_worker: PoolWorker | None = None
     # The sqlite3.Connection objects its Python frames hold, when a thread of the process is in SQLite's busy
     # handler: [{"address", "name", "frame": {function, file, line}}]; None when not asked.
     connections: list[dict] | None = None
@@ -110,9 +110,9 @@ def _to_dict(snap, t):
                        for f in th.frames],
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": to_data(th.lock), "python_lock": to_data(th.python_lock), "futex_word": th.futex_word,
-            "python_api": th.python_api, "host_tid": th.host_tid, "syscall": to_data(th.syscall),
+            "python_api": to_data(th.python_api), "host_tid": th.host_tid, "syscall": to_data(th.syscall),
             **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
-            **({"pool_worker": th.pool_worker} if th.pool_worker is not None else {}),
+            **({"pool_worker": to_data(th.pool_worker)} if th.pool_worker is not None else {}),
             **({"connections": th.connections} if th.connections is not None else {}),
         } for th in snap.threads],
     }
@@ -141,9 +141,9 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
                                 lock=from_data(LockIdentification, th.get("lock")),
                                 python_lock=from_data(PythonLockWait, th.get("python_lock")),
-                                futex_word=th.get("futex_word"), python_api=th.get("python_api"),
+                                futex_word=th.get("futex_word"), python_api=from_data(ApiWait, th.get("python_api")),
                                 host_tid=th.get("host_tid"), syscall=from_data(SyscallFacts, th.get("syscall")),
-                                python_locals=th.get("python_locals"), pool_worker=th.get("pool_worker"),
+                                python_locals=th.get("python_locals"), pool_worker=from_data(PoolWorker, th.get("pool_worker")),
                                 connections=th.get("connections"))
                  for th in d.get("threads") or []],
     )

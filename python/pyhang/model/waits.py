@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "SyscallFacts", "from_data", "to_data"]
+__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "from_data", "to_data"]
 
 
 @record
@@ -120,3 +120,27 @@ class SyscallFacts:
     memory: dict[str, object] = field(default_factory=dict)
     clock_now_ns: int | None = None   # the time on the call's clock when the target was seen (live)
     proc_syscall: int | None = None   # restart_syscall: the call the kernel records (/proc .../syscall)
+
+
+@record
+class ApiWait:
+    """The Python-level API a thread waits in (Queue.get, Event.wait,
+    Future.result, an import lock, ...: analysis.python_api), its frame's
+    `self` and the attributes read of it (native value dicts by name)."""
+    kind: str                          # model.kinds.WaitKind of the API
+    object: int                        # its frame's `self`
+    type: str | None = None            # the type of `self`
+    frame: CodeLine | None = None
+    attributes: dict[str, dict] | None = None
+    referenced_by: list[int] | None = None   # the threads reaching `object` (asked for a Queue.get only)
+    references_complete: bool | None = None
+
+    __nested__ = {"frame": CodeLine}
+
+
+@record
+class PoolWorker:
+    """A ThreadPoolExecutor worker (analysis.python_api.worker_frame): its
+    pool's work queue and, when it runs a work item, the Future it completes."""
+    work_queue: int | None = None
+    future: int | None = None
