@@ -259,7 +259,7 @@ def unix_diag(deadline):
     try:
         s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG)
     except OSError:
-        return peers
+        return sockets
     try:
         s.settimeout(max(0.1, deadline - time.monotonic()))
         # struct unix_diag_req: family, protocol, pad, states, ino, show, cookie[2]

@@ -12,7 +12,7 @@ def waiter(tid):
 
 def sleeper(tid):
     return ThreadReport(tid=tid, gdb_num=tid, gil=GilState.RELEASED,
-                        blocked_on=BlockedOn(kind=WaitKind.SYSCALL, lock={"name": "clock_nanosleep"}))
+                        blocked_on=BlockedOn(kind=WaitKind.SYSCALL, syscall={"name": "clock_nanosleep"}))
 
 
 def kinds(report):

@@ -17,12 +17,13 @@ AGREEMENT = {
         "python_at": "pairs native with Python frames; the JSON puts native_frame on each Python frame instead",
     }, {}),
     "blocked_on": (model.BlockedOn, {
-        "lock": "the analysis's facts of a wait, worded into `detail` and `evidence` (and `syscall`)",
         "glibc": "the decoded glibc lock, worded into `detail`",
+        "python": "a Python lock's details, worded into `detail`",
+        "api": "a Python-level API's `self` and its attributes, worded into `detail` and `evidence`",
+        "join": "a join's Thread names, worded into `detail` and `evidence`",
         "condvar_mutex": "worded into `detail` (\"it must then reacquire mutex 0x…\")",
     }, {
         "detail": "the sentence render.locks words from the record",
-        "syscall": "the system-call facts of a `syscall` wait, from `lock`",
     }),
     "python_frame": (model.PythonFrame, {
         "entry_frame": "internal: which frames one evaluation-loop call runs",

@@ -15,6 +15,7 @@ import re
 
 from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict
+from pyhang.model.waits import ApiDetail
 
 PENDING = "pending"
 MAX_CYCLES = 64          # await cycles listed at most
@@ -157,7 +158,7 @@ def _blocked(loop, thread, running, pending):
     return {"task": running.name, "tid": thread.tid, "ready": loop.ready, "pending": pending,
             "frame": _frame_facts(frame), "program_frame": _frame_facts(caller) if caller is not frame else None,
             "wait": b.kind if b is not None else None, "wait_address": b.address if b is not None else None,
-            "wait_call": (b.lock or {}).get("name") if b is not None and b.kind == WaitKind.SYSCALL else None}
+            "wait_call": (b.syscall or {}).get("name") if b is not None and b.kind == WaitKind.SYSCALL else None}
 
 
 def analyse(report, snapshot):
@@ -217,8 +218,8 @@ def _owned_by_loop(report, future, loop, task):
         b.owners = [loop.thread]
         b.owner_source = OwnerSource.ASYNCIO_LOOP
         b.owner_alive = True
-        b.lock = dict(b.lock or {}, asyncio={"task": task.name if task else None, "loop": loop.address,
-                                             "thread": loop.thread})
+        b.api = b.api or ApiDetail()
+        b.api.asyncio = {"task": task.name if task else None, "loop": loop.address, "thread": loop.thread}
         if task is not None:
             task.completes_for.append(th.tid)
 

@@ -8,7 +8,13 @@ without a cycle suffers from.
 from pyhang.analysis import idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
+from pyhang.model.waits import to_data
 from pyhang.libraries import POOL_LIBRARIES, is_one_of, is_system_library
+
+
+def _owner_gone(b):
+    """Whether the Python lock `b` waits on records a holder that is no thread here (locks.settle)."""
+    return b is not None and b.python is not None and b.python.owner_gone
 
 
 def certain_edges(threads):
@@ -34,11 +40,10 @@ def python_lock_holders(threads):
     edges = []
     for th in threads:
         b = th.blocked_on
-        lock = (b.lock or {}) if b else {}
-        if b is None or b.kind != WaitKind.PY_LOCK or b.owners or lock.get("locked") is False:
+        if b is None or b.kind != WaitKind.PY_LOCK or b.owners or b.python is None or b.python.locked is False:
             continue
-        sites = lock.get("suspect_frames") or []
-        for i, suspect in enumerate(lock.get("suspects") or []):
+        sites = to_data(b.python.suspect_frames)
+        for i, suspect in enumerate(b.python.suspects):
             if suspect != th.tid and waits.get(suspect) != (b.kind, b.address):
                 edges.append(Edge(waiter=th.tid, owner=suspect, kind=b.kind, address=b.address,
                                   source=OwnerSource.HEURISTIC,
@@ -137,7 +142,7 @@ def unknown_owners(report, native_depth=None, explained=()):
     # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
             if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
-            and t.blocked_on.kind != WaitKind.SYSCALL and not (t.blocked_on.lock or {}).get("owner_gone")
+            and t.blocked_on.kind != WaitKind.SYSCALL and not _owner_gone(t.blocked_on)
             and t.tid not in explained and not (native_depth and idle_pool_library(t, native_depth))]
 
 
@@ -155,18 +160,18 @@ def nothing_can_wake(report, pools=None):
             getters.setdefault(b.address, []).append(t)
     out = []
     for address, waiting in getters.items():
-        lock = waiting[0].blocked_on.lock or {}
-        if "referenced_by" not in lock or lock.get("queue_length") != 0 or address in (pools or {}):
+        api = waiting[0].blocked_on.api
+        if api is None or api.referenced_by is None or api.values.get("queue_length") != 0 or address in (pools or {}):
             continue
         tids = [t.tid for t in waiting]
-        others = [tid for tid in lock["referenced_by"] if tid not in tids]
+        others = [tid for tid in api.referenced_by if tid not in tids]
         if others:
             continue
         out.append(Verdict(kind=VerdictKind.NOTHING_CAN_WAKE, threads=tids,
                            facts={"kind": WaitKind.PY_QUEUE_GET, "address": address, "name": waiting[0].blocked_on.name,
                                   "waiters": tids,
-                                  "referenced_by": list(lock["referenced_by"]),
-                                  "complete": bool(lock.get("references_complete")),
+                                  "referenced_by": list(api.referenced_by),
+                                  "complete": bool(api.references_complete),
                                   "confidence": Confidence.LIKELY}))
     return out
 
@@ -182,7 +187,7 @@ def executor_starvation(report, pools):
     for queue, workers in sorted(pools.items()):
         waits = [report.thread(tid) for tid in workers]
         if not all(t is not None and t.blocked_on is not None and t.blocked_on.kind == WaitKind.PY_FUTURE
-                   and (t.blocked_on.lock or {}).get("_state") == "PENDING" for t in waits):
+                   and t.blocked_on.api is not None and t.blocked_on.api.values.get("_state") == "PENDING" for t in waits):
             continue
         out.append(Verdict(kind=VerdictKind.EXECUTOR_STARVATION, threads=list(workers),
                            facts={"work_queue": queue, "workers": list(workers),
@@ -216,10 +221,10 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid] + list(b.owners),
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address,
                                       "owners": list(b.owners)}))
-        elif b and (b.lock or {}).get("owner_gone"):
+        elif _owner_gone(b):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid],
                                facts={"waiter": t.tid, "kind": b.kind, "address": b.address, "owners": [],
-                                      "owner_ident": b.lock.get("owner_ident")}))
+                                      "owner_ident": b.python.owner_ident}))
     pools = python_api.pools(snapshots)
     out += nothing_can_wake(report, pools)
     out += executor_starvation(report, pools)

@@ -86,9 +86,9 @@ def _orphaned_locks(a, report, facts, proc, lost):
                 f["parent_pid"] = proc["ppid"]
                 f["in_parent"] = [o for o in gone if o in parent_threads]
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone", f))
-        elif (b.lock or {}).get("owner_gone"):
+        elif b.python is not None and b.python.owner_gone:
             # The pthread_t it records is a struct pthread: a parent thread's descriptor fork left behind?
-            ident = b.lock.get("owner_ident")
+            ident = b.python.owner_ident
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone",
                                     {"thread": t.tid, "kind": b.kind, "address": b.address, "library": b.library,
                                      "gone": [], "owner_ident": ident, "internal": named, "child": a.child,
@@ -99,7 +99,7 @@ def _orphaned_locks(a, report, facts, proc, lost):
         elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners and lost and t.tid not in suspected:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "python-lock",
                                     {"thread": t.tid, "kind": b.kind,
-                                     "address": (b.lock or {}).get("object") or b.address, "lost": len(lost)}))
+                                     "address": b.address, "lost": len(lost)}))
     a.checked.append(("blocked", {"count": sum(1 for t in report.threads if t.blocked_on)}))
     if internal:
         a.checked.append(("internal-locks", {"locks": list(internal.values())}))

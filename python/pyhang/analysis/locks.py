@@ -14,7 +14,7 @@ from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import to_data
+from pyhang.model.waits import PythonLockDetail
 
 # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
 # to: glibc's decoders see a semaphore or a bare futex word.
@@ -65,19 +65,19 @@ def from_python(wait):
     if kind == WaitKind.PY_RLOCK and wait.owner_tid:
         b.owners = [wait.owner_tid]
         b.owner_source = OwnerSource.LOCK_WORD
-        b.lock = {"recursion": wait.count}
+        b.python = PythonLockDetail(recursion=wait.count)
     elif kind == WaitKind.PY_RLOCK and wait.owner_thread_id:
         # The RLock records its holder's pthread_t, which the decoder did not
         # map to a thread: settle() looks for it among the threads' struct pthreads.
-        b.lock = {"recursion": wait.count, "owner_ident": wait.owner_thread_id}
+        b.python = PythonLockDetail(recursion=wait.count, owner_ident=wait.owner_thread_id)
     elif kind == WaitKind.PY_LOCK:
         b.owner_source = OwnerSource.UNKNOWN
-        b.lock = {"suspects": list(wait.suspects), "locked": wait.locked,
-                  "suspect_frames": to_data(wait.suspect_frames)}
+        b.python = PythonLockDetail(suspects=list(wait.suspects), locked=wait.locked,
+                                    suspect_frames=list(wait.suspect_frames))
     elif kind == WaitKind.PY_BUFFERED_IO:
         # The buffered object records its holder's pthread_t while it holds the lock.
-        b.lock = {"type": wait.type_name, "stream": wait.stream_name,
-                  "owner_ident": wait.owner_thread_id or None, "found_in": wait.found_in}
+        b.python = PythonLockDetail(type=wait.type_name, stream=wait.stream_name,
+                                    owner_ident=wait.owner_thread_id or None, found_in=wait.found_in)
         if wait.owner_tid:
             b.owners = [wait.owner_tid]
             b.owner_source = OwnerSource.LOCK_WORD
@@ -86,8 +86,8 @@ def from_python(wait):
     elif kind == WaitKind.PY_CONDITION:
         b.address = wait.condition or b.address
         b.owner_source = OwnerSource.UNKNOWN
-        b.lock = {"condition_lock": wait.condition_lock, "condition_lock_type": wait.condition_lock_type,
-                  "condition_lock_owner": wait.condition_lock_owner_tid}
+        b.python = PythonLockDetail(condition_lock=wait.condition_lock, condition_lock_type=wait.condition_lock_type,
+                                    condition_lock_owner=wait.condition_lock_owner_tid)
     return b
 
 
@@ -183,13 +183,13 @@ def sqlite_busy(b, frames):
     SQLite's busy handler makes: another connection holds a lock on the
     database, and it sleeps and retries until its busy timeout.  Likely:
     the program could call sqlite3_sleep() itself."""
-    if b is None or b.kind != WaitKind.SYSCALL or (b.lock or {}).get("name") not in _SLEEPS:
+    if b is None or b.kind != WaitKind.SYSCALL or (b.syscall or {}).get("name") not in _SLEEPS:
         return b
     library = next((f.library for f in frames if is_one_of(f.library, SQLITE_LIBRARIES)), None)
     if library is None:
         return b
     return BlockedOn(kind=WaitKind.SQLITE_BUSY, owner_source=OwnerSource.UNKNOWN, confidence=Confidence.LIKELY,
-                     library=library, lock={"sleep": b.lock})
+                     library=library, syscall=b.syscall)
 
 
 def wants_thread_bases(b):
@@ -197,7 +197,7 @@ def wants_thread_bases(b):
     a buffered I/O lock or an RLock whose recorded holder the decoder did not
     map to a TID."""
     return b is not None and b.kind in (WaitKind.PY_BUFFERED_IO, WaitKind.PY_RLOCK) and not b.owners and \
-        bool((b.lock or {}).get("owner_ident"))
+        b.python is not None and bool(b.python.owner_ident)
 
 
 def settle(b, alive, bases=None):
@@ -206,14 +206,14 @@ def settle(b, alive, bases=None):
     buffered I/O lock that the decoder could not map to a TID: the thread
     whose struct pthread (fs_base) is the pthread_t the lock records, and
     when every thread's is known and none is it, a holder that does not
-    exist here (lock["owner_gone"]: a lock copied locked by fork, or whose
+    exist here (BlockedOn.python.owner_gone: a lock copied locked by fork, or whose
     holder died)."""
     if wants_thread_bases(b):
-        found = bases.bases.get(b.lock["owner_ident"]) if bases is not None else None
+        found = bases.bases.get(b.python.owner_ident) if bases is not None else None
         if found is not None:
             b.owners, b.owner_source = [found], OwnerSource.LOCK_WORD
         elif bases is not None and alive and len(bases.bases) == len(alive):
-            b.lock["owner_gone"] = True
+            b.python.owner_gone = True
     if b is not None and b.owners:
         b.owner_alive = all(t in alive for t in b.owners)
     return b

@@ -13,7 +13,7 @@ from pyhang.model.record import record
 
 from pyhang.model.kinds import OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import to_data
+from pyhang.model.waits import ApiDetail
 
 INNERMOST = 4   # frames looked at, as the Python-lock search does
 
@@ -150,19 +150,19 @@ def api_wait(python_api, primitive, ident_tid):
     if api is None:
         return None
     attrs = python_api.attributes or {}
-    lock = {"type": python_api.type, "frame": to_data(python_api.frame), "api_file": api.file}
+    detail = ApiDetail(type=python_api.type, frame=python_api.frame, api_file=api.file)
     for name in api.attributes:
         v = attrs.get(name) or {}
-        lock[name] = v.get("integer") if v.get("integer") is not None else v.get("text")
+        detail.values[name] = v.get("integer") if v.get("integer") is not None else v.get("text")
         if v.get("length") is not None and v.get("kind") != "str":
-            lock[name + "_length"] = v["length"]
+            detail.values[name + "_length"] = v["length"]
     if primitive is not None:
-        lock["primitive"] = {"kind": primitive.kind, "address": primitive.address}
+        detail.primitive = {"kind": primitive.kind, "address": primitive.address}
     if python_api.referenced_by is not None:
-        lock["referenced_by"] = list(python_api.referenced_by)
-        lock["references_complete"] = python_api.references_complete
+        detail.referenced_by = list(python_api.referenced_by)
+        detail.references_complete = python_api.references_complete
     b = BlockedOn(kind=api.kind, address=python_api.object, owner_source=OwnerSource.UNKNOWN,
-                  confidence=primitive.confidence if primitive else None, lock=lock)
+                  confidence=primitive.confidence if primitive else None, api=detail)
     if api.kind == WaitKind.PY_IMPORT_LOCK:
         owner = _integer(attrs, "owner")
         count = attrs.get("count") or {}

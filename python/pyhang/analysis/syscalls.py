@@ -318,7 +318,7 @@ def waits_on_processes(report):
     waits = []
     for t in report.threads:
         b = t.blocked_on
-        s = (b.lock or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+        s = (b.syscall or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
         if s.get("name") in ("wait4", "waitid") and (s.get("child") or 0) > 0:
             waits.append({"tid": t.tid, "syscall": s["name"], "fd": None, "link": None, "pids": [s["child"]]})
             continue
@@ -389,5 +389,5 @@ def syscall_wait(thread, files=None):
         confidence = Confidence.LIKELY
     if call == "restart_syscall" and (s.get("restarts") or {}).get("source") == "frame":
         confidence = Confidence.LIKELY
-    return BlockedOn(kind=WaitKind.SYSCALL, owner_source=OwnerSource.UNKNOWN, confidence=confidence, lock=s)
+    return BlockedOn(kind=WaitKind.SYSCALL, owner_source=OwnerSource.UNKNOWN, confidence=confidence, syscall=s)
 

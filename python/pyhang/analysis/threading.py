@@ -3,6 +3,7 @@
 each thread, and which thread a join waits for."""
 from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
+from pyhang.model.waits import JoinDetail
 
 
 class PythonThreads:
@@ -76,10 +77,9 @@ def join_wait(python_lock, joined, frames):
     return BlockedOn(kind=WaitKind.PY_JOIN, address=joined.get("object"), owners=[tid] if tid else [],
                      owner_source=OwnerSource.THREAD_OBJECT if tid else OwnerSource.UNKNOWN,
                      confidence=Confidence.CERTAIN,
-                     lock={"name": joined.get("name"), "daemon": joined.get("daemon"),
-                           "shutdown": _at_exit(frames),
-                           "joined_by": JoinEvidence.TSTATE_LOCK if python_lock.kind == WaitKind.PY_LOCK
-                           else JoinEvidence.HANDLE})
+                     join=JoinDetail(name=joined.get("name"), daemon=joined.get("daemon"), shutdown=_at_exit(frames),
+                                     joined_by=JoinEvidence.TSTATE_LOCK if python_lock.kind == WaitKind.PY_LOCK
+                                     else JoinEvidence.HANDLE))
 
 
 # A C ThreadHandle (Modules/_threadmodule.c, 3.13+: two list nodes, ident,
@@ -104,13 +104,13 @@ def shutdown_wait(frames, python_threads, tid, python_lock=None):
         # The handle _thread._shutdown joins now: certain, as a join on its Thread is.
         return BlockedOn(kind=WaitKind.PY_JOIN, address=parked.get("object"), owners=[parked["tid"]],
                          owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.CERTAIN,
-                         lock={"name": parked.get("name"), "names": [parked.get("name")], "daemon": False,
-                               "shutdown": True, "joined_by": JoinEvidence.SHUTDOWN_HANDLE})
+                         join=JoinDetail(name=parked.get("name"), names=[parked.get("name")], daemon=False,
+                                         shutdown=True, joined_by=JoinEvidence.SHUTDOWN_HANDLE))
     waited = python_threads.running_non_daemon(tid)
     if not waited:
         return None
     return BlockedOn(kind=WaitKind.PY_JOIN, address=waited[0].get("object"), owners=[t["tid"] for t in waited],
                      owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.LIKELY,
-                     lock={"name": waited[0].get("name") if len(waited) == 1 else None,
-                           "names": [t.get("name") for t in waited], "daemon": False, "shutdown": True,
-                           "joined_by": JoinEvidence.SHUTDOWN_ACTIVE})
+                     join=JoinDetail(name=waited[0].get("name") if len(waited) == 1 else None,
+                                     names=[t.get("name") for t in waited], daemon=False, shutdown=True,
+                                     joined_by=JoinEvidence.SHUTDOWN_ACTIVE))

@@ -67,7 +67,7 @@ def _fd_waits(entry):
     out = set()
     for t in entry.report.threads:
         b = t.blocked_on
-        obj = ((b.lock or {}).get("object") or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+        obj = ((b.syscall or {}).get("object") or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
         if not obj.get("link"):
             return None
         out.add((obj["link"], obj.get("access")))
@@ -104,7 +104,7 @@ def cross_edges(tree):
             b = t.blocked_on
             if b is None or b.kind != WaitKind.SYSCALL:
                 continue
-            s = b.lock or {}
+            s = b.syscall or {}
             waiter = (p.pid, t.tid)
             if not s.get("fd_table") and ("fd" in s or "fds" in s):
                 tree.unfollowed.append(waiter)
@@ -152,7 +152,7 @@ def _serving(entry, holder):
 
 def _doing(t):
     b = t.blocked_on
-    return {"tid": t.tid, "kind": b.kind, "syscall": (b.lock or {}).get("name") if b.kind == WaitKind.SYSCALL else None}
+    return {"tid": t.tid, "kind": b.kind, "syscall": (b.syscall or {}).get("name") if b.kind == WaitKind.SYSCALL else None}
 
 
 def stalls(tree, in_cycles):
@@ -164,7 +164,7 @@ def stalls(tree, in_cycles):
     for p in tree.processes:
         for t in p.report.threads if p.report is not None else ():
             b = t.blocked_on
-            s = (b.lock or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+            s = (b.syscall or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
             obj = s.get("object") or {}
             holders = obj.get("holders") or ()
             if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):

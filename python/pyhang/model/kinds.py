@@ -92,7 +92,7 @@ class LockFlag:
 
 
 class JoinEvidence:
-    """How a `py-join` wait was found: its BlockedOn.lock's "joined_by".  Not
+    """How a `py-join` wait was found: its BlockedOn.join.joined_by.  Not
     in the JSON itself: the renderer words the wait's `evidence` from it."""
     TSTATE_LOCK = "tstate-lock"         # Thread.join sleeps on the joined Thread's _tstate_lock
     HANDLE = "handle"                   # Thread.join (3.13+) sleeps on the joined Thread's _handle

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
-from pyhang.model.waits import GlibcLock
+from pyhang.model.waits import ApiDetail, GlibcLock, JoinDetail, PythonLockDetail
 
 
 @record
@@ -75,11 +75,15 @@ class BlockedOn:
     # How it was identified, as the native side said it; None where the analysis
     # identified it itself (render.locks.evidence words that from `kind` and `lock`).
     evidence: str | None = None
-    # What the analysis found of a wait it identified itself, for the renderer (a Python lock's
-    # recursion, a join's Thread name, a system call's arguments, ...): keys by kind.
-    lock: dict = field(default_factory=dict)
     condvar_mutex: int | None = None
-    glibc: GlibcLock | None = None   # the glibc lock the native identification decoded (model.waits)
+    # What is known of what it waits on, by the kind of wait (model.waits; None where another kind):
+    glibc: GlibcLock | None = None          # the glibc lock the native identification decoded
+    python: PythonLockDetail | None = None  # a threading Lock, RLock, Condition, buffered stream lock
+    api: ApiDetail | None = None            # a Python-level API (Queue.get, Future.result, ...)
+    join: JoinDetail | None = None          # Thread.join, interpreter exit
+    # a system call (kind syscall; SQLite's busy handler: its sleep): analysis.syscalls.syscall_wait's
+    # facts {name, number, fd, object, fds, timeout, child, ...}, keys by call
+    syscall: dict | None = None
 
 
 @record

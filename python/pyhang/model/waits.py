@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "from_data", "to_data"]
+__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "from_data", "to_data"]
 
 
 @record
@@ -144,3 +144,53 @@ class PoolWorker:
     pool's work queue and, when it runs a work item, the Future it completes."""
     work_queue: int | None = None
     future: int | None = None
+
+
+# ---- what the analysis found of a wait (BlockedOn's details) --------------
+
+@record
+class PythonLockDetail:
+    """A threading Lock, RLock, Condition or buffered stream lock a thread
+    waits on (BlockedOn.python, from analysis.locks.from_python)."""
+    recursion: int | None = None        # an RLock's count
+    owner_ident: int | None = None      # the pthread_t an RLock or buffered stream records
+    owner_gone: bool = False            # ... which no thread of this process is
+    locked: bool | None = None          # a Lock's state
+    suspects: list[int] = field(default_factory=list)   # threads whose stacks reference a Lock
+    suspect_frames: list[CodeLine] = field(default_factory=list)   # where, per suspect
+    type: str | None = None             # a buffered stream's type ("_io.BufferedWriter")
+    stream: str | None = None           # ... and its name ("'<stdout>'")
+    found_in: str | None = None         # ... the variable it was found in
+    condition_lock: int | None = None   # a Condition's lock
+    condition_lock_type: str | None = None
+    condition_lock_owner: int | None = None   # its holder's TID
+
+    __nested__ = {"suspect_frames": CodeLine}
+
+
+@record
+class ApiDetail:
+    """A wait inside a Python-level API (BlockedOn.api, from
+    analysis.python_api.api_wait): what its `self` says."""
+    type: str | None = None             # the class of `self` ("Queue")
+    frame: CodeLine | None = None       # the API's frame
+    api_file: str | None = None         # the module file the API lives in
+    # the attributes the API is known by, by name ("_state", "maxsize", "_value", ...; "queue_length": the
+    # length of a container attribute "queue"): ints or strings as read, None when unreadable
+    values: dict[str, object] = field(default_factory=dict)
+    primitive: dict | None = None       # {kind, address}: the lock or condition it sleeps on
+    referenced_by: list[int] | None = None   # the threads reaching `self` (a Queue.get), None: not asked
+    references_complete: bool | None = None
+    asyncio: dict | None = None         # a Future an asyncio loop completes: {task, loop, thread}
+
+    __nested__ = {"frame": CodeLine}
+
+
+@record
+class JoinDetail:
+    """Thread.join, or interpreter exit joining non-daemon threads (BlockedOn.join)."""
+    name: str | None = None             # the joined Thread's name (one thread)
+    names: list[str | None] = field(default_factory=list)   # every Thread waited for (interpreter exit)
+    daemon: bool | None = None
+    shutdown: bool = False              # at interpreter exit (threading._shutdown)
+    joined_by: str | None = None        # model.kinds.JoinEvidence

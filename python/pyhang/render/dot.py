@@ -96,7 +96,7 @@ def _across_label(edge, report):
     the fd's object (a pipe, a socket), else the edge's kind."""
     th = report.thread(edge.waiter[1]) if report is not None else None
     b = th.blocked_on if th is not None else None
-    s = (b.lock or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+    s = (b.syscall or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
     if s.get("name") and "fd" in s:
         link = (s.get("object") or {}).get("link")
         return "%s on fd %d%s" % (s["name"], s["fd"], "\n%s" % link if link else "")

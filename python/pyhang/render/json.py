@@ -100,7 +100,7 @@ def _syscall(b):
     """The system call facts of a "syscall" wait (docs/json-contract.md)."""
     if b.kind != WaitKind.SYSCALL:
         return {}
-    return {"syscall": syscall_json(b.lock or {})}
+    return {"syscall": syscall_json(b.syscall or {})}
 
 
 def _edge(e, waits):

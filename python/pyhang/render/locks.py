@@ -3,6 +3,7 @@
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
 from pyhang.render import syscalls
+from pyhang.model.waits import ApiDetail, JoinDetail, PythonLockDetail
 from pyhang.render.names import object_name
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
@@ -27,9 +28,14 @@ VERBS = {
 }
 
 
+_NO_PYTHON_LOCK = PythonLockDetail()
+_NO_API = ApiDetail()
+_NO_JOIN = JoinDetail()
+
+
 def owner_text(b, names):
     """The part after the colon: who holds it, or why nobody can be named."""
-    lock = b.lock or {}
+    py = b.python or _NO_PYTHON_LOCK
     k = b.kind
     if k == WaitKind.GIL:
         return "held by %s" % names(b.owners[0]) if b.owners else "its holder is not known"
@@ -45,25 +51,25 @@ def owner_text(b, names):
         return "no lock layout matches this word; its owner is not recorded"
     if k == WaitKind.PY_LOCK:
         text = "threading.Lock does not record its owner"
-        suspects = lock.get("suspects") or []
+        suspects = py.suspects
         if suspects:
             text += "; %s also reference%s it on the stack" % (
                 ", ".join(names(t) for t in suspects), "s" if len(suspects) == 1 else "")
         return text
-    if (k == WaitKind.PY_BUFFERED_IO or (k == WaitKind.PY_RLOCK and lock.get("owner_ident"))) and not b.owners:
-        ident = lock.get("owner_ident")
+    if (k == WaitKind.PY_BUFFERED_IO or (k == WaitKind.PY_RLOCK and py.owner_ident)) and not b.owners:
+        ident = py.owner_ident
         if ident:
             return ("held by pthread_t 0x%x, which is no thread of this process (the lock was inherited across "
                     "fork, or its holder exited)" % ident)
         return "no thread is recorded as its holder"
     if k == WaitKind.PY_CONDITION:
         text = "waits to be notified"
-        if lock.get("condition_lock"):
+        if py.condition_lock:
             text += ", then reacquires its %s 0x%x" % (
-                {"_thread.RLock": "RLock", "_thread.lock": "Lock"}.get(lock.get("condition_lock_type"), "lock"),
-                lock["condition_lock"])
-            if lock.get("condition_lock_owner"):
-                text += " (now held by %s)" % names(lock["condition_lock_owner"])
+                {"_thread.RLock": "RLock", "_thread.lock": "Lock"}.get(py.condition_lock_type, "lock"),
+                py.condition_lock)
+            if py.condition_lock_owner:
+                text += " (now held by %s)" % names(py.condition_lock_owner)
         return text
     if not b.owners:
         if k.startswith("rwlock") and glibc is not None and glibc.readers:
@@ -81,7 +87,7 @@ def owner_text(b, names):
             who.append("LWP %d, which is not a thread of this process (it exited, or the lock was "
                        "inherited across fork)" % tid)
     text = "%s by %s" % (held, ", ".join(who))
-    count = glibc.recursion if glibc is not None else lock.get("recursion")
+    count = glibc.recursion if glibc is not None else py.recursion
     if count and count > 1:
         text += " (locked %d times)" % count
     return text
@@ -89,7 +95,7 @@ def owner_text(b, names):
 
 def _joined(b, names):
     """"Thread 2 (LWP 6683) "worker"": the thread a Thread.join waits for."""
-    name = (b.lock or {}).get("name")
+    name = b.join.name if b.join is not None else None
     who = names(b.owners[0]) if b.owners else "a thread that has not started"
     return who + (' "%s"' % name if name else "")
 
@@ -100,13 +106,13 @@ _API_MODULES = {WaitKind.PY_QUEUE_GET: "queue", WaitKind.PY_QUEUE_PUT: "queue", 
                 WaitKind.PY_FUTURE: "concurrent.futures"}
 
 
-def python_object(kind, lock):
-    """"queue.Queue": the Python-level class of what a thread waits in."""
-    return "%s.%s" % (_API_MODULES.get(kind, "?"), (lock or {}).get("type") or "?")
+def python_object(kind, api):
+    """"queue.Queue": the Python-level class of what a thread waits in (`api`: its ApiDetail)."""
+    return "%s.%s" % (_API_MODULES.get(kind, "?"), api.type or "?")
 
 
-def _queue_state(lock):
-    n, maxsize = lock.get("queue_length"), lock.get("maxsize")
+def _queue_state(values):
+    n, maxsize = values.get("queue_length"), values.get("maxsize")
     bound = "maxsize unbounded" if not maxsize or maxsize <= 0 else "maxsize %d" % maxsize
     if n is None:
         return "length unknown (%s)" % bound
@@ -115,27 +121,28 @@ def _queue_state(lock):
 
 def _api_summary(b, names):
     """The line of a wait inside a Python-level API (analysis.python_api)."""
-    lock = b.lock or {}
-    what = "%s 0x%x" % (python_object(b.kind, lock), b.address or 0) + (" (%s)" % object_name(b.name) if b.name else "")
+    api = b.api or _NO_API
+    values = api.values
+    what = "%s 0x%x" % (python_object(b.kind, api), b.address or 0) + (" (%s)" % object_name(b.name) if b.name else "")
     k = b.kind
     if k == WaitKind.PY_QUEUE_GET:
-        return "waits to get from %s: %s" % (what, _queue_state(lock))
+        return "waits to get from %s: %s" % (what, _queue_state(values))
     if k == WaitKind.PY_QUEUE_PUT:
-        return "waits to put to %s: %s" % (what, _queue_state(lock))
+        return "waits to put to %s: %s" % (what, _queue_state(values))
     if k == WaitKind.PY_SEMAPHORE:
-        initial = lock.get("_initial_value")
+        initial = values.get("_initial_value")
         return "waits to acquire %s: value %s%s: a semaphore has no owner" % (
-            what, "?" if lock.get("_value") is None else lock["_value"],
+            what, "?" if values.get("_value") is None else values["_value"],
             " of %d" % initial if initial is not None else "")
     if k == WaitKind.PY_EVENT:
-        return "waits for %s to be set: %s" % (what, "it is set" if lock.get("_flag") else "nobody has set it")
+        return "waits for %s to be set: %s" % (what, "it is set" if values.get("_flag") else "nobody has set it")
     if k == WaitKind.PY_BARRIER:
         return "waits at %s: %s of %s parties are waiting" % (
-            what, "?" if lock.get("_count") is None else lock["_count"],
-            "?" if lock.get("_parties") is None else lock["_parties"])
+            what, "?" if values.get("_count") is None else values["_count"],
+            "?" if values.get("_parties") is None else values["_parties"])
     if k == WaitKind.PY_FUTURE:
-        line = "waits for the result of %s: it is %s" % (what, lock.get("_state") or "in an unknown state")
-        loop = lock.get("asyncio")
+        line = "waits for the result of %s: it is %s" % (what, values.get("_state") or "in an unknown state")
+        loop = api.asyncio
         if loop and b.owners:
             by = "asyncio task '%s'" % loop["task"] if loop.get("task") else \
                 "an asyncio callback still waiting in the ready queue"
@@ -144,23 +151,24 @@ def _api_summary(b, names):
             line += "; %s runs the work item that completes it" % names(b.owners[0])
         return line
     if k == WaitKind.PY_IMPORT_LOCK:
-        module = lock.get("name") or "?"
+        module = values.get("name") or "?"
         held = "held by %s" % names(b.owners[0]) if b.owners else "its owner is not known"
         return "waits for the import lock of module %r: %s" % (module, held)
     return "waits in %s" % what
 
 
 def buffered_object(lock):
-    """"<_io.BufferedWriter name='<stdout>'>": a buffered I/O object as Python's repr() names it."""
-    stream = lock.get("stream")
-    return "<%s%s>" % (lock.get("type") or "_io.Buffered", " name=%s" % stream if stream else "")
+    """"<_io.BufferedWriter name='<stdout>'>": a buffered I/O object (its PythonLockDetail) as Python's repr()
+    names it."""
+    stream = lock.stream
+    return "<%s%s>" % (lock.type or "_io.Buffered", " name=%s" % stream if stream else "")
 
 
 def _buffered_summary(b, names):
     """"waits for the internal lock of <_io.BufferedWriter name='<stdout>'> 0x… (sys.stdout): held by …"."""
-    lock = b.lock or {}
+    lock = b.python or _NO_PYTHON_LOCK
     where = " 0x%x" % (b.address or 0)
-    named = object_name(b.name) or lock.get("found_in")
+    named = object_name(b.name) or lock.found_in
     if named:
         where += " (%s)" % named
     line = "waits for the internal lock of %s%s: %s" % (buffered_object(lock), where, owner_text(b, names))
@@ -188,13 +196,13 @@ def summary(b, names):
                 "sleeps and tries again until its busy timeout [%s]" % (basename(b.library) or "libsqlite3",
                                                                        b.confidence or "likely"))
     if b.kind == WaitKind.PY_JOIN:
-        lock = b.lock or {}
+        join = b.join or _NO_JOIN
         mark = " [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else ""
-        if lock.get("shutdown") and len(b.owners) > 1:
-            who = ", ".join(names(t) + (' "%s"' % n if n else "") for t, n in zip(b.owners, lock.get("names") or []))
+        if join.shutdown and len(b.owners) > 1:
+            who = ", ".join(names(t) + (' "%s"' % n if n else "") for t, n in zip(b.owners, join.names))
             return "waits at interpreter exit (threading._shutdown) for the non-daemon threads %s to exit%s" % (
                 who, mark)
-        if lock.get("shutdown"):
+        if join.shutdown:
             return "waits at interpreter exit (threading._shutdown) for the non-daemon %s to exit%s" % (
                 _joined(b, names), mark)
         return "waits in Thread.join for %s to exit%s" % (_joined(b, names), mark)
@@ -229,17 +237,18 @@ def evidence(b):
     (None where there are neither)."""
     if b.evidence is not None:
         return b.evidence
-    lock = b.lock or {}
     if b.kind == WaitKind.THREAD_JOIN:
         return "sleeps on the tid word of the joined thread's struct pthread, which holds its TID"
     if b.kind == WaitKind.GIL:
         return "sleeps on a futex inside the GIL's state"
     if b.kind == WaitKind.PY_JOIN:
-        return _JOIN_EVIDENCE.get(lock.get("joined_by"))
-    if b.kind in _API_KINDS and lock.get("api_file"):
-        return "self of %s (%s)" % ((lock.get("frame") or {}).get("function"), lock["api_file"].strip("/>"))
-    if b.kind == WaitKind.SYSCALL and lock.get("number") is not None:
-        return "orig_rax %d (%s) and its argument registers" % (lock["number"], lock.get("name"))
+        return _JOIN_EVIDENCE.get((b.join or _NO_JOIN).joined_by)
+    api = b.api or _NO_API
+    if b.kind in _API_KINDS and api.api_file:
+        return "self of %s (%s)" % (api.frame.function if api.frame else None, api.api_file.strip("/>"))
+    s = b.syscall or {}
+    if b.kind == WaitKind.SYSCALL and s.get("number") is not None:
+        return "orig_rax %d (%s) and its argument registers" % (s["number"], s.get("name"))
     return None
 
 

@@ -172,13 +172,13 @@ def _child_text(s):
 def summary(b):
     """The `blocked:` line of a thread parked in a system call."""
     line = _call_summary(b)
-    if (b.lock or {}).get("restarted"):
+    if (b.syscall or {}).get("restarted"):
         line += " (resumed after a stop interrupted it, as restart_syscall; the call named by frame 0)"
     return line
 
 
 def _call_summary(b):
-    s = b.lock or {}
+    s = b.syscall or {}
     call = s.get("name") or "?"
     line = "waits in %s" % call
     obj = s.get("object")

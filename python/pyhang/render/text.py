@@ -220,7 +220,7 @@ def _same_wait(b):
     if b is None:
         return None
     if b.kind == WaitKind.SYSCALL:   # the same call on the same fd or child (a sleep's deadline may differ)
-        s = b.lock or {}
+        s = b.syscall or {}
         return (b.kind, s.get("name"), s.get("fd"), s.get("child"), b.confidence)
     return (b.kind, b.address, tuple(b.owners), b.confidence)
 
