@@ -26,7 +26,7 @@ def answer(text):
 def both(s, exe):
     """(where, JSON report, text report) live and from a core."""
     core = s.gcore()
-    for where, target in (("live", ["-p", s.pid]), ("core", [core, exe])):
+    for where, target in (("live", ["-p", s.pid]), ("core", [*harness.core_options(exe), core, exe])):
         status, out, err = harness.pyhang_cli("report", "--json", *target)
         doc = harness.validated_report(json.loads(out))
         assert doc["exit_status"] == status, (where, err)
@@ -35,10 +35,11 @@ def both(s, exe):
 
 
 def idle_params():
-    """Debian's 3.11, and pyenv's 3.6 (its pool's queue is a queue.Queue) and newest (a SimpleQueue)."""
-    found = dict(harness.interpreters(today=False))
+    """Debian's 3.11, pyenv's 3.6 (its pool's queue is a queue.Queue) and newest (a SimpleQueue), and Debian
+    unstable's 3.14 in its root file system."""
+    found = dict(harness.interpreters())
     names = ["debian-3.11"] + [n for n in found if n.startswith("pyenv-3.6")] + \
-        [n for n in sorted(found) if n.startswith("pyenv-3.13")]
+        [n for n in sorted(found) if n.startswith(("pyenv-3.13", "debian-sid-3.14"))]
     return [pytest.param(found[n], id=n) for n in names if n in found]
 
 

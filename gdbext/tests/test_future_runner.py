@@ -14,8 +14,8 @@ import harness
 
 
 def params():
-    found = dict(harness.interpreters(today=False))
-    names = ["debian-3.11"] + [n for n in sorted(found) if n.startswith(("pyenv-3.8", "pyenv-3.13"))]
+    found = dict(harness.interpreters())
+    names = ["debian-3.11"] + [n for n in sorted(found) if n.startswith(("pyenv-3.8", "pyenv-3.13", "debian-sid-3.14"))]
     return [pytest.param(found[n], id=n) for n in names if n in found]
 
 
@@ -25,7 +25,7 @@ def test_a_future_whose_work_item_a_worker_runs_names_that_worker(scenario, pyth
     exe, env = harness.stripped_interpreter(python)
     s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "sqlite_future.py")], env=env)
     main, worker = harness.role_tid(s, "main"), harness.role_tid(s, "worker")
-    for where, target in (("live", ["-p", s.pid]), ("core", [s.gcore(), exe])):
+    for where, target in (("live", ["-p", s.pid]), ("core", [*harness.core_options(exe), s.gcore(), exe])):
         status, out, err = harness.pyhang_cli("report", "--json", *target)
         doc = harness.validated_report(json.loads(out))
         threads = {t["tid"]: t for t in doc["threads"]}

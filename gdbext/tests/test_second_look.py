@@ -28,9 +28,10 @@ def waits(doc, s):
 
 
 def params():
-    found = dict(harness.interpreters(today=False))
+    """Debian's 3.11, pyenv's 3.8 and Debian unstable's 3.14 (glibc 2.43) in its root file system."""
+    found = dict(harness.interpreters())
     return [pytest.param(found[n], id=n) for n in ("debian-3.11",) if n in found] + \
-        [pytest.param(p, id=n) for n, p in sorted(found.items()) if n.startswith("pyenv-3.8")]
+        [pytest.param(p, id=n) for n, p in sorted(found.items()) if n.startswith(("pyenv-3.8", "debian-sid-3.14"))]
 
 
 @pytest.mark.parametrize("python", params())
@@ -49,7 +50,7 @@ def test_waits_resumed_through_restart_syscall_read_as_the_first_look_read_them(
         assert harness.thread_syscall(s.pid, harness.role_tid(s, role)) == RESTART_SYSCALL, role
     # THEN a second look, one without a stop, and a core made now say the same of each
     core = s.gcore()
-    for where, args in (("again", ["-p", s.pid]), ("no-stop", ["--no-stop", "-p", s.pid]), ("core", [core, exe])):
+    for where, args in (("again", ["-p", s.pid]), ("no-stop", ["--no-stop", "-p", s.pid]), ("core", [*harness.core_options(exe), core, exe])):
         status, out, err = harness.pyhang_cli("report", "--json", *args)
         doc = harness.validated_report(json.loads(out))
         assert waits(doc, s) == first, (where, err)

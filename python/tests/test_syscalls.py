@@ -203,7 +203,7 @@ def test_restart_syscall_is_resolved_from_the_kernel_or_frame_0_or_said_unknown(
     from_frame = thread("restart_syscall", frames=[NativeFrame(pc=1, function="__poll", library="libc.so.6")])
     b = syscalls.syscall_wait(from_frame)
     assert b.confidence == "likely"
-    assert line(b) == "waits in restart_syscall, restarting poll (frame 0 is in poll) [likely]"
+    assert line(b) == "waits in restart_syscall, restarting poll (its libc frame is poll) [likely]"
     unknown = thread("restart_syscall", syscall={"proc_syscall": nr("restart_syscall")})
     assert line(syscalls.syscall_wait(unknown)) == "waits in restart_syscall, restarting a call it does not record (unknown)"
 
@@ -354,6 +354,13 @@ def test_a_call_resumed_through_restart_syscall_is_read_as_the_call_frame_0_name
     poll = dict(restart, rsi=1, rdx=3600000)
     assert syscalls.resumed(poll, _frames("__GI___poll"))["orig_rax"] == nr("poll")
     assert syscalls.resumed(poll, _frames("poll@@GLIBC_2.2.5"))["orig_rax"] == nr("poll")
+    # a stripped libc of glibc 2.41+: the call made inside unnamed static functions or the cancellation
+    # helpers below the wrapper, which names it
+    assert syscalls.resumed(poll, _frames(None, None, "__syscall_cancel", "__poll"))["orig_rax"] == nr("poll")
+    # but never a name outside the C library, nor one deeper than the frames a call is made in
+    outside = _frames(None) + [NativeFrame(pc=9, function="poll", library="/usr/bin/python3.14", offset=0)]
+    assert syscalls.resumed(poll, outside) is poll
+    assert syscalls.resumed(poll, _frames(None, None, None, None, "__poll")) is poll
     # THEN no name, or a futex wrapper whose arguments are no wait's, leaves the record as it is
     assert syscalls.resumed(restart, _frames(None, "??")) is restart
     assert syscalls.resumed(dict(restart, rsi=1), _frames("__futex_abstimed_wait_common"))["orig_rax"] == \

@@ -10,6 +10,7 @@ read from /proc for live targets (pyhang.procfs, `fds_wanted`).  From all of
 it, `syscall_wait` makes the thread's BlockedOn (kind "syscall").
 """
 from pyhang.analysis.syscall_names import NAMES
+from pyhang.libraries import GLIBC_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 from pyhang.model.waits import SyscallFacts
@@ -226,6 +227,28 @@ def _bare_function(name):
     return name.lstrip("_")
 
 
+# glibc's cancellable system calls (2.41+) make the call inside these helpers, below the wrapper that names it.
+_CANCEL_HELPERS = ("syscall_cancel", "internal_syscall_cancel", "syscall_cancel_arch")
+
+# Frames looked at from the innermost for the libc function that made a call.
+CALL_FRAMES = 4
+
+
+def call_functions(frames):
+    """The bare names of the innermost native frames that can be the libc
+    function making the thread's system call: the frames in the C library
+    from frame 0 (at most CALL_FRAMES), leaving out the ones no symbol names
+    (a static function of a stripped libc) and glibc's cancellation helpers."""
+    out = []
+    for f in frames[:CALL_FRAMES]:
+        if f.library and not is_one_of(f.library, GLIBC_LIBRARIES):
+            break
+        fn = _bare_function(f.function)
+        if fn and fn not in _CANCEL_HELPERS:
+            out.append(fn)
+    return out
+
+
 def futex_wait_candidate(registers):
     """The futex word of a call resumed through restart_syscall that may be
     a futex wait no frame names (a wait op, an aligned word), or None: it is
@@ -249,14 +272,15 @@ def resumed(registers, frames):
     """`registers` as of the call a thread resumes through restart_syscall:
     a stop (an attach, a signal) interrupted a timed futex wait, poll or
     sleep, and the kernel resumes it with the call's own arguments still in
-    the argument registers.  The call is named by the libc function frame 0
-    (or 1) is in; a futex wait also needs a wait op and an aligned word.
+    the argument registers.  The call is named by the libc function that
+    made it (call_functions: frame 0, or the wrapper above glibc's unnamed
+    or cancellation frames); a futex wait also needs a wait op and an
+    aligned word.
     The copy has the resumed call's number in orig_rax and "restarted":
     True; registers of any other thread are returned as they are."""
     if in_syscall(registers) != RESTART:
         return registers
-    for f in frames[:2]:
-        fn = _bare_function(f.function)
+    for fn in call_functions(frames)[:2]:
         if fn.startswith(_FUTEX_FUNCTIONS):
             if (registers.get("rsi", 0) & 0x7f) in _FUTEX_WAIT_CMDS and registers.get("rdi", 1) % 4 == 0:
                 return dict(registers, orig_rax=FUTEX, restarted=True)
@@ -269,15 +293,13 @@ def resumed(registers, frames):
 def _restarted(thread, facts):
     """What restart_syscall restarts: the kernel's record for a live
     thread (/proc/PID/task/TID/syscall) when it names another call, else
-    the system call wrapper frame 0 is in (likely), else None."""
+    the libc function that made the call (call_functions; likely), else None."""
     nr = facts.proc_syscall
     if nr is not None and nr != RESTART and nr in NAMES:
         return {"syscall": NAMES[nr], "source": "proc"}
-    for f in thread.frames[:2]:
-        fn = (f.function or "").lstrip("_")
-        for candidate in (fn, fn.split("@")[0]):
-            if candidate in _ROLES and candidate != "restart_syscall":
-                return {"syscall": candidate, "source": "frame"}
+    for fn in call_functions(thread.frames)[:2]:
+        if fn in _ROLES and fn != "restart_syscall":
+            return {"syscall": fn, "source": "frame"}
     return None
 
 

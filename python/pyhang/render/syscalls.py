@@ -194,7 +194,7 @@ def _call_summary(b):
         r = s.get("restarts")
         if r is None:
             return line + ", restarting a call it does not record (unknown)"
-        how = "the kernel's record" if r.get("source") == "proc" else "frame 0 is in %s" % r["syscall"]
+        how = "the kernel's record" if r.get("source") == "proc" else "its libc frame is %s" % r["syscall"]
         return "%s, restarting %s (%s)" % (line, r["syscall"], how)
     if call in ("pause", "rt_sigsuspend"):
         return line + " for a signal"
