@@ -278,6 +278,10 @@ struct PyObjects::Impl {
       return std::nullopt;
     }
     if (!t || (!t->dict && !t->keys && !t->values)) return std::vector<std::pair<Addr, Addr>>{};  // none set yet
+    if (t->dict && !is_dict(t->dict)) {
+      set(why, "__dict__ of " + hex(obj) + " (" + hex(t->dict) + ") unreadable or not a dict");
+      return std::vector<std::pair<Addr, Addr>>{};
+    }
     return t->dict || !t->keys ? dict_items(t->dict, max, why) : entries(t->keys, t->values, max, why);
   }
 
