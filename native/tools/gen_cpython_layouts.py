@@ -295,12 +295,25 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("tstateimpl_asyncio_running_task", "_PyThreadStateImpl.asyncio_running_task (3.14+)", ["OFF(_PyThreadStateImpl, asyncio_running_task)"]),
     ("tstateimpl_asyncio_tasks_head", "_PyThreadStateImpl.asyncio_tasks_head (struct llist_node, 3.14+)", ["OFF(_PyThreadStateImpl, asyncio_tasks_head)"]),
     ("interp_asyncio_tasks_head", "PyInterpreterState.asyncio_tasks_head (tasks of exited threads, 3.14+)", ["OFF(PyInterpreterState, asyncio_tasks_head)"]),
+    # --- exceptions and instances of classes as values: args, __slots__ (PyMemberDef)
+    ("tpflags_heaptype", "Py_TPFLAGS_HEAPTYPE", ["CONST(Py_TPFLAGS_HEAPTYPE)"]),
+    ("tpflags_base_exc_subclass", "Py_TPFLAGS_BASE_EXC_SUBCLASS", ["CONST(Py_TPFLAGS_BASE_EXC_SUBCLASS)"]),
+    ("tpflags_type_subclass", "Py_TPFLAGS_TYPE_SUBCLASS", ["CONST(Py_TPFLAGS_TYPE_SUBCLASS)"]),
+    ("exception_args", "PyBaseExceptionObject.args", ["OFF(PyBaseExceptionObject, args)"]),
+    ("type_tp_base", "PyTypeObject.tp_base", ["OFF(PyTypeObject, tp_base)"]),
+    ("type_tp_members", "PyTypeObject.tp_members (PyMemberDef *)", ["OFF(PyTypeObject, tp_members)"]),
+    ("memberdef_size", "sizeof(PyMemberDef)", ["SIZE(PyMemberDef)"]),
+    ("memberdef_name", "PyMemberDef.name (const char *)", ["OFF(PyMemberDef, name)"]),
+    ("memberdef_type", "PyMemberDef.type (int)", ["OFF(PyMemberDef, type)"]),
+    ("memberdef_offset", "PyMemberDef.offset (Py_ssize_t)", ["OFF(PyMemberDef, offset)"]),
+    ("t_object_ex", "Py_T_OBJECT_EX / T_OBJECT_EX (a __slots__ member)", ["CONST(Py_T_OBJECT_EX)", "CONST(T_OBJECT_EX)"]),
 ]
 
 HEADERS = [
     # (path relative to include/python3.X[m]/, included only when present)
     "Python.h",
     "frameobject.h",
+    "structmember.h",              # T_OBJECT_EX before 3.12
     "internal/pystate.h",          # 3.7
     "internal/pycore_pystate.h",   # 3.8+
     "internal/pycore_runtime.h",   # 3.9+

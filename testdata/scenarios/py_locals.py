@@ -3,9 +3,12 @@ hold locals of every kind pyhang renders: arguments (positional, *args,
 **kwargs), None, bools, ints (one larger than 64 bits), floats, str of each
 storage kind, bytes longer than pyhang shows, tuple, list, dict, set,
 frozenset, a list of 100 items, a threading.Lock (held), an RLock (held
-twice), the thread's own threading.Thread, an instance of a plain class, a
-cell a nested function captures and that function's free variable, and a
-local still unbound where the thread sleeps.
+twice), the thread's own threading.Thread, instances of classes defined in
+Python (no attributes, a __dict__, an instance inside another, __slots__,
+one that holds itself), exceptions (built-in and user-defined, no, one,
+two and 50 arguments, one caught), subclasses of list and dict, a cell a
+nested function captures and that function's free variable, and a local
+still unbound where the thread sleeps.
 
 It records, per frame (innermost first), each local's name, its kind and
 what pyhang must print for it: `exact` (Python's own repr where pyhang's
@@ -28,6 +31,64 @@ READY = threading.Event()
 
 class Widget:
     pass
+
+
+class Point:
+    def __init__(self, an_int, name):
+        self.an_int = an_int
+        self.name = name
+
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+
+class Node:
+    pass
+
+
+class MyError(Exception):
+    pass
+
+
+class Stack(list):
+    pass
+
+
+class Registry(dict):
+    pass
+
+
+def instance_text(obj, names):
+    """What pyhang prints for an instance of a class defined in Python
+    (libpython's form): its attributes `names`, read with getattr (which
+    leaves a 3.11+ instance's inline values as they are); one met again
+    inside itself is <Name(...) at remote 0x…>."""
+    return _instance_text(obj, names, [])
+
+
+def _instance_text(obj, names, seen):
+    tail = " at remote 0x%x>" % id(obj)
+    if any(o is obj for o in seen):
+        return "<%s(...)%s" % (type(obj).__name__, tail)
+    parts = []
+    for n in names:
+        v = getattr(obj, n)
+        text = _instance_text(v, attribute_names(v), seen + [obj]) if type(v) in (Point, Node) else repr(v)
+        parts.append("%s=%s" % (n, text))
+    return "<%s%s%s" % (type(obj).__name__, "(%s)" % ", ".join(parts) if parts else "", tail)
+
+
+def attribute_names(obj):
+    return {Point: ["an_int", "name"], Node: ["me"]}[type(obj)]
+
+
+def exception_text(e):
+    """BaseException's repr: Python's own from 3.7 (3.6 printed T('x',) for
+    one argument; pyhang prints T('x') for every version)."""
+    text = type(e).__name__ + ("(%r)" % (e.args[0],) if len(e.args) == 1 else repr(e.args))
+    assert sys.version_info < (3, 7) or text == repr(e), (text, repr(e))
+    return text
 
 
 def expect(value, how="exact", text=None):
@@ -73,7 +134,27 @@ def settle(count, name, *rest, **options):
     rlock = threading.RLock()
     rlock.acquire()
     rlock.acquire()
+    acquire = lock.acquire
     widget = Widget()
+    point = Point(42, "x")
+    nested_point = Point(Point(1, "inner"), "outer")
+    dict_point = Point(7, "y")
+    vars(dict_point)  # 3.11+: its attributes move from values kept with the object to a dict object
+    slotted = Slotted()
+    slotted.a = 1
+    node = Node()
+    node.me = node
+    error = RuntimeError("I am an error")
+    os_error = OSError(2, "No such file")
+    no_args = KeyError()
+    mine = MyError("boom", 3)
+    huge_error = ValueError(*range(50))
+    try:
+        {}["missing"]
+    except KeyError as e:
+        caught = e
+    stack = Stack([1, 2])
+    registry = Registry(a=1)
     captured = "cell value"
 
     def nested(depth):
@@ -104,7 +185,21 @@ def settle(count, name, *rest, **options):
             ("lock", "local", expect(None, text="<threading.Lock at 0x%x locked>" % id(lock))),
             ("rlock", "local", expect(None, text="<threading.RLock at 0x%x owned by LWP %d (count 2)>"
                                       % (id(rlock), gettid()))),
-            ("widget", "local", expect(None, text="<Widget object at 0x%x>" % id(widget))),
+            ("acquire", "local", expect(acquire)),
+            ("widget", "local", expect(None, text="<Widget at remote 0x%x>" % id(widget))),
+            ("point", "local", expect(None, text=instance_text(point, ["an_int", "name"]))),
+            ("nested_point", "local", expect(None, text=instance_text(nested_point, ["an_int", "name"]))),
+            ("dict_point", "local", expect(None, text=instance_text(dict_point, ["an_int", "name"]))),
+            ("slotted", "local", expect(None, text="<Slotted(a=1) at remote 0x%x>" % id(slotted))),
+            ("node", "local", expect(None, text=instance_text(node, ["me"]))),
+            ("error", "local", expect(None, text=exception_text(error))),
+            ("os_error", "local", expect(None, text=exception_text(os_error))),
+            ("no_args", "local", expect(None, text=exception_text(no_args))),
+            ("mine", "local", expect(None, text=exception_text(mine))),
+            ("huge_error", "local", expect(None, "prefix", exception_text(ValueError(*range(10)))[:-1] + ", ...(50 items)")),
+            ("caught", "local", expect(None, text=exception_text(caught))),
+            ("stack", "local", expect(None, text="Stack(%r)" % (stack,))),
+            ("registry", "local", expect(None, text="Registry(%r)" % (registry,))),
             ("nested", "local", expect(None, text="<function %s at 0x%x>" % (nested.__qualname__, id(nested)))),
             ("captured", "cell", expect(captured)),
         ], "unbound": ["later"]},

@@ -18,6 +18,11 @@ std::optional<std::string> PyObjects::type_name(Addr obj) {
   return impl_->objects->type_name(obj);
 }
 
+std::optional<std::uint64_t> PyObjects::type_flags(Addr obj) {
+  if (!ok()) return std::nullopt;
+  return impl_->objects->type_flags(obj);
+}
+
 std::optional<std::int64_t> PyObjects::basic_size(Addr obj) {
   if (!ok() || !plausible_pointer(obj)) return std::nullopt;
   auto type = impl_->mem.read_pointer(obj + impl_->layout.object_ob_type);

@@ -111,6 +111,67 @@ std::vector<std::pair<Addr, Addr>> PyObjects::attributes(Addr obj, std::size_t m
   return impl_->attributes(obj, max, problem);
 }
 
+std::optional<std::vector<std::pair<Addr, Addr>>> PyObjects::instance_attributes(Addr obj, std::size_t max,
+                                                                                 std::string* problem) {
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return std::vector<std::pair<Addr, Addr>>{};
+  }
+  return impl_->instance_attributes(obj, max, problem);
+}
+
+namespace {
+
+constexpr int kMaxBases = 32;      // classes walked up tp_base for __slots__
+constexpr std::size_t kMaxMembers = 64;  // PyMemberDef entries read of one class
+
+}  // namespace
+
+std::vector<std::pair<std::string, Addr>> PyObjects::slots(Addr obj, std::size_t max, std::string* problem) {
+  std::vector<std::pair<std::string, Addr>> out;
+  if (!ok()) {
+    set(problem, impl_->problem);
+    return out;
+  }
+  const Layout& l = impl_->layout;
+  MemoryReader& mem = impl_->mem;
+  if (!l.has(l.type_tp_members) || !l.has(l.type_tp_base) || !l.has(l.tpflags_heaptype) || l.memberdef_size <= 0)
+    return out;
+  // The heap types from obj's class up: a built-in base declares no __slots__.
+  std::vector<Addr> members;
+  Addr type = plausible_pointer(obj) ? mem.read_pointer(obj + l.object_ob_type).value_or(0) : 0;
+  for (int depth = 0; plausible_pointer(type) && depth < kMaxBases; ++depth) {
+    RemoteStruct t;
+    if (!t.load(mem, type, span_of({l.type_tp_flags, l.type_tp_members, l.type_tp_base}))) {
+      set(problem, "type " + hex(type) + " of " + hex(obj) + " unreadable");
+      break;
+    }
+    if (!(t.get<std::uint64_t>(l.type_tp_flags).value_or(0) & static_cast<std::uint64_t>(l.tpflags_heaptype))) break;
+    members.push_back(t.ptr(l.type_tp_members));
+    type = t.ptr(l.type_tp_base);
+  }
+  const auto size = static_cast<std::size_t>(l.memberdef_size);
+  for (auto it = members.rbegin(); it != members.rend() && out.size() < max; ++it) {
+    if (!plausible_pointer(*it)) continue;
+    std::vector<std::uint8_t> defs(kMaxMembers * size);
+    defs.resize(mem.read_partial(*it, defs.data(), defs.size()) / size * size);
+    for (std::size_t at = 0; at + size <= defs.size() && out.size() < max; at += size) {
+      Addr name = 0;
+      std::int32_t kind = 0;
+      std::int64_t offset = 0;
+      std::memcpy(&name, defs.data() + at + l.memberdef_name, sizeof name);
+      std::memcpy(&kind, defs.data() + at + l.memberdef_type, sizeof kind);
+      std::memcpy(&offset, defs.data() + at + l.memberdef_offset, sizeof offset);
+      if (!name) break;  // the table's end
+      if (kind != l.t_object_ex || offset <= 0 || offset > 4096 || !plausible_pointer(name)) continue;
+      auto text = mem.read_cstring(name, 256);
+      Addr value = mem.read_pointer(obj + static_cast<Addr>(offset)).value_or(0);
+      if (text && value) out.emplace_back(*text, value);  // a slot never assigned is NULL
+    }
+  }
+  return out;
+}
+
 Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
   if (!ok()) {
     set(problem, impl_->problem);

@@ -201,12 +201,13 @@ struct PyObjects::Impl {
 
   // Where obj's attributes are: a dict object, or the keys and values
   // arrays of values kept outside a dict (3.11+ managed dicts); nullopt
-  // when obj has none or they cannot be read.
+  // when obj has none or they cannot be read (*no_dict: its class gives
+  // it no __dict__).
   struct AttributeTable {
     Addr dict = 0;
     Addr keys = 0, values = 0;
   };
-  std::optional<AttributeTable> attribute_table(Addr obj, std::string* why) {
+  std::optional<AttributeTable> attribute_table(Addr obj, std::string* why, bool* no_dict = nullptr) {
     const Layout& l = layout;
     auto type = plausible_pointer(obj) ? mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
     RemoteStruct t;
@@ -248,6 +249,7 @@ struct PyObjects::Impl {
       return std::nullopt;
     }
     auto dictoffset = t.get<std::int64_t>(l.type_dictoffset);
+    if (no_dict) *no_dict = dictoffset && *dictoffset == 0;
     if (!dictoffset || *dictoffset <= 0 || *dictoffset > 4096) {
       set(why, "no instance dict at a fixed offset in " + hex(obj));
       return std::nullopt;
@@ -264,6 +266,22 @@ struct PyObjects::Impl {
   std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, std::string* why) {
     auto t = attribute_table(obj, why);
     if (!t) return {};
+    return t->dict || !t->keys ? dict_items(t->dict, max, why) : entries(t->keys, t->values, max, why);
+  }
+
+  std::optional<std::vector<std::pair<Addr, Addr>>> instance_attributes(Addr obj, std::size_t max,
+                                                                        std::string* why) {
+    bool no_dict = false;
+    auto t = attribute_table(obj, why, &no_dict);
+    if (!t && no_dict) {
+      set(why, "");
+      return std::nullopt;
+    }
+    if (!t || (!t->dict && !t->keys && !t->values)) return std::vector<std::pair<Addr, Addr>>{};  // none set yet
+    if (t->dict && !is_dict(t->dict)) {
+      set(why, "__dict__ of " + hex(obj) + " (" + hex(t->dict) + ") unreadable or not a dict");
+      return std::vector<std::pair<Addr, Addr>>{};
+    }
     return t->dict || !t->keys ? dict_items(t->dict, max, why) : entries(t->keys, t->values, max, why);
   }
 

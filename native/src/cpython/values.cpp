@@ -4,15 +4,13 @@
 #include "pyhang/cpython/values.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
-#include <cmath>
-#include <cstdlib>
 #include <unordered_map>
 #include <vector>
 
 #include "cpython/internal.hpp"
 #include "cpython/layouts/locks.hpp"
+#include "cpython/reprs.hpp"
 #include "pyhang/base/format.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 
@@ -20,7 +18,10 @@ namespace pyhang::cpython {
 
 namespace {
 
+using detail::bytes_repr;
+using detail::float_repr;
 using detail::plausible_pointer;
+using detail::str_repr;
 
 constexpr std::size_t kTypeName = 256;
 
@@ -49,88 +50,6 @@ class BudgetReader final : public MemoryReader {
   std::size_t left_ = std::numeric_limits<std::size_t>::max();
   bool exhausted_ = false;
 };
-
-// Python's repr of a float: the shortest digits that read back the same,
-// positional for exponents -4 .. 15, else d.ddde±XX.
-std::string float_repr(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  std::string s(buf, r.ptr);
-  std::string sign;
-  if (!s.empty() && s[0] == '-') {
-    sign = "-";
-    s.erase(0, 1);
-  }
-  auto e = s.find('e');
-  std::string digits;
-  for (char c : s.substr(0, e))
-    if (c != '.') digits += c;
-  int exp = std::atoi(s.c_str() + e + 1);
-  if (exp < -4 || exp >= 16) {
-    std::string out = sign + digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
-    int a = std::abs(exp);
-    return out + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + std::to_string(a);
-  }
-  if (exp < 0) return sign + "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
-  auto whole = static_cast<std::size_t>(exp + 1);
-  if (digits.size() <= whole) return sign + digits + std::string(whole - digits.size(), '0') + ".0";
-  return sign + digits.substr(0, whole) + "." + digits.substr(whole);
-}
-
-// The quote Python's repr picks: ' unless the text has ' and no ".
-char quote_for(std::string_view s) {
-  return s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"' : '\'';
-}
-
-void escape_ascii(std::string& out, unsigned char c, char quote) {
-  static const char* hexdigits = "0123456789abcdef";
-  if (c == '\\' || c == static_cast<unsigned char>(quote)) {
-    out += '\\';
-    out += static_cast<char>(c);
-  } else if (c == '\n') {
-    out += "\\n";
-  } else if (c == '\r') {
-    out += "\\r";
-  } else if (c == '\t') {
-    out += "\\t";
-  } else if (c < 0x20 || c >= 0x7f) {
-    out += "\\x";
-    out += hexdigits[c >> 4];
-    out += hexdigits[c & 15];
-  } else {
-    out += static_cast<char>(c);
-  }
-}
-
-// A str's repr from its UTF-8: ASCII escaped as Python does, C1 controls
-// (U+0080..U+009F) as \x80.., other characters as they are.
-std::string str_repr(std::string_view s) {
-  char q = quote_for(s);
-  std::string out(1, q);
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      escape_ascii(out, c, q);
-    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
-      escape_ascii(out, static_cast<unsigned char>(s[++i]), q);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + q;
-}
-
-std::string bytes_repr(const std::vector<std::uint8_t>& b) {
-  std::string_view view(reinterpret_cast<const char*>(b.data()), b.size());
-  char q = quote_for(view);
-  std::string out = "b";
-  out += q;
-  for (auto c : b) escape_ascii(out, c, q);
-  return out + q;
-}
 
 }  // namespace
 
@@ -199,7 +118,8 @@ struct ValueRenderer::Impl {
     return budget.read_cstring(*name, kTypeName);
   }
 
-  // A Python function by its __qualname__, a built-in by its PyMethodDef's name.
+  // A Python function by its __qualname__, a built-in by its PyMethodDef's
+  // name (and the object a built-in method is bound to).
   std::optional<std::string> function_text(Addr obj, const std::string& type) {
     if (!layout) return std::nullopt;
     if (type == "function" && layout->has(layout->func_qualname)) {
@@ -213,7 +133,15 @@ struct ValueRenderer::Impl {
                           ? budget.read_pointer(*ml + static_cast<Addr>(layout->methoddef_name))
                           : std::nullopt;
       auto name = name_ptr && *name_ptr ? budget.read_cstring(*name_ptr, kTypeName) : std::nullopt;
-      if (name) return "<built-in function " + *name + ">";
+      if (!name) return std::nullopt;
+      // Bound to an object (not a module): a method, as Python's repr says it.
+      Addr self = layout->has(layout->cfunction_self)
+                      ? budget.read_pointer(obj + static_cast<Addr>(layout->cfunction_self)).value_or(0)
+                      : 0;
+      auto self_type = self ? objects.type_name(self) : std::nullopt;
+      if (self_type && *self_type != "module")
+        return "<built-in method " + *name + " of " + *self_type + " object at " + hex(self) + ">";
+      return "<built-in function " + *name + ">";
     }
     return std::nullopt;
   }
@@ -280,6 +208,104 @@ struct ValueRenderer::Impl {
     }
   }
 
+  bool active(const Out& out, Addr obj) const {
+    return std::find(out.active.begin(), out.active.end(), obj) != out.active.end();
+  }
+  // Whether obj's type has the tp_flags bit Layout::*bit.
+  bool has_flag(Addr obj, std::int64_t Layout::*bit) {
+    if (!layout) return false;
+    auto flags = objects.type_flags(obj);
+    return flags && (*layout).*bit > 0 && (*flags & static_cast<std::uint64_t>((*layout).*bit));
+  }
+
+  // BaseException.__repr__: the type's name after its last dot and the
+  // repr of its args: T('one'), T(a, b), T().  An exception met again
+  // inside its own args is T(...).
+  void exception(Out& out, Addr obj, const std::string& type, std::size_t depth) {
+    const std::string name = type.substr(type.rfind('.') + 1);  // npos + 1: all of it
+    bool cycle = active(out, obj);
+    if (cycle || depth >= limits.depth) {
+      if (!cycle) out.complete = false;
+      out.add(name + "(...)");
+      return;
+    }
+    auto args = layout && layout->has(layout->exception_args) ? budget.read_pointer(obj + layout->exception_args) : std::nullopt;
+    PyValue tuple = args ? objects.value(*args) : PyValue{};
+    if (!args || tuple.kind != ValueKind::Tuple || !tuple.length) {
+      out.add(name + "(" + unreadable(out, obj, "args of exception " + hex(obj) + (args ? " not a tuple" : " unreadable")) +
+              ")");
+      return;
+    }
+    std::string why;
+    auto addrs = objects.sequence_items(*args, limits.items, &why);
+    out.active.push_back(obj);
+    out.add(name + "(");
+    items(out, addrs, *tuple.length, depth, *args, why);
+    out.add(")");
+    if (!why.empty()) out.lost(why);
+    out.active.pop_back();
+  }
+
+  // One `name=value` of an instance; a key that is not a str (set through
+  // __dict__) shows as its repr.
+  void attribute(Out& out, Addr key, Addr val, std::size_t depth) {
+    auto name = str_of(key, limits.str_chars);
+    if (name) out.add(*name);
+    else value(out, key, depth + 1);
+    out.add("=");
+    value(out, val, depth + 1);
+  }
+
+  // libpython's form of an instance of a class defined in Python: its
+  // attributes (__dict__, then __slots__) as <Foo(a=1, b='x') at remote 0x…>,
+  // <Foo at remote 0x…> when it has none; <Foo(...) at remote 0x…> when met
+  // again inside itself or past the depth limit.
+  void instance(Out& out, Addr obj, const std::string& type, std::size_t depth) {
+    const std::string tail = " at remote " + hex(obj) + ">";
+    bool cycle = active(out, obj);
+    if (cycle || depth >= limits.depth) {
+      if (!cycle) out.complete = false;
+      out.add("<" + type + "(...)" + tail);
+      return;
+    }
+    std::string why, slot_why;
+    auto dict = objects.instance_attributes(obj, limits.items * 4, &why).value_or(std::vector<std::pair<Addr, Addr>>{});
+    auto slots = objects.slots(obj, limits.items + 1, &slot_why);
+    if (!why.empty()) out.lost(why);
+    if (!slot_why.empty()) out.lost(slot_why);
+    if (dict.empty() && slots.empty()) {
+      out.add("<" + type + tail);
+      return;
+    }
+    out.active.push_back(obj);
+    out.add("<" + type + "(");
+    std::size_t shown = 0;
+    bool more = false;
+    auto next = [&]() {
+      if (shown == limits.items || out.full()) {
+        more = shown == limits.items;
+        return false;
+      }
+      if (shown++) out.add(", ");
+      return true;
+    };
+    for (const auto& [key, val] : dict) {
+      if (!next()) break;
+      attribute(out, key, val, depth);
+    }
+    for (std::size_t i = 0; i < slots.size() && !more && !out.full(); ++i) {
+      if (!next()) break;
+      out.add(slots[i].first + "=");
+      value(out, slots[i].second, depth + 1);
+    }
+    if (more) {
+      out.add(", ...");
+      out.complete = false;
+    }
+    out.add(")" + tail);
+    out.active.pop_back();
+  }
+
   void value(Out& out, Addr obj, std::size_t depth) {
     if (out.full()) {
       out.complete = false;
@@ -303,7 +329,7 @@ struct ValueRenderer::Impl {
         out.add(unreadable(out, obj, v.problem));
         return;
       }
-      bool cycle = std::find(out.active.begin(), out.active.end(), obj) != out.active.end();
+      bool cycle = active(out, obj);
       if (cycle || depth >= limits.depth) {
         if (!cycle) out.complete = false;
         out.add(std::string(open) + "..." + (cycle ? "" : "(" + std::to_string(*v.length) + " items)") + close);
@@ -408,7 +434,7 @@ struct ValueRenderer::Impl {
           out.add(lock_text(obj, v.type == locks->rlock_type, out));
           return;
         }
-        if (v.type == "type") {
+        if (v.type == "type" || has_flag(obj, &Layout::tpflags_type_subclass)) {
           auto n = class_name(obj);
           out.add(n ? "<class '" + *n + "'>" : object_name(obj, v.type));
           return;
@@ -419,6 +445,14 @@ struct ValueRenderer::Impl {
         }
         if (auto t = thread_text(obj, v.type)) {
           out.add(*t);
+          return;
+        }
+        if (has_flag(obj, &Layout::tpflags_base_exc_subclass)) {
+          exception(out, obj, v.type, depth);
+          return;
+        }
+        if (has_flag(obj, &Layout::tpflags_heaptype)) {
+          instance(out, obj, v.type, depth);
           return;
         }
         out.add(object_name(obj, v.type));

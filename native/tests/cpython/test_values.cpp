@@ -92,6 +92,13 @@ TEST_CASE("values render as Python's repr, in every version", "[values]") {
     Addr builtin = o.img.alloc(64);
     o.img.put<Addr>(builtin, o.l.object_ob_type, o.img.type("builtin_function_or_method", 0));
     o.img.put<Addr>(builtin, o.l.cfunction_ml, def);
+    Addr bound = o.img.alloc(64);  // lock.acquire: bound to a lock; len: to the builtins module
+    Addr acquire = o.img.alloc(32);
+    o.img.put<Addr>(acquire, o.l.methoddef_name, o.img.cstring("acquire"));
+    o.img.put<Addr>(bound, o.l.object_ob_type, o.img.get<Addr>(builtin, o.l.object_ob_type));
+    o.img.put<Addr>(bound, o.l.cfunction_ml, acquire);
+    o.img.put<Addr>(bound, o.l.cfunction_self, lock);
+    o.img.put<Addr>(builtin, o.l.cfunction_self, o.module(o.dict({})));
     std::vector<std::pair<Addr, std::string>> cases{
         {o.none, "None"},
         {o.boolean(true), "True"},
@@ -122,6 +129,7 @@ TEST_CASE("values render as Python's repr, in every version", "[values]") {
         {plain, "<Widget object at " + hex(plain) + ">"},
         {func, "<function Queue.get at " + hex(func) + ">"},
         {builtin, "<built-in function len>"},
+        {bound, "<built-in method acquire of _thread.lock object at " + hex(lock) + ">"},
     };
     auto state = o.state(o.dict({}));
     state.threads[0].thread_id = 0xabc;

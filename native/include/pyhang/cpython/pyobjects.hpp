@@ -86,6 +86,8 @@ class PyObjects {
   const std::string& problem() const;  // why !ok()
 
   std::optional<std::string> type_name(Addr obj);
+  // tp_flags of obj's type.
+  std::optional<std::uint64_t> type_flags(Addr obj);
   // tp_basicsize of obj's type.
   std::optional<std::int64_t> basic_size(Addr obj);
   PyValue value(Addr obj);
@@ -119,6 +121,16 @@ class PyObjects {
   Addr attribute(Addr obj, std::string_view name, std::string* problem = nullptr);
   // Every (name, value) of obj's attributes, as attribute() finds them, at most `max`.
   std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, std::string* problem = nullptr);
+  // The same for showing an instance: nullopt when its class gives it no
+  // __dict__ (no tp_dictoffset, no managed dict: a class with __slots__ or
+  // a built-in type); empty when it has no attributes yet, or with *problem
+  // when they cannot be read.
+  std::optional<std::vector<std::pair<Addr, Addr>>> instance_attributes(Addr obj, std::size_t max,
+                                                                        std::string* problem = nullptr);
+  // The __slots__ that are set on obj, as (name, value): the object members
+  // (T_OBJECT_EX) its class and their heap-type bases declare, bases first,
+  // at most `max`.
+  std::vector<std::pair<std::string, Addr>> slots(Addr obj, std::size_t max, std::string* problem = nullptr);
 
   // The dict object holding obj's attributes when there is one (a module's
   // globals, an instance dict at tp_dictoffset, a materialised managed

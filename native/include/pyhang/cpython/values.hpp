@@ -4,14 +4,17 @@
 // else — pyhang's own for the objects it knows (`<threading.Lock at 0x… locked>`,
 // `<threading.RLock at 0x… owned by LWP 12 (count 2)>`,
 // `<threading.Thread 'worker' (LWP 12) at 0x…>`, `<module 'os'>`,
-// `<class 'Queue'>`), otherwise `<TypeName object at 0x…>`.
+// `<class 'Queue'>`), exceptions as BaseException's repr of their args
+// (`RuntimeError('I am an error')`), instances of classes defined in Python
+// in libpython.py's form (`<Point(x=1, name='a') at remote 0x…>`: their
+// __dict__ and __slots__), otherwise `<TypeName object at 0x…>`.
 //
 // Reading target memory is never trusted: each value is bounded in nesting
 // depth, items per container, characters of output and number of memory
 // reads (ValueLimits); what cannot be read is a marked placeholder in the
 // text (`<unreadable at 0x…>`, `<… truncated>`), with the reason in
 // `problem`, never an exception.  A container that holds itself prints
-// `[...]` as Python does.
+// `[...]` as Python does; an instance, `<Foo(...) at remote 0x…>`.
 #pragma once
 
 #include <cstdint>

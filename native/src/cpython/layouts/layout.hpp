@@ -292,6 +292,17 @@ struct Layout {
   std::int64_t tstateimpl_asyncio_running_task = -1;  // _PyThreadStateImpl.asyncio_running_task (3.14+)
   std::int64_t tstateimpl_asyncio_tasks_head = -1;  // _PyThreadStateImpl.asyncio_tasks_head (struct llist_node, 3.14+)
   std::int64_t interp_asyncio_tasks_head = -1;  // PyInterpreterState.asyncio_tasks_head (tasks of exited threads, 3.14+)
+  std::int64_t tpflags_heaptype = -1;  // Py_TPFLAGS_HEAPTYPE
+  std::int64_t tpflags_base_exc_subclass = -1;  // Py_TPFLAGS_BASE_EXC_SUBCLASS
+  std::int64_t tpflags_type_subclass = -1;  // Py_TPFLAGS_TYPE_SUBCLASS
+  std::int64_t exception_args = -1;  // PyBaseExceptionObject.args
+  std::int64_t type_tp_base = -1;  // PyTypeObject.tp_base
+  std::int64_t type_tp_members = -1;  // PyTypeObject.tp_members (PyMemberDef *)
+  std::int64_t memberdef_size = -1;  // sizeof(PyMemberDef)
+  std::int64_t memberdef_name = -1;  // PyMemberDef.name (const char *)
+  std::int64_t memberdef_type = -1;  // PyMemberDef.type (int)
+  std::int64_t memberdef_offset = -1;  // PyMemberDef.offset (Py_ssize_t)
+  std::int64_t t_object_ex = -1;  // Py_T_OBJECT_EX / T_OBJECT_EX (a __slots__ member)
   // END GENERATED FIELDS
 
   bool has(std::int64_t field) const { return field >= 0; }
