@@ -42,6 +42,9 @@ class ThreadSnapshot:
     # The sqlite3.Connection objects its Python frames hold, when a thread of the process is in SQLite's busy
     # handler: [{"address", "name", "frame": {function, file, line}}]; None when not asked.
     connections: list[dict] | None = None
+    # A thread whose innermost Python frame is a torch.distributed collective: what it is and the rank and
+    # world size read from its frames' locals (analysis.collectives.describe); None for any other thread.
+    collective: dict | None = None
 
 
 @record
@@ -112,6 +115,7 @@ def _to_dict(snap, t):
             **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
             **({"pool_worker": th.pool_worker} if th.pool_worker is not None else {}),
             **({"connections": th.connections} if th.connections is not None else {}),
+            **({"collective": th.collective} if th.collective is not None else {}),
         } for th in snap.threads],
     }
 
@@ -141,6 +145,6 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 futex_word=th.get("futex_word"), python_api=th.get("python_api"),
                                 host_tid=th.get("host_tid"), syscall=th.get("syscall"),
                                 python_locals=th.get("python_locals"), pool_worker=th.get("pool_worker"),
-                                connections=th.get("connections"))
+                                connections=th.get("connections"), collective=th.get("collective"))
                  for th in d.get("threads") or []],
     )

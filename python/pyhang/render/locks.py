@@ -168,6 +168,30 @@ def _buffered_summary(b, names):
     return line
 
 
+def rank_text(c):
+    """"rank 1 of 3", "rank 1", "of 3 ranks", or "" (a collective wait's facts: what was read of the rank)."""
+    rank, size = c.get("rank"), c.get("world_size")
+    if rank is not None:
+        return "rank %d" % rank + (" of %d" % size if size is not None else "")
+    return "of %d ranks" % size if size is not None else ""
+
+
+def collective_summary(c, confidence=None):
+    """"waits for the other ranks in all_reduce (gloo, rank 1 of 3; rank and world size from the locals of run):
+    they are other processes [likely]"."""
+    if c.get("transport"):
+        return ("runs a collective of its torch.distributed process group and waits in gloo's transport (%s) for "
+                "the other ranks: they are other processes [%s]" % (c["transport"], confidence or "likely"))
+    about = [x for x in (c.get("backend"), rank_text(c)) if x]
+    read = c.get("read_from") or {}
+    frames = sorted({f["function"] for f in read.values()})
+    if frames:
+        which = " and ".join(n.replace("_", " ") for n in ("rank", "world_size") if n in read)
+        about.append("%s from the locals of %s" % (which, ", ".join(frames)))
+    return "waits for the other ranks in torch.distributed's %s%s: they are other processes [%s]" % (
+        c.get("function") or "collective", " (%s)" % "; ".join(about) if about else "", confidence or "likely")
+
+
 def summary(b, names):
     """"waits to write-lock rwlock 0x… (libcuda.so.1): write-held by Thread 8 (LWP 898)"."""
     if b.kind in _API_KINDS:
@@ -186,6 +210,8 @@ def summary(b, names):
         return ("retries in SQLite's busy handler (%s): another connection holds a lock on the database, and it "
                 "sleeps and tries again until its busy timeout [%s]" % (basename(b.library) or "libsqlite3",
                                                                        b.confidence or "likely"))
+    if b.kind == WaitKind.COLLECTIVE:
+        return collective_summary(b.lock or {}, b.confidence)
     if b.kind == WaitKind.PY_JOIN:
         lock = b.lock or {}
         mark = " [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else ""
@@ -237,6 +263,12 @@ def evidence(b):
         return _JOIN_EVIDENCE.get(lock.get("joined_by"))
     if b.kind in _API_KINDS and lock.get("api_file"):
         return "self of %s (%s)" % ((lock.get("frame") or {}).get("function"), lock["api_file"].strip("/>"))
+    if b.kind == WaitKind.COLLECTIVE and lock.get("transport"):
+        return "its first frame outside glibc is gloo's %s, which waits for a peer rank's data (or for the peer " \
+               "to take its own), and it sleeps on a %s" % (lock["transport"], lock.get("native_wait") or "futex")
+    if b.kind == WaitKind.COLLECTIVE:
+        return "its innermost Python frame is %s (torch/distributed/distributed_c10d.py) and it sleeps on a %s, as " \
+               "the collective's work.wait() does" % (lock.get("function"), lock.get("native_wait") or "futex")
     if b.kind == WaitKind.SYSCALL and lock.get("number") is not None:
         return "orig_rax %d (%s) and its argument registers" % (lock["number"], lock.get("name"))
     return None
