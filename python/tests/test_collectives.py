@@ -40,8 +40,8 @@ def condvar():
 
 def test_the_rank_and_world_size_are_read_from_the_frames_outward_with_where_they_were_read():
     c = collectives.describe(frames(), answers())
-    assert (c["function"], c["backend"], c["rank"], c["world_size"], c["default_group"]) == \
-        ("all_reduce", "gloo", 1, 3, True)
+    assert (c["function"], c["backend"], c["group_type"], c["rank"], c["world_size"]) == \
+        ("all_reduce", "gloo", "ProcessGroupGloo", 1, 3)
     assert c["read_from"]["rank"]["function"] == "run" and c["read_from"]["world_size"]["line"] == 53
 
 

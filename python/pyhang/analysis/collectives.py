@@ -41,7 +41,7 @@ _BACKENDS = {"ProcessGroupGloo": "gloo", "ProcessGroupNCCL": "nccl", "ProcessGro
              "ProcessGroupUCC": "ucc"}
 _GROUP_LOCALS = ("default_pg", "group")
 # What describe() says when nothing was read.
-_UNREAD = {"function": None, "line": None, "backend": None, "group_type": None, "default_group": None,
+_UNREAD = {"function": None, "line": None, "backend": None, "group_type": None,
            "rank": None, "world_size": None, "read_from": None}
 # gloo's transports (tcp, uv, ibverbs): a buffer's wait for a peer's data, or for the peer to take its own.
 GLOO_WAITS = ("waitRecv", "waitSend")
@@ -85,16 +85,13 @@ def describe(frames, found):
     """The collective a thread waits in, from its Python frames (view
     frames, innermost first) and the locals read of them (`found`: the
     answers of Facts.frame_locals, in order): {"function", "line",
-    "backend", "group_type", "default_group", "rank", "world_size",
+    "backend", "group_type", "rank", "world_size",
     "read_from"}; read_from: {"rank"/"world_size": {function, file, line}}
     of the frame each was read from."""
     top = frames[0]
     out = dict(_UNREAD, function=top["function"], line=top.get("line"), read_from={})
     first = ((found[0] or {}).get("locals") or []) if found else []
     out["backend"], out["group_type"] = _backend(first)
-    group = next((v for v in first if v.get("name") == "group"), None)
-    if group is not None:
-        out["default_group"] = group.get("repr") == "None"
     for f, fl in zip(frames, found):
         locals_ = (fl or {}).get("locals") or []
         for name in ("rank", "world_size"):
