@@ -30,6 +30,9 @@ SQLITE_LIBRARIES = ("libsqlite3.so",)
 # Native thread pools whose workers wait for work between tasks: GCC's and
 # LLVM's/Intel's OpenMP runtimes, PyTorch's pthreadpool, OpenBLAS, oneTBB.
 POOL_LIBRARIES = GOMP_LIBRARIES + ("libomp.so", "libiomp5", "libpthreadpool", "libopenblas", "libtbb.so")
+# Native worker loops that wait for work on a condition variable between tasks, by function (their
+# library is a large one that does much else): torch.distributed's gloo process-group workers.
+NATIVE_IDLE_LOOPS = ("c10d::ProcessGroupGloo::runLoop",)
 # The CPython interpreter, as an executable or a shared library.
 PYTHON_LIBRARIES = ("python", "libpython")
 # The interpreter and the foreign-function modules through which C calls

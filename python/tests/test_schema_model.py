@@ -21,6 +21,7 @@ AGREEMENT = {
         "python": "a Python lock's details, worded into `detail`",
         "api": "a Python-level API's `self` and its attributes, worded into `detail` and `evidence`",
         "join": "a join's Thread names, worded into `detail` and `evidence`",
+        "collective": "a torch.distributed collective's rank and backend, worded into `detail` and `evidence`",
         "condvar_mutex": "worded into `detail` (\"it must then reacquire mutex 0x…\")",
     }, {
         "detail": "the sentence render.locks words from the record",

@@ -5,11 +5,11 @@ The cycle search and the driver-lock heuristic are pyhang.analysis.waitgraph;
 this module gathers the edges it searches and states what a blocked process
 without a cycle suffers from.
 """
-from pyhang.analysis import idle, python_api, syscalls, waitgraph
+from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import to_data
-from pyhang.libraries import POOL_LIBRARIES, is_one_of, is_system_library
+from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, is_one_of, is_system_library
 
 
 def _owner_gone(b):
@@ -101,6 +101,19 @@ def holds(edges, tid):
     return seen
 
 
+def idle_loop_library(t):
+    """The library of the native worker loop (NATIVE_IDLE_LOOPS: a
+    torch.distributed gloo process group's workers) `t` waits for work in,
+    or None: a thread that runs no Python, sleeps on a condition variable
+    (or a bare futex) owned by none, and whose first frame outside glibc is
+    the loop itself (a worker running a task has the task's frames above)."""
+    b = t.blocked_on
+    if t.gil != GilState.NO_PYTHON or b is None or b.kind not in (WaitKind.CONDVAR, WaitKind.FUTEX) or b.owners:
+        return None
+    f = next((f for f in t.native_frames if not is_system_library(f.library)), None)
+    return f.library if f is not None and (f.function or "").split("(", 1)[0] in NATIVE_IDLE_LOOPS else None
+
+
 def idle_pool_library(t, native_depth):
     """The thread-pool library (POOL_LIBRARIES) `t` is an idle worker of, or
     None.  An idle worker runs no Python, sleeps on a futex that is no known
@@ -109,6 +122,9 @@ def idle_pool_library(t, native_depth):
     frames too)."""
     b = t.blocked_on
     frames = t.native_frames
+    loop = idle_loop_library(t)
+    if loop is not None:
+        return loop
     if t.gil != GilState.NO_PYTHON or b is None or b.kind != WaitKind.FUTEX or b.owners:
         return None
     if not frames or len(frames) >= native_depth or not is_system_library(frames[-1].library):
@@ -234,7 +250,7 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     if pool_workers:
         out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in pool_workers],
                            facts={"workers": [{"tid": tid, "library": lib} for tid, lib in pool_workers]}))
-    across = syscalls.waits_on_processes(report)
+    across = collectives.process_waits(report, syscalls.waits_on_processes(report))
     if across:
         out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
                            facts=across))

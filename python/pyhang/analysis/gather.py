@@ -7,7 +7,7 @@ Python lock is asked of the Python-lock search, a bare futex's word is read
 when it may be a pthread_join, a parked system call's arguments are read
 from memory when they point there.
 """
-from pyhang.analysis import forks, locks, python_api, syscalls
+from pyhang.analysis import collectives, forks, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView, gil_state
 from pyhang.model.kinds import GilState, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
@@ -292,6 +292,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_pool_workers(facts, view, threads)
             add_future_runners(facts, view, threads)
             add_sqlite_connections(facts, view, threads)
+            collectives.add_collectives(facts, view, threads)
         files = files_of(facts, info.kind, threads)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.get("warnings") or []),
                            lock_problem=target.get("lock_problem"), native_depth=depth,

@@ -36,6 +36,18 @@ def _pool_queue(t, snap):
     return None
 
 
+# multiprocessing's helper processes, whose loop reads requests from every process that holds the other end:
+# waiting is what they do between requests (file, function of their innermost Python frame).
+HELPER_LOOPS = (("multiprocessing/resource_tracker.py", "main"), ("multiprocessing/forkserver.py", "main"))
+
+
+def helper_loop(t):
+    """Whether thread `t` (a ThreadReport) is a helper process's loop
+    waiting for its next request (HELPER_LOOPS): idle, never a stall."""
+    f = t.python_frames[0] if t.python_frames else None
+    return f is not None and any(f.function == fn and (f.file or "").endswith(path) for path, fn in HELPER_LOOPS)
+
+
 def idle_waits(report, snapshots, taken=()):
     """[{tid, kind, address, name, work_queue}]: the idle threads of `report`
     (`snapshots`: the ThreadSnapshots, for pool workers' queues; `taken`:

@@ -24,10 +24,12 @@ pipe any of a process's threads may write to is stuck only when all of
 them are); cycles within one process are its own report's.  A wait on a pipe or socket
 in no cycle whose other end no one serves now (every thread of every other
 holder blocked on something else) is a stall: a fact of this moment, said
-with what each holder's threads wait on.  Fork hazards across
-processes: pyhang.analysis.tree_forks.
+with what each holder's threads wait on (not a helper process's loop
+waiting for its next request: analysis.idle.helper_loop).  Ranks of one
+distributed job waiting in different collectives: analysis.collectives.
+Fork hazards across processes: pyhang.analysis.tree_forks.
 """
-from pyhang.analysis import completeness, pools, tree_forks
+from pyhang.analysis import collectives, completeness, idle, pools, tree_forks
 from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 
@@ -169,7 +171,7 @@ def stalls(tree, in_cycles):
             holders = obj.get("holders") or ()
             if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):
                 continue
-            if (p.pid, t.tid) in in_cycles or any(h.get("pid") == p.pid for h in holders):
+            if (p.pid, t.tid) in in_cycles or any(h.get("pid") == p.pid for h in holders) or idle.helper_loop(t):
                 continue
             if any(_serving(processes.get(h.get("pid")), h) for h in holders):
                 continue
@@ -254,7 +256,7 @@ def analyse(tree: TreeReport):
     # the certain ones first, then by size
     tree.deadlocks.sort(key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
     tree.stalls = stalls(tree, {n for d in tree.deadlocks for n in d.nodes})
-    tree.verdicts = pools.lost_tasks(tree)
+    tree.verdicts = pools.lost_tasks(tree) + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
     tree.exit_status = completeness.exit_status(

@@ -29,6 +29,7 @@ class OwnerSource:
     HEURISTIC = "heuristic"     # inferred (driver-lock heuristics), never certain
     ASYNCIO_LOOP = "asyncio-loop"   # a future only an asyncio task or ready callback completes: its loop's thread
     WORK_ITEM = "work-item"     # a concurrent.futures.Future whose executor work item a worker thread runs
+    OTHER_RANKS = "other-ranks"   # a distributed collective: the other ranks of its group, other processes
     UNKNOWN = "unknown"
 
 
@@ -59,6 +60,7 @@ class WaitKind:
     PY_BUFFERED_IO = "py-buffered-io"  # the internal lock of an io.BufferedWriter / BufferedReader / BufferedRandom
     SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
     SQLITE_BUSY = "sqlite-busy"       # asleep in SQLite's busy handler: another connection holds a database lock
+    COLLECTIVE = "collective"         # in a torch.distributed collective (all_reduce, barrier, ...): the other ranks
 
 
 class GlibcLockKind:
@@ -132,6 +134,7 @@ class VerdictKind:
     POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
     WAITS_ON_PROCESS = "waits-on-process"   # a pipe or socket wait whose other end only other processes hold
     POOL_TASK_LOST = "pool-task-lost"   # (a tree's) a Pool result waited for while every worker waits for a task
+    COLLECTIVE_MISMATCH = "collective-mismatch"   # (a tree's) ranks of one job wait in different collectives
     IDLE = "idle"   # Event/Condition/Queue waits and executor workers between tasks, nothing waiting on them
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
 
@@ -186,12 +189,12 @@ class HazardKind:
 # these waits (the fork hazard of a lock held at fork is one too).
 HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
                  VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS,
-                 VerdictKind.POOL_TASK_LOST)
+                 VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH)
 
 # What is wrong, most serious first, after any deadlock: the order of a
 # report's first lines and of its verdicts.  A hang without a cycle, then
 # what could not be read or named, then what is only worth knowing.
-SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.ASYNCIO_LOOP_BLOCKED,
+SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
             HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
             VerdictKind.OWNER_GONE, VerdictKind.INCOMPLETE, VerdictKind.OWNERS_UNKNOWN, VerdictKind.WAITS_ON_PROCESS,

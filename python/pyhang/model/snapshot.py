@@ -15,7 +15,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.report import NativeFrame, TargetInfo
-from pyhang.model.waits import ApiWait, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, from_data, to_data
+from pyhang.model.waits import ApiWait, CollectiveDetail, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, from_data, to_data
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
 
@@ -44,6 +44,9 @@ class ThreadSnapshot:
     # The sqlite3.Connection objects its Python frames hold, when a thread of the process is in SQLite's busy
     # handler: [{"address", "name", "frame": {function, file, line}}]; None when not asked.
     connections: list[dict] | None = None
+    # A thread whose innermost Python frame is a torch.distributed collective: what it is and the rank and
+    # world size read from its frames' locals (analysis.collectives.describe); None for any other thread.
+    collective: CollectiveDetail | None = None
 
 
 @record
@@ -114,6 +117,7 @@ def _to_dict(snap, t):
             **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
             **({"pool_worker": to_data(th.pool_worker)} if th.pool_worker is not None else {}),
             **({"connections": th.connections} if th.connections is not None else {}),
+            **({"collective": to_data(th.collective)} if th.collective is not None else {}),
         } for th in snap.threads],
     }
 
@@ -144,6 +148,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 futex_word=th.get("futex_word"), python_api=from_data(ApiWait, th.get("python_api")),
                                 host_tid=th.get("host_tid"), syscall=from_data(SyscallFacts, th.get("syscall")),
                                 python_locals=th.get("python_locals"), pool_worker=from_data(PoolWorker, th.get("pool_worker")),
-                                connections=th.get("connections"))
+                                connections=th.get("connections"),
+                                collective=from_data(CollectiveDetail, th.get("collective")))
                  for th in d.get("threads") or []],
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "from_data", "to_data"]
+__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "from_data", "to_data"]
 
 
 @record
@@ -194,3 +194,18 @@ class JoinDetail:
     daemon: bool | None = None
     shutdown: bool = False              # at interpreter exit (threading._shutdown)
     joined_by: str | None = None        # model.kinds.JoinEvidence
+
+
+@record
+class CollectiveDetail:
+    """A torch.distributed collective a thread waits in (BlockedOn.collective,
+    ThreadSnapshot.collective: analysis.collectives), as its frames say it."""
+    function: str | None = None         # the collective (all_reduce, barrier, ...); None: a gloo worker's
+    line: int | None = None
+    backend: str | None = None          # gloo, nccl, ... from the process group's type
+    group_type: str | None = None       # that type's name ("ProcessGroupGloo")
+    rank: int | None = None
+    world_size: int | None = None
+    read_from: dict[str, dict] = field(default_factory=dict)   # "rank"/"world_size" → {function, file, line}
+    native_wait: str | None = None      # what it sleeps on (a WaitKind, or the sleep's call)
+    transport: str | None = None        # gloo's transport function a worker waits in for a peer

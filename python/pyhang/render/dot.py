@@ -9,7 +9,8 @@ Each thread that waits, or that something waits for, is a box (threads of
 one process in one frame, for a tree); an edge goes from a waiter to the
 thread that holds what it waits for, labelled with what that is; edges of
 a deadlock are red and bold, likely ones dashed.  A wait whose owner pyhang
-cannot name ends in a grey "owner unknown" note, never on a thread.
+cannot name ends in a grey "owner unknown" note, never on a thread (a
+torch.distributed collective's in "the other ranks (other processes)").
 """
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
 from pyhang.render.merge import member_label, stack_place
@@ -78,7 +79,9 @@ def _process_lines(report, pid, cycle_edges, indent, also=()):
             continue
         unknown += 1
         node = "p%d_unknown%d" % (pid or 0, unknown)
-        lines.append(indent + "%s [label=%s, %s];" % (node, quoted("owner unknown"), UNKNOWN))
+        # a collective's owners are the other ranks: other processes, known but not threads of this one
+        note = "the other ranks (other processes)" if b.kind == WaitKind.COLLECTIVE else "owner unknown"
+        lines.append(indent + "%s [label=%s, %s];" % (node, quoted(note), UNKNOWN))
         lines.append(indent + "%s -> %s [label=%s, %s];" % (_node_id(pid, t.tid), node,
                                                             quoted(_wait_label(b.kind, b.address, b.name)), LIKELY))
     return lines

@@ -3,7 +3,7 @@
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
 from pyhang.render import syscalls
-from pyhang.model.waits import ApiDetail, JoinDetail, PythonLockDetail
+from pyhang.model.waits import ApiDetail, CollectiveDetail, JoinDetail, PythonLockDetail
 from pyhang.render.names import object_name
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
@@ -31,6 +31,7 @@ VERBS = {
 _NO_PYTHON_LOCK = PythonLockDetail()
 _NO_API = ApiDetail()
 _NO_JOIN = JoinDetail()
+_NO_COLLECTIVE = CollectiveDetail()
 
 
 def owner_text(b, names):
@@ -177,6 +178,29 @@ def _buffered_summary(b, names):
     return line
 
 
+def rank_text(rank, size):
+    """"rank 1 of 3", "rank 1", "of 3 ranks", or "" (what was read of a collective wait's rank and world size)."""
+    if rank is not None:
+        return "rank %d" % rank + (" of %d" % size if size is not None else "")
+    return "of %d ranks" % size if size is not None else ""
+
+
+def collective_summary(c, confidence=None):
+    """"waits for the other ranks in all_reduce (gloo, rank 1 of 3; rank and world size from the locals of run):
+    they are other processes [likely]"."""
+    if c.transport:
+        return ("runs a collective of its torch.distributed process group and waits in gloo's transport (%s) for "
+                "the other ranks: they are other processes [%s]" % (c.transport, confidence or "likely"))
+    about = [x for x in (c.backend, rank_text(c.rank, c.world_size)) if x]
+    read = c.read_from or {}
+    frames = sorted({f["function"] for f in read.values()})
+    if frames:
+        which = " and ".join(n.replace("_", " ") for n in ("rank", "world_size") if n in read)
+        about.append("%s from the locals of %s" % (which, ", ".join(frames)))
+    return "waits for the other ranks in torch.distributed's %s%s: they are other processes [%s]" % (
+        c.function or "collective", " (%s)" % "; ".join(about) if about else "", confidence or "likely")
+
+
 def summary(b, names):
     """"waits to write-lock rwlock 0x… (libcuda.so.1): write-held by Thread 8 (LWP 898)"."""
     if b.kind in _API_KINDS:
@@ -195,6 +219,8 @@ def summary(b, names):
         return ("retries in SQLite's busy handler (%s): another connection holds a lock on the database, and it "
                 "sleeps and tries again until its busy timeout [%s]" % (basename(b.library) or "libsqlite3",
                                                                        b.confidence or "likely"))
+    if b.kind == WaitKind.COLLECTIVE:
+        return collective_summary(b.collective or _NO_COLLECTIVE, b.confidence)
     if b.kind == WaitKind.PY_JOIN:
         join = b.join or _NO_JOIN
         mark = " [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else ""
@@ -249,6 +275,13 @@ def evidence(b):
     s = b.syscall or {}
     if b.kind == WaitKind.SYSCALL and s.get("number") is not None:
         return "orig_rax %d (%s) and its argument registers" % (s["number"], s.get("name"))
+    c = b.collective or _NO_COLLECTIVE
+    if b.kind == WaitKind.COLLECTIVE and c.transport:
+        return "its first frame outside glibc is gloo's %s, which waits for a peer rank's data (or for the peer " \
+               "to take its own), and it sleeps on a %s" % (c.transport, c.native_wait or "futex")
+    if b.kind == WaitKind.COLLECTIVE:
+        return "its innermost Python frame is %s (torch/distributed/distributed_c10d.py) and it sleeps on a %s, as " \
+               "the collective's work.wait() does" % (c.function, c.native_wait or "futex")
     return None
 
 

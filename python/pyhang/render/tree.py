@@ -5,13 +5,13 @@ docs/pyhang-tree-1.schema.json)."""
 import json
 
 from pyhang import VERSION
-from pyhang.model.kinds import TreeEdgeKind
+from pyhang.model.kinds import TreeEdgeKind, VerdictKind
 from pyhang.render import json as render_json
 from pyhang.render.forks import ADVICE, evidence, hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.text import names_of, render_text, thread_header
 from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_ON_OTHERS, \
-    TITLES, count as _count, hang_kinds, headline, incomplete_reasons, verdict_advice, verdict_text
+    TITLES, count as _count, diverged_ranks_text, hang_kinds, headline, incomplete_reasons, verdict_advice, verdict_text
 
 TREE_SCHEMA = "pyhang-tree/1"
 
@@ -160,9 +160,13 @@ def tree_headline(tree):
     for pid, h in tree.fork_hazards:
         if h.hangs:
             hangs.setdefault(HANG_SUMMARIES[h.kind], []).append(pid)
+    own = []   # findings whose summary names their processes itself
     for pid, v in tree.verdicts:
-        hangs.setdefault(HANG_SUMMARIES[v.kind], []).append(pid)
-    hangs = ["in %s %s" % (_pids(sorted(set(pids))), what) for what, pids in hangs.items()]
+        if v.kind == VerdictKind.COLLECTIVE_MISMATCH:
+            own.append(diverged_ranks_text(v.facts))
+        else:
+            hangs.setdefault(HANG_SUMMARIES[v.kind], []).append(pid)
+    hangs = own + ["in %s %s" % (_pids(sorted(set(pids))), what) for what, pids in hangs.items()]
     if tree.stalls:
         hangs.append("%s wait%s on a pipe or socket nothing serves now" % (
             _count(len(tree.stalls), "thread"), "s" if len(tree.stalls) == 1 else ""))

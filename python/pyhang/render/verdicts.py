@@ -6,6 +6,7 @@ from pyhang.model.kinds import HANG_VERDICTS, DeadlockKind, ExitStatus, HazardKi
     Unread, VerdictKind, WaitKind, severity
 from pyhang.model.report import Hazard
 from pyhang.render.asyncio import loop_blocked_text
+from pyhang.render.locks import rank_text
 from pyhang.render.names import lock_text, object_name
 
 
@@ -122,19 +123,59 @@ def pool_task_lost_text(f, names):
                 ", ".join("PID %d" % pid for pid in f["workers"]), f.get("confidence") or "likely"))
 
 
+def _collective_part(w, names):
+    c = w["collective"]
+    if c.get("transport"):
+        return "%s waits in gloo's transport (%s) for the other ranks" % (names(w["tid"]), c["transport"])
+    ranks = rank_text(c.get("rank"), c.get("world_size"))
+    return "%s waits in torch.distributed's %s%s for the other ranks" % (
+        names(w["tid"]), c.get("function") or "collective", " (%s)" % ", ".join(
+            x for x in (c.get("backend"), ranks) if x) if c.get("backend") or ranks else "")
+
+
 def waits_on_process_text(f, names):
     """Threads waiting on a pipe or socket only other processes hold the
-    other end of, or for a child to exit, and the command that examines them together."""
-    parts = ["%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
+    other end of, for a child to exit, or for the other ranks in a
+    distributed collective, and the command that examines them together."""
+    parts = [_collective_part(w, names) if w.get("collective") else
+             "%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
              if w["fd"] is None else
              "%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
                  names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
                  ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
              for w in f["waits"][:_LISTED]]
     more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
-    return ("%s%s: whether that ends is up to the other process, which this report does not look at; "
+    others = "the other ranks" if all(w.get("collective") for w in f["waits"]) else "the other process"
+    return ("%s%s: whether that ends is up to %s, which this report does not look at; "
             "`pyhang report --tree -p %d` examines them together and says whether they wait on each other"
-            % ("; ".join(parts), more, f["root"]))
+            % ("; ".join(parts), more, others, f["root"]))
+
+
+def _ranks_text(members):
+    """"ranks 1, 2 (PIDs 7, 8)", or "PIDs 7, 8" when a rank was not read."""
+    pids = ("PID " if len(members) == 1 else "PIDs ") + ", ".join(str(m["pid"]) for m in members)
+    if any(m["rank"] is None for m in members):
+        return pids
+    return "%s %s (%s)" % ("rank" if len(members) == 1 else "ranks", ", ".join(str(m["rank"]) for m in members), pids)
+
+
+def diverged_ranks_text(f):
+    """"rank 0 (PID 7) waits in barrier while ranks 1, 2 (PIDs 8, 9) wait in all_reduce": a
+    collective-mismatch verdict's finding, the diverged ranks first."""
+    groups = f["groups"]
+    if f.get("odd"):
+        groups = groups[1:] + groups[:1]
+    parts = ["%s wait%s in %s" % (_ranks_text(g["ranks"]), "s" if len(g["ranks"]) == 1 else "", g["function"])
+             for g in groups]
+    return (" while " if len(parts) == 2 else "; ").join(parts)
+
+
+def collective_mismatch_text(f):
+    about = ", ".join(x for x in (f.get("backend"), "world size %d" % f["world_size"] if f.get("world_size") else "")
+                      if x)
+    return ("the ranks of one torch.distributed job wait in different collectives: %s%s; every rank must call the "
+            "same collectives in the same order, so none of them can finish [%s: their sequence numbers are not "
+            "read]" % (diverged_ranks_text(f), " (%s)" % about if about else "", f.get("confidence") or "likely"))
 
 
 def verdict_text(v, names):
@@ -177,6 +218,8 @@ def verdict_text(v, names):
         return nothing_can_wake_text(v.facts, names)
     if v.kind == VerdictKind.POOL_TASK_LOST:
         return pool_task_lost_text(v.facts, names)
+    if v.kind == VerdictKind.COLLECTIVE_MISMATCH:
+        return collective_mismatch_text(v.facts)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
         waits = v.facts["waits"]
         return "%s blocked, and pyhang names no thread that will end %s wait%s: %s" % (
@@ -226,7 +269,7 @@ def folded_waits(waits, names):
 TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOOP_BLOCKED: "Event loop blocked",
           VerdictKind.GIL_HOLDER_BLOCKED: "GIL holder blocked", VerdictKind.GIL_NOBODY_HOLDS: "GIL held by nobody",
           VerdictKind.NOTHING_CAN_WAKE: "Nothing can wake", VerdictKind.OWNER_GONE: "Owner gone",
-          VerdictKind.POOL_TASK_LOST: "Pool task lost",
+          VerdictKind.POOL_TASK_LOST: "Pool task lost", VerdictKind.COLLECTIVE_MISMATCH: "Ranks diverged",
           VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
           VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
           VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle"}
@@ -240,6 +283,7 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.GIL_NOBODY_HOLDS: "every Python thread waits for a GIL nobody holds",
                   VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
                   VerdictKind.POOL_TASK_LOST: "a multiprocessing.Pool task was lost",
+                  VerdictKind.COLLECTIVE_MISMATCH: "ranks of a distributed job wait in different collectives",
                   VerdictKind.OWNER_GONE: "a lock's owner is gone"}
 
 # The next step for each verdict: what to change, or what to look at next.
@@ -258,6 +302,11 @@ ADVICE = {
     VerdictKind.POOL_TASK_LOST: "look for the worker that died (`journalctl -k` or `dmesg`: \"Out of memory: Killed "
                                 "process\"); concurrent.futures.ProcessPoolExecutor raises BrokenProcessPool instead "
                                 "of waiting for ever, and map_async(...).get(timeout) bounds the wait",
+    VerdictKind.COLLECTIVE_MISMATCH: "find where the diverged ranks' code path parts from the others' (a collective "
+                                     "under a condition only some ranks take, an exception caught on one rank); "
+                                     "TORCH_DISTRIBUTED_DEBUG=DETAIL makes torch check that every rank calls the "
+                                     "same collective, and dist.monitored_barrier (gloo) names the ranks that "
+                                     "did not arrive",
     VerdictKind.OWNER_GONE: "a thread ended (or was killed) holding the lock: take locks in `with` blocks; in a fork "
                             "child, see `pyhang fork-hazards`",
     VerdictKind.OWNERS_UNKNOWN: "find the thread meant to release, set or complete each object: "

@@ -36,9 +36,10 @@ enum class OwnerSource : std::uint8_t {
   ThreadObject,  // Thread.join: the threading.Thread joined names its thread
   AsyncioLoop,   // a future only an asyncio task or ready callback completes: the thread running its loop
   WorkItem,      // a concurrent.futures.Future whose ThreadPoolExecutor work item a worker thread runs
+  OtherRanks,    // a torch.distributed collective: the other ranks of its process group, other processes
 };
 
-inline constexpr std::array<Named<OwnerSource>, 8> kOwnerSourceNames{{
+inline constexpr std::array<Named<OwnerSource>, 9> kOwnerSourceNames{{
     {OwnerSource::Unknown, "unknown"},
     {OwnerSource::LockWord, "lock-word"},
     {OwnerSource::Heuristic, "heuristic"},
@@ -47,6 +48,7 @@ inline constexpr std::array<Named<OwnerSource>, 8> kOwnerSourceNames{{
     {OwnerSource::ThreadObject, "thread-object"},
     {OwnerSource::AsyncioLoop, "asyncio-loop"},
     {OwnerSource::WorkItem, "work-item"},
+    {OwnerSource::OtherRanks, "other-ranks"},
 }};
 constexpr std::string_view to_string(OwnerSource s) { return name_in(kOwnerSourceNames, s); }
 constexpr std::optional<OwnerSource> parse_owner_source(std::string_view s) { return parse_in(kOwnerSourceNames, s); }
