@@ -175,7 +175,7 @@ class ReaderError(Exception):
 
 
 class Frames:
-    """A thread's Python frames (python_state()['threads'][i]['frames']), innermost first: a read-only sequence of frame dicts {function, file, line, entry_frame, end_line, col, end_col, frame, code}, each made when asked for."""
+    """A thread's Python frames (python_state()['threads'][i]['frames']), innermost first: a read-only sequence of frame dicts {function, file, line, entry_frame, end_line, col, end_col, frame, code, c_call}, each made when asked for."""
     def __init__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __len__(self) -> int: ...
     def __bool__(self) -> bool: ...
@@ -189,7 +189,7 @@ class Frames:
         """Every frame dict, as a list."""
         ...
     def keys(self) -> list:
-        """(function, file, line, entry_frame, end_line, col, end_col) of every frame: one tuple object for all the frames equal in these, across the threads of the state."""
+        """(function, file, line, entry_frame, end_line, col, end_col, c_call) of every frame: one tuple object for all the frames equal in these, across the threads of the state."""
         ...
 
 

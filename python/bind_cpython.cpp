@@ -21,14 +21,18 @@ class FrameConverter {
  public:
   // (function, file, line, entry_frame, end_line, col, end_col) of a frame:
   // one tuple for every frame equal in these, across the threads of the state.
-  const py::tuple& key(const cpython::PyFrame& f) {
+  // A frame that calls C has a key of its own (one per thread at most).
+  py::tuple key(const cpython::PyFrame& f) {
     const py::str& function = text(f.function);
+    if (f.c_call)
+      return py::make_tuple(function, text(f.file), f.line, f.entry_frame, f.end_line, f.col, f.end_col,
+                            c_call_key(*f.c_call));
     const py::str& file = text(f.file);
     Key k{function.ptr(), file.ptr(), f.line, f.entry_frame, f.end_line, f.col, f.end_col};
     auto it = tuples_.find(k);
     if (it == tuples_.end())
       it = tuples_.emplace(k, py::make_tuple(function, file, f.line, f.entry_frame, f.end_line, f.col,
-                                             f.end_col)).first;
+                                             f.end_col, py::none())).first;
     return it->second;
   }
 
@@ -43,13 +47,19 @@ class FrameConverter {
     d[keys_.end_col] = py::int_(f.end_col);
     d[keys_.frame] = py::int_(f.frame);
     d[keys_.code] = py::int_(f.code);
+    d[keys_.c_call] = f.c_call ? py::object(c_call_key(*f.c_call)) : py::object(py::none());
     return d;
+  }
+
+  // (type, name, qualname, repr, name_in_code, address) of the C callable a frame calls.
+  static py::tuple c_call_key(const cpython::CCall& c) {
+    return py::make_tuple(c.type, c.name, c.qualname, c.repr, c.name_in_code, c.callable);
   }
 
  private:
   struct Keys {
     py::str function{"function"}, file{"file"}, line{"line"}, entry_frame{"entry_frame"}, frame{"frame"},
-        code{"code"}, end_line{"end_line"}, col{"col"}, end_col{"end_col"};
+        code{"code"}, end_line{"end_line"}, col{"col"}, end_col{"end_col"}, c_call{"c_call"};
   } keys_;
   std::unordered_map<std::string, py::str> texts_;
   struct Key {
@@ -177,7 +187,7 @@ void register_cpython(py::module_& m) {
   py::class_<Frames, std::shared_ptr<Frames>>(
       m, "Frames",
       "A thread's Python frames (python_state()['threads'][i]['frames']), innermost first: a read-only "
-      "sequence of frame dicts {function, file, line, entry_frame, end_line, col, end_col, frame, code}, each made when asked for.")
+      "sequence of frame dicts {function, file, line, entry_frame, end_line, col, end_col, frame, code, c_call}, each made when asked for.")
       .def("__len__", &Frames::size)
       .def("__bool__", [](const Frames& f) { return f.size() > 0; })
       .def("__getitem__", &Frames::at, py::arg("index"))
@@ -186,7 +196,7 @@ void register_cpython(py::module_& m) {
       .def("__eq__", [](const Frames& f, const py::object& other) { return f.list().equal(other); })
       .def("list", &Frames::list, "Every frame dict, as a list.")
       .def("keys", &Frames::keys,
-           "(function, file, line, entry_frame, end_line, col, end_col) of every frame: one tuple object for all "
+           "(function, file, line, entry_frame, end_line, col, end_col, c_call) of every frame: one tuple object for all "
            "the frames equal in these, across the threads of the state.");
   py::class_<FramesIterator>(m, "FramesIterator")
       .def("__iter__", [](FramesIterator& it) -> FramesIterator& { return it; })

@@ -21,10 +21,10 @@ libpython.py already defined it."""
         if not view.ok and view.status != PythonStatus.FINALIZING:
             print(python_status_line(view.status))
             return
-        frames = python_frames(view, snap.tid)
+        gil = gil_state(view, snap.tid, snap.registers)
+        frames = python_frames(view, snap.tid, gil=gil)
         add_frame_sources(facts.facts(), frames)  # read from the target's files, once per file and stop
-        print(render_py_bt(snap.num, snap.tid, view.version, gil_state(view, snap.tid, snap.registers),
-                           view.thread(snap.tid), frames))
+        print(render_py_bt(snap.num, snap.tid, view.version, gil, view.thread(snap.tid), frames))
 
 
 class PyBt(PythonBacktrace):

@@ -204,6 +204,14 @@ struct FrameWalk {
 };
 FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame);
 
+// The C callable a frame calls (cpython/ccalls.cpp).  callable_depth: how
+// many value-stack slots below the stack pointer a call instruction's
+// callable is (nullopt: not a call, or the version does not say).
+std::optional<std::int64_t> callable_depth(const Layout& l, int opcode, int oparg);
+std::optional<CCall> frame_c_call(ObjectReader& objects, const PyFrame& frame);
+// Sets c_call of a thread's frames (innermost first) that call C.
+void add_c_calls(ObjectReader& objects, std::vector<PyFrame>& frames);
+
 // Thread states and GILs from roots (cpython/threads.cpp, cpython/gil.cpp).
 struct InterpInfo {
   Addr address = 0;

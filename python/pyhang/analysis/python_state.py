@@ -3,8 +3,8 @@ indexed for the questions the analysis asks: which thread state belongs to
 a TID, which GIL a futex address belongs to, what each thread does with the
 GIL, the Python frames of a thread."""
 from pyhang.analysis import syscalls
-from pyhang.model.kinds import GilState, PythonStatus
-from pyhang.model.report import GilSummary, PythonFrame, entry_frame
+from pyhang.model.kinds import Confidence, GilState, PythonStatus
+from pyhang.model.report import CCall, GilSummary, PythonFrame, entry_frame
 
 
 class PythonView:
@@ -94,14 +94,23 @@ def gil_state(view, tid, registers):
     return GilState.RELEASED
 
 
-def python_frames(view, tid, shared=False):
+def python_frames(view, tid, shared=False, gil=GilState.RELEASED):
     """The thread's PythonFrames, innermost first.  `shared`: frames equal in
     function, file, line and entry are one object, within the thread and
     across threads (recursion and thread pools repeat them thousands of
-    times); only for frames nothing will change (no locals given to them)."""
+    times); only for frames nothing will change (no locals given to them).
+    `gil`: the thread's GilState; a thread that runs Python or waits to may
+    be between instructions, so what its innermost frame calls is likely only."""
     t = view.thread(tid)
     if t is None:
         return []
+    frames = _python_frames(view, t, tid, shared)
+    if frames and gil != GilState.RELEASED and frames[0].c_call is not None:
+        frames[0] = _frame(view.frame_keys(tid)[0] if shared else frame_keys(t["frames"])[0], running=True)
+    return frames
+
+
+def _python_frames(view, t, tid, shared):
     if not shared:
         # Positional: thousands of frames per report.
         return [_frame(key) for key in frame_keys(t["frames"])]
@@ -122,20 +131,35 @@ def python_frames(view, tid, shared=False):
     return list(frames)
 
 
-def _frame(key):
-    function, file, line, entry, end_line, col, end_col = key
-    return PythonFrame(function, file, line, entry_frame=entry, end_line=end_line, col=col, end_col=end_col)
+def _frame(key, running=False):
+    function, file, line, entry, end_line, col, end_col, c_call = key
+    return PythonFrame(function, file, line, entry_frame=entry, end_line=end_line, col=col, end_col=end_col,
+                       c_call=_c_call(c_call, running))
+
+
+def _c_call(key, running):
+    """The CCall of a frame key's (type, name, qualname, repr, name_in_code,
+    address): certain when the code uses its name and the thread is not
+    between instructions (`running`), else likely; None for none."""
+    if key is None:
+        return None
+    type_, _name, qualname, repr_, name_in_code, address = key
+    certain = name_in_code and not running
+    return CCall(function=qualname, repr=repr_, type=type_, address=address,
+                 confidence=Confidence.CERTAIN if certain else Confidence.LIKELY)
 
 
 def frame_keys(frames):
-    """(function, file, line, entry_frame, end_line, col, end_col) of each
-    frame dict: from the native sequence (Frames.keys) without making the
-    dicts, or from a list (a snapshot made before columns were read has none: -1)."""
+    """(function, file, line, entry_frame, end_line, col, end_col, c_call) of
+    each frame dict: from the native sequence (Frames.keys) without making the
+    dicts, or from a list (a snapshot made before columns were read has none: -1;
+    before C calls were read, none: None)."""
     keys = getattr(frames, "keys", None)
     if keys is not None:
         return keys()
     return [(f["function"], f["file"], f["line"], f.get("entry_frame", False), f.get("end_line", -1),
-             f.get("col", -1), f.get("end_col", -1)) for f in frames]
+             f.get("col", -1), f.get("end_col", -1), tuple(f["c_call"]) if f.get("c_call") else None)
+            for f in frames]
 
 
 def main_gil(view):

@@ -55,11 +55,11 @@ def threads(snapshot, view=None):
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem,
                           python_name=python_threads.name(snap.tid), host_tid=snap.host_tid)
         th.native_frames = snap.frames
-        th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals)
+        th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
+        th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals, gil=th.gil)
         th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
         for frame, collected in zip(th.python_frames, snap.python_locals or ()):
             frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")
-        th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads,
                                                           snapshot.files), alive, bases)
         if th.blocked_on is not None and th.blocked_on.address is not None:

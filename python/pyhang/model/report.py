@@ -41,6 +41,17 @@ def entry_frame(frames):
     return next((f for f in frames if named(f)), None)
 
 
+@record(frozen=True)
+class CCall:
+    """The C callable a Python frame calls (3.14+: read from the frame's value
+    stack at the slot its call instruction names)."""
+    function: str      # qualified: "time.sleep", "list.sort", "_thread.lock.acquire"
+    repr: str          # repr(callable) as CPython writes it
+    type: str          # its type: builtin_function_or_method, method_descriptor, ...
+    confidence: str    # model.kinds.Confidence: certain, or likely (see analysis.python_state)
+    address: int = 0
+
+
 @record
 class PythonFrame:
     function: str
@@ -59,6 +70,7 @@ class PythonFrame:
     # The line itself as the target's file reads (analysis.sources), stripped; None when unreadable.
     source: str | None = None
     source_indent: int = 0     # characters of white space `source` had before it
+    c_call: CCall | None = None  # the C callable it calls; None when none is known
 
 
 @record

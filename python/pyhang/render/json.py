@@ -28,9 +28,15 @@ def _verdict_facts(facts):
                         for w in out["waits"]]
     return out
 
+def _c_call(c):
+    if c is None:
+        return None
+    return {"function": c.function, "repr": c.repr, "type": c.type, "confidence": c.confidence, "address": c.address}
+
+
 def _python_frame(f, native_frame=None):
     d = {"function": f.function, "file": f.file, "line": f.line, "source": f.source,
-         "end_line": f.end_line, "col": f.col, "end_col": f.end_col}
+         "end_line": f.end_line, "col": f.col, "end_col": f.end_col, "c_call": _c_call(f.c_call)}
     if native_frame is not None:  # report --merged
         d["native_frame"] = native_frame
     if f.locals is not None:  # report --locals
@@ -77,7 +83,7 @@ def _compact_python_frames(th, merged, seen):
             continue
         # Frames without locals are often one shared object (python_frames(shared=True)).
         key = id(f) if native_frame is None else (f.function, f.file, f.line, f.col, f.end_col, f.end_line,
-                                                  f.source, native_frame)
+                                                  f.source, f.c_call, native_frame)
         text = seen.get(key)
         if text is None:
             text = seen[key] = _compact(_python_frame(f, native_frame))

@@ -1,6 +1,6 @@
 """How a thread is named in every sentence pyhang writes, and how an
 object is named by the variable of the program that reaches it."""
-from pyhang.model.kinds import WaitKind
+from pyhang.model.kinds import Confidence, WaitKind
 from pyhang.model.report import PythonFrame
 
 
@@ -55,6 +55,13 @@ def object_name(path):
         return ".".join(p for p in (path["module"], path["variable"], path.get("attribute")) if p)
     return "%s.%s of %s at 0x%x" % (path["variable"], path.get("attribute") or "?", path.get("owner_type") or "?",
                                    path.get("owner") or 0)
+
+
+def c_call_line(c):
+    """The C callable a Python frame calls, as a stack entry of its own above
+    that frame: `<built-in function sleep>  [C: time.sleep]`."""
+    sure = "" if c.confidence == Confidence.CERTAIN else ", " + c.confidence
+    return "%s  [C: %s%s]" % (c.repr, c.function, sure)
 
 
 def python_frame_line(f):

@@ -6,7 +6,7 @@ from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
-from pyhang.render.names import (ThreadNames, frame_source_lines, lock_reference, lock_text, object_name,
+from pyhang.render.names import (ThreadNames, c_call_line, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
 from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_ON_OTHERS, deadlock_advice, findings, headline, \
     verdict_advice, verdict_text
@@ -119,6 +119,8 @@ def _unread_executable(t):
 
 
 def _python_frame_lines(f, indent, out):
+    if f.c_call is not None:
+        out.append(indent + c_call_line(f.c_call))
     out.append(indent + python_frame_line(f))
     out.extend(frame_source_lines(f, " " * len(indent) + "  "))
     if f.locals is not None:  # report --locals
@@ -329,6 +331,8 @@ def render_py_bt(num, tid, version, gil, thread_state, frames):
     else:
         out.append("Traceback (most recent call first):")
         for f in frames:
+            if f.c_call is not None:
+                out.append("  " + c_call_line(f.c_call))
             out.append("  " + python_frame_line(f))
             out.extend(frame_source_lines(f, "    "))
     if thread_state.get("problem"):

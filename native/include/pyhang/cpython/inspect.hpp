@@ -31,6 +31,21 @@ namespace pyhang::cpython {
 struct Layout;  // native/src/cpython/layouts/layout.hpp
 
 // One Python frame.
+// The C callable a Python frame is calling (cpython/ccalls.cpp): read from
+// the frame's value stack at the slot its CALL instruction names, where the
+// frame records its stack pointer during the call (3.14+).
+struct CCall {
+  Addr callable = 0;
+  std::string type;      // its type: builtin_function_or_method, method_descriptor, ...
+  std::string name;      // "sleep"
+  std::string qualname;  // "time.sleep", "list.sort", "_thread.lock.acquire"
+  std::string repr;      // repr(callable) as CPython writes it
+  // Its name is one the frame's code uses (co_names): the slot is the
+  // callable the instruction loaded, not a leftover; false: likely only.
+  bool name_in_code = false;
+  bool operator==(const CCall&) const = default;
+};
+
 struct PyFrame {
   std::string function;     // co_qualname (3.11+), else co_name; "<unknown>" if unreadable
   std::string file;         // co_filename
@@ -44,6 +59,10 @@ struct PyFrame {
   int end_line = -1;
   int col = -1;
   int end_col = -1;
+  // The C callable this frame calls: for the innermost frame, or a frame
+  // whose newer neighbour C called into the evaluation loop; none when not
+  // known (versions that record no stack pointer during a call: <= 3.13).
+  std::optional<CCall> c_call;
 };
 
 struct PyThreadInfo {

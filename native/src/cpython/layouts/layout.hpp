@@ -303,6 +303,33 @@ struct Layout {
   std::int64_t memberdef_type = -1;  // PyMemberDef.type (int)
   std::int64_t memberdef_offset = -1;  // PyMemberDef.offset (Py_ssize_t)
   std::int64_t t_object_ex = -1;  // Py_T_OBJECT_EX / T_OBJECT_EX (a __slots__ member)
+  std::int64_t object_size = -1;  // sizeof(PyObject): a method-wrapper's descriptor follows its header
+  std::int64_t cfunction_module = -1;  // PyCFunctionObject.m_module (the module's name, for module functions)
+  std::int64_t descr_type = -1;  // PyDescrObject.d_type
+  std::int64_t descr_name = -1;  // PyDescrObject.d_name
+  std::int64_t code_names = -1;  // co_names tuple
+  std::int64_t op_extended_arg = -1;  // EXTENDED_ARG
+  std::int64_t op_call = -1;  // CALL (3.11+)
+  std::int64_t op_call_kw = -1;  // CALL_KW (3.13+)
+  std::int64_t op_call_function_ex = -1;  // CALL_FUNCTION_EX
+  std::int64_t op_call_mask0 = -1;  // opcodes that deoptimize to CALL, 0 - 63
+  std::int64_t op_call_mask1 = -1;  // opcodes that deoptimize to CALL, 64 - 127
+  std::int64_t op_call_mask2 = -1;  // opcodes that deoptimize to CALL, 128 - 191
+  std::int64_t op_call_mask3 = -1;  // opcodes that deoptimize to CALL, 192 - 255
+  std::int64_t op_call_kw_mask0 = -1;  // opcodes that deoptimize to CALL_KW, 0 - 63
+  std::int64_t op_call_kw_mask1 = -1;  // opcodes that deoptimize to CALL_KW, 64 - 127
+  std::int64_t op_call_kw_mask2 = -1;  // opcodes that deoptimize to CALL_KW, 128 - 191
+  std::int64_t op_call_kw_mask3 = -1;  // opcodes that deoptimize to CALL_KW, 192 - 255
+  std::int64_t op_call_function_ex_mask0 = -1;  // opcodes that deoptimize to CALL_FUNCTION_EX, 0 - 63
+  std::int64_t op_call_function_ex_mask1 = -1;  // opcodes that deoptimize to CALL_FUNCTION_EX, 64 - 127
+  std::int64_t op_call_function_ex_mask2 = -1;  // opcodes that deoptimize to CALL_FUNCTION_EX, 128 - 191
+  std::int64_t op_call_function_ex_mask3 = -1;  // opcodes that deoptimize to CALL_FUNCTION_EX, 192 - 255
+  std::int64_t op_call_popped0 = -1;  // inputs CALL pops at oparg 0 (3.12+)
+  std::int64_t op_call_popped1 = -1;  // inputs CALL pops at oparg 1 (3.12+)
+  std::int64_t op_call_kw_popped0 = -1;  // inputs CALL_KW pops at oparg 0 (3.12+)
+  std::int64_t op_call_kw_popped1 = -1;  // inputs CALL_KW pops at oparg 1 (3.12+)
+  std::int64_t op_call_function_ex_popped0 = -1;  // inputs CALL_FUNCTION_EX pops at oparg 0 (3.12+)
+  std::int64_t op_call_function_ex_popped1 = -1;  // inputs CALL_FUNCTION_EX pops at oparg 1 (3.12+)
   // END GENERATED FIELDS
 
   bool has(std::int64_t field) const { return field >= 0; }

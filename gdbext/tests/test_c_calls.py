@@ -1,0 +1,90 @@
+"""The C callable a Python frame calls (time.sleep, lock.acquire,
+select.select, os.read, sorted and list.sort calling back into Python, a C
+__init__ iterating a generator), on every interpreter present, stripped,
+live and from a core: on 3.14+ each frame that calls one names it as the
+scenario recorded it; a call of a Python class names nothing; on 3.6 - 3.13,
+where no frame records the stack pointer a call needs, no frame names
+anything."""
+import os
+import re
+
+import pytest
+
+import harness
+
+INTERPRETERS = harness.interpreters()
+
+
+@pytest.fixture(scope="module", params=INTERPRETERS, ids=[name for name, _ in INTERPRETERS])
+def calls(request):
+    """The scenario, started once per interpreter for every test here."""
+    exe, env = harness.stripped_interpreter(request.param[1])
+    s = harness.Scenario([exe, "-u", os.path.join(harness.SCENARIOS, "c_calls.py")], env=env).start()
+    try:
+        yield s, exe
+    finally:
+        s.stop()
+
+
+def version(truth):
+    return tuple(int(x) for x in truth["python"].split(".")[:2])
+
+
+def without_addresses(text):
+    return re.sub(r" at 0x[0-9a-f]+", " at ADDR", text)
+
+
+def frame_named(frames, function):
+    # 3.11+ name frames by co_qualname, earlier versions by co_name
+    return next(k for k, f in enumerate(frames) if f["function"] == function or f["function"].endswith("." + function))
+
+
+def check(report, truth, where):
+    threads = {t["tid"]: t for t in report["threads"]}
+    for t in truth["threads"]:
+        frames = threads[t["tid"]]["python_frames"]
+        if version(truth) < (3, 14):
+            assert all(f["c_call"] is None for f in frames), (where, t["role"], frames)
+            continue
+        expected = {}
+        for call in t["calls"]:
+            expected[frame_named(frames, call["frame"])] = call["options"]
+        for k, f in enumerate(frames):
+            options = expected.get(k)
+            if not options:
+                # the scenario's own frames call no other C callable (a Python class at most);
+                # threading's own (Context.run on 3.14) are not the scenario's to record
+                if f["file"].endswith("c_calls.py"):
+                    assert f["c_call"] is None, (where, t["role"], k, f)
+                continue
+            got = f["c_call"]
+            assert got is not None, (where, t["role"], f)
+            assert got["confidence"] == "certain", (where, t["role"], got)
+            assert {"function": got["function"], "repr": without_addresses(got["repr"])} in [
+                {"function": o["function"], "repr": without_addresses(o["repr"])} for o in options], (where, got)
+
+
+def test_each_frame_names_the_c_callable_it_calls_live_and_from_a_core(calls):
+    # GIVEN threads inside C calls, each having recorded which callable each of its frames calls
+    s, exe = calls
+    # WHEN pyhang reports on the process live, then on a core of it
+    # THEN each frame names what it calls (3.14+), or nothing (3.6 - 3.13), never another callable
+    check(harness.report_json(pid=s.pid), s.truth, "live")
+    check(harness.report_json(executable=exe, core=s.gcore()), s.truth, "core")
+
+
+def test_py_bt_shows_the_c_callable_above_the_frame_that_calls_it(calls):
+    # GIVEN the thread asleep in time.sleep
+    s, _ = calls
+    sleeper = harness.role_tid(s, "sleep")
+    # WHEN py-bt prints every thread's stack
+    text, _ = harness.run_gdb_marked("thread apply all py-bt", pid=s.pid)
+    block = text[text.index("(LWP %d)" % sleeper):]
+    lines = block.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.strip().startswith("File ") and "in sleeper" in line)
+    if version(s.truth) >= (3, 14):
+        # THEN the line above the sleeper's frame names time.sleep as CPython's repr does
+        assert lines[at - 1].strip() == "<built-in function sleep>  [C: time.sleep]", block
+    else:
+        # THEN nothing is named above it: the frame right after the traceback header
+        assert lines[at - 1].strip() == "Traceback (most recent call first):", block
