@@ -12,7 +12,7 @@ from pyhang.analysis import syscalls
 from pyhang.analysis.python_api import api_wait
 from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
-from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
+from pyhang.model.kinds import Confidence, GilState, OwnerSource, QueueType, WaitKind
 from pyhang.model.report import BlockedOn
 
 # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
@@ -86,6 +86,9 @@ def from_python(wait):
             b.owner_source = OwnerSource.LOCK_WORD
         else:
             b.owner_source = OwnerSource.UNKNOWN
+    elif kind == WaitKind.PY_QUEUE_GET:
+        # A get on an empty queue.SimpleQueue (C, no frame of its own): found on its caller's frame.
+        b.lock = {"type": QueueType.SIMPLE, "frame": wait.get("frame")}
     elif kind == WaitKind.PY_CONDITION:
         b.address = wait.get("condition") or b.address
         b.owner_source = OwnerSource.UNKNOWN

@@ -1,7 +1,7 @@
 """The sentences that say what a thread waits on and who holds it: the
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
+from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, QueueType, WaitKind
 from pyhang.render import syscalls
 from pyhang.render.names import object_name
 
@@ -105,11 +105,21 @@ def python_object(kind, lock):
 
 
 def _queue_state(lock):
+    if lock.get("type") == QueueType.SIMPLE:
+        return "a SimpleQueue's get waits only while it is empty (unbounded, called from %s)" % (
+            _frame_text(lock.get("frame")))
     n, maxsize = lock.get("queue_length"), lock.get("maxsize")
     bound = "maxsize unbounded" if not maxsize or maxsize <= 0 else "maxsize %d" % maxsize
     if n is None:
         return "length unknown (%s)" % bound
     return "%s (%s)" % ("empty" if n == 0 else "%d item%s" % (n, "" if n == 1 else "s"), bound)
+
+
+def _frame_text(frame):
+    """"_handle_tasks (pool.py line 513)": the Python frame a wait was found on."""
+    if not frame:
+        return "?"
+    return "%s (%s line %s)" % (frame["function"], basename(frame["file"]), frame["line"])
 
 
 def _api_summary(b, names):
