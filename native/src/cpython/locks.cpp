@@ -104,7 +104,12 @@ class LockFinder {
     return bl_ && std::find(bl_->types.begin(), bl_->types.end(), t) != bl_->types.end();
   }
   bool is_threading_lock_type(const std::string& t) const { return t == ll_.lock_type || t == ll_.rlock_type; }
-  bool is_lock_type(const std::string& t) const { return is_threading_lock_type(t) || is_buffered_type(t); }
+  bool is_simplequeue_type(const std::string& t) const {
+    return (ll_.simplequeue_lock >= 0 || ll_.simplequeue_parked >= 0) && t == ll_.simplequeue_type;
+  }
+  bool is_lock_type(const std::string& t) const {
+    return is_threading_lock_type(t) || is_buffered_type(t) || is_simplequeue_type(t);
+  }
 
   // The buffered object of a TextIOWrapper (its `buffer`), 0 when none.
   Addr text_buffer(Addr text, std::string& type) {
@@ -176,6 +181,15 @@ class LockFinder {
   };
   WaitWords wait_words(const Ref& r) {
     WaitWords w;
+    if (is_simplequeue_type(r.type)) {
+      // A get on an empty SimpleQueue: its sem_t (3.7 - 3.12), or parked on its has_threads_waiting (3.13+).
+      if (ll_.simplequeue_lock >= 0) {
+        auto p = mem_.read_pointer(r.object + static_cast<Addr>(ll_.simplequeue_lock));
+        if (p && plausible_pointer(*p)) w.sem = *p;
+      }
+      if (ll_.simplequeue_parked >= 0) w.mutex = r.object + static_cast<Addr>(ll_.simplequeue_parked);
+      return w;
+    }
     const bool rlock = r.type == ll_.rlock_type, io = is_buffered_type(r.type);
     const LockLayout& row = io ? ll_ : row_of(r.object, rlock);
     std::int64_t ptr_off = rlock ? row.rlock_lock : io ? bl_->lock : row.lock_lock;
@@ -412,7 +426,9 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   out.locked = f.locked;
   bool rlock = match->type == locks->rlock_type;
   bool io = finder.is_buffered_type(match->type);
-  out.kind = rlock ? PyLockKind::RLock : io ? PyLockKind::Buffered : PyLockKind::Lock;
+  bool simplequeue = finder.is_simplequeue_type(match->type);
+  out.kind = rlock ? PyLockKind::RLock : io ? PyLockKind::Buffered : simplequeue ? PyLockKind::SimpleQueueGet
+                                                                                 : PyLockKind::Lock;
   std::string where = !match->found_in.empty()
                           ? match->found_in + " (no frame references it)"
                           : (match->via_method ? "a bound method of it in slot " : "slot ") +
@@ -437,7 +453,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   }
   if (io) out.stream_name = stream_name(mem, state, *buffered, match->object);
 
-  if (is_condition_wait(frame) && !rlock && !io) {
+  if (is_condition_wait(frame) && out.kind == PyLockKind::Lock) {
     out.kind = PyLockKind::Condition;
     std::string problem;
     std::string why;

@@ -36,8 +36,12 @@ class Search {
 
   // A module's globals: those that are wanted get their name; the rest are returned, for their attributes.
   std::vector<std::pair<Addr, Addr>> globals(const std::string& module, Addr module_object) {
+    return globals_of(module, objects_.instance_dict(module_object));
+  }
+
+  // The same, from the module's dict.
+  std::vector<std::pair<Addr, Addr>> globals_of(const std::string& module, Addr dict) {
     std::vector<std::pair<Addr, Addr>> rest;
-    Addr dict = objects_.instance_dict(module_object);
     if (!dict) return rest;
     for (auto [key, value] : objects_.dict_items(dict, limits_.globals)) {
       if (!left_.count(value)) {
@@ -83,6 +87,29 @@ class Search {
       for (std::size_t i = 0; i < t.frames.size() && i < limits_.frames && !done(); ++i) {
         for (const auto& local : frame_locals(memory_, state_, t.frames[i], locals).locals)
           attributes(local.value, ObjectPath{"", local.name, "", "", 0, t.native_tid.value_or(0), t.frames[i].function});
+      }
+    }
+  }
+
+  // The modules whose code the innermost frames of the threads run (their
+  // f_globals, named by their __name__): a lock a thread waits on in a
+  // module's function is most often a global of that module, which
+  // sys.modules may list after more modules than limits.modules (a server
+  // imports hundreds before the application).
+  void frame_modules() {
+    LocalsLimits locals;
+    locals.names = 0;   // only the frame's globals are wanted
+    std::unordered_set<Addr> searched;   // module dicts whose globals were read
+    for (const auto& t : state_.threads) {
+      for (std::size_t i = 0; i < t.frames.size() && i < limits_.frames && !done(); ++i) {
+        Addr dict = frame_locals(memory_, state_, t.frames[i], locals).globals;
+        auto name = dict && searched.insert(dict).second ? objects_.str(objects_.dict_get(dict, "__name__"))
+                                                         : std::nullopt;
+        if (!name) continue;
+        for (auto [key, value] : globals_of(*name, dict)) {
+          if (done()) return;
+          if (auto variable = objects_.str(key)) attributes(value, ObjectPath{*name, *variable, "", "", 0, 0, ""});
+        }
       }
     }
   }
@@ -195,6 +222,7 @@ std::unordered_map<Addr, ObjectPath> object_names(MemoryReader& memory, const Py
     if (search.done()) break;
     if (auto variable = search.objects().str(key)) search.attributes(value, ObjectPath{main, *variable, "", "", 0, 0, ""});
   }
+  if (!search.done()) search.frame_modules();
   if (!search.done()) search.other_modules(main);
   return search.result();
 }

@@ -122,31 +122,41 @@ struct PyObjects::Impl {
 
   // (key, value) pairs of a keys object; `values` is the split table's
   // values array (0 for a combined table).
+  // At most `max` live entries, in order.  Deleted entries keep their slot
+  // (dk_nentries counts them: sys.modules after many failed optional imports
+  // holds hundreds), so slots are read a chunk at a time until `max` live
+  // ones are found, within limits.max_entries slots.
   std::vector<std::pair<Addr, Addr>> entries(Addr keys, Addr values, std::size_t max, std::string* why) {
     std::vector<std::pair<Addr, Addr>> out;
     auto v = keys_view(keys, why);
     if (!v) return out;
-    auto n = static_cast<std::size_t>(std::min<std::int64_t>(v->nentries, static_cast<std::int64_t>(
-                                                                              std::min(max, limits.max_entries))));
-    auto bytes = mem.read_bytes(v->entries, n * static_cast<std::size_t>(v->entry_size));
-    std::vector<std::uint8_t> vals;
-    if (values) vals = mem.read_bytes(values, n * 8);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::size_t at = i * static_cast<std::size_t>(v->entry_size);
-      if (at + static_cast<std::size_t>(v->entry_size) > bytes.size()) {
-        set(why, "dict entries at " + hex(v->entries) + " partly unreadable");
-        break;
+    const auto slots = static_cast<std::size_t>(
+        std::min<std::int64_t>(v->nentries, static_cast<std::int64_t>(limits.max_entries)));
+    const auto size = static_cast<std::size_t>(v->entry_size);
+    max = std::min(max, limits.max_entries);
+    for (std::size_t first = 0; first < slots && out.size() < max;) {
+      std::size_t n = std::min(slots - first, std::max<std::size_t>(max - out.size(), 64));
+      auto bytes = mem.read_bytes(v->entries + first * size, n * size);
+      std::vector<std::uint8_t> vals;
+      if (values) vals = mem.read_bytes(values + first * 8, n * 8);
+      for (std::size_t i = 0; i < n && out.size() < max; ++i) {
+        std::size_t at = i * size;
+        if (at + size > bytes.size()) {
+          set(why, "dict entries at " + hex(v->entries) + " partly unreadable");
+          return out;
+        }
+        Addr key, value = 0;
+        std::memcpy(&key, bytes.data() + at + v->key, 8);
+        if (values) {
+          if ((i + 1) * 8 > vals.size()) return out;
+          std::memcpy(&value, vals.data() + i * 8, 8);
+        } else {
+          std::memcpy(&value, bytes.data() + at + v->value, 8);
+        }
+        if (!plausible_pointer(key) || !plausible_pointer(value)) continue;  // deleted or empty
+        out.emplace_back(key, value);
       }
-      Addr key, value = 0;
-      std::memcpy(&key, bytes.data() + at + v->key, 8);
-      if (values) {
-        if ((i + 1) * 8 > vals.size()) break;
-        std::memcpy(&value, vals.data() + i * 8, 8);
-      } else {
-        std::memcpy(&value, bytes.data() + at + v->value, 8);
-      }
-      if (!plausible_pointer(key) || !plausible_pointer(value)) continue;  // deleted or empty
-      out.emplace_back(key, value);
+      first += n;
     }
     return out;
   }

@@ -108,3 +108,24 @@ TEST_CASE("thread references: nothing asked is complete, threads without readabl
     CHECK(!r.complete);
   }
 }
+
+TEST_CASE("the modules searched are counted live: deleted entries of sys.modules do not use up the limit",
+          "[cpython][names]") {
+  for (int minor = 6; minor <= 13; ++minor) {
+    INFO("3." << minor);
+    Objects o(minor);
+    Addr lock = o.object(o.img.type("_thread.lock", 0));
+    // 60 modules imported and removed again (failed optional imports) before the application's
+    std::vector<std::pair<Addr, Addr>> modules{{o.img.str("__main__"), o.module(o.dict({}))}};
+    for (int i = 0; i < 60; ++i) modules.emplace_back(0, 0);
+    modules.emplace_back(o.img.str("app"), o.module(o.dict({{"MODEL_LOCK", lock}})));
+    auto st = o.state(o.dict_of(modules));
+    auto mem = o.img.reader();
+    ObjectNameLimits few;
+    few.modules = 4;
+    auto names = object_names(mem, st, {lock}, few);
+    REQUIRE(names.count(lock));
+    CHECK(names[lock].module == "app");
+    CHECK(names[lock].variable == "MODEL_LOCK");
+  }
+}

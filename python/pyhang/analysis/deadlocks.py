@@ -259,12 +259,23 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     unknown = unknown_owners(report, native_depth, explained)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],
-                           facts={"waits": [{"tid": tid, "kind": kind, "address": address,
-                                             "name": report.thread(tid).blocked_on.name}
+                           facts={"waits": [_unknown_wait(report.thread(tid), kind, address)
                                             for tid, kind, address in unknown]}))
     if idle_waits:
         out.append(idle.verdict(idle_waits))
     return out
+
+
+def _unknown_wait(t, kind, address):
+    """An owners-unknown verdict's entry of thread `t`: what it waits on, and
+    for a system call the call (and the fd object) it is parked in."""
+    b = t.blocked_on
+    w = {"tid": t.tid, "kind": kind, "address": address, "name": b.name}
+    if kind == WaitKind.SYSCALL:
+        call = b.syscall or {}
+        w["call"] = call.get("name")
+        w["link"] = (call.get("object") or {}).get("link")
+    return w
 
 
 def explained_elsewhere(verdicts, tids):

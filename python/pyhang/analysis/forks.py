@@ -11,8 +11,9 @@ fails.
 import os
 from operator import attrgetter
 
+from pyhang.analysis import holders
 from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, is_one_of
-from pyhang.model.kinds import Confidence, HazardKind, PythonStatus, WaitKind
+from pyhang.model.kinds import Confidence, Forker, HazardKind, PythonStatus, WaitKind
 from pyhang.model.report import ForkAnalysis, Hazard
 
 COW_MIN_BYTES = 8 << 20   # containers smaller than this are not worth a hazard
@@ -63,12 +64,28 @@ def _child(a, report, proc, py, lost):
         a.child_evidence.append(("descriptors", {"count": len(lost)}))
 
 
+# Where gunicorn's frames live: the arbiter forks every worker in spawn_worker, whose frame the worker keeps.
+GUNICORN_FILES = ("/gunicorn/arbiter.py", "/gunicorn/workers/")
+
+
+def forked_by(report):
+    """Forker.GUNICORN when a thread's Python frames are gunicorn's arbiter
+    or worker code (the worker keeps the arbiter's spawn_worker frame it was
+    forked in), else Forker.OTHER (multiprocessing's advice, the default)."""
+    for t in report.threads:
+        if any(any(part in (f.file or "") for part in GUNICORN_FILES) for f in t.python_frames):
+            return Forker.GUNICORN
+    return Forker.OTHER
+
+
 def _orphaned_locks(a, report, facts, proc, lost):
     """Locks whose owner is not a thread of this process.  A threading.Lock
     records no owner: one is said held by a parent thread at fork only when
-    no thread here references it (no likely holder) and some parent thread
-    did not survive fork (its descriptor is here) — else whoever holds it is
-    not known, and it stays a wait of unknown owner."""
+    no thread here references it (no likely holder), some parent thread
+    did not survive fork (its descriptor is here), and the lock may have
+    existed at fork (not an object a manager's server made on a client's
+    request: analysis.holders) — else whoever holds it is not known, and it
+    stays a wait of unknown owner (or a holder-exited verdict's)."""
     tids = {t.tid for t in report.threads}
     suspected = {e.waiter for e in report.edges}
     internal = {l["address"]: l for l in facts.get("internal_locks") or []}
@@ -96,7 +113,8 @@ def _orphaned_locks(a, report, facts, proc, lost):
         elif named and a.child:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "internal-lock",
                                     {"thread": t.tid, "internal": named}))
-        elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners and lost and t.tid not in suspected:
+        elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners and lost and t.tid not in suspected and \
+                holders.served_by_manager(t) is None:   # a manager's objects are made after fork
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "python-lock",
                                     {"thread": t.tid, "kind": b.kind,
                                      "address": b.address, "lost": len(lost)}))
@@ -201,4 +219,7 @@ def analyse(report, facts):
     _threads_at_fork(a, proc, lost)
     _start_method(a, report, py, libs)
     _cow(a, proc, py)
+    forker = forked_by(report)
+    for h in a.hazards:
+        h.facts["forked_by"] = forker
     return a

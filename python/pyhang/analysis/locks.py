@@ -12,9 +12,9 @@ from pyhang.analysis import collectives, syscalls
 from pyhang.analysis.python_api import api_wait
 from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
-from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
+from pyhang.model.kinds import Confidence, GilState, OwnerSource, QueueType, WaitKind
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import PythonLockDetail
+from pyhang.model.waits import ApiDetail, PythonLockDetail
 
 # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
 # to: glibc's decoders see a semaphore or a bare futex word.
@@ -83,6 +83,9 @@ def from_python(wait):
             b.owner_source = OwnerSource.LOCK_WORD
         else:
             b.owner_source = OwnerSource.UNKNOWN
+    elif kind == WaitKind.PY_QUEUE_GET:
+        # A get on an empty queue.SimpleQueue (C, no frame of its own): found on its caller's frame.
+        b.api = ApiDetail(type=QueueType.SIMPLE, frame=wait.frame)
     elif kind == WaitKind.PY_CONDITION:
         b.address = wait.condition or b.address
         b.owner_source = OwnerSource.UNKNOWN

@@ -16,7 +16,8 @@ needs and makes the report in steps:
 `build_report(snapshot)` makes it from a ProcessSnapshot already assembled
 (a pyhang-snapshot/1 document).
 """
-from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, gc, locks, python_api, sources, syscalls
+from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, gc, holders, locks, python_api, sources, \
+    syscalls
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
@@ -102,8 +103,11 @@ def conclude(report, snapshot):
         # (a holder sleeping on the GIL's own condition or mutex is handing it over, not blocked elsewhere)
         blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
     # Most serious first (model.kinds.SEVERITY): the report's first lines are its answer.
-    report.verdicts = sorted(completeness.verdicts(report, snapshot) +
-                             deadlocks.verdicts(report, blocked, snapshot.threads, snapshot.native_depth) +
+    exited = holders.verdicts(report)
+    report.verdicts = sorted(completeness.verdicts(report, snapshot) + exited +
+                             deadlocks.explained_elsewhere(deadlocks.verdicts(report, blocked, snapshot.threads,
+                                                                              snapshot.native_depth),
+                                                           {tid for v in exited for tid in v.threads}) +
                              asyncio.loop_verdicts(report), key=lambda v: severity(v.kind))
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)

@@ -217,6 +217,8 @@ def hazards(tree):
             if parent is not None:
                 found = (_parent_thread_lock(p, parent, h) or _parent_owner(p, parent, h)
                          or _parent_reference(p, parent, h) or _parent_pool(p, parent, h))
+            if found is not None:
+                found.facts.setdefault("forked_by", h.facts.get("forked_by"))
             out.append((p.pid, found or h))
     for pid, children in parents.items():
         h = _cow_children(by_pid[pid], children)

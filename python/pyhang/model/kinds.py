@@ -93,6 +93,12 @@ class LockFlag:
     DESTROY_PENDING = "destroy-pending"
 
 
+class QueueType:
+    """The class of the queue a `py-queue-get` waits on, when it is not
+    queue.Queue's own get (its `detail`'s "type")."""
+    SIMPLE = "SimpleQueue"   # queue.SimpleQueue: a C get, found by the Python-lock search on its caller's frame
+
+
 class JoinEvidence:
     """How a `py-join` wait was found: its BlockedOn.join.joined_by.  Not
     in the JSON itself: the renderer words the wait's `evidence` from it."""
@@ -127,6 +133,7 @@ class VerdictKind:
     GIL_HANDOVER = "gil-handover"   # the GIL is free, some threads wait for it, other Python threads do not
     GIL_HOLDER_BLOCKED = "gil-holder-blocked"
     OWNER_GONE = "owner-gone"
+    HOLDER_EXITED = "holder-exited"   # a Lock that records no owner, locked, whose holder most likely ended
     OWNERS_UNKNOWN = "owners-unknown"   # blocked on something whose owner pyhang cannot name
     NOTHING_CAN_WAKE = "nothing-can-wake"  # a Queue.get whose queue no other thread reaches
     EXECUTOR_STARVATION = "executor-starvation"  # every worker of a pool waits for a pending future
@@ -137,6 +144,12 @@ class VerdictKind:
     COLLECTIVE_MISMATCH = "collective-mismatch"   # (a tree's) ranks of one job wait in different collectives
     IDLE = "idle"   # Event/Condition/Queue waits and executor workers between tasks, nothing waiting on them
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
+
+
+class HolderEvidence:
+    """Why a `holder-exited` verdict takes a Lock's holder for gone (its facts' "evidence")."""
+    MANAGER_CLIENT = "manager-client"   # the waiter serves a multiprocessing manager's client: the managed
+                                        # object is the server's, and the thread that took it served a client
 
 
 class Unread:
@@ -185,9 +198,17 @@ class HazardKind:
     COW_REFCOUNT = "cow-refcount"
 
 
+class Forker:
+    """What forked a fork child, as its frames show (a fork hazard's facts'
+    "forked_by"): the fix of a hazard depends on it (render.forks advice)."""
+    GUNICORN = "gunicorn"               # gunicorn's arbiter forked it as a worker (arbiter.py / workers/ frames)
+    OTHER = "other"                     # multiprocessing, os.fork, ...: the default advice (multiprocessing's)
+
+
 # Verdicts that are a hang without a cycle: nothing in the process can end
 # these waits (the fork hazard of a lock held at fork is one too).
 HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
+                 VerdictKind.HOLDER_EXITED,
                  VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS,
                  VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH)
 
@@ -197,7 +218,7 @@ HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCK
 SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
             HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
-            VerdictKind.OWNER_GONE, VerdictKind.INCOMPLETE, VerdictKind.OWNERS_UNKNOWN, VerdictKind.WAITS_ON_PROCESS,
+            VerdictKind.OWNER_GONE, VerdictKind.HOLDER_EXITED, VerdictKind.INCOMPLETE, VerdictKind.OWNERS_UNKNOWN, VerdictKind.WAITS_ON_PROCESS,
             VerdictKind.GIL_HANDOVER, VerdictKind.POOL_IDLE, VerdictKind.IDLE)
 
 

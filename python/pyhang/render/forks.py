@@ -1,7 +1,7 @@
 """The sentences of fork hazards: each hazard's evidence and advice (also
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
-from pyhang.model.kinds import HazardKind
+from pyhang.model.kinds import Forker, HazardKind
 from pyhang.render.names import ThreadNames, lock_reference, thread_title
 
 ADVICE = {
@@ -20,6 +20,23 @@ ADVICE = {
     HazardKind.COW_REFCOUNT: "keep large read-only data in numpy arrays, pyarrow or a memmap in /dev/shm instead of "
                              "Python lists/dicts/sets: reading a Python object writes its refcount and copies its page",
 }
+
+
+# What to change where the frames show who forked (a hazard's facts' "forked_by", analysis.forks.forked_by).
+FORKER_ADVICE = {
+    (Forker.GUNICORN, HazardKind.ORPHANED_LOCK):
+        "with --preload gunicorn imports the application once, in the arbiter, and forks every worker from it: do "
+        "not start threads or take locks at import; start them in each worker (a post_fork hook in the gunicorn "
+        "config) or drop --preload: a lock copied while held is never released in the worker",
+    (Forker.GUNICORN, HazardKind.THREADS_AT_FORK):
+        "with --preload the arbiter forks every worker after importing the application: start no thread at import; "
+        "start it in each worker from a post_fork hook, or drop --preload",
+}
+
+
+def advice(h):
+    """The advice of hazard `h`: for who forked it where that changes the fix, else its kind's."""
+    return FORKER_ADVICE.get((h.facts.get("forked_by"), h.kind)) or ADVICE[h.kind]
 
 
 # threading's names of the lock types (LockObject.type_name).
@@ -230,14 +247,14 @@ def hazard_advice(h, report=None):
     """The advice of hazard `h`; in a fork child's own report (`report`, not
     a tree's view of it), an orphaned lock's also names the look at the
     parent that says which of its threads held the lock."""
-    advice = ADVICE[h.kind]
+    text = advice(h)
     analysis = report.fork_analysis if report is not None else None
     if h.kind != HazardKind.ORPHANED_LOCK or h.facts.get("processes") or analysis is None or not analysis.parent_pid:
-        return advice
+        return text
     if report.target.kind == "core":
-        return advice + "; `pyhang report CHILD.core PARENT.core` (a core of the parent PID %d too) says which " \
-                        "parent thread held it" % analysis.parent_pid
-    return advice + "; `pyhang report --tree -p %d` asks the parent which of its threads held it" % analysis.parent_pid
+        return text + "; `pyhang report CHILD.core PARENT.core` (a core of the parent PID %d too) says which " \
+                      "parent thread held it" % analysis.parent_pid
+    return text + "; `pyhang report --tree -p %d` asks the parent which of its threads held it" % analysis.parent_pid
 
 
 def hazard_json(h, names, report=None):
@@ -315,7 +332,7 @@ def render_fork_hazards(report, analysis):
             who = ", ".join(names(x) for x in h.threads) if h.threads else "the process"
             lines.append("[%s] %s (%s)" % (h.kind, who, h.confidence))
             lines.append("  evidence: " + evidence(h, names))
-            lines.append("  advice: " + ADVICE[h.kind])
+            lines.append("  advice: " + advice(h))
     else:
         lines.append("No fork hazards found.")
     lines.append("Checked: " + "; ".join(checked(what, f) for what, f in analysis.checked))

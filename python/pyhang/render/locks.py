@@ -1,9 +1,9 @@
 """The sentences that say what a thread waits on and who holds it: the
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
-from pyhang.render import syscalls
+from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, QueueType, WaitKind
 from pyhang.model.waits import ApiDetail, CollectiveDetail, JoinDetail, PythonLockDetail
+from pyhang.render import syscalls
 from pyhang.render.names import object_name
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
@@ -112,12 +112,22 @@ def python_object(kind, api):
     return "%s.%s" % (_API_MODULES.get(kind, "?"), api.type or "?")
 
 
-def _queue_state(values):
+def _queue_state(api):
+    values = api.values
+    if api.type == QueueType.SIMPLE:
+        return "a SimpleQueue's get waits only while it is empty (unbounded, called from %s)" % _frame_text(api.frame)
     n, maxsize = values.get("queue_length"), values.get("maxsize")
     bound = "maxsize unbounded" if not maxsize or maxsize <= 0 else "maxsize %d" % maxsize
     if n is None:
         return "length unknown (%s)" % bound
     return "%s (%s)" % ("empty" if n == 0 else "%d item%s" % (n, "" if n == 1 else "s"), bound)
+
+
+def _frame_text(frame):
+    """"_handle_tasks (pool.py line 513)": the Python frame (a CodeLine) a wait was found on."""
+    if frame is None:
+        return "?"
+    return "%s (%s line %s)" % (frame.function, basename(frame.file), frame.line)
 
 
 def _api_summary(b, names):
@@ -127,9 +137,9 @@ def _api_summary(b, names):
     what = "%s 0x%x" % (python_object(b.kind, api), b.address or 0) + (" (%s)" % object_name(b.name) if b.name else "")
     k = b.kind
     if k == WaitKind.PY_QUEUE_GET:
-        return "waits to get from %s: %s" % (what, _queue_state(values))
+        return "waits to get from %s: %s" % (what, _queue_state(api))
     if k == WaitKind.PY_QUEUE_PUT:
-        return "waits to put to %s: %s" % (what, _queue_state(values))
+        return "waits to put to %s: %s" % (what, _queue_state(api))
     if k == WaitKind.PY_SEMAPHORE:
         initial = values.get("_initial_value")
         return "waits to acquire %s: value %s%s: a semaphore has no owner" % (

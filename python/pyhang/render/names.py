@@ -118,5 +118,7 @@ def lock_text(kind, address):
         return "the GIL"
     if kind == WaitKind.PY_IMPORT_LOCK:
         return "the import lock of a module" if address is None else "the module import lock 0x%x" % address
+    if kind == WaitKind.SYSCALL:
+        return "a system call"   # (its call is in the wait's own facts: render.syscalls words it)
     noun = _NOUNS.get(kind, kind)
     return "%s 0x%x" % (noun, address) if address is not None else noun

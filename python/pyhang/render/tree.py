@@ -5,10 +5,11 @@ docs/pyhang-tree-1.schema.json)."""
 import json
 
 from pyhang import VERSION
-from pyhang.model.kinds import TreeEdgeKind, VerdictKind
+from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
 from pyhang.render import json as render_json
-from pyhang.render.forks import ADVICE, evidence, hazard_json
+from pyhang.render.forks import advice as fork_advice, evidence, hazard_json
 from pyhang.render.locks import summary
+from pyhang.render.names import lock_text
 from pyhang.render.text import names_of, render_text, thread_header
 from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_ON_OTHERS, \
     TITLES, count as _count, diverged_ranks_text, hang_kinds, headline, incomplete_reasons, verdict_advice, verdict_text
@@ -95,7 +96,7 @@ def render_fork_hazards(tree):
             who = ", ".join(names(t) for t in h.threads) if h.threads else "the process"
             out.append("[%s] PID %d %s (%s)" % (h.kind, pid, who, h.confidence))
             out.append("  evidence: " + evidence(h, names))
-            out.append("  advice: " + ADVICE[h.kind])
+            out.append("  advice: " + fork_advice(h))
     for pid, h in tree.fork_hazards:
         if not h.facts.get("processes"):
             out.append("Fork hazard [%s] in PID %d" % (h.kind, pid))
@@ -126,7 +127,10 @@ def _depths(tree):
 
 
 def _doing_text(x):
-    return "LWP %d %s" % (x["tid"], "in " + x["syscall"] if x.get("syscall") else "waits on " + x["kind"])
+    if x.get("syscall"):
+        return "LWP %d in %s" % (x["tid"], x["syscall"])
+    return "LWP %d %s" % (x["tid"], "in a system call" if x["kind"] == WaitKind.SYSCALL else
+                          "waits on " + lock_text(x["kind"], None))
 
 
 def render_stalls(tree):

@@ -133,6 +133,19 @@ def _collective_part(w, names):
             x for x in (c.get("backend"), ranks) if x) if c.get("backend") or ranks else "")
 
 
+def holder_exited_text(f, names):
+    """"Thread 3 (LWP 9) waits on threading.Lock 0x… for a client of a multiprocessing manager …: no live thread
+    holds it [likely: …]"."""
+    what = lock_text(f["kind"], f["address"]) + (" (%s)" % object_name(f["name"]) if f.get("name") else "")
+    frame = f.get("frame") or {}
+    return ("%s waits on %s for a client of a multiprocessing manager (%s, %s line %s); the server made the lock "
+            "on a client's request after it started, so fork did not copy it, and no live thread references it: "
+            "the server thread that took it for a client ended when that client's connection closed (the client "
+            "exited or was killed) without releasing it, and no live thread holds it [%s: another client may still "
+            "hold it]" % (names(f["waiter"]), what, frame.get("function") or "?", basename(frame.get("file")) or "?",
+                          frame.get("line", "?"), f.get("confidence") or "likely"))
+
+
 def waits_on_process_text(f, names):
     """Threads waiting on a pipe or socket only other processes hold the
     other end of, for a child to exit, or for the other ranks in a
@@ -197,6 +210,8 @@ def verdict_text(v, names):
         return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
                 "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
                                 ", ".join(str(o) for o in f["owners"])))
+    if v.kind == VerdictKind.HOLDER_EXITED:
+        return holder_exited_text(v.facts, names)
     if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
         return loop_blocked_text(v.facts, names, lock_text)
     if v.kind == VerdictKind.WAITS_ON_PROCESS:
@@ -241,6 +256,9 @@ def _waited_text(w):
     """"threading.Event 0x… (__main__.stop)", or "the work queue 0x… of their ThreadPoolExecutor"."""
     if w.get("work_queue"):
         return "the work queue 0x%x of their ThreadPoolExecutor" % w["work_queue"]
+    if w["kind"] == WaitKind.SYSCALL:
+        return ("the %s system call" % w["call"] if w.get("call") else "a system call") + \
+            (" on %s" % w["link"] if w.get("link") else "")
     name = object_name(w["name"]) if w.get("name") else None
     return lock_text(w["kind"], w["address"]) + (" (%s)" % name if name else "")
 
@@ -250,7 +268,7 @@ def folded_waits(waits, names):
     4 (LWP 10), …, and 396 more": the waits of a verdict's facts, one part per object waited on."""
     groups = {}
     for w in waits:
-        groups.setdefault((w["kind"], w["address"], w.get("work_queue")), []).append(w)
+        groups.setdefault((w["kind"], w["address"], w.get("work_queue"), w.get("call"), w.get("link")), []).append(w)
     parts = []
     for members in list(groups.values())[:_LISTED]:
         what = _waited_text(members[0])
@@ -270,6 +288,7 @@ TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOO
           VerdictKind.GIL_HOLDER_BLOCKED: "GIL holder blocked", VerdictKind.GIL_NOBODY_HOLDS: "GIL held by nobody",
           VerdictKind.NOTHING_CAN_WAKE: "Nothing can wake", VerdictKind.OWNER_GONE: "Owner gone",
           VerdictKind.POOL_TASK_LOST: "Pool task lost", VerdictKind.COLLECTIVE_MISMATCH: "Ranks diverged",
+          VerdictKind.HOLDER_EXITED: "Holder exited",
           VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
           VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
           VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle"}
@@ -284,7 +303,8 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
                   VerdictKind.POOL_TASK_LOST: "a multiprocessing.Pool task was lost",
                   VerdictKind.COLLECTIVE_MISMATCH: "ranks of a distributed job wait in different collectives",
-                  VerdictKind.OWNER_GONE: "a lock's owner is gone"}
+                  VerdictKind.OWNER_GONE: "a lock's owner is gone",
+                  VerdictKind.HOLDER_EXITED: "a lock's holder most likely exited"}
 
 # The next step for each verdict: what to change, or what to look at next.
 ADVICE = {
@@ -309,6 +329,9 @@ ADVICE = {
                                      "did not arrive",
     VerdictKind.OWNER_GONE: "a thread ended (or was killed) holding the lock: take locks in `with` blocks; in a fork "
                             "child, see `pyhang fork-hazards`",
+    VerdictKind.HOLDER_EXITED: "a client that dies holding a manager's Lock leaves it locked in the server: "
+                               "release it in a `finally` block, take it with acquire(timeout=...), and make a new "
+                               "Lock (or restart the manager) after a client was killed",
     VerdictKind.OWNERS_UNKNOWN: "find the thread meant to release, set or complete each object: "
                                 "`pyhang report --locals` shows which frames hold it",
     VerdictKind.GIL_HANDOVER: "look again: one of these threads should hold the GIL by then",

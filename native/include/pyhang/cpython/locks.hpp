@@ -76,14 +76,16 @@ enum class PyLockKind : std::uint8_t {
   RLock,      // a threading.RLock
   Condition,  // Condition.wait: blocked on its waiter lock
   Buffered,   // the internal lock of an io.BufferedWriter / BufferedReader / BufferedRandom
+  SimpleQueueGet,  // a get on an empty queue.SimpleQueue (_queue.SimpleQueue, C): no Python frame of its own
 };
 
-inline constexpr std::array<Named<PyLockKind>, 5> kPyLockKindNames{{
+inline constexpr std::array<Named<PyLockKind>, 6> kPyLockKindNames{{
     {PyLockKind::None, ""},
     {PyLockKind::Lock, "py-lock"},
     {PyLockKind::RLock, "py-rlock"},
     {PyLockKind::Condition, "py-condition"},
     {PyLockKind::Buffered, "py-buffered-io"},
+    {PyLockKind::SimpleQueueGet, "py-queue-get"},
 }};
 constexpr std::string_view to_string(PyLockKind k) { return name_in(kPyLockKindNames, k); }
 constexpr std::optional<PyLockKind> parse_py_lock_kind(std::string_view s) { return parse_in(kPyLockKindNames, s); }

@@ -59,6 +59,18 @@ struct LockLayout {
   bool rlock_count_is_level = false;  // rlock_count holds _PyRecursiveMutex.level: acquisitions beyond the first
   std::int64_t rlock_size = -1;
 
+  // _queue.SimpleQueue (queue.SimpleQueue, 3.7+: Modules/_queuemodule.c
+  // simplequeueobject).  Up to 3.12 { PyObject_HEAD; PyThread_type_lock
+  // lock; int locked; ... }: a get on an empty queue sleeps on that sem_t;
+  // from 3.13 { PyObject_HEAD; bool has_threads_waiting; RingBuf buf; ... }:
+  // a get parks (parking lot) on &has_threads_waiting.  Checked against real
+  // memory (Debian's 3.11.2 and 3.13.5, pyenv 3.7 ... 3.13.0): a thread blocked
+  // in q.get() sleeps on the futex at the word id(q) + 16 points to (3.7 -
+  // 3.12), or its wait_entry names id(q) + 16 (3.13+).
+  const char* simplequeue_type = "_queue.SimpleQueue";
+  std::int64_t simplequeue_lock = -1;     // PyThread_type_lock lock: sem_t*
+  std::int64_t simplequeue_parked = -1;   // bool has_threads_waiting: what a getter parks on
+
   // The PyThread_type_lock a lock object points to: on Linux (USE_SEMAPHORES
   // in Python/thread_pthread.h) a malloc'ed glibc sem_t, whose 32-bit value
   // word at +0 is the futex a blocked acquirer sleeps on.  A futex address
@@ -75,8 +87,11 @@ struct LockLayout {
 inline constexpr LockLayout kLockLayouts[] = {
 #define PYHANG_LOCKOBJECTS .object_refcnt = 0, .lock_lock = 16, .lock_locked = 32, .lock_size = 40, \
     .rlock_lock = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_size = 48
-    {.minor = 6, .source = "3.6 _threadmodule.c lockobject/rlockobject (long rlock_owner)",
+    {.minor = 6, .source = "3.6 _threadmodule.c lockobject/rlockobject (long rlock_owner); no _queue",
      PYHANG_LOCKOBJECTS},
+#undef PYHANG_LOCKOBJECTS
+#define PYHANG_LOCKOBJECTS .object_refcnt = 0, .lock_lock = 16, .lock_locked = 32, .lock_size = 40, \
+    .rlock_lock = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_size = 48, .simplequeue_lock = 16
     {.minor = 7, .source = "3.7 _threadmodule.c", PYHANG_LOCKOBJECTS},
     {.minor = 8, .source = "3.8 _threadmodule.c", PYHANG_LOCKOBJECTS},
     {.minor = 9, .source = "3.9 _threadmodule.c", PYHANG_LOCKOBJECTS},
@@ -85,14 +100,16 @@ inline constexpr LockLayout kLockLayouts[] = {
      PYHANG_LOCKOBJECTS},
     {.minor = 12, .source = "3.12 _threadmodule.c",
      PYHANG_LOCKOBJECTS},
-    {.minor = 13, .source = "3.13.0 _threadmodule.c (PyThread_ident_t rlock_owner)",
-     PYHANG_LOCKOBJECTS},
+    {.minor = 13, .source = "3.13.0 _threadmodule.c (PyThread_ident_t rlock_owner), _queuemodule.c (parking lot)",
+     .object_refcnt = 0, .lock_lock = 16, .lock_locked = 32, .lock_size = 40,
+     .rlock_lock = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_size = 48, .simplequeue_parked = 16},
     {.minor = 13, .source = "3.13.5 _threadmodule.c (lockobject holds a PyMutex; rlockobject as 3.13.0)",
      .object_refcnt = 0, .lock_mutex = 16, .lock_size = 24,
-     .rlock_lock = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_size = 48},
+     .rlock_lock = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_size = 48, .simplequeue_parked = 16},
 #undef PYHANG_LOCKOBJECTS
 #define PYHANG_PYMUTEX_LOCKOBJECTS .object_refcnt = 0, .lock_mutex = 16, .lock_size = 24, \
-    .rlock_mutex = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_count_is_level = true, .rlock_size = 40
+    .rlock_mutex = 16, .rlock_owner = 24, .rlock_count = 32, .rlock_count_is_level = true, .rlock_size = 40, \
+    .simplequeue_parked = 16
     {.minor = 14, .source = "3.14 _threadmodule.c (PyMutex lock, _PyRecursiveMutex rlock)", PYHANG_PYMUTEX_LOCKOBJECTS},
     {.minor = 15, .source = "3.15 _threadmodule.c (PyMutex lock, _PyRecursiveMutex rlock)", PYHANG_PYMUTEX_LOCKOBJECTS},
 #undef PYHANG_PYMUTEX_LOCKOBJECTS
