@@ -50,6 +50,7 @@ def check_worker(where, doc, truth):
     assert (b["kind"], b["address"], b["name"]) == ("py-lock", truth["lock"], "app.MODEL_LOCK"), (where, b)
     (h,) = [h for h in doc["fork_hazards"] if h["kind"] == "orphaned-lock"]
     assert h["threads"] == [worker["tid"]] and h["confidence"] == "likely", (where, h)
+    assert "threading.Lock 0x%x (app.MODEL_LOCK)" % truth["lock"] in h["evidence"], (where, h)
     assert "--preload" in h["advice"] and "post_fork" in h["advice"] and "spawn" not in h["advice"], (where, h)
     threads_at_fork = [h for h in doc["fork_hazards"] if h["kind"] == "threads-at-fork"]
     assert all("post_fork" in h["advice"] and "spawn" not in h["advice"] for h in threads_at_fork), where

@@ -116,8 +116,8 @@ def _orphaned_locks(a, report, facts, proc, lost):
         elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners and lost and t.tid not in suspected and \
                 holders.served_by_manager(t) is None:   # a manager's objects are made after fork
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "python-lock",
-                                    {"thread": t.tid, "kind": b.kind,
-                                     "address": b.address, "lost": len(lost)}))
+                                    {"thread": t.tid, "kind": b.kind, "address": b.address, "name": b.name,
+                                     "lost": len(lost)}))
     a.checked.append(("blocked", {"count": sum(1 for t in report.threads if t.blocked_on)}))
     if internal:
         a.checked.append(("internal-locks", {"locks": list(internal.values())}))

@@ -2,7 +2,7 @@
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
 from pyhang.model.kinds import Forker, HazardKind
-from pyhang.render.names import ThreadNames, lock_reference, thread_title
+from pyhang.render.names import ThreadNames, lock_reference, object_name, thread_title
 
 ADVICE = {
     HazardKind.ORPHANED_LOCK: "start workers with multiprocessing.get_context('spawn') or 'forkserver' "
@@ -106,9 +106,9 @@ def _orphaned_lock(h, f, names):
         return ("%s waits on glibc's %s at 0x%x (%s), which fork does not reset; glibc records no owner of it: "
                 "a parent thread held it at fork") % (names(f["thread"]), i["name"], i["address"], i["how"])
     if h.variant == "python-lock":
-        return ("%s waits on threading.Lock 0x%x; a Lock records no owner, and no other thread of this fork "
+        return ("%s waits on threading.Lock 0x%x%s; a Lock records no owner, and no other thread of this fork "
                 "child references it: most likely a parent thread held it at fork%s") % (
-                    names(f["thread"]), f["address"] or 0,
+                    names(f["thread"]), f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "",
                     "" if not f["lost"] else " (%d parent thread%s did not survive fork)" % (f["lost"], _s(f["lost"])))
     owner = "LWP %s" % ", ".join(str(o) for o in f["gone"]) if f["gone"] else \
         "pthread_t 0x%x" % (f.get("owner_ident") or 0)
