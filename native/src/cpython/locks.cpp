@@ -83,7 +83,8 @@ class LockFinder {
           return slots;
         }
         start = f.frame + l_.iframe_localsplus;
-        count = static_cast<std::uint64_t>(*nlocalsplus) + static_cast<std::uint64_t>(*stacksize);
+        count = static_cast<std::uint64_t>(*nlocalsplus) + live_stack(f, start + 8 * static_cast<Addr>(*nlocalsplus),
+                                                                       static_cast<std::uint64_t>(*stacksize));
         break;
       }
     }
@@ -94,6 +95,18 @@ class LockFinder {
     for (auto& s : slots) s = l_.untag(s);
     if (slots.size() < count && problem.empty()) problem = "frame " + hex(f.frame) + " partly unreadable";
     return slots;
+  }
+
+  // How many of a frame's `stacksize` value-stack slots from `base` are live:
+  // below the stack pointer 3.14+ saves before every call out of the
+  // evaluation loop (a slot above it holds what an earlier instruction left,
+  // a reference the frame no longer has); all of them where none is saved
+  // (3.11 - 3.13) or the saved one is not inside the stack.
+  std::uint64_t live_stack(const PyFrame& f, Addr base, std::uint64_t stacksize) {
+    if (!l_.has(l_.iframe_stackpointer)) return stacksize;
+    auto sp = mem_.read_pointer(f.frame + static_cast<Addr>(l_.iframe_stackpointer));
+    if (!sp || *sp < base || *sp > base + 8 * stacksize || (*sp - base) % 8 != 0) return stacksize;
+    return (*sp - base) / 8;
   }
 
   std::optional<std::string> type_name(Addr p) {

@@ -137,3 +137,39 @@ TEST_CASE("lock_objects: a live locked Lock at an address names the threads refe
     CHECK(again[0].references.size() == 1);
   }
 }
+
+TEST_CASE("3.14+: a lock left in a value-stack slot above the stack pointer the frame saved is no reference; "
+          "below it, it is",
+          "[cpython][pylocks]") {
+  for (int minor = 14; minor <= 15; ++minor) {
+    INFO("3." << minor);
+    World w(minor);
+    const Layout& l = w.l;
+    REQUIRE(l.has(l.iframe_stackpointer));
+    Addr held = w.lock(0, true);
+    w.img.put<std::uint64_t>(held, w.ll.object_refcnt, 2);
+    // `hold` has 3 locals, then its value stack: lock.__exit__ in the stack's second slot
+    Addr hold = w.frame("hold", "/app/work.py", {0, 0, 0, 0x7, w.bound_method(held)}, 0);
+    w.thread(hold, 0x7f0000002000, 931);
+    const Addr stack = hold + static_cast<Addr>(l.iframe_localsplus) + 3 * 8;
+    auto referencing_frames = [&](Addr sp) {
+      w.img.put<Addr>(hold, l.iframe_stackpointer, sp);
+      auto st = w.inspect();
+      auto mem = w.img.reader();
+      auto found = lock_objects(mem, st, {held});
+      REQUIRE(found.size() == 1);
+      CHECK(found[0].alive);
+      std::vector<Addr> frames;
+      for (const auto& r : found[0].references) frames.push_back(r.second.frame);
+      return frames;
+    };
+    // THEN one slot live: the bound method above it is what an earlier instruction left there
+    CHECK(referencing_frames(stack + 8).empty());
+    // two live: it is the frame's
+    CHECK(referencing_frames(stack + 16) == std::vector<Addr>{hold});
+    // no stack pointer saved, or one outside the stack or not on a slot: every slot is read, as before 3.14
+    CHECK(referencing_frames(0) == std::vector<Addr>{hold});
+    CHECK(referencing_frames(stack + 3 * 8 + 64) == std::vector<Addr>{hold});
+    CHECK(referencing_frames(stack + 4) == std::vector<Addr>{hold});
+  }
+}

@@ -44,9 +44,14 @@ struct World {
   }
 
   Addr sem() { return img.alloc(32); }
+  // A _thread.lock: its sem_t and `locked` byte, or (3.13.5+) the PyMutex whose low bit is set while held.
   Addr lock(Addr sem, bool locked) {
     Addr o = img.alloc(static_cast<std::size_t>(ll.lock_size));
     img.put<Addr>(o, l.object_ob_type, lock_type);
+    if (ll.lock_mutex >= 0) {
+      img.put<std::uint8_t>(o, ll.lock_mutex, locked ? 1 : 0);
+      return o;
+    }
     img.put<Addr>(o, ll.lock_lock, sem);
     img.put<std::uint8_t>(o, ll.lock_locked, locked);
     return o;
