@@ -13,6 +13,7 @@ import _pyhang_native as native
 from pyhang import procfs, sources
 from pyhang.model.facts import Facts
 from pyhang.model.kinds import PythonStatus
+from pyhang.model.facts import frame_self
 from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 
 # The native readers of a system call's arguments in target memory, by the
@@ -104,7 +105,7 @@ class NativeFacts(Facts):
 
     def frame_selves(self, tids):
         decoder = self.python_locks_decoder()
-        return [[tid, decoder.frame_selves(tid)] for tid in tids]
+        return [[tid, [frame_self(f) for f in decoder.frame_selves(tid)]] for tid in tids]
 
     def attributes(self, requests):
         decoder = self.python_locks_decoder()

@@ -111,20 +111,20 @@ def _add_python_apis(facts, view, snaps):
     selves = dict(facts.frame_selves([t.tid for t in asked]) or ())
     chosen = []
     for t in asked:
-        by_index = {f["index"]: f for f in selves.get(t.tid) or ()}
+        by_index = {f.index: f for f in selves.get(t.tid) or ()}
         for index, api in wanted[t.tid]:
             frame = by_index.get(index)
-            if frame is not None and frame["self"] and python_api.type_fits(api, frame["type"]):
+            if frame is not None and frame.object and python_api.type_fits(api, frame.type):
                 chosen.append((t, api, frame))
                 break
     if not chosen:
         return
-    requests = sorted({(frame["self"], api.attributes) for _, api, frame in chosen})
+    requests = sorted({(frame.object, api.attributes) for _, api, frame in chosen})
     attributes = dict(zip(requests, facts.attributes([[a, list(names)] for a, names in requests]) or []))
     for t, api, frame in chosen:
-        t.python_api = ApiWait(kind=api.kind, object=frame["self"], type=frame["type"],
-                               frame=CodeLine(function=frame["function"], file=frame["file"], line=frame["line"]),
-                               attributes=attributes.get((frame["self"], api.attributes)))
+        t.python_api = ApiWait(kind=api.kind, object=frame.object, type=frame.type,
+                               frame=CodeLine(function=frame.function, file=frame.file, line=frame.line),
+                               attributes=attributes.get((frame.object, api.attributes)))
 
 
 def add_syscall_facts(facts, kind, snaps):
@@ -210,7 +210,7 @@ def add_future_runners(facts, view, threads):
         return
     selves = dict(facts.frame_selves([t.tid for t in workers]) or ())
     items = [(t, python_api.work_item(selves.get(t.tid))) for t in workers]
-    items = [(t, f["self"]) for t, f in items if f is not None]
+    items = [(t, f.object) for t, f in items if f is not None]
     answers = facts.attributes([[item, [python_api.WORK_ITEM[3]]] for _, item in items]) or [] if items else []
     for (t, _), found in zip(items, answers):
         future = ((found or {}).get(python_api.WORK_ITEM[3]) or {}).get("address")

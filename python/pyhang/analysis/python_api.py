@@ -94,11 +94,10 @@ WORK_ITEM = ("/concurrent/futures/thread.py", ("run", "_WorkItem.run"), "_WorkIt
 
 
 def work_item(frames):
-    """The frame_selves entry of the _WorkItem.run frame among `frames` (a
-    thread's), or None."""
-    return next((f for f in frames or () if f.get("function") in WORK_ITEM[1] and
-                 (f.get("file") or "").endswith(WORK_ITEM[0]) and f.get("self") and
-                 (f.get("type") or "").endswith(WORK_ITEM[2])), None)
+    """The FrameSelf of the _WorkItem.run frame among `frames` (a thread's
+    frame_selves), or None."""
+    return next((f for f in frames or () if f.function in WORK_ITEM[1] and (f.file or "").endswith(WORK_ITEM[0])
+                 and f.object and (f.type or "").endswith(WORK_ITEM[2])), None)
 
 
 def future_runners(report, snapshots):

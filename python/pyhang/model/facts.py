@@ -26,7 +26,7 @@ import json
 
 from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.report import NativeFrame
-from pyhang.model.waits import LockIdentification, PythonLockWait
+from pyhang.model.waits import FrameSelf, LockIdentification, PythonLockWait
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/2"
 
@@ -91,8 +91,7 @@ class Facts:
         raise NotImplementedError
 
     def frame_selves(self, tids):
-        """[[tid, [{index, self, type, function, file, line}]]]: `self` of each thread's innermost
-        Python frames."""
+        """[[tid, [FrameSelf]]]: `self` of each thread's innermost Python frames."""
         raise NotImplementedError
 
     def attributes(self, requests):
@@ -169,6 +168,8 @@ def encode(question, answer):
         return [[tid, to_data(found)] for tid, found in answer]
     if question == "python_locks" and answer is not None:
         return [to_data(wait) for wait in answer]
+    if question == "frame_selves" and answer is not None:
+        return [[tid, to_data(frames)] for tid, frames in answer]
     return answer
 
 
@@ -180,7 +181,14 @@ def decode(question, data):
         return [[tid, from_data(LockIdentification, found or {})] for tid, found in data]
     if question == "python_locks" and data is not None:
         return [from_data(PythonLockWait, wait) for wait in data]
+    if question == "frame_selves" and data is not None:
+        return [[tid, [frame_self(f) for f in frames or ()]] for tid, frames in data]
     return data
+
+
+def frame_self(d):
+    """A FrameSelf of the native module's dict (or its data), whose `self` is FrameSelf.object."""
+    return from_data(FrameSelf, dict(d, object=d.get("object", d.get("self"))))
 
 
 def frame_sequence(value):

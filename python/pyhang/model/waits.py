@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "from_data", "to_data"]
+__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "from_data", "to_data"]
 
 
 @record
@@ -209,3 +209,15 @@ class CollectiveDetail:
     read_from: dict[str, dict] = field(default_factory=dict)   # "rank"/"world_size" → {function, file, line}
     native_wait: str | None = None      # what it sleeps on (a WaitKind, or the sleep's call)
     transport: str | None = None        # gloo's transport function a worker waits in for a peer
+
+
+@record
+class FrameSelf:
+    """The `self` of one of a thread's innermost Python frames (the
+    frame_selves question: native PythonLocks.frame_selves)."""
+    index: int = 0                      # the frame's index, innermost 0
+    object: int | None = None           # its `self` (its first argument)
+    type: str | None = None             # the type of `self`
+    function: str = ""
+    file: str = ""
+    line: int = 0
