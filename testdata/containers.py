@@ -28,6 +28,11 @@ ROOTS = [
      [("debian-sid-3.14", "/usr/bin/python3.14"), ("debian-sid-3.15", "/usr/bin/python3.15")]),
     ("trixie", "trixie", ["python3.13"], [("debian-trixie-3.13", "/usr/bin/python3.13")]),
 ]
+# Roots for the tests of one library only, not every interpreter test: unstable's PyTorch (2.x, for 3.14),
+# the torch.distributed scenario on today's interpreter and torch (about 650 MB, a minute or two).
+LIBRARY_ROOTS = [
+    ("sid-torch", "sid", ["python3.14", "python3-torch"], [("debian-sid-3.14-torch", "/usr/bin/python3.14")]),
+]
 
 # Runs argv[2:] inside root argv[1], in the mount namespace `unshare --mount`
 # made for it.  Written for the host's /usr/bin/python3: everything it needs
@@ -92,7 +97,7 @@ def ensure_roots(log=print):
     """Makes every missing root (about a minute each); returns the problems
     of those that could not be made, one line each."""
     problems = []
-    for name, suite, packages, _ in ROOTS:
+    for name, suite, packages, _ in ROOTS + LIBRARY_ROOTS:
         dest = root_path(name)
         if os.path.exists(os.path.join(dest, ".pyhang-root")):
             continue
@@ -132,7 +137,7 @@ def launcher(root, exe):
     # Named for the root, the exe's whole path and the checkout it binds: two
     # programs of one name (a fixture copied to two directories), or two
     # checkouts testing at once, must not share, and overwrite, one launcher.
-    tag = hashlib.sha1(("%s\0%s" % (exe, ROOT)).encode()).hexdigest()[:8]
+    tag = hashlib.sha1(("%s\0%s\0%s" % (root, exe, ROOT)).encode()).hexdigest()[:8]
     path = os.path.join(bindir, "%s-%s-%s" % (os.path.basename(root), os.path.basename(exe), tag))
     text = ("#!/bin/sh\nPYHANG_CHECKOUT=%s exec unshare --mount %s %s %s \"$@\"\n"
             % (ROOT, enter, root, exe))
@@ -144,11 +149,11 @@ def launcher(root, exe):
     return path
 
 
-def interpreters():
+def interpreters(roots=None):
     """(test id, launcher, root) of every container interpreter whose root
-    exists on this machine."""
+    exists on this machine (of `roots`: ROOTS, or LIBRARY_ROOTS)."""
     found = []
-    for name, _, _, pythons in ROOTS:
+    for name, _, _, pythons in ROOTS if roots is None else roots:
         root = root_path(name)
         if not os.path.exists(os.path.join(root, ".pyhang-root")):
             continue
@@ -179,6 +184,6 @@ if __name__ == "__main__":
     bad = ensure_roots()
     for line in bad:
         print("pyhang: " + line, file=sys.stderr)
-    for test_id, path, root in interpreters():
+    for test_id, path, root in interpreters() + interpreters(LIBRARY_ROOTS):
         print("%s %s (root %s)" % (test_id, path, root))
     sys.exit(1 if bad else 0)

@@ -337,6 +337,18 @@ def interpreters(today=True):
     return found
 
 
+def torch_interpreters():
+    """(name, path) of the interpreters with PyTorch: Debian's 3.11 with its
+    python3-torch (1.13), and Debian unstable's 3.14 with its own (2.x) in the
+    root file system made for it (containers.LIBRARY_ROOTS)."""
+    found = []
+    if os.path.isdir("/usr/lib/python3/dist-packages/torch") and os.path.exists("/usr/bin/python3.11"):
+        found.append(("debian-3.11", "/usr/bin/python3.11"))
+    found.extend((name, path) for name, path, _ in containers.interpreters(containers.LIBRARY_ROOTS)
+                 if name.endswith("-torch"))
+    return found
+
+
 # ------------------------------------------------ stripped interpreters ----
 
 def interpreter_params():

@@ -18,6 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from truth import Truth, gettid, python_stack, set_os_thread_name  # noqa: E402
 import fork_common  # noqa: E402
 
+# torch 2.x's TCPStore asks for libuv, which Debian's build lacks (torch 1.13 has no such option)
+os.environ.setdefault("USE_LIBUV", "0")
+
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
