@@ -16,9 +16,12 @@ class PythonView:
         self.frame_cache = {}  # python_frames(shared=True): (function, file, line, entry) → PythonFrame
         self.stack_cache = {}  # python_frames(shared=True): the keys of a whole stack → its PythonFrames
         self.keys_cache = {}   # TID → frame_keys of its frames
+        groups = {}
         for t in self.state.get("threads") or []:
             if t.get("native_tid"):
-                self.by_tid.setdefault(t["native_tid"], t)
+                groups.setdefault(t["native_tid"], []).append(t)
+        for tid, states in groups.items():
+            self.by_tid[tid] = states[0] if len(states) == 1 else one_thread(states, self.version)
 
     @property
     def status(self):
@@ -67,6 +70,13 @@ class PythonView:
                 return g
         return None
 
+    def holder_of_wait(self, registers, default=None):
+        """The TID holding the GIL a thread sleeps on (by its registers'
+        futex address), `default` when it sleeps on none: each interpreter
+        with a GIL of its own has its own holder."""
+        gil = self.gil_of_wait(syscalls.futex_address(registers))
+        return self.holder_tid(gil) if gil is not None else default
+
     def holder_tid(self, gil):
         """The TID of the thread holding `gil` (a dict of state["gils"]), or None."""
         holder = gil.get("holder_tstate")
@@ -75,6 +85,45 @@ class PythonView:
                 if t["tstate"] == holder:
                     return t.get("native_tid")
         return None
+
+
+def _version_at_least(version, minor):
+    try:
+        major, got = (int(x) for x in (version or "").split(".")[:2])
+    except ValueError:
+        return False
+    return (major, got) >= (3, minor)
+
+
+def one_thread(states, version):
+    """The thread state dict of one OS thread that has thread states in
+    several interpreters (it runs code in another interpreter: run_string,
+    _interpreters.exec, an InterpreterPoolExecutor's worker).  3.13+ make a
+    thread state bound to the thread that enters: the states with frames
+    nest, the one of another interpreter than the main one innermost; its
+    frames first, then the others' (its `interp_id` is where the thread runs
+    now, `interp_ids` every interpreter it has frames in).  3.12 reuses the
+    interpreter's first thread state, which keeps the thread id of the thread
+    that created the interpreter: which thread runs it is not known, and the
+    main interpreter's state stands alone, with a problem saying so."""
+    busy = [s for s in states if len(s.get("frames") or ())] or states[:1]
+    if len(busy) == 1:
+        return busy[0]
+    if not _version_at_least(version, 13):
+        own = next((s for s in busy if s.get("interp_id") == 0), busy[0])
+        others = sorted(s.get("interp_id") for s in busy if s is not own)
+        note = "thread states of interpreters %s carry this thread's id too; 3.12 reuses an interpreter's first " \
+               "thread state on any thread, their frames are not shown here" % ", ".join(map(str, others))
+        return dict(own, problem="; ".join(p for p in (own.get("problem"), note) if p))
+    nested = sorted(busy, key=lambda s: s.get("interp_id") == 0)   # stable: list order among the others
+    frames = [f for s in nested for f in _frame_dicts(s["frames"])]
+    problems = [s["problem"] for s in nested if s.get("problem")]
+    return dict(nested[0], frames=frames, interp_ids=[s.get("interp_id") for s in nested],
+                holds_gil=any(s.get("holds_gil") for s in nested), problem="; ".join(problems) or None)
+
+
+def _frame_dicts(frames):
+    return [dict(f) for f in frames]
 
 
 def gil_state(view, tid, registers):
@@ -179,8 +228,18 @@ def gil_summary(view, gil_states):
         return summary
     summary.locked = main.get("locked")
     summary.holder_tid = view.holder_tid(main)
-    summary.waiters = sorted(tid for tid, s in gil_states.items() if s == GilState.WAITING)
+    summary.waiters = sorted(tid for tid, s in gil_states.items() if s == GilState.WAITING and _waits_on(view, tid, main))
     return summary
+
+
+def _waits_on(view, tid, gil):
+    """Whether a waiting thread waits for `gil`: the GIL of its interpreter,
+    or where it sleeps is not one GIL's (a wait on the GIL with nothing
+    to tell which: the main one's)."""
+    t = view.thread(tid)
+    if len(view.gils) < 2 or t is None:
+        return True
+    return t.get("interp_id") == gil["interp_id"] or t.get("interp_id") not in {g["interp_id"] for g in view.gils}
 
 
 def holder_blocked(tid, registers, frames):

@@ -57,12 +57,14 @@ def threads(snapshot, view=None):
                           python_name=python_threads.name(snap.tid), host_tid=snap.host_tid)
         th.native_frames = snap.frames
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
+        th.interpreter = (view.thread(snap.tid) or {}).get("interp_id")
         th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals, gil=th.gil)
         th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
         for frame, collected in zip(th.python_frames, snap.python_locals or ()):
             frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")
-        th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, holder, bases, python_threads,
-                                                          snapshot.files), alive, bases)
+        th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, view.holder_of_wait(snap.registers, holder),
+                                                      bases, python_threads,
+                                                      snapshot.files), alive, bases)
         if th.blocked_on is not None and th.blocked_on.address is not None:
             th.blocked_on.name = snapshot.names.get(th.blocked_on.address)
         pt = view.thread(snap.tid)
@@ -168,8 +170,8 @@ def thread_wait(facts, tid, alive):
     # a bare futex whose word was read may be a pthread_join: the threads' struct pthreads tell
     bases = locks.thread_bases(facts.threads(0)) if snap.futex_word is not None else {}
     python_threads = PythonThreads(facts.threading() if view.ok else None, view)
-    b = locks.blocked_on(view, snap, gil_state(view, tid, snap.registers), gil_holder(view), bases, python_threads,
-                         files)
+    b = locks.blocked_on(view, snap, gil_state(view, tid, snap.registers),
+                         view.holder_of_wait(snap.registers, gil_holder(view)), bases, python_threads, files)
     owner_bases = locks.sorted_bases(locks.thread_bases(facts.threads(0))) if locks.wants_thread_bases(b) else None
     b = locks.settle(b, alive, owner_bases)
     if b is not None and b.address is not None and view.ok:

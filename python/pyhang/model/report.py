@@ -106,6 +106,8 @@ class ThreadReport:
     name: str | None = None
     python_name: str | None = None   # its threading.Thread's name
     gil: str = GilState.UNKNOWN
+    # the interpreter it runs Python in, as CPython numbers them (main 0); None without a thread state
+    interpreter: int | None = None
     python_frames: list[PythonFrame] = field(default_factory=list)
     native_frames: list[NativeFrame] = field(default_factory=list)
     blocked_on: BlockedOn | None = None

@@ -126,7 +126,7 @@ def _deadlock(report, d, waits):
 def _thread_head(th):
     """A thread's keys before "python_frames", in the contract's order."""
     return {"tid": th.tid, "host_tid": th.host_tid, "gdb_num": th.gdb_num, "name": th.name,
-            "python_name": th.python_name, "gil": th.gil}
+            "python_name": th.python_name, "gil": th.gil, "interpreter": th.interpreter}
 
 
 def _native_frames(th):

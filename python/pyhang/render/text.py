@@ -22,8 +22,18 @@ def native_frame_line(i, f):
     return "#%-2d 0x%016x in %s (%s)" % (i, f.pc, name, _lib(f.library))
 
 
-def thread_header(th: ThreadReport):
-    return thread_title(th.gdb_num, th.tid, th.name, th.python_name)
+def thread_header(th: ThreadReport, interpreters=False):
+    """`interpreters`: the process runs Python in more than one interpreter:
+    the thread's is named too."""
+    title = thread_title(th.gdb_num, th.tid, th.name, th.python_name)
+    if interpreters and th.interpreter is not None:
+        title += " (interpreter %d)" % th.interpreter
+    return title
+
+
+def several_interpreters(threads):
+    """Whether the threads (ThreadReports) run Python in more than one interpreter."""
+    return len({th.interpreter for th in threads if th.interpreter is not None}) > 1
 
 
 def edge_evidence(e, waiter_blocked=None):
@@ -137,9 +147,9 @@ def _merged_stack(th, out):
             _python_frame_lines(th.python_frames[k], "          [Python] ", out)
 
 
-def _thread_block(th, out, names, also=None, merged=False):
+def _thread_block(th, out, names, also=None, merged=False, interpreters=False):
     out.append("")
-    out.append("%s  GIL: %s" % (thread_header(th), th.gil))
+    out.append("%s  GIL: %s" % (thread_header(th, interpreters), th.gil))
     if also:
         out.append("  and %d more thread%s in the same state with the same stacks: %s" % (
             len(also), "" if len(also) == 1 else "s",
@@ -265,12 +275,13 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
     if gc_line:
         out.append(gc_line)
     involved = {tid for d in report.deadlocks for tid in d.threads}
+    several = several_interpreters(report.threads)
     if involved:
         out.append("")
         out.append("Threads in deadlocks:")
         for th in report.threads:
             if th.tid in involved:
-                _thread_block(th, out, names, merged=merged)
+                _thread_block(th, out, names, merged=merged, interpreters=several)
         if len(involved) < len(report.threads):
             out.append("")
             out.append("Other threads:")
@@ -279,14 +290,15 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
     for th in report.threads:
         if th.tid in involved:
             continue
-        key = (th.gil, _same_wait(th.blocked_on), th.problem, th.gc,
+        key = (th.gil, th.interpreter, _same_wait(th.blocked_on), th.problem, th.gc,
                tuple((f.function, f.file, f.line, f.col, f.end_col, f.source,
                       tuple((v["name"], v["repr"]) for v in f.locals or ()))
                      for f in th.python_frames),
                tuple((f.function, f.library) for f in th.native_frames))
         groups.setdefault(key, []).append(th)
     for members in groups.values():
-        _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None, merged=merged)
+        _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None, merged=merged,
+                      interpreters=several)
     out.extend(render_asyncio(report, names, lock_text))
     return "\n".join(out)
 

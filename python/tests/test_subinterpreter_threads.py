@@ -1,0 +1,70 @@
+"""Threads of several interpreters in one process (3.12+): which thread
+state an OS thread is shown with, and which GIL each thread counts under."""
+from pyhang.analysis import gil as gil_analysis
+from pyhang.analysis.python_state import PythonView, gil_summary
+from pyhang.model.kinds import GilState
+from pyhang.model.snapshot import ThreadSnapshot
+
+SYS_FUTEX = 202
+
+
+def frame(function, line):
+    return {"function": function, "file": "/app/%s.py" % function, "line": line}
+
+
+def state(interp_id, tid, frames, tstate, holds_gil=False):
+    return {"tstate": tstate, "interp": 0x1000 * (interp_id + 1), "interp_id": interp_id, "thread_id": tid,
+            "native_tid": tid, "frames": frames, "problem": None, "attached": None, "holds_gil": holds_gil}
+
+
+def gil(interp_id, address, locked=False, holder=0):
+    return {"address": address, "size": 0x100, "locked": locked, "holder_tstate": holder, "switch_number": 0,
+            "interp_id": interp_id, "source": "gil-state", "ranges": [(address, 0x100)]}
+
+
+def view(version, threads, gils=()):
+    return PythonView({"status": "ok", "version": version, "threads": threads, "gils": list(gils), "warnings": []})
+
+
+# exec-into (TID 11): its main-interpreter state calls exec; its state in interpreter 3 parks
+OUTER = state(0, 11, [frame("exec_into", 9)], 0xa0)
+INNER = state(3, 11, [frame("park", 25), frame("<module>", 4)], 0xb0)
+IDLE = state(3, 10, [], 0xc0)   # the state interpreter 3 made on the thread that created it, frames none
+
+
+def test_a_thread_running_code_in_another_interpreter_shows_its_frames_first_then_the_outer_ones_on_313():
+    v = view("3.13.0", [INNER, IDLE, OUTER])
+    t = v.thread(11)
+    assert t["interp_id"] == 3 and t["interp_ids"] == [3, 0]
+    assert [f["function"] for f in t["frames"]] == ["park", "<module>", "exec_into"]
+    # AND a thread state without frames does not hide the one of the same thread that has them
+    assert v.thread(10) is IDLE
+
+
+def test_on_312_a_reused_thread_state_of_another_interpreter_is_not_shown_as_this_threads_stack():
+    # 3.12 reuses interpreter 3's first state (made on the main thread, TID 10) on whatever thread runs code there
+    stale = state(3, 10, [frame("park", 25)], 0xd0)
+    own = state(0, 10, [frame("main", 103)], 0xe0)
+    t = view("3.12.1", [stale, own]).thread(10)
+    assert [f["function"] for f in t["frames"]] == ["main"] and t["interp_id"] == 0
+    assert "interpreters 3" in t["problem"]
+
+
+def test_a_thread_of_an_interpreter_sharing_the_main_gil_counts_under_the_main_gil():
+    # interpreter 1 has a GIL of its own; interpreter 2 shares the main one (the legacy configuration)
+    threads = [state(0, 20, [frame("main", 1)], 0x10), state(1, 21, [frame("own", 1)], 0x11),
+               state(2, 22, [frame("shared", 1)], 0x12)]
+    v = view("3.13.0", threads, [gil(0, 0x5000), gil(1, 0x6000)])
+    snaps = [ThreadSnapshot(num=i + 1, tid=t["native_tid"]) for i, t in enumerate(threads)]
+    entries, _ = gil_analysis.gils(v, snaps)
+    assert {e.interp_id: e.released for e in entries} == {0: [20, 22], 1: [21]}
+
+
+def test_a_thread_waiting_for_its_own_interpreters_gil_is_no_waiter_of_the_main_gil_nor_waits_on_its_holder():
+    threads = [state(0, 30, [frame("main", 1)], 0x30, holds_gil=True), state(1, 31, [frame("own", 1)], 0x31),
+               state(1, 32, [frame("wants", 1)], 0x32)]
+    v = view("3.13.0", threads, [gil(0, 0x5000, True, 0x30), gil(1, 0x6000, True, 0x31)])
+    waiting = {"orig_rax": SYS_FUTEX, "rdi": 0x6010}   # asleep on interpreter 1's GIL
+    assert v.holder_of_wait(waiting, default=30) == 31
+    summary = gil_summary(v, {30: GilState.HOLDS, 31: GilState.HOLDS, 32: GilState.WAITING})
+    assert summary.holder_tid == 30 and summary.waiters == []
