@@ -15,6 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 AGREEMENT = {
     "thread": (model.ThreadReport, {
         "python_at": "pairs native with Python frames; the JSON puts native_frame on each Python frame instead",
+        "hidden_interpreters": "3.12's thread states of other interpreters on the thread, worded into `problem`",
     }, {}),
     "blocked_on": (model.BlockedOn, {
         "glibc": "the decoded glibc lock, worded into `detail`",

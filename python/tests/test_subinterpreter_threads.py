@@ -3,7 +3,9 @@ state an OS thread is shown with, and which GIL each thread counts under."""
 from pyhang.analysis import gil as gil_analysis
 from pyhang.analysis.python_state import PythonView, gil_summary
 from pyhang.model.kinds import GilState
+from pyhang.model.report import ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
+from pyhang.render.names import thread_problem
 
 SYS_FUTEX = 202
 
@@ -47,7 +49,10 @@ def test_on_312_a_reused_thread_state_of_another_interpreter_is_not_shown_as_thi
     own = state(0, 10, [frame("main", 103)], 0xe0)
     t = view("3.12.1", [stale, own]).thread(10)
     assert [f["function"] for f in t["frames"]] == ["main"] and t["interp_id"] == 0
-    assert "interpreters 3" in t["problem"]
+    assert t["hidden_interpreters"] == [3]
+    # AND the report words it as the thread's problem
+    th = ThreadReport(tid=10, gdb_num=1, hidden_interpreters=t["hidden_interpreters"])
+    assert "thread states of interpreters 3 carry this thread's id too" in thread_problem(th)
 
 
 def test_a_thread_of_an_interpreter_sharing_the_main_gil_counts_under_the_main_gil():

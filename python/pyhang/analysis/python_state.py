@@ -105,16 +105,14 @@ def one_thread(states, version):
     now, `interp_ids` every interpreter it has frames in).  3.12 reuses the
     interpreter's first thread state, which keeps the thread id of the thread
     that created the interpreter: which thread runs it is not known, and the
-    main interpreter's state stands alone, with a problem saying so."""
+    main interpreter's state stands alone, the others' ids in
+    `hidden_interpreters`."""
     busy = [s for s in states if len(s.get("frames") or ())] or states[:1]
     if len(busy) == 1:
         return busy[0]
     if not _version_at_least(version, 13):
         own = next((s for s in busy if s.get("interp_id") == 0), busy[0])
-        others = sorted(s.get("interp_id") for s in busy if s is not own)
-        note = "thread states of interpreters %s carry this thread's id too; 3.12 reuses an interpreter's first " \
-               "thread state on any thread, their frames are not shown here" % ", ".join(map(str, others))
-        return dict(own, problem="; ".join(p for p in (own.get("problem"), note) if p))
+        return dict(own, hidden_interpreters=sorted(s.get("interp_id") for s in busy if s is not own))
     nested = sorted(busy, key=lambda s: s.get("interp_id") == 0)   # stable: list order among the others
     frames = [f for s in nested for f in _frame_dicts(s["frames"])]
     problems = [s["problem"] for s in nested if s.get("problem")]

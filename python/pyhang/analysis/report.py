@@ -70,6 +70,7 @@ def threads(snapshot, view=None):
         pt = view.thread(snap.tid)
         if pt and pt.get("problem"):
             th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
+        th.hidden_interpreters = list((pt or {}).get("hidden_interpreters") or ())
         report.threads.append(th)
     if view.status == PythonStatus.NOT_PYTHON and completeness.python_evidence(
             snapshot.python, snapshot.target.executable, completeness.frame_libraries(snapshot.threads)):

@@ -108,6 +108,9 @@ class ThreadReport:
     gil: str = GilState.UNKNOWN
     # the interpreter it runs Python in, as CPython numbers them (main 0); None without a thread state
     interpreter: int | None = None
+    # 3.12: other interpreters whose thread states carry this thread's id (3.12 reuses an interpreter's first
+    # thread state on any thread): their frames are not shown (render words it with the thread's problem)
+    hidden_interpreters: list[int] = field(default_factory=list)
     python_frames: list[PythonFrame] = field(default_factory=list)
     native_frames: list[NativeFrame] = field(default_factory=list)
     blocked_on: BlockedOn | None = None

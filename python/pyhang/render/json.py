@@ -10,7 +10,7 @@ from pyhang.render.forks import hazard_json
 from pyhang.render.gc import report_gc_json, thread_gc_json
 from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import evidence, summary
-from pyhang.render.names import object_name
+from pyhang.render.names import object_name, thread_problem
 from pyhang.render.syscalls import syscall_json
 from pyhang.render.names import lock_text
 from pyhang.render.text import edge_evidence, names_of, warnings
@@ -135,7 +135,7 @@ def _native_frames(th):
 
 def _thread_tail(th, names):
     """A thread's keys after "python_frames"."""
-    return {"native_frames": _native_frames(th), "blocked_on": _blocked(th.blocked_on, names), "problem": th.problem,
+    return {"native_frames": _native_frames(th), "blocked_on": _blocked(th.blocked_on, names), "problem": thread_problem(th),
             "gc": thread_gc_json(th)}
 
 
@@ -160,7 +160,7 @@ def _compact_thread(th, names, merged, seen):
     (_compact_native_frames) are often another thread's too."""
     return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s}" % (
         _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_native_frames(th, seen),
-        _compact(_blocked(th.blocked_on, names)), _compact(th.problem), _compact(thread_gc_json(th)))
+        _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)))
 
 
 def to_json(report, merged=False, threads=True) -> dict:

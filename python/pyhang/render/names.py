@@ -122,3 +122,13 @@ def lock_text(kind, address):
         return "a system call"   # (its call is in the wait's own facts: render.syscalls words it)
     noun = _NOUNS.get(kind, kind)
     return "%s 0x%x" % (noun, address) if address is not None else noun
+
+
+def thread_problem(th):
+    """What could not be read about a thread (ThreadReport), in one line, or None."""
+    parts = [th.problem] if th.problem else []
+    if th.hidden_interpreters:
+        parts.append("thread states of interpreters %s carry this thread's id too; 3.12 reuses an interpreter's "
+                     "first thread state on any thread, their frames are not shown here"
+                     % ", ".join(map(str, th.hidden_interpreters)))
+    return "; ".join(parts) or None

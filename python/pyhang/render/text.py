@@ -6,7 +6,7 @@ from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
-from pyhang.render.names import (ThreadNames, c_call_line, frame_source_lines, lock_reference, lock_text, object_name,
+from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
 from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_ON_OTHERS, deadlock_advice, findings, headline, \
     verdict_advice, verdict_text
@@ -154,8 +154,8 @@ def _thread_block(th, out, names, also=None, merged=False, interpreters=False):
         out.append("  and %d more thread%s in the same state with the same stacks: %s" % (
             len(also), "" if len(also) == 1 else "s",
             ", ".join("LWP %d" % t.tid for t in also[:12]) + (", ..." if len(also) > 12 else "")))
-    if th.problem:
-        out.append("  problem: " + th.problem)
+    if thread_problem(th):
+        out.append("  problem: " + thread_problem(th))
     if th.blocked_on:
         out.append("  blocked: " + summary(th.blocked_on, names))
     if th.gc is not None:
@@ -290,7 +290,7 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
     for th in report.threads:
         if th.tid in involved:
             continue
-        key = (th.gil, th.interpreter, _same_wait(th.blocked_on), th.problem, th.gc,
+        key = (th.gil, th.interpreter, _same_wait(th.blocked_on), thread_problem(th), th.gc,
                tuple((f.function, f.file, f.line, f.col, f.end_col, f.source,
                       tuple((v["name"], v["repr"]) for v in f.locals or ()))
                      for f in th.python_frames),
@@ -324,8 +324,8 @@ def render_thread_command(command, report, thread_states, calls):
                                     thread_states.get(th.tid), th.python_frames))
         elif th.blocked_on is not None:
             out.append(describe(th.blocked_on, th.tid, names))
-        elif th.problem:
-            out.append(unreadable(th.tid, names, th.problem))
+        elif thread_problem(th):
+            out.append(unreadable(th.tid, names, thread_problem(th)))
         else:
             out.append(not_blocked(th.tid, names, calls.get(th.tid), report.lock_problem))
     return "\n".join(out)
