@@ -4,6 +4,7 @@ waiting while other Python threads do not is a hand-over caught mid-way."""
 from pyhang.analysis.deadlocks import verdicts
 from pyhang.model.kinds import GilState, VerdictKind, WaitKind
 from pyhang.model.report import BlockedOn, GilSummary, Report, TargetInfo, ThreadReport
+from pyhang.model.waits import SyscallWait
 
 
 def waiter(tid):
@@ -12,7 +13,7 @@ def waiter(tid):
 
 def sleeper(tid):
     return ThreadReport(tid=tid, gdb_num=tid, gil=GilState.RELEASED,
-                        blocked_on=BlockedOn(kind=WaitKind.SYSCALL, syscall={"name": "clock_nanosleep"}))
+                        blocked_on=BlockedOn(kind=WaitKind.SYSCALL, syscall=SyscallWait(name="clock_nanosleep")))
 
 
 def kinds(report):

@@ -19,7 +19,7 @@ from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import WaitKind
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.report import NativeFrame
-from pyhang.model.waits import SyscallFacts, from_data
+from pyhang.model.waits import SyscallFacts, SyscallWait, from_data
 from pyhang.render.locks import not_blocked, summary
 from pyhang.render.json import _blocked
 from pyhang.render.names import ThreadNames
@@ -67,7 +67,7 @@ def test_a_thread_not_parked_or_in_futex_has_no_syscall_wait():
 
 def test_a_read_from_a_core_names_its_fd_and_says_the_object_is_unknown():
     b = syscalls.syscall_wait(thread("read", 5, 0x7000, 1), files=None)
-    assert b.kind == WaitKind.SYSCALL and b.owners == [] and b.syscall["fd"] == 5 and b.syscall["object"] is None
+    assert b.kind == WaitKind.SYSCALL and b.owners == [] and b.syscall.fd == 5 and b.syscall.object is None
     assert line(b) == "waits in read on fd 5: unknown (cores do not record fd tables)"
     j = _blocked(b, ThreadNames([]))["syscall"]
     assert j == {"name": "read", "number": 0, "fd_table": False, "fd": 5, "object": None}
@@ -162,12 +162,12 @@ def test_poll_names_the_fds_read_from_target_memory_and_its_timeout():
     t = thread("poll", 0x5000, 2, 1500, syscall={"memory": {"pollfds": [[3, 1], [8, 4], [-1, 1]]}})
     assert syscalls.fds_wanted(t.registers, t.syscall.memory) == [3, 8]
     b = syscalls.syscall_wait(t, files=None)
-    assert [(f["fd"], f["direction"]) for f in b.syscall["fds"]] == [(3, "read"), (8, "write")]
+    assert [(f["fd"], f["direction"]) for f in b.syscall.fds] == [(3, "read"), (8, "write")]
     assert line(b) == ("waits in poll on 2 fds: 3 to read, 8 to write; what they are is unknown (cores do not "
                        "record fd tables) for 1.5 s")
     # the array could not be read: said so, no fd invented
     b = syscalls.syscall_wait(thread("poll", 0x5000, 2, -1 & 0xFFFFFFFF, syscall={"memory": {"pollfds": None}}))
-    assert b.syscall["fds"] is None and line(b) == "waits in poll on fds it could not read from target memory, with no timeout"
+    assert b.syscall.fds is None and line(b) == "waits in poll on fds it could not read from target memory, with no timeout"
 
 
 def test_select_asks_for_its_fd_sets_and_with_no_fds_is_a_sleep():
@@ -194,7 +194,7 @@ def test_sleeps_give_their_duration_absolute_ones_the_time_left():
                                       (-77, "any child in process group 77")])
 def test_wait4_names_the_child_it_waits_for(pid, text):
     b = syscalls.syscall_wait(thread("wait4", pid & 0xFFFFFFFFFFFFFFFF, 0, 0, 0))
-    assert line(b) == "waits in wait4 for %s to exit" % text and b.syscall["child"] == pid
+    assert line(b) == "waits in wait4 for %s to exit" % text and b.syscall.child == pid
 
 
 def test_restart_syscall_is_resolved_from_the_kernel_or_frame_0_or_said_unknown():
@@ -317,9 +317,9 @@ def _pipe_waiter(own_pid, holders, complete=True, parent=None):
     from pyhang.model.report import BlockedOn, Report, TargetInfo, ThreadReport
     report = Report(target=TargetInfo(kind="live", pid=own_pid, parent_pid=parent))
     t = ThreadReport(tid=own_pid, gdb_num=1)
-    t.blocked_on = BlockedOn(kind=WaitKind.SYSCALL, syscall={
-        "name": "read", "fd": 3, "object": {"kind": "pipe", "link": "pipe:[7]", "holders_complete": complete,
-                                             "holders": [{"pid": p, "fds": [4]} for p in holders]}})
+    t.blocked_on = BlockedOn(kind=WaitKind.SYSCALL, syscall=SyscallWait(
+        name="read", fd=3, object={"kind": "pipe", "link": "pipe:[7]", "holders_complete": complete,
+                                   "holders": [{"pid": p, "fds": [4]} for p in holders]}))
     report.threads = [t]
     return report
 

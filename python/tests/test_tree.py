@@ -12,15 +12,15 @@ from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
 from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.tree import ProcessEntry, TreeReport
-from pyhang.model.waits import GlibcLock, PythonLockDetail
+from pyhang.model.waits import GlibcLock, PythonLockDetail, SyscallWait
 from pyhang.render.tree import render_tree_text, tree_json
 
 NUMBERS = {name: nr for nr, name in NAMES.items()}
 
 
 def syscall_thread(tid, name, **facts):
-    s = {"name": name, "number": NUMBERS[name], "fd_table": facts.pop("fd_table", True)}
-    s.update(facts)
+    s = SyscallWait(name=name, number=NUMBERS[name], fd_table=facts.pop("fd_table", True),
+                    watches_fds="fds" in facts, **facts)
     return ThreadReport(tid=tid, gdb_num=1, gil=GilState.RELEASED,
                         blocked_on=BlockedOn(kind=WaitKind.SYSCALL, confidence=Confidence.CERTAIN, syscall=s))
 
@@ -114,7 +114,7 @@ def test_cycles_within_one_process_are_left_to_its_report_and_the_search_is_boun
 def test_garbage_facts_give_no_crash():
     odd = [syscall_thread(5, "wait4", child=None), syscall_thread(6, "read", fd=-1, object={"kind": "pipe"}),
            syscall_thread(7, "flock", fd=3, object={"kind": "file"}, lock_holders=[{"pid": None}, {}]),
-           ThreadReport(tid=8, gdb_num=2, blocked_on=BlockedOn(kind=WaitKind.SYSCALL, syscall={}))]
+           ThreadReport(tid=8, gdb_num=2, blocked_on=BlockedOn(kind=WaitKind.SYSCALL, syscall=SyscallWait()))]
     tree = analyse(process(5, None, *odd), ProcessEntry(pid=0, problem="core.x: not a core"), root=None)
     assert tree.deadlocks == []
     assert "waits in flock on fd 3: file (path unknown)" in render_tree_text(tree)

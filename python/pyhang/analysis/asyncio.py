@@ -15,7 +15,7 @@ import re
 
 from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict
-from pyhang.model.waits import ApiDetail
+from pyhang.model.waits import ApiDetail, syscall_of
 
 PENDING = "pending"
 MAX_CYCLES = 64          # await cycles listed at most
@@ -158,7 +158,7 @@ def _blocked(loop, thread, running, pending):
     return {"task": running.name, "tid": thread.tid, "ready": loop.ready, "pending": pending,
             "frame": _frame_facts(frame), "program_frame": _frame_facts(caller) if caller is not frame else None,
             "wait": b.kind if b is not None else None, "wait_address": b.address if b is not None else None,
-            "wait_call": (b.syscall or {}).get("name") if b is not None and b.kind == WaitKind.SYSCALL else None}
+            "wait_call": syscall_of(b).name}
 
 
 def analyse(report, snapshot):

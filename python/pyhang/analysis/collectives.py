@@ -21,7 +21,7 @@ import re
 from pyhang.libraries import is_system_library
 from pyhang.model.kinds import Confidence, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import BlockedOn, Verdict
-from pyhang.model.waits import CollectiveDetail
+from pyhang.model.waits import CollectiveDetail, syscall_of
 
 C10D_FILE = "torch/distributed/distributed_c10d.py"
 
@@ -122,7 +122,7 @@ def _waits_for_work(b):
         return False
     if b.kind in _NATIVE_WAITS:
         return True
-    return b.kind == WaitKind.SYSCALL and (b.syscall or {}).get("name") in _SLEEPS
+    return syscall_of(b).name in _SLEEPS
 
 
 def transport_wait(native_frames):
@@ -156,7 +156,7 @@ def collective_wait(b, frames, collective, native_frames=()):
         return b
     detail = copy.copy(collective) if collective is not None else \
         CollectiveDetail(function=top["function"], line=top.get("line"))
-    detail.native_wait = b.kind if b.kind != WaitKind.SYSCALL else b.syscall.get("name")
+    detail.native_wait = b.kind if b.kind != WaitKind.SYSCALL else syscall_of(b).name
     return BlockedOn(kind=WaitKind.COLLECTIVE, address=b.address, library=b.library, owners=[],
                      owner_source=OwnerSource.OTHER_RANKS, confidence=Confidence.LIKELY, collective=detail)
 

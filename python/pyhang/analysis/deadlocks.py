@@ -8,7 +8,7 @@ without a cycle suffers from.
 from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
-from pyhang.model.waits import to_data
+from pyhang.model.waits import syscall_of, to_data
 from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, is_one_of, is_system_library
 
 
@@ -272,9 +272,9 @@ def _unknown_wait(t, kind, address):
     b = t.blocked_on
     w = {"tid": t.tid, "kind": kind, "address": address, "name": b.name}
     if kind == WaitKind.SYSCALL:
-        call = b.syscall or {}
-        w["call"] = call.get("name")
-        w["link"] = (call.get("object") or {}).get("link")
+        call = syscall_of(b)
+        w["call"] = call.name
+        w["link"] = (call.object or {}).get("link")
     return w
 
 

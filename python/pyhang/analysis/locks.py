@@ -14,7 +14,7 @@ from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, QueueType, WaitKind
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import ApiDetail, PythonLockDetail
+from pyhang.model.waits import ApiDetail, PythonLockDetail, syscall_of
 
 # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
 # to: glibc's decoders see a semaphore or a bare futex word.
@@ -187,7 +187,7 @@ def sqlite_busy(b, frames):
     SQLite's busy handler makes: another connection holds a lock on the
     database, and it sleeps and retries until its busy timeout.  Likely:
     the program could call sqlite3_sleep() itself."""
-    if b is None or b.kind != WaitKind.SYSCALL or (b.syscall or {}).get("name") not in _SLEEPS:
+    if syscall_of(b).name not in _SLEEPS:
         return b
     library = next((f.library for f in frames if is_one_of(f.library, SQLITE_LIBRARIES)), None)
     if library is None:

@@ -13,7 +13,7 @@ from pyhang.analysis.syscall_names import NAMES
 from pyhang.libraries import GLIBC_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import SyscallFacts
+from pyhang.model.waits import SyscallFacts, SyscallWait, syscall_of
 
 ARGUMENTS = ("rdi", "rsi", "rdx", "r10", "r8", "r9")
 
@@ -340,19 +340,18 @@ def waits_on_processes(report):
     waits = []
     for t in report.threads:
         b = t.blocked_on
-        s = (b.syscall or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
-        if s.get("name") in ("wait4", "waitid") and (s.get("child") or 0) > 0:
-            waits.append({"tid": t.tid, "syscall": s["name"], "fd": None, "link": None, "pids": [s["child"]]})
+        s = syscall_of(b)
+        if s.waits_for_child() and (s.child or 0) > 0:
+            waits.append({"tid": t.tid, "syscall": s.name, "fd": None, "link": None, "pids": [s.child]})
             continue
-        obj = s.get("object") or {}
+        obj = s.object or {}
         holders = obj.get("holders")
         if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):
             continue
         pids = sorted({h["pid"] for h in holders})
         if own in pids:
             continue
-        waits.append({"tid": t.tid, "syscall": s.get("name"), "fd": s.get("fd"), "link": obj.get("link"),
-                      "pids": pids})
+        waits.append({"tid": t.tid, "syscall": s.name, "fd": s.fd, "link": obj.get("link"), "pids": pids})
     if not waits:
         return None
     others = {pid for w in waits for pid in w["pids"]}
@@ -373,43 +372,40 @@ def syscall_wait(thread, files=None):
     facts = thread.syscall or SyscallFacts()
     memory = facts.memory or {}
     args = arguments(thread.registers, call)
-    s = {"name": call, "number": nr, "fd_table": files is not None}
+    s = SyscallWait(name=call, number=nr, fd_table=files is not None)
     if "fd" in args or "epfd" in args:
-        fd = _signed(args.get("fd", args.get("epfd", 0)), 32)
-        s["fd"] = fd
-        obj = _object(fd, files)
+        s.fd = _signed(args.get("fd", args.get("epfd", 0)), 32)
+        obj = _object(s.fd, files)
         if obj is not None:
             obj = dict(obj)
             if "holders" in obj:  # looked up (a lookup not made is no holder: never "nobody")
                 obj["holders"] = _holder_threads(obj["holders"], obj.get("pid"))
-        s["object"] = obj
+        s.object = obj
     watched = _watched(args, memory)
     if "pollfds" in args or "nfds" in args:
-        s["fds"] = None if watched is None else [{"fd": fd, "direction": d, "object": _object(fd, files)}
-                                                 for fd, d in watched[:64]]
-        s["fds_count"] = None if watched is None else len(watched)
-    timeout = _timeout(call, args, memory, facts.clock_now_ns)
-    if timeout is not None:
-        s["timeout"] = timeout
+        s.watches_fds = True
+        s.fds = None if watched is None else [{"fd": fd, "direction": d, "object": _object(fd, files)}
+                                              for fd, d in watched[:64]]
+        s.fds_count = None if watched is None else len(watched)
+    s.timeout = _timeout(call, args, memory, facts.clock_now_ns)
     if call == "wait4":
-        s["child"] = _signed(args.get("pid", 0), 32)
+        s.child = _signed(args.get("pid", 0), 32)
     elif call == "waitid":
         idtype, ident = args.get("idtype"), _signed(args.get("id", 0), 32)
-        s["child"] = ident if idtype == P_PID else -1 if idtype == P_ALL else None
+        s.child = ident if idtype == P_PID else -1 if idtype == P_ALL else None
         if idtype == P_PGID:
-            s["group"] = ident
+            s.group = ident
     elif call == "fcntl":
-        cmd = args.get("cmd")
-        s["lock"] = cmd in (F_SETLKW, F_OFD_SETLKW)
+        s.lock = args.get("cmd") in (F_SETLKW, F_OFD_SETLKW)
     elif call == "restart_syscall":
-        s["restarts"] = _restarted(thread, facts)
-    if "fd" in s and s.get("object") and call in ("flock", "fcntl"):
-        s["lock_holders"] = list(s["object"].get("lock_holders") or [])
+        s.restarts = _restarted(thread, facts)
+    if s.has_fd() and s.object and call in ("flock", "fcntl"):
+        s.lock_holders = list(s.object.get("lock_holders") or [])
     confidence = Confidence.CERTAIN
     if thread.registers.get("restarted"):   # the call named from frame 0 (resumed)
-        s["restarted"] = True
+        s.restarted = True
         confidence = Confidence.LIKELY
-    if call == "restart_syscall" and (s.get("restarts") or {}).get("source") == "frame":
+    if call == "restart_syscall" and (s.restarts or {}).get("source") == "frame":
         confidence = Confidence.LIKELY
     return BlockedOn(kind=WaitKind.SYSCALL, owner_source=OwnerSource.UNKNOWN, confidence=confidence, syscall=s)
 

@@ -32,6 +32,7 @@ Fork hazards across processes: pyhang.analysis.tree_forks.
 from pyhang.analysis import collectives, completeness, idle, pools, tree_forks
 from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
+from pyhang.model.waits import SyscallWait, syscall_of
 
 MAX_CYCLES = 32          # cycles listed
 MAX_STEPS = 200000       # steps of the cycle search, for pathological graphs
@@ -69,7 +70,7 @@ def _fd_waits(entry):
     out = set()
     for t in entry.report.threads:
         b = t.blocked_on
-        obj = ((b.syscall or {}).get("object") or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
+        obj = syscall_of(b).object or {}
         if not obj.get("link"):
             return None
         out.add((obj["link"], obj.get("access")))
@@ -106,17 +107,17 @@ def cross_edges(tree):
             b = t.blocked_on
             if b is None or b.kind != WaitKind.SYSCALL:
                 continue
-            s = b.syscall or {}
+            s = b.syscall or SyscallWait()
             waiter = (p.pid, t.tid)
-            if not s.get("fd_table") and ("fd" in s or "fds" in s):
+            if not s.fd_table and (s.has_fd() or s.watches_fds):
                 tree.unfollowed.append(waiter)
-            if "child" in s:
-                child = s["child"]
+            if s.waits_for_child():
+                child = s.child
                 targets = [processes[child]] if child is not None and child > 0 and child in processes else \
                     _children(processes, p.pid) if child in (-1, 0) else []
                 for c in targets:
-                    _to_process(edges, waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.get("name"), "child": c.pid})
-            obj = s.get("object") or {}
+                    _to_process(edges, waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": c.pid})
+            obj = s.object or {}
             kind = TreeEdgeKind.PIPE_OTHER_END if obj.get("kind") == "pipe" else \
                 TreeEdgeKind.SOCKET_PEER if obj.get("kind") == "socket" else None
             if kind is not None:
@@ -127,13 +128,13 @@ def cross_edges(tree):
                         # the holder's threads parked on it or waiting for this process, when there are
                         relevant = {x["tid"] for x in h.get("threads") or () if x.get("relevant")}
                         _to_process(edges, waiter, processes[h["pid"]], kind,
-                                    {"syscall": s.get("name"), "fd": s.get("fd"), "link": obj.get("link"),
+                                    {"syscall": s.name, "fd": s.fd, "link": obj.get("link"),
                                      "holder_fds": list(h.get("fds") or ())}, relevant,
                                     alone=len(holders) == 1 and obj.get("holders_complete", True))
-            lockers = [h for h in s.get("lock_holders") or () if h.get("pid") in processes and h["pid"] != p.pid]
+            lockers = [h for h in s.lock_holders or () if h.get("pid") in processes and h["pid"] != p.pid]
             for h in lockers:
                 _to_process(edges, waiter, processes[h["pid"]], TreeEdgeKind.FILE_LOCK,
-                            {"syscall": s.get("name"), "fd": s.get("fd"), "path": obj.get("path")},
+                            {"syscall": s.name, "fd": s.fd, "path": obj.get("path")},
                             alone=len(lockers) == 1)
     return edges
 
@@ -154,7 +155,7 @@ def _serving(entry, holder):
 
 def _doing(t):
     b = t.blocked_on
-    return {"tid": t.tid, "kind": b.kind, "syscall": (b.syscall or {}).get("name") if b.kind == WaitKind.SYSCALL else None}
+    return {"tid": t.tid, "kind": b.kind, "syscall": syscall_of(b).name}
 
 
 def stalls(tree, in_cycles):
@@ -166,8 +167,8 @@ def stalls(tree, in_cycles):
     for p in tree.processes:
         for t in p.report.threads if p.report is not None else ():
             b = t.blocked_on
-            s = (b.syscall or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
-            obj = s.get("object") or {}
+            s = syscall_of(b)
+            obj = s.object or {}
             holders = obj.get("holders") or ()
             if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):
                 continue
@@ -175,7 +176,7 @@ def stalls(tree, in_cycles):
                 continue
             if any(_serving(processes.get(h.get("pid")), h) for h in holders):
                 continue
-            out.append({"waiter": (p.pid, t.tid), "syscall": s.get("name"), "fd": s.get("fd"), "kind": obj["kind"],
+            out.append({"waiter": (p.pid, t.tid), "syscall": s.name, "fd": s.fd, "kind": obj["kind"],
                         "link": obj.get("link"),
                         "holders": [{"pid": h["pid"], "comm": processes[h["pid"]].comm,
                                      "threads": [_doing(x) for x in processes[h["pid"]].report.threads

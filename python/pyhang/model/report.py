@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
-from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, JoinDetail, PythonLockDetail
+from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, JoinDetail, PythonLockDetail, SyscallWait
 
 
 @record
@@ -94,9 +94,7 @@ class BlockedOn:
     api: ApiDetail | None = None            # a Python-level API (Queue.get, Future.result, ...)
     join: JoinDetail | None = None          # Thread.join, interpreter exit
     collective: CollectiveDetail | None = None   # a torch.distributed collective
-    # a system call (kind syscall; SQLite's busy handler: its sleep): analysis.syscalls.syscall_wait's
-    # facts {name, number, fd, object, fds, timeout, child, ...}, keys by call
-    syscall: dict | None = None
+    syscall: SyscallWait | None = None      # a system call (kind syscall; SQLite's busy handler: its sleep)
 
 
 @record

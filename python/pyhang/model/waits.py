@@ -11,9 +11,10 @@ LockFlag), which are the native name tables' names.
 """
 from __future__ import annotations
 
+from pyhang.model.kinds import WaitKind
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "from_data", "to_data"]
+__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
 
 
 @record
@@ -221,3 +222,45 @@ class FrameSelf:
     function: str = ""
     file: str = ""
     line: int = 0
+
+
+# The calls that wait for a child (their `child` is said even when None: waitid on no one child), and the one
+# whose `lock` says whether it waits for a lock.
+CHILD_CALLS = ("wait4", "waitid")
+
+
+@record
+class SyscallWait:
+    """A thread parked in a blocking system call other than futex
+    (BlockedOn.syscall, from analysis.syscalls.syscall_wait): the call, its
+    arguments as the call reads them, and what its fd is."""
+    name: str | None = None             # the call ("read", "poll", "restart_syscall")
+    number: int | None = None
+    fd_table: bool = False              # the process's fds were read from /proc (not a core)
+    fd: int | None = None               # the fd (or epoll fd) it waits on; None: a call without one
+    object: dict | None = None          # what `fd` is (pyhang.procfs.files: kind, link, holders, ...); None: unknown
+    watches_fds: bool = False           # poll / select: it waits on `fds`
+    fds: list[dict] | None = None       # ... [{fd, direction, object}] (at most 64); None: unreadable
+    fds_count: int | None = None        # how many fds it watches
+    timeout: dict | None = None         # {ns, absolute, clock, left_ns}; None: no timeout or not read
+    child: int | None = None            # wait4 / waitid: the pid (or -1 any, 0 its group, < -1 a group)
+    group: int | None = None            # waitid on a process group
+    lock: bool | None = None            # fcntl: whether it is F_SETLKW / F_OFD_SETLKW
+    lock_holders: list[dict] | None = None   # flock / fcntl: the processes /proc/locks names
+    restarts: dict | None = None        # restart_syscall: {syscall, source} of what it restarts; None: unknown
+    restarted: bool = False             # named from frame 0 after restart_syscall resumed it (likely)
+
+    def has_fd(self):
+        return self.fd is not None
+
+    def waits_for_child(self):
+        return self.name in CHILD_CALLS
+
+
+_NO_CALL = SyscallWait()
+
+
+def syscall_of(b):
+    """The SyscallWait of BlockedOn `b` when it waits in a system call (kind
+    syscall), else an empty one (every field None): one shape for readers."""
+    return b.syscall if b is not None and b.kind == WaitKind.SYSCALL and b.syscall is not None else _NO_CALL

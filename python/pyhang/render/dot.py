@@ -13,6 +13,7 @@ cannot name ends in a grey "owner unknown" note, never on a thread (a
 torch.distributed collective's in "the other ranks (other processes)").
 """
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
+from pyhang.model.waits import syscall_of
 from pyhang.render.merge import member_label, stack_place
 from pyhang.render.names import lock_text, object_name, thread_title
 
@@ -99,10 +100,10 @@ def _across_label(edge, report):
     the fd's object (a pipe, a socket), else the edge's kind."""
     th = report.thread(edge.waiter[1]) if report is not None else None
     b = th.blocked_on if th is not None else None
-    s = (b.syscall or {}) if b is not None and b.kind == WaitKind.SYSCALL else {}
-    if s.get("name") and "fd" in s:
-        link = (s.get("object") or {}).get("link")
-        return "%s on fd %d%s" % (s["name"], s["fd"], "\n%s" % link if link else "")
+    s = syscall_of(b)
+    if s.name and s.has_fd():
+        link = (s.object or {}).get("link")
+        return "%s on fd %d%s" % (s.name, s.fd, "\n%s" % link if link else "")
     return edge.kind
 
 

@@ -11,6 +11,7 @@ from pyhang.render.gc import report_gc_json, thread_gc_json
 from pyhang.model.kinds import WaitKind
 from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name, thread_problem
+from pyhang.model.waits import syscall_of
 from pyhang.render.syscalls import syscall_json
 from pyhang.render.names import lock_text
 from pyhang.render.text import edge_evidence, names_of, warnings
@@ -106,7 +107,7 @@ def _syscall(b):
     """The system call facts of a "syscall" wait (docs/json-contract.md)."""
     if b.kind != WaitKind.SYSCALL:
         return {}
-    return {"syscall": syscall_json(b.syscall or {})}
+    return {"syscall": syscall_json(syscall_of(b))}
 
 
 def _edge(e, waits):

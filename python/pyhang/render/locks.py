@@ -2,7 +2,7 @@
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, QueueType, WaitKind
-from pyhang.model.waits import ApiDetail, CollectiveDetail, JoinDetail, PythonLockDetail
+from pyhang.model.waits import ApiDetail, CollectiveDetail, JoinDetail, PythonLockDetail, syscall_of
 from pyhang.render import syscalls
 from pyhang.render.names import object_name
 
@@ -282,9 +282,9 @@ def evidence(b):
     api = b.api or _NO_API
     if b.kind in _API_KINDS and api.api_file:
         return "self of %s (%s)" % (api.frame.function if api.frame else None, api.api_file.strip("/>"))
-    s = b.syscall or {}
-    if b.kind == WaitKind.SYSCALL and s.get("number") is not None:
-        return "orig_rax %d (%s) and its argument registers" % (s["number"], s.get("name"))
+    s = syscall_of(b)
+    if s.number is not None:
+        return "orig_rax %d (%s) and its argument registers" % (s.number, s.name)
     c = b.collective or _NO_COLLECTIVE
     if b.kind == WaitKind.COLLECTIVE and c.transport:
         return "its first frame outside glibc is gloo's %s, which waits for a peer rank's data (or for the peer " \

@@ -1,6 +1,8 @@
 """The sentences of a thread parked in a blocking system call (blocked_on
 kind "syscall", pyhang.analysis.syscalls): the call, its object and, for a
 pipe or unix socket of a live target, who holds the other end."""
+from pyhang.model.waits import syscall_of
+
 _LISTED = 8   # fds or holders named in one line; the rest are counted
 
 CORE_FDS = "unknown (cores do not record fd tables)"
@@ -156,9 +158,9 @@ def _fd_list(fds):
 
 
 def _child_text(s):
-    child = s.get("child")
+    child = s.child
     if child is None:
-        group = s.get("group")
+        group = s.group
         return "a child in process group %d" % group if group is not None else "a child"
     if child == -1:
         return "any child"
@@ -172,26 +174,26 @@ def _child_text(s):
 def summary(b):
     """The `blocked:` line of a thread parked in a system call."""
     line = _call_summary(b)
-    if (b.syscall or {}).get("restarted"):
+    if syscall_of(b).restarted:
         line += " (resumed after a stop interrupted it, as restart_syscall; the call named by frame 0)"
     return line
 
 
 def _call_summary(b):
-    s = b.syscall or {}
-    call = s.get("name") or "?"
+    s = syscall_of(b)
+    call = s.name or "?"
     line = "waits in %s" % call
-    obj = s.get("object")
-    if call in ("nanosleep", "clock_nanosleep") or s.get("fds_count") == 0:
+    obj = s.object
+    if call in ("nanosleep", "clock_nanosleep") or s.fds_count == 0:
         # poll or select on no fd is a sleep too (Python 3.6-3.10's time.sleep)
-        t = s.get("timeout")
+        t = s.timeout
         if t is None:
             return "sleeps in %s (its duration could not be read)" % call
         return "sleeps in %s" % call + (_timeout_text(t, sleeping=True) if t.get("ns") is not None else " for ever")
     if call in ("wait4", "waitid"):
         return "%s for %s to exit" % (line, _child_text(s))
     if call == "restart_syscall":
-        r = s.get("restarts")
+        r = s.restarts
         if r is None:
             return line + ", restarting a call it does not record (unknown)"
         how = "the kernel's record" if r.get("source") == "proc" else "its libc frame is %s" % r["syscall"]
@@ -199,30 +201,31 @@ def _call_summary(b):
     if call in ("pause", "rt_sigsuspend"):
         return line + " for a signal"
     if call == "rt_sigtimedwait":
-        return line + " (sigtimedwait) for a signal" + _timeout_text(s.get("timeout"))
-    if "fds" in s:
-        fds = s["fds"]
+        return line + " (sigtimedwait) for a signal" + _timeout_text(s.timeout)
+    if s.watches_fds:
+        fds = s.fds
         if fds is None:
-            return line + " on fds it could not read from target memory" + _timeout_text(s.get("timeout"))
-        line += " on %d fd%s: %s" % (s.get("fds_count", len(fds)), "" if len(fds) == 1 else "s", _fd_list(fds))
-        if not s.get("fd_table"):
+            return line + " on fds it could not read from target memory" + _timeout_text(s.timeout)
+        line += " on %d fd%s: %s" % (s.fds_count if s.fds_count is not None else len(fds),
+                                      "" if len(fds) == 1 else "s", _fd_list(fds))
+        if not s.fd_table:
             line += "; what they are is unknown (cores do not record fd tables)"
-        return line + _timeout_text(s.get("timeout"))
-    if "fd" in s:
+        return line + _timeout_text(s.timeout)
+    if s.has_fd():
         kind = "epoll fd" if call.startswith("epoll") else "fd"
-        line += " on %s %d: %s" % (kind, s["fd"], object_text(obj))
+        line += " on %s %d: %s" % (kind, s.fd, object_text(obj))
         if call in ("flock", "fcntl") and obj is not None:
-            holders = [h.get("pid") for h in s.get("lock_holders") or ()
+            holders = [h.get("pid") for h in s.lock_holders or ()
                        if isinstance(h.get("pid"), int) and h.get("pid") != obj.get("pid")]
             if holders:
                 line += "; locked by " + ", ".join("PID %d" % pid if pid > 0 else
                                                    "an open file description (no PID recorded)" for pid in holders)
-            elif s.get("lock"):
+            elif s.lock:
                 line += "; /proc/locks names no other holder"
         other = other_end_text(obj)
         if other:
             line += "; " + other
-        return line + _timeout_text(s.get("timeout")) if call.startswith("epoll") else line
+        return line + _timeout_text(s.timeout) if call.startswith("epoll") else line
     if call in ("sync", "fsync", "fdatasync", "msync"):
         return line + " for the disk"
     return "waits in the %s system call" % call
@@ -247,28 +250,31 @@ def _object_json(obj):
 
 
 def syscall_json(s):
-    """blocked_on.syscall: {name, number, fd, object, fds, timeout_ns, ...}
-    (docs/json-contract.md)."""
-    out = {"name": s.get("name"), "number": s.get("number"), "fd_table": bool(s.get("fd_table"))}
-    if "fd" in s:
-        out["fd"] = s["fd"]
-        out["object"] = _object_json(s.get("object"))
-    if "fds" in s:
-        out["fds"] = None if s["fds"] is None else [{"fd": f["fd"], "direction": f["direction"],
-                                                      "object": _object_json(f.get("object"))} for f in s["fds"]]
-    t = s.get("timeout")
+    """blocked_on.syscall of a SyscallWait: {name, number, fd, object, fds, timeout_ns, ...}
+    (docs/json-contract.md): each key only where the call has it."""
+    out = {"name": s.name, "number": s.number, "fd_table": bool(s.fd_table)}
+    if s.has_fd():
+        out["fd"] = s.fd
+        out["object"] = _object_json(s.object)
+    if s.watches_fds:
+        out["fds"] = None if s.fds is None else [{"fd": f["fd"], "direction": f["direction"],
+                                                  "object": _object_json(f.get("object"))} for f in s.fds]
+    t = s.timeout
     if t is not None:
         out["timeout_ns"] = t.get("ns")
         for key in ("absolute", "clock", "left_ns"):
             if key in t:
                 out[key] = t[key]
-    for key in ("child", "group", "lock"):
-        if key in s:
-            out[key] = s[key]
-    if "lock_holders" in s:
-        out["lock_holders"] = [h.get("pid") for h in s["lock_holders"]]
-    if "restarts" in s:
-        out["restarts"] = s["restarts"]
-    if s.get("restarted"):
+    if s.waits_for_child():
+        out["child"] = s.child
+    if s.group is not None:
+        out["group"] = s.group
+    if s.name == "fcntl":
+        out["lock"] = s.lock
+    if s.lock_holders is not None:
+        out["lock_holders"] = [h.get("pid") for h in s.lock_holders]
+    if s.name == "restart_syscall":
+        out["restarts"] = s.restarts
+    if s.restarted:
         out["restarted"] = True
     return out

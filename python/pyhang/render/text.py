@@ -2,6 +2,7 @@
 from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
 from pyhang.model.report import Report, ThreadReport, Verdict, entry_frame
+from pyhang.model.waits import syscall_of
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
@@ -232,8 +233,8 @@ def _same_wait(b):
     if b is None:
         return None
     if b.kind == WaitKind.SYSCALL:   # the same call on the same fd or child (a sleep's deadline may differ)
-        s = b.syscall or {}
-        return (b.kind, s.get("name"), s.get("fd"), s.get("child"), b.confidence)
+        s = syscall_of(b)
+        return (b.kind, s.name, s.fd, s.child, b.confidence)
     return (b.kind, b.address, tuple(b.owners), b.confidence)
 
 
