@@ -105,8 +105,11 @@ def describe(frames, found):
 def add_collectives(facts, view, threads):
     """ThreadSnapshot.collective of each thread whose innermost Python frame
     is a c10d collective: one frame_locals question for all of them."""
-    waiting = [(t, ((view.thread(t.tid) or {}).get("frames") or [])[:LOCAL_FRAMES]) for t in threads]
-    waiting = [(t, frames) for t, frames in waiting if collective_frame(frames) is not None]
+    # the innermost frame's (function, file) first: cheap, where the frames themselves are made when asked
+    innermost = [(t, view.frame_keys(t.tid)[:1]) for t in threads]
+    waiting = [t for t, keys in innermost
+               if keys and collective_frame([{"function": keys[0][0], "file": keys[0][1]}]) is not None]
+    waiting = [(t, ((view.thread(t.tid) or {}).get("frames") or [])[:LOCAL_FRAMES]) for t in waiting]
     if not waiting:
         return
     asked = [[f["frame"], f["code"]] for _, frames in waiting for f in frames]

@@ -72,9 +72,9 @@ def forked_by(report):
     """Forker.GUNICORN when a thread's Python frames are gunicorn's arbiter
     or worker code (the worker keeps the arbiter's spawn_worker frame it was
     forked in), else Forker.OTHER (multiprocessing's advice, the default)."""
-    for t in report.threads:
-        if any(any(part in (f.file or "") for part in GUNICORN_FILES) for f in t.python_frames):
-            return Forker.GUNICORN
+    files = {f.file for t in report.threads for f in t.python_frames if f.file}   # threads share their files
+    if any(part in file for file in files for part in GUNICORN_FILES):
+        return Forker.GUNICORN
     return Forker.OTHER
 
 
@@ -219,7 +219,7 @@ def analyse(report, facts):
     _threads_at_fork(a, proc, lost)
     _start_method(a, report, py, libs)
     _cow(a, proc, py)
-    forker = forked_by(report)
+    forker = forked_by(report) if a.hazards else None   # for their advice
     for h in a.hazards:
         h.facts["forked_by"] = forker
     return a

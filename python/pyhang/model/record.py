@@ -81,6 +81,7 @@ def _make(cls, frozen):
     init.__qualname__ = cls.__qualname__ + ".__init__"
     cls.__init__ = init
     cls.__record_fields__ = tuple(names)
+    cls.__record_names__ = frozenset(names)
     cls.__match_args__ = tuple(names)
     if "__repr__" not in cls.__dict__:
         cls.__repr__ = _repr
@@ -117,14 +118,11 @@ def from_data(cls, data):
     """The record of class `cls` that to_data() made `data` from; None for None."""
     if data is None:
         return None
-    nested = getattr(cls, "__nested__", {})
-    kwargs = {}
-    for name in cls.__record_fields__:
-        if name not in data:
-            continue
-        value = data[name]
-        inner = nested.get(name)
-        if inner is not None and value is not None:
-            value = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
-        kwargs[name] = value
+    names = cls.__record_names__
+    # a collector's answer, per thread: its keys are most often the record's own (checked in C)
+    kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
+    for name, inner in cls.__dict__.get("__nested__", {}).items():
+        value = kwargs.get(name)
+        if value is not None:
+            kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
     return cls(**kwargs)

@@ -60,6 +60,7 @@ class LockIdentification:
     evidence: str = ""                # how it was identified, in the decoder's words
     condvar_mutex: int | None = None
     problem: str = ""
+    candidates: list[dict] = field(default_factory=list)   # every candidate and its score, when asked to explain
 
     __nested__ = {"lock": GlibcLock}
 
