@@ -187,8 +187,11 @@ def decode(question, data):
 
 
 def frame_self(d):
-    """A FrameSelf of the native module's dict (or its data), whose `self` is FrameSelf.object."""
-    return from_data(FrameSelf, dict(d, object=d.get("object", d.get("self"))))
+    """A FrameSelf of the native module's dict (or its data), whose `self` is FrameSelf.object: made by hand,
+    as one is made for each of the innermost frames of every waiting thread."""
+    get = d.get
+    return FrameSelf(get("index", 0), get("object", get("self")), get("type"), get("function") or "",
+                     get("file") or "", get("line") or 0)
 
 
 def frame_sequence(value):
