@@ -17,6 +17,7 @@ def parked(request):
     with harness.python_scenario(path, "subinterpreters.py") as s:
         live = harness.report_json(pid=s.pid)
         text, _ = harness.run_gdb_marked("pyhang report", pid=s.pid)
+        s.py_bt = harness.pyhang_cli("py-bt", "-p", s.pid)[1]
         core = harness.report_json(executable=path, core=s.gcore())
         yield s, live, core, text
 
@@ -67,3 +68,13 @@ def test_the_text_report_names_each_threads_interpreter(parked):
         assert "(LWP %d)" % t["tid"] in text
         assert any("(LWP %d)" % t["tid"] in line and line.split("  GIL:")[0].endswith("(interpreter %d)" % interpreter)
                    for line in text.splitlines()), t["role"]
+
+
+def test_py_bt_names_the_subinterpreter_each_thread_runs_in(parked):
+    s, _, _, _ = parked
+    headers = {line.split(" (LWP ")[1].split(")")[0]: line for line in s.py_bt.splitlines() if " (LWP " in line}
+    for t in s.truth["threads"]:
+        interpreter, _ = expected(s.truth, t)
+        header = headers[str(t["tid"])]
+        # THEN a thread of a subinterpreter says which; one of the main interpreter says nothing more
+        assert (", interpreter %d," % interpreter in header) == (interpreter != 0), (t["role"], header)

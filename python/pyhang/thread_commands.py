@@ -35,7 +35,7 @@ def _per_thread(report, thread_states, each):
 
 def _bt_full(report):
     def each(th):
-        out = [py_bt_header(th.gdb_num, th.tid, report.target.python_version, th.gil)]
+        out = [py_bt_header(th.gdb_num, th.tid, report.target.python_version, th.gil, th.interpreter)]
         if not th.python_frames:
             out.append("  (no Python frame: the thread is between Python calls or has not started)")
         for i, f in enumerate(th.python_frames):

@@ -240,7 +240,8 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
             return
         # The thread and its GIL state first, as py-bt says them.
         snap, view = collect.selected_thread(0)
-        out = [py_bt_header(snap.num, snap.tid, view.version, gil_state(view, snap.tid, snap.registers))]
+        out = [py_bt_header(snap.num, snap.tid, view.version, gil_state(view, snap.tid, snap.registers),
+                            (view.thread(snap.tid) or {}).get("interp_id"))]
         for i, f in enumerate(frames.frames):
             out.extend(_summary(i, f, _arguments(f)))
         print("\n".join(out))

@@ -304,9 +304,11 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
     return "\n".join(out)
 
 
-def py_bt_header(num, tid, version, gil):
-    """The first line of `py-bt` and `py-bt-full`: the thread, its Python and its GIL state."""
-    return "%s, Python %s, GIL: %s" % (thread_label(num, tid), version, gil)
+def py_bt_header(num, tid, version, gil, interpreter=None):
+    """The first line of `py-bt` and `py-bt-full`: the thread, its Python, the subinterpreter it runs in (not
+    said for the main one, 0) and its GIL state."""
+    where = ", interpreter %d" % interpreter if interpreter else ""
+    return "%s, Python %s%s, GIL: %s" % (thread_label(num, tid), version, where, gil)
 
 
 def render_thread_command(command, report, thread_states, calls):
@@ -338,7 +340,7 @@ def render_py_bt(num, tid, version, gil, thread_state, frames):
     label = thread_label(num, tid)
     if thread_state is None:
         return "%s has no Python thread state: it runs no Python code" % label
-    out = [py_bt_header(num, tid, version, gil)]
+    out = [py_bt_header(num, tid, version, gil, thread_state.get("interp_id"))]
     if not frames:
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
