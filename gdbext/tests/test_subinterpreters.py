@@ -17,8 +17,10 @@ def parked(request):
     with harness.python_scenario(path, "subinterpreters.py") as s:
         live = harness.report_json(pid=s.pid)
         text, _ = harness.run_gdb_marked("pyhang report", pid=s.pid)
-        s.py_bt = harness.pyhang_cli("py-bt", "-p", s.pid)[1]
-        core = harness.report_json(executable=path, core=s.gcore())
+        core_file = s.gcore()
+        s.py_bt = {"live": harness.pyhang_cli("py-bt", "-p", s.pid)[1],
+                   "core": harness.pyhang_cli("py-bt", *harness.core_options(path), core_file, path)[1]}
+        core = harness.report_json(executable=path, core=core_file)
         yield s, live, core, text
 
 
@@ -70,11 +72,13 @@ def test_the_text_report_names_each_threads_interpreter(parked):
                    for line in text.splitlines()), t["role"]
 
 
-def test_py_bt_names_the_subinterpreter_each_thread_runs_in(parked):
+@pytest.mark.parametrize("where", ["live", "core"])
+def test_py_bt_names_the_subinterpreter_each_thread_runs_in(parked, where):
     s, _, _, _ = parked
-    headers = {line.split(" (LWP ")[1].split(")")[0]: line for line in s.py_bt.splitlines() if " (LWP " in line}
+    headers = {line.split(" (LWP ")[1].split(")")[0]: line for line in s.py_bt[where].splitlines()
+               if " (LWP " in line and ", GIL: " in line}
     for t in s.truth["threads"]:
         interpreter, _ = expected(s.truth, t)
         header = headers[str(t["tid"])]
         # THEN a thread of a subinterpreter says which; one of the main interpreter says nothing more
-        assert (", interpreter %d," % interpreter in header) == (interpreter != 0), (t["role"], header)
+        assert (", interpreter %d," % interpreter in header) == (interpreter != 0), (where, t["role"], header)
