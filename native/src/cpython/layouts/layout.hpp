@@ -60,7 +60,8 @@ struct Layout {
 
   // Offsets (bytes from the start of the struct), sizes and constants; -1
   // when the field does not exist in this version.  The generator checks
-  // that this block lists its fields in its own order.
+  // that this block lists the fields of native/tools/cpython_layout_fields.py
+  // in that table's order.
   // BEGIN GENERATED FIELDS
   std::int64_t object_ob_type = -1;  // PyObject.ob_type
   std::int64_t var_ob_size = -1;  // PyVarObject.ob_size
