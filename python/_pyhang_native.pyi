@@ -344,6 +344,11 @@ def asyncio_state(interpreter: Interpreter) -> dict:
     ...
 
 
+def code_stack_depths(minor: int, code: bytes, exceptions: bytes = ...) -> dict:
+    """{problem, problem_unit, max_depth, depth: [per code unit]}: the stack depth CPython 3.<minor>'s compiler gives each instruction of `code` (co_code bytes; 3.11+ with its co_exceptiontable), -1 where unknown or uncertain; max_depth is the co_stacksize the code should have; problem: why nothing is known (a kind: 'unknown-opcode', 'not-settled', ...; '' when the code was followed) and the code unit it was found at."""
+    ...
+
+
 def fork_containers(interpreter: Interpreter) -> dict:
     """The large builtin containers among the globals of every module (fork_facts()['python']['containers']), and what could not be read: {containers, problems}."""
     ...

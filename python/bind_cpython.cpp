@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "bindings.hpp"
+#include "pyhang/cpython/bytecode.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/target/target.hpp"
@@ -222,6 +223,26 @@ void register_cpython(py::module_& m) {
            "The same dict as python_state(target) (a new dict each call).")
       .def_property_readonly("status", [](const cpython::Interpreter& i) { return i.state().status; })
       .def_property_readonly("target", &cpython::Interpreter::shared_target);
+  m.def(
+      "code_stack_depths",
+      [](int minor, py::bytes code, py::bytes exceptions) {
+        std::string c = code, e = exceptions;
+        auto bytes = [](const std::string& s) {
+          return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+        };
+        cpython::CodeStackDepths d = cpython::code_stack_depths(minor, bytes(c), bytes(e));
+        py::dict out;
+        out[key("problem")] = d.problem == cpython::DepthProblem::None ? std::string() : std::string(to_string(d.problem));
+        out[key("problem_unit")] = d.problem_unit;
+        out[key("max_depth")] = d.max_depth;
+        out[key("depth")] = d.depth;
+        return out;
+      },
+      py::arg("minor"), py::arg("code"), py::arg("exceptions") = py::bytes(),
+      "{problem, problem_unit, max_depth, depth: [per code unit]}: the stack depth CPython 3.<minor>'s compiler "
+      "gives each instruction of `code` (co_code bytes; 3.11+ with its co_exceptiontable), -1 where unknown or "
+      "uncertain; max_depth is the co_stacksize the code should have; problem: why nothing is known (a kind: "
+      "'unknown-opcode', 'not-settled', ...; '' when the code was followed) and the code unit it was found at.");
   m.def(
       "state_moves",
       [](const cpython::Interpreter& first, const cpython::Interpreter& again) {

@@ -1,10 +1,10 @@
 """The C callable a Python frame calls (time.sleep, lock.acquire,
 select.select, os.read, sorted and list.sort calling back into Python, a C
 __init__ iterating a generator), on every interpreter present, stripped,
-live and from a core: on 3.14+ each frame that calls one names it as the
-scenario recorded it; a call of a Python class names nothing; on 3.6 - 3.13,
-where no frame records the stack pointer a call needs, no frame names
-anything."""
+live and from a core: each frame that calls one names it as the scenario
+recorded it (3.14+ from the stack pointer the frame saved, 3.6 - 3.13 from
+the stack depth its code gives the call); a call of a Python class names
+nothing."""
 import os
 import re
 
@@ -26,10 +26,6 @@ def calls(request):
         s.stop()
 
 
-def version(truth):
-    return tuple(int(x) for x in truth["python"].split(".")[:2])
-
-
 def without_addresses(text):
     return re.sub(r" at 0x[0-9a-f]+", " at ADDR", text)
 
@@ -43,9 +39,6 @@ def check(report, truth, where):
     threads = {t["tid"]: t for t in report["threads"]}
     for t in truth["threads"]:
         frames = threads[t["tid"]]["python_frames"]
-        if version(truth) < (3, 14):
-            assert all(f["c_call"] is None for f in frames), (where, t["role"], frames)
-            continue
         expected = {}
         for call in t["calls"]:
             expected[frame_named(frames, call["frame"])] = call["options"]
@@ -68,7 +61,7 @@ def test_each_frame_names_the_c_callable_it_calls_live_and_from_a_core(calls):
     # GIVEN threads inside C calls, each having recorded which callable each of its frames calls
     s, exe = calls
     # WHEN pyhang reports on the process live, then on a core of it
-    # THEN each frame names what it calls (3.14+), or nothing (3.6 - 3.13), never another callable
+    # THEN each frame names what it calls, never another callable
     check(harness.report_json(pid=s.pid), s.truth, "live")
     check(harness.report_json(executable=exe, core=s.gcore()), s.truth, "core")
 
@@ -82,9 +75,5 @@ def test_py_bt_shows_the_c_callable_above_the_frame_that_calls_it(calls):
     block = text[text.index("(LWP %d)" % sleeper):]
     lines = block.splitlines()
     at = next(k for k, line in enumerate(lines) if line.strip().startswith("File ") and "in sleeper" in line)
-    if version(s.truth) >= (3, 14):
-        # THEN the line above the sleeper's frame names time.sleep as CPython's repr does
-        assert lines[at - 1].strip() == "<built-in function sleep>  [C: time.sleep]", block
-    else:
-        # THEN nothing is named above it: the frame right after the traceback header
-        assert lines[at - 1].strip() == "Traceback (most recent call first):", block
+    # THEN the line above the sleeper's frame names time.sleep as CPython's repr does
+    assert lines[at - 1].strip() == "<built-in function sleep>  [C: time.sleep]", block

@@ -285,6 +285,7 @@ FIELDS: list[tuple[str, str, list[str]]] = [
     ("descr_type", "PyDescrObject.d_type", ["OFF(PyDescrObject, d_type)"]),
     ("descr_name", "PyDescrObject.d_name", ["OFF(PyDescrObject, d_name)"]),
     ("code_names", "co_names tuple", ["OFF(PyCodeObject, co_names)"]),
+    ("code_exceptiontable", "co_exceptiontable bytes (3.11+)", ["OFF(PyCodeObject, co_exceptiontable)"]),
     ("op_extended_arg", "EXTENDED_ARG", ["CONST(EXTENDED_ARG)"]),
     ("op_call", "CALL (3.11+)", ["CONST(CALL)"]),
     ("op_call_kw", "CALL_KW (3.13+)", ["CONST(CALL_KW)"]),

@@ -112,6 +112,7 @@ def test_a_threads_frames_are_a_sequence_of_frame_dicts_made_when_asked():
                 assert keys_seen.setdefault(k, k) is k  # one tuple for equal frames, across threads
     # threading's bootstrap frames are the same in every thread it started
     assert any(k[0].endswith("_bootstrap") for k in keys_seen)
-    # a snapshot holds plain lists
+    # a snapshot holds plain lists (a C callable's tuple becomes a JSON list)
     plain = json.loads(json.dumps(snapshots._plain_python(state)))
-    assert [t["frames"] for t in plain["threads"] if t["frames"]] == [t["frames"].list() for t in threads]
+    assert [t["frames"] for t in plain["threads"] if t["frames"]] == \
+        json.loads(json.dumps([t["frames"].list() for t in threads]))

@@ -15,7 +15,10 @@
 Truth: each thread's role and TID, and for each call it is inside, the
 calling Python frame's function, the callable's repr() and its qualified
 name as CPython's type names write it ("time.sleep", "list.sort",
-"_thread.lock.acquire"); a frame that calls a Python class records none.
+"_thread.lock.acquire"), in each form a version may load it in (a method
+unbound, as LOAD_METHOD leaves it, or bound to its object, as LOAD_ATTR
+does: 3.6, and calls with keywords before 3.11); a frame that calls a
+Python class records none.
 Works on every Python from 3.6 on."""
 import os
 import select
@@ -66,7 +69,7 @@ def sleeper():
 
 
 def acquirer():
-    record("acquire", call("acquirer", type(LOCK).acquire))
+    record("acquire", call("acquirer", type(LOCK).acquire, LOCK.acquire))
     LOCK.acquire()
 
 
@@ -86,13 +89,13 @@ def blocking_key(x):
 
 
 def sorted_caller():
-    record("sorted", call("sorted_caller", sorted), call("blocking_key", type(LOCK).acquire))
+    record("sorted", call("sorted_caller", sorted), call("blocking_key", type(LOCK).acquire, LOCK.acquire))
     sorted([3, 1, 2], key=blocking_key)
 
 
 def list_sorter():
     items = [3, 1, 2]
-    record("list-sort", call("list_sorter", list.sort), call("blocking_key", type(LOCK).acquire))
+    record("list-sort", call("list_sorter", list.sort, items.sort), call("blocking_key", type(LOCK).acquire, LOCK.acquire))
     items.sort(key=blocking_key)
 
 
@@ -111,7 +114,7 @@ def list_maker():
     record("init", call("list_maker"),
            call("MyList.__init__" if sys.version_info >= (3, 11) else "__init__",
                 list.__init__, super(MyList, probe).__init__),
-           call("blocking_items", type(LOCK).acquire))
+           call("blocking_items", type(LOCK).acquire, LOCK.acquire))
     MyList(blocking_items())
 
 

@@ -6,10 +6,13 @@
 // the frame records its stack pointer during the call (3.14+: every call
 // that may run other code saves it first), the callable's slot is exact:
 // the number of slots the instruction pops below it.  Before 3.14 the stack
-// pointer lives in a register of the evaluation loop only, and nothing is
-// read.  The object found counts only if its type is one of CPython's own C
-// callables; its name being one the code uses (co_names) makes it certain,
-// otherwise it is likely (a value the stack kept from an earlier instruction).
+// pointer lives in a register of the evaluation loop only; the depth of the
+// stack at the instruction comes from the code instead, as the compiler
+// counts it (bytecode.hpp), and the callable is that many slots above the
+// stack's base less the call's inputs.  The object found counts only if its
+// type is one of CPython's own C callables; its name being one the code uses
+// (co_names) makes it certain, otherwise it is likely (a callable the code
+// did not load by name: a local, an attribute of an attribute's result...).
 
 #include <array>
 
@@ -196,13 +199,13 @@ bool code_uses_name(ObjectReader& objects, Addr code, const std::string& name) {
   return false;
 }
 
-// The value-stack slot of the callable a frame's current instruction calls; 0 when none.
-Addr callable_slot(ObjectReader& objects, const PyFrame& f) {
+// 3.14+: the value-stack slot of the callable a frame's current instruction
+// calls, from the stack pointer the frame saved; 0 when none.
+Addr slot_from_stack_pointer(ObjectReader& objects, const PyFrame& f) {
   const Layout& l = objects.layout();
   MemoryReader& mem = objects.memory();
-  if (!l.has(l.iframe_stackpointer) || !l.has(l.iframe_instr) || !l.has(l.iframe_localsplus) ||
-      !l.has(l.code_nlocalsplus) || !l.has(l.code_stacksize) || !plausible_pointer(f.frame) ||
-      !plausible_pointer(f.code)) {
+  if (!l.has(l.iframe_instr) || !l.has(l.iframe_localsplus) || !l.has(l.code_nlocalsplus) ||
+      !l.has(l.code_stacksize) || !plausible_pointer(f.frame) || !plausible_pointer(f.code)) {
     return 0;
   }
   auto instr = mem.read_pointer(f.frame + static_cast<Addr>(l.iframe_instr));
@@ -225,25 +228,103 @@ Addr callable_slot(ObjectReader& objects, const PyFrame& f) {
   return value ? l.untag(*value) : 0;
 }
 
+// 3.6 - 3.13: a code object's instructions and their stack depths, read and
+// analysed once for all frames of it; null when they cannot be.
+std::shared_ptr<const CodeInfo::Flow> code_flow(ObjectReader& objects, const CodeInfo& info, Addr code) {
+  if (info.flow) return info.flow;
+  const Layout& l = objects.layout();
+  MemoryReader& mem = objects.memory();
+  const BytecodeTable* table = bytecode_table(l.minor);
+  const std::size_t max = objects.options().max_table;
+  if (!table) return nullptr;
+  auto flow = std::make_shared<CodeInfo::Flow>();
+  std::string why;
+  std::vector<std::uint8_t> exceptions;
+  if (l.has(l.code_code_adaptive)) {  // 3.11+: the instructions live in the code object, Py_SIZE units
+    auto units = mem.read_value<std::int64_t>(code + static_cast<Addr>(l.var_ob_size));
+    if (!units || *units <= 0 || static_cast<std::uint64_t>(*units) * 2 > max) return nullptr;
+    flow->code.resize(static_cast<std::size_t>(*units) * 2);
+    if (!mem.read(code + static_cast<Addr>(l.code_code_adaptive), flow->code.data(), flow->code.size())) return nullptr;
+    auto table_object = l.has(l.code_exceptiontable)
+                            ? mem.read_pointer(code + static_cast<Addr>(l.code_exceptiontable))
+                            : std::nullopt;
+    if (!table_object) return nullptr;
+    auto bytes = objects.read_bytes(*table_object, max, &why);
+    if (!bytes) return nullptr;
+    exceptions = std::move(*bytes);
+  } else {
+    auto object = l.has(l.code_code) ? mem.read_pointer(code + static_cast<Addr>(l.code_code)) : std::nullopt;
+    auto bytes = object ? objects.read_bytes(*object, max, &why) : std::nullopt;
+    if (!bytes) return nullptr;
+    flow->code = std::move(*bytes);
+  }
+  flow->depths = analyse_stack_depths(*table, flow->code, exceptions);
+  info.flow = flow;
+  return flow;
+}
+
+// 3.6 - 3.13: the value-stack slot of the callable a frame's current
+// instruction calls, from the stack depth the code gives it; 0 when none.
+Addr slot_from_code(ObjectReader& objects, CodeCache& codes, const PyFrame& f) {
+  const Layout& l = objects.layout();
+  MemoryReader& mem = objects.memory();
+  const BytecodeTable* table = bytecode_table(l.minor);
+  if (!table || !plausible_pointer(f.frame) || !plausible_pointer(f.code) || !l.has(l.code_stacksize)) return 0;
+  const CodeInfo& info = codes.get(f.code);
+  if (!info.ok) return 0;
+  std::optional<Addr> base;
+  std::int64_t offset = -1;  // bytes from the first instruction to the current one
+  if (l.frame_model == FrameModel::FrameObject) {
+    auto lasti = mem.read_value<std::int32_t>(f.frame + static_cast<Addr>(l.frame_lasti));
+    base = mem.read_pointer(f.frame + static_cast<Addr>(l.frame_valuestack));
+    if (lasti) offset = std::int64_t{*lasti} * l.lasti_unit;
+  } else {
+    auto instr = mem.read_pointer(f.frame + static_cast<Addr>(l.iframe_instr));
+    auto nlocalsplus = mem.read_value<std::int32_t>(f.code + static_cast<Addr>(l.code_nlocalsplus));
+    if (instr && info.code_start && *instr >= info.code_start) offset = static_cast<std::int64_t>(*instr - info.code_start);
+    if (nlocalsplus && *nlocalsplus >= 0) {
+      base = f.frame + static_cast<Addr>(l.iframe_localsplus) + 8 * static_cast<Addr>(*nlocalsplus);
+    }
+  }
+  auto stacksize = mem.read_value<std::int32_t>(f.code + static_cast<Addr>(l.code_stacksize));
+  if (!base || !plausible_pointer(*base) || offset < 0 || offset % 2 || !stacksize || *stacksize <= 0) return 0;
+  auto flow = code_flow(objects, info, f.code);
+  if (!flow) return 0;
+  auto at = depth_at(*table, flow->code, flow->depths, static_cast<std::size_t>(offset / 2));
+  if (!at || at->row->call_base < 0) return 0;
+  auto effect = at->row->next.at(at->arg);
+  if (!effect) return 0;
+  const std::int64_t inputs = at->row->call_base - *effect;
+  const std::int64_t deepest = std::int64_t{at->depth} - inputs;
+  if (inputs <= 0 || deepest < 0 || at->depth > *stacksize) return 0;
+  auto value = mem.read_pointer(*base + 8 * static_cast<Addr>(deepest));
+  if (value && *value == 0 && at->row->null_first && inputs >= 2) value = mem.read_pointer(*base + 8 * static_cast<Addr>(deepest + 1));
+  return value ? *value : 0;
+}
+
 }  // namespace
 
-std::optional<CCall> frame_c_call(ObjectReader& objects, const PyFrame& frame) {
-  Addr callable = callable_slot(objects, frame);
+std::optional<CCall> frame_c_call(ObjectReader& objects, CodeCache& codes, const PyFrame& frame) {
+  const Layout& l = objects.layout();
+  Addr callable = l.has(l.iframe_stackpointer) ? slot_from_stack_pointer(objects, frame)
+                                               : slot_from_code(objects, codes, frame);
   if (!callable) return std::nullopt;
   auto call = CallableReader(objects).describe(callable);
   if (call) call->name_in_code = code_uses_name(objects, frame.code, call->name);
   return call;
 }
 
-void add_c_calls(ObjectReader& objects, std::vector<PyFrame>& frames) {
-  if (!objects.layout().has(objects.layout().iframe_stackpointer)) return;
+void add_c_calls(ObjectReader& objects, CodeCache& codes, std::vector<PyFrame>& frames) {
+  const Layout& l = objects.layout();
+  if (!l.has(l.iframe_stackpointer) && !bytecode_table(l.minor)) return;
+  const bool own_loop = l.frame_model == FrameModel::FrameObject;  // <= 3.10: every frame is its own loop's
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    // An older frame calls C only where C called into the evaluation loop
-    // for its newer neighbour; a Python function it called directly runs in
-    // the same loop, and its slot is no callable's any more.
-    if (i > 0 && !frames[i - 1].entry_frame) continue;
+    // 3.11+: an older frame calls C only where C called into the evaluation
+    // loop for its newer neighbour; a Python function it called directly runs
+    // in the same loop, and its slot is no callable's any more.
+    if (i > 0 && !own_loop && !frames[i - 1].entry_frame) continue;
     if (frames[i].function == "<unknown>") continue;
-    frames[i].c_call = frame_c_call(objects, frames[i]);
+    frames[i].c_call = frame_c_call(objects, codes, frames[i]);
   }
 }
 

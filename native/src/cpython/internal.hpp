@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpython/bytecode.hpp"
 #include "cpython/layouts/layout.hpp"
 #include "cpython/layouts/locks.hpp"
 #include "pyhang/cpython/inspect.hpp"
@@ -121,6 +122,13 @@ struct CodeInfo {
   // byte offset → line, as CodeCache::line found it: the frames of a
   // recursion or a thread pool stand at the same few offsets.
   mutable std::unordered_map<std::int64_t, int> lines;
+  // Its instructions and their stack depths (3.6 - 3.13), read when a frame's
+  // call is first looked at (ccalls.cpp); null until then.
+  struct Flow {
+    std::vector<std::uint8_t> code;
+    StackDepths depths;
+  };
+  mutable std::shared_ptr<const Flow> flow;
 };
 
 class CodeCache {
@@ -208,9 +216,9 @@ FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame);
 // many value-stack slots below the stack pointer a call instruction's
 // callable is (nullopt: not a call, or the version does not say).
 std::optional<std::int64_t> callable_depth(const Layout& l, int opcode, int oparg);
-std::optional<CCall> frame_c_call(ObjectReader& objects, const PyFrame& frame);
+std::optional<CCall> frame_c_call(ObjectReader& objects, CodeCache& codes, const PyFrame& frame);
 // Sets c_call of a thread's frames (innermost first) that call C.
-void add_c_calls(ObjectReader& objects, std::vector<PyFrame>& frames);
+void add_c_calls(ObjectReader& objects, CodeCache& codes, std::vector<PyFrame>& frames);
 
 // Thread states and GILs from roots (cpython/threads.cpp, cpython/gil.cpp).
 struct InterpInfo {

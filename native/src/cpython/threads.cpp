@@ -152,7 +152,7 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
     if (opts.frames) {
       auto walk = detail::walk_frames(objects, codes, tops[i]);
       info.frames = std::move(walk.frames);
-      detail::add_c_calls(objects, info.frames);
+      detail::add_c_calls(objects, codes, info.frames);
       info.problem = problems[i].empty() ? walk.problem : problems[i];
     }
     st.threads.push_back(std::move(info));

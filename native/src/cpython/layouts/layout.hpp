@@ -309,6 +309,7 @@ struct Layout {
   std::int64_t descr_type = -1;  // PyDescrObject.d_type
   std::int64_t descr_name = -1;  // PyDescrObject.d_name
   std::int64_t code_names = -1;  // co_names tuple
+  std::int64_t code_exceptiontable = -1;  // co_exceptiontable bytes (3.11+)
   std::int64_t op_extended_arg = -1;  // EXTENDED_ARG
   std::int64_t op_call = -1;  // CALL (3.11+)
   std::int64_t op_call_kw = -1;  // CALL_KW (3.13+)
