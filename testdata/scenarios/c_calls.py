@@ -10,6 +10,13 @@
   init        MyList(blocking_items()): MyList.__init__ calls list's own
               __init__ through super(), which iterates a generator that
               blocks in LOCK.acquire(); MyList itself is a Python class
+  nested      results.append(time.sleep(3600)): the call in progress is
+              the inner one, its callable above the outer's on the stack
+  after       select.select() after a `with` block and a try/finally in
+              the same function (code whose depth 3.6 - 3.8 count apart)
+  finally     select.select() inside a `finally:` body, which 3.6 - 3.8
+              enter with one value pushed normally and six by an
+              exception: recorded as not to be named before 3.9
   main        holds LOCK, sleeps in time.sleep
 
 Truth: each thread's role and TID, and for each call it is inside, the
@@ -52,9 +59,11 @@ def qualified(c):
     return "%s.%s" % (type_name(type(self)), c.__name__)
 
 
-def call(frame, *callables):
-    """What a frame calls: any of `callables` (the form a version loads it in), or nothing (None)."""
-    return {"frame": frame, "options": [{"function": qualified(c), "repr": repr(c)} for c in callables]}
+def call(frame, *callables, unknown_before=None):
+    """What a frame calls: any of `callables` (the form a version loads it in), or nothing (None);
+    `unknown_before`: the version before which the stack depth at the call cannot be told from the code."""
+    return {"frame": frame, "options": [{"function": qualified(c), "repr": repr(c)} for c in callables],
+            "unknown_before": unknown_before}
 
 
 def record(role, *calls):
@@ -81,6 +90,36 @@ def selector():
 def reader():
     record("read", call("reader", os.read))
     os.read(READ_READ, 1)
+
+
+def nester():
+    results = []
+    record("nested", call("nester", time.sleep))
+    results.append(time.sleep(3600))
+
+
+SPARE = threading.Lock()
+AFTER_READ, AFTER_WRITE = os.pipe()
+FINALLY_READ, FINALLY_WRITE = os.pipe()
+
+
+def after_blocks():
+    record("after", call("after_blocks", select.select))
+    with SPARE:
+        len("inside")
+    try:
+        len("tried")
+    finally:
+        len("cleaned")
+    select.select([AFTER_READ], [], [])
+
+
+def in_finally():
+    record("finally", call("in_finally", select.select, unknown_before=[3, 9]))
+    try:
+        len("tried")
+    finally:
+        select.select([FINALLY_READ], [], [])
 
 
 def blocking_key(x):
@@ -130,7 +169,8 @@ def main():
     set_os_thread_name("calls-main")
     TRUTH.thread(tid=gettid(), name="calls-main", role="main", calls=[call("main", time.sleep)])
     LOCK.acquire()
-    workers = (sleeper, acquirer, selector, reader, sorted_caller, list_sorter, list_maker)
+    workers = (sleeper, acquirer, selector, reader, sorted_caller, list_sorter, list_maker, nester, after_blocks,
+               in_finally)
     for target in workers:
         threading.Thread(target=target, daemon=True).start()
     for _ in workers:

@@ -147,8 +147,10 @@ class Analysis {
 
   // Adds a way into the instruction at `unit` with the depth (kConflict: a
   // depth not known) it brings.  3.6/3.7: `by_handler`, the way follows an
-  // exception's jump, and counts less than the normal way where both lead.
-  bool merge(std::uint64_t unit, std::int64_t depth, std::uint8_t nesting, bool by_handler = false) {
+  // exception's jump somewhere before (and counts less than a normal way
+  // where both lead); `exception_edge`, it is that jump itself.
+  bool merge(std::uint64_t unit, std::int64_t depth, std::uint8_t nesting, bool by_handler = false,
+             bool exception_edge = false) {
     std::int64_t k = index_at(unit);
     if (k < 0) {
       fail(DepthProblem::JumpIntoInstruction, static_cast<std::uint32_t>(unit));
@@ -158,7 +160,7 @@ class Analysis {
     if (finally_target_[i]) {
       // a finally handler's body: its depth is the compiler's count of an exception's six values
       nesting = static_cast<std::uint8_t>(std::min<int>(kMaxNesting, nesting + 1));
-      if (!by_handler && depth != kConflict) depth += 5;  // the normal way pushes one value (None)
+      if (!exception_edge && depth != kConflict) depth += 5;  // the normal way pushes one value (None)
     }
     if (depth != kConflict && (depth < 0 || depth > kMaxDepth)) {
       fail(DepthProblem::BadDepth, static_cast<std::uint32_t>(unit));
@@ -218,7 +220,8 @@ class Analysis {
         fail(DepthProblem::JumpOutside, ins.at);
         return false;
       }
-      if (!merge(*target, d == kConflict ? kConflict : std::int64_t{d} + *e, nest, weak || r.handler_jump != kNoHandler)) {
+      const bool exception = r.handler_jump != kNoHandler;
+      if (!merge(*target, d == kConflict ? kConflict : std::int64_t{d} + *e, nest, weak || exception, exception)) {
         return false;
       }
     }

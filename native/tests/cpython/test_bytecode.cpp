@@ -16,7 +16,7 @@ using namespace pyhang::cpython::detail;
 namespace {
 
 // Opcode numbers of 3.6 - 3.10 (Lib/opcode.py; the same in each of them)
-constexpr int POP_TOP = 1, RETURN_VALUE = 83, POP_BLOCK = 87, END_FINALLY = 88, BUILD_TUPLE = 102,
+constexpr int POP_TOP = 1, WITH_CLEANUP_START = 81, WITH_CLEANUP_FINISH = 82, SETUP_WITH = 143, RETURN_VALUE = 83, POP_BLOCK = 87, END_FINALLY = 88, BUILD_TUPLE = 102,
               JUMP_FORWARD = 110, POP_JUMP_IF_FALSE = 114, LOAD_GLOBAL = 116, SETUP_FINALLY = 122,
               LOAD_FAST = 124, CALL_FUNCTION = 131, EXTENDED_ARG = 144, LOAD_CONST = 100;
 // 3.11's
@@ -115,6 +115,29 @@ TEST_CASE("3.6: a finally body is unknown, the code after its END_FINALLY known 
   CHECK(depth_at(table(6), c.bytes, d, 2)->depth == 1);  // the try body
   CHECK(!depth_at(table(6), c.bytes, d, 7));             // inside the finally body: 1 or 6 values below
   auto after = depth_at(table(6), c.bytes, d, 11);
+  REQUIRE(after);
+  CHECK(after->depth == 1);
+}
+
+TEST_CASE("3.7: code after a with block, then a try/finally, is known again", "[bytecode]") {
+  // with m: f()   then   try: g() finally: h()   then   return k()
+  Code c;
+  c.op(LOAD_GLOBAL).op(SETUP_WITH, 12).op(POP_TOP)                 // 0-2: cleanup at byte 16 (unit 8)
+      .op(LOAD_GLOBAL).op(CALL_FUNCTION, 0).op(POP_TOP)            // 3-5
+      .op(POP_BLOCK).op(LOAD_CONST)                                // 6-7
+      .op(WITH_CLEANUP_START).op(WITH_CLEANUP_FINISH).op(END_FINALLY)  // 8-10
+      .op(SETUP_FINALLY, 10)                                       // 11: handler at byte 34 (unit 17)
+      .op(LOAD_GLOBAL).op(CALL_FUNCTION, 0).op(POP_TOP)            // 12-14
+      .op(POP_BLOCK).op(LOAD_CONST)                                // 15-16
+      .op(LOAD_GLOBAL).op(CALL_FUNCTION, 0).op(POP_TOP).op(END_FINALLY)  // 17-20
+      .op(LOAD_GLOBAL).op(CALL_FUNCTION, 0).op(RETURN_VALUE);      // 21-23
+  auto d = analyse(7, c);
+  REQUIRE(d.problem == pyhang::cpython::DepthProblem::None);
+  CHECK(depth_at(table(7), c.bytes, d, 4)->depth == 2);   // inside the with: its __exit__ below
+  CHECK(!depth_at(table(7), c.bytes, d, 9));              // the cleanup: counted as an exception's
+  CHECK(depth_at(table(7), c.bytes, d, 13)->depth == 1);
+  CHECK(!depth_at(table(7), c.bytes, d, 18));
+  auto after = depth_at(table(7), c.bytes, d, 22);
   REQUIRE(after);
   CHECK(after->depth == 1);
 }
