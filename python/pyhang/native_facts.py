@@ -14,6 +14,7 @@ from pyhang import procfs, sources
 from pyhang.model.facts import Facts
 from pyhang.model.kinds import PythonStatus
 from pyhang.model.facts import frame_self
+from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 
 # The native readers of a system call's arguments in target memory, by the
@@ -150,7 +151,7 @@ class NativeFacts(Facts):
         return [values.frame_locals(frame, code) for frame, code in frames]
 
     def threading(self):
-        return self.once("threading", lambda: self.python_locks_decoder().threading())
+        return self.once("threading", lambda: from_data(ThreadingState, self.python_locks_decoder().threading()))
 
     def asyncio(self):
         def make():

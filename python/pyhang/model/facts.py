@@ -26,6 +26,7 @@ import json
 
 from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.report import NativeFrame
+from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import FrameSelf, LockIdentification, PythonLockWait
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/2"
@@ -132,7 +133,8 @@ class Facts:
         raise NotImplementedError
 
     def threading(self):
-        """threading's Thread objects (PythonLocks.threading()), or None without Python state."""
+        """threading's Thread objects (PythonLocks.threading()) as a ThreadingState
+        (model.threading_facts), or None without Python state."""
         raise NotImplementedError
 
     def asyncio(self):
@@ -160,8 +162,14 @@ class Facts:
         raise NotImplementedError
 
 
+# The questions answered by one record (or None), by its class.
+RECORD_ANSWERS = {"threading": ThreadingState}
+
+
 def encode(question, answer):
     """`answer` as data json.dumps takes (with `default=frame_sequence`)."""
+    if question in RECORD_ANSWERS:
+        return to_data(answer)
     if question == "threads":
         return [_thread_dict(t) for t in answer]
     if question == "locks" and answer is not None:
@@ -175,6 +183,8 @@ def encode(question, answer):
 
 def decode(question, data):
     """The answer `encode` made `data` from."""
+    if question in RECORD_ANSWERS:
+        return from_data(RECORD_ANSWERS[question], data)
     if question == "threads":
         return [_thread_from(d) for d in data]
     if question == "locks" and data is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import ApiWait, CollectiveDetail, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, from_data, to_data
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
@@ -57,7 +58,7 @@ class ProcessSnapshot:
     warnings: list[str] = field(default_factory=list)   # what could not be read about the target
     lock_problem: str | None = None        # why glibc's lock layouts are not known
     fork_facts: dict | None = None         # native fork_facts(), when asked
-    threading: dict | None = None          # threading's Thread objects (PythonLocks.threading())
+    threading: ThreadingState | None = None   # threading's Thread objects (PythonLocks.threading())
     names: dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
     native_depth: int = 8                     # native frames collected per thread
     files: dict[int, dict] | None = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
@@ -101,7 +102,7 @@ def _to_dict(snap, t):
         "warnings": list(snap.warnings),
         "lock_problem": snap.lock_problem,
         "fork_facts": snap.fork_facts,
-        "threading": snap.threading,
+        "threading": to_data(snap.threading),
         "names": [[address, name] for address, name in sorted(snap.names.items())],
         "native_depth": snap.native_depth,
         "files": None if snap.files is None else {str(fd): obj for fd, obj in sorted(snap.files.items())},
@@ -134,7 +135,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
         warnings=list(d.get("warnings") or []),
         lock_problem=d.get("lock_problem"),
         fork_facts=d.get("fork_facts"),
-        threading=d.get("threading"),
+        threading=from_data(ThreadingState, d.get("threading")),
         names={address: name for address, name in d.get("names") or []},
         native_depth=d.get("native_depth", 8),
         files=None if d.get("files") is None else {int(fd): obj for fd, obj in d["files"].items()},
