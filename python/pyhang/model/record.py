@@ -130,5 +130,8 @@ def from_data(cls, data):
 
 def replace(value, **changes):
     """A copy of record `value` with the fields `changes` names given new values (dataclasses.replace)."""
+    unknown = set(changes) - value.__record_names__
+    if unknown:
+        raise TypeError("%s has no field %s" % (type(value).__qualname__, ", ".join(sorted(unknown))))
     return type(value)(**{name: changes[name] if name in changes else getattr(value, name)
                           for name in value.__record_fields__})
