@@ -14,6 +14,11 @@ from pyhang import procfs, sources
 from pyhang.model.facts import Facts
 from pyhang.model.kinds import PythonStatus
 from pyhang.model.facts import frame_self
+from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model.lock_objects import LockObject
+from pyhang.model.references import ThreadReferences
+from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 
 # The native readers of a system call's arguments in target memory, by the
@@ -143,21 +148,21 @@ class NativeFacts(Facts):
 
     def references(self, addresses):
         refs = self.python_locks_decoder().thread_references(sorted(addresses))
-        return {"by_object": sorted(refs["by_object"].items()), "complete": refs["complete"]}
+        return from_data(ThreadReferences, dict(refs, by_object=[list(item) for item in sorted(refs["by_object"].items())]))
 
     def frame_locals(self, frames):
         values = self.python_values()
         return [values.frame_locals(frame, code) for frame, code in frames]
 
     def threading(self):
-        return self.once("threading", lambda: self.python_locks_decoder().threading())
+        return self.once("threading", lambda: from_data(ThreadingState, self.python_locks_decoder().threading()))
 
     def asyncio(self):
         def make():
             state = native.asyncio_state(self.interpreter())
             if self.native_target.kind == "live":
                 state["clock"] = time.monotonic()  # a sleep's deadline (loop time) is on this clock
-            return state
+            return from_data(AsyncioState, state)
         return self.once("asyncio", make)
 
     def fork_facts(self, bases):
@@ -166,13 +171,13 @@ class NativeFacts(Facts):
             try:
                 facts = native.fork_facts(target, sorted(bases), True, self.interpreter(), containers=False)
             except native.ReaderError as exc:
-                return {"descriptor_problem": str(exc)}
+                return ForkFacts(descriptor_problem=str(exc))
             facts["process"] = process_facts(target.pid) if target.kind == "live" and target.pid else None
-            return facts
+            return from_data(ForkFacts, facts)
         return self.once("fork-facts", make)
 
     def fork_containers(self):
-        return self.once("fork-containers", lambda: native.fork_containers(self.interpreter()))
+        return self.once("fork-containers", lambda: from_data(ForkContainers, native.fork_containers(self.interpreter())))
 
     def sysroot(self):
         """Where a core's files are (gdb's sysroot); None: where the core names them."""
@@ -192,7 +197,7 @@ class NativeFacts(Facts):
         if self.python().get("status") != PythonStatus.OK:
             return []
         try:
-            return self.python_locks_decoder().lock_objects(sorted(set(addresses)))
+            return [from_data(LockObject, o) for o in self.python_locks_decoder().lock_objects(sorted(set(addresses)))]
         except native.ReaderError:  # nothing can be said of them: the children's hazards stay as they are
             return []
 

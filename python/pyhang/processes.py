@@ -74,12 +74,12 @@ def lock_objects(addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroo
             found = nostop.NoStopFacts(pid).lock_objects(addresses)
         except Exception:  # noqa: BLE001 — not asked: the children's hazards stay as they are
             return None
-        return {o["object"]: o for o in found if isinstance(o, dict) and "object" in o}
+        return {o.object: o for o in found}
     target = _target(pid, core, sysroot, lib_search_path)
     try:
         found = gdb_batch.ask(gdb_batch.open_gdb(target, timeout=TIMEOUT, gdbext=gdbext), target,
                               lambda facts: facts.lock_objects(addresses), timeout=TIMEOUT)
-        return {o["object"]: o for o in found or () if isinstance(o, dict) and "object" in o}
+        return {o.object: o for o in found or ()}
     except (gdb_batch.Failure, ValueError, TypeError):
         return None
 
@@ -94,7 +94,7 @@ def _ask_parents(tree, ask, here=None):
     wanted = tree_forks.lock_objects_wanted(tree)
     entries = {p.pid: p for p in tree.processes if p.pid in wanted}
     if here is not None and here[0] in wanted:
-        entries[here[0]].lock_objects = {o["object"]: o for o in here[1](wanted.pop(here[0]))}
+        entries[here[0]].lock_objects = {o.object: o for o in here[1](wanted.pop(here[0]))}
     if not wanted:
         return
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:

@@ -15,6 +15,7 @@ from pyhang.analysis import python_state
 from pyhang.model import snapshot as snapshots
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 from pyhang.render import json as render_json
 from pyhang.render.locks import evidence as wait_evidence
@@ -316,8 +317,8 @@ def test_interpreter_exit_joining_in_c_names_the_non_daemon_threads_as_likely():
     # AND a daemon thread is never waited for at exit
     def daemon_too(snap):
         joined_in_c(snap)
-        for t in snap.threading["threads"]:
-            t["daemon"] = True
+        for t in snap.threading.threads:
+            t.daemon = True
     _, rep = replay(doc, daemon_too)
     b = next(t for t in rep["threads"] if t["tid"] == main)["blocked_on"]
     assert b is None or b["kind"] != "py-join"
@@ -534,10 +535,10 @@ def test_interpreter_exit_on_3_13_is_certain_when_parked_on_a_threads_handle_els
     class View:
         threads = [{"thread_id": 1, "native_tid": 10}, {"thread_id": 2, "native_tid": 11},
                    {"thread_id": 3, "native_tid": 12}]
-    threading = {"threads": [
+    threading = from_data(ThreadingState, {"threads": [
         {"object": 0x100, "name": "MainThread", "native_id": 10, "daemon": False, "handle_struct": 0x5000},
         {"object": 0x200, "name": "stuck", "native_id": 11, "daemon": False, "handle_struct": 0x6000},
-        {"object": 0x300, "name": "other", "native_id": 12, "daemon": False, "handle_struct": 0x7000}]}
+        {"object": 0x300, "name": "other", "native_id": 12, "daemon": False, "handle_struct": 0x7000}]})
     threads = PythonThreads(threading, View())
     exiting = [{"function": "_shutdown", "file": "/usr/lib/python3.14/threading.py"}]
     # GIVEN main parked on the exit event inside the second Thread's handle (0x6000 + 0x39)

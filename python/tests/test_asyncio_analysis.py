@@ -2,6 +2,8 @@
 a gather's children, through a future another task completes), each found
 once; garbage in the decoded facts gives no cycle and no crash."""
 from pyhang import analysis
+from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.record import from_data
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot
 from pyhang.render import json as render_json
@@ -19,8 +21,9 @@ def task(addr, name, awaits=None, children=(), completes=(), state="pending"):
 
 def report_of(tasks, loops=None):
     snap = ProcessSnapshot(target=TargetInfo(kind="core"), python={"status": "ok", "threads": []},
-                           asyncio={"imported": True, "tasks": tasks, "jobs": [],
-                                    "loops": loops if loops is not None else [{"loop": 0x1000}]})
+                           asyncio=from_data(AsyncioState, {
+                               "imported": True, "tasks": tasks, "jobs": [],
+                               "loops": loops if loops is not None else [{"loop": 0x1000}]}))
     rep = analysis.build_report(snap)
     harness.validated_report(render_json.to_json(rep))
     render_text(rep)

@@ -7,6 +7,7 @@ import pytest
 
 from pyhang.analysis.report import analyse, from_snapshot
 from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts
+from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.report import NativeFrame
 from pyhang.model.waits import GlibcLock, LockIdentification
 from pyhang.render.text import warnings
@@ -67,7 +68,7 @@ class Counting(Facts):
 
     def fork_facts(self, bases):
         self._called("fork_facts", bases)
-        return {"descriptor_problem": "not read here"}
+        return ForkFacts(descriptor_problem="not read here")
 
 
 def test_a_recording_asks_each_question_once_and_its_document_is_json():

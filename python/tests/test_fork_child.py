@@ -4,6 +4,8 @@ so it must agree with analyse() on every kind of evidence."""
 import pytest
 
 from pyhang.analysis.forks import analyse, is_child
+from pyhang.model.fork_facts import ForkFacts
+from pyhang.model.record import from_data
 from pyhang.model.report import PythonFrame, Report, TargetInfo, ThreadReport
 
 
@@ -35,11 +37,11 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_is_child_says_what_the_fork_analysis_concludes(case):
-    rep, facts = CASES[case]
+    rep, facts = CASES[case][0], from_data(ForkFacts, CASES[case][1])
     assert is_child(rep, facts) == analyse(rep, facts).child
 
 
 def test_each_kind_of_evidence_alone_makes_a_child_and_none_makes_none():
-    children = {c for c, (rep, facts) in CASES.items() if is_child(rep, facts)}
+    children = {c for c, (rep, facts) in CASES.items() if is_child(rep, from_data(ForkFacts, facts))}
     assert children == {"proc: same address space as the parent", "multiprocessing: a forked process object",
                         "fork bootstrap frames", "descriptors of threads that ran at fork"}

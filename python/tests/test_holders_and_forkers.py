@@ -7,6 +7,7 @@ multiprocessing's.  And the words of waits pyhang names now: a SimpleQueue
 get, an unknown-owner wait in a system call."""
 from pyhang.analysis import forks, holders
 from pyhang.analysis.locks import from_python
+from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.kinds import Confidence, Forker, HazardKind, HolderEvidence, QueueType, VerdictKind, WaitKind
 from pyhang.model.report import BlockedOn, Edge, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.waits import PythonLockDetail, PythonLockWait, from_data
@@ -20,8 +21,8 @@ LOCK = 0x7f0000001000
 SERVE = ("Server.serve_client", "/usr/lib/python3.11/multiprocessing/managers.py", 271)
 APP = ("handler", "/srv/app.py", 12)
 GUNICORN = ("Arbiter.spawn_worker", "/usr/lib/python3/dist-packages/gunicorn/arbiter.py", 589)
-LOST = {"descriptors": [{"address": 1, "exited": False}],
-        "process": {"same_address_space": True, "ppid": 7, "address_space_evidence": "maps"}}
+LOST = from_data(ForkFacts, {"descriptors": [{"address": 1, "exited": False}],
+                             "process": {"same_address_space": True, "ppid": 7, "address_space_evidence": "maps"}})
 
 
 def waiter(frames, suspects=(), locked=True):

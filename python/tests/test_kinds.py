@@ -32,3 +32,7 @@ def test_every_native_wait_kind_and_python_lock_kind_has_a_python_name():
 
 def test_local_kinds_are_the_native_name_table():
     assert values(kinds.LocalKind) == texts(native.LocalKind)
+
+
+def test_future_states_are_the_native_name_table():
+    assert values(kinds.FutureState) == texts(native.FutureState)

@@ -1,7 +1,7 @@
 """pyhang.model.record: the dataclass subset the model is built with."""
 import pytest
 
-from pyhang.model.record import field, record
+from pyhang.model.record import field, record, replace
 
 
 @record
@@ -53,3 +53,12 @@ def test_a_field_without_default_after_one_with_a_default_is_refused():
         class Bad:
             a: int = 0
             b: int
+
+
+def test_replace_gives_a_copy_with_the_fields_named_changed_and_leaves_the_record_as_it_was():
+    p = Point(1, 2, ["a"])
+    q = replace(p, y=5)
+    assert q == Point(1, 5, ["a"]) and p == Point(1, 2, ["a"])
+    assert replace(Key("k"), arity=(1,)) == Key("k", (1,))
+    with pytest.raises(TypeError):
+        replace(p, z=1)

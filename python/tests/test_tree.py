@@ -10,6 +10,8 @@ from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
+from pyhang.model.lock_objects import LockObject
+from pyhang.model.record import from_data
 from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.tree import ProcessEntry, TreeReport
 from pyhang.model.waits import GlibcLock, PythonLockDetail, SyscallWait
@@ -354,8 +356,9 @@ def python_lock(tid, address=LOCK, kind=WaitKind.PY_LOCK):
 
 def in_parent(address=LOCK, type_name="_thread.lock", alive=True, locked=True, refcount=3, tids=(101,)):
     refs = [{"tid": t, "function": "holder", "file": "/srv/app.py", "line": 27} for t in tids]
-    return {address: {"object": address, "type_name": type_name, "refcount": refcount, "alive": alive,
-                      "locked": locked, "owner_thread_id": None, "references": refs}}
+    return {address: from_data(LockObject, {"object": address, "type_name": type_name, "refcount": refcount,
+                                            "alive": alive, "locked": locked, "owner_thread_id": None,
+                                            "references": refs})}
 
 
 def lock_tree(objects, parent_threads=None, child_kind=WaitKind.PY_LOCK):
@@ -405,7 +408,7 @@ def test_a_freed_reused_or_unlocked_address_in_the_parent_names_nobody():
         "freed (refcount field is pymalloc's free-list link)": in_parent(alive=False, refcount=0x7f00000a0b00),
         "reused by another object": in_parent(type_name="dict"),
         "reused by another kind of lock": in_parent(type_name="_thread.RLock"),
-        "no lock there at all": {LOCK: {"object": LOCK, "type_name": None, "alive": False, "references": []}},
+        "no lock there at all": {LOCK: LockObject(object=LOCK, type_name=None, alive=False)},
         "released in the parent": in_parent(locked=False),
         "its state unreadable": in_parent(locked=None),
         "referenced by no parent thread": in_parent(tids=()),
@@ -443,9 +446,10 @@ def rlock_owner_gone(tid, address=LOCK):
 
 def rlock_tree(seen):
     parent = process(100, 1, named(100, 1, "main"), named(101, 2, "holder"))
-    parent.lock_objects = {LOCK: dict({"object": LOCK, "type_name": "_thread.RLock", "refcount": 2, "alive": True,
-                                       "locked": True, "owner_thread_id": IDENT, "owner_tid": 101,
-                                       "references": []}, **seen)}
+    parent.lock_objects = {LOCK: from_data(LockObject, dict({"object": LOCK, "type_name": "_thread.RLock",
+                                                             "refcount": 2, "alive": True, "locked": True,
+                                                             "owner_thread_id": IDENT, "owner_tid": 101,
+                                                             "references": []}, **seen))}
     child = process(200, 100, ThreadReport(tid=200, gdb_num=1, gil=GilState.RELEASED,
                                            blocked_on=BlockedOn(kind=WaitKind.PY_RLOCK, address=LOCK)))
     return TreeReport(root_pid=100, processes=[parent, fork_child(child, rlock_owner_gone(200))])

@@ -158,7 +158,7 @@ same address, unless the parent has freed it since."""
         args = p.parse_args(argv)
         found = facts.facts().lock_objects(args.addresses)
         with open(args.file, "w") as f:
-            json.dump(found, f, separators=(",", ":"))
+            json.dump(encode("lock_objects", found), f, separators=(",", ":"))
         print("pyhang: %d lock objects written to %s" % (len(found), args.file))
 
 

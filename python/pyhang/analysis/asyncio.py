@@ -1,5 +1,5 @@
-"""asyncio, from the snapshot's decoded tasks and loops (native
-asyncio_state()): each event loop with the thread running it and its
+"""asyncio, from the snapshot's decoded tasks and loops (an AsyncioState:
+model.asyncio_facts): each event loop with the thread running it and its
 tasks; what each task awaits (another task, a gather, a sleep and its
 deadline, an asyncio Lock/Event/Queue/Condition/Semaphore, an executor job
 and its thread, a future chained to a concurrent one); await cycles;
@@ -13,11 +13,13 @@ loop's thread in the wait-for graph.
 """
 import re
 
-from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, GilState, OwnerSource, VerdictKind, WaitKind
+from pyhang.model.asyncio_facts import LoopFacts
+from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, FutureState, GilState, OwnerSource, VerdictKind, \
+    WaitKind
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict
 from pyhang.model.waits import ApiDetail, syscall_of
 
-PENDING = "pending"
+PENDING = FutureState.PENDING
 MAX_CYCLES = 64          # await cycles listed at most
 MAX_CYCLE_LENGTH = 64    # tasks followed along one chain
 MAX_STEPS = 100000       # edges followed in all by the cycle search
@@ -41,94 +43,97 @@ def _bare(function):
 
 def _primitive(task):
     """(kind, self, self type) of the asyncio primitive the innermost frame is in, or None."""
-    stack = task.get("stack") or []
-    if not stack:
+    if not task.stack:
         return None
-    f = stack[0]
-    self_type = task.get("innermost_self_type") or ""
+    f = task.stack[0]
+    self_type = task.innermost_self_type or ""
     for suffix, functions, types, kind in PRIMITIVES:
-        if f["file"].endswith(suffix) and _bare(f["function"]) in functions and self_type.endswith(types):
-            return kind, task.get("innermost_self"), self_type
+        if f.file.endswith(suffix) and _bare(f.function) in functions and self_type.endswith(types):
+            return kind, task.innermost_self, self_type
     return None
 
 
 def task_name(t):
-    return t.get("name") or "task 0x%x" % (t.get("object") or 0)
+    return t.name or "task 0x%x" % (t.object or 0)
 
 
 class _Facts:
     """The snapshot's asyncio facts, indexed."""
 
     def __init__(self, state):
-        self.tasks = {t["object"]: t for t in state.get("tasks") or [] if t.get("object")}
+        self.tasks = {t.object: t for t in state.tasks if t.object}
         # future → the tasks whose completion completes it (gather children, shield, chained futures)
         self.completed_by = {}
         for t in self.tasks.values():
-            for c in t.get("completes") or []:
-                self.completed_by.setdefault(c["object"], []).append(t["object"])
-        self.jobs = {j["future"]: j["tid"] for j in state.get("jobs") or [] if j.get("future")}
-        self.clock = state.get("clock")
+            for c in t.completes:
+                self.completed_by.setdefault(c.object, []).append(t.object)
+        self.jobs = {j.future: j.tid for j in state.jobs if j.future}
+        self.clock = state.clock
 
     def awaited(self, t):
         """The Awaited of a pending task, or None when it awaits nothing readable."""
-        w = t.get("awaits")
+        w = t.awaits
         prim = _primitive(t)
-        stack = t.get("stack") or []
+        stack = t.stack
         if w is None and prim is None:
             return None
         a = Awaited(kind=AwaitKind.FUTURE)
         if w is not None:
-            a.address, a.type, a.state = w.get("object"), w.get("type"), w.get("state")
-        if w is not None and w.get("object") in self.tasks:
+            a.address, a.type, a.state = w.object, w.type, w.state
+        if w is not None and w.object in self.tasks:
             a.kind = AwaitKind.TASK
-            a.task_addresses = [w["object"]]
-        elif w is not None and w.get("children"):
+            a.task_addresses = [w.object]
+        elif w is not None and w.children:
             a.kind = AwaitKind.GATHER
-            a.task_addresses = [c for c in w["children"] if c in self.tasks]
+            a.task_addresses = [c for c in w.children if c in self.tasks]
         elif prim is not None:
             a.kind, a.obj, a.obj_type = prim
-        elif stack and stack[0]["file"].endswith("asyncio/tasks.py") and _bare(stack[0]["function"]) == "sleep":
+        elif stack and stack[0].file.endswith("asyncio/tasks.py") and _bare(stack[0].function) == "sleep":
             a.kind = AwaitKind.SLEEP
-            a.when = (w or {}).get("when")
+            a.when = w.when if w is not None else None
             if a.when is not None and self.clock is not None:
                 a.remaining = a.when - self.clock
         else:
-            for c in (w or {}).get("chained") or []:
-                if c["object"] in self.jobs:
-                    a.kind, a.chained, a.thread = AwaitKind.EXECUTOR, c["object"], self.jobs[c["object"]]
+            for c in w.chained if w is not None else ():
+                if c.object in self.jobs:
+                    a.kind, a.chained, a.thread = AwaitKind.EXECUTOR, c.object, self.jobs[c.object]
                     break
-                if a.chained is None and c["object"] not in self.tasks:
-                    a.kind, a.chained = AwaitKind.THREAD_FUTURE, c["object"]
+                if a.chained is None and c.object not in self.tasks:
+                    a.kind, a.chained = AwaitKind.THREAD_FUTURE, c.object
             # a future another task completes (shield's outer future, a chained task)
             if a.kind == AwaitKind.FUTURE and w is not None:
-                a.task_addresses = list(self.completed_by.get(w.get("object"), []))
+                a.task_addresses = list(self.completed_by.get(w.object, []))
         a.tasks = [task_name(self.tasks[x]) for x in a.task_addresses]
         return a
 
     def waits_for(self, t):
         """The tasks a pending task cannot go on without: the task it awaits, a
         gather's children, the tasks that complete the future it awaits."""
-        w = t.get("awaits") or {}
+        w = t.awaits
+        if w is None:
+            return []
         out = []
-        if w.get("object") in self.tasks:
-            out.append(w["object"])
-        out += [c for c in w.get("children") or [] if c in self.tasks]
-        out += self.completed_by.get(w.get("object"), [])
-        return [x for i, x in enumerate(out) if x not in out[:i] and self.tasks[x].get("state") == PENDING]
+        if w.object in self.tasks:
+            out.append(w.object)
+        out += [c for c in w.children if c in self.tasks]
+        out += self.completed_by.get(w.object, [])
+        return [x for i, x in enumerate(out) if x not in out[:i] and self.tasks[x].state == PENDING]
 
 
 def _task_model(t, facts, running):
-    m = AsyncioTask(name=task_name(t), address=t.get("object") or 0, state=t.get("state") or "unknown",
-                    native=bool(t.get("native")), running=running,
-                    stack=[PythonFrame(f["function"], f["file"], f["line"]) for f in t.get("stack") or []],
-                    exception_type=t.get("exception_type"),
-                    exception_unretrieved=bool(t.get("exception_unretrieved")), problem=t.get("problem"))
+    m = AsyncioTask(name=task_name(t), address=t.object or 0, state=t.state or FutureState.UNKNOWN,
+                    native=bool(t.native), running=running,
+                    stack=[PythonFrame(f.function, f.file, f.line) for f in t.stack],
+                    exception_type=t.exception_type,
+                    exception_unretrieved=bool(t.exception_unretrieved), problem=t.problem)
     if m.state == PENDING and not running:
         m.awaits = facts.awaited(t)
     return m
 
 
 _BUSY = (GilState.RELEASED, GilState.WAITING)
+
+_NO_LOOP = LoopFacts()   # the loop of tasks whose loop was not found: nothing known of it
 
 # Where the standard library and installed packages live: a frame there is
 # not the program's own.
@@ -170,21 +175,21 @@ def analyse(report, snapshot):
     if state is None:
         return
     report.asyncio = []
-    if not state.get("imported"):
+    if not state.imported:
         return
     facts = _Facts(state)
     loops = {}
-    for raw in state.get("loops") or []:
-        if raw.get("loop"):
-            loops[raw["loop"]] = (raw, AsyncioLoop(address=raw["loop"], type=raw.get("type"), thread=raw.get("tid"),
-                                                    ready=raw.get("ready"), scheduled=raw.get("scheduled")))
-    running = {raw.get("current_task"): addr for addr, (raw, _) in loops.items() if raw.get("current_task")}
+    for raw in state.loops:
+        if raw.loop:
+            loops[raw.loop] = (raw, AsyncioLoop(address=raw.loop, type=raw.type, thread=raw.tid,
+                                                ready=raw.ready, scheduled=raw.scheduled))
+    running = {raw.current_task: addr for addr, (raw, _) in loops.items() if raw.current_task}
     by_address = {}
-    for t in sorted(facts.tasks.values(), key=lambda t: (t.get("state") != PENDING, task_name(t))):
-        if t.get("loop") not in loops:
-            loops[t.get("loop") or 0] = ({}, AsyncioLoop(address=t.get("loop") or 0, type=None))
-        loop = loops[t.get("loop") or 0][1]
-        m = _task_model(t, facts, running.get(t["object"]) == t.get("loop"))
+    for t in sorted(facts.tasks.values(), key=lambda t: (t.state != PENDING, task_name(t))):
+        if t.loop not in loops:
+            loops[t.loop or 0] = (_NO_LOOP, AsyncioLoop(address=t.loop or 0, type=None))
+        loop = loops[t.loop or 0][1]
+        m = _task_model(t, facts, running.get(t.object) == t.loop)
         if m.running:
             loop.running_task = m.name
         loop.tasks.append(m)
@@ -195,12 +200,12 @@ def analyse(report, snapshot):
         pending = sum(1 for t in loop.tasks if t.state == PENDING and not t.running)
         loop.blocked = _blocked(loop, thread, run, pending)
         # futures the loop's ready callbacks complete, to be run once the loop goes on
-        for c in raw.get("ready_chained") or []:
-            _owned_by_loop(report, c["object"], loop, None)
+        for c in raw.ready_chained:
+            _owned_by_loop(report, c.object, loop, None)
     for t in facts.tasks.values():
-        loop = loops.get(t.get("loop") or 0, ({}, None))[1]
-        for c in t.get("completes") or []:
-            _owned_by_loop(report, c["object"], loop, by_address.get(t["object"]))
+        loop = loops.get(t.loop or 0, (_NO_LOOP, None))[1]
+        for c in t.completes:
+            _owned_by_loop(report, c.object, loop, by_address.get(t.object))
     report.asyncio = sorted((loop for _, loop in loops.values()),
                             key=lambda l: (l.thread is None, l.thread or 0, l.address))
 
@@ -235,10 +240,10 @@ def await_cycles(report, snapshot):
     (directly, through a gather's children or a future another task
     completes).  Each cycle once, from its lowest task address; the search
     is bounded (MAX_CYCLES, MAX_CYCLE_LENGTH, MAX_STEPS)."""
-    if snapshot.asyncio is None or not snapshot.asyncio.get("imported"):
+    if snapshot.asyncio is None or not snapshot.asyncio.imported:
         return []
     facts = _Facts(snapshot.asyncio)
-    edges = {a: facts.waits_for(t) for a, t in facts.tasks.items() if t.get("state") == PENDING}
+    edges = {a: facts.waits_for(t) for a, t in facts.tasks.items() if t.state == PENDING}
     models = {t.address: t for loop in report.asyncio or [] for t in loop.tasks}
     cycles, steps = [], [0]
 

@@ -1,5 +1,5 @@
 """fork-hazards: the rules that turn what the target's memory and /proc say
-(ProcessSnapshot.fork_facts, from native fork_facts()) and what the report
+(ProcessSnapshot.fork_facts: a model.fork_facts.ForkFacts) and what the report
 found (threads, what each waits on) into fork hazards.
 
 Each rule records the facts it concluded from (model.report.Hazard.facts,
@@ -13,43 +13,47 @@ from operator import attrgetter
 
 from pyhang.analysis import holders
 from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, is_one_of
+from pyhang.model.fork_facts import ForkFacts, PythonForkFacts
 from pyhang.model.kinds import Confidence, Forker, HazardKind, PythonStatus, WaitKind
+from pyhang.model.record import to_data
 from pyhang.model.report import ForkAnalysis, Hazard
 
 COW_MIN_BYTES = 8 << 20   # containers smaller than this are not worth a hazard
 
 _FILE = attrgetter("file")  # of a PythonFrame
 
+_NO_PYTHON = PythonForkFacts()   # what is known of a process without Python facts: nothing
+
 
 def _lost_threads(facts):
     """Descriptors of threads that were running in the parent at fork."""
-    return [d for d in facts.get("descriptors") or [] if not d.get("exited")]
+    return [d for d in facts.descriptors if not d.exited]
 
 
 def _started_by(descriptor, prefixes):
-    return is_one_of((descriptor.get("start_routine") or {}).get("library"), prefixes)
+    return descriptor.start_routine is not None and is_one_of(descriptor.start_routine.library, prefixes)
 
 
 def _child(a, report, proc, py, lost):
     """Is this a fork child that did not exec, and how do we know?"""
-    if proc and proc.get("same_address_space"):
+    if proc and proc.same_address_space:
         a.child = True
-        a.parent_pid = proc["ppid"]
+        a.parent_pid = proc.ppid
         ticks = None
-        if proc.get("start_ticks") is not None and proc.get("parent_start_ticks") is not None:
-            ticks = proc["start_ticks"] - proc["parent_start_ticks"]
-        a.child_evidence.append(("proc", {"ppid": proc["ppid"], "how": proc["address_space_evidence"],
+        if proc.start_ticks is not None and proc.parent_start_ticks is not None:
+            ticks = proc.start_ticks - proc.parent_start_ticks
+        a.child_evidence.append(("proc", {"ppid": proc.ppid, "how": proc.address_space_evidence,
                                           "ticks_after_parent": ticks}))
-    elif proc and proc.get("ppid", 0) > 1:
-        a.checked.append(("proc-not-child", {"ppid": proc["ppid"], "how": proc.get("address_space_evidence")
-                                             or proc.get("problem") or "unknown"}))
-    ctype = py.get("current_process_type")
+    elif proc and proc.ppid > 1:
+        a.checked.append(("proc-not-child", {"ppid": proc.ppid, "how": proc.address_space_evidence
+                                             or proc.problem or "unknown"}))
+    ctype = py.current_process_type
     if ctype and ctype != "_MainProcess":
         a.child = True
-        if a.parent_pid is None and py.get("parent_pid"):
-            a.parent_pid = py["parent_pid"]
-        a.child_evidence.append(("multiprocessing", {"type": ctype, "name": py.get("current_process_name"),
-                                                     "ppid": py.get("parent_pid")}))
+        if a.parent_pid is None and py.parent_pid:
+            a.parent_pid = py.parent_pid
+        a.child_evidence.append(("multiprocessing", {"type": ctype, "name": py.current_process_name,
+                                                     "ppid": py.parent_pid}))
     for t in report.threads:
         if not any(file.endswith("popen_fork.py") for file in set(map(_FILE, t.python_frames))):
             continue
@@ -88,8 +92,8 @@ def _orphaned_locks(a, report, facts, proc, lost):
     stays a wait of unknown owner (or a holder-exited verdict's)."""
     tids = {t.tid for t in report.threads}
     suspected = {e.waiter for e in report.edges}
-    internal = {l["address"]: l for l in facts.get("internal_locks") or []}
-    parent_threads = set((proc or {}).get("parent_threads") or [])
+    internal = {l.address: to_data(l) for l in facts.internal_locks}
+    parent_threads = set(proc.parent_threads if proc else ())
     for t in report.threads:
         b = t.blocked_on
         if b is None:
@@ -100,7 +104,7 @@ def _orphaned_locks(a, report, facts, proc, lost):
             f = {"thread": t.tid, "kind": b.kind, "address": b.address, "library": b.library, "gone": gone,
                  "internal": named, "child": a.child}
             if parent_threads:
-                f["parent_pid"] = proc["ppid"]
+                f["parent_pid"] = proc.ppid
                 f["in_parent"] = [o for o in gone if o in parent_threads]
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone", f))
         elif b.python is not None and b.python.owner_gone:
@@ -109,7 +113,7 @@ def _orphaned_locks(a, report, facts, proc, lost):
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone",
                                     {"thread": t.tid, "kind": b.kind, "address": b.address, "library": b.library,
                                      "gone": [], "owner_ident": ident, "internal": named, "child": a.child,
-                                     "descriptor": next((d for d in lost if d.get("address") == ident), None)}))
+                                     "descriptor": next((to_data(d) for d in lost if d.address == ident), None)}))
         elif named and a.child:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "internal-lock",
                                     {"thread": t.tid, "internal": named}))
@@ -121,8 +125,8 @@ def _orphaned_locks(a, report, facts, proc, lost):
     a.checked.append(("blocked", {"count": sum(1 for t in report.threads if t.blocked_on)}))
     if internal:
         a.checked.append(("internal-locks", {"locks": list(internal.values())}))
-    elif facts.get("internal_locks_problem"):
-        a.problems.append(facts["internal_locks_problem"])
+    elif facts.internal_locks_problem:
+        a.problems.append(facts.internal_locks_problem)
 
 
 def _openmp(a, report, libs, lost):
@@ -135,39 +139,39 @@ def _openmp(a, report, libs, lost):
     if a.child and (pool or inside):
         a.hazards.append(Hazard(HazardKind.OPENMP_AFTER_FORK, inside,
                                 Confidence.CERTAIN if pool and inside else Confidence.LIKELY, "",
-                                {"library": gomp[0], "pool": len(pool), "pool_example": pool[0] if pool else None,
+                                {"library": gomp[0], "pool": len(pool), "pool_example": to_data(pool[0]) if pool else None,
                                  "inside": inside}))
     a.checked.append(("openmp", {"library": gomp[0], "child": a.child}))
 
 
 def _cuda(a, libs, py, lost):
     cuda = [l for l in libs if is_one_of(l, CUDA_LIBRARIES)]
-    flags = [n for n in ("cuda_initialized", "cuda_in_bad_fork") if py.get(n)]
+    flags = [n for n in ("cuda_initialized", "cuda_in_bad_fork") if getattr(py, n)]
     if a.child and (cuda or flags):
         drivers = [d for d in lost if _started_by(d, CUDA_LIBRARIES)] if cuda else []
         sure = bool(flags) or any(_started_by(d, CUDA_LIBRARIES) for d in lost)
         a.hazards.append(Hazard(HazardKind.CUDA_AFTER_FORK, [], Confidence.CERTAIN if sure else Confidence.LIKELY, "",
                                 {"library": cuda[0] if cuda else None, "drivers": len(drivers),
-                                 "driver_example": drivers[0] if drivers else None, "flags": flags}))
-    a.checked.append(("cuda", {"library": cuda[0] if cuda else None, "torch": bool(py.get("torch")),
-                               "initialized": py.get("cuda_initialized"), "in_bad_fork": py.get("cuda_in_bad_fork")}))
+                                 "driver_example": to_data(drivers[0]) if drivers else None, "flags": flags}))
+    a.checked.append(("cuda", {"library": cuda[0] if cuda else None, "torch": bool(py.torch),
+                               "initialized": py.cuda_initialized, "in_bad_fork": py.cuda_in_bad_fork}))
 
 
 def _threads_at_fork(a, proc, lost):
-    parent_threads = set((proc or {}).get("parent_threads") or [])
+    parent_threads = set(proc.parent_threads if proc else ())
     if a.child and (lost or len(parent_threads) > 1):
         a.hazards.append(Hazard(HazardKind.THREADS_AT_FORK, [], Confidence.CERTAIN if lost else Confidence.LIKELY, "",
-                                {"lost": lost, "parent_pid": (proc or {}).get("ppid"),
+                                {"lost": to_data(lost), "parent_pid": proc.ppid if proc else None,
                                  "parent_threads": len(parent_threads),
-                                 "parent_thread_names": (proc or {}).get("parent_thread_names") or []}))
+                                 "parent_thread_names": list(proc.parent_thread_names) if proc else []}))
     a.checked.append(("threads-at-fork", {}))
 
 
 def _start_method(a, report, py, libs):
-    ctype = py.get("current_process_type") or ""
-    method = py.get("actual_context") or (py.get("default_context") if py.get("multiprocessing") else None)
+    ctype = py.current_process_type or ""
+    method = py.actual_context or (py.default_context if py.multiprocessing else None)
     if (method and method.startswith("Fork")) or ctype.startswith("Fork"):
-        fixed = bool(py.get("actual_context"))
+        fixed = bool(py.actual_context)
         if not a.child and len(report.threads) > 1:
             a.hazards.append(Hazard(HazardKind.FORK_START_METHOD, sorted(t.tid for t in report.threads),
                                     Confidence.LIKELY, "parent",
@@ -176,16 +180,16 @@ def _start_method(a, report, py, libs):
         elif a.child and a.hazards and ctype.startswith("Fork"):
             a.hazards.append(Hazard(HazardKind.FORK_START_METHOD, [], Confidence.CERTAIN, "child",
                                     {"process_type": ctype}))
-    a.checked.append(("start-method", {"method": method, "multiprocessing": bool(py.get("multiprocessing"))}))
+    a.checked.append(("start-method", {"method": method, "multiprocessing": bool(py.multiprocessing)}))
 
 
 def _cow(a, proc, py):
-    containers = [c for c in py.get("containers") or [] if c.get("estimated_bytes", 0) >= COW_MIN_BYTES]
-    if a.child and proc and (proc.get("smaps_rollup") or {}):
-        rollup = proc["smaps_rollup"]
+    containers = [c for c in py.containers if c.estimated_bytes >= COW_MIN_BYTES]
+    if a.child and proc and proc.smaps_rollup:
+        rollup = proc.smaps_rollup
         if containers:
             a.hazards.append(Hazard(HazardKind.COW_REFCOUNT, [], Confidence.LIKELY, "",
-                                    {"smaps_rollup": rollup, "containers": containers[:5]}))
+                                    {"smaps_rollup": rollup, "containers": to_data(containers[:5])}))
         a.checked.append(("cow", {"smaps_rollup": rollup, "containers": len(containers)}))
     elif containers:
         a.checked.append(("cow-no-smaps", {"containers": len(containers)}))
@@ -194,25 +198,25 @@ def _cow(a, proc, py):
 def is_child(report, facts):
     """Whether analyse() takes the process for a fork child, from the same
     evidence (the collection asks before it reads the large containers)."""
-    facts = facts or {}
+    facts = facts or ForkFacts()
     a = ForkAnalysis()
-    _child(a, report, facts.get("process") or None, facts.get("python") or {}, _lost_threads(facts))
+    _child(a, report, facts.process, facts.python or _NO_PYTHON, _lost_threads(facts))
     return a.child
 
 
 def analyse(report, facts):
-    """The ForkAnalysis of one report, from native fork_facts()."""
+    """The ForkAnalysis of one report, from its ForkFacts."""
     a = ForkAnalysis()
-    facts = facts or {}
-    proc = facts.get("process") or None
-    py = facts.get("python") or {}
-    libs = facts.get("libraries") or []
+    facts = facts or ForkFacts()
+    proc = facts.process
+    py = facts.python or _NO_PYTHON
+    libs = facts.libraries
     lost = _lost_threads(facts)
-    a.problems += [p for p in (facts.get("descriptor_problem"), (proc or {}).get("problem")) if p]
+    a.problems += [p for p in (facts.descriptor_problem, proc.problem if proc else None) if p]
     if report.python_status != PythonStatus.NOT_PYTHON:   # no interpreter: nothing Python-side to miss
-        a.problems += list(py.get("problems") or [])
+        a.problems += list(py.problems)
     _child(a, report, proc, py, lost)
-    a.checked.append(("descriptors", {"mappings": facts.get("mappings_scanned", 0)}))
+    a.checked.append(("descriptors", {"mappings": facts.mappings_scanned}))
     _orphaned_locks(a, report, facts, proc, lost)
     _openmp(a, report, libs, lost)
     _cuda(a, libs, py, lost)

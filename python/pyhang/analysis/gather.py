@@ -11,6 +11,9 @@ from pyhang.analysis import collectives, forks, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView, gil_state
 from pyhang.model.kinds import GilState, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
+from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model.record import replace
+from pyhang.model.references import ThreadReferences
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
@@ -187,12 +190,12 @@ def add_references(facts, threads):
     addresses = sorted({a for a in wanted.values() if a})
     if not addresses:
         return
-    refs = facts.references(addresses) or {"by_object": [], "complete": False}
-    by_object = {address: tids for address, tids in refs["by_object"]}
+    refs = facts.references(addresses) or ThreadReferences()
+    by_object = {address: tids for address, tids in refs.by_object}
     for t in threads:
         if wanted[t.tid]:
             t.python_api.referenced_by = list(by_object.get(wanted[t.tid], []))
-            t.python_api.references_complete = refs["complete"]
+            t.python_api.references_complete = refs.complete
 
 
 def add_future_runners(facts, view, threads):
@@ -317,13 +320,13 @@ def fork_facts(facts, report, threads):
     """The fork facts of the target; the large containers among module
     globals only for a fork child (analysis.forks.is_child), the one process
     they are a hazard in: finding them reads every module's globals."""
-    from_native = facts.fork_facts(sorted(locks.thread_bases(threads))) or {}
-    py = from_native.get("python")
-    if not py or not forks.is_child(report, from_native):
+    from_native = facts.fork_facts(sorted(locks.thread_bases(threads))) or ForkFacts()
+    py = from_native.python
+    if py is None or not forks.is_child(report, from_native):
         return from_native
-    found = facts.fork_containers() or {"containers": [], "problems": ["not collected"]}
-    return dict(from_native, python=dict(py, containers=found["containers"],
-                                         problems=list(py.get("problems") or []) + list(found["problems"])))
+    found = facts.fork_containers() or ForkContainers(problems=["not collected"])
+    return replace(from_native, python=replace(py, containers=found.containers,
+                                               problems=list(py.problems) + list(found.problems)))
 
 
 def thread(facts, tid, depth=LOCK_FRAME_DEPTH):

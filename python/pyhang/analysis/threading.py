@@ -1,28 +1,38 @@
 """The threading module's Thread objects of one process (the snapshot's
-`threading`, from PythonLocks.threading()), indexed: the Python name of
+`threading`: model.threading_facts.ThreadingState), indexed: the Python name of
 each thread, and which thread a join waits for."""
 from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 from pyhang.model.waits import JoinDetail
 
 
+class KnownThread:
+    """A Thread object (model.threading_facts.ThreadObject) and the LWP it
+    runs on (None: not known)."""
+    __slots__ = ("thread", "tid")
+
+    def __init__(self, thread, tid):
+        self.thread, self.tid = thread, tid
+
+
 class PythonThreads:
     def __init__(self, threading, view):
+        """`threading`: the ThreadingState of the process, or None."""
         self.ident_tid = ident_tid = {t.get("thread_id"): t.get("native_tid") for t in view.threads
                                       if t.get("native_tid")}
         self.by_tid, self.by_object, self.by_tstate_lock = {}, {}, {}
-        self.handles = []  # (C ThreadHandle address, entry), 3.13+
-        for t in (threading or {}).get("threads") or []:
+        self.handles = []  # (C ThreadHandle address, KnownThread), 3.13+
+        for t in threading.threads if threading is not None else ():
             # _native_id (3.8+) is the LWP; before, _ident is the pthread_t the thread states record.
-            entry = dict(t, tid=t.get("native_id") or ident_tid.get(t.get("ident")))
-            if entry["tid"]:
-                self.by_tid.setdefault(entry["tid"], entry)
-            if t.get("object"):
-                self.by_object[t["object"]] = entry
-            if t.get("tstate_lock"):
-                self.by_tstate_lock[t["tstate_lock"]] = entry
-            if t.get("handle_struct"):
-                self.handles.append((t["handle_struct"], entry))
+            entry = KnownThread(t, t.native_id or ident_tid.get(t.ident))
+            if entry.tid:
+                self.by_tid.setdefault(entry.tid, entry)
+            if t.object:
+                self.by_object[t.object] = entry
+            if t.tstate_lock:
+                self.by_tstate_lock[t.tstate_lock] = entry
+            if t.handle_struct:
+                self.handles.append((t.handle_struct, entry))
 
     def tid_of_ident(self, ident):
         """The LWP of a pthread_t (threading.get_ident()), or None."""
@@ -31,10 +41,10 @@ class PythonThreads:
     def name(self, tid):
         """The threading.Thread name of the thread `tid`, or None."""
         t = self.by_tid.get(tid)
-        return t.get("name") if t else None
+        return t.thread.name if t else None
 
     def joined(self, python_lock):
-        """The Thread (entry) a thread waits for to end, from what the
+        """The KnownThread a thread waits for to end, from what the
         Python-lock search found: the Thread whose _tstate_lock it waits on
         (Thread.join and interpreter exit, 3.6–3.12), or the `self` of its
         join frame (3.13+, where join waits on a _ThreadHandle)."""
@@ -48,7 +58,7 @@ class PythonThreads:
         return found
 
     def parked_on_handle(self, python_lock):
-        """The Thread (entry) whose C ThreadHandle holds what the thread is
+        """The KnownThread whose C ThreadHandle holds what the thread is
         parked on (3.13+): a join, or interpreter exit's _thread._shutdown,
         parks on the handle's thread_is_exiting PyEvent, which its
         parking-lot entry names; None when it is not parked on one."""
@@ -59,9 +69,9 @@ class PythonThreads:
 
 
     def running_non_daemon(self, but):
-        """The Thread entries of the non-daemon threads other than `but`
-        (a TID) that have an LWP: those interpreter exit waits for."""
-        return [t for t in self.by_object.values() if t.get("daemon") is False and t.get("tid") and t["tid"] != but]
+        """The KnownThreads of the non-daemon threads other than `but` (a
+        TID) that have an LWP: those interpreter exit waits for."""
+        return [t for t in self.by_object.values() if t.thread.daemon is False and t.tid and t.tid != but]
 
 
 def _at_exit(frames):
@@ -73,11 +83,11 @@ def _at_exit(frames):
 def join_wait(python_lock, joined, frames):
     """BlockedOn for a join on the Thread `joined` (PythonThreads.joined) by
     a thread with these Python frames (dicts of the decoded state)."""
-    tid = joined.get("tid")
-    return BlockedOn(kind=WaitKind.PY_JOIN, address=joined.get("object"), owners=[tid] if tid else [],
+    tid = joined.tid
+    return BlockedOn(kind=WaitKind.PY_JOIN, address=joined.thread.object, owners=[tid] if tid else [],
                      owner_source=OwnerSource.THREAD_OBJECT if tid else OwnerSource.UNKNOWN,
                      confidence=Confidence.CERTAIN,
-                     join=JoinDetail(name=joined.get("name"), daemon=joined.get("daemon"), shutdown=_at_exit(frames),
+                     join=JoinDetail(name=joined.thread.name, daemon=joined.thread.daemon, shutdown=_at_exit(frames),
                                      joined_by=JoinEvidence.TSTATE_LOCK if python_lock.kind == WaitKind.PY_LOCK
                                      else JoinEvidence.HANDLE))
 
@@ -100,17 +110,17 @@ def shutdown_wait(frames, python_threads, tid, python_lock=None):
     if not frames or not _at_exit(frames[:1]):
         return None
     parked = python_threads.parked_on_handle(python_lock)
-    if parked is not None and parked.get("tid"):
+    if parked is not None and parked.tid:
         # The handle _thread._shutdown joins now: certain, as a join on its Thread is.
-        return BlockedOn(kind=WaitKind.PY_JOIN, address=parked.get("object"), owners=[parked["tid"]],
+        return BlockedOn(kind=WaitKind.PY_JOIN, address=parked.thread.object, owners=[parked.tid],
                          owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.CERTAIN,
-                         join=JoinDetail(name=parked.get("name"), names=[parked.get("name")], daemon=False,
+                         join=JoinDetail(name=parked.thread.name, names=[parked.thread.name], daemon=False,
                                          shutdown=True, joined_by=JoinEvidence.SHUTDOWN_HANDLE))
     waited = python_threads.running_non_daemon(tid)
     if not waited:
         return None
-    return BlockedOn(kind=WaitKind.PY_JOIN, address=waited[0].get("object"), owners=[t["tid"] for t in waited],
+    return BlockedOn(kind=WaitKind.PY_JOIN, address=waited[0].thread.object, owners=[t.tid for t in waited],
                      owner_source=OwnerSource.THREAD_OBJECT, confidence=Confidence.LIKELY,
-                     join=JoinDetail(name=waited[0].get("name") if len(waited) == 1 else None,
-                                     names=[t.get("name") for t in waited], daemon=False, shutdown=True,
+                     join=JoinDetail(name=waited[0].thread.name if len(waited) == 1 else None,
+                                     names=[t.thread.name for t in waited], daemon=False, shutdown=True,
                                      joined_by=JoinEvidence.SHUTDOWN_ACTIVE))

@@ -124,10 +124,9 @@ def _parent_owner(child, parent, hazard):
     address, type_name = lock
     f = hazard.facts
     seen = (parent.lock_objects or {}).get(address)
-    if not seen or seen.get("type_name") != type_name or not seen.get("alive") or \
-            seen.get("owner_thread_id") != f["owner_ident"]:
+    if not seen or seen.type_name != type_name or not seen.alive or seen.owner_thread_id != f["owner_ident"]:
         return None
-    th = parent.report.thread(seen.get("owner_tid"))
+    th = parent.report.thread(seen.owner_tid)
     if th is None:
         return None
     facts = {k: f.get(k) for k in ("thread", "kind", "address", "owner_ident")}
@@ -144,20 +143,20 @@ def _parent_reference(child, parent, hazard):
         return None
     address, type_name = lock
     seen = (parent.lock_objects or {}).get(address)
-    if not seen or seen.get("type_name") != type_name or not seen.get("alive") or seen.get("locked") is not True:
+    if not seen or seen.type_name != type_name or not seen.alive or seen.locked is not True:
         return None
     held = []
-    for r in seen.get("references") or ():
-        th = parent.report.thread(r.get("tid"))
+    for r in seen.references:
+        th = parent.report.thread(r.tid)
         b = th.blocked_on if th is not None else None
         if th is None or (b is not None and b.address == address):   # a parent thread waiting for it too
             continue
-        held.append(dict(_who(th), references={k: r.get(k) for k in ("function", "file", "line")}))
+        held.append(dict(_who(th), references={"function": r.function, "file": r.file, "line": r.line}))
     if not held:
         return None
     f = hazard.facts
     facts = {"thread": f.get("thread"), "kind": f.get("kind") or WaitKind.PY_LOCK, "address": address,
-             "type": type_name, "refcount": seen.get("refcount"), "parent_pid": parent.pid,
+             "type": type_name, "refcount": seen.refcount, "parent_pid": parent.pid,
              "parent_comm": parent.comm, "parent_threads": held, "processes": [child.pid, parent.pid]}
     return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.LIKELY, "parent-reference", facts)
 

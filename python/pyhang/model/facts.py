@@ -7,9 +7,13 @@ addresses) and answers in the same order: a collector in another process
 answers a report in a handful of round trips, whatever the number of threads.
 A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a stopped
 process or a core through gdb and the native decoders.  Every answer is
-plain data: JSON's types, except the records `threads`, `locks` and
-`python_locks` give (ThreadFacts and NativeFrame; model.waits), which
-`encode`/`decode` turn into dicts and back.
+plain data: JSON's types, except the records `threads` (ThreadFacts and
+NativeFrame), `locks`, `python_locks` and `frame_selves` (model.waits),
+`threading` (model.threading_facts), `asyncio` (model.asyncio_facts),
+`fork_facts` and `fork_containers` (model.fork_facts), `lock_objects`
+(model.lock_objects) and `references` (model.references) give, made once
+by the collector from the native module's dicts; `encode`/`decode` turn
+them into data and back.
 
 `Recording` wraps any collector and keeps every answer, counting the
 questions; saved as JSON (`to_dict`) it is a snapshot, and `Replay` answers
@@ -25,7 +29,12 @@ from __future__ import annotations
 import json
 
 from pyhang.model.record import field, from_data, record, to_data
+from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model.lock_objects import LockObject
+from pyhang.model.references import ThreadReferences
 from pyhang.model.report import NativeFrame
+from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import FrameSelf, LockIdentification, PythonLockWait
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/2"
@@ -122,7 +131,7 @@ class Facts:
         raise NotImplementedError
 
     def references(self, addresses):
-        """{"by_object": [[address, [{tid, ...}]]], "complete": bool}: which threads reach the objects
+        """ThreadReferences (model.references): which threads reach the objects
         (PythonLocks.thread_references)."""
         raise NotImplementedError
 
@@ -132,24 +141,27 @@ class Facts:
         raise NotImplementedError
 
     def threading(self):
-        """threading's Thread objects (PythonLocks.threading()), or None without Python state."""
+        """threading's Thread objects (PythonLocks.threading()) as a ThreadingState
+        (model.threading_facts), or None without Python state."""
         raise NotImplementedError
 
     def asyncio(self):
-        """asyncio's tasks and loops (native asyncio_state()), or None without Python state."""
+        """asyncio's tasks and loops (native asyncio_state()) as an AsyncioState (model.asyncio_facts), or None
+        without Python state."""
         raise NotImplementedError
 
     def fork_facts(self, bases):
-        """What a fork child inherited (native fork_facts()), given the sorted struct pthread
-        addresses of its threads; {"descriptor_problem": why} when they cannot be read."""
+        """What a fork child inherited (native fork_facts()) as a ForkFacts (model.fork_facts), given the
+        sorted struct pthread addresses of its threads; only its descriptor_problem when they cannot be read."""
         raise NotImplementedError
 
     def fork_containers(self):
-        """{containers, problems}: the large builtin containers among module globals."""
+        """ForkContainers (model.fork_facts): the large builtin containers among module globals."""
         raise NotImplementedError
 
     def lock_objects(self, addresses):
-        """What is at each address in this process (PythonLocks.lock_objects); [] without Python state."""
+        """[LockObject] (model.lock_objects): what is at each address in this process (PythonLocks.lock_objects);
+        [] without Python state."""
         raise NotImplementedError
 
 
@@ -160,8 +172,17 @@ class Facts:
         raise NotImplementedError
 
 
+# The questions answered by one record (or None), by its class.
+RECORD_ANSWERS = {"threading": ThreadingState, "asyncio": AsyncioState, "fork_facts": ForkFacts,
+                  "fork_containers": ForkContainers, "references": ThreadReferences}
+# The questions answered by a list of records (or None), by their class.
+RECORD_LISTS = {"lock_objects": LockObject}
+
+
 def encode(question, answer):
     """`answer` as data json.dumps takes (with `default=frame_sequence`)."""
+    if question in RECORD_ANSWERS or question in RECORD_LISTS:
+        return to_data(answer)
     if question == "threads":
         return [_thread_dict(t) for t in answer]
     if question == "locks" and answer is not None:
@@ -175,6 +196,10 @@ def encode(question, answer):
 
 def decode(question, data):
     """The answer `encode` made `data` from."""
+    if question in RECORD_ANSWERS:
+        return from_data(RECORD_ANSWERS[question], data)
+    if question in RECORD_LISTS and data is not None:
+        return [from_data(RECORD_LISTS[question], d) for d in data]
     if question == "threads":
         return [_thread_from(d) for d in data]
     if question == "locks" and data is not None:

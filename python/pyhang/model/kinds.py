@@ -251,6 +251,14 @@ class AwaitKind:
     FUTURE = "future"             # any other future
 
 
+class FutureState:
+    """An asyncio future's or task's state (the native FutureState name table)."""
+    UNKNOWN = "unknown"
+    PENDING = "pending"
+    CANCELLED = "cancelled"
+    FINISHED = "finished"
+
+
 class DeadlockKind:
     """What a deadlock's cycle is made of (deadlocks[].kind)."""
     THREADS = "threads"           # threads waiting on each other (absent from the JSON: the default)

@@ -126,3 +126,12 @@ def from_data(cls, data):
         if value is not None:
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
     return cls(**kwargs)
+
+
+def replace(value, **changes):
+    """A copy of record `value` with the fields `changes` names given new values (dataclasses.replace)."""
+    unknown = set(changes) - value.__record_names__
+    if unknown:
+        raise TypeError("%s has no field %s" % (type(value).__qualname__, ", ".join(sorted(unknown))))
+    return type(value)(**{name: changes[name] if name in changes else getattr(value, name)
+                          for name in value.__record_fields__})

@@ -7,14 +7,20 @@ fork facts).  The analysis (pyhang.analysis) turns one into a Report with no
 gdb and no target: a snapshot saved as JSON (`pyhang snapshot FILE` in gdb)
 is analysed again anywhere, which is how the analysis is tested.
 
-What a thread sleeps on is kept as the records of pyhang.model.waits; the
-other decoder results as the dicts the native module returns, which the
-analysis reads through pyhang.analysis, never elsewhere.
+What a thread sleeps on is kept as the records of pyhang.model.waits,
+threading's, asyncio's and the fork facts as the records of their own
+modules (model.threading_facts, .asyncio_facts, .fork_facts); the decoded
+interpreter (`python`) and fd objects (`files`) as the dicts the native
+module and pyhang.procfs return, which the analysis reads through
+pyhang.analysis, never elsewhere.
 """
 from __future__ import annotations
 from pyhang.model.record import field, record
 
+from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import ApiWait, CollectiveDetail, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, from_data, to_data
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
@@ -56,12 +62,12 @@ class ProcessSnapshot:
     threads: list[ThreadSnapshot] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # what could not be read about the target
     lock_problem: str | None = None        # why glibc's lock layouts are not known
-    fork_facts: dict | None = None         # native fork_facts(), when asked
-    threading: dict | None = None          # threading's Thread objects (PythonLocks.threading())
+    fork_facts: ForkFacts | None = None    # native fork_facts(), when asked
+    threading: ThreadingState | None = None   # threading's Thread objects (PythonLocks.threading())
     names: dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
     native_depth: int = 8                     # native frames collected per thread
     files: dict[int, dict] | None = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
-    asyncio: dict | None = None            # asyncio's tasks and loops (native asyncio_state()), when collected
+    asyncio: AsyncioState | None = None    # asyncio's tasks and loops (native asyncio_state()), when collected
 
 
 def _frame_from(d):
@@ -73,7 +79,7 @@ def to_dict(snap: ProcessSnapshot) -> dict:
     t = snap.target
     d = _to_dict(snap, t)
     if snap.asyncio is not None:   # snapshots recorded before asyncio was read have none
-        d["asyncio"] = snap.asyncio
+        d["asyncio"] = to_data(snap.asyncio)
     return d
 
 
@@ -100,8 +106,8 @@ def _to_dict(snap, t):
         "python": _plain_python(snap.python),
         "warnings": list(snap.warnings),
         "lock_problem": snap.lock_problem,
-        "fork_facts": snap.fork_facts,
-        "threading": snap.threading,
+        "fork_facts": to_data(snap.fork_facts),
+        "threading": to_data(snap.threading),
         "names": [[address, name] for address, name in sorted(snap.names.items())],
         "native_depth": snap.native_depth,
         "files": None if snap.files is None else {str(fd): obj for fd, obj in sorted(snap.files.items())},
@@ -133,12 +139,12 @@ def from_dict(d: dict) -> ProcessSnapshot:
         python=d.get("python") or {},
         warnings=list(d.get("warnings") or []),
         lock_problem=d.get("lock_problem"),
-        fork_facts=d.get("fork_facts"),
-        threading=d.get("threading"),
+        fork_facts=from_data(ForkFacts, d.get("fork_facts")),
+        threading=from_data(ThreadingState, d.get("threading")),
         names={address: name for address, name in d.get("names") or []},
         native_depth=d.get("native_depth", 8),
         files=None if d.get("files") is None else {int(fd): obj for fd, obj in d["files"].items()},
-        asyncio=d.get("asyncio"),
+        asyncio=from_data(AsyncioState, d.get("asyncio")),
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
                                 frames=[_frame_from(f) for f in th.get("frames") or []],

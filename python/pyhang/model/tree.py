@@ -8,6 +8,7 @@ docs/json-contract.md.  Sentences are not stored here.
 from __future__ import annotations
 from pyhang.model.record import field, record
 
+from pyhang.model.lock_objects import LockObject
 from pyhang.model.report import Hazard, Report, Verdict
 
 Node = tuple[int, int]   # (pid, tid)
@@ -21,8 +22,8 @@ class ProcessEntry:
     problem: str | None = None      # why it was not examined (exited, zombie, no permission, ...)
     comm: str | None = None
     # What the process has at the addresses of locks its fork children wait
-    # on ({address: PythonLocks.lock_objects() entry}); None when not asked.
-    lock_objects: dict[int, dict] | None = None
+    # on ({address: model.lock_objects.LockObject}); None when not asked.
+    lock_objects: dict[int, LockObject] | None = None
 
 
 @record

@@ -1,0 +1,129 @@
+"""The records a collector makes of the native module's answers keep every
+key the native answer gives: a field the native side adds cannot be dropped
+silently on its way to the analysis.  Asked of a live asyncio scenario with
+threads (testdata/scenarios/asyncio_tasks.py) and of a fork child that lost
+a thread at fork, read without stopping them."""
+import json
+import os
+import signal
+import subprocess
+
+import _pyhang_native as native
+import pytest
+
+import harness
+from pyhang import native_facts
+from pyhang.analysis import locks
+from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model.lock_objects import LockObject
+from pyhang.model.record import from_data, to_data
+from pyhang.model.references import ThreadReferences
+from pyhang.model.threading_facts import ThreadingState
+from pyhang.nostop import NoStopFacts
+
+PY = "/usr/bin/python3.11"
+
+# A fork child of a process with a second thread, holding a large list: its fork facts have a descriptor of
+# the thread fork did not copy, /proc facts and a large container.  It prints its PID and waits on stdin.
+FORK_CHILD = """
+import os, sys, threading, time
+big = list(range(50000))
+threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+pid = os.fork()
+if pid == 0:
+    print(os.getpid(), flush=True)
+    sys.stdin.read()
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+@pytest.fixture(scope="module")
+def scenario_process():
+    s = harness.Scenario([PY, "-u", os.path.join(harness.SCENARIOS, "asyncio_tasks.py")]).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="module")
+def facts(scenario_process):
+    return NoStopFacts(scenario_process.pid)
+
+
+def lock_caller(s):
+    """The thread that holds a threading.Lock (a local of its frame) and waits on a future."""
+    return next(t for t in s.truth["threads"] if t["role"] == "rcts-lock-caller")
+
+
+@pytest.fixture(scope="module")
+def fork_child():
+    p = subprocess.Popen([PY, "-c", FORK_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child = int(p.stdout.readline())
+    try:
+        yield NoStopFacts(child)
+    finally:
+        p.stdin.close()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(child, signal.SIGKILL)
+            p.kill()
+            p.wait()
+
+
+def plain(data):
+    return json.loads(json.dumps(data))
+
+
+def assert_kept(cls, raw):
+    """The record of `raw` gives back every key and value of it."""
+    assert raw, "the native answer is empty: nothing was checked"
+    assert plain(to_data(from_data(cls, raw))) == plain(raw)
+
+
+def test_threading_state_keeps_every_key_of_the_native_answer(facts):
+    raw = facts.python_locks_decoder().threading()
+    assert len(raw["threads"]) >= 3
+    assert_kept(ThreadingState, raw)
+    assert facts.threading() == from_data(ThreadingState, raw)
+
+
+def test_fork_facts_keep_every_key_of_the_native_answers(fork_child):
+    facts = fork_child
+    bases = sorted(locks.thread_bases(facts.threads(0)))
+    raw = native.fork_facts(facts.native_target, bases, True, facts.interpreter(), containers=True)
+    raw["process"] = native_facts.process_facts(facts.native_target.pid)
+    assert raw["descriptors"] and raw["descriptors"][0]["start_routine"] and raw["internal_locks"]
+    assert raw["python"]["containers"] and raw["process"]["same_address_space"]
+    assert_kept(ForkFacts, raw)
+    assert_kept(ForkContainers, native.fork_containers(facts.interpreter()))
+    assert facts.fork_facts(bases).descriptors == from_data(ForkFacts, raw).descriptors
+
+
+def test_asyncio_state_keeps_every_key_of_the_native_answer(facts):
+    raw = dict(native.asyncio_state(facts.interpreter()), clock=1.5)   # the collector's clock, as live
+    tasks = raw["tasks"]
+    assert raw["loops"] and raw["jobs"] and [t for t in tasks if t["stack"] and t["completes"]]
+    assert [t for t in tasks if t["awaits"] and t["awaits"]["chained"]]
+    assert_kept(AsyncioState, raw)
+    assert [t.object for t in facts.asyncio().tasks] == [t["object"] for t in tasks]
+
+
+def test_lock_objects_keep_every_key_of_the_native_answer(facts, scenario_process):
+    lock = lock_caller(scenario_process)["lock"]
+    (raw,) = facts.python_locks_decoder().lock_objects([lock])
+    assert raw["alive"] and raw["references"]
+    assert_kept(LockObject, raw)
+    (found,) = facts.lock_objects([lock])
+    assert found.object == lock and found.type_name == "_thread.lock"
+
+
+def test_thread_references_keep_every_key_of_the_native_answer(facts, scenario_process):
+    caller = lock_caller(scenario_process)
+    raw = facts.python_locks_decoder().thread_references([caller["future"]])
+    assert raw["by_object"]
+    assert_kept(ThreadReferences, dict(raw, by_object=[list(item) for item in raw["by_object"].items()]))
+    assert facts.references([caller["future"]]).by_object == [[caller["future"], [caller["tid"]]]]
