@@ -68,6 +68,11 @@ class LockFlag(_Named):
     DESTROY_PENDING = ...
 
 
+class LockFound(_Named):
+    SYMBOL = ...
+    CXA_FINALIZE_CODE = ...
+
+
 class LockType(_Named):
     NONE = ...
     MUTEX = ...
@@ -380,7 +385,7 @@ def parked_registers(target: Target, tid: int, fs_base: Optional[int] = ...) -> 
 
 
 def process_facts(pid: int, ppid: int) -> dict:
-    """/proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the parent's, the parent's threads, smaps_rollup of both."""
+    """/proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the parent's and the starts it was decided from (mapped, parent_mapped: {exe, libc, heap}, 0 where not mapped), the parent's threads, smaps_rollup of both."""
     ...
 
 

@@ -66,7 +66,15 @@ py::dict process_dict(const fork::ProcessFacts& p) {
   d["cmdline"] = p.cmdline;
   d["parent_cmdline"] = p.parent_cmdline;
   d["same_address_space"] = p.same_address_space;
-  d["address_space_evidence"] = p.address_space_evidence;
+  auto landmarks = [](const fork::ProcessFacts::Landmarks& l) {
+    py::dict m;
+    m["exe"] = l.exe;
+    m["libc"] = l.libc;
+    m["heap"] = l.heap;
+    return m;
+  };
+  d["mapped"] = landmarks(p.mapped);
+  d["parent_mapped"] = landmarks(p.parent_mapped);
   d["parent_threads"] = p.parent_threads;
   d["parent_thread_names"] = p.parent_thread_names;
   d["smaps_rollup"] = p.smaps_rollup;
@@ -111,7 +119,8 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
     py::dict e;
     e["name"] = l.name;
     e["address"] = l.address;
-    e["how"] = l.how;
+    e["found"] = std::string(to_string(l.found));
+    e["library"] = l.library;
     ls.append(e);
   }
   d["internal_locks"] = ls;
@@ -152,6 +161,8 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
 
 void register_fork(py::module_& m) {
   bind_enum(m, "ValueKind", cpython::kValueKindNames, "What a Python value is (python_value()['kind']).");
+  bind_enum(m, "LockFound", fork::kLockFoundNames,
+            "How a glibc-internal lock's address was found (fork_facts()['internal_locks'][i]['found']).");
   m.def("fork_facts", &fork_facts, py::arg("target"), py::arg("own_threads"), py::arg("python") = true,
         py::arg("interpreter") = nullptr, py::arg("containers") = true,
         "What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal "
@@ -162,7 +173,8 @@ void register_fork(py::module_& m) {
       py::arg("pid"), py::arg("ppid"),
       "/proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with "
       "pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the "
-      "parent's, the parent's threads, smaps_rollup of both.");
+      "parent's and the starts it was decided from (mapped, parent_mapped: {exe, libc, heap}, 0 where not "
+      "mapped), the parent's threads, smaps_rollup of both.");
   m.def(
       "fork_containers",
       [](const std::shared_ptr<cpython::Interpreter>& interp) {

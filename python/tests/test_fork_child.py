@@ -24,7 +24,7 @@ PLAIN = [("serve", "/app/server.py", 40), ("<module>", "/app/server.py", 60)]
 CASES = {
     "nothing": (report(PLAIN), {}),
     "proc: same address space as the parent": (
-        report(PLAIN), {"process": {"same_address_space": True, "ppid": 7, "address_space_evidence": "maps"}}),
+        report(PLAIN), {"process": {"same_address_space": True, "ppid": 7, "exe": "/usr/bin/python3", "parent_exe": "/usr/bin/python3", "mapped": {"exe": 4194304, "libc": 140000000000000, "heap": 0}, "parent_mapped": {"exe": 4194304, "libc": 140000000000000, "heap": 0}}}),
     "proc: another program": (report(PLAIN), {"process": {"same_address_space": False, "ppid": 7}}),
     "multiprocessing: a forked process object": (
         report(PLAIN), {"python": {"current_process_type": "ForkProcess", "parent_pid": 7}}),

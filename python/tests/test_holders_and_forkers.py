@@ -22,7 +22,7 @@ SERVE = ("Server.serve_client", "/usr/lib/python3.11/multiprocessing/managers.py
 APP = ("handler", "/srv/app.py", 12)
 GUNICORN = ("Arbiter.spawn_worker", "/usr/lib/python3/dist-packages/gunicorn/arbiter.py", 589)
 LOST = from_data(ForkFacts, {"descriptors": [{"address": 1, "exited": False}],
-                             "process": {"same_address_space": True, "ppid": 7, "address_space_evidence": "maps"}})
+                             "process": {"same_address_space": True, "ppid": 7, "exe": "/usr/bin/python3", "parent_exe": "/usr/bin/python3", "mapped": {"exe": 4194304, "libc": 140000000000000, "heap": 0}, "parent_mapped": {"exe": 4194304, "libc": 140000000000000, "heap": 0}}})
 
 
 def waiter(frames, suspects=(), locked=True):

@@ -1,7 +1,7 @@
 """pyhang.model.record: the dataclass subset the model is built with."""
 import pytest
 
-from pyhang.model.record import field, record, replace
+from pyhang.model.record import field, from_data, record, replace, to_data
 
 
 @record
@@ -62,3 +62,19 @@ def test_replace_gives_a_copy_with_the_fields_named_changed_and_leaves_the_recor
     assert replace(Key("k"), arity=(1,)) == Key("k", (1,))
     with pytest.raises(TypeError):
         replace(p, z=1)
+
+
+def test_a_field_kept_for_older_data_is_left_out_of_new_data_until_set():
+    @record
+    class Found:
+        name: str = ""
+        how: str = ""          # older data's sentence
+
+        __older__ = {"how": ""}
+
+    # GIVEN a record as made now, and one read from older data that has the sentence
+    now, older = Found(name="lock"), from_data(Found, {"name": "lock", "how": "symbol of libc"})
+    # THEN new data leaves the empty field out, older data keeps it through a round trip
+    assert to_data(now) == {"name": "lock"}
+    assert to_data(older) == {"name": "lock", "how": "symbol of libc"}
+    assert from_data(Found, to_data(older)) == older

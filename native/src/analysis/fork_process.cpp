@@ -38,9 +38,7 @@ std::string cmdline_of(int pid) {
 }
 
 // Start of the first mapping of the executable, libc and [heap].
-struct Landmarks {
-  Addr exe = 0, libc = 0, heap = 0;
-};
+using Landmarks = ProcessFacts::Landmarks;
 Landmarks landmarks(const std::vector<Mapping>& maps, const std::string& exe) {
   Landmarks l;
   for (const auto& m : maps) {
@@ -105,12 +103,8 @@ ProcessFacts process_facts(int pid, int ppid) {
     bool same = p.exe == p.parent_exe && mine.exe && mine.exe == theirs.exe && mine.libc && mine.libc == theirs.libc &&
                 mine.heap == theirs.heap;
     p.same_address_space = same;
-    p.address_space_evidence =
-        same ? "same executable " + p.exe + ", mapped at " + hex(mine.exe) + ", libc at " + hex(mine.libc) +
-                   (mine.heap ? " and heap at " + hex(mine.heap) : "") +
-                   " as in the parent: the address space is the parent's copy (exec would re-randomise it)"
-             : "executable " + p.exe + " at " + hex(mine.exe) + ", libc at " + hex(mine.libc) + "; parent " +
-                   p.parent_exe + " at " + hex(theirs.exe) + ", libc at " + hex(theirs.libc);
+    p.mapped = mine;
+    p.parent_mapped = theirs;
   } catch (const Error& e) {
     p.problem = std::string("maps: ") + e.what();
   }

@@ -161,7 +161,7 @@ InternalLocks glibc_internal_locks(const AddressSpace& space) {
   }
   // With symbols (a libc with .symtab or debug info), the name is enough.
   if (auto sym = libc->elf->symbol("__exit_funcs_lock"); sym && sym->value) {
-    out.locks.push_back({"__exit_funcs_lock", sym->value + libc->bias, "symbol __exit_funcs_lock of " + libc->path});
+    out.locks.push_back({"__exit_funcs_lock", sym->value + libc->bias, LockFound::Symbol, libc->path});
     return out;
   }
   // Without: the hidden lock is the one exported __cxa_finalize takes first.
@@ -188,9 +188,7 @@ InternalLocks glibc_internal_locks(const AddressSpace& space) {
     out.problem = "__exit_funcs_lock: the address decoded from __cxa_finalize is not in libc's data";
     return out;
   }
-  out.locks.push_back({"__exit_funcs_lock", *lock + libc->bias,
-                       "decoded from __cxa_finalize's code (the lock its inlined __libc_lock_lock takes); "
-                       "the symbol is hidden in " + std::string(libc->basename())});
+  out.locks.push_back({"__exit_funcs_lock", *lock + libc->bias, LockFound::CxaFinalizeCode, libc->path});
   return out;
 }
 

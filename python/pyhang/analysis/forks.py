@@ -34,6 +34,14 @@ def _started_by(descriptor, prefixes):
     return descriptor.start_routine is not None and is_one_of(descriptor.start_routine.library, prefixes)
 
 
+def _address_spaces(proc):
+    """What /proc says of the process's address space and its parent's (the
+    facts of a `proc` child evidence and a `proc-not-child` check)."""
+    return {"ppid": proc.ppid, "same": proc.same_address_space, "exe": proc.exe, "parent_exe": proc.parent_exe,
+            "mapped": to_data(proc.mapped), "parent_mapped": to_data(proc.parent_mapped),
+            "how": proc.address_space_evidence, "problem": proc.problem}
+
+
 def _child(a, report, proc, py, lost):
     """Is this a fork child that did not exec, and how do we know?"""
     if proc and proc.same_address_space:
@@ -42,11 +50,9 @@ def _child(a, report, proc, py, lost):
         ticks = None
         if proc.start_ticks is not None and proc.parent_start_ticks is not None:
             ticks = proc.start_ticks - proc.parent_start_ticks
-        a.child_evidence.append(("proc", {"ppid": proc.ppid, "how": proc.address_space_evidence,
-                                          "ticks_after_parent": ticks}))
+        a.child_evidence.append(("proc", dict(_address_spaces(proc), ticks_after_parent=ticks)))
     elif proc and proc.ppid > 1:
-        a.checked.append(("proc-not-child", {"ppid": proc.ppid, "how": proc.address_space_evidence
-                                             or proc.problem or "unknown"}))
+        a.checked.append(("proc-not-child", _address_spaces(proc)))
     ctype = py.current_process_type
     if ctype and ctype != "_MainProcess":
         a.child = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pyhang.model.record import field, record
 
-__all__ = ["CodeAddress", "ThreadDescriptor", "InternalLock", "BigContainer", "PythonForkFacts", "ProcessFacts",
+__all__ = ["Landmarks", "CodeAddress", "ThreadDescriptor", "InternalLock", "BigContainer", "PythonForkFacts", "ProcessFacts",
            "ForkFacts", "ForkContainers"]
 
 
@@ -38,7 +38,11 @@ class InternalLock:
     """A lock glibc keeps for itself (native fork::NamedLock)."""
     name: str = ""                    # "__exit_funcs_lock"
     address: int = 0
-    how: str = ""                     # how the address was found
+    found: str = ""                   # how the address was found: model.kinds.LockFound
+    library: str = ""                 # the libc it is in
+    how: str = ""                     # older snapshots: how it was found, in the decoder's words
+
+    __older__ = {"how": ""}
 
 
 @record
@@ -71,6 +75,14 @@ class PythonForkFacts:
 
 
 @record
+class Landmarks:
+    """Where a process's executable, libc and heap start (0: not mapped)."""
+    exe: int = 0
+    libc: int = 0
+    heap: int = 0
+
+
+@record
 class ProcessFacts:
     """/proc of a live process and of its parent (native process_facts(),
     the start times from pyhang.procfs)."""
@@ -80,8 +92,10 @@ class ProcessFacts:
     parent_exe: str = ""
     cmdline: str = ""                 # NULs as spaces
     parent_cmdline: str = ""
-    same_address_space: bool = False  # the address space is the parent's copy
-    address_space_evidence: str = ""
+    same_address_space: bool = False  # the address space is the parent's copy ...
+    mapped: Landmarks | None = None   # ... decided from these starts in the process
+    parent_mapped: Landmarks | None = None   # ... and in its parent
+    address_space_evidence: str = ""  # older snapshots: the decoder's words for the above
     parent_threads: list[int] = field(default_factory=list)
     parent_thread_names: list[str] = field(default_factory=list)
     smaps_rollup: dict[str, int] = field(default_factory=dict)   # kB, of the process
@@ -89,6 +103,9 @@ class ProcessFacts:
     problem: str | None = None
     start_ticks: int | None = None
     parent_start_ticks: int | None = None
+
+    __nested__ = {"mapped": Landmarks, "parent_mapped": Landmarks}
+    __older__ = {"address_space_evidence": ""}
 
 
 @record

@@ -259,6 +259,12 @@ class FutureState:
     FINISHED = "finished"
 
 
+class LockFound:
+    """How a glibc-internal lock's address was found (the native LockFound name table)."""
+    SYMBOL = "symbol"                     # libc's symbol table names it
+    CXA_FINALIZE_CODE = "cxa-finalize-code"   # decoded from __cxa_finalize's code: the symbol is hidden
+
+
 class DeadlockKind:
     """What a deadlock's cycle is made of (deadlocks[].kind)."""
     THREADS = "threads"           # threads waiting on each other (absent from the JSON: the default)

@@ -22,6 +22,9 @@ back, once, at the model's edges (a collector's answer, a snapshot): a field
 whose value is a record (or a list of them) names its class in the record's
 `__nested__` ({"lock": GlibcLock}); keys a record does not have are left out
 (data written by a newer pyhang), fields the data lacks take their default.
+A field named in the record's `__older__` ({name: its default}) holds what
+only data written by an older pyhang has (a sentence since replaced by
+facts): to_data() leaves it out while it has that default.
 """
 _MISSING = object()
 
@@ -106,7 +109,9 @@ def to_data(value):
     """`value` (a record, or lists and dicts of them) as JSON's types."""
     fields = getattr(type(value), "__record_fields__", None)
     if fields is not None:
-        return {name: to_data(getattr(value, name)) for name in fields}
+        older = getattr(type(value), "__older__", ())
+        return {name: to_data(getattr(value, name)) for name in fields
+                if not (name in older and getattr(value, name) == type(value).__older__[name])}
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]
     if isinstance(value, dict):

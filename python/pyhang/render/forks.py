@@ -1,7 +1,7 @@
 """The sentences of fork hazards: each hazard's evidence and advice (also
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
-from pyhang.model.kinds import Forker, HazardKind
+from pyhang.model.kinds import Forker, HazardKind, LockFound
 from pyhang.render.names import ThreadNames, lock_reference, object_name, thread_title
 
 ADVICE = {
@@ -104,7 +104,7 @@ def _orphaned_lock(h, f, names):
     if h.variant == "internal-lock":
         i = f["internal"]
         return ("%s waits on glibc's %s at 0x%x (%s), which fork does not reset; glibc records no owner of it: "
-                "a parent thread held it at fork") % (names(f["thread"]), i["name"], i["address"], i["how"])
+                "a parent thread held it at fork") % (names(f["thread"]), i["name"], i["address"], _found(i))
     if h.variant == "python-lock":
         return ("%s waits on threading.Lock 0x%x%s; a Lock records no owner, and no other thread of this fork "
                 "child references it: most likely a parent thread held it at fork%s") % (
@@ -127,7 +127,7 @@ def _orphaned_lock(h, f, names):
     elif f["child"]:
         ev += " (this is a fork child: the lock was copied while a parent thread held it)"
     if f["internal"]:
-        ev += "; the lock is glibc's %s (%s)" % (f["internal"]["name"], f["internal"]["how"])
+        ev += "; the lock is glibc's %s (%s)" % (f["internal"]["name"], _found(f["internal"]))
     return ev
 
 
@@ -263,11 +263,37 @@ def hazard_json(h, names, report=None):
             "advice": hazard_advice(h, report), "confidence": h.confidence}
 
 
+def _found(lock):
+    """How a glibc-internal lock's address was found (fork facts' InternalLock, as data)."""
+    if lock.get("how"):   # an older snapshot's words
+        return lock["how"]
+    if lock.get("found") == LockFound.CXA_FINALIZE_CODE:
+        return ("decoded from __cxa_finalize's code (the lock its inlined __libc_lock_lock takes); the symbol is "
+                "hidden in %s" % basename(lock.get("library")))
+    return "symbol %s of %s" % (lock.get("name"), lock.get("library"))
+
+
+def _address_spaces(f):
+    """Whether a process's address space is its parent's copy, in the words
+    of the starts it was decided from (`proc` evidence, `proc-not-child`)."""
+    if f.get("how"):      # an older snapshot's words
+        return f["how"]
+    mine, theirs = f.get("mapped"), f.get("parent_mapped")
+    if not mine or not theirs:
+        return f.get("problem") or "unknown"
+    if f["same"]:
+        return ("same executable %s, mapped at 0x%x, libc at 0x%x%s as in the parent: the address space is the "
+                "parent's copy (exec would re-randomise it)") % (
+                    f["exe"], mine["exe"], mine["libc"], " and heap at 0x%x" % mine["heap"] if mine["heap"] else "")
+    return "executable %s at 0x%x, libc at 0x%x; parent %s at 0x%x, libc at 0x%x" % (
+        f["exe"], mine["exe"], mine["libc"], f["parent_exe"], theirs["exe"], theirs["libc"])
+
+
 def child_evidence(what, f, names):
     if what == "proc":
         started = "" if f["ticks_after_parent"] is None else \
             "; started %d clock ticks after its parent" % f["ticks_after_parent"]
-        return "/proc: parent PID %d; %s%s" % (f["ppid"], f["how"], started)
+        return "/proc: parent PID %d; %s%s" % (f["ppid"], _address_spaces(f), started)
     if what == "multiprocessing":
         return "Python: multiprocessing.process._current_process is a %s%s, parent PID %s" % (
             f["type"], " named %r" % f["name"] if f["name"] else "", f["ppid"])
@@ -282,7 +308,7 @@ def child_evidence(what, f, names):
 
 def checked(what, f):
     if what == "proc-not-child":
-        return "/proc: parent PID %d does not share this address space (%s)" % (f["ppid"], f["how"])
+        return "/proc: parent PID %d does not share this address space (%s)" % (f["ppid"], _address_spaces(f))
     if what == "descriptors":
         return "thread descriptors left by fork (%d anonymous mappings scanned)" % f["mappings"]
     if what == "blocked":

@@ -34,12 +34,15 @@
 // could not read.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "pyhang/base/names.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/glibc/nptl.hpp"
 #include "pyhang/target/core_file.hpp"
@@ -87,10 +90,22 @@ DescriptorScan scan_thread_descriptors(Target& target, const std::vector<Addr>& 
 
 // ---- glibc-internal locks -------------------------------------------------
 
+// How a glibc-internal lock's address was found.
+enum class LockFound : std::uint8_t {
+  Symbol,           // libc's symbol table names it
+  CxaFinalizeCode,  // decoded from __cxa_finalize's code (the lock its inlined __libc_lock_lock takes)
+};
+inline constexpr std::array<Named<LockFound>, 2> kLockFoundNames{{
+    {LockFound::Symbol, "symbol"},
+    {LockFound::CxaFinalizeCode, "cxa-finalize-code"},
+}};
+constexpr std::string_view to_string(LockFound f) { return name_in(kLockFoundNames, f); }
+
 struct NamedLock {
   std::string name;    // "__exit_funcs_lock"
   Addr address = 0;    // runtime address
-  std::string how;     // one line: how the address was found
+  LockFound found = LockFound::Symbol;
+  std::string library;  // the libc it is in (its path)
 };
 struct InternalLocks {
   std::vector<NamedLock> locks;
@@ -114,7 +129,12 @@ struct ProcessFacts {
   // Same executable and the same addresses of the executable, libc and the
   // heap as the parent: the child's address space is the parent's copy.
   bool same_address_space = false;
-  std::string address_space_evidence;
+  // Where the executable, libc and the heap start in the process and in its
+  // parent (0: not mapped): what same_address_space was decided from.
+  struct Landmarks {
+    Addr exe = 0, libc = 0, heap = 0;
+  };
+  Landmarks mapped, parent_mapped;
   std::vector<int> parent_threads;          // /proc/PPID/task
   std::vector<std::string> parent_thread_names;
   std::map<std::string, std::uint64_t> smaps_rollup;        // kB, of the child
