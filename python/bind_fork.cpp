@@ -57,6 +57,17 @@ py::dict python_dict(const fork::PythonForkFacts& f) {
   return d;
 }
 
+// {kind, number, other, text} of what could not be read; None when all was.
+py::object issue_dict(const fork::ForkIssue& i) {
+  if (!i) return py::none();
+  py::dict d;
+  d["kind"] = std::string(to_string(i.kind));
+  d["number"] = i.number;
+  d["other"] = i.other;
+  d["text"] = i.text;
+  return d;
+}
+
 py::dict process_dict(const fork::ProcessFacts& p) {
   py::dict d;
   d["pid"] = p.pid;
@@ -79,7 +90,7 @@ py::dict process_dict(const fork::ProcessFacts& p) {
   d["parent_thread_names"] = p.parent_thread_names;
   d["smaps_rollup"] = p.smaps_rollup;
   d["parent_smaps_rollup"] = p.parent_smaps_rollup;
-  d["problem"] = text(p.problem);
+  d["issue"] = issue_dict(p.problem);
   return d;
 }
 
@@ -111,7 +122,7 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
     descs.append(e);
   }
   d["descriptors"] = descs;
-  d["descriptor_problem"] = text(scan.problem);
+  d["descriptor_issue"] = issue_dict(scan.problem);
   d["mappings_scanned"] = scan.mappings_scanned;
   auto locks = fork::glibc_internal_locks(target->space());
   py::list ls;
@@ -124,7 +135,7 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
     ls.append(e);
   }
   d["internal_locks"] = ls;
-  d["internal_locks_problem"] = text(locks.problem);
+  d["internal_locks_issue"] = issue_dict(locks.problem);
   py::list libs;
   for (const auto& o : target->space().objects()) libs.append(o.path);
   d["libraries"] = libs;
@@ -161,6 +172,9 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
 
 void register_fork(py::module_& m) {
   bind_enum(m, "ValueKind", cpython::kValueKindNames, "What a Python value is (python_value()['kind']).");
+  bind_enum(m, "ForkProblem", fork::kForkProblemNames,
+            "What a fork fact could not be read for (fork_facts()'s descriptor_issue and internal_locks_issue, "
+            "process_facts()'s issue: {kind, number, other, text}).");
   bind_enum(m, "LockFound", fork::kLockFoundNames,
             "How a glibc-internal lock's address was found (fork_facts()['internal_locks'][i]['found']).");
   m.def("fork_facts", &fork_facts, py::arg("target"), py::arg("own_threads"), py::arg("python") = true,

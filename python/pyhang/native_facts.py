@@ -12,10 +12,10 @@ import _pyhang_native as native
 
 from pyhang import procfs, sources
 from pyhang.model.facts import Facts
-from pyhang.model.kinds import PythonStatus
+from pyhang.model.kinds import ForkProblem, PythonStatus
 from pyhang.model.facts import frame_self
 from pyhang.model.asyncio_facts import AsyncioState
-from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.references import ThreadReferences
 from pyhang.model.threading_facts import ThreadingState
@@ -171,7 +171,7 @@ class NativeFacts(Facts):
             try:
                 facts = native.fork_facts(target, sorted(bases), True, self.interpreter(), containers=False)
             except native.ReaderError as exc:
-                return ForkFacts(descriptor_problem=str(exc))
+                return ForkFacts(descriptor_issue=ForkIssue(ForkProblem.READER_ERROR, text=str(exc)))
             facts["process"] = process_facts(target.pid) if target.kind == "live" and target.pid else None
             return from_data(ForkFacts, facts)
         return self.once("fork-facts", make)
@@ -212,5 +212,5 @@ def process_facts(pid):
     facts["start_ticks"] = own["start_ticks"] if own else None
     facts["parent_start_ticks"] = parent["start_ticks"] if parent else None
     if own is None:
-        facts["problem"] = "cannot read /proc/%d/stat" % pid
+        facts["issue"] = {"kind": ForkProblem.NO_STAT, "number": pid, "other": 0, "text": ""}
     return facts

@@ -37,3 +37,4 @@ def test_local_kinds_are_the_native_name_table():
 def test_future_states_are_the_native_name_table():
     assert values(kinds.FutureState) == texts(native.FutureState)
     assert values(kinds.LockFound) == texts(native.LockFound)
+    assert values(kinds.ForkProblem) == texts(native.ForkProblem)

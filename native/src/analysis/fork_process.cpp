@@ -94,7 +94,7 @@ ProcessFacts process_facts(int pid, int ppid) {
     }
   }
   if (p.exe.empty() || p.parent_exe.empty()) {
-    p.problem = "cannot read the executables of " + std::to_string(pid) + " and its parent " + std::to_string(p.ppid);
+    p.problem = {ForkProblem::NoExecutables, pid, p.ppid, {}};
     return p;
   }
   try {
@@ -106,7 +106,7 @@ ProcessFacts process_facts(int pid, int ppid) {
     p.mapped = mine;
     p.parent_mapped = theirs;
   } catch (const Error& e) {
-    p.problem = std::string("maps: ") + e.what();
+    p.problem = {ForkProblem::MapsUnreadable, pid, p.ppid, e.what()};
   }
   return p;
 }

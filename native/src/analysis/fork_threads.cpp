@@ -48,19 +48,19 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
                                        const ScanOptions& opts) {
   DescriptorScan out;
   if (!fields) {
-    out.problem = fields.problem();
+    out.problem = {ForkProblem::NoDescriptorFields, 0, 0, fields.problem()};
     return out;
   }
   const nptl::Descriptors& desc = *fields;
   if (desc.tid.size_bits != 32 || desc.tid.count != 1) {
-    out.problem = "unexpected _thread_db_pthread_tid descriptor in " + desc.source;
+    out.problem = {ForkProblem::UnexpectedTidDescriptor, 0, 0, desc.source};
     return out;
   }
   using nptl::kTcbOffset, nptl::kTcbSelfOffset;
   std::vector<std::uint8_t> buf;
   for (const auto& m : mappings) {
     if (out.mappings_scanned >= opts.max_mappings) {
-      out.problem = "more than " + std::to_string(opts.max_mappings) + " candidate mappings; the rest not scanned";
+      out.problem = {ForkProblem::TooManyMappings, static_cast<std::int64_t>(opts.max_mappings), 0, {}};
       break;
     }
     if (!m.path.empty() || m.perms.size() < 2 || m.perms[0] != 'r' || m.perms[1] != 'w') continue;
@@ -123,7 +123,7 @@ DescriptorScan scan_thread_descriptors(Target& target, const std::vector<Addr>& 
   }
   auto fields = nptl::read_descriptors(target.space());
   auto out = scan_thread_descriptors(target.memory(), mappings, fields, own, opts);
-  if (mappings.empty() && out.problem.empty()) out.problem = "the target's memory mappings are unknown";
+  if (mappings.empty() && !out.problem) out.problem = {ForkProblem::MappingsUnknown, 0, 0, {}};
   return out;
 }
 
@@ -156,7 +156,7 @@ InternalLocks glibc_internal_locks(const AddressSpace& space) {
   InternalLocks out;
   const LoadedObject* libc = glibc::find_library(space, glibc::Library::Libc);
   if (!libc || !libc->elf) {
-    out.problem = "libc is not mapped or cannot be opened";
+    out.problem = {ForkProblem::NoLibc, 0, 0, {}};
     return out;
   }
   // With symbols (a libc with .symtab or debug info), the name is enough.
@@ -167,7 +167,7 @@ InternalLocks glibc_internal_locks(const AddressSpace& space) {
   // Without: the hidden lock is the one exported __cxa_finalize takes first.
   auto fn = libc->elf->symbol("__cxa_finalize");
   if (!fn || !fn->value) {
-    out.problem = "__exit_funcs_lock: no symbol, and no __cxa_finalize in " + libc->path + " to decode it from";
+    out.problem = {ForkProblem::NoCxaFinalize, 0, 0, libc->path};
     return out;
   }
   std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(fn->size ? fn->size : 512, 4096));
@@ -175,8 +175,7 @@ InternalLocks glibc_internal_locks(const AddressSpace& space) {
   n = libc->elf->read_vaddr(fn->value, code.data(), n);
   auto lock = decode_locked_cmpxchg(code.data(), n, fn->value);
   if (!lock) {
-    out.problem = "__exit_funcs_lock: hidden in " + libc->path +
-                  " (no symbol), and __cxa_finalize's code has no lea/lock cmpxchg pair to find it by";
+    out.problem = {ForkProblem::CxaFinalizeUndecoded, 0, 0, libc->path};
     return out;
   }
   // It must be in libc's writable data.
@@ -185,7 +184,7 @@ InternalLocks glibc_internal_locks(const AddressSpace& space) {
     if (seg.type == PT_LOAD && (seg.flags & PF_W) && *lock >= seg.vaddr && *lock + 4 <= seg.vaddr + seg.memsz)
       writable = true;
   if (!writable) {
-    out.problem = "__exit_funcs_lock: the address decoded from __cxa_finalize is not in libc's data";
+    out.problem = {ForkProblem::DecodedNotData, static_cast<std::int64_t>(*lock + libc->bias), 0, libc->path};
     return out;
   }
   out.locks.push_back({"__exit_funcs_lock", *lock + libc->bias, LockFound::CxaFinalizeCode, libc->path});

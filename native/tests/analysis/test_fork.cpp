@@ -62,7 +62,8 @@ TEST_CASE("descriptors of threads fork did not copy are found at the top of thei
   // No descriptor fields: a reason, nothing found.
   auto none = scan_thread_descriptors(mem, maps, Error(ErrorReason::NotFound, "no descriptors"), {});
   CHECK(none.descriptors.empty());
-  CHECK_FALSE(none.problem.empty());
+  CHECK(none.problem.kind == ForkProblem::NoDescriptorFields);
+  CHECK(none.problem.text == "no descriptors");
 }
 
 TEST_CASE("/proc parser: smaps_rollup", "[fork]") {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pyhang.model.record import field, record
 
-__all__ = ["Landmarks", "CodeAddress", "ThreadDescriptor", "InternalLock", "BigContainer", "PythonForkFacts", "ProcessFacts",
+__all__ = ["ForkIssue", "Landmarks", "CodeAddress", "ThreadDescriptor", "InternalLock", "BigContainer", "PythonForkFacts", "ProcessFacts",
            "ForkFacts", "ForkContainers"]
 
 
@@ -75,6 +75,16 @@ class PythonForkFacts:
 
 
 @record
+class ForkIssue:
+    """What a fork fact could not be read for (native fork::ForkIssue): a
+    kind, and the numbers and text (a path, another decoder's words) it names."""
+    kind: str = ""                    # model.kinds.ForkProblem
+    number: int = 0
+    other: int = 0
+    text: str = ""
+
+
+@record
 class Landmarks:
     """Where a process's executable, libc and heap start (0: not mapped)."""
     exe: int = 0
@@ -100,29 +110,33 @@ class ProcessFacts:
     parent_thread_names: list[str] = field(default_factory=list)
     smaps_rollup: dict[str, int] = field(default_factory=dict)   # kB, of the process
     parent_smaps_rollup: dict[str, int] = field(default_factory=dict)
-    problem: str | None = None
+    issue: ForkIssue | None = None    # what could not be read
+    problem: str | None = None        # older snapshots: the same, in the decoder's words
     start_ticks: int | None = None
     parent_start_ticks: int | None = None
 
-    __nested__ = {"mapped": Landmarks, "parent_mapped": Landmarks}
-    __older__ = {"address_space_evidence": ""}
+    __nested__ = {"mapped": Landmarks, "parent_mapped": Landmarks, "issue": ForkIssue}
+    __older__ = {"address_space_evidence": "", "problem": None}
 
 
 @record
 class ForkFacts:
     """What a fork child inherited (native fork_facts()); only
-    `descriptor_problem` when the thread descriptors could not be read."""
+    `descriptor_issue` when the target could not be read."""
     descriptors: list[ThreadDescriptor] = field(default_factory=list)
-    descriptor_problem: str | None = None
+    descriptor_issue: ForkIssue | None = None
     mappings_scanned: int = 0
     internal_locks: list[InternalLock] = field(default_factory=list)
+    internal_locks_issue: ForkIssue | None = None
+    descriptor_problem: str | None = None        # older snapshots: the issues in the decoder's words
     internal_locks_problem: str | None = None
     libraries: list[str] = field(default_factory=list)
     python: PythonForkFacts | None = None
     process: ProcessFacts | None = None   # a live process's /proc
 
     __nested__ = {"descriptors": ThreadDescriptor, "internal_locks": InternalLock, "python": PythonForkFacts,
-                  "process": ProcessFacts}
+                  "process": ProcessFacts, "descriptor_issue": ForkIssue, "internal_locks_issue": ForkIssue}
+    __older__ = {"descriptor_problem": None, "internal_locks_problem": None}
 
 
 @record

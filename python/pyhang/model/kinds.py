@@ -259,6 +259,23 @@ class FutureState:
     FINISHED = "finished"
 
 
+class ForkProblem:
+    """What a fork fact could not be read for (the native ForkProblem name table)."""
+    NONE = "none"
+    NO_DESCRIPTOR_FIELDS = "no-descriptor-fields"
+    UNEXPECTED_TID_DESCRIPTOR = "unexpected-tid-descriptor"
+    TOO_MANY_MAPPINGS = "too-many-mappings"
+    MAPPINGS_UNKNOWN = "mappings-unknown"
+    NO_LIBC = "no-libc"
+    NO_CXA_FINALIZE = "no-cxa-finalize"
+    CXA_FINALIZE_UNDECODED = "cxa-finalize-undecoded"
+    DECODED_NOT_DATA = "decoded-not-data"
+    NO_EXECUTABLES = "no-executables"
+    MAPS_UNREADABLE = "maps-unreadable"
+    NO_STAT = "no-stat"
+    READER_ERROR = "reader-error"
+
+
 class LockFound:
     """How a glibc-internal lock's address was found (the native LockFound name table)."""
     SYMBOL = "symbol"                     # libc's symbol table names it

@@ -1,7 +1,7 @@
 """The sentences of fork hazards: each hazard's evidence and advice (also
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
-from pyhang.model.kinds import Forker, HazardKind, LockFound
+from pyhang.model.kinds import ForkProblem, Forker, HazardKind, LockFound
 from pyhang.render.names import ThreadNames, lock_reference, object_name, thread_title
 
 ADVICE = {
@@ -263,6 +263,37 @@ def hazard_json(h, names, report=None):
             "advice": hazard_advice(h, report), "confidence": h.confidence}
 
 
+# What a fork fact could not be read for (kinds.ForkProblem), worded with
+# the issue's number, other and text.
+_FORK_PROBLEMS = {
+    ForkProblem.NO_DESCRIPTOR_FIELDS: lambda i: i["text"],
+    ForkProblem.UNEXPECTED_TID_DESCRIPTOR: lambda i: "unexpected _thread_db_pthread_tid descriptor in " + i["text"],
+    ForkProblem.TOO_MANY_MAPPINGS: lambda i: "more than %d candidate mappings; the rest not scanned" % i["number"],
+    ForkProblem.MAPPINGS_UNKNOWN: lambda i: "the target's memory mappings are unknown",
+    ForkProblem.NO_LIBC: lambda i: "libc is not mapped or cannot be opened",
+    ForkProblem.NO_CXA_FINALIZE: lambda i: "__exit_funcs_lock: no symbol, and no __cxa_finalize in %s to decode it "
+                                           "from" % i["text"],
+    ForkProblem.CXA_FINALIZE_UNDECODED: lambda i: "__exit_funcs_lock: hidden in %s (no symbol), and __cxa_finalize's "
+                                                  "code has no lea/lock cmpxchg pair to find it by" % i["text"],
+    ForkProblem.DECODED_NOT_DATA: lambda i: "__exit_funcs_lock: the address decoded from __cxa_finalize (0x%x) is "
+                                            "not in libc's data" % i["number"],
+    ForkProblem.NO_EXECUTABLES: lambda i: "cannot read the executables of %d and its parent %d" % (
+        i["number"], i["other"]),
+    ForkProblem.MAPS_UNREADABLE: lambda i: "maps: " + i["text"],
+    ForkProblem.NO_STAT: lambda i: "cannot read /proc/%d/stat" % i["number"],
+    ForkProblem.READER_ERROR: lambda i: i["text"],
+}
+
+
+def fork_problem(p):
+    """What a fork fact could not be read for: an issue (model.fork_facts.ForkIssue
+    as data), or an older snapshot's words as they are."""
+    if isinstance(p, str):
+        return p
+    words = _FORK_PROBLEMS.get(p.get("kind"))
+    return words(p) if words else "%s (%s)" % (p.get("kind"), p.get("text") or p.get("number"))
+
+
 def _found(lock):
     """How a glibc-internal lock's address was found (fork facts' InternalLock, as data)."""
     if lock.get("how"):   # an older snapshot's words
@@ -280,7 +311,7 @@ def _address_spaces(f):
         return f["how"]
     mine, theirs = f.get("mapped"), f.get("parent_mapped")
     if not mine or not theirs:
-        return f.get("problem") or "unknown"
+        return fork_problem(f["problem"]) if f.get("problem") else "unknown"
     if f["same"]:
         return ("same executable %s, mapped at 0x%x, libc at 0x%x%s as in the parent: the address space is the "
                 "parent's copy (exec would re-randomise it)") % (
@@ -363,5 +394,5 @@ def render_fork_hazards(report, analysis):
         lines.append("No fork hazards found.")
     lines.append("Checked: " + "; ".join(checked(what, f) for what, f in analysis.checked))
     for p in analysis.problems:
-        lines.append("  (could not read: %s)" % p)
+        lines.append("  (could not read: %s)" % fork_problem(p))
     return "\n".join(lines)

@@ -69,10 +69,51 @@ struct ThreadDescriptor {
   Addr start_routine = 0;
 };
 
+// What a fork fact could not be read for: a kind, and the number, the other
+// number and the text (a path, or another decoder's own words) it names.
+enum class ForkProblem : std::uint8_t {
+  None,
+  NoDescriptorFields,        // glibc's _thread_db_* descriptors unread (text: why)
+  UnexpectedTidDescriptor,   // _thread_db_pthread_tid is not one 32-bit field (text: where it came from)
+  TooManyMappings,           // more candidate mappings than `number`: the rest not scanned
+  MappingsUnknown,           // the target's memory mappings are unknown
+  NoLibc,                    // libc is not mapped or cannot be opened
+  NoCxaFinalize,             // __exit_funcs_lock has no symbol, libc (text) no __cxa_finalize
+  CxaFinalizeUndecoded,      // ... and __cxa_finalize's code no lea / lock cmpxchg pair (text: libc)
+  DecodedNotData,            // the address decoded from __cxa_finalize is not in libc's data
+  NoExecutables,             // /proc/PID/exe of `number` or of its parent `other` unreadable
+  MapsUnreadable,            // /proc/PID/maps unreadable (text: the error)
+  NoStat,                    // /proc/PID/stat of `number` unreadable (pyhang.procfs reads it)
+  ReaderError,               // the target could not be read at all (text: the error)
+};
+inline constexpr std::array<Named<ForkProblem>, 13> kForkProblemNames{{
+    {ForkProblem::None, "none"},
+    {ForkProblem::NoDescriptorFields, "no-descriptor-fields"},
+    {ForkProblem::UnexpectedTidDescriptor, "unexpected-tid-descriptor"},
+    {ForkProblem::TooManyMappings, "too-many-mappings"},
+    {ForkProblem::MappingsUnknown, "mappings-unknown"},
+    {ForkProblem::NoLibc, "no-libc"},
+    {ForkProblem::NoCxaFinalize, "no-cxa-finalize"},
+    {ForkProblem::CxaFinalizeUndecoded, "cxa-finalize-undecoded"},
+    {ForkProblem::DecodedNotData, "decoded-not-data"},
+    {ForkProblem::NoExecutables, "no-executables"},
+    {ForkProblem::MapsUnreadable, "maps-unreadable"},
+    {ForkProblem::NoStat, "no-stat"},
+    {ForkProblem::ReaderError, "reader-error"},
+}};
+constexpr std::string_view to_string(ForkProblem p) { return name_in(kForkProblemNames, p); }
+
+struct ForkIssue {
+  ForkProblem kind = ForkProblem::None;
+  std::int64_t number = 0, other = 0;
+  std::string text;
+  explicit operator bool() const { return kind != ForkProblem::None; }
+};
+
 struct DescriptorScan {
   std::vector<ThreadDescriptor> descriptors;  // not one of `own`, sorted by address
   std::size_t mappings_scanned = 0;
-  std::string problem;
+  ForkIssue problem;
 };
 
 struct ScanOptions {
@@ -109,7 +150,7 @@ struct NamedLock {
 };
 struct InternalLocks {
   std::vector<NamedLock> locks;
-  std::string problem;  // what could not be found, and why
+  ForkIssue problem;  // what could not be found, and why
 };
 InternalLocks glibc_internal_locks(const AddressSpace& space);
 
@@ -139,7 +180,7 @@ struct ProcessFacts {
   std::vector<std::string> parent_thread_names;
   std::map<std::string, std::uint64_t> smaps_rollup;        // kB, of the child
   std::map<std::string, std::uint64_t> parent_smaps_rollup; // kB
-  std::string problem;
+  ForkIssue problem;
 };
 // `ppid` is the caller's, from /proc/PID/stat: python/pyhang/procfs.py is
 // the one reader of that file (its start times too); 0 when not known.

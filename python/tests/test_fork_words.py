@@ -1,0 +1,35 @@
+"""Fork facts come from the decoders as data (kinds, numbers, paths) and
+are worded in render/forks.py: every kind has its words, and an older
+snapshot's sentence is shown as it is."""
+from pyhang.model import kinds
+from pyhang.render import forks
+
+
+def members(vocabulary):
+    return {v for k, v in vars(vocabulary).items() if k.isupper()}
+
+
+def test_every_fork_problem_has_its_words_with_its_numbers_and_text():
+    for kind in members(kinds.ForkProblem) - {kinds.ForkProblem.NONE}:
+        words = forks.fork_problem({"kind": kind, "number": 4096, "other": 7, "text": "/lib/libc.so.6"})
+        assert words and kind not in words, kind
+    assert "4096" in forks.fork_problem({"kind": kinds.ForkProblem.TOO_MANY_MAPPINGS, "number": 4096, "other": 0,
+                                         "text": ""})
+    assert "/lib/libc.so.6" in forks.fork_problem({"kind": kinds.ForkProblem.NO_CXA_FINALIZE, "number": 0,
+                                                   "other": 0, "text": "/lib/libc.so.6"})
+
+
+def test_an_older_snapshots_words_are_shown_as_they_are():
+    assert forks.fork_problem("libc is not mapped or cannot be opened") == "libc is not mapped or cannot be opened"
+    assert forks._found({"name": "__exit_funcs_lock", "how": "symbol of libc"}) == "symbol of libc"
+    assert forks._address_spaces({"how": "same executable", "mapped": None}) == "same executable"
+
+
+def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded_from_facts():
+    hidden = {"name": "__exit_funcs_lock", "found": kinds.LockFound.CXA_FINALIZE_CODE, "library": "/lib/libc.so.6"}
+    assert "__cxa_finalize" in forks._found(hidden) and "libc.so.6" in forks._found(hidden)
+    spaces = {"same": True, "exe": "/usr/bin/python3", "parent_exe": "/usr/bin/python3",
+              "mapped": {"exe": 0x400000, "libc": 0x7f0000000000, "heap": 0x1000000},
+              "parent_mapped": {"exe": 0x400000, "libc": 0x7f0000000000, "heap": 0x1000000}}
+    assert forks._address_spaces(spaces).startswith("same executable /usr/bin/python3, mapped at 0x400000")
+    assert "parent's copy" in forks._address_spaces(spaces)
