@@ -5,7 +5,8 @@
 //   r.problem      -> str: why locks cannot be decoded ("" when they can)
 //   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
 //   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc/identify.hpp;
-//       "candidates" lists every candidate considered only with explain=True)
+//       "candidates" lists every candidate considered only with explain=True; "evidence", "problem" and each
+//       lock's "problem" are kinds and numbers, worded by python/pyhang/render/glibc.py)
 //       registers: dict of user_regs_struct names (as Target returns them),
 //                  a list of 27 ints, or None
 //       frames: [{"pc": int, "function": str|None, "library": str|None,
@@ -29,6 +30,65 @@ namespace {
 
 using namespace pyhang::glibc;
 
+py::list issues_list(const std::vector<LockIssue>& issues) {
+  py::list out;
+  for (const LockIssue& i : issues) {
+    py::dict d;
+    d[key("kind")] = py::str(to_string(i.kind));
+    d[key("fatal")] = i.fatal;
+    d[key("value")] = i.value;
+    d[key("other")] = i.other;
+    out.append(d);
+  }
+  return out;
+}
+
+py::list reasons_list(const std::vector<Reason>& reasons) {
+  py::list out;
+  for (const Reason& r : reasons) {
+    py::dict d;
+    d[key("kind")] = py::str(to_string(r.kind));
+    d[key("points")] = r.points;
+    d[key("hint")] = r.hint == WaitKind::None ? py::object(py::none()) : py::str(to_string(r.hint));
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict candidate_dict(const Candidate& c) {
+  py::dict d;
+  d[key("kind")] = py::str(to_string(c.kind));
+  d[key("address")] = c.address;
+  d[key("score")] = c.score;
+  d[key("layout")] = c.lock.layout;
+  d[key("problem")] = issues_list(c.lock.problems);
+  d[key("reasons")] = reasons_list(c.reasons);
+  return d;
+}
+
+// How the kind was decided, or None: the best candidate (candidates[0]) is part of it.
+py::object evidence_dict(const BlockedOn& b) {
+  if (b.evidence == Evidence::None) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(b.evidence));
+  d[key("futex")] = opt(b.futex);
+  d[key("futex_op")] = opt(b.futex_op);
+  d[key("hint")] = b.hint == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.hint));
+  d[key("best")] = b.evidence == Evidence::FutexCall && !b.candidates.empty()
+                       ? py::object(candidate_dict(b.candidates.front()))
+                       : py::none();
+  return d;
+}
+
+py::object problem_dict(const BlockedOn& b) {
+  if (b.problem == IdentifyProblem::None) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(b.problem));
+  d[key("futex")] = opt(b.futex);
+  d[key("syscall")] = opt(b.syscall);
+  return d;
+}
+
 py::dict lock_dict(const LockInfo& l) {
   py::dict d;
   d[key("kind")] = py::str(to_string(l.kind));
@@ -36,7 +96,7 @@ py::dict lock_dict(const LockInfo& l) {
   d[key("layout")] = l.layout;
   d[key("readable")] = l.readable;
   d[key("plausible")] = l.plausible;
-  d[key("problem")] = l.problem;
+  d[key("problem")] = issues_list(l.problems);
   d[key("locked")] = opt(l.locked);
   d[key("owners")] = l.owners;
   d[key("owner_source")] = l.owner_source;
@@ -69,19 +129,12 @@ py::dict blocked_dict(const BlockedOn& b, bool explain) {
   d[key("owners")] = b.owners;
   d[key("owner_source")] = py::str(to_string(b.owner_source));
   d[key("confidence")] = py::str(to_string(b.confidence));
-  d[key("evidence")] = b.evidence;
+  d[key("evidence")] = evidence_dict(b);
   d[key("condvar_mutex")] = opt(b.condvar_mutex);
-  d[key("problem")] = b.problem;
+  d[key("problem")] = problem_dict(b);
   py::list cands;  // every candidate and its score: only when asked (a dozen dicts per thread that only explanations read)
   if (explain)
-    for (const auto& c : b.candidates) {
-      py::dict cd;
-      cd[key("kind")] = py::str(to_string(c.kind));
-      cd[key("address")] = c.address;
-      cd[key("score")] = c.score;
-      cd[key("reasons")] = c.reasons;
-      cands.append(cd);
-    }
+    for (const auto& c : b.candidates) cands.append(candidate_dict(c));
   d[key("candidates")] = cands;
   return d;
 }
@@ -214,7 +267,7 @@ class LockReader {
   py::dict identify(int tid, const py::object& regs, const py::list& frames, bool explain) {
     if (!layouts_) {
       BlockedOn b;
-      b.problem = problem_;
+      b.problem = IdentifyProblem::LayoutsUnknown;
       return blocked_dict(b, explain);
     }
     BlockedThread t;
@@ -241,6 +294,12 @@ void register_locks(py::module_& m) {
   bind_enum(m, "LockType", kLockTypeNames, "The type of a decoded glibc lock (the 'kind' of lock dicts).");
   bind_enum(m, "LockFlag", kLockFlagNames, "What a glibc lock's bytes say besides owner and counts ('flags').");
   bind_enum(m, "WaitKind", kWaitKindNames, "What a blocked thread waits for in glibc's terms (LockReader.identify()['kind']).");
+  bind_enum(m, "LockProblem", kLockProblemNames, "What is odd about a glibc lock's bytes (lock dicts' 'problem' kinds).");
+  bind_enum(m, "ScoreReason", kScoreReasonNames,
+            "Why a lock candidate gained or lost points (LockReader.identify() candidates' 'reasons' kinds).");
+  bind_enum(m, "LockEvidence", kEvidenceNames, "How LockReader.identify() decided what a thread waits for ('evidence' kind).");
+  bind_enum(m, "IdentifyProblem", kIdentifyProblemNames,
+            "Why LockReader.identify() identified nothing ('problem' kind).");
   m.def("is_glibc_library", [](const std::string& path) { return glibc::is_glibc(path); }, py::arg("path"),
         "Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader).");
   py::class_<LockReader>(m, "LockReader")

@@ -32,3 +32,10 @@ def test_every_native_wait_kind_and_python_lock_kind_has_a_python_name():
 
 def test_local_kinds_are_the_native_name_table():
     assert values(kinds.LocalKind) == texts(native.LocalKind)
+
+
+def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():
+    assert values(kinds.LockProblem) == texts(native.LockProblem)
+    assert values(kinds.ScoreReason) == texts(native.ScoreReason)
+    assert values(kinds.LockEvidence) == texts(native.LockEvidence)
+    assert values(kinds.IdentifyProblem) == texts(native.IdentifyProblem)

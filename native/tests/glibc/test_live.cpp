@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "glibc/kind_names.hpp"
 #include "pyhang/glibc/identify.hpp"
 #include "pyhang/glibc/version.hpp"
 #include "pyhang/target/target.hpp"
@@ -159,7 +160,7 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     else if (r.lock == "semaphore") info = decode_semaphore(mem, r.address, *L->sem);
     else if (r.lock == "condvar") info = decode_condvar(mem, r.address, *L->cond);
     if (r.lock != "futex") {
-      INFO(info.problem);
+      INFO(names(info.problems));
       CHECK(info.plausible);
       if (r.lock == "rwlock-read-held") {
         CHECK(info.owners.empty());
@@ -177,7 +178,7 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     REQUIRE(t.regs);
     CHECK(t.regs->rdi() == r.futex);
     auto b = identify_blocked(mem, *L, t);
-    INFO(b.evidence);
+    INFO(names(b));
     std::string want = r.lock.rfind("mutex", 0) == 0 ? "mutex"
                        : r.lock.rfind("rwlock", 0) == 0 ? "rwlock-" + r.waiter_mode
                                                          : r.lock;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "glibc/kind_names.hpp"
 #include "glibc/layout_tables.hpp"
 #include "glibc/release_libcs.hpp"
 #include "pyhang/glibc/identify.hpp"
@@ -182,8 +183,9 @@ TEST_CASE("the newest sid and trixie libc files choose their rows from their own
 TEST_CASE("2.41+ condvar: the waiter count is in __wrefs at +28, not +36", "[glibc][releases][cond]") {
   auto one = cond_image({2, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0});
   auto c = decode_condvar(one, kCond, layouts::kCond241);
-  INFO(c.problem);
+  INFO(names(c.problems));
   CHECK(c.plausible);
+  CHECK(c.problems.empty());
   CHECK(c.waiters == 1u);
   CHECK(c.layout == "pthread_cond_t (glibc >= 2.41)");
   for (const auto& [name, value] : c.fields) CHECK(name.find("__g_refs") == std::string::npos);
@@ -196,7 +198,7 @@ TEST_CASE("2.41+ condvar: a waiter sleeping on __g_signals[0] (+32) is identifie
   const Layouts& L = newest();
   const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
   auto b = identify_blocked(mem, L, waiting_on(kCond + 32, 0, {{0x1, "pthread_cond_wait", libc, {}, 0x7f0000300000}}));
-  INFO(b.evidence);
+  INFO(names(b));
   CHECK(b.kind == WaitKind::Condvar);
   CHECK(b.address == kCond);
   CHECK(b.condvar_mutex == Addr{0x7f0000300000});
@@ -220,11 +222,12 @@ TEST_CASE("2.41+ condvar: __g1_start counts positions, its unused words stay zer
   auto past = cond_image({5, 0, 3, 0, 1, 0, 8, 8, 3, 0, 0, 0});
   auto p = decode_condvar(past, kCond, layouts::kCond241);
   CHECK_FALSE(p.plausible);
-  CHECK(p.problem.find("__g1_start is past __wseq") != std::string::npos);
+  CHECK(p.has(LockProblem::G1StartPastWseq));
   auto unused = cond_image({2, 0, 0, 0, 0, 0, 0, 8, 0, 0, 7, 0});
   auto u = decode_condvar(unused, kCond, layouts::kCond241);
   CHECK_FALSE(u.plausible);
-  CHECK(u.problem.find("unused word at +40 is not zero") != std::string::npos);
+  REQUIRE(u.problems.size() == 1);
+  CHECK(u.problems[0] == LockIssue{LockProblem::UnusedNotZero, true, 40, 0});
 }
 
 TEST_CASE("condvar __wrefs flags: bit 0 process-shared, bit 1 CLOCK_MONOTONIC (nptl/pthreadP.h)",
@@ -245,7 +248,7 @@ TEST_CASE("condvar __g_size may be negative in G2 after timed-out waiters", "[gl
   // One waiter in G2 (group 1) timed out: __g_size[1] went from 0 to -1.
   auto timed_out = cond_image({3, 0, 0, 0, 0, 0xffffffffu, 0, 8, 0, 0, 0, 0});
   auto c = decode_condvar(timed_out, kCond, layouts::kCond241);
-  INFO(c.problem);
+  INFO(names(c.problems));
   CHECK(c.plausible);
   auto garbage = cond_image({3, 0, 0, 0, 0, 0x80000000u, 0, 8, 0, 0, 0, 0});
   CHECK_FALSE(decode_condvar(garbage, kCond, layouts::kCond241).plausible);

@@ -21,7 +21,9 @@ needs none.
 back, once, at the model's edges (a collector's answer, a snapshot): a field
 whose value is a record (or a list of them) names its class in the record's
 `__nested__` ({"lock": GlibcLock}); keys a record does not have are left out
-(data written by a newer pyhang), fields the data lacks take their default.
+(data written by a newer pyhang), fields the data lacks take their default;
+a string where a nested record is expected (a sentence an older pyhang
+wrote where it now keeps a record) stays that string.
 """
 _MISSING = object()
 
@@ -123,6 +125,7 @@ def from_data(cls, data):
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
     for name, inner in cls.__dict__.get("__nested__", {}).items():
         value = kwargs.get(name)
-        if value is not None:
+        # a string where a record is: an older pyhang's sentence, kept as it is (render shows it as it is)
+        if value is not None and not isinstance(value, str):
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
     return cls(**kwargs)

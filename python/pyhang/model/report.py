@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
-from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, JoinDetail, PythonLockDetail, SyscallWait
+from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, PythonLockDetail, SyscallWait
 
 
 @record
@@ -84,9 +84,11 @@ class BlockedOn:
     owner_source: str = OwnerSource.UNKNOWN
     owner_alive: bool | None = None  # every owner is a thread of this process
     confidence: str | None = None    # how sure the identification is (model.kinds.Confidence)
-    # How it was identified, as the native side said it; None where the analysis
-    # identified it itself (render.locks.evidence words that from `kind` and `lock`).
-    evidence: str | None = None
+    # How it was identified, as the native side said it: the glibc identification's
+    # model.waits.HowIdentified (render.glibc words it), the Python-lock search's words, an
+    # older snapshot's sentence; None where the analysis identified it itself
+    # (render.locks.evidence words that from `kind` and `lock`).
+    evidence: HowIdentified | str | None = None
     condvar_mutex: int | None = None
     # What is known of what it waits on, by the kind of wait (model.waits; None where another kind):
     glibc: GlibcLock | None = None          # the glibc lock the native identification decoded
@@ -156,7 +158,7 @@ class Edge:
     kind: str
     address: int | None
     source: str                  # OwnerSource of the owner
-    evidence: str = ""           # how a decoder found the owner, in its words (native decoders)
+    evidence: HowIdentified | str = ""   # how a decoder found the owner (BlockedOn.evidence of the waiter)
     facts: dict[str, object] = field(default_factory=dict)   # a heuristic's findings, for render to word
 
 

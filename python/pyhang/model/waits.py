@@ -7,14 +7,28 @@ analysis reads their fields; it never sees the module's dicts.
 
 The string fields hold the values of the vocabularies in
 pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
-LockFlag), which are the native name tables' names.
+LockFlag, LockProblem, ScoreReason, LockEvidence, IdentifyProblem), which
+are the native name tables' names; what the decoders found odd or how they
+decided are kinds and numbers too, worded by pyhang.render.glibc.  A
+snapshot of an older pyhang holds a sentence where these hold records
+(`GlibcLock.problem`, `LockIdentification.evidence` and `.problem`): it is
+kept as that string, and rendered as it is.
 """
 from __future__ import annotations
 
 from pyhang.model.kinds import WaitKind
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+
+
+@record
+class LockIssue:
+    """One thing odd about a lock's bytes (native LockIssue)."""
+    kind: str                         # model.kinds.LockProblem
+    fatal: bool = False               # the bytes cannot be such a lock (GlibcLock.plausible is False)
+    value: int = 0                    # the field's value (a 64-bit word's bit pattern), or an offset
+    other: int = 0                    # a second value, where the kind has one
 
 
 @record
@@ -26,7 +40,7 @@ class GlibcLock:
     layout: str = ""                  # the layout the bytes were read with
     readable: bool = False            # False: the object could not be read at all
     plausible: bool = False           # its bytes look like an initialised lock of this kind
-    problem: str = ""                 # why not plausible, what is odd
+    problem: list[LockIssue] = field(default_factory=list)   # why not plausible, what is odd (older: a sentence)
     locked: bool | None = None
     owners: list[int] = field(default_factory=list)   # TIDs the lock word records
     owner_source: str = ""            # the field they were read from ("__owner", "__cur_writer", ...)
@@ -40,6 +54,49 @@ class GlibcLock:
     mutex: int | None = None          # a condvar's mutex, where the layout records it
     flags: list[str] = field(default_factory=list)    # model.kinds.LockFlag
     fields: dict[str, int] = field(default_factory=dict)   # every raw field of the layout
+
+    __nested__ = {"problem": LockIssue}
+
+
+@record
+class Reason:
+    """Points a lock candidate gained or lost, and why (native Reason)."""
+    kind: str                         # model.kinds.ScoreReason
+    points: int = 0
+    hint: str | None = None           # frame-name: the model.kinds.WaitKind the frame's name says
+
+
+@record
+class Candidate:
+    """A lock the identification considered (native Candidate): its score and why."""
+    kind: str = ""                    # model.kinds.WaitKind
+    address: int = 0
+    score: int = 0
+    layout: str = ""                  # the layout its bytes were read with ("" for a bare word)
+    problem: list[LockIssue] = field(default_factory=list)   # what is odd about its bytes
+    reasons: list[Reason] = field(default_factory=list)      # in the order scored; their points add up to score
+
+    __nested__ = {"problem": LockIssue, "reasons": Reason}
+
+
+@record
+class HowIdentified:
+    """How the native identification decided what a thread waits on."""
+    kind: str                         # model.kinds.LockEvidence
+    futex: int | None = None          # futex-call: the word it sleeps on
+    futex_op: int | None = None       # ... and the futex operation
+    hint: str | None = None           # the model.kinds.WaitKind the innermost libc frame names say
+    best: Candidate | None = None     # futex-call: the candidate that won
+
+    __nested__ = {"best": Candidate}
+
+
+@record
+class IdentifyFailure:
+    """Why the native identification identified nothing."""
+    kind: str                         # model.kinds.IdentifyProblem
+    futex: int | None = None          # futex-unreadable: the word
+    syscall: int | None = None        # not-futex-wait: frame 0's system call (orig_rax; -1 none)
 
 
 @record
@@ -57,12 +114,12 @@ class LockIdentification:
     owners: list[int] = field(default_factory=list)
     owner_source: str = "unknown"     # model.kinds.OwnerSource
     confidence: str | None = None     # model.kinds.Confidence
-    evidence: str = ""                # how it was identified, in the decoder's words
+    evidence: HowIdentified | None = None   # how it was identified (older: a sentence)
     condvar_mutex: int | None = None
-    problem: str = ""
-    candidates: list[dict] = field(default_factory=list)   # every candidate and its score, when asked to explain
+    problem: IdentifyFailure | None = None   # why nothing was identified (older: a sentence)
+    candidates: list[Candidate] = field(default_factory=list)   # every candidate and its score, when asked to explain
 
-    __nested__ = {"lock": GlibcLock}
+    __nested__ = {"lock": GlibcLock, "evidence": HowIdentified, "problem": IdentifyFailure, "candidates": Candidate}
 
 
 @record

@@ -1,0 +1,125 @@
+"""The glibc decoders report kinds and numbers (model.waits: LockIssue,
+Reason, Candidate, HowIdentified, IdentifyFailure); render.glibc words
+them, one table per vocabulary of model.kinds, with no kind left unworded.
+A snapshot of an older pyhang holds the decoders' sentences where the
+records now are: they are shown as they are."""
+import copy
+import json
+import os
+
+import pytest
+
+from pyhang import analysis
+from pyhang.model import kinds
+from pyhang.model.waits import Candidate, GlibcLock, HowIdentified, IdentifyFailure, LockIdentification, LockIssue, \
+    Reason, from_data, to_data
+from pyhang.render import glibc as words
+from pyhang.render import json as render_json
+from pyhang.render.text import render_text
+
+SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "testdata", "snapshots")
+
+VOCABULARIES = [(kinds.LockProblem, words.LOCK_PROBLEMS), (kinds.ScoreReason, words.SCORE_REASONS),
+                (kinds.LockEvidence, words.LOCK_EVIDENCE), (kinds.IdentifyProblem, words.IDENTIFY_PROBLEMS)]
+
+
+@pytest.mark.parametrize("vocabulary,table", VOCABULARIES, ids=lambda v: getattr(v, "__name__", ""))
+def test_every_kind_of_each_vocabulary_has_words_and_no_words_lack_a_kind(vocabulary, table):
+    assert set(table) == set(vocabulary.ALL)
+    assert len(vocabulary.ALL) == len(set(vocabulary.ALL))
+
+
+def test_every_lock_problem_and_score_reason_words_its_numbers_into_one_line():
+    for kind in kinds.LockProblem.ALL:
+        text = words.lock_problem_text([LockIssue(kind, True, 7, 9)], "mutex-normal")
+        assert text and "%" not in text and "\n" not in text, kind
+    for kind in kinds.ScoreReason.ALL:
+        cand = Candidate(kind="mutex", layout="pthread_mutex_t (x86_64)", problem=[LockIssue(kinds.LockProblem.DESTROYED)],
+                         reasons=[Reason(kind, -2, kinds.WaitKind.MUTEX)])
+        text = words.reasons_text(cand)
+        assert text.startswith("-2 ") and "%" not in text, kind
+    for kind in kinds.IdentifyProblem.ALL:
+        assert "%" not in words.identify_problem_text(IdentifyFailure(kind, futex=0x10, syscall=7)), kind
+
+
+def test_the_evidence_of_a_futex_wait_says_the_call_the_frame_and_the_winners_points():
+    best = Candidate(kind="mutex", address=0x55dae91d70e0, score=16, layout="pthread_mutex_t (x86_64)", reasons=[
+        Reason(kinds.ScoreReason.PLAUSIBLE, 3), Reason(kinds.ScoreReason.LOCKED, 3),
+        Reason(kinds.ScoreReason.HAS_WAITERS, 2), Reason(kinds.ScoreReason.OWNER_RECORDED, 2),
+        Reason(kinds.ScoreReason.WORD_UNCHANGED, 1), Reason(kinds.ScoreReason.FRAME_NAME, 5, kinds.WaitKind.MUTEX)])
+    how = HowIdentified(kinds.LockEvidence.FUTEX_CALL, futex=0x55dae91d70e0, futex_op=0x80, hint="mutex", best=best)
+    assert words.evidence_text(how) == (
+        "futex 0x55dae91d70e0 op 0x80, frame says mutex; best: +3 plausible pthread_mutex_t (x86_64); +3 locked; "
+        "+2 lock word says it has waiters; +2 owner recorded; +1 word still holds the value the thread waits on; "
+        "+5 frame name says mutex")
+    bare = Candidate(kind="futex", address=0x10, score=3, reasons=[Reason(kinds.ScoreReason.FUTEX_WORD, 3)])
+    assert words.evidence_text(HowIdentified(kinds.LockEvidence.FUTEX_CALL, 0x10, 0x109, None, bare)) == \
+        "futex 0x10 op 0x109; best: +3 a futex word"
+    implausible = Candidate(kind="rwlock", address=0x20, score=-10, reasons=[Reason(kinds.ScoreReason.IMPLAUSIBLE, -10)],
+                            problem=[LockIssue(kinds.LockProblem.PADDING_NOT_ZERO, True, 44),
+                                     LockIssue(kinds.LockProblem.FUTEX_WORDS_NOT_STATE, True, 7, -1)])
+    assert words.candidate_text(implausible) == (
+        "rwlock 0x20: -10 (-10 implausible: padding at +44 is not zero; futex words 0x7/0xffffffffffffffff are not "
+        "0..3)")
+
+
+def test_why_nothing_was_identified_is_worded_with_its_numbers():
+    assert words.identify_problem_text(IdentifyFailure(kinds.IdentifyProblem.NOT_FUTEX_WAIT, syscall=7)) == \
+        "not in a futex wait (system call 7)"
+    assert words.identify_problem_text(IdentifyFailure(kinds.IdentifyProblem.FUTEX_UNREADABLE, futex=0x1000)) == \
+        "futex word 0x1000 is unreadable"
+    assert words.identify_problem_text(None) is None
+    assert words.lock_problem_text([LockIssue(kinds.LockProblem.UNREADABLE, True, 0x7f00)], "condvar") == \
+        "cannot read pthread_cond_t at 0x7f00"
+
+
+def test_records_of_the_native_dicts_survive_a_round_trip():
+    ident = LockIdentification(kind="mutex", lock=GlibcLock(problem=[LockIssue(kinds.LockProblem.OWNER_NOT_TID, True, -5)]),
+                               evidence=HowIdentified(kinds.LockEvidence.LOCK_ARGUMENT, hint="mutex"),
+                               candidates=[Candidate(kind="mutex", reasons=[Reason(kinds.ScoreReason.LOCKED, 3)])])
+    assert from_data(LockIdentification, json.loads(json.dumps(to_data(ident)))) == ident
+
+
+def test_an_older_snapshots_sentences_stay_sentences_and_render_as_they_are():
+    # GIVEN answers an older pyhang recorded: sentences where the records are
+    old = {"kind": "futex", "evidence": "futex 0x10 op 0x80; best: +3 a futex word", "problem": "",
+           "lock": {"kind": "mutex", "problem": "robust list links are not pointers"}}
+    ident = from_data(LockIdentification, old)
+    assert ident.evidence == old["evidence"] and ident.lock.problem == old["lock"]["problem"]
+    assert words.evidence_text(ident.evidence) == old["evidence"]
+    assert words.lock_problem_text(ident.lock.problem, ident.lock.kind) == "robust list links are not pointers"
+    assert words.identify_problem_text(from_data(LockIdentification, {"problem": "no registers for frame 0"}).problem) \
+        == "no registers for frame 0"
+
+
+def _with_old_sentences(doc):
+    """A copy of a recorded snapshot whose lock answers hold sentences, as an older pyhang's did: each
+    thread's evidence says which thread it is; its problems are one sentence."""
+    doc = copy.deepcopy(doc)
+    for question, _, answer in doc["snapshot"]["answers"]:
+        if question != "locks":
+            continue
+        for tid, ident in answer:
+            ident["evidence"] = "an older pyhang's words for thread %d" % tid if ident.get("kind") else ""
+            ident["problem"] = "" if ident.get("kind") else "not in a futex wait (system call 7)"
+            if ident.get("lock"):
+                ident["lock"]["problem"] = ""
+    return doc
+
+
+def test_a_snapshot_an_older_pyhang_recorded_reports_its_evidence_as_it_was_written():
+    with open(os.path.join(SNAPSHOTS, "native_abba.json")) as f:
+        doc = _with_old_sentences(json.load(f))
+    # WHEN the older snapshot is analysed and rendered
+    report = analysis.from_snapshot(doc["snapshot"])[1]
+    rep = render_json.to_json(report)
+    # THEN each native lock wait's evidence is that sentence, in the wait and in the deadlock's edges
+    waits = {t["tid"]: t["blocked_on"] for t in rep["threads"] if t["blocked_on"]}
+    natives = [tid for tid, b in waits.items() if b["kind"] in ("mutex", "futex")]
+    assert natives
+    for tid in natives:
+        assert waits[tid]["evidence"] == "an older pyhang's words for thread %d" % tid
+    edges = [e for d in rep["deadlocks"] for e in d["edges"]]
+    assert edges and all(e["evidence"] == "an older pyhang's words for thread %d" % e["waiter"] for e in edges)
+    assert "waits to lock mutex" in render_text(report)   # the text report, which shows no evidence, is made too
