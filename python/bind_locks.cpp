@@ -2,7 +2,8 @@
 //
 //   r = LockReader(target)              # or LockReader(target, "2.23") to force a glibc version
 //   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.41+"} | None
-//   r.problem      -> str: why locks cannot be decoded ("" when they can)
+//   r.problem      -> dict | None: why locks cannot be decoded (a LayoutsIssue: kind and facts)
+//   r.caveat       -> dict | None: why the layouts used need a caveat (kind newer-than-checked)
 //   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
 //   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc/identify.hpp;
 //       "candidates" lists every candidate considered only with explain=True; "evidence", "problem" and each
@@ -86,6 +87,34 @@ py::object problem_dict(const BlockedOn& b) {
   d[key("kind")] = py::str(to_string(b.problem));
   d[key("futex")] = opt(b.futex);
   d[key("syscall")] = opt(b.syscall);
+  return d;
+}
+
+py::object layouts_issue_dict(const LayoutsIssue& i) {
+  if (!i) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(i.kind));
+  d[key("version")] = i.version;
+  d[key("exact")] = i.exact;
+  d[key("source")] = i.source;
+  d[key("library")] = i.library;
+  d[key("detail")] = i.detail;
+  d[key("oldest")] = i.oldest;
+  d[key("newest")] = i.newest;
+  d[key("open_ended")] = i.open_ended;
+  d[key("layouts")] = i.layouts;
+  py::list differs;
+  for (const DescriptorIssue& x : i.differs) {
+    py::dict dd;
+    dd[key("kind")] = py::str(to_string(x.kind));
+    dd[key("desc")] = std::vector<std::uint32_t>{x.desc.size_bits, x.desc.count, x.desc.offset};
+    dd[key("value")] = x.value;
+    dd[key("least")] = x.least;
+    dd[key("most")] = x.most;
+    differs.append(dd);
+  }
+  d[key("differs")] = differs;
+  d[key("missing")] = i.missing;
   return d;
 }
 
@@ -219,23 +248,21 @@ class LockReader {
         v->source = "given";
         version_ = *v;
       } else {
-        version_ = Error(ErrorReason::Unsupported, "not a glibc version: " + *force_version);
+        LayoutsIssue why;
+        why.kind = LayoutsProblem::NotAVersion;
+        why.version = *force_version;
+        version_ = why;
       }
     } else {
       version_ = detect_version(target_->space());
     }
     if (version_) {
-      auto choice = choose_layouts(*version_);
-      if (choice) {
-        layouts_ = choice->row;
-        // A release newer than the newest checked one: usable, and said (never a problem,
-        // which would mark the layouts unknown).
-        const auto& seen = target_->warnings();
-        std::string w = "locks: " + choice->warning;
-        if (!choice->warning.empty() && std::find(seen.begin(), seen.end(), w) == seen.end())
-          target_->add_warning(w);
-      }
-      problem_ = choice.problem();
+      LayoutChoice choice = choose_layouts(*version_);
+      layouts_ = choice.row;
+      // A release newer than the newest checked one: usable, with a caveat (never a problem,
+      // which would mark the layouts unknown).
+      if (choice) caveat_ = choice.issue;
+      else problem_ = choice.issue;
     } else {
       problem_ = version_.problem();
     }
@@ -250,7 +277,8 @@ class LockReader {
     d[key("layouts")] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
     return d;
   }
-  const std::string& problem() const { return problem_; }
+  py::object problem() const { return layouts_issue_dict(problem_); }
+  py::object caveat() const { return layouts_issue_dict(caveat_); }
 
   py::object decode(const std::string& kind, Addr addr) {
     if (!layouts_) return py::none();
@@ -282,9 +310,9 @@ class LockReader {
 
  private:
   std::shared_ptr<Target> target_;
-  VersionResult version_ = Error(ErrorReason::NotFound, "glibc version not read yet");
+  VersionResult version_ = LayoutsIssue{LayoutsProblem::NotRead};
   const Layouts* layouts_ = nullptr;
-  std::string problem_;
+  LayoutsIssue problem_, caveat_;
   nptl::PthreadMapper mapper_;
 };
 
@@ -298,6 +326,10 @@ void register_locks(py::module_& m) {
   bind_enum(m, "ScoreReason", kScoreReasonNames,
             "Why a lock candidate gained or lost points (LockReader.identify() candidates' 'reasons' kinds).");
   bind_enum(m, "LockEvidence", kEvidenceNames, "How LockReader.identify() decided what a thread waits for ('evidence' kind).");
+  bind_enum(m, "LayoutsProblem", kLayoutsProblemNames,
+            "Why glibc's lock layouts cannot be used, or need a caveat (LockReader.problem / caveat 'kind').");
+  bind_enum(m, "DescriptorCheck", kDescriptorCheckNames,
+            "A libthread_db descriptor that contradicts the decoders' assumptions (a LayoutsIssue's 'differs').");
   bind_enum(m, "IdentifyProblem", kIdentifyProblemNames,
             "Why LockReader.identify() identified nothing ('problem' kind).");
   m.def("is_glibc_library", [](const std::string& path) { return glibc::is_glibc(path); }, py::arg("path"),
@@ -307,7 +339,10 @@ void register_locks(py::module_& m) {
            py::arg("glibc_version") = py::none(), py::keep_alive<1, 2>(),
            "glibc lock decoding for a target; glibc_version overrides detection (e.g. '2.23').")
       .def_property_readonly("glibc", &LockReader::glibc)
-      .def_property_readonly("problem", &LockReader::problem)
+      .def_property_readonly("problem", &LockReader::problem,
+                             "Why glibc's lock layouts cannot be used (a dict: kind, version, library, ...), or None.")
+      .def_property_readonly("caveat", &LockReader::caveat,
+                             "Why the lock layouts used need a caveat (kind newer-than-checked), or None.")
       .def_property_readonly("pthread_problem", &LockReader::pthread_problem)
       .def("decode", &LockReader::decode, py::arg("kind"), py::arg("address"))
       .def("identify", &LockReader::identify, py::arg("tid"), py::arg("registers"), py::arg("frames") = py::list(),

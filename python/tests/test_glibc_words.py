@@ -11,8 +11,8 @@ import pytest
 
 from pyhang import analysis
 from pyhang.model import kinds
-from pyhang.model.waits import Candidate, GlibcLock, HowIdentified, IdentifyFailure, LockIdentification, LockIssue, \
-    Reason, from_data, to_data
+from pyhang.model.waits import Candidate, DescriptorIssue, GlibcLock, HowIdentified, IdentifyFailure, LayoutsIssue, \
+    LockIdentification, LockIssue, Reason, from_data, to_data
 from pyhang.render import glibc as words
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
@@ -21,7 +21,8 @@ SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
                          "testdata", "snapshots")
 
 VOCABULARIES = [(kinds.LockProblem, words.LOCK_PROBLEMS), (kinds.ScoreReason, words.SCORE_REASONS),
-                (kinds.LockEvidence, words.LOCK_EVIDENCE), (kinds.IdentifyProblem, words.IDENTIFY_PROBLEMS)]
+                (kinds.LockEvidence, words.LOCK_EVIDENCE), (kinds.IdentifyProblem, words.IDENTIFY_PROBLEMS),
+                (kinds.LayoutsProblem, words.LAYOUTS_PROBLEMS), (kinds.DescriptorCheck, words.DESCRIPTOR_CHECKS)]
 
 
 @pytest.mark.parametrize("vocabulary,table", VOCABULARIES, ids=lambda v: getattr(v, "__name__", ""))
@@ -41,6 +42,14 @@ def test_every_lock_problem_and_score_reason_words_its_numbers_into_one_line():
         assert text.startswith("-2 ") and "%" not in text, kind
     for kind in kinds.IdentifyProblem.ALL:
         assert "%" not in words.identify_problem_text(IdentifyFailure(kind, futex=0x10, syscall=7)), kind
+    for kind in kinds.LayoutsProblem.ALL:
+        issue = LayoutsIssue(kind, version="2.45", library="libc.so.6", newest="2.43", oldest="2.17",
+                             layouts="glibc 2.41+", differs=[DescriptorIssue(kinds.DescriptorCheck.TCB_HEADER, [64, 1, 9])],
+                             missing=["_thread_db_sizeof_pthread"])
+        text = words.layouts_text(issue)
+        assert text and "%" not in text and "\n" not in text, kind
+    for kind in kinds.DescriptorCheck.ALL:
+        assert "%" not in words.descriptor_text(DescriptorIssue(kind, [32, 1, 4], 8, 16, 25)), kind
 
 
 def test_the_evidence_of_a_futex_wait_says_the_call_the_frame_and_the_winners_points():
@@ -123,3 +132,41 @@ def test_a_snapshot_an_older_pyhang_recorded_reports_its_evidence_as_it_was_writ
     edges = [e for d in rep["deadlocks"] for e in d["edges"]]
     assert edges and all(e["evidence"] == "an older pyhang's words for thread %d" % e["waiter"] for e in edges)
     assert "waits to lock mutex" in render_text(report)   # the text report, which shows no evidence, is made too
+
+
+def test_why_the_lock_layouts_cannot_be_used_is_worded_from_the_version_and_libcs_descriptors():
+    assert words.layouts_text(LayoutsIssue(kinds.LayoutsProblem.OUTSIDE, version="2.12", oldest="2.17", newest="2.43",
+                                           open_ended=True)) == \
+        "glibc 2.12 is outside the supported lock layouts (2.17 and later)"
+    tid = DescriptorIssue(kinds.DescriptorCheck.TID_NOT_ONE_WORD, [64, 1, 720], most=32)
+    assert words.layouts_text(LayoutsIssue(kinds.LayoutsProblem.CONTRADICTED, version="2.36", library="libc.so.6",
+                                           differs=[tid])).startswith(
+        "glibc 2.36: the lock layouts cannot be used with libc.so.6, whose thread descriptors differ from what they "
+        "assume: _thread_db_pthread_tid describes one 64-bit field at +720, where the lock words")
+    given = LayoutsIssue(kinds.LayoutsProblem.UNVOUCHED, version="2.44", source="given", newest="2.43",
+                         layouts="glibc 2.41+")
+    assert words.layouts_text(given) == (
+        "glibc 2.44 is newer than 2.43, the newest release the lock layouts were checked against; libc's thread "
+        "descriptors cannot confirm that the glibc 2.41+ layouts fit it: the version was not read from libc (given), "
+        "so it has no thread descriptors")
+    missing = LayoutsIssue(kinds.LayoutsProblem.UNVOUCHED, version="2.44", library="libc.so.6", newest="2.43",
+                           layouts="glibc 2.41+", missing=["_thread_db_sizeof_pthread"])
+    assert words.layouts_text(missing).endswith("fit it: libc.so.6 exports no _thread_db_sizeof_pthread")
+    caveat = LayoutsIssue(kinds.LayoutsProblem.NEWER_THAN_CHECKED, version="2.41", exact=False,
+                          source="version-definitions", library="libc.so.6", newest="2.43", layouts="glibc 2.41+")
+    assert words.layouts_text(caveat) == (
+        "glibc is only known to be 2.41 or later (from its version-definitions), and 2.43 is the newest release the "
+        "lock layouts were checked against: using the glibc 2.41+ layouts, since libc.so.6's thread descriptors "
+        "match what they assume, but they were not checked against this release's sources")
+    assert words.layouts_text("glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)") == \
+        "glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)"   # an older snapshot's
+    assert words.layouts_text(None) is None
+
+
+def test_a_descriptor_is_described_by_width_count_and_offset():
+    assert words.describe_descriptor([32, 1, 720]) == "one 32-bit field at +720"
+    assert words.describe_descriptor([32, 2, 1608]) == "2 32-bit elements at +1608"
+    assert words.describe_descriptor([128, 0, 16]) == "a flexible array of 128-bit elements at +16"
+    assert words.descriptor_text(DescriptorIssue(kinds.DescriptorCheck.SIZEOF_LIST_T, value=8, most=16)) == (
+        "_thread_db_sizeof_list_t is 8 bytes, where the lock layouts assume x86_64's 64-bit pointers (mutex __list, "
+        "the pre-2.25 condvar's __mutex)")

@@ -39,3 +39,5 @@ def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():
     assert values(kinds.ScoreReason) == texts(native.ScoreReason)
     assert values(kinds.LockEvidence) == texts(native.LockEvidence)
     assert values(kinds.IdentifyProblem) == texts(native.IdentifyProblem)
+    assert values(kinds.LayoutsProblem) == texts(native.LayoutsProblem)
+    assert values(kinds.DescriptorCheck) == texts(native.DescriptorCheck)

@@ -53,7 +53,7 @@ Outcome<ThreadListLayout> thread_list_layout(const AddressSpace& space, MemoryRe
     const ThreadDb db = read_thread_db(*lib->elf);
     const std::string name(lib->basename());
     tried += (tried.empty() ? "" : ", ") + name;
-    if (!db.pthread_tid || !tid_descriptor_problem(*db.pthread_tid).empty() ||
+    if (!db.pthread_tid || tid_descriptor_issue(*db.pthread_tid) ||
         !is_list_field(db.pthread_list, nptl::kMaxPthreadSize))
       continue;
     ThreadListLayout layout;

@@ -143,12 +143,12 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     PYHANG_SKIP("Target::live unavailable: " << e.what());
   }
   auto version = detect_version(target->space());
-  INFO(version.problem());
+  INFO(to_string(version.problem().kind) << " " << version.problem().library);
   REQUIRE(version);
-  auto row = layouts_for(*version);
-  INFO(row.problem());
+  auto row = choose_layouts(*version);
+  INFO(to_string(row.issue.kind));
   REQUIRE(row);
-  const Layouts* L = *row;
+  const Layouts* L = row.row;
   MemoryReader& mem = target->memory();
 
   // THEN

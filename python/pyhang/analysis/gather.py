@@ -13,7 +13,7 @@ from pyhang.model.kinds import GilState, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
+from pyhang.model.waits import ApiWait, CodeLine, LayoutsIssue, PoolWorker, PythonLockWait, SyscallFacts, from_data
 
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
@@ -295,7 +295,8 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             collectives.add_collectives(facts, view, threads)
         files = files_of(facts, info.kind, threads)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.get("warnings") or []),
-                           lock_problem=target.get("lock_problem"), native_depth=depth,
+                           lock_problem=from_data(LayoutsIssue, target.get("lock_problem")),
+                           lock_caveat=from_data(LayoutsIssue, target.get("lock_caveat")), native_depth=depth,
                            threading=facts.threading() if view.ok else None, names=names, files=files,
                            asyncio=facts.asyncio() if view.ok else None)
     return snap, view

@@ -227,6 +227,34 @@ class IdentifyProblem:
     ALL = (FUTEX_UNREADABLE, NO_REGISTERS, NOT_FUTEX_WAIT, LAYOUTS_UNKNOWN)
 
 
+class LayoutsProblem:
+    """Why glibc's lock layouts cannot be used for a target, or need a caveat (model.waits.LayoutsIssue.kind;
+    the native LayoutsProblem name table; worded by render.glibc)."""
+    LIBC_NOT_MAPPED = "libc-not-mapped"
+    LIBC_UNREADABLE = "libc-unreadable"
+    NO_VERSION = "no-version"
+    NOT_A_VERSION = "not-a-version"
+    NOT_READ = "not-read"
+    OUTSIDE = "outside"
+    CONTRADICTED = "contradicted"
+    UNVOUCHED = "unvouched"
+    NEWER_THAN_CHECKED = "newer-than-checked"
+    ALL = (LIBC_NOT_MAPPED, LIBC_UNREADABLE, NO_VERSION, NOT_A_VERSION, NOT_READ, OUTSIDE, CONTRADICTED, UNVOUCHED, NEWER_THAN_CHECKED)
+
+
+class DescriptorCheck:
+    """A libthread_db descriptor of libc that contradicts what the decoders assume
+    (model.waits.DescriptorIssue.kind; the native DescriptorCheck name table; worded by render.glibc)."""
+    TID_NOT_ONE_WORD = "tid-not-one-word"
+    SIZEOF_PTHREAD = "sizeof-pthread"
+    TCB_HEADER = "tcb-header"
+    THREAD_POINTER = "thread-pointer"
+    SIZEOF_LIST_T = "sizeof-list-t"
+    LIST_T_NEXT = "list-t-next"
+    LIST_T_PREV = "list-t-prev"
+    ALL = (TID_NOT_ONE_WORD, SIZEOF_PTHREAD, TCB_HEADER, THREAD_POINTER, SIZEOF_LIST_T, LIST_T_NEXT, LIST_T_PREV)
+
+
 class QueueType:
     """The class of the queue a `py-queue-get` waits on, when it is not
     queue.Queue's own get (its `detail`'s "type")."""

@@ -118,14 +118,13 @@ def to_data(value):
 
 def from_data(cls, data):
     """The record of class `cls` that to_data() made `data` from; None for None."""
-    if data is None:
-        return None
+    if data is None or isinstance(data, str):   # a string: an older pyhang's sentence, kept as it is
+        return data
     names = cls.__record_names__
     # a collector's answer, per thread: its keys are most often the record's own (checked in C)
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
     for name, inner in cls.__dict__.get("__nested__", {}).items():
         value = kwargs.get(name)
-        # a string where a record is: an older pyhang's sentence, kept as it is (render shows it as it is)
         if value is not None and not isinstance(value, str):
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
     return cls(**kwargs)

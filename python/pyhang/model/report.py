@@ -9,7 +9,8 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
-from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, PythonLockDetail, SyscallWait
+from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, LayoutsIssue, \
+    PythonLockDetail, SyscallWait
 
 
 @record
@@ -192,7 +193,8 @@ class Report:
     fork_analysis: "ForkAnalysis" | None = None     # fork-hazards' full evidence
     warnings: list[str] = field(default_factory=list)  # what could not be read, as the decoders said it
     python_status: str | None = None                # model.kinds.PythonStatus of the interpreter
-    lock_problem: str | None = None                 # why glibc's lock layouts are not known
+    lock_problem: LayoutsIssue | str | None = None   # why glibc's lock layouts are not known (older: a sentence)
+    lock_caveat: LayoutsIssue | None = None         # why the layouts used need a caveat (render words it a warning)
     cycles_truncated: bool = False                     # more deadlock cycles than are listed
     unanswered: int = 0                             # questions a replayed snapshot held no answer for
     exit_status: int = 0                            # model.kinds.ExitStatus (analysis.completeness.exit_status)

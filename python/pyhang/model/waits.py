@@ -7,19 +7,50 @@ analysis reads their fields; it never sees the module's dicts.
 
 The string fields hold the values of the vocabularies in
 pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
-LockFlag, LockProblem, ScoreReason, LockEvidence, IdentifyProblem), which
+LockFlag, LockProblem, ScoreReason, LockEvidence, IdentifyProblem,
+LayoutsProblem, DescriptorCheck), which
 are the native name tables' names; what the decoders found odd or how they
 decided are kinds and numbers too, worded by pyhang.render.glibc.  A
 snapshot of an older pyhang holds a sentence where these hold records
-(`GlibcLock.problem`, `LockIdentification.evidence` and `.problem`): it is
-kept as that string, and rendered as it is.
+(`GlibcLock.problem`, `LockIdentification.evidence` and `.problem`, a
+target's `lock_problem`): it is kept as that string, and rendered as it is.
 """
 from __future__ import annotations
 
 from pyhang.model.kinds import WaitKind
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["DescriptorIssue", "LayoutsIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+
+
+@record
+class DescriptorIssue:
+    """A libthread_db descriptor of libc that contradicts what the decoders assume (native DescriptorIssue)."""
+    kind: str                         # model.kinds.DescriptorCheck
+    desc: list[int] = field(default_factory=list)   # the descriptor's words [size in bits, count, offset]
+    value: int = 0                    # a word descriptor's value (a size, a register number)
+    least: int = 0                    # the range the decoders assume (or the one value, `most`)
+    most: int = 0
+
+
+@record
+class LayoutsIssue:
+    """Why glibc's lock layouts cannot be used for a target, or the caveat of
+    using them (native LayoutsIssue: LockReader.problem, .caveat)."""
+    kind: str                         # model.kinds.LayoutsProblem
+    version: str = ""                 # the version ("2.45"), or the text given that is none
+    exact: bool = True                # False: only a lower bound of the release (read from `source`)
+    source: str = ""                  # where the version was read ("__nptl_version", "version-definitions", "given")
+    library: str = ""                 # the file it is about: libc's path, or the descriptors' library
+    detail: str = ""                  # libc-unreadable: why, as the target read it
+    oldest: str = ""                  # outside: the oldest release of the rows
+    newest: str = ""                  # the newest release the layouts were checked against
+    open_ended: bool = False          # outside: the newest row also takes later releases
+    layouts: str = ""                 # the newest row's name ("glibc 2.41+")
+    differs: list[DescriptorIssue] = field(default_factory=list)   # contradicted: each descriptor
+    missing: list[str] = field(default_factory=list)   # unvouched: the descriptors libc does not export
+
+    __nested__ = {"differs": DescriptorIssue}
 
 
 @record

@@ -1,10 +1,12 @@
 """The words of what the native glibc decoders report as kinds and numbers
 (model.waits): what is odd about a lock's bytes (LockIssue), why a lock
 candidate scored what it did (Reason, Candidate), how the identification
-decided (HowIdentified) and why it could not (IdentifyFailure).  One table
-of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
+decided (HowIdentified) and why it could not (IdentifyFailure), why the
+lock layouts cannot be used or need a caveat (LayoutsIssue, with libc's
+thread descriptors that contradict them: DescriptorIssue).  One table of
+words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
 the decoders' own sentence where these records are: it is shown as it is."""
-from pyhang.model.kinds import IdentifyProblem, LockEvidence, LockProblem, ScoreReason
+from pyhang.model.kinds import DescriptorCheck, IdentifyProblem, LayoutsProblem, LockEvidence, LockProblem, ScoreReason
 
 _MASK64 = (1 << 64) - 1
 
@@ -179,3 +181,93 @@ def identify_problem_text(problem):
     if isinstance(problem, str):
         return problem
     return _words(IDENTIFY_PROBLEMS, problem.kind, {"futex": _hex(problem.futex), "syscall": problem.syscall})
+
+
+# A libthread_db descriptor against the decoders' assumption; %(desc)s (described), %(value)d, %(least)d, %(most)d.
+_POINTERS = ", where the lock layouts assume x86_64's 64-bit pointers (mutex __list, the pre-2.25 condvar's __mutex)"
+DESCRIPTOR_CHECKS = {
+    DescriptorCheck.TID_NOT_ONE_WORD: "_thread_db_pthread_tid describes %(desc)s, where the lock words (mutex __owner, "
+                                      "rwlock __cur_writer, robust and PI mutex lock words) and pthread_t to TID mapping "
+                                      "assume one 32-bit TID inside struct pthread",
+    DescriptorCheck.SIZEOF_PTHREAD: "_thread_db_sizeof_pthread is %(value)d bytes, not the size of a struct pthread that "
+                                    "holds its TCB header and tid (%(least)d to %(most)d bytes)",
+    DescriptorCheck.TCB_HEADER: "_thread_db_pthread_dtvp describes %(desc)s, where pyhang assumes x86_64's TCB header at "
+                                "the start of struct pthread (tcb +0, the dtv pointer +8, self +16), by which it tells "
+                                "a thread descriptor from other memory",
+    DescriptorCheck.THREAD_POINTER: "_thread_db_const_thread_area is register %(value)d, where pyhang assumes the thread "
+                                    "pointer is x86_64's FS base (register %(most)d of sys/reg.h) and reads a thread's "
+                                    "struct pthread at its fs_base",
+    DescriptorCheck.SIZEOF_LIST_T: "_thread_db_sizeof_list_t is %(value)d bytes" + _POINTERS,
+    DescriptorCheck.LIST_T_NEXT: "_thread_db_list_t_next describes %(desc)s" + _POINTERS,
+    DescriptorCheck.LIST_T_PREV: "_thread_db_list_t_prev describes %(desc)s" + _POINTERS,
+}
+
+# Why the lock layouts cannot be used, or their caveat; the LayoutsIssue's fields, and %(release)s ("glibc 2.45"
+# or "glibc is only known to be 2.41 or later (from its version-definitions)"), %(why)s, %(range)s.
+LAYOUTS_PROBLEMS = {
+    LayoutsProblem.LIBC_NOT_MAPPED: "libc is not mapped in the target (static binary or musl?): glibc version unknown",
+    LayoutsProblem.LIBC_UNREADABLE: "cannot open %(library)s%(why)s: glibc version unknown",
+    LayoutsProblem.NO_VERSION: "no glibc version found in %(library)s (no __nptl_version, banner or GLIBC_2.x versions)",
+    LayoutsProblem.NOT_A_VERSION: "not a glibc version: %(version)s",
+    LayoutsProblem.NOT_READ: "glibc version not read yet",
+    LayoutsProblem.OUTSIDE: "glibc %(version)s is outside the supported lock layouts (%(oldest)s%(range)s)",
+    LayoutsProblem.CONTRADICTED: "glibc %(version)s: the lock layouts cannot be used with %(library)s, whose thread "
+                                 "descriptors differ from what they assume: %(why)s",
+    LayoutsProblem.UNVOUCHED: "%(release)s; libc's thread descriptors cannot confirm that the %(layouts)s layouts fit "
+                              "it: %(why)s",
+    LayoutsProblem.NEWER_THAN_CHECKED: "%(release)s: using the %(layouts)s layouts, since %(library)s's thread "
+                                       "descriptors match what they assume, but they were not checked against this "
+                                       "release's sources",
+}
+
+
+def describe_descriptor(desc):
+    """"one 32-bit field at +720": a descriptor's words [size in bits, count, offset]."""
+    bits, count, offset = (list(desc) + [0, 0, 0])[:3]
+    if count == 1:
+        return "one %d-bit field at +%d" % (bits, offset)
+    if count == 0:
+        return "a flexible array of %d-bit elements at +%d" % (bits, offset)
+    return "%d %d-bit elements at +%d" % (count, bits, offset)
+
+
+def descriptor_text(d):
+    """A DescriptorIssue in one sentence."""
+    return _words(DESCRIPTOR_CHECKS, d.kind, {"desc": describe_descriptor(d.desc), "value": d.value, "least": d.least,
+                                              "most": d.most})
+
+
+def _release(issue):
+    """Which release the layouts were not checked against, and the newest they were."""
+    if issue.exact:
+        return "glibc %s is newer than %s, the newest release the lock layouts were checked against" % (
+            issue.version, issue.newest)
+    return "glibc is only known to be %s or later (from its %s), and %s is the newest release the lock layouts " \
+           "were checked against" % (issue.version, issue.source, issue.newest)
+
+
+def _unvouched_why(issue):
+    if not issue.library:
+        return "the version was not read from libc%s, so it has no thread descriptors" % (
+            " (%s)" % issue.source if issue.source else "")
+    return "%s exports no %s" % (issue.library, ", ".join(issue.missing))
+
+
+def layouts_text(issue):
+    """Why glibc's lock layouts cannot be used, or the caveat of those used (a LayoutsIssue), in one line; an
+    older snapshot's sentence as it is; None for none."""
+    if not issue:
+        return None
+    if isinstance(issue, str):
+        return issue
+    why = ""
+    if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail:
+        why = ": " + issue.detail
+    elif issue.kind == LayoutsProblem.CONTRADICTED:
+        why = "; ".join(descriptor_text(d) for d in issue.differs)
+    elif issue.kind == LayoutsProblem.UNVOUCHED:
+        why = _unvouched_why(issue)
+    values = {"version": issue.version, "library": issue.library, "oldest": issue.oldest, "layouts": issue.layouts,
+              "range": " and later" if issue.open_ended else " to %s" % issue.newest, "why": why,
+              "release": _release(issue) if issue.newest else ""}
+    return _words(LAYOUTS_PROBLEMS, issue.kind, values)
