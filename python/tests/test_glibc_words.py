@@ -12,7 +12,7 @@ import pytest
 from pyhang import analysis
 from pyhang.model import kinds
 from pyhang.model.waits import Candidate, DescriptorIssue, GlibcLock, HowIdentified, IdentifyFailure, LayoutsIssue, \
-    LockIdentification, LockIssue, Reason, from_data, to_data
+    LockIdentification, LockIssue, Reason, ThreadListIssue, from_data, to_data
 from pyhang.render import glibc as words
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
@@ -22,7 +22,8 @@ SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
 
 VOCABULARIES = [(kinds.LockProblem, words.LOCK_PROBLEMS), (kinds.ScoreReason, words.SCORE_REASONS),
                 (kinds.LockEvidence, words.LOCK_EVIDENCE), (kinds.IdentifyProblem, words.IDENTIFY_PROBLEMS),
-                (kinds.LayoutsProblem, words.LAYOUTS_PROBLEMS), (kinds.DescriptorCheck, words.DESCRIPTOR_CHECKS)]
+                (kinds.LayoutsProblem, words.LAYOUTS_PROBLEMS), (kinds.DescriptorCheck, words.DESCRIPTOR_CHECKS),
+                (kinds.ThreadListProblem, words.THREAD_LIST_PROBLEMS)]
 
 
 @pytest.mark.parametrize("vocabulary,table", VOCABULARIES, ids=lambda v: getattr(v, "__name__", ""))
@@ -48,6 +49,9 @@ def test_every_lock_problem_and_score_reason_words_its_numbers_into_one_line():
                              missing=["_thread_db_sizeof_pthread"])
         text = words.layouts_text(issue)
         assert text and "%" not in text and "\n" not in text, kind
+    for kind in kinds.ThreadListProblem.ALL:
+        text = words.thread_list_text(ThreadListIssue(kind, library="libc.so.6", head="_dl_stack_used", number=3))
+        assert text and "%" not in text, kind
     for kind in kinds.DescriptorCheck.ALL:
         assert "%" not in words.descriptor_text(DescriptorIssue(kind, [32, 1, 4], 8, 16, 25)), kind
 
@@ -170,3 +174,15 @@ def test_a_descriptor_is_described_by_width_count_and_offset():
     assert words.descriptor_text(DescriptorIssue(kinds.DescriptorCheck.SIZEOF_LIST_T, value=8, most=16)) == (
         "_thread_db_sizeof_list_t is 8 bytes, where the lock layouts assume x86_64's 64-bit pointers (mutex __list, "
         "the pre-2.25 condvar's __mutex)")
+
+
+def test_a_walk_of_glibcs_thread_lists_that_stopped_says_where():
+    twice = ThreadListIssue(kinds.ThreadListProblem.TID_TWICE, head="_dl_stack_used", head_address=0x7f0010, step=2,
+                            entry=0x7f2700, pthread=0x7f2000, value=0x7f1000, number=101)
+    assert words.thread_list_text(twice) == "TID 101 is on glibc's lists twice (at 0x7f1000 and 0x7f2000)"
+    moved = ThreadListIssue(kinds.ThreadListProblem.PREV_MISMATCH, head="_dl_stack_user", head_address=0x7f0020,
+                            step=1, entry=0x7f2700, value=0x7f3700, expected=0x7f1700)
+    assert words.thread_list_text(moved) == (
+        "entry 1 of _dl_stack_user (0x7f0020) at 0x7f2700: its prev is 0x7f3700, not 0x7f1700 (the list changed "
+        "while read, or is not a list)")
+    assert words.thread_list_text(None) is None

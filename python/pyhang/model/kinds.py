@@ -255,6 +255,30 @@ class DescriptorCheck:
     ALL = (TID_NOT_ONE_WORD, SIZEOF_PTHREAD, TCB_HEADER, THREAD_POINTER, SIZEOF_LIST_T, LIST_T_NEXT, LIST_T_PREV)
 
 
+class ThreadListProblem:
+    """Why glibc's lists of threads were not found, or a walk of them stopped early
+    (model.waits.ThreadListIssue.kind; the native ThreadListProblem name table; worded by render.glibc)."""
+    LIBC_NOT_MAPPED = "libc-not-mapped"
+    NO_DESCRIPTORS = "no-descriptors"
+    NEXT_PREV_NOT_POINTERS = "next-prev-not-pointers"
+    HEADS_NOT_LIST_T = "heads-not-list-t"
+    NO_RTLD_GLOBAL = "no-rtld-global"
+    HEAD_UNREADABLE = "head-unreadable"
+    TOO_MANY_ENTRIES = "too-many-entries"
+    NOT_AN_ENTRY = "not-an-entry"
+    SEEN_BEFORE = "seen-before"
+    PREV_UNREADABLE = "prev-unreadable"
+    PREV_MISMATCH = "prev-mismatch"
+    NOT_PTHREAD = "not-pthread"
+    TID_UNREADABLE = "tid-unreadable"
+    TID_TWICE = "tid-twice"
+    NEXT_UNREADABLE = "next-unreadable"
+    ALL = (
+        LIBC_NOT_MAPPED, NO_DESCRIPTORS, NEXT_PREV_NOT_POINTERS, HEADS_NOT_LIST_T, NO_RTLD_GLOBAL,
+        HEAD_UNREADABLE, TOO_MANY_ENTRIES, NOT_AN_ENTRY, SEEN_BEFORE, PREV_UNREADABLE, PREV_MISMATCH,
+        NOT_PTHREAD, TID_UNREADABLE, TID_TWICE, NEXT_UNREADABLE)
+
+
 class QueueType:
     """The class of the queue a `py-queue-get` waits on, when it is not
     queue.Queue's own get (its `detail`'s "type")."""

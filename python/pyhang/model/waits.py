@@ -8,7 +8,7 @@ analysis reads their fields; it never sees the module's dicts.
 The string fields hold the values of the vocabularies in
 pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
 LockFlag, LockProblem, ScoreReason, LockEvidence, IdentifyProblem,
-LayoutsProblem, DescriptorCheck), which
+LayoutsProblem, DescriptorCheck, ThreadListProblem), which
 are the native name tables' names; what the decoders found odd or how they
 decided are kinds and numbers too, worded by pyhang.render.glibc.  A
 snapshot of an older pyhang holds a sentence where these hold records
@@ -20,7 +20,7 @@ from __future__ import annotations
 from pyhang.model.kinds import WaitKind
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["DescriptorIssue", "LayoutsIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["DescriptorIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
 
 
 @record
@@ -51,6 +51,22 @@ class LayoutsIssue:
     missing: list[str] = field(default_factory=list)   # unvouched: the descriptors libc does not export
 
     __nested__ = {"differs": DescriptorIssue}
+
+
+@record
+class ThreadListIssue:
+    """Why glibc's lists of threads were not found, or why a walk of them
+    stopped early (native thread_descriptors()' problem)."""
+    kind: str                         # model.kinds.ThreadListProblem
+    library: str = ""                 # the library (or those tried) the descriptors are missing from
+    head: str = ""                    # the list ("_dl_stack_used") ...
+    head_address: int = 0             # ... and its head
+    step: int = 0                     # the entry's index on that list
+    entry: int = 0                    # the entry (the list_t in a struct pthread)
+    pthread: int = 0                  # the struct pthread
+    value: int = 0                    # prev-mismatch: the prev read; tid-twice: the other struct pthread
+    expected: int = 0                 # prev-mismatch: the prev expected
+    number: int = 0                   # too-many-entries: the bound; tid-twice: the TID
 
 
 @record

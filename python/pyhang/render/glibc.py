@@ -3,10 +3,12 @@
 candidate scored what it did (Reason, Candidate), how the identification
 decided (HowIdentified) and why it could not (IdentifyFailure), why the
 lock layouts cannot be used or need a caveat (LayoutsIssue, with libc's
-thread descriptors that contradict them: DescriptorIssue).  One table of
-words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
+thread descriptors that contradict them: DescriptorIssue), why glibc's
+lists of threads were not walked to the end (ThreadListIssue).  One table
+of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
 the decoders' own sentence where these records are: it is shown as it is."""
-from pyhang.model.kinds import DescriptorCheck, IdentifyProblem, LayoutsProblem, LockEvidence, LockProblem, ScoreReason
+from pyhang.model.kinds import DescriptorCheck, IdentifyProblem, LayoutsProblem, LockEvidence, LockProblem, ScoreReason, \
+    ThreadListProblem
 
 _MASK64 = (1 << 64) - 1
 
@@ -271,3 +273,44 @@ def layouts_text(issue):
               "range": " and later" if issue.open_ended else " to %s" % issue.newest, "why": why,
               "release": _release(issue) if issue.newest else ""}
     return _words(LAYOUTS_PROBLEMS, issue.kind, values)
+
+
+# Why glibc's lists of threads were not found or walked to the end; %(library)s, %(at)s ("entry 3 of
+# _dl_stack_used (0x7f…) at 0x7f…"), %(where)s (the head), %(pthread)s, %(value)s, %(expected)s, %(number)d.
+THREAD_LIST_PROBLEMS = {
+    ThreadListProblem.LIBC_NOT_MAPPED: "libc is not mapped: cannot find glibc's lists of threads",
+    ThreadListProblem.NO_DESCRIPTORS: "no descriptors of glibc's lists of threads (_thread_db_pthread_list and the "
+                                      "lists' heads) in %(library)s",
+    ThreadListProblem.NEXT_PREV_NOT_POINTERS: "%(library)s's _thread_db_list_t_next/prev are not two 64-bit pointers",
+    ThreadListProblem.HEADS_NOT_LIST_T: "%(library)s's _thread_db_rtld_global__dl_stack_used/_user do not both "
+                                        "describe a list_t",
+    ThreadListProblem.NO_RTLD_GLOBAL: "no _rtld_global in ld.so nor __nptl_rtld_global in %(library)s: cannot find "
+                                      "glibc's lists of threads",
+    ThreadListProblem.HEAD_UNREADABLE: "cannot read the head of %(where)s",
+    ThreadListProblem.TOO_MANY_ENTRIES: "more than %(number)d entries on glibc's lists of threads, at %(at)s: not a "
+                                        "list, or a cycle",
+    ThreadListProblem.NOT_AN_ENTRY: "%(at)s: not a pointer to a list entry",
+    ThreadListProblem.SEEN_BEFORE: "%(at)s: seen before (a cycle that misses the head)",
+    ThreadListProblem.PREV_UNREADABLE: "cannot read %(at)s",
+    ThreadListProblem.PREV_MISMATCH: "%(at)s: its prev is %(value)s, not %(expected)s (the list changed while read, "
+                                     "or is not a list)",
+    ThreadListProblem.NOT_PTHREAD: "%(at)s: no struct pthread at %(pthread)s (its TCB header does not point to itself)",
+    ThreadListProblem.TID_UNREADABLE: "cannot read the tid of the struct pthread at %(pthread)s",
+    ThreadListProblem.TID_TWICE: "TID %(number)d is on glibc's lists twice (at %(value)s and %(pthread)s)",
+    ThreadListProblem.NEXT_UNREADABLE: "cannot read the next pointer of %(at)s",
+}
+
+
+def thread_list_text(issue):
+    """Why glibc's lists of threads were not found or walked to the end (a ThreadListIssue), in one line;
+    None for none."""
+    if not issue:
+        return None
+    if isinstance(issue, str):
+        return issue
+    where = "%s (%s)" % (issue.head, _hex(issue.head_address))
+    values = {"library": issue.library, "where": where, "at": "entry %d of %s at %s" % (issue.step, where,
+                                                                                      _hex(issue.entry)),
+              "pthread": _hex(issue.pthread), "value": _hex(issue.value), "expected": _hex(issue.expected),
+              "number": issue.number}
+    return _words(THREAD_LIST_PROBLEMS, issue.kind, values)
