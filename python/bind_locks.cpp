@@ -90,6 +90,32 @@ py::object problem_dict(const BlockedOn& b) {
   return d;
 }
 
+py::dict descriptor_issue_dict(const DescriptorIssue& x) {
+  py::dict d;
+  d[key("kind")] = py::str(to_string(x.kind));
+  d[key("desc")] = std::vector<std::uint32_t>{x.desc.size_bits, x.desc.count, x.desc.offset};
+  d[key("value")] = x.value;
+  d[key("least")] = x.least;
+  d[key("most")] = x.most;
+  return d;
+}
+
+}  // namespace
+
+py::object descriptors_issue_dict(const nptl::DescriptorsIssue& i) {
+  if (!i) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(i.kind));
+  d[key("library")] = i.library;
+  d[key("tried")] = i.tried;
+  d[key("unopened")] = i.unopened;
+  d[key("tid")] = i.kind == nptl::DescriptorsProblem::TidNotOneWord ? py::object(descriptor_issue_dict(i.tid))
+                                                                     : py::none();
+  return d;
+}
+
+namespace {
+
 py::object layouts_issue_dict(const LayoutsIssue& i) {
   if (!i) return py::none();
   py::dict d;
@@ -104,15 +130,7 @@ py::object layouts_issue_dict(const LayoutsIssue& i) {
   d[key("open_ended")] = i.open_ended;
   d[key("layouts")] = i.layouts;
   py::list differs;
-  for (const DescriptorIssue& x : i.differs) {
-    py::dict dd;
-    dd[key("kind")] = py::str(to_string(x.kind));
-    dd[key("desc")] = std::vector<std::uint32_t>{x.desc.size_bits, x.desc.count, x.desc.offset};
-    dd[key("value")] = x.value;
-    dd[key("least")] = x.least;
-    dd[key("most")] = x.most;
-    differs.append(dd);
-  }
+  for (const DescriptorIssue& x : i.differs) differs.append(descriptor_issue_dict(x));
   d[key("differs")] = differs;
   d[key("missing")] = i.missing;
   return d;
@@ -306,7 +324,7 @@ class LockReader {
   }
 
   py::object pthread_tid(Addr pthread) { return opt(mapper_.tid(pthread)); }
-  const std::string& pthread_problem() const { return mapper_.problem(); }
+  py::object pthread_problem() const { return descriptors_issue_dict(mapper_.problem()); }
 
  private:
   std::shared_ptr<Target> target_;
@@ -328,6 +346,8 @@ void register_locks(py::module_& m) {
   bind_enum(m, "LockEvidence", kEvidenceNames, "How LockReader.identify() decided what a thread waits for ('evidence' kind).");
   bind_enum(m, "LayoutsProblem", kLayoutsProblemNames,
             "Why glibc's lock layouts cannot be used, or need a caveat (LockReader.problem / caveat 'kind').");
+  bind_enum(m, "DescriptorsProblem", nptl::kDescriptorsProblemNames,
+            "Why pthread_t cannot be mapped to TIDs (LockReader.pthread_problem, fork_facts()' 'descriptors_issue').");
   bind_enum(m, "DescriptorCheck", kDescriptorCheckNames,
             "A libthread_db descriptor that contradicts the decoders' assumptions (a LayoutsIssue's 'differs').");
   bind_enum(m, "IdentifyProblem", kIdentifyProblemNames,
@@ -343,7 +363,8 @@ void register_locks(py::module_& m) {
                              "Why glibc's lock layouts cannot be used (a dict: kind, version, library, ...), or None.")
       .def_property_readonly("caveat", &LockReader::caveat,
                              "Why the lock layouts used need a caveat (kind newer-than-checked), or None.")
-      .def_property_readonly("pthread_problem", &LockReader::pthread_problem)
+      .def_property_readonly("pthread_problem", &LockReader::pthread_problem,
+                             "Why pthread_t cannot be mapped to TIDs (a dict: kind, library, tried, ...), or None.")
       .def("decode", &LockReader::decode, py::arg("kind"), py::arg("address"))
       .def("identify", &LockReader::identify, py::arg("tid"), py::arg("registers"), py::arg("frames") = py::list(),
            py::arg("explain") = false,

@@ -11,7 +11,7 @@ import pytest
 
 from pyhang import analysis
 from pyhang.model import kinds
-from pyhang.model.waits import Candidate, DescriptorIssue, GlibcLock, HowIdentified, IdentifyFailure, LayoutsIssue, \
+from pyhang.model.waits import Candidate, DescriptorIssue, DescriptorsIssue, GlibcLock, HowIdentified, IdentifyFailure, LayoutsIssue, \
     LockIdentification, LockIssue, Reason, ThreadListIssue, from_data, to_data
 from pyhang.render import glibc as words
 from pyhang.render import json as render_json
@@ -23,7 +23,8 @@ SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
 VOCABULARIES = [(kinds.LockProblem, words.LOCK_PROBLEMS), (kinds.ScoreReason, words.SCORE_REASONS),
                 (kinds.LockEvidence, words.LOCK_EVIDENCE), (kinds.IdentifyProblem, words.IDENTIFY_PROBLEMS),
                 (kinds.LayoutsProblem, words.LAYOUTS_PROBLEMS), (kinds.DescriptorCheck, words.DESCRIPTOR_CHECKS),
-                (kinds.ThreadListProblem, words.THREAD_LIST_PROBLEMS)]
+                (kinds.ThreadListProblem, words.THREAD_LIST_PROBLEMS),
+                (kinds.DescriptorsProblem, words.DESCRIPTORS_PROBLEMS)]
 
 
 @pytest.mark.parametrize("vocabulary,table", VOCABULARIES, ids=lambda v: getattr(v, "__name__", ""))
@@ -51,6 +52,10 @@ def test_every_lock_problem_and_score_reason_words_its_numbers_into_one_line():
         assert text and "%" not in text and "\n" not in text, kind
     for kind in kinds.ThreadListProblem.ALL:
         text = words.thread_list_text(ThreadListIssue(kind, library="libc.so.6", head="_dl_stack_used", number=3))
+        assert text and "%" not in text, kind
+    for kind in kinds.DescriptorsProblem.ALL:
+        text = words.descriptors_text(DescriptorsIssue(kind, "libc.so.6", ["/lib/libc.so.6"], [],
+                                                       DescriptorIssue(kinds.DescriptorCheck.TID_NOT_ONE_WORD, [64, 1, 8])))
         assert text and "%" not in text, kind
     for kind in kinds.DescriptorCheck.ALL:
         assert "%" not in words.descriptor_text(DescriptorIssue(kind, [32, 1, 4], 8, 16, 25)), kind
@@ -186,3 +191,14 @@ def test_a_walk_of_glibcs_thread_lists_that_stopped_says_where():
         "entry 1 of _dl_stack_user (0x7f0020) at 0x7f2700: its prev is 0x7f3700, not 0x7f1700 (the list changed "
         "while read, or is not a list)")
     assert words.thread_list_text(None) is None
+
+
+def test_why_pthread_t_cannot_be_mapped_to_tids_names_the_libraries_and_the_descriptor():
+    tid = DescriptorIssue(kinds.DescriptorCheck.TID_NOT_ONE_WORD, [64, 1, 720], most=32)
+    assert words.descriptors_text(DescriptorsIssue(kinds.DescriptorsProblem.TID_NOT_ONE_WORD, "libc.so.6", tid=tid)) \
+        .startswith("cannot map pthread_t to TIDs: libc.so.6's _thread_db_pthread_tid describes one 64-bit field at +720")
+    none = DescriptorsIssue(kinds.DescriptorsProblem.NO_TID_DESCRIPTOR, tried=["/lib/libc.so.6", "/lib/libpthread.so.0"],
+                            unopened=["/lib/libpthread.so.0"])
+    assert words.descriptors_text(none) == \
+        "no _thread_db_pthread_tid in /lib/libc.so.6, /lib/libpthread.so.0 (cannot open): cannot map pthread_t to TIDs"
+    assert words.descriptors_text("a fork scan's own sentence") == "a fork scan's own sentence"

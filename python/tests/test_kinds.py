@@ -42,3 +42,4 @@ def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():
     assert values(kinds.LayoutsProblem) == texts(native.LayoutsProblem)
     assert values(kinds.DescriptorCheck) == texts(native.DescriptorCheck)
     assert values(kinds.ThreadListProblem) == texts(native.ThreadListProblem)
+    assert values(kinds.DescriptorsProblem) == texts(native.DescriptorsProblem)

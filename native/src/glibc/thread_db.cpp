@@ -93,14 +93,6 @@ std::vector<DescriptorIssue> check_pointer_width(const ThreadDb& db) {
 
 }  // namespace
 
-std::string describe(const DbDesc& d) {
-  const std::string width = std::to_string(d.size_bits) + "-bit";
-  const std::string at = " at +" + std::to_string(d.offset);
-  if (d.count == 1) return "one " + width + " field" + at;
-  if (d.count == 0) return "a flexible array of " + width + " elements" + at;
-  return std::to_string(d.count) + " " + width + " elements" + at;
-}
-
 bool ThreadDb::empty() const {
   return !pthread_tid && !pthread_dtvp && !list_t_next && !list_t_prev && !pthread_list &&
          !rtld_global_dl_stack_used && !rtld_global_dl_stack_user && !sizeof_pthread && !sizeof_list_t &&
@@ -124,13 +116,6 @@ ThreadDb read_thread_db(const ElfFile& elf) {
 std::optional<DescriptorIssue> tid_descriptor_issue(const DbDesc& tid) {
   if (tid.size_bits == kTidBits && tid.count == 1 && tid.offset < nptl::kMaxPthreadSize) return std::nullopt;
   return DescriptorIssue{DescriptorCheck::TidNotOneWord, tid, 0, 0, kTidBits};
-}
-
-std::string tid_descriptor_problem(const DbDesc& tid) {
-  if (!tid_descriptor_issue(tid)) return {};
-  return "_thread_db_pthread_tid describes " + describe(tid) +
-         ", where the lock words (mutex __owner, rwlock __cur_writer, robust and PI mutex lock words) and "
-         "pthread_t to TID mapping assume one 32-bit TID inside struct pthread";
 }
 
 ThreadDbCheck check_thread_db(const ThreadDb& db) {

@@ -60,7 +60,7 @@ ThreadListLayoutResult thread_list_layout(const AddressSpace& space, MemoryReade
     layout.list_offset = db.pthread_list->offset;
     layout.tid_offset = db.pthread_tid->offset;
     auto next = pointer_field(db.list_t_next, 0), prev = pointer_field(db.list_t_prev, 8);
-    if (!next || !prev || *next == *prev) return {std::nullopt, layout_issue(ThreadListProblem::NextPrevNotPointers, name)};
+    if (!next || !prev || *next == *prev) return layout_issue(ThreadListProblem::NextPrevNotPointers, name);
     layout.next_offset = *next;
     layout.prev_offset = *prev;
     if (db.rtld_global_dl_stack_used || db.rtld_global_dl_stack_user) {
@@ -68,23 +68,24 @@ ThreadListLayoutResult thread_list_layout(const AddressSpace& space, MemoryReade
       constexpr std::uint32_t kMaxRtldGlobal = 1u << 16;
       if (!is_list_field(db.rtld_global_dl_stack_used, kMaxRtldGlobal) ||
           !is_list_field(db.rtld_global_dl_stack_user, kMaxRtldGlobal))
-        return {std::nullopt, layout_issue(ThreadListProblem::HeadsNotListT, name)};
+        return layout_issue(ThreadListProblem::HeadsNotListT, name);
       auto base = rtld_global(space, *lib, memory);
-      if (!base) return {std::nullopt, layout_issue(ThreadListProblem::NoRtldGlobal, name)};
+      if (!base) return layout_issue(ThreadListProblem::NoRtldGlobal, name);
       layout.heads = {{"_dl_stack_used", *base + db.rtld_global_dl_stack_used->offset},
                       {"_dl_stack_user", *base + db.rtld_global_dl_stack_user->offset}};
-      layout.source = name + " _thread_db_* and _rtld_global";
-      return {layout, {}};
+      layout.library = name;
+      layout.in_rtld_global = true;
+      return layout;
     }
     // Before 2.34: libpthread's own variables, named in its symbol table only.
     auto used = space.symbol_address("stack_used", lib), user = space.symbol_address("__stack_user", lib);
     if (!used || !user) continue;
     layout.heads = {{"stack_used", *used}, {"__stack_user", *user}};
-    layout.source = name + " _thread_db_* and its symbols stack_used, __stack_user";
-    return {layout, {}};
+    layout.library = name;
+    return layout;
   }
-  if (tried.empty()) return {std::nullopt, layout_issue(ThreadListProblem::LibcNotMapped, "")};
-  return {std::nullopt, layout_issue(ThreadListProblem::NoDescriptors, tried)};
+  if (tried.empty()) return layout_issue(ThreadListProblem::LibcNotMapped, "");
+  return layout_issue(ThreadListProblem::NoDescriptors, tried);
 }
 
 ThreadList walk_thread_lists(MemoryReader& memory, const ThreadListLayout& layout, std::size_t max_entries) {
@@ -151,7 +152,7 @@ ThreadList thread_list(Target& target) {
   auto layout = thread_list_layout(target.space(), target.memory());
   if (!layout) {
     ThreadList out;
-    out.problem = layout.problem;
+    out.problem = layout.problem();
     return out;
   }
   return walk_thread_lists(target.memory(), *layout);

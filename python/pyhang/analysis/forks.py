@@ -15,6 +15,7 @@ from pyhang.analysis import holders
 from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, Forker, HazardKind, PythonStatus, WaitKind
 from pyhang.model.report import ForkAnalysis, Hazard
+from pyhang.model.waits import DescriptorsIssue, from_data
 
 COW_MIN_BYTES = 8 << 20   # containers smaller than this are not worth a hazard
 
@@ -208,7 +209,8 @@ def analyse(report, facts):
     py = facts.get("python") or {}
     libs = facts.get("libraries") or []
     lost = _lost_threads(facts)
-    a.problems += [p for p in (facts.get("descriptor_problem"), (proc or {}).get("problem")) if p]
+    a.problems += [p for p in (facts.get("descriptor_problem"), from_data(DescriptorsIssue, facts.get("descriptors_issue")),
+                               (proc or {}).get("problem")) if p]
     if report.python_status != PythonStatus.NOT_PYTHON:   # no interpreter: nothing Python-side to miss
         a.problems += list(py.get("problems") or [])
     _child(a, report, proc, py, lost)

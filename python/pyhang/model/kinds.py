@@ -239,7 +239,9 @@ class LayoutsProblem:
     CONTRADICTED = "contradicted"
     UNVOUCHED = "unvouched"
     NEWER_THAN_CHECKED = "newer-than-checked"
-    ALL = (LIBC_NOT_MAPPED, LIBC_UNREADABLE, NO_VERSION, NOT_A_VERSION, NOT_READ, OUTSIDE, CONTRADICTED, UNVOUCHED, NEWER_THAN_CHECKED)
+    ALL = (
+        LIBC_NOT_MAPPED, LIBC_UNREADABLE, NO_VERSION, NOT_A_VERSION, NOT_READ, OUTSIDE, CONTRADICTED,
+        UNVOUCHED, NEWER_THAN_CHECKED)
 
 
 class DescriptorCheck:
@@ -277,6 +279,15 @@ class ThreadListProblem:
         LIBC_NOT_MAPPED, NO_DESCRIPTORS, NEXT_PREV_NOT_POINTERS, HEADS_NOT_LIST_T, NO_RTLD_GLOBAL,
         HEAD_UNREADABLE, TOO_MANY_ENTRIES, NOT_AN_ENTRY, SEEN_BEFORE, PREV_UNREADABLE, PREV_MISMATCH,
         NOT_PTHREAD, TID_UNREADABLE, TID_TWICE, NEXT_UNREADABLE)
+
+
+class DescriptorsProblem:
+    """Why pthread_t cannot be mapped to TIDs through libc's libthread_db descriptors
+    (model.waits.DescriptorsIssue.kind; the native DescriptorsProblem name table; worded by render.glibc)."""
+    LIBC_NOT_MAPPED = "libc-not-mapped"
+    NO_TID_DESCRIPTOR = "no-tid-descriptor"
+    TID_NOT_ONE_WORD = "tid-not-one-word"
+    ALL = (LIBC_NOT_MAPPED, NO_TID_DESCRIPTOR, TID_NOT_ONE_WORD)
 
 
 class QueueType:

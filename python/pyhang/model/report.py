@@ -9,8 +9,8 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
-from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, LayoutsIssue, \
-    PythonLockDetail, SyscallWait
+from pyhang.model.waits import ApiDetail, CollectiveDetail, DescriptorsIssue, GlibcLock, HowIdentified, JoinDetail, \
+    LayoutsIssue, PythonLockDetail, SyscallWait
 
 
 @record
@@ -249,7 +249,7 @@ class ForkAnalysis:
     child_evidence: list[tuple] = field(default_factory=list)
     parent_pid: int | None = None
     checked: list[tuple] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str | DescriptorsIssue] = field(default_factory=list)   # a sentence, or the native side's data
 
 
 @record

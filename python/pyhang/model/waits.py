@@ -8,7 +8,7 @@ analysis reads their fields; it never sees the module's dicts.
 The string fields hold the values of the vocabularies in
 pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
 LockFlag, LockProblem, ScoreReason, LockEvidence, IdentifyProblem,
-LayoutsProblem, DescriptorCheck, ThreadListProblem), which
+LayoutsProblem, DescriptorCheck, ThreadListProblem, DescriptorsProblem), which
 are the native name tables' names; what the decoders found odd or how they
 decided are kinds and numbers too, worded by pyhang.render.glibc.  A
 snapshot of an older pyhang holds a sentence where these hold records
@@ -20,7 +20,7 @@ from __future__ import annotations
 from pyhang.model.kinds import WaitKind
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["DescriptorIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
 
 
 @record
@@ -31,6 +31,19 @@ class DescriptorIssue:
     value: int = 0                    # a word descriptor's value (a size, a register number)
     least: int = 0                    # the range the decoders assume (or the one value, `most`)
     most: int = 0
+
+
+@record
+class DescriptorsIssue:
+    """Why pthread_t cannot be mapped to TIDs (native DescriptorsIssue:
+    LockReader.pthread_problem, fork_facts()' descriptors_issue)."""
+    kind: str                         # model.kinds.DescriptorsProblem
+    library: str = ""                 # tid-not-one-word: the library's file name
+    tried: list[str] = field(default_factory=list)      # no-tid-descriptor: the libraries tried, in order
+    unopened: list[str] = field(default_factory=list)   # ... those whose file could not be opened
+    tid: DescriptorIssue | None = None   # tid-not-one-word: what the tid descriptor describes
+
+    __nested__ = {"tid": DescriptorIssue}
 
 
 @record

@@ -2,6 +2,7 @@
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
 from pyhang.model.kinds import Forker, HazardKind
+from pyhang.render.glibc import descriptors_text
 from pyhang.render.names import ThreadNames, lock_reference, object_name, thread_title
 
 ADVICE = {
@@ -337,5 +338,5 @@ def render_fork_hazards(report, analysis):
         lines.append("No fork hazards found.")
     lines.append("Checked: " + "; ".join(checked(what, f) for what, f in analysis.checked))
     for p in analysis.problems:
-        lines.append("  (could not read: %s)" % p)
+        lines.append("  (could not read: %s)" % descriptors_text(p))
     return "\n".join(lines)

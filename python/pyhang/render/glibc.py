@@ -4,11 +4,12 @@ candidate scored what it did (Reason, Candidate), how the identification
 decided (HowIdentified) and why it could not (IdentifyFailure), why the
 lock layouts cannot be used or need a caveat (LayoutsIssue, with libc's
 thread descriptors that contradict them: DescriptorIssue), why glibc's
-lists of threads were not walked to the end (ThreadListIssue).  One table
+lists of threads were not walked to the end (ThreadListIssue) and why
+pthread_t cannot be mapped to TIDs (DescriptorsIssue).  One table
 of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
 the decoders' own sentence where these records are: it is shown as it is."""
-from pyhang.model.kinds import DescriptorCheck, IdentifyProblem, LayoutsProblem, LockEvidence, LockProblem, ScoreReason, \
-    ThreadListProblem
+from pyhang.model.kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, LockEvidence, \
+    LockProblem, ScoreReason, ThreadListProblem
 
 _MASK64 = (1 << 64) - 1
 
@@ -314,3 +315,23 @@ def thread_list_text(issue):
               "pthread": _hex(issue.pthread), "value": _hex(issue.value), "expected": _hex(issue.expected),
               "number": issue.number}
     return _words(THREAD_LIST_PROBLEMS, issue.kind, values)
+
+
+# Why pthread_t cannot be mapped to TIDs; %(library)s, %(tried)s, %(why)s (the tid descriptor's sentence).
+DESCRIPTORS_PROBLEMS = {
+    DescriptorsProblem.LIBC_NOT_MAPPED: "libc is not mapped: cannot map pthread_t to TIDs",
+    DescriptorsProblem.NO_TID_DESCRIPTOR: "no _thread_db_pthread_tid in %(tried)s: cannot map pthread_t to TIDs",
+    DescriptorsProblem.TID_NOT_ONE_WORD: "cannot map pthread_t to TIDs: %(library)s's %(why)s",
+}
+
+
+def descriptors_text(issue):
+    """Why pthread_t cannot be mapped to TIDs (a DescriptorsIssue), in one line; a sentence as it is; None for
+    none."""
+    if not issue:
+        return None
+    if isinstance(issue, str):
+        return issue
+    tried = ", ".join(p + (" (cannot open)" if p in issue.unopened else "") for p in issue.tried)
+    why = descriptor_text(issue.tid) if issue.tid is not None else "?"
+    return _words(DESCRIPTORS_PROBLEMS, issue.kind, {"library": issue.library, "tried": tried, "why": why})

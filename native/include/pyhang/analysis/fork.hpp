@@ -70,6 +70,7 @@ struct DescriptorScan {
   std::vector<ThreadDescriptor> descriptors;  // not one of `own`, sorted by address
   std::size_t mappings_scanned = 0;
   std::string problem;
+  nptl::DescriptorsIssue descriptors_problem;  // why struct pthread's fields are not known (nptl's descriptors)
 };
 
 struct ScanOptions {

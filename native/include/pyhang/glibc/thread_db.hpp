@@ -36,9 +36,6 @@ struct DbDesc {
   bool operator==(const DbDesc&) const = default;
 };
 
-// "one 32-bit field at +720", "2 32-bit elements at +1608".
-std::string describe(const DbDesc& d);
-
 // The descriptors the checks below use, each set when the library defines
 // the symbol and its words can be read from the file.
 struct ThreadDb {
@@ -113,7 +110,5 @@ ThreadDbCheck check_thread_db(const ThreadDb& db);
 // when the descriptor is a 32-bit TID: what pthread_t → TID needs.
 std::optional<DescriptorIssue> tid_descriptor_issue(const DbDesc& tid);
 
-// The same, as one sentence for an Error (nptl's): empty when none.
-std::string tid_descriptor_problem(const DbDesc& tid);
 
 }  // namespace pyhang::glibc

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "pyhang/base/names.hpp"
+#include "pyhang/base/or_why.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
@@ -108,17 +109,12 @@ struct ThreadListLayout {
   std::uint32_t tid_offset = 0;   // struct pthread's tid (32-bit)
   std::uint32_t next_offset = 0;  // list_t's next
   std::uint32_t prev_offset = 8;  // list_t's prev
-  std::string source;             // "libc.so.6 _thread_db_* and ld-linux-x86-64.so.2 _rtld_global"
+  std::string library;            // the library whose _thread_db_* descriptors gave the offsets ("libc.so.6")
+  bool in_rtld_global = false;    // the heads are _rtld_global's members (2.34+), else the library's own symbols
 };
 
 // The layout, or what is missing.
-struct ThreadListLayoutResult {
-  std::optional<ThreadListLayout> layout;
-  ThreadListIssue problem;
-  explicit operator bool() const { return layout.has_value(); }
-  const ThreadListLayout* operator->() const { return &*layout; }
-  const ThreadListLayout& operator*() const { return *layout; }
-};
+using ThreadListLayoutResult = OrWhy<ThreadListLayout, ThreadListIssue>;
 
 // From the descriptors of libc (then libpthread) and the address of
 // _rtld_global (ld.so's symbol, else the pointer libc keeps in

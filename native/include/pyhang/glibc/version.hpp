@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "pyhang/base/or_why.hpp"
 #include "pyhang/glibc/layouts_issue.hpp"
 #include "pyhang/glibc/thread_db.hpp"
 #include "pyhang/target/elf.hpp"
@@ -35,22 +36,7 @@ struct GlibcVersion {
 };
 
 // The version, or why it is unknown.
-class VersionResult {
- public:
-  VersionResult(GlibcVersion v) : version_(std::move(v)) {}  // NOLINT: implicit, as a return value
-  VersionResult(LayoutsIssue why) : problem_(std::move(why)) {}  // NOLINT
-  explicit operator bool() const { return version_.has_value(); }
-  const GlibcVersion& operator*() const { return *version_; }
-  GlibcVersion& operator*() { return *version_; }
-  const GlibcVersion* operator->() const { return &*version_; }
-  GlibcVersion* operator->() { return &*version_; }
-  // Why there is no version (kind None when there is one).
-  const LayoutsIssue& problem() const { return problem_; }
-
- private:
-  std::optional<GlibcVersion> version_;
-  LayoutsIssue problem_;
-};
+using VersionResult = OrWhy<GlibcVersion, LayoutsIssue>;
 
 // "2.36" / "2.36.9000" / "2.17-326.el7" → {2, 36}; nullopt for anything else.
 std::optional<GlibcVersion> parse_glibc_version(std::string_view text);
