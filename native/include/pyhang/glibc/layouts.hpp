@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "pyhang/base/names.hpp"
-#include "pyhang/base/outcome.hpp"
 #include "pyhang/glibc/version.hpp"
 
 namespace pyhang::glibc {
