@@ -202,3 +202,20 @@ def test_why_pthread_t_cannot_be_mapped_to_tids_names_the_libraries_and_the_desc
     assert words.descriptors_text(none) == \
         "no _thread_db_pthread_tid in /lib/libc.so.6, /lib/libpthread.so.0 (cannot open): cannot map pthread_t to TIDs"
     assert words.descriptors_text("a fork scan's own sentence") == "a fork scan's own sentence"
+
+
+def test_the_caveat_of_layouts_used_for_a_release_newer_than_checked_is_a_warning_of_the_report():
+    with open(os.path.join(SNAPSHOTS, "native_abba.json")) as f:
+        doc = json.load(f)
+    caveat = LayoutsIssue(kinds.LayoutsProblem.NEWER_THAN_CHECKED, version="2.44", library="libc.so.6", newest="2.43",
+                          layouts="glibc 2.41+")
+    for question, _, answer in doc["snapshot"]["answers"]:
+        if question == "target":
+            answer["lock_caveat"] = to_data(caveat)
+    report = analysis.from_snapshot(doc["snapshot"])[1]
+    line = ("locks: glibc 2.44 is newer than 2.43, the newest release the lock layouts were checked against: using the "
+            "glibc 2.41+ layouts, since libc.so.6's thread descriptors match what they assume, but they were not "
+            "checked against this release's sources")
+    assert line in render_json.to_json(report)["warnings"]
+    assert "warning: " + line in render_text(report).splitlines()
+    assert not report.verdicts or all(v.kind != kinds.VerdictKind.INCOMPLETE for v in report.verdicts)
