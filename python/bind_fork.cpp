@@ -123,6 +123,7 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
   }
   d["descriptors"] = descs;
   d["descriptor_issue"] = issue_dict(scan.problem);
+  d["descriptors_issue"] = descriptors_issue_dict(scan.descriptors_problem);
   d["mappings_scanned"] = scan.mappings_scanned;
   auto locks = fork::glibc_internal_locks(target->space());
   py::list ls;

@@ -2,10 +2,12 @@
 //
 //   r = LockReader(target)              # or LockReader(target, "2.23") to force a glibc version
 //   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.41+"} | None
-//   r.problem      -> str: why locks cannot be decoded ("" when they can)
+//   r.problem      -> dict | None: why locks cannot be decoded (a LayoutsIssue: kind and facts)
+//   r.caveat       -> dict | None: why the layouts used need a caveat (kind newer-than-checked)
 //   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
 //   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc/identify.hpp;
-//       "candidates" lists every candidate considered only with explain=True)
+//       "candidates" lists every candidate considered only with explain=True; "evidence", "problem" and each
+//       lock's "problem" are kinds and numbers, worded by python/pyhang/render/glibc.py)
 //       registers: dict of user_regs_struct names (as Target returns them),
 //                  a list of 27 ints, or None
 //       frames: [{"pc": int, "function": str|None, "library": str|None,
@@ -29,6 +31,111 @@ namespace {
 
 using namespace pyhang::glibc;
 
+py::list issues_list(const std::vector<LockIssue>& issues) {
+  py::list out;
+  for (const LockIssue& i : issues) {
+    py::dict d;
+    d[key("kind")] = py::str(to_string(i.kind));
+    d[key("fatal")] = i.fatal;
+    d[key("value")] = i.value;
+    d[key("other")] = i.other;
+    out.append(d);
+  }
+  return out;
+}
+
+py::list reasons_list(const std::vector<Reason>& reasons) {
+  py::list out;
+  for (const Reason& r : reasons) {
+    py::dict d;
+    d[key("kind")] = py::str(to_string(r.kind));
+    d[key("points")] = r.points;
+    d[key("hint")] = r.hint == WaitKind::None ? py::object(py::none()) : py::str(to_string(r.hint));
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict candidate_dict(const Candidate& c) {
+  py::dict d;
+  d[key("kind")] = py::str(to_string(c.kind));
+  d[key("address")] = c.address;
+  d[key("score")] = c.score;
+  d[key("layout")] = c.lock.layout;
+  d[key("problem")] = issues_list(c.lock.problems);
+  d[key("reasons")] = reasons_list(c.reasons);
+  return d;
+}
+
+// How the kind was decided, or None: the best candidate (candidates[0]) is part of it.
+py::object evidence_dict(const BlockedOn& b) {
+  if (b.evidence == Evidence::None) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(b.evidence));
+  d[key("futex")] = opt(b.futex);
+  d[key("futex_op")] = opt(b.futex_op);
+  d[key("hint")] = b.hint == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.hint));
+  d[key("best")] = b.evidence == Evidence::FutexCall && !b.candidates.empty()
+                       ? py::object(candidate_dict(b.candidates.front()))
+                       : py::none();
+  return d;
+}
+
+py::object problem_dict(const BlockedOn& b) {
+  if (b.problem == IdentifyProblem::None) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(b.problem));
+  d[key("futex")] = opt(b.futex);
+  d[key("syscall")] = opt(b.syscall);
+  return d;
+}
+
+py::dict descriptor_issue_dict(const DescriptorIssue& x) {
+  py::dict d;
+  d[key("kind")] = py::str(to_string(x.kind));
+  d[key("desc")] = std::vector<std::uint32_t>{x.desc.size_bits, x.desc.count, x.desc.offset};
+  d[key("value")] = x.value;
+  d[key("least")] = x.least;
+  d[key("most")] = x.most;
+  return d;
+}
+
+}  // namespace
+
+py::object descriptors_issue_dict(const nptl::DescriptorsIssue& i) {
+  if (!i) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(i.kind));
+  d[key("library")] = i.library;
+  d[key("tried")] = i.tried;
+  d[key("unopened")] = i.unopened;
+  d[key("tid")] = i.kind == nptl::DescriptorsProblem::TidNotOneWord ? py::object(descriptor_issue_dict(i.tid))
+                                                                     : py::none();
+  return d;
+}
+
+namespace {
+
+py::object layouts_issue_dict(const LayoutsIssue& i) {
+  if (!i) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(i.kind));
+  d[key("version")] = i.version;
+  d[key("exact")] = i.exact;
+  d[key("source")] = i.source;
+  d[key("library")] = i.library;
+  d[key("detail")] = i.detail;
+  d[key("oldest")] = i.oldest;
+  d[key("newest")] = i.newest;
+  d[key("open_ended")] = i.open_ended;
+  d[key("layouts")] = i.layouts;
+  py::list differs;
+  for (const DescriptorIssue& x : i.differs) differs.append(descriptor_issue_dict(x));
+  d[key("differs")] = differs;
+  d[key("missing")] = i.missing;
+  return d;
+}
+
 py::dict lock_dict(const LockInfo& l) {
   py::dict d;
   d[key("kind")] = py::str(to_string(l.kind));
@@ -36,7 +143,7 @@ py::dict lock_dict(const LockInfo& l) {
   d[key("layout")] = l.layout;
   d[key("readable")] = l.readable;
   d[key("plausible")] = l.plausible;
-  d[key("problem")] = l.problem;
+  d[key("problem")] = issues_list(l.problems);
   d[key("locked")] = opt(l.locked);
   d[key("owners")] = l.owners;
   d[key("owner_source")] = l.owner_source;
@@ -69,19 +176,12 @@ py::dict blocked_dict(const BlockedOn& b, bool explain) {
   d[key("owners")] = b.owners;
   d[key("owner_source")] = py::str(to_string(b.owner_source));
   d[key("confidence")] = py::str(to_string(b.confidence));
-  d[key("evidence")] = b.evidence;
+  d[key("evidence")] = evidence_dict(b);
   d[key("condvar_mutex")] = opt(b.condvar_mutex);
-  d[key("problem")] = b.problem;
+  d[key("problem")] = problem_dict(b);
   py::list cands;  // every candidate and its score: only when asked (a dozen dicts per thread that only explanations read)
   if (explain)
-    for (const auto& c : b.candidates) {
-      py::dict cd;
-      cd[key("kind")] = py::str(to_string(c.kind));
-      cd[key("address")] = c.address;
-      cd[key("score")] = c.score;
-      cd[key("reasons")] = c.reasons;
-      cands.append(cd);
-    }
+    for (const auto& c : b.candidates) cands.append(candidate_dict(c));
   d[key("candidates")] = cands;
   return d;
 }
@@ -166,23 +266,21 @@ class LockReader {
         v->source = "given";
         version_ = *v;
       } else {
-        version_ = Error(ErrorReason::Unsupported, "not a glibc version: " + *force_version);
+        LayoutsIssue why;
+        why.kind = LayoutsProblem::NotAVersion;
+        why.version = *force_version;
+        version_ = why;
       }
     } else {
       version_ = detect_version(target_->space());
     }
     if (version_) {
-      auto choice = choose_layouts(*version_);
-      if (choice) {
-        layouts_ = choice->row;
-        // A release newer than the newest checked one: usable, and said (never a problem,
-        // which would mark the layouts unknown).
-        const auto& seen = target_->warnings();
-        std::string w = "locks: " + choice->warning;
-        if (!choice->warning.empty() && std::find(seen.begin(), seen.end(), w) == seen.end())
-          target_->add_warning(w);
-      }
-      problem_ = choice.problem();
+      LayoutChoice choice = choose_layouts(*version_);
+      layouts_ = choice.row;
+      // A release newer than the newest checked one: usable, with a caveat (never a problem,
+      // which would mark the layouts unknown).
+      if (choice) caveat_ = choice.issue;
+      else problem_ = choice.issue;
     } else {
       problem_ = version_.problem();
     }
@@ -197,7 +295,8 @@ class LockReader {
     d[key("layouts")] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
     return d;
   }
-  const std::string& problem() const { return problem_; }
+  py::object problem() const { return layouts_issue_dict(problem_); }
+  py::object caveat() const { return layouts_issue_dict(caveat_); }
 
   py::object decode(const std::string& kind, Addr addr) {
     if (!layouts_) return py::none();
@@ -214,7 +313,7 @@ class LockReader {
   py::dict identify(int tid, const py::object& regs, const py::list& frames, bool explain) {
     if (!layouts_) {
       BlockedOn b;
-      b.problem = problem_;
+      b.problem = IdentifyProblem::LayoutsUnknown;
       return blocked_dict(b, explain);
     }
     BlockedThread t;
@@ -225,13 +324,13 @@ class LockReader {
   }
 
   py::object pthread_tid(Addr pthread) { return opt(mapper_.tid(pthread)); }
-  const std::string& pthread_problem() const { return mapper_.problem(); }
+  py::object pthread_problem() const { return descriptors_issue_dict(mapper_.problem()); }
 
  private:
   std::shared_ptr<Target> target_;
-  VersionResult version_ = Error(ErrorReason::NotFound, "glibc version not read yet");
+  VersionResult version_ = LayoutsIssue{LayoutsProblem::NotRead};
   const Layouts* layouts_ = nullptr;
-  std::string problem_;
+  LayoutsIssue problem_, caveat_;
   nptl::PthreadMapper mapper_;
 };
 
@@ -241,6 +340,18 @@ void register_locks(py::module_& m) {
   bind_enum(m, "LockType", kLockTypeNames, "The type of a decoded glibc lock (the 'kind' of lock dicts).");
   bind_enum(m, "LockFlag", kLockFlagNames, "What a glibc lock's bytes say besides owner and counts ('flags').");
   bind_enum(m, "WaitKind", kWaitKindNames, "What a blocked thread waits for in glibc's terms (LockReader.identify()['kind']).");
+  bind_enum(m, "LockProblem", kLockProblemNames, "What is odd about a glibc lock's bytes (lock dicts' 'problem' kinds).");
+  bind_enum(m, "ScoreReason", kScoreReasonNames,
+            "Why a lock candidate gained or lost points (LockReader.identify() candidates' 'reasons' kinds).");
+  bind_enum(m, "LockEvidence", kEvidenceNames, "How LockReader.identify() decided what a thread waits for ('evidence' kind).");
+  bind_enum(m, "LayoutsProblem", kLayoutsProblemNames,
+            "Why glibc's lock layouts cannot be used, or need a caveat (LockReader.problem / caveat 'kind').");
+  bind_enum(m, "DescriptorsProblem", nptl::kDescriptorsProblemNames,
+            "Why pthread_t cannot be mapped to TIDs (LockReader.pthread_problem, fork_facts()' 'descriptors_issue').");
+  bind_enum(m, "DescriptorCheck", kDescriptorCheckNames,
+            "A libthread_db descriptor that contradicts the decoders' assumptions (a LayoutsIssue's 'differs').");
+  bind_enum(m, "IdentifyProblem", kIdentifyProblemNames,
+            "Why LockReader.identify() identified nothing ('problem' kind).");
   m.def("is_glibc_library", [](const std::string& path) { return glibc::is_glibc(path); }, py::arg("path"),
         "Whether a path names one of glibc's own libraries (libc, libpthread, the dynamic loader).");
   py::class_<LockReader>(m, "LockReader")
@@ -248,8 +359,12 @@ void register_locks(py::module_& m) {
            py::arg("glibc_version") = py::none(), py::keep_alive<1, 2>(),
            "glibc lock decoding for a target; glibc_version overrides detection (e.g. '2.23').")
       .def_property_readonly("glibc", &LockReader::glibc)
-      .def_property_readonly("problem", &LockReader::problem)
-      .def_property_readonly("pthread_problem", &LockReader::pthread_problem)
+      .def_property_readonly("problem", &LockReader::problem,
+                             "Why glibc's lock layouts cannot be used (a dict: kind, version, library, ...), or None.")
+      .def_property_readonly("caveat", &LockReader::caveat,
+                             "Why the lock layouts used need a caveat (kind newer-than-checked), or None.")
+      .def_property_readonly("pthread_problem", &LockReader::pthread_problem,
+                             "Why pthread_t cannot be mapped to TIDs (a dict: kind, library, tried, ...), or None.")
       .def("decode", &LockReader::decode, py::arg("kind"), py::arg("address"))
       .def("identify", &LockReader::identify, py::arg("tid"), py::arg("registers"), py::arg("frames") = py::list(),
            py::arg("explain") = false,

@@ -11,8 +11,30 @@
 namespace py = pybind11;
 
 namespace pyhang::bindings {
+namespace {
+
+// Why the walk of glibc's lists stopped early, or could not start: None when it did neither.
+py::object thread_list_issue_dict(const glibc::ThreadListIssue& i) {
+  if (!i) return py::none();
+  py::dict d;
+  d[key("kind")] = py::str(to_string(i.kind));
+  d[key("library")] = i.library;
+  d[key("head")] = i.head;
+  d[key("head_address")] = i.head_address;
+  d[key("step")] = i.step;
+  d[key("entry")] = i.entry;
+  d[key("pthread")] = i.pthread;
+  d[key("value")] = i.value;
+  d[key("expected")] = i.expected;
+  d[key("number")] = i.number;
+  return d;
+}
+
+}  // namespace
 
 void register_parked(py::module_& m) {
+  bind_enum(m, "ThreadListProblem", glibc::kThreadListProblemNames,
+            "Why glibc's lists of threads were not found or not walked to the end (thread_descriptors()' 'problem').");
   bind_enum(m, "ParkState", linux_abi::kParkStateNames,
             "What the kernel records of a thread (the 'state' of parked_registers()).");
   bind_enum(m, "Stability", kStabilityNames, "Whether memory held still while read (read_stable()).");
@@ -47,13 +69,13 @@ void register_parked(py::module_& m) {
         py::dict d;
         d[key("threads")] = list.threads;
         d[key("without_tid")] = list.without_tid;
-        d[key("problem")] = list.problem;
+        d[key("problem")] = thread_list_issue_dict(list.problem);
         return d;
       },
       py::arg("target"),
       "{threads: {tid: struct pthread address (the thread's fs_base)}, without_tid, problem} from glibc's "
       "lists of threads (_dl_stack_used, _dl_stack_user) in target memory; problem says why the walk stopped "
-      "early or could not start (empty: complete).  A live target that ran since the last read needs "
+      "early or could not start (a dict: kind and the addresses it is about; None: complete).  A live target that ran since the last read needs "
       "invalidate() first.");
   m.def(
       "read_stable",

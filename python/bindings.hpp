@@ -14,6 +14,9 @@
 namespace pyhang::cpython {
 class PyObjects;
 }
+namespace pyhang::nptl {
+struct DescriptorsIssue;
+}
 
 namespace pyhang::bindings {
 
@@ -52,6 +55,10 @@ pybind11::object opt(const std::optional<T>& v) {
 // length, problem}; `length` also for containers value() does not size (a
 // deque).  Defined in python/bind_pylocks.cpp.
 pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
+
+// Why pthread_t cannot be mapped to TIDs {kind, library, tried, unopened,
+// tid}, or None.  Defined in python/bind_locks.cpp.
+pybind11::object descriptors_issue_dict(const nptl::DescriptorsIssue& issue);
 
 // A Python identifier for a name of a name table: "py-lock" -> "PY_LOCK",
 // "" -> "NONE".

@@ -47,7 +47,8 @@ class GdbFacts(NativeFacts):
         return {"kind": info.kind, "pid": info.pid, "core": info.core, "executable": info.executable,
                 "executable_problem": self.executable_problem(),
                 "namespace_pid": info.namespace_pid, "parent_pid": info.parent_pid,
-                "warnings": collect.target_warnings(target), "lock_problem": self.lock_reader().problem or None}
+                "warnings": collect.target_warnings(target), "lock_problem": self.lock_reader().problem,
+                "lock_caveat": self.lock_reader().caveat}
 
     def _threads(self, depth, tids):
         target = self.native_target

@@ -101,7 +101,7 @@ def glibc_seen(argv):
 
 def check_glibc(seen, root):
     glibc, problem = seen
-    assert problem == "", problem
+    assert problem is None, problem   # LockReader.problem: a dict of its kind and facts when the layouts are refused
     assert glibc is not None
     assert (glibc["version"], glibc["source"], glibc["exact"]) == (banner_version(root), "__nptl_version", True)
     assert glibc["layouts"] == "glibc 2.41+", glibc

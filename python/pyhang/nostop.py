@@ -66,7 +66,7 @@ class NoStopFacts(NativeFacts):
         return {"kind": "live", "pid": self.pid, "core": None, "executable": t.executable or None,
                 "executable_problem": self.executable_problem(), "namespace_pid": self.tids_map.pid, "parent_pid": procfs.parent_pid(self.pid),
                 "warnings": [NOT_STOPPED] + [_cut_short_line(c) for c in self.because] + list(t.warnings),
-                "lock_problem": self.lock_reader().problem or None}
+                "lock_problem": self.lock_reader().problem, "lock_caveat": self.lock_reader().caveat}
 
     def python(self):
         return self.once("python", self._python)

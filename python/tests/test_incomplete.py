@@ -15,10 +15,10 @@ import harness
 from pyhang import analysis, cli
 from pyhang.analysis import completeness
 from pyhang.model import snapshot as snapshots
-from pyhang.model.kinds import GilState, PythonEvidence, Unread, VerdictKind
+from pyhang.model.kinds import GilState, LayoutsProblem, PythonEvidence, Unread, VerdictKind
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.model.waits import LockIdentification, from_data
+from pyhang.model.waits import LayoutsIssue, LockIdentification, from_data
 from pyhang.model.tree import ProcessEntry, TreeReport
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
@@ -30,6 +30,8 @@ SNAPSHOTS = os.path.join(ROOT, "testdata", "snapshots")
 LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 LIBPYTHON = "/usr/lib/x86_64-linux-gnu/libpython3.14.so.1.0"
 GLIBC_243 = "glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)"
+# what the native LockReader says of it (the sentence above is how an older pyhang's snapshot holds it)
+GLIBC_243_ISSUE = LayoutsIssue(LayoutsProblem.OUTSIDE, version="2.43", oldest="2.17", newest="2.42")
 FUTEX, CLOCK_NANOSLEEP = 202, 230
 
 
@@ -48,7 +50,7 @@ def sleeper(num, tid):
     return thread(num, tid, {"orig_rax": CLOCK_NANOSLEEP, "rdi": 1, "rsi": 0, "rdx": 0x7ffd0000})
 
 
-def python_314_abba(lock_problem=GLIBC_243):
+def python_314_abba(lock_problem=GLIBC_243_ISSUE):
     """The brief's process: python3.14 (no layout), glibc 2.43 (no lock layouts), the main thread
     asleep and two threads in an ABBA on a Lock and an RLock, asleep on futexes."""
     state = {"status": "unsupported", "version": "3.14.10", "library": LIBPYTHON, "threads": [], "gils": [],
@@ -94,7 +96,7 @@ def test_an_unsupported_python_on_an_unsupported_glibc_says_both_and_never_no_de
     py, locks = incomplete_verdicts(report)
     assert py.facts["unread"] == Unread.PYTHON_STATE and py.facts["read"]["lock_layouts"] is False
     assert locks.facts["unread"] == Unread.LOCK_LAYOUTS and locks.threads == [10799, 10800]
-    assert locks.facts["problem"] == GLIBC_243
+    assert locks.facts["problem"] == GLIBC_243_ISSUE
     assert locks.facts["waits"] == [{"tid": 10799, "futex": 0x55d3ff1b8840}, {"tid": 10800, "futex": 0x55d3ff2e4e00}]
     # THEN the text answers first that the report is incomplete, and why
     lines = render_text(report).splitlines()
@@ -121,6 +123,7 @@ def test_the_incomplete_verdicts_are_in_the_json_as_the_contract_describes_them(
     assert [v["facts"]["unread"] for v in incomplete] == ["python-state", "lock-layouts"]
     assert incomplete[0]["text"].startswith("the Python state")
     assert incomplete[1]["facts"]["waits"][0] == {"tid": 10799, "futex": 0x55d3ff1b8840}
+    assert incomplete[1]["facts"]["problem"] == GLIBC_243   # the native kind and facts, worded
     assert doc["verdicts"][:2] == incomplete
 
 

@@ -38,3 +38,14 @@ def test_future_states_are_the_native_name_table():
     assert values(kinds.FutureState) == texts(native.FutureState)
     assert values(kinds.LockFound) == texts(native.LockFound)
     assert values(kinds.ForkProblem) == texts(native.ForkProblem)
+
+
+def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():
+    assert values(kinds.LockProblem) == texts(native.LockProblem)
+    assert values(kinds.ScoreReason) == texts(native.ScoreReason)
+    assert values(kinds.LockEvidence) == texts(native.LockEvidence)
+    assert values(kinds.IdentifyProblem) == texts(native.IdentifyProblem)
+    assert values(kinds.LayoutsProblem) == texts(native.LayoutsProblem)
+    assert values(kinds.DescriptorCheck) == texts(native.DescriptorCheck)
+    assert values(kinds.ThreadListProblem) == texts(native.ThreadListProblem)
+    assert values(kinds.DescriptorsProblem) == texts(native.DescriptorsProblem)

@@ -78,7 +78,7 @@ def test_each_parked_thread_has_its_futex_call_rsp_and_rip_and_no_callee_saved_r
 def test_thread_descriptors_are_the_threads_idents(parked_python):
     proc, facts, target = parked_python
     found = native.thread_descriptors(target)
-    assert found["problem"] == ""
+    assert found["problem"] is None
     expected = {t["tid"]: t["ident"] for t in facts["parked"]}
     expected[facts["main"]] = facts["main_ident"]
     assert found["threads"] == expected

@@ -48,7 +48,7 @@ DescriptorScan scan_thread_descriptors(MemoryReader& mem, const std::vector<Mapp
                                        const ScanOptions& opts) {
   DescriptorScan out;
   if (!fields) {
-    out.problem = {ForkProblem::NoDescriptorFields, 0, 0, fields.problem()};
+    out.descriptors_problem = fields.problem();
     return out;
   }
   const nptl::Descriptors& desc = *fields;
@@ -123,7 +123,8 @@ DescriptorScan scan_thread_descriptors(Target& target, const std::vector<Addr>& 
   }
   auto fields = nptl::read_descriptors(target.space());
   auto out = scan_thread_descriptors(target.memory(), mappings, fields, own, opts);
-  if (mappings.empty() && !out.problem) out.problem = {ForkProblem::MappingsUnknown, 0, 0, {}};
+  if (mappings.empty() && !out.problem && !out.descriptors_problem)
+    out.problem = {ForkProblem::MappingsUnknown, 0, 0, {}};
   return out;
 }
 

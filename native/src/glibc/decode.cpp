@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "pyhang/base/format.hpp"
 #include "pyhang/glibc/decode.hpp"
 
 namespace pyhang::glibc {
@@ -35,16 +34,18 @@ class Bytes {
   bool ok_ = false;
 };
 
-void add_problem(LockInfo& info, const std::string& p, bool fatal) {
-  if (!info.problem.empty()) info.problem += "; ";
-  info.problem += p;
-  if (fatal) info.plausible = false;
+// A fatal problem makes the bytes implausible; the others say what is odd.
+enum Severity : bool { kOdd = false, kFatal = true };
+
+void add_problem(LockInfo& info, LockProblem p, Severity fatal, std::int64_t value = 0, std::int64_t other = 0) {
+  info.problems.push_back(LockIssue{p, fatal == kFatal, value, other});
+  if (fatal == kFatal) info.plausible = false;
 }
 
-bool unreadable(LockInfo& info, const char* what, Addr addr) {
+bool unreadable(LockInfo& info) {
   info.readable = false;
   info.plausible = false;
-  info.problem = std::string("cannot read ") + what + " at " + hex(addr);
+  info.problems = {LockIssue{LockProblem::Unreadable, true, static_cast<std::int64_t>(info.address), 0}};
   return true;
 }
 
@@ -60,7 +61,7 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
   info.layout = std::string(l.name);
   info.kind = LockType::Mutex;
   Bytes b(mem, addr, l.size);
-  if (!b.ok() && unreadable(info, "pthread_mutex_t", addr)) return info;
+  if (!b.ok() && unreadable(info)) return info;
   info.readable = true;
   info.plausible = true;
 
@@ -70,7 +71,7 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
                  {"__nusers", nusers}, {"__kind", kind}};
 
   if (kind == -1) {
-    add_problem(info, "__kind is -1: destroyed by pthread_mutex_destroy, or not a mutex", true);
+    add_problem(info, LockProblem::Destroyed, kFatal);
     return info;
   }
   const std::uint32_t k = static_cast<std::uint32_t>(kind);
@@ -78,9 +79,9 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
   const std::uint32_t ceiling_mask = ~((1u << l.ceiling_shift) - 1);
   std::uint32_t known = l.kind_mask | l.robust_bit | l.pi_bit | l.pp_bit | l.pshared_bit | l.elision_bits;
   if (pp) known |= ceiling_mask;
-  if (k & ~known) add_problem(info, "__kind " + hex(k) + " has bits no glibc mutex kind uses", true);
-  if (pi && pp) add_problem(info, "__kind has both priority-inherit and priority-protect", true);
-  if (robust && pp) add_problem(info, "__kind has both robust and priority-protect", true);
+  if (k & ~known) add_problem(info, LockProblem::KindUnknownBits, kFatal, k);
+  if (pi && pp) add_problem(info, LockProblem::KindPiAndPp, kFatal);
+  if (robust && pp) add_problem(info, LockProblem::KindRobustAndPp, kFatal);
 
   static constexpr LockType kTypes[] = {LockType::MutexNormal, LockType::MutexRecursive, LockType::MutexErrorcheck,
                                         LockType::MutexAdaptive};
@@ -93,8 +94,8 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
 
   const bool owner_special = robust && (owner == l.owner_inconsistent || owner == l.owner_notrecoverable);
   if (owner < 0 || (owner > kMaxTid && !owner_special))
-    add_problem(info, "__owner " + std::to_string(owner) + " is not a TID", true);
-  if (nusers > kSaneCount) add_problem(info, "__nusers " + std::to_string(nusers) + " is not a user count", true);
+    add_problem(info, LockProblem::OwnerNotTid, kFatal, owner);
+  if (nusers > kSaneCount) add_problem(info, LockProblem::NusersNotCount, kFatal, nusers);
 
   if (pi || robust) {
     // The lock word is the owner's TID with FUTEX_WAITERS / FUTEX_OWNER_DIED.
@@ -102,19 +103,18 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
     info.locked = tid != 0;
     if (lock & l.futex_waiters) info.flags.push_back(LockFlag::Waiters);
     if (lock & l.futex_owner_died) info.flags.push_back(LockFlag::OwnerDied);
-    if (tid != 0 && !plausible_tid(tid)) add_problem(info, "lock word TID " + std::to_string(tid) + " is not a TID", true);
+    if (tid != 0 && !plausible_tid(tid)) add_problem(info, LockProblem::LockWordTidNotTid, kFatal, tid);
     if (tid != 0 && plausible_tid(tid)) {
       info.owners.push_back(static_cast<int>(tid));
       info.owner_source = "__lock";
       if (owner != 0 && owner != static_cast<std::int32_t>(tid) && !owner_special)
-        add_problem(info, "__owner " + std::to_string(owner) + " differs from the lock word's TID " +
-                              std::to_string(tid) + " (caught mid-update?)", false);
+        add_problem(info, LockProblem::OwnerDiffersFromLockWord, kOdd, owner, tid);
     }
     // tid 0 with FUTEX_OWNER_DIED (| FUTEX_WAITERS): the kernel released
     // the lock of a dead owner; the next locker gets EOWNERDEAD.
   } else {
     std::uint32_t state = pp ? (lock & ~ceiling_mask) : lock;
-    if (state > 2) add_problem(info, "__lock " + hex(lock) + " is not 0, 1 or 2", true);
+    if (state > 2) add_problem(info, LockProblem::LockNotState, kFatal, lock);
     info.locked = state != 0;
     if (state == 2) info.flags.push_back(LockFlag::Waiters);
     if (pp) info.fields.push_back({"ceiling", lock >> l.ceiling_shift});
@@ -126,21 +126,21 @@ LockInfo decode_mutex(MemoryReader& mem, Addr addr, const MutexLayout& l) {
     }
     // Only recursive (and robust/PI/PP, handled above) mutexes use __count.
     if (type != 1 && count != 0 && !pp)
-      add_problem(info, "__count " + std::to_string(count) + " on a non-recursive mutex", true);
+      add_problem(info, LockProblem::CountOnNonRecursive, kFatal, count);
   }
   if (owner_special) {
     info.flags.push_back(owner == l.owner_inconsistent ? LockFlag::Inconsistent : LockFlag::NotRecoverable);
   }
   if (type == 1) {
     info.recursion = count;
-    if (*info.locked && count == 0) add_problem(info, "recursive mutex locked with __count 0", false);
-    if (count > (1u << 30)) add_problem(info, "__count " + std::to_string(count) + " is not a recursion count", true);
+    if (*info.locked && count == 0) add_problem(info, LockProblem::RecursiveCountZero, kOdd);
+    if (count > (1u << 30)) add_problem(info, LockProblem::CountNotRecursion, kFatal, count);
   }
   if (!*info.locked && owner != 0 && !owner_special)
-    add_problem(info, "unlocked but __owner is " + std::to_string(owner), false);
+    add_problem(info, LockProblem::UnlockedWithOwner, kOdd, owner);
   if (robust && l.list != kNoField) {
     if (!user_pointer_or_null(b.u64(l.list)) || !user_pointer_or_null(b.u64(l.list + 8)))
-      add_problem(info, "robust list links are not pointers", true);
+      add_problem(info, LockProblem::RobustListNotPointers, kFatal);
   }
   return info;
 }
@@ -153,19 +153,19 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
   info.layout = std::string(l.name);
   info.kind = LockType::Rwlock;
   Bytes b(mem, addr, l.size);
-  if (!b.ok() && unreadable(info, "pthread_rwlock_t", addr)) return info;
+  if (!b.ok() && unreadable(info)) return info;
   info.readable = true;
   info.plausible = true;
 
   const std::int32_t writer = b.i32(l.writer);
   const std::uint32_t shared = b.u32(l.shared), flags = b.u32(l.flags);
-  if (flags > l.max_flags) add_problem(info, "__flags " + std::to_string(flags) + " is not a rwlock kind", true);
+  if (flags > l.max_flags) add_problem(info, LockProblem::FlagsNotKind, kFatal, flags);
   if (shared != 0 && shared != 1 && shared != 128)
-    add_problem(info, "__shared " + std::to_string(shared) + " is not 0, 1 or 128", true);
-  if (writer < 0 || writer > kMaxTid) add_problem(info, "writer " + std::to_string(writer) + " is not a TID", true);
+    add_problem(info, LockProblem::SharedNotFlag, kFatal, shared);
+  if (writer < 0 || writer > kMaxTid) add_problem(info, LockProblem::WriterNotTid, kFatal, writer);
   for (std::uint32_t off : l.zero_padding)
     if (b.u32(off) != 0) {
-      add_problem(info, "padding at +" + std::to_string(off) + " is not zero", true);
+      add_problem(info, LockProblem::PaddingNotZero, kFatal, off);
       break;
     }
   if (flags == 1) info.flags.push_back(LockFlag::PreferWriter);
@@ -179,9 +179,9 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
                    {"__cur_writer", writer}, {"__shared", shared}, {"__flags", flags}};
     const bool wrphase = r & l.wrphase_bit, wrlocked = r & l.wrlocked_bit;
     const std::uint32_t registered = r >> l.reader_shift;
-    if (registered > kSaneCount) add_problem(info, "__readers counts " + std::to_string(registered) + " readers", true);
-    if ((w & ~l.writers_handover) > kSaneCount) add_problem(info, "__writers " + hex(w) + " is not a count", true);
-    if (wp > 3 || wf > 3) add_problem(info, "futex words " + hex(wp) + "/" + hex(wf) + " are not 0..3", true);
+    if (registered > kSaneCount) add_problem(info, LockProblem::ReadersNotCount, kFatal, registered);
+    if ((w & ~l.writers_handover) > kSaneCount) add_problem(info, LockProblem::WritersNotCount, kFatal, w);
+    if (wp > 3 || wf > 3) add_problem(info, LockProblem::FutexWordsNotState, kFatal, wp, wf);
     info.write_locked = wrphase && wrlocked;
     // In a write phase registered readers are waiting; in a read phase they hold it.
     info.readers = wrphase ? 0 : registered;
@@ -196,7 +196,7 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
         info.owner_source = "__cur_writer";
       }
     } else if (writer != 0) {
-      add_problem(info, "__cur_writer " + std::to_string(writer) + " set on a lock in a read phase", false);
+      add_problem(info, LockProblem::WriterInReadPhase, kOdd, writer);
     }
   } else {
     const std::uint32_t lk = b.u32(l.lock), nr = b.u32(l.nr_readers), rq = b.u32(l.nr_readers_queued),
@@ -204,16 +204,16 @@ LockInfo decode_rwlock(MemoryReader& mem, Addr addr, const RwlockLayout& l) {
     info.fields = {{"__lock", lk},           {"__nr_readers", nr},        {"__readers_wakeup", b.u32(l.readers_wakeup)},
                    {"__writer_wakeup", b.u32(l.writer_wakeup)}, {"__nr_readers_queued", rq},
                    {"__nr_writers_queued", wq}, {"__writer", writer},   {"__shared", shared}, {"__flags", flags}};
-    if (lk > 2) add_problem(info, "__lock " + hex(lk) + " is not 0, 1 or 2", true);
+    if (lk > 2) add_problem(info, LockProblem::LockNotState, kFatal, lk);
     if (nr > kSaneCount || rq > kSaneCount || wq > kSaneCount)
-      add_problem(info, "reader/writer counts are not counts", true);
+      add_problem(info, LockProblem::QueueCountsNotCounts, kFatal);
     info.write_locked = writer != 0;
     info.readers = nr;
     info.read_waiters = rq;
     info.write_waiters = wq;
     info.waiters = rq + wq;
     if (writer != 0 && nr != 0)
-      add_problem(info, "write-held by " + std::to_string(writer) + " and read-held by " + std::to_string(nr), true);
+      add_problem(info, LockProblem::WriteAndReadHeld, kFatal, writer, nr);
     info.locked = writer != 0 || nr != 0;
     if (plausible_tid(writer)) {
       info.owners.push_back(writer);
@@ -231,7 +231,7 @@ LockInfo decode_semaphore(MemoryReader& mem, Addr addr, const SemLayout& l) {
   info.layout = std::string(l.name);
   info.kind = LockType::Semaphore;
   Bytes b(mem, addr, l.size);
-  if (!b.ok() && unreadable(info, "sem_t", addr)) return info;
+  if (!b.ok() && unreadable(info)) return info;
   info.readable = true;
   info.plausible = true;
   const std::uint32_t word = b.u32(l.value);
@@ -239,9 +239,9 @@ LockInfo decode_semaphore(MemoryReader& mem, Addr addr, const SemLayout& l) {
   const std::uint64_t nwaiters = l.nwaiters_size == 8 ? b.u64(l.nwaiters) : b.u32(l.nwaiters);
   const std::int32_t priv = b.i32(l.private_flag);
   info.fields = {{"value", value}, {"nwaiters", static_cast<std::int64_t>(nwaiters)}, {"private", priv}};
-  if (value > kSemValueMax) add_problem(info, "value " + hex(value) + " exceeds SEM_VALUE_MAX", true);
-  if (nwaiters > kSaneCount) add_problem(info, "nwaiters " + std::to_string(nwaiters) + " is not a count", true);
-  if (priv != 0 && priv != 1 && priv != 128) add_problem(info, "private " + std::to_string(priv) + " is not 0/1/128", true);
+  if (value > kSemValueMax) add_problem(info, LockProblem::ValueAboveMax, kFatal, value);
+  if (nwaiters > kSaneCount) add_problem(info, LockProblem::NwaitersNotCount, kFatal, static_cast<std::int64_t>(nwaiters));
+  if (priv != 0 && priv != 1 && priv != 128) add_problem(info, LockProblem::PrivateNotFlag, kFatal, priv);
   info.value = value;
   info.waiters = static_cast<std::uint32_t>(std::min<std::uint64_t>(nwaiters, kSaneCount));
   info.locked = value == 0;
@@ -276,10 +276,10 @@ void decode_condvar_modern(const Bytes& b, const CondLayout& l, LockInfo& info) 
   const std::uint64_t wseq = b.u64(l.wseq), g1 = b.u64(l.g1_start);
   const std::uint32_t wrefs = b.u32(l.wrefs);
   const std::uint32_t waiters = wrefs >> l.wrefs_waiter_shift;
-  if (waiters > kSaneCount) add_problem(info, "__wrefs counts " + std::to_string(waiters) + " waiters", true);
+  if (waiters > kSaneCount) add_problem(info, LockProblem::WrefsNotCount, kFatal, waiters);
   // G1 starts at or before the next waiter's position (__wseq >> 1).
-  if ((g1 >> l.g1_start_shift) > (wseq >> 1)) add_problem(info, "__g1_start is past __wseq", true);
-  if (wseq >> 62) add_problem(info, "__wseq " + hex(wseq) + " is not a sequence", true);
+  if ((g1 >> l.g1_start_shift) > (wseq >> 1)) add_problem(info, LockProblem::G1StartPastWseq, kFatal);
+  if (wseq >> 62) add_problem(info, LockProblem::WseqNotSequence, kFatal, static_cast<std::int64_t>(wseq));
   // __g_size is "effectively negative" in G2 after waiters there time out
   // or are cancelled (pthread_cond_wait.c), so it is read as signed.
   bool counts_ok = true;
@@ -289,10 +289,10 @@ void decode_condvar_modern(const Bytes& b, const CondLayout& l, LockInfo& info) 
   }
   if (l.g_refs != kNoField)
     counts_ok = counts_ok && b.u32(l.g_refs) <= 2 * kSaneCount && b.u32(l.g_refs + 4) <= 2 * kSaneCount;
-  if (!counts_ok) add_problem(info, "group counts are not counts", true);
+  if (!counts_ok) add_problem(info, LockProblem::GroupCountsNotCounts, kFatal);
   for (std::uint32_t off : l.zero_padding)
     if (b.u32(off) != 0) {
-      add_problem(info, "unused word at +" + std::to_string(off) + " is not zero", true);
+      add_problem(info, LockProblem::UnusedNotZero, kFatal, off);
       break;
     }
   info.waiters = waiters;
@@ -309,7 +309,7 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
   info.layout = std::string(l.name);
   info.kind = LockType::Condvar;
   Bytes b(mem, addr, l.size);
-  if (!b.ok() && unreadable(info, "pthread_cond_t", addr)) return info;
+  if (!b.ok() && unreadable(info)) return info;
   info.readable = true;
   info.plausible = true;
   if (l.scheme == CondScheme::Modern) {
@@ -326,10 +326,10 @@ LockInfo decode_condvar(MemoryReader& mem, Addr addr, const CondLayout& l) {
                    {"__mutex", static_cast<std::int64_t>(mutex)},
                    {"__nwaiters", nw},
                    {"__broadcast_seq", b.u32(l.broadcast_seq)}};
-    if (lk > 2) add_problem(info, "__lock " + hex(lk) + " is not 0, 1 or 2", true);
-    if (wakeup > total || woken > wakeup) add_problem(info, "sequence counters out of order", true);
-    if ((nw >> l.nwaiters_shift) > kSaneCount) add_problem(info, "__nwaiters is not a count", true);
-    if (mutex != ~0ull && !user_pointer_or_null(mutex)) add_problem(info, "__mutex is not a pointer", true);
+    if (lk > 2) add_problem(info, LockProblem::LockNotState, kFatal, lk);
+    if (wakeup > total || woken > wakeup) add_problem(info, LockProblem::SequencesOutOfOrder, kFatal);
+    if ((nw >> l.nwaiters_shift) > kSaneCount) add_problem(info, LockProblem::CondNwaitersNotCount, kFatal);
+    if (mutex != ~0ull && !user_pointer_or_null(mutex)) add_problem(info, LockProblem::MutexNotPointer, kFatal);
     info.waiters = nw >> l.nwaiters_shift;
     if (mutex == ~0ull) {
       info.flags.push_back(LockFlag::Pshared);

@@ -21,7 +21,6 @@
 
 #include <algorithm>
 
-#include "pyhang/base/format.hpp"
 #include "pyhang/glibc/libraries.hpp"
 
 namespace pyhang::glibc {
@@ -97,10 +96,9 @@ bool hint_matches(WaitKind hint, WaitKind kind) {
 // Adds points, with their reason, to the candidate it refers to.
 struct Scorer {
   Candidate& c;
-  void add(int points, const std::string& why) {
+  void add(int points, ScoreReason why, WaitKind hint = WaitKind::None) {
     c.score += points;
-    if (!c.reasons.empty()) c.reasons += "; ";
-    c.reasons += (points >= 0 ? "+" : "") + std::to_string(points) + " " + why;
+    c.reasons.push_back(Reason{why, points, hint});
   }
 };
 
@@ -114,14 +112,14 @@ struct FutexCall {
 };
 
 void score_common(Scorer& s, const LockInfo& info) {
-  if (info.plausible) s.add(3, "plausible " + info.layout);
-  else s.add(-10, "implausible: " + info.problem);
+  if (info.plausible) s.add(3, ScoreReason::Plausible);
+  else s.add(-10, ScoreReason::Implausible);
 }
 
 void expected_value(Scorer& s, const FutexCall& f, std::uint32_t now) {
   if (f.pi() || !f.from_syscall) return;
-  if (f.value == now) s.add(1, "word still holds the value the thread waits on");
-  else s.add(-1, "word changed since the thread went to sleep");
+  if (f.value == now) s.add(1, ScoreReason::WordUnchanged);
+  else s.add(-1, ScoreReason::WordChanged);
 }
 
 Candidate mutex_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f, Addr base) {
@@ -135,16 +133,16 @@ Candidate mutex_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& 
   score_common(s, m);
   const bool pi = m.has(LockFlag::Pi);
   const bool waiters = m.has(LockFlag::Waiters);
-  if (m.locked.value_or(false)) s.add(3, "locked");
-  else s.add(-4, "unlocked, yet a thread waits on it");
-  if (waiters) s.add(2, "lock word says it has waiters");
-  if (!m.owners.empty()) s.add(2, "owner recorded");
-  else if (m.locked.value_or(false)) s.add(-2, "locked but no owner recorded");
+  if (m.locked.value_or(false)) s.add(3, ScoreReason::Locked);
+  else s.add(-4, ScoreReason::Unlocked);
+  if (waiters) s.add(2, ScoreReason::HasWaiters);
+  if (!m.owners.empty()) s.add(2, ScoreReason::OwnerRecorded);
+  else if (m.locked.value_or(false)) s.add(-2, ScoreReason::NoOwnerRecorded);
   if (f.pi()) {
-    if (pi) s.add(6, "FUTEX_LOCK_PI on a priority-inherit mutex");
-    else s.add(-6, "FUTEX_LOCK_PI on a mutex that is not priority-inherit");
+    if (pi) s.add(6, ScoreReason::LockPiOnPi);
+    else s.add(-6, ScoreReason::LockPiOnNonPi);
   } else if (pi && f.wait()) {
-    s.add(-6, "plain futex wait on a priority-inherit mutex");
+    s.add(-6, ScoreReason::WaitOnPi);
   }
   expected_value(s, f, static_cast<std::uint32_t>(m.fields.empty() ? 0 : m.fields[0].second));
   return cand;
@@ -167,30 +165,30 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
   };
   const std::uint32_t word = static_cast<std::uint32_t>(field(
       fw.offset == l.readers ? "__readers" : fw.offset == l.wrphase_futex ? "__wrphase_futex" : "__writers_futex"));
-  if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a rwlock");
+  if (f.pi()) s.add(-6, ScoreReason::LockPiOnRwlock);
   if (l.scheme == RwlockScheme::Modern) {
     const std::uint32_t readers = static_cast<std::uint32_t>(field("__readers"));
     const bool wrphase = readers & l.wrphase_bit, wrlocked = readers & l.wrlocked_bit;
     switch (fw.role) {
       case WaitRole::RwlockWrite:
         s.c.kind = WaitKind::RwlockWrite;
-        if (word & l.futex_used) s.add(3, "__writers_futex has waiters");
-        else s.add(-4, "__writers_futex has no waiters");
-        if (r.write_locked.value_or(false) || wrlocked) s.add(2, "a writer holds it or is next");
-        else s.add(-3, "no writer holds it");
+        if (word & l.futex_used) s.add(3, ScoreReason::WritersFutexWaiters);
+        else s.add(-4, ScoreReason::WritersFutexNoWaiters);
+        if (r.write_locked.value_or(false) || wrlocked) s.add(2, ScoreReason::WriterHoldsOrNext);
+        else s.add(-3, ScoreReason::NoWriterHolds);
         break;
       case WaitRole::RwlockPhase:
         s.c.kind = wrphase ? WaitKind::RwlockRead : WaitKind::RwlockWrite;
-        if (word & l.futex_used) s.add(3, "__wrphase_futex has waiters");
-        else s.add(-4, "__wrphase_futex has no waiters");
-        if (wrphase) s.add(2, "write phase: readers wait for it to end");
-        else if (wrlocked) s.add(2, "read phase with a writer waiting for readers to leave");
-        else s.add(-3, "read phase without a waiting writer");
+        if (word & l.futex_used) s.add(3, ScoreReason::WrphaseFutexWaiters);
+        else s.add(-4, ScoreReason::WrphaseFutexNoWaiters);
+        if (wrphase) s.add(2, ScoreReason::WritePhase);
+        else if (wrlocked) s.add(2, ScoreReason::ReadPhaseWriterWaiting);
+        else s.add(-3, ScoreReason::ReadPhaseNoWriter);
         break;
       case WaitRole::RwlockRead:
         s.c.kind = WaitKind::RwlockRead;
-        if (readers & l.rwaiting_bit) s.add(3, "__readers has RWAITING");
-        else s.add(-5, "__readers without RWAITING");
+        if (readers & l.rwaiting_bit) s.add(3, ScoreReason::ReadersWaiting);
+        else s.add(-5, ScoreReason::ReadersNotWaiting);
         break;
       default: break;
     }
@@ -199,21 +197,21 @@ Candidate rwlock_candidate(MemoryReader& mem, const Layouts& L, const FutexCall&
     switch (fw.role) {
       case WaitRole::RwlockRead:
         s.c.kind = WaitKind::RwlockRead;
-        if (r.read_waiters.value_or(0) > 0) s.add(3, "readers queued");
-        else s.add(-3, "no readers queued");
-        if (r.write_locked.value_or(false) || r.write_waiters.value_or(0) > 0) s.add(2, "a writer holds or waits");
+        if (r.read_waiters.value_or(0) > 0) s.add(3, ScoreReason::ReadersQueued);
+        else s.add(-3, ScoreReason::NoReadersQueued);
+        if (r.write_locked.value_or(false) || r.write_waiters.value_or(0) > 0) s.add(2, ScoreReason::WriterHoldsOrWaits);
         break;
       case WaitRole::RwlockWrite:
         s.c.kind = WaitKind::RwlockWrite;
-        if (r.write_waiters.value_or(0) > 0) s.add(3, "writers queued");
-        else s.add(-3, "no writers queued");
-        if (r.locked.value_or(false)) s.add(2, "held");
+        if (r.write_waiters.value_or(0) > 0) s.add(3, ScoreReason::WritersQueued);
+        else s.add(-3, ScoreReason::NoWritersQueued);
+        if (r.locked.value_or(false)) s.add(2, ScoreReason::Held);
         break;
       case WaitRole::RwlockInternal: {
         s.c.kind = WaitKind::Rwlock;
         const auto lk = static_cast<std::uint32_t>(field("__lock"));
-        if (lk == 2) s.add(1, "internal lock contended");
-        else s.add(-4, "internal lock not contended");
+        if (lk == 2) s.add(1, ScoreReason::InternalContended);
+        else s.add(-4, ScoreReason::InternalUncontended);
         break;
       }
       default: break;
@@ -237,11 +235,11 @@ Candidate sem_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f,
   const LockInfo& m = s.c.lock;
   if (!m.readable) return cand;
   score_common(s, m);
-  if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a semaphore");
-  if (m.value.value_or(1) == 0) s.add(2, "value 0");
-  else s.add(-3, "value is not 0, yet a thread waits");
-  if (m.waiters.value_or(0) > 0) s.add(3, "nwaiters > 0");
-  else s.add(-4, "nwaiters is 0");
+  if (f.pi()) s.add(-6, ScoreReason::LockPiOnSemaphore);
+  if (m.value.value_or(1) == 0) s.add(2, ScoreReason::ValueZero);
+  else s.add(-3, ScoreReason::ValueNotZero);
+  if (m.waiters.value_or(0) > 0) s.add(3, ScoreReason::NwaitersPositive);
+  else s.add(-4, ScoreReason::NwaitersZero);
   expected_value(s, f, 0 + (m.value.value_or(0) << L.sem->value_shift));
   return cand;
 }
@@ -255,14 +253,14 @@ Candidate cond_candidate(MemoryReader& mem, const Layouts& L, const FutexCall& f
   const LockInfo& c = s.c.lock;
   if (!c.readable) return cand;
   score_common(s, c);
-  if (f.pi()) s.add(-6, "FUTEX_LOCK_PI on a condvar");
+  if (f.pi()) s.add(-6, ScoreReason::LockPiOnCondvar);
   if (fw.role == WaitRole::CondSignal) {
-    if (c.waiters.value_or(0) > 0) s.add(3, "waiter count > 0");
-    else s.add(-4, "no waiters counted");
-    if (c.mutex) s.add(1, "__mutex recorded");
+    if (c.waiters.value_or(0) > 0) s.add(3, ScoreReason::WaitersCounted);
+    else s.add(-4, ScoreReason::NoWaitersCounted);
+    if (c.mutex) s.add(1, ScoreReason::MutexRecorded);
   } else {
-    if (c.waiters.value_or(0) > 0) s.add(0, "waiter count > 0 (internal word)");
-    else s.add(-5, "internal word and no waiters");
+    if (c.waiters.value_or(0) > 0) s.add(0, ScoreReason::InternalWordWaiters);
+    else s.add(-5, ScoreReason::InternalWordNoWaiters);
   }
   return cand;
 }
@@ -285,6 +283,7 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
     hint = h;
     hint_rdi = fr.rdi;
   }
+  out.hint = hint;
 
   std::optional<FutexCall> call;
   if (thread.regs && (thread.regs->orig_rax() == kSysFutex || thread.regs->orig_rax() == kSysRestart)) {
@@ -320,32 +319,32 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
     auto word = mem.read_value<std::uint32_t>(a);
     {
       Candidate cand;
-  Scorer s{cand};
+      Scorer s{cand};
       s.c.kind = WaitKind::Futex;
       s.c.address = a;
-      s.add(3, "a futex word");
+      s.add(3, ScoreReason::FutexWord);
       cands.push_back(std::move(cand));
     }
     if (word && hint == WaitKind::GlibcInternalLock) {
       Candidate cand;
-  Scorer s{cand};
+      Scorer s{cand};
       s.c.kind = WaitKind::GlibcInternalLock;
       s.c.address = a;
-      if (*word >= 1 && *word <= 2) s.add(3, "lock word is 1 or 2");
-      else s.add(-3, "lock word is not 1 or 2");
+      if (*word >= 1 && *word <= 2) s.add(3, ScoreReason::LockWordState);
+      else s.add(-3, ScoreReason::LockWordNotState);
       cands.push_back(std::move(cand));
     }
     if (word && hint == WaitKind::ThreadJoin) {
       Candidate cand;
-  Scorer s{cand};
+      Scorer s{cand};
       s.c.kind = WaitKind::ThreadJoin;
       s.c.address = a;
       s.c.lock.owners = plausible_tid(static_cast<std::int32_t>(*word)) ? std::vector<int>{static_cast<int>(*word)}
                                                                   : std::vector<int>{};
-      s.add(plausible_tid(static_cast<std::int32_t>(*word)) ? 3 : -3, "word holds the joined thread's TID");
+      s.add(plausible_tid(static_cast<std::int32_t>(*word)) ? 3 : -3, ScoreReason::JoinedTid);
       cands.push_back(std::move(cand));
     }
-    if (!word) out.problem = "futex word " + hex(a) + " is unreadable";
+    if (!word) out.problem = IdentifyProblem::FutexUnreadable;
   } else if (hint_rdi && (hint == WaitKind::Mutex || is_rwlock(hint) || hint == WaitKind::Semaphore ||
                           hint == WaitKind::Condvar)) {
     // Not in the syscall (spinning, or no registers): the lock function's
@@ -359,27 +358,31 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
       c.kind = hint;
       c.address = *hint_rdi;
       c.lock = decode_rwlock(mem, *hint_rdi, *L.rwlock);
-      c.score = c.lock.plausible ? 3 : -10;
-      c.reasons = c.lock.plausible ? "+3 plausible at the lock function's first argument" : c.lock.problem;
+      Scorer s{c};
+      if (c.lock.plausible) s.add(3, ScoreReason::PlausibleAtArgument);
+      else s.add(-10, ScoreReason::Implausible);
       cands.push_back(std::move(c));
     }
-    out.evidence = "not in futex(2); used the first argument of the frame named like a lock function";
+    out.evidence = Evidence::LockArgument;
   } else {
-    if (!thread.regs) out.problem = "no registers for frame 0";
-    else out.problem = "not in a futex wait (system call " + std::to_string(static_cast<std::int64_t>(
-                                                                thread.regs->orig_rax())) + ")";
+    if (!thread.regs) {
+      out.problem = IdentifyProblem::NoRegisters;
+    } else {
+      out.problem = IdentifyProblem::NotFutexWait;
+      out.syscall = static_cast<std::int64_t>(thread.regs->orig_rax());
+    }
     return out;
   }
 
   // Frame-name evidence.
   if (hint != WaitKind::None) {
-    const std::string says = "frame name says " + std::string(to_string(hint));
     for (auto& c : cands) {
       if (c.kind == WaitKind::Futex) continue;
       Scorer s{c};
-      if (hint_matches(hint, c.kind)) s.add(5, says);
-      else if (hint == WaitKind::RwlockRead || hint == WaitKind::RwlockWrite) s.add(is_rwlock(c.kind) ? -1 : -2, says);
-      else s.add(-2, says);
+      if (hint_matches(hint, c.kind)) s.add(5, ScoreReason::FrameName, hint);
+      else if (hint == WaitKind::RwlockRead || hint == WaitKind::RwlockWrite)
+        s.add(is_rwlock(c.kind) ? -1 : -2, ScoreReason::FrameName, hint);
+      else s.add(-2, ScoreReason::FrameName, hint);
     }
   }
   // A condvar waiter's mutex from the frame that had it.
@@ -387,7 +390,7 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
     for (auto& c : cands)
       if (c.kind == WaitKind::Mutex && c.address == *cond_rsi) {
         Scorer s{c};
-        s.add(5, "is the mutex pthread_cond_wait was given");
+        s.add(5, ScoreReason::CondvarMutex);
       }
   }
 
@@ -421,10 +424,7 @@ BlockedOn identify_blocked(MemoryReader& mem, const Layouts& L, const BlockedThr
     if (cond_rsi) out.condvar_mutex = *cond_rsi;
     else if (best.lock.mutex) out.condvar_mutex = best.lock.mutex;
   }
-  if (out.evidence.empty())
-    out.evidence = "futex " + hex(call ? call->addr : 0) + " op " + hex(call ? call->op : 0) +
-                   (hint == WaitKind::None ? "" : ", frame says " + std::string(to_string(hint))) +
-                   "; best: " + best.reasons;
+  if (out.evidence == Evidence::None) out.evidence = Evidence::FutexCall;
   out.candidates = std::move(cands);  // `best` refers into cands: last
   return out;
 }

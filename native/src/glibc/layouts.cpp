@@ -203,53 +203,46 @@ const Layouts* row_containing(std::pair<int, int> v) {
   return nullptr;
 }
 
+// An issue about version `v`.
+LayoutsIssue issue(LayoutsProblem kind, const GlibcVersion& v) {
+  LayoutsIssue i;
+  i.kind = kind;
+  i.version = version_text(v);
+  i.exact = v.exact;
+  i.source = v.source;
+  if (v.thread_db) i.library = v.thread_db->library;
+  return i;
+}
+
 // libc says its thread ABI is not the one the layouts assume.
-std::optional<Error> contradiction(const GlibcVersion& v) {
+std::optional<LayoutsIssue> contradiction(const GlibcVersion& v) {
   if (!v.thread_db) return std::nullopt;
-  const ThreadDbCheck check = check_thread_db(*v.thread_db);
+  ThreadDbCheck check = check_thread_db(*v.thread_db);
   if (!check.contradicts()) return std::nullopt;
-  std::string why;
-  for (const auto& d : check.differs) why += (why.empty() ? "" : "; ") + d;
-  return Error(ErrorReason::Unsupported, "glibc " + version_text(v) + ": the lock layouts cannot be used with " +
-                                             v.thread_db->library + ", whose thread descriptors differ from what "
-                                             "they assume: " + why);
+  LayoutsIssue i = issue(LayoutsProblem::Contradicted, v);
+  i.differs = std::move(check.differs);
+  return i;
 }
 
-Error outside_every_row(const GlibcVersion& v) {
+LayoutsIssue outside_every_row(const GlibcVersion& v) {
   const auto& rows = all_layouts();
-  const std::string upto = rows.back().open_ended ? " and later" : " to " + release(newest_checked(rows.back()));
-  return Error(ErrorReason::Unsupported, "glibc " + version_text(v) + " is outside the supported lock layouts (" +
-                                             release(rows.front().min) + upto + ")");
+  LayoutsIssue i = issue(LayoutsProblem::Outside, v);
+  i.oldest = release(rows.front().min);
+  i.newest = release(newest_checked(rows.back()));
+  i.open_ended = rows.back().open_ended;
+  return i;
 }
 
-// Why libc's descriptors cannot vouch for `v`, or nullopt when they can.
-std::optional<std::string> unvouched(const GlibcVersion& v) {
-  if (!v.thread_db)
-    return "the version was not read from libc" + (v.source.empty() ? "" : " (" + v.source + ")") +
-           ", so it has no thread descriptors";
-  const ThreadDbCheck check = check_thread_db(*v.thread_db);
-  if (check.vouches()) return std::nullopt;
-  std::string names;
-  for (const auto& m : check.missing) names += (names.empty() ? "" : ", ") + m;
-  return v.thread_db->library + " exports no " + names;
-}
-
-// `v` may be a release after the newest one `newest` was checked against.
-Outcome<LayoutChoice> beyond_checked(const GlibcVersion& v, const Layouts& newest) {
-  if (!newest.open_ended) return outside_every_row(v);
-  const std::string checked = release(newest_checked(newest));
-  const std::string what =
-      v.exact ? "glibc " + version_text(v) + " is newer than " + checked +
-                    ", the newest release the lock layouts were checked against"
-              : "glibc is only known to be " + version_text(v) + " or later (from its " + v.source + "), and " +
-                    checked + " is the newest release the lock layouts were checked against";
-  if (auto why = unvouched(v))
-    return Error(ErrorReason::Unsupported, what + "; libc's thread descriptors cannot confirm that the " +
-                                               std::string(newest.name) + " layouts fit it: " + *why);
-  return LayoutChoice{&newest, what + ": using the " + std::string(newest.name) + " layouts, since " +
-                                   v.thread_db->library +
-                                   "'s thread descriptors match what they assume, but they were not checked "
-                                   "against this release's sources"};
+// `v` may be a release after the newest one `newest` was checked against:
+// usable with a caveat when libc's descriptors vouch for it.
+LayoutChoice beyond_checked(const GlibcVersion& v, const Layouts& newest) {
+  if (!newest.open_ended) return {nullptr, outside_every_row(v)};
+  const bool vouched = v.thread_db && check_thread_db(*v.thread_db).vouches();
+  LayoutsIssue i = issue(vouched ? LayoutsProblem::NewerThanChecked : LayoutsProblem::Unvouched, v);
+  i.newest = release(newest_checked(newest));
+  i.layouts = std::string(newest.name);
+  if (v.thread_db && !vouched) i.missing = check_thread_db(*v.thread_db).missing;
+  return {vouched ? &newest : nullptr, std::move(i)};
 }
 
 }  // namespace
@@ -268,21 +261,17 @@ const std::vector<Layouts>& all_layouts() {
   return rows;
 }
 
-Outcome<LayoutChoice> choose_layouts(const GlibcVersion& version) {
-  if (auto bad = contradiction(version)) return *bad;
+LayoutChoice choose_layouts(const GlibcVersion& version) {
+  if (auto bad = contradiction(version)) return {nullptr, std::move(*bad)};
   const auto& rows = all_layouts();
   const std::pair<int, int> v = version_pair(version);
-  if (v < rows.front().min) return outside_every_row(version);
+  if (v < rows.front().min) return {nullptr, outside_every_row(version)};
   const Layouts* row = row_containing(v);
   // A lower bound inside the open-ended row may be any later release.
-  if (row && !(row->open_ended && !version.exact)) return LayoutChoice{row, ""};
+  if (row && !(row->open_ended && !version.exact)) return {row, {}};
   return beyond_checked(version, rows.back());
 }
 
-Outcome<const Layouts*> layouts_for(const GlibcVersion& version) {
-  auto choice = choose_layouts(version);
-  if (!choice) return *choice.error();
-  return choice->row;
-}
+const Layouts* layouts_for(const GlibcVersion& version) { return choose_layouts(version).row; }
 
 }  // namespace pyhang::glibc

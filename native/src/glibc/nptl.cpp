@@ -42,27 +42,28 @@ Descriptors descriptors_of(const LoadedObject& obj, const glibc::ThreadDb& db) {
 }  // namespace
 
 DescriptorResult read_descriptors(const AddressSpace& space) {
-  std::string tried;
+  DescriptorsIssue why;
   for (glibc::Library lib : {glibc::Library::Libc, glibc::Library::Libpthread}) {
     const LoadedObject* obj = glibc::find_library(space, lib);
     if (!obj) continue;
+    why.tried.push_back(obj->path);
     if (!obj->elf) {
-      tried += (tried.empty() ? "" : ", ") + obj->path + " (cannot open)";
+      why.unopened.push_back(obj->path);
       continue;
     }
     const glibc::ThreadDb db = glibc::read_thread_db(*obj->elf);
-    if (!db.pthread_tid) {
-      tried += (tried.empty() ? "" : ", ") + obj->path;
-      continue;
-    }
+    if (!db.pthread_tid) continue;
     // A tid that is not one 32-bit field would be read as garbage TIDs.
-    if (auto p = glibc::tid_descriptor_problem(*db.pthread_tid); !p.empty())
-      return Error(ErrorReason::Unsupported,
-                   "cannot map pthread_t to TIDs: " + std::string(obj->basename()) + "'s " + p);
+    if (auto p = glibc::tid_descriptor_issue(*db.pthread_tid)) {
+      why.kind = DescriptorsProblem::TidNotOneWord;
+      why.library = std::string(obj->basename());
+      why.tid = *p;
+      return why;
+    }
     return descriptors_of(*obj, db);
   }
-  if (tried.empty()) return Error(ErrorReason::NotFound, "libc is not mapped: cannot map pthread_t to TIDs");
-  return Error(ErrorReason::NotFound, "no _thread_db_pthread_tid in " + tried + ": cannot map pthread_t to TIDs");
+  why.kind = why.tried.empty() ? DescriptorsProblem::LibcNotMapped : DescriptorsProblem::NoTidDescriptor;
+  return why;
 }
 
 std::optional<int> pthread_tid_from_layout(MemoryReader& mem, Addr pthread, const TidDescriptor& desc) {

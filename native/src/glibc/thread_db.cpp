@@ -57,7 +57,7 @@ std::string file_name(const std::string& path) {
 
 // ---- the checks: each names its descriptor and the assumption it would break
 
-std::optional<std::string> check_sizeof_pthread(const ThreadDb& db) {
+std::optional<DescriptorIssue> check_sizeof_pthread(const ThreadDb& db) {
   if (!db.sizeof_pthread) return std::nullopt;
   // The TCB header's self pointer (+16) and the tid must fit in the struct.
   std::uint32_t least = static_cast<std::uint32_t>(nptl::kTcbSelfOffset) + 8;
@@ -65,47 +65,33 @@ std::optional<std::string> check_sizeof_pthread(const ThreadDb& db) {
     least = std::max(least, db.pthread_tid->offset + db.pthread_tid->size_bits / 8);
   const std::uint32_t size = *db.sizeof_pthread;
   if (size >= least && size <= nptl::kMaxPthreadSize) return std::nullopt;
-  return "_thread_db_sizeof_pthread is " + std::to_string(size) +
-         " bytes, not the size of a struct pthread that holds its TCB header and tid (" + std::to_string(least) +
-         " to " + std::to_string(nptl::kMaxPthreadSize) + " bytes)";
+  return DescriptorIssue{DescriptorCheck::SizeofPthread, {}, size, least,
+                         static_cast<std::uint32_t>(nptl::kMaxPthreadSize)};
 }
 
-std::optional<std::string> check_tcb_header(const ThreadDb& db) {
+std::optional<DescriptorIssue> check_tcb_header(const ThreadDb& db) {
   if (!db.pthread_dtvp || *db.pthread_dtvp == DbDesc{kPointerBits, 1, kDtvOffset}) return std::nullopt;
-  return "_thread_db_pthread_dtvp describes " + describe(*db.pthread_dtvp) +
-         ", where pyhang assumes x86_64's TCB header at the start of struct pthread (tcb +0, the dtv pointer "
-         "+8, self +16), by which it tells a thread descriptor from other memory";
+  return DescriptorIssue{DescriptorCheck::TcbHeader, *db.pthread_dtvp, 0, 0, kDtvOffset};
 }
 
-std::optional<std::string> check_thread_pointer(const ThreadDb& db) {
+std::optional<DescriptorIssue> check_thread_pointer(const ThreadDb& db) {
   if (!db.const_thread_area || *db.const_thread_area == kFsRegister) return std::nullopt;
-  return "_thread_db_const_thread_area is register " + std::to_string(*db.const_thread_area) +
-         ", where pyhang assumes the thread pointer is x86_64's FS base (register " + std::to_string(kFsRegister) +
-         " of sys/reg.h) and reads a thread's struct pthread at its fs_base";
+  return DescriptorIssue{DescriptorCheck::ThreadPointer, {}, *db.const_thread_area, 0, kFsRegister};
 }
 
-std::vector<std::string> check_pointer_width(const ThreadDb& db) {
-  const std::string why =
-      ", where the lock layouts assume x86_64's 64-bit pointers (mutex __list, the pre-2.25 condvar's __mutex)";
-  std::vector<std::string> out;
+// The lock layouts assume x86_64's 64-bit pointers (mutex __list, the pre-2.25 condvar's __mutex).
+std::vector<DescriptorIssue> check_pointer_width(const ThreadDb& db) {
+  std::vector<DescriptorIssue> out;
   if (db.sizeof_list_t && *db.sizeof_list_t != kListTSize)
-    out.push_back("_thread_db_sizeof_list_t is " + std::to_string(*db.sizeof_list_t) + " bytes" + why);
+    out.push_back({DescriptorCheck::SizeofListT, {}, *db.sizeof_list_t, 0, kListTSize});
   if (db.list_t_next && *db.list_t_next != DbDesc{kPointerBits, 1, 0})
-    out.push_back("_thread_db_list_t_next describes " + describe(*db.list_t_next) + why);
+    out.push_back({DescriptorCheck::ListTNext, *db.list_t_next, 0, 0, 0});
   if (db.list_t_prev && *db.list_t_prev != DbDesc{kPointerBits, 1, kPointerBits / 8})
-    out.push_back("_thread_db_list_t_prev describes " + describe(*db.list_t_prev) + why);
+    out.push_back({DescriptorCheck::ListTPrev, *db.list_t_prev, 0, 0, kPointerBits / 8});
   return out;
 }
 
 }  // namespace
-
-std::string describe(const DbDesc& d) {
-  const std::string width = std::to_string(d.size_bits) + "-bit";
-  const std::string at = " at +" + std::to_string(d.offset);
-  if (d.count == 1) return "one " + width + " field" + at;
-  if (d.count == 0) return "a flexible array of " + width + " elements" + at;
-  return std::to_string(d.count) + " " + width + " elements" + at;
-}
 
 bool ThreadDb::empty() const {
   return !pthread_tid && !pthread_dtvp && !list_t_next && !list_t_prev && !pthread_list &&
@@ -127,17 +113,15 @@ ThreadDb read_thread_db(const ElfFile& elf) {
   return db;
 }
 
-std::string tid_descriptor_problem(const DbDesc& tid) {
-  if (tid.size_bits == kTidBits && tid.count == 1 && tid.offset < nptl::kMaxPthreadSize) return {};
-  return "_thread_db_pthread_tid describes " + describe(tid) +
-         ", where the lock words (mutex __owner, rwlock __cur_writer, robust and PI mutex lock words) and "
-         "pthread_t to TID mapping assume one 32-bit TID inside struct pthread";
+std::optional<DescriptorIssue> tid_descriptor_issue(const DbDesc& tid) {
+  if (tid.size_bits == kTidBits && tid.count == 1 && tid.offset < nptl::kMaxPthreadSize) return std::nullopt;
+  return DescriptorIssue{DescriptorCheck::TidNotOneWord, tid, 0, 0, kTidBits};
 }
 
 ThreadDbCheck check_thread_db(const ThreadDb& db) {
   ThreadDbCheck c;
   if (db.pthread_tid)
-    if (auto p = tid_descriptor_problem(*db.pthread_tid); !p.empty()) c.differs.push_back(p);
+    if (auto p = tid_descriptor_issue(*db.pthread_tid)) c.differs.push_back(*p);
   for (auto p : {check_sizeof_pthread(db), check_tcb_header(db), check_thread_pointer(db)})
     if (p) c.differs.push_back(*p);
   for (auto& p : check_pointer_width(db)) c.differs.push_back(std::move(p));

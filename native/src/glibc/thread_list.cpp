@@ -2,7 +2,6 @@
 // (pyhang/glibc/thread_list.hpp).
 #include "pyhang/glibc/thread_list.hpp"
 
-#include <sstream>
 #include <unordered_set>
 
 #include "pyhang/glibc/libraries.hpp"
@@ -15,12 +14,6 @@ namespace {
 
 constexpr std::uint32_t kListTBits = 128;  // list_t: two 64-bit pointers
 constexpr Addr kUserSpaceEnd = 0x800000000000ull;
-
-std::string hex(Addr a) {
-  std::ostringstream s;
-  s << "0x" << std::hex << a;
-  return s.str();
-}
 
 // A list_t member: one 128-bit field inside struct pthread / _rtld_global.
 bool is_list_field(const std::optional<DbDesc>& d, std::uint32_t within) {
@@ -43,9 +36,16 @@ std::optional<Addr> rtld_global(const AddressSpace& space, const LoadedObject& l
   return std::nullopt;
 }
 
+ThreadListIssue layout_issue(ThreadListProblem kind, const std::string& library) {
+  ThreadListIssue i;
+  i.kind = kind;
+  i.library = library;
+  return i;
+}
+
 }  // namespace
 
-Outcome<ThreadListLayout> thread_list_layout(const AddressSpace& space, MemoryReader& memory) {
+ThreadListLayoutResult thread_list_layout(const AddressSpace& space, MemoryReader& memory) {
   std::string tried;
   for (Library which : {Library::Libc, Library::Libpthread}) {
     const LoadedObject* lib = find_library(space, which);
@@ -53,15 +53,14 @@ Outcome<ThreadListLayout> thread_list_layout(const AddressSpace& space, MemoryRe
     const ThreadDb db = read_thread_db(*lib->elf);
     const std::string name(lib->basename());
     tried += (tried.empty() ? "" : ", ") + name;
-    if (!db.pthread_tid || !tid_descriptor_problem(*db.pthread_tid).empty() ||
+    if (!db.pthread_tid || tid_descriptor_issue(*db.pthread_tid) ||
         !is_list_field(db.pthread_list, nptl::kMaxPthreadSize))
       continue;
     ThreadListLayout layout;
     layout.list_offset = db.pthread_list->offset;
     layout.tid_offset = db.pthread_tid->offset;
     auto next = pointer_field(db.list_t_next, 0), prev = pointer_field(db.list_t_prev, 8);
-    if (!next || !prev || *next == *prev)
-      return Error(ErrorReason::Unsupported, name + "'s _thread_db_list_t_next/prev are not two 64-bit pointers");
+    if (!next || !prev || *next == *prev) return layout_issue(ThreadListProblem::NextPrevNotPointers, name);
     layout.next_offset = *next;
     layout.prev_offset = *prev;
     if (db.rtld_global_dl_stack_used || db.rtld_global_dl_stack_user) {
@@ -69,74 +68,81 @@ Outcome<ThreadListLayout> thread_list_layout(const AddressSpace& space, MemoryRe
       constexpr std::uint32_t kMaxRtldGlobal = 1u << 16;
       if (!is_list_field(db.rtld_global_dl_stack_used, kMaxRtldGlobal) ||
           !is_list_field(db.rtld_global_dl_stack_user, kMaxRtldGlobal))
-        return Error(ErrorReason::Unsupported,
-                     name + "'s _thread_db_rtld_global__dl_stack_used/_user do not both describe a list_t");
+        return layout_issue(ThreadListProblem::HeadsNotListT, name);
       auto base = rtld_global(space, *lib, memory);
-      if (!base)
-        return Error(ErrorReason::NotFound, "no _rtld_global in ld.so nor __nptl_rtld_global in " + name +
-                                                ": cannot find glibc's lists of threads");
+      if (!base) return layout_issue(ThreadListProblem::NoRtldGlobal, name);
       layout.heads = {{"_dl_stack_used", *base + db.rtld_global_dl_stack_used->offset},
                       {"_dl_stack_user", *base + db.rtld_global_dl_stack_user->offset}};
-      layout.source = name + " _thread_db_* and _rtld_global";
+      layout.library = name;
+      layout.in_rtld_global = true;
       return layout;
     }
     // Before 2.34: libpthread's own variables, named in its symbol table only.
     auto used = space.symbol_address("stack_used", lib), user = space.symbol_address("__stack_user", lib);
     if (!used || !user) continue;
     layout.heads = {{"stack_used", *used}, {"__stack_user", *user}};
-    layout.source = name + " _thread_db_* and its symbols stack_used, __stack_user";
+    layout.library = name;
     return layout;
   }
-  if (tried.empty()) return Error(ErrorReason::NotFound, "libc is not mapped: cannot find glibc's lists of threads");
-  return Error(ErrorReason::NotFound, "no descriptors of glibc's lists of threads (_thread_db_pthread_list and "
-                                      "the lists' heads) in " + tried);
+  if (tried.empty()) return layout_issue(ThreadListProblem::LibcNotMapped, "");
+  return layout_issue(ThreadListProblem::NoDescriptors, tried);
 }
 
 ThreadList walk_thread_lists(MemoryReader& memory, const ThreadListLayout& layout, std::size_t max_entries) {
   ThreadList out;
   std::unordered_set<Addr> seen;  // list_t entries, on every list: one entry on two lists is garbage too
-  auto fail = [&out](const std::string& why) {
-    out.problem = why;
+  ThreadListIssue at;              // where the walk is: the head, the entry and its struct pthread
+  auto fail = [&out, &at](ThreadListProblem why) {
+    at.kind = why;
+    out.problem = at;
     return std::move(out);
   };
   for (const ListHead& head : layout.heads) {
-    const std::string where = head.name + " (" + hex(head.address) + ")";
+    at = ThreadListIssue{};
+    at.head = head.name;
+    at.head_address = head.address;
     Addr previous = head.address;
     auto node = memory.read_pointer(head.address + layout.next_offset);
-    if (!node) return fail("cannot read the head of " + where);
+    if (!node) return fail(ThreadListProblem::HeadUnreadable);
     for (std::size_t step = 0; *node != head.address; ++step) {
       const Addr entry = *node;
-      const std::string at = "entry " + std::to_string(step) + " of " + where + " at " + hex(entry);
-      if (seen.size() >= max_entries)
-        return fail("more than " + std::to_string(max_entries) + " entries on glibc's lists of threads, at " + at +
-                    ": not a list, or a cycle");
+      at.step = step;
+      at.entry = entry;
+      at.pthread = 0;
+      if (seen.size() >= max_entries) {
+        at.number = static_cast<std::int64_t>(max_entries);
+        return fail(ThreadListProblem::TooManyEntries);
+      }
       if (entry == 0 || entry % 8 != 0 || entry >= kUserSpaceEnd || entry < layout.list_offset)
-        return fail(at + ": not a pointer to a list entry");
-      if (!seen.insert(entry).second) return fail(at + ": seen before (a cycle that misses the head)");
+        return fail(ThreadListProblem::NotAnEntry);
+      if (!seen.insert(entry).second) return fail(ThreadListProblem::SeenBefore);
       // The entry's prev points back where we came from, unless the list
       // changed between our reads (a thread started or was joined) or this
       // is not a list.
       auto prev = memory.read_pointer(entry + layout.prev_offset);
-      if (!prev) return fail("cannot read " + at);
-      if (*prev != previous)
-        return fail(at + ": its prev is " + hex(*prev) + ", not " + hex(previous) +
-                    " (the list changed while read, or is not a list)");
+      if (!prev) return fail(ThreadListProblem::PrevUnreadable);
+      if (*prev != previous) {
+        at.value = *prev;
+        at.expected = previous;
+        return fail(ThreadListProblem::PrevMismatch);
+      }
       const Addr pthread = entry - layout.list_offset;
+      at.pthread = pthread;
       auto tcb = memory.read_pointer(pthread + nptl::kTcbOffset);
       auto self = memory.read_pointer(pthread + nptl::kTcbSelfOffset);
-      if (!tcb || !self || *tcb != pthread || *self != pthread)
-        return fail(at + ": no struct pthread at " + hex(pthread) + " (its TCB header does not point to itself)");
+      if (!tcb || !self || *tcb != pthread || *self != pthread) return fail(ThreadListProblem::NotPthread);
       auto tid = memory.read_value<std::int32_t>(pthread + layout.tid_offset);
-      if (!tid) return fail("cannot read the tid of the struct pthread at " + hex(pthread));
+      if (!tid) return fail(ThreadListProblem::TidUnreadable);
       if (*tid <= 0) {
         ++out.without_tid;
       } else if (!out.threads.emplace(*tid, pthread).second) {
-        return fail("TID " + std::to_string(*tid) + " is on glibc's lists twice (at " + hex(out.threads[*tid]) +
-                    " and " + hex(pthread) + ")");
+        at.number = *tid;
+        at.value = out.threads[*tid];
+        return fail(ThreadListProblem::TidTwice);
       }
       previous = entry;
       node = memory.read_pointer(entry + layout.next_offset);
-      if (!node) return fail("cannot read the next pointer of " + at);
+      if (!node) return fail(ThreadListProblem::NextUnreadable);
     }
   }
   return out;

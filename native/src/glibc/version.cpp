@@ -75,7 +75,7 @@ std::optional<GlibcVersion> from_file_name(std::string_view path) {
     if (rest.size() < 4 || rest.substr(rest.size() - 3) != ".so") continue;
     auto v = parse_glibc_version(rest.substr(0, rest.size() - 3));
     if (v) {
-      v->source = "file name";
+      v->source = "file-name";
       return v;
     }
   }
@@ -122,7 +122,7 @@ std::optional<GlibcVersion> from_version_definitions(const ElfFile& elf) {
     off += *next;
   }
   if (best) {
-    best->source = "version definitions";
+    best->source = "version-definitions";
     best->exact = false;
   }
   return best;
@@ -153,9 +153,12 @@ VersionResult detect_version(const ElfFile& libc) {
   if (!v) v = from_banner(libc);
   if (!v) v = from_file_name(libc.path());
   if (!v) v = from_version_definitions(libc);
-  if (!v)
-    return Error(ErrorReason::NotFound,
-                 "no glibc version found in " + libc.path() + " (no __nptl_version, banner or GLIBC_2.x versions)");
+  if (!v) {
+    LayoutsIssue why;
+    why.kind = LayoutsProblem::NoVersion;
+    why.library = libc.path();
+    return why;
+  }
   v->thread_db = read_thread_db(libc);
   return *v;
 }
@@ -163,20 +166,25 @@ VersionResult detect_version(const ElfFile& libc) {
 VersionResult detect_version(const AddressSpace& space) {
   const LoadedObject* libc = find_library(space, Library::Libc);
   const LoadedObject* libpthread = find_library(space, Library::Libpthread);
-  if (!libc)
-    return Error(ErrorReason::NotFound,
-                 "libc is not mapped in the target (static binary or musl?): glibc version unknown");
-  if (!libc->elf)
-    return Error(ErrorReason::CannotOpen, "cannot open " + libc->path +
-                                              (libc->problem.empty() ? "" : ": " + libc->problem) +
-                                              ": glibc version unknown");
+  if (!libc) {
+    LayoutsIssue why;
+    why.kind = LayoutsProblem::LibcNotMapped;
+    return why;
+  }
+  if (!libc->elf) {
+    LayoutsIssue why;
+    why.kind = LayoutsProblem::LibcUnreadable;
+    why.library = libc->path;
+    why.detail = libc->problem;
+    return why;
+  }
   VersionResult r = detect_version(*libc->elf);
   // Before 2.34 the NPTL version string lives in libpthread (nptl_version,
   // .symtab only on most distributions).
   if ((!r || !r->exact) && libpthread && libpthread->elf) {
     for (std::string_view sym : {"__nptl_version", "nptl_version"}) {
       if (auto v = from_nptl_version(*libpthread->elf, sym)) {
-        v->source = std::string(sym) + " in " + std::string(libpthread->basename());
+        v->source = std::string(sym) + "@" + std::string(libpthread->basename());
         v->thread_db = read_thread_db(*libc->elf);
         r = *v;
         break;

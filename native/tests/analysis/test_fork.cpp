@@ -60,10 +60,9 @@ TEST_CASE("descriptors of threads fork did not copy are found at the top of thei
   CHECK(scan.descriptors[1].exited);
   CHECK(scan.mappings_scanned == 2);  // our own thread's stack is not read at all
   // No descriptor fields: a reason, nothing found.
-  auto none = scan_thread_descriptors(mem, maps, Error(ErrorReason::NotFound, "no descriptors"), {});
+  auto none = scan_thread_descriptors(mem, maps, nptl::DescriptorsIssue{nptl::DescriptorsProblem::LibcNotMapped}, {});
   CHECK(none.descriptors.empty());
-  CHECK(none.problem.kind == ForkProblem::NoDescriptorFields);
-  CHECK(none.problem.text == "no descriptors");
+  CHECK(none.descriptors_problem.kind == nptl::DescriptorsProblem::LibcNotMapped);
 }
 
 TEST_CASE("/proc parser: smaps_rollup", "[fork]") {

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "glibc/kind_names.hpp"
 #include "pyhang/glibc/identify.hpp"
 #include "pyhang/glibc/version.hpp"
 #include "pyhang/target/target.hpp"
@@ -142,12 +143,12 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     PYHANG_SKIP("Target::live unavailable: " << e.what());
   }
   auto version = detect_version(target->space());
-  INFO(version.problem());
+  INFO(to_string(version.problem().kind) << " " << version.problem().library);
   REQUIRE(version);
-  auto row = layouts_for(*version);
-  INFO(row.problem());
+  auto row = choose_layouts(*version);
+  INFO(to_string(row.issue.kind));
   REQUIRE(row);
-  const Layouts* L = *row;
+  const Layouts* L = row.row;
   MemoryReader& mem = target->memory();
 
   // THEN
@@ -159,7 +160,7 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     else if (r.lock == "semaphore") info = decode_semaphore(mem, r.address, *L->sem);
     else if (r.lock == "condvar") info = decode_condvar(mem, r.address, *L->cond);
     if (r.lock != "futex") {
-      INFO(info.problem);
+      INFO(names(info.problems));
       CHECK(info.plausible);
       if (r.lock == "rwlock-read-held") {
         CHECK(info.owners.empty());
@@ -177,7 +178,7 @@ TEST_CASE("prog_locks: every lock's owner and every waiter's lock", "[glibc][liv
     REQUIRE(t.regs);
     CHECK(t.regs->rdi() == r.futex);
     auto b = identify_blocked(mem, *L, t);
-    INFO(b.evidence);
+    INFO(names(b));
     std::string want = r.lock.rfind("mutex", 0) == 0 ? "mutex"
                        : r.lock.rfind("rwlock", 0) == 0 ? "rwlock-" + r.waiter_mode
                                                          : r.lock;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "glibc/kind_names.hpp"
 #include "glibc/layout_tables.hpp"
 #include "glibc/release_libcs.hpp"
 #include "pyhang/glibc/identify.hpp"
@@ -66,22 +67,22 @@ BlockedThread waiting_on(Addr futex, std::uint32_t value, std::vector<NativeFram
 TEST_CASE("glibc 2.41 and 2.43 get the 2.41+ layouts, checked, with no warning", "[glibc][releases]") {
   for (int minor : {41, 42, 43}) {
     auto c = choose_layouts(read_from_libc(minor));
-    INFO(c.problem());
+    INFO(to_string(c.issue.kind));
     REQUIRE(c);
-    CHECK(c->row->cond == &layouts::kCond241);
-    CHECK(c->row->rwlock == &layouts::kRwlock225);
-    CHECK(c->row->sem == &layouts::kSem64);
-    CHECK(c->warning.empty());
+    CHECK(c.row->cond == &layouts::kCond241);
+    CHECK(c.row->rwlock == &layouts::kRwlock225);
+    CHECK(c.row->sem == &layouts::kSem64);
+    CHECK_FALSE(c.issue);
   }
   // Without descriptors too: a release the row was checked against needs none.
-  CHECK(layouts_for(GlibcVersion{2, 41, "2.41", "given", true}).ok());
+  CHECK(layouts_for(GlibcVersion{2, 41, "2.41", "given", true}));
 }
 
 TEST_CASE("glibc 2.25 to 2.40 keep the condvar with __g_refs", "[glibc][releases]") {
   for (int minor : {25, 36, 40}) {
-    auto row = layouts_for(read_from_libc(minor));
+    const Layouts* row = layouts_for(read_from_libc(minor));
     REQUIRE(row);
-    CHECK((*row)->cond == &layouts::kCond225);
+    CHECK(row->cond == &layouts::kCond225);
   }
 }
 
@@ -89,16 +90,18 @@ TEST_CASE("a release after the newest checked one gets the newest row and a warn
           "[glibc][releases]") {
   const int later = newest().max_exclusive.second;  // the first release not checked
   auto c = choose_layouts(read_from_libc(later));
-  INFO(c.problem());
+  INFO(to_string(c.issue.kind));
   REQUIRE(c);
-  CHECK(c->row == &newest());
-  CHECK(c->warning == "glibc 2." + std::to_string(later) + " is newer than " + newest_checked() +
-                          ", the newest release the lock layouts were checked against: using the glibc 2.41+ "
-                          "layouts, since libc.so.6's thread descriptors match what they assume, but they were "
-                          "not checked against this release's sources");
+  CHECK(c.row == &newest());
+  CHECK(c.issue.kind == LayoutsProblem::NewerThanChecked);
+  CHECK(c.issue.version == "2." + std::to_string(later));
+  CHECK(c.issue.exact);
+  CHECK(c.issue.newest == newest_checked());
+  CHECK(c.issue.layouts == "glibc 2.41+");
+  CHECK(c.issue.library == "libc.so.6");
   auto far = choose_layouts(read_from_libc(later + 20));
   REQUIRE(far);
-  CHECK(far->row == &newest());
+  CHECK(far.row == &newest());
 }
 
 TEST_CASE("a later release without descriptors that vouch is refused, saying which are missing",
@@ -107,17 +110,21 @@ TEST_CASE("a later release without descriptors that vouch is refused, saying whi
   SECTION("given by the user: no libc file was read") {
     auto given = choose_layouts(GlibcVersion{2, later, "2." + std::to_string(later), "given", true});
     REQUIRE_FALSE(given);
-    CHECK(given.error()->reason() == ErrorReason::Unsupported);
-    CHECK(given.problem().find("is newer than " + newest_checked()) != std::string::npos);
-    CHECK(given.problem().find("the version was not read from libc (given)") != std::string::npos);
+    CHECK(given.issue.kind == LayoutsProblem::Unvouched);
+    CHECK(given.issue.newest == newest_checked());
+    CHECK(given.issue.source == "given");
+    CHECK(given.issue.library.empty());  // no libc file was read: no descriptors at all
+    CHECK(given.issue.missing.empty());
   }
   SECTION("libc exports no size of struct pthread") {
     ThreadDb db = consistent_thread_db();
     db.sizeof_pthread.reset();
     auto r = choose_layouts(read_from_libc(later, db));
     REQUIRE_FALSE(r);
-    CHECK(r.problem().find("libc's thread descriptors cannot confirm that the glibc 2.41+ layouts fit it: "
-                           "libc.so.6 exports no _thread_db_sizeof_pthread") != std::string::npos);
+    CHECK(r.issue.kind == LayoutsProblem::Unvouched);
+    CHECK(r.issue.layouts == "glibc 2.41+");
+    CHECK(r.issue.library == "libc.so.6");
+    CHECK(r.issue.missing == std::vector<std::string>{"_thread_db_sizeof_pthread"});
   }
 }
 
@@ -127,11 +134,10 @@ TEST_CASE("descriptors that contradict the layouts refuse any release, naming th
   for (int minor : {36, 43, newest().max_exclusive.second}) {
     auto r = choose_layouts(read_from_libc(minor, db));
     REQUIRE_FALSE(r);
-    CHECK(r.error()->reason() == ErrorReason::Unsupported);
-    CHECK(r.problem().rfind("glibc 2." + std::to_string(minor) +
-                                ": the lock layouts cannot be used with libc.so.6, whose thread descriptors differ "
-                                "from what they assume: _thread_db_pthread_tid describes one 64-bit field at +720",
-                            0) == 0);
+    CHECK(r.issue.kind == LayoutsProblem::Contradicted);
+    CHECK(r.issue.version == "2." + std::to_string(minor));
+    CHECK(r.issue.library == "libc.so.6");
+    CHECK(r.issue.differs == std::vector<DescriptorIssue>{{DescriptorCheck::TidNotOneWord, {64, 1, 720}, 0, 0, 32}});
   }
 }
 
@@ -139,23 +145,29 @@ TEST_CASE("a version only known as a lower bound in the newest row is treated as
           "[glibc][releases]") {
   GlibcVersion v = read_from_libc(41);
   v.exact = false;
-  v.source = "version definitions";
+  v.source = "version-definitions";
   auto c = choose_layouts(v);
   REQUIRE(c);
-  CHECK(c->row == &newest());
-  CHECK(c->warning.rfind("glibc is only known to be 2.41 or later (from its version definitions)", 0) == 0);
+  CHECK(c.row == &newest());
+  CHECK(c.issue.kind == LayoutsProblem::NewerThanChecked);
+  CHECK_FALSE(c.issue.exact);
+  CHECK(c.issue.version == "2.41");
+  CHECK(c.issue.source == "version-definitions");
   v.thread_db.reset();
   CHECK_FALSE(choose_layouts(v));
   // Below the newest row a lower bound is used as it is.
   GlibcVersion old = read_from_libc(34);
   old.exact = false;
-  CHECK(choose_layouts(old).ok());
+  CHECK(choose_layouts(old));
 }
 
 TEST_CASE("a release older than every row is refused as before", "[glibc][releases]") {
   auto r = choose_layouts(read_from_libc(12));
   REQUIRE_FALSE(r);
-  CHECK(r.problem() == "glibc 2.12 is outside the supported lock layouts (2.17 and later)");
+  CHECK(r.issue.kind == LayoutsProblem::Outside);
+  CHECK(r.issue.version == "2.12");
+  CHECK(r.issue.oldest == "2.17");
+  CHECK(r.issue.open_ended);
 }
 
 TEST_CASE("the newest sid and trixie libc files choose their rows from their own file", "[glibc][releases][release]") {
@@ -168,11 +180,11 @@ TEST_CASE("the newest sid and trixie libc files choose their rows from their own
     auto v = detect_version(*libc);
     REQUIRE(v);
     auto c = choose_layouts(*v);
-    INFO(c.problem());
+    INFO(to_string(c.issue.kind));
     REQUIRE(c);
-    CHECK(c->row->cond == &layouts::kCond241);
+    CHECK(c.row->cond == &layouts::kCond241);
     const bool checked = std::pair(v->major, v->minor) < newest().max_exclusive;
-    CHECK(c->warning.empty() == checked);
+    CHECK(!c.issue == checked);
   }
   if (roots_read == 0) PYHANG_SKIP(testing::no_release_roots());
 }
@@ -182,8 +194,9 @@ TEST_CASE("the newest sid and trixie libc files choose their rows from their own
 TEST_CASE("2.41+ condvar: the waiter count is in __wrefs at +28, not +36", "[glibc][releases][cond]") {
   auto one = cond_image({2, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0});
   auto c = decode_condvar(one, kCond, layouts::kCond241);
-  INFO(c.problem);
+  INFO(names(c.problems));
   CHECK(c.plausible);
+  CHECK(c.problems.empty());
   CHECK(c.waiters == 1u);
   CHECK(c.layout == "pthread_cond_t (glibc >= 2.41)");
   for (const auto& [name, value] : c.fields) CHECK(name.find("__g_refs") == std::string::npos);
@@ -196,7 +209,7 @@ TEST_CASE("2.41+ condvar: a waiter sleeping on __g_signals[0] (+32) is identifie
   const Layouts& L = newest();
   const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
   auto b = identify_blocked(mem, L, waiting_on(kCond + 32, 0, {{0x1, "pthread_cond_wait", libc, {}, 0x7f0000300000}}));
-  INFO(b.evidence);
+  INFO(names(b));
   CHECK(b.kind == WaitKind::Condvar);
   CHECK(b.address == kCond);
   CHECK(b.condvar_mutex == Addr{0x7f0000300000});
@@ -220,11 +233,12 @@ TEST_CASE("2.41+ condvar: __g1_start counts positions, its unused words stay zer
   auto past = cond_image({5, 0, 3, 0, 1, 0, 8, 8, 3, 0, 0, 0});
   auto p = decode_condvar(past, kCond, layouts::kCond241);
   CHECK_FALSE(p.plausible);
-  CHECK(p.problem.find("__g1_start is past __wseq") != std::string::npos);
+  CHECK(p.has(LockProblem::G1StartPastWseq));
   auto unused = cond_image({2, 0, 0, 0, 0, 0, 0, 8, 0, 0, 7, 0});
   auto u = decode_condvar(unused, kCond, layouts::kCond241);
   CHECK_FALSE(u.plausible);
-  CHECK(u.problem.find("unused word at +40 is not zero") != std::string::npos);
+  REQUIRE(u.problems.size() == 1);
+  CHECK(u.problems[0] == LockIssue{LockProblem::UnusedNotZero, true, 40, 0});
 }
 
 TEST_CASE("condvar __wrefs flags: bit 0 process-shared, bit 1 CLOCK_MONOTONIC (nptl/pthreadP.h)",
@@ -245,7 +259,7 @@ TEST_CASE("condvar __g_size may be negative in G2 after timed-out waiters", "[gl
   // One waiter in G2 (group 1) timed out: __g_size[1] went from 0 to -1.
   auto timed_out = cond_image({3, 0, 0, 0, 0, 0xffffffffu, 0, 8, 0, 0, 0, 0});
   auto c = decode_condvar(timed_out, kCond, layouts::kCond241);
-  INFO(c.problem);
+  INFO(names(c.problems));
   CHECK(c.plausible);
   auto garbage = cond_image({3, 0, 0, 0, 0, 0x80000000u, 0, 8, 0, 0, 0, 0});
   CHECK_FALSE(decode_condvar(garbage, kCond, layouts::kCond241).plausible);

@@ -36,7 +36,7 @@ TEST_CASE("the thread lists of this process hold exactly its TIDs, each at its p
   CHECK(layout->heads[1].name == "_dl_stack_user");
 
   const ThreadList list = thread_list(*target);
-  CHECK(list.problem.empty());
+  CHECK_FALSE(list.problem);
   std::set<int> found;
   for (auto& [tid, pd] : list.threads) found.insert(tid);
   CHECK(found == own_tids());
@@ -136,7 +136,7 @@ TEST_CASE("both lists are walked: every TID with its struct pthread, exited thre
   l.link(kHeads, {1, 2, 4, 3});
   l.link(kHeads + 16, {0});
   const ThreadList list = l.walk();
-  CHECK(list.problem.empty());
+  CHECK_FALSE(list.problem);
   CHECK(list.threads == std::map<int, Addr>{{100, Lists::pd(0)}, {101, Lists::pd(1)}, {102, Lists::pd(2)},
                                             {103, Lists::pd(3)}});
   CHECK(list.without_tid == 1);
@@ -146,7 +146,7 @@ TEST_CASE("both lists are walked: every TID with its struct pthread, exited thre
     e.link(kHeads, {});
     e.link(kHeads + 16, {});
     const ThreadList none = e.walk();
-    CHECK(none.problem.empty());
+    CHECK_FALSE(none.problem);
     CHECK(none.threads.empty());
   }
 }
@@ -155,51 +155,61 @@ TEST_CASE("a garbage thread list stops at the first bad entry and says why", "[g
   Lists l;
   for (int i = 0; i < 4; ++i) l.thread(i, 100 + i);
   l.link(kHeads + 16, {0});
-  auto stops_with = [&](const std::string& words) {
+  auto stops_with = [&](ThreadListProblem why) {
     const ThreadList list = l.walk();
-    INFO(list.problem);
-    CHECK(list.problem.find(words) != std::string::npos);
+    INFO(to_string(list.problem.kind));
+    CHECK(list.problem.kind == why);
+    CHECK(list.problem.head == "_dl_stack_used");
     return list;
   };
   SECTION("a cycle that misses its head") {
     l.link(kHeads, {1, 2, 3});
     l.put(Lists::entry(3), Lists::entry(2));  // 3 -> 2 again, prev pointers consistent with the first pass
     l.put(Lists::entry(2) + 8, Lists::entry(1));
-    const ThreadList list = stops_with("seen before");
+    const ThreadList list = stops_with(ThreadListProblem::SeenBefore);
     CHECK(list.threads.size() == 3);  // 101..103, found before the cycle closed
+    CHECK(list.problem.entry == Lists::entry(2));
+    CHECK(list.problem.step == 3);
   }
   SECTION("a prev pointer that does not point back (a list changing under the read)") {
     l.link(kHeads, {1, 2, 3});
     l.put(Lists::entry(2) + 8, Lists::entry(3));
-    stops_with("the list changed while read");
+    const ThreadList list = stops_with(ThreadListProblem::PrevMismatch);
+    CHECK(list.problem.value == Lists::entry(3));
+    CHECK(list.problem.expected == Lists::entry(1));
   }
   SECTION("a next pointer into unreadable memory") {
     l.link(kHeads, {1, 2});
     l.put(Lists::entry(2), 0x7e0000000000);
     l.put(Lists::entry(2) + 8, Lists::entry(1));
-    stops_with("cannot read");
+    CHECK(stops_with(ThreadListProblem::PrevUnreadable).problem.entry == 0x7e0000000000);
   }
   SECTION("an entry that is no struct pthread") {
     l.link(kHeads, {1, 2});
     l.put(Lists::pd(2) + 16, 0x1234);
-    stops_with("TCB header");
+    CHECK(stops_with(ThreadListProblem::NotPthread).problem.pthread == Lists::pd(2));
   }
   SECTION("null, misaligned and kernel pointers") {
     for (Addr bad : {Addr{0}, Lists::entry(1) + 4, Addr{0xffff800000001000}}) {
       l.link(kHeads, {1});
       l.put(Lists::entry(1), bad);
-      stops_with("not a pointer to a list entry");
+      CHECK(stops_with(ThreadListProblem::NotAnEntry).problem.entry == bad);
     }
   }
   SECTION("one TID twice") {
     l.link(kHeads, {1, 2});
     l.put(Lists::pd(2) + kTid, 101, 4);
-    stops_with("on glibc's lists twice");
+    const ThreadList list = stops_with(ThreadListProblem::TidTwice);
+    CHECK(list.problem.number == 101);
+    CHECK(list.problem.value == Lists::pd(1));
+    CHECK(list.problem.pthread == Lists::pd(2));
   }
   SECTION("more entries than the bound") {
     l.link(kHeads, {1, 2, 3});
     const ThreadList list = l.walk(3);  // 3 on _dl_stack_used, the 4th (on _dl_stack_user) is over
-    CHECK(list.problem.find("more than 3 entries") != std::string::npos);
+    CHECK(list.problem.kind == ThreadListProblem::TooManyEntries);
+    CHECK(list.problem.number == 3);
+    CHECK(list.problem.head == "_dl_stack_user");
   }
 }
 

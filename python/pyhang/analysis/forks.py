@@ -35,8 +35,8 @@ def _started_by(descriptor, prefixes):
 
 
 def _issue(issue, older):
-    """What could not be read, as data for render (an older snapshot's words as they are)."""
-    return to_data(issue) if issue is not None else older
+    """What could not be read (a ForkIssue; an older snapshot's words as they are)."""
+    return issue if issue is not None else older
 
 
 def _address_spaces(proc):
@@ -44,7 +44,7 @@ def _address_spaces(proc):
     facts of a `proc` child evidence and a `proc-not-child` check)."""
     return {"ppid": proc.ppid, "same": proc.same_address_space, "exe": proc.exe, "parent_exe": proc.parent_exe,
             "mapped": to_data(proc.mapped), "parent_mapped": to_data(proc.parent_mapped),
-            "how": proc.address_space_evidence, "problem": _issue(proc.issue, proc.problem)}
+            "how": proc.address_space_evidence, "problem": to_data(_issue(proc.issue, proc.problem))}
 
 
 def _child(a, report, proc, py, lost):
@@ -223,7 +223,7 @@ def analyse(report, facts):
     py = facts.python or _NO_PYTHON
     libs = facts.libraries
     lost = _lost_threads(facts)
-    a.problems += [p for p in (_issue(facts.descriptor_issue, facts.descriptor_problem),
+    a.problems += [p for p in (_issue(facts.descriptor_issue, facts.descriptor_problem), facts.descriptors_issue,
                                _issue(proc.issue, proc.problem) if proc else None) if p]
     if report.python_status != PythonStatus.NOT_PYTHON:   # no interpreter: nothing Python-side to miss
         a.problems += list(py.problems)

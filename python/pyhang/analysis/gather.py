@@ -16,7 +16,7 @@ from pyhang.model.record import replace
 from pyhang.model.references import ThreadReferences
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
+from pyhang.model.waits import ApiWait, CodeLine, LayoutsIssue, PoolWorker, PythonLockWait, SyscallFacts, from_data
 
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
@@ -298,7 +298,8 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             collectives.add_collectives(facts, view, threads)
         files = files_of(facts, info.kind, threads)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.get("warnings") or []),
-                           lock_problem=target.get("lock_problem"), native_depth=depth,
+                           lock_problem=from_data(LayoutsIssue, target.get("lock_problem")),
+                           lock_caveat=from_data(LayoutsIssue, target.get("lock_caveat")), native_depth=depth,
                            threading=facts.threading() if view.ok else None, names=names, files=files,
                            asyncio=facts.asyncio() if view.ok else None)
     return snap, view

@@ -47,6 +47,7 @@ def threads(snapshot, view=None):
     report.warnings = list(snapshot.warnings) + list(view.warnings)
     report.python_status = view.status
     report.lock_problem = snapshot.lock_problem
+    report.lock_caveat = snapshot.lock_caveat
     alive = {t.tid for t in snapshot.threads}
     bases = locks.sorted_bases(locks.thread_bases(snapshot.threads))
     holder = gil_holder(view)

@@ -69,9 +69,11 @@ class Facts:
 
     def target(self):
         """{kind, pid, core, executable, executable_problem, namespace_pid, parent_pid, warnings,
-        lock_problem}: what the target is (executable_problem: why its executable's file could not be
-        read, None when it was), one line per thing about it that could not be read or trusted, and
-        why glibc's lock layouts are unknown (None when known)."""
+        lock_problem, lock_caveat}: what the target is (executable_problem: why its executable's file
+        could not be read, None when it was), one line per thing about it that could not be read or
+        trusted, why glibc's lock layouts are unknown (None when known) and why the ones used need a
+        caveat (None when they do not): the native LockReader's problem and caveat, data of
+        model.waits.LayoutsIssue (a snapshot of an older pyhang: lock_problem a sentence)."""
         raise NotImplementedError
 
     def python(self):

@@ -6,6 +6,7 @@ The fork-hazard rules (pyhang.analysis.forks) read their fields."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record
+from pyhang.model.waits import DescriptorsIssue
 
 __all__ = ["ForkIssue", "Landmarks", "CodeAddress", "ThreadDescriptor", "InternalLock", "BigContainer", "PythonForkFacts", "ProcessFacts",
            "ForkFacts", "ForkContainers"]
@@ -128,6 +129,7 @@ class ForkFacts:
     mappings_scanned: int = 0
     internal_locks: list[InternalLock] = field(default_factory=list)
     internal_locks_issue: ForkIssue | None = None
+    descriptors_issue: DescriptorsIssue | None = None   # why struct pthread's fields are not known (nptl)
     descriptor_problem: str | None = None        # older snapshots: the issues in the decoder's words
     internal_locks_problem: str | None = None
     libraries: list[str] = field(default_factory=list)
@@ -135,7 +137,8 @@ class ForkFacts:
     process: ProcessFacts | None = None   # a live process's /proc
 
     __nested__ = {"descriptors": ThreadDescriptor, "internal_locks": InternalLock, "python": PythonForkFacts,
-                  "process": ProcessFacts, "descriptor_issue": ForkIssue, "internal_locks_issue": ForkIssue}
+                  "process": ProcessFacts, "descriptor_issue": ForkIssue, "internal_locks_issue": ForkIssue,
+                  "descriptors_issue": DescriptorsIssue}
     __older__ = {"descriptor_problem": None, "internal_locks_problem": None}
 
 

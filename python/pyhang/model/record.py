@@ -21,10 +21,12 @@ needs none.
 back, once, at the model's edges (a collector's answer, a snapshot): a field
 whose value is a record (or a list of them) names its class in the record's
 `__nested__` ({"lock": GlibcLock}); keys a record does not have are left out
-(data written by a newer pyhang), fields the data lacks take their default.
-A field named in the record's `__older__` ({name: its default}) holds what
-only data written by an older pyhang has (a sentence since replaced by
-facts): to_data() leaves it out while it has that default.
+(data written by a newer pyhang), fields the data lacks take their default;
+a string where a nested record is expected (a sentence an older pyhang
+wrote where it now keeps a record) stays that string.  A field named in
+the record's `__older__` ({name: its default}) holds what only data
+written by an older pyhang has (a sentence since replaced by facts):
+to_data() leaves it out while it has that default.
 """
 _MISSING = object()
 
@@ -121,14 +123,14 @@ def to_data(value):
 
 def from_data(cls, data):
     """The record of class `cls` that to_data() made `data` from; None for None."""
-    if data is None:
-        return None
+    if data is None or isinstance(data, str):   # a string: an older pyhang's sentence, kept as it is
+        return data
     names = cls.__record_names__
     # a collector's answer, per thread: its keys are most often the record's own (checked in C)
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
     for name, inner in cls.__dict__.get("__nested__", {}).items():
         value = kwargs.get(name)
-        if value is not None:
+        if value is not None and not isinstance(value, str):
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
     return cls(**kwargs)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
-from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, JoinDetail, PythonLockDetail, SyscallWait
+from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, \
+    LayoutsIssue, PythonLockDetail, SyscallWait
 
 
 @record
@@ -84,9 +85,11 @@ class BlockedOn:
     owner_source: str = OwnerSource.UNKNOWN
     owner_alive: bool | None = None  # every owner is a thread of this process
     confidence: str | None = None    # how sure the identification is (model.kinds.Confidence)
-    # How it was identified, as the native side said it; None where the analysis
-    # identified it itself (render.locks.evidence words that from `kind` and `lock`).
-    evidence: str | None = None
+    # How it was identified, as the native side said it: the glibc identification's
+    # model.waits.HowIdentified (render.glibc words it), the Python-lock search's words, an
+    # older snapshot's sentence; None where the analysis identified it itself
+    # (render.locks.evidence words that from `kind` and `lock`).
+    evidence: HowIdentified | str | None = None
     condvar_mutex: int | None = None
     # What is known of what it waits on, by the kind of wait (model.waits; None where another kind):
     glibc: GlibcLock | None = None          # the glibc lock the native identification decoded
@@ -156,7 +159,7 @@ class Edge:
     kind: str
     address: int | None
     source: str                  # OwnerSource of the owner
-    evidence: str = ""           # how a decoder found the owner, in its words (native decoders)
+    evidence: HowIdentified | str = ""   # how a decoder found the owner (BlockedOn.evidence of the waiter)
     facts: dict[str, object] = field(default_factory=dict)   # a heuristic's findings, for render to word
 
 
@@ -190,7 +193,8 @@ class Report:
     fork_analysis: "ForkAnalysis" | None = None     # fork-hazards' full evidence
     warnings: list[str] = field(default_factory=list)  # what could not be read, as the decoders said it
     python_status: str | None = None                # model.kinds.PythonStatus of the interpreter
-    lock_problem: str | None = None                 # why glibc's lock layouts are not known
+    lock_problem: LayoutsIssue | str | None = None   # why glibc's lock layouts are not known (older: a sentence)
+    lock_caveat: LayoutsIssue | None = None         # why the layouts used need a caveat (render words it a warning)
     cycles_truncated: bool = False                     # more deadlock cycles than are listed
     unanswered: int = 0                             # questions a replayed snapshot held no answer for
     exit_status: int = 0                            # model.kinds.ExitStatus (analysis.completeness.exit_status)
@@ -245,7 +249,9 @@ class ForkAnalysis:
     child_evidence: list[tuple] = field(default_factory=list)
     parent_pid: int | None = None
     checked: list[tuple] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    # what could not be read: a ForkIssue (model.fork_facts), a DescriptorsIssue, or a sentence (older snapshots,
+    # the interpreter's own problems)
+    problems: list[object] = field(default_factory=list)
 
 
 @record

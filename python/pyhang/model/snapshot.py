@@ -21,7 +21,8 @@ from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.threading_facts import ThreadingState
-from pyhang.model.waits import ApiWait, CollectiveDetail, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, from_data, to_data
+from pyhang.model.waits import ApiWait, CollectiveDetail, LayoutsIssue, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, \
+    from_data, to_data
 
 SNAPSHOT_SCHEMA = "pyhang-snapshot/1"
 
@@ -61,7 +62,8 @@ class ProcessSnapshot:
     python: dict                              # the decoded interpreter (native python_state())
     threads: list[ThreadSnapshot] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # what could not be read about the target
-    lock_problem: str | None = None        # why glibc's lock layouts are not known
+    lock_problem: LayoutsIssue | str | None = None   # why glibc's lock layouts are not known (older: a sentence)
+    lock_caveat: LayoutsIssue | None = None   # why the layouts used need a caveat (a release newer than checked)
     fork_facts: ForkFacts | None = None    # native fork_facts(), when asked
     threading: ThreadingState | None = None   # threading's Thread objects (PythonLocks.threading())
     names: dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
@@ -105,7 +107,8 @@ def _to_dict(snap, t):
         "target": _target_dict(t),
         "python": _plain_python(snap.python),
         "warnings": list(snap.warnings),
-        "lock_problem": snap.lock_problem,
+        "lock_problem": to_data(snap.lock_problem),
+        **({"lock_caveat": to_data(snap.lock_caveat)} if snap.lock_caveat is not None else {}),
         "fork_facts": to_data(snap.fork_facts),
         "threading": to_data(snap.threading),
         "names": [[address, name] for address, name in sorted(snap.names.items())],
@@ -138,7 +141,8 @@ def from_dict(d: dict) -> ProcessSnapshot:
                           executable_problem=t.get("executable_problem")),
         python=d.get("python") or {},
         warnings=list(d.get("warnings") or []),
-        lock_problem=d.get("lock_problem"),
+        lock_problem=from_data(LayoutsIssue, d.get("lock_problem")),
+        lock_caveat=from_data(LayoutsIssue, d.get("lock_caveat")),
         fork_facts=from_data(ForkFacts, d.get("fork_facts")),
         threading=from_data(ThreadingState, d.get("threading")),
         names={address: name for address, name in d.get("names") or []},

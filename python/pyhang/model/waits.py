@@ -7,14 +7,88 @@ analysis reads their fields; it never sees the module's dicts.
 
 The string fields hold the values of the vocabularies in
 pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
-LockFlag), which are the native name tables' names.
+LockFlag, LockProblem, ScoreReason, LockEvidence, IdentifyProblem,
+LayoutsProblem, DescriptorCheck, ThreadListProblem, DescriptorsProblem), which
+are the native name tables' names; what the decoders found odd or how they
+decided are kinds and numbers too, worded by pyhang.render.glibc.  A
+snapshot of an older pyhang holds a sentence where these hold records
+(`GlibcLock.problem`, `LockIdentification.evidence` and `.problem`, a
+target's `lock_problem`): it is kept as that string, and rendered as it is.
 """
 from __future__ import annotations
 
 from pyhang.model.kinds import WaitKind
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["GlibcLock", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+
+
+@record
+class DescriptorIssue:
+    """A libthread_db descriptor of libc that contradicts what the decoders assume (native DescriptorIssue)."""
+    kind: str                         # model.kinds.DescriptorCheck
+    desc: list[int] = field(default_factory=list)   # the descriptor's words [size in bits, count, offset]
+    value: int = 0                    # a word descriptor's value (a size, a register number)
+    least: int = 0                    # the range the decoders assume (or the one value, `most`)
+    most: int = 0
+
+
+@record
+class DescriptorsIssue:
+    """Why pthread_t cannot be mapped to TIDs (native DescriptorsIssue:
+    LockReader.pthread_problem, fork_facts()' descriptors_issue)."""
+    kind: str                         # model.kinds.DescriptorsProblem
+    library: str = ""                 # tid-not-one-word: the library's file name
+    tried: list[str] = field(default_factory=list)      # no-tid-descriptor: the libraries tried, in order
+    unopened: list[str] = field(default_factory=list)   # ... those whose file could not be opened
+    tid: DescriptorIssue | None = None   # tid-not-one-word: what the tid descriptor describes
+
+    __nested__ = {"tid": DescriptorIssue}
+
+
+@record
+class LayoutsIssue:
+    """Why glibc's lock layouts cannot be used for a target, or the caveat of
+    using them (native LayoutsIssue: LockReader.problem, .caveat)."""
+    kind: str                         # model.kinds.LayoutsProblem
+    version: str = ""                 # the version ("2.45"), or the text given that is none
+    exact: bool = True                # False: only a lower bound of the release (read from `source`)
+    source: str = ""                  # where the version was read ("__nptl_version", "version-definitions", "given")
+    library: str = ""                 # the file it is about: libc's path, or the descriptors' library
+    detail: str = ""                  # libc-unreadable: why, as the target read it
+    oldest: str = ""                  # outside: the oldest release of the rows
+    newest: str = ""                  # the newest release the layouts were checked against
+    open_ended: bool = False          # outside: the newest row also takes later releases
+    layouts: str = ""                 # the newest row's name ("glibc 2.41+")
+    differs: list[DescriptorIssue] = field(default_factory=list)   # contradicted: each descriptor
+    missing: list[str] = field(default_factory=list)   # unvouched: the descriptors libc does not export
+
+    __nested__ = {"differs": DescriptorIssue}
+
+
+@record
+class ThreadListIssue:
+    """Why glibc's lists of threads were not found, or why a walk of them
+    stopped early (native thread_descriptors()' problem)."""
+    kind: str                         # model.kinds.ThreadListProblem
+    library: str = ""                 # the library (or those tried) the descriptors are missing from
+    head: str = ""                    # the list ("_dl_stack_used") ...
+    head_address: int = 0             # ... and its head
+    step: int = 0                     # the entry's index on that list
+    entry: int = 0                    # the entry (the list_t in a struct pthread)
+    pthread: int = 0                  # the struct pthread
+    value: int = 0                    # prev-mismatch: the prev read; tid-twice: the other struct pthread
+    expected: int = 0                 # prev-mismatch: the prev expected
+    number: int = 0                   # too-many-entries: the bound; tid-twice: the TID
+
+
+@record
+class LockIssue:
+    """One thing odd about a lock's bytes (native LockIssue)."""
+    kind: str                         # model.kinds.LockProblem
+    fatal: bool = False               # the bytes cannot be such a lock (GlibcLock.plausible is False)
+    value: int = 0                    # the field's value (a 64-bit word's bit pattern), or an offset
+    other: int = 0                    # a second value, where the kind has one
 
 
 @record
@@ -26,7 +100,7 @@ class GlibcLock:
     layout: str = ""                  # the layout the bytes were read with
     readable: bool = False            # False: the object could not be read at all
     plausible: bool = False           # its bytes look like an initialised lock of this kind
-    problem: str = ""                 # why not plausible, what is odd
+    problem: list[LockIssue] = field(default_factory=list)   # why not plausible, what is odd (older: a sentence)
     locked: bool | None = None
     owners: list[int] = field(default_factory=list)   # TIDs the lock word records
     owner_source: str = ""            # the field they were read from ("__owner", "__cur_writer", ...)
@@ -40,6 +114,49 @@ class GlibcLock:
     mutex: int | None = None          # a condvar's mutex, where the layout records it
     flags: list[str] = field(default_factory=list)    # model.kinds.LockFlag
     fields: dict[str, int] = field(default_factory=dict)   # every raw field of the layout
+
+    __nested__ = {"problem": LockIssue}
+
+
+@record
+class Reason:
+    """Points a lock candidate gained or lost, and why (native Reason)."""
+    kind: str                         # model.kinds.ScoreReason
+    points: int = 0
+    hint: str | None = None           # frame-name: the model.kinds.WaitKind the frame's name says
+
+
+@record
+class Candidate:
+    """A lock the identification considered (native Candidate): its score and why."""
+    kind: str = ""                    # model.kinds.WaitKind
+    address: int = 0
+    score: int = 0
+    layout: str = ""                  # the layout its bytes were read with ("" for a bare word)
+    problem: list[LockIssue] = field(default_factory=list)   # what is odd about its bytes
+    reasons: list[Reason] = field(default_factory=list)      # in the order scored; their points add up to score
+
+    __nested__ = {"problem": LockIssue, "reasons": Reason}
+
+
+@record
+class HowIdentified:
+    """How the native identification decided what a thread waits on."""
+    kind: str                         # model.kinds.LockEvidence
+    futex: int | None = None          # futex-call: the word it sleeps on
+    futex_op: int | None = None       # ... and the futex operation
+    hint: str | None = None           # the model.kinds.WaitKind the innermost libc frame names say
+    best: Candidate | None = None     # futex-call: the candidate that won
+
+    __nested__ = {"best": Candidate}
+
+
+@record
+class IdentifyFailure:
+    """Why the native identification identified nothing."""
+    kind: str                         # model.kinds.IdentifyProblem
+    futex: int | None = None          # futex-unreadable: the word
+    syscall: int | None = None        # not-futex-wait: frame 0's system call (orig_rax; -1 none)
 
 
 @record
@@ -57,12 +174,12 @@ class LockIdentification:
     owners: list[int] = field(default_factory=list)
     owner_source: str = "unknown"     # model.kinds.OwnerSource
     confidence: str | None = None     # model.kinds.Confidence
-    evidence: str = ""                # how it was identified, in the decoder's words
+    evidence: HowIdentified | None = None   # how it was identified (older: a sentence)
     condvar_mutex: int | None = None
-    problem: str = ""
-    candidates: list[dict] = field(default_factory=list)   # every candidate and its score, when asked to explain
+    problem: IdentifyFailure | None = None   # why nothing was identified (older: a sentence)
+    candidates: list[Candidate] = field(default_factory=list)   # every candidate and its score, when asked to explain
 
-    __nested__ = {"lock": GlibcLock}
+    __nested__ = {"lock": GlibcLock, "evidence": HowIdentified, "problem": IdentifyFailure, "candidates": Candidate}
 
 
 @record

@@ -2,6 +2,9 @@
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
 from pyhang.model.kinds import ForkProblem, Forker, HazardKind, LockFound
+from pyhang.model.record import to_data
+from pyhang.model.waits import DescriptorsIssue
+from pyhang.render.glibc import descriptors_text
 from pyhang.render.names import ThreadNames, lock_reference, object_name, thread_title
 
 ADVICE = {
@@ -266,7 +269,6 @@ def hazard_json(h, names, report=None):
 # What a fork fact could not be read for (kinds.ForkProblem), worded with
 # the issue's number, other and text.
 _FORK_PROBLEMS = {
-    ForkProblem.NO_DESCRIPTOR_FIELDS: lambda i: i["text"],
     ForkProblem.UNEXPECTED_TID_DESCRIPTOR: lambda i: "unexpected _thread_db_pthread_tid descriptor in " + i["text"],
     ForkProblem.TOO_MANY_MAPPINGS: lambda i: "more than %d candidate mappings; the rest not scanned" % i["number"],
     ForkProblem.MAPPINGS_UNKNOWN: lambda i: "the target's memory mappings are unknown",
@@ -286,10 +288,15 @@ _FORK_PROBLEMS = {
 
 
 def fork_problem(p):
-    """What a fork fact could not be read for: an issue (model.fork_facts.ForkIssue
-    as data), or an older snapshot's words as they are."""
+    """What a fork fact could not be read for: a ForkIssue (or its data), why
+    nptl's descriptors are not known (DescriptorsIssue), or an older
+    snapshot's words as they are."""
     if isinstance(p, str):
         return p
+    if isinstance(p, DescriptorsIssue):
+        return descriptors_text(p)
+    if not isinstance(p, dict):
+        p = to_data(p)
     words = _FORK_PROBLEMS.get(p.get("kind"))
     return words(p) if words else "%s (%s)" % (p.get("kind"), p.get("text") or p.get("number"))
 

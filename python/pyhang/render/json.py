@@ -8,7 +8,8 @@ from pyhang.model.kinds import DeadlockKind
 from pyhang.render.asyncio import asyncio_json, deadlock_json
 from pyhang.render.forks import hazard_json
 from pyhang.render.gc import report_gc_json, thread_gc_json
-from pyhang.model.kinds import WaitKind
+from pyhang.render.glibc import layouts_text
+from pyhang.model.kinds import Unread, WaitKind
 from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name, thread_problem
 from pyhang.model.waits import syscall_of
@@ -24,6 +25,8 @@ def _verdict_facts(facts):
     out = dict(facts or {})
     if out.get("name"):
         out["name"] = object_name(out["name"])
+    if out.get("unread") == Unread.LOCK_LAYOUTS:   # incomplete: why the layouts are not known, worded
+        out["problem"] = layouts_text(out.get("problem"))
     if isinstance(out.get("waits"), list):   # owners-unknown, idle: the object of each wait
         out["waits"] = [dict(w, name=object_name(w["name"])) if isinstance(w, dict) and w.get("name") else w
                         for w in out["waits"]]

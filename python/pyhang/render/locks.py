@@ -4,6 +4,7 @@ from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, QueueType, WaitKind
 from pyhang.model.waits import ApiDetail, CollectiveDetail, JoinDetail, PythonLockDetail, syscall_of
 from pyhang.render import syscalls
+from pyhang.render.glibc import evidence_text, layouts_text
 from pyhang.render.names import object_name
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
@@ -268,11 +269,12 @@ _JOIN_EVIDENCE = {
 
 
 def evidence(b):
-    """How the wait `b` was identified: the native side's words, or, for a
-    wait the analysis identified itself, these words of its kind and facts
-    (None where there are neither)."""
+    """How the wait `b` was identified: the native side's evidence (worded by
+    render.glibc, or the Python-lock search's words), or, for a wait the
+    analysis identified itself, these words of its kind and facts (None
+    where there are neither)."""
     if b.evidence is not None:
-        return b.evidence
+        return evidence_text(b.evidence)
     if b.kind == WaitKind.THREAD_JOIN:
         return "sleeps on the tid word of the joined thread's struct pthread, which holds its TID"
     if b.kind == WaitKind.GIL:
@@ -307,12 +309,13 @@ def describe(b, tid, names, named=True):
 def not_blocked(tid, names, syscall, lock_problem=None, named=True):
     """`lock-owner` of a thread that waits on nothing pyhang knows.
     `syscall`: the name of the system call it sleeps in (its number when it
-    has none: analysis.syscalls.name), or None."""
+    has none: analysis.syscalls.name), or None; `lock_problem`: why glibc's
+    lock layouts are not known (a LayoutsIssue, or an older snapshot's sentence)."""
     doing = "in the %s system call" % syscalls.call_name(syscall) if syscall is not None else "running"
     line = ("%s is not blocked on a lock (%s)" % (names(tid), doing) if named
             else "not blocked on a lock (%s)" % doing)
     if lock_problem:
-        line += "\n  (%s)" % lock_problem
+        line += "\n  (%s)" % layouts_text(lock_problem)
     return line
 
 

@@ -6,6 +6,7 @@ from pyhang.model.waits import syscall_of
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
+from pyhang.render.glibc import evidence_text, layouts_text
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
@@ -46,7 +47,7 @@ def edge_evidence(e, waiter_blocked=None):
     wait (render.locks.evidence)."""
     facts = e.facts or {}
     if e.evidence:
-        return e.evidence
+        return evidence_text(e.evidence)
     if e.kind == WaitKind.PY_LOCK:
         return lock_reference(facts.get("references"))
     if e.kind == WaitKind.SQLITE_BUSY:
@@ -80,8 +81,10 @@ def warnings(report: Report):
     line = python_status_line(report.python_status)
     if line and report.python_status != PythonStatus.NOT_PYTHON:
         out.append(line)
+    if report.lock_caveat:
+        out.append("locks: " + layouts_text(report.lock_caveat))
     if report.lock_problem:
-        out.append("locks: " + report.lock_problem)
+        out.append("locks: " + layouts_text(report.lock_problem))
     if report.cycles_truncated:
         out.append("more deadlock cycles than pyhang lists; the first %d are shown" % len(report.deadlocks))
     if report.unanswered:

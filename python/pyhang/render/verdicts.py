@@ -6,6 +6,7 @@ from pyhang.model.kinds import HANG_VERDICTS, DeadlockKind, ExitStatus, HazardKi
     Unread, VerdictKind, WaitKind, severity
 from pyhang.model.report import Hazard
 from pyhang.render.asyncio import loop_blocked_text
+from pyhang.render.glibc import layouts_text
 from pyhang.render.locks import rank_text
 from pyhang.render.names import lock_text, object_name
 
@@ -97,7 +98,7 @@ def incomplete_text(f, names):
             listed += ", and %d more" % (len(waits) - _LISTED)
         return ("glibc's lock layouts are not known (%s), so who holds what %s wait%s "
                 "on cannot be named and no deadlock through %s can be ruled out: %s%s" % (
-                    f.get("problem") or "unknown reason", count(len(waits), "thread"),
+                    layouts_text(f.get("problem")) or "unknown reason", count(len(waits), "thread"),
                     "s" if len(waits) == 1 else "", "it" if len(waits) == 1 else "them", listed, still))
     return "%s could not be read%s" % (f.get("unread"), still)
 

@@ -73,7 +73,6 @@ struct ThreadDescriptor {
 // number and the text (a path, or another decoder's own words) it names.
 enum class ForkProblem : std::uint8_t {
   None,
-  NoDescriptorFields,        // glibc's _thread_db_* descriptors unread (text: why)
   UnexpectedTidDescriptor,   // _thread_db_pthread_tid is not one 32-bit field (text: where it came from)
   TooManyMappings,           // more candidate mappings than `number`: the rest not scanned
   MappingsUnknown,           // the target's memory mappings are unknown
@@ -86,9 +85,8 @@ enum class ForkProblem : std::uint8_t {
   NoStat,                    // /proc/PID/stat of `number` unreadable (pyhang.procfs reads it)
   ReaderError,               // the target could not be read at all (text: the error)
 };
-inline constexpr std::array<Named<ForkProblem>, 13> kForkProblemNames{{
+inline constexpr std::array<Named<ForkProblem>, 12> kForkProblemNames{{
     {ForkProblem::None, "none"},
-    {ForkProblem::NoDescriptorFields, "no-descriptor-fields"},
     {ForkProblem::UnexpectedTidDescriptor, "unexpected-tid-descriptor"},
     {ForkProblem::TooManyMappings, "too-many-mappings"},
     {ForkProblem::MappingsUnknown, "mappings-unknown"},
@@ -114,6 +112,7 @@ struct DescriptorScan {
   std::vector<ThreadDescriptor> descriptors;  // not one of `own`, sorted by address
   std::size_t mappings_scanned = 0;
   ForkIssue problem;
+  nptl::DescriptorsIssue descriptors_problem;  // why struct pthread's fields are not known (nptl's descriptors)
 };
 
 struct ScanOptions {

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "pyhang/base/names.hpp"
-#include "pyhang/base/outcome.hpp"
 #include "pyhang/glibc/version.hpp"
 
 namespace pyhang::glibc {
@@ -133,16 +132,18 @@ struct Layouts {
   bool open_ended = false;
 };
 
-// The row a version uses, and why the choice needs a caveat.
+// The row a version uses, or why none; and why the choice needs a caveat.
 struct LayoutChoice {
-  const Layouts* row = nullptr;
-  // Empty for a release the row was checked against; else one sentence
-  // naming the release its layouts were not checked against.
-  std::string warning;
+  const Layouts* row = nullptr;  // nullptr: refused (issue says why)
+  // Refused: why.  Chosen: kind None for a release the row was checked
+  // against, else NewerThanChecked (the release its layouts were not
+  // checked against).
+  LayoutsIssue issue;
+  explicit operator bool() const { return row != nullptr; }
 };
 
-// The table row for a version, or an Unsupported error saying what cannot
-// be used and why.  Unknown versions are reported, not guessed:
+// The table row for a version, or the issue that refuses it.  Unknown
+// versions are reported, not guessed:
 //  - libc's descriptors (version.thread_db) that contradict the decoders'
 //    assumptions refuse every version, naming the descriptor;
 //  - a version inside a row gets that row;
@@ -151,9 +152,9 @@ struct LayoutChoice {
 //    a warning when libc's descriptors are present and vouch for it, else
 //    is refused;
 //  - a version older than every row is refused.
-Outcome<LayoutChoice> choose_layouts(const GlibcVersion& version);
-// choose_layouts' row, without its warning.
-Outcome<const Layouts*> layouts_for(const GlibcVersion& version);
+LayoutChoice choose_layouts(const GlibcVersion& version);
+// choose_layouts' row, without its caveat; nullptr when refused.
+const Layouts* layouts_for(const GlibcVersion& version);
 const std::vector<Layouts>& all_layouts();
 
 }  // namespace pyhang::glibc

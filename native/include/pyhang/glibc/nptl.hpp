@@ -15,11 +15,16 @@
 // td_thr_get_info would, over pyhang's own MemoryReader, live or core.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "pyhang/base/outcome.hpp"
+#include "pyhang/base/names.hpp"
+#include "pyhang/base/or_why.hpp"
+#include "pyhang/glibc/thread_db.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
@@ -52,12 +57,38 @@ struct Descriptors {
   std::string source;                           // "libc.so.6 _thread_db_pthread_tid"
 };
 
+// Why pthread_t cannot be mapped to TIDs (words for people:
+// python/pyhang/render/glibc.py).
+enum class DescriptorsProblem : std::uint8_t {
+  None,
+  LibcNotMapped,    // libc is not mapped
+  NoTidDescriptor,  // no _thread_db_pthread_tid in the libraries tried (`tried`; `unopened` could not be opened)
+  TidNotOneWord,    // `library`'s _thread_db_pthread_tid is not one 32-bit TID (`tid` says what it describes)
+};
+
+inline constexpr std::array<Named<DescriptorsProblem>, 4> kDescriptorsProblemNames{{
+    {DescriptorsProblem::None, ""},
+    {DescriptorsProblem::LibcNotMapped, "libc-not-mapped"},
+    {DescriptorsProblem::NoTidDescriptor, "no-tid-descriptor"},
+    {DescriptorsProblem::TidNotOneWord, "tid-not-one-word"},
+}};
+constexpr std::string_view to_string(DescriptorsProblem p) { return name_in(kDescriptorsProblemNames, p); }
+
+struct DescriptorsIssue {
+  DescriptorsProblem kind = DescriptorsProblem::None;
+  std::string library;                // TidNotOneWord: the library's file name
+  std::vector<std::string> tried;     // NoTidDescriptor: the libraries' paths, in the order tried
+  std::vector<std::string> unopened;  // ... those of them whose file could not be opened
+  glibc::DescriptorIssue tid;         // TidNotOneWord: the descriptor against its assumption
+  explicit operator bool() const { return kind != DescriptorsProblem::None; }
+};
+
 // The descriptors, or why pthread_t cannot be mapped to TIDs.
-using DescriptorResult = Outcome<Descriptors>;
+using DescriptorResult = OrWhy<Descriptors, DescriptorsIssue>;
 
 // Reads the descriptors from the ELF file of libc (then libpthread) mapped
 // in `space`.  No target memory is read.  A tid descriptor that is not one
-// 32-bit field is refused (an Unsupported error saying what it describes):
+// 32-bit field is refused (TidNotOneWord, with what it describes):
 // read with it, every TID would be garbage.  The checks of all descriptors
 // the lock decoders rely on are in pyhang/glibc/thread_db.hpp.
 DescriptorResult read_descriptors(const AddressSpace& space);
@@ -78,14 +109,14 @@ class PthreadMapper {
  public:
   explicit PthreadMapper(Target& target);
   std::optional<int> tid(Addr pthread);
-  // Why tid() can never succeed (no descriptors), or empty.
-  const std::string& problem() const { return problem_; }
+  // Why tid() can never succeed (no descriptors); kind None when it can.
+  const DescriptorsIssue& problem() const { return problem_; }
   const std::optional<Descriptors>& descriptors() const { return desc_; }
 
  private:
   Target& target_;
   std::optional<Descriptors> desc_;
-  std::string problem_;
+  DescriptorsIssue problem_;
 };
 
 }  // namespace pyhang::nptl

@@ -14,10 +14,13 @@
 // show that its thread ABI is the one they assume (pyhang/glibc/layouts.hpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "pyhang/base/names.hpp"
 
 namespace pyhang {
 class ElfFile;
@@ -32,9 +35,6 @@ struct DbDesc {
   std::uint32_t offset = 0;
   bool operator==(const DbDesc&) const = default;
 };
-
-// "one 32-bit field at +720", "2 32-bit elements at +1608".
-std::string describe(const DbDesc& d);
 
 // The descriptors the checks below use, each set when the library defines
 // the symbol and its words can be read from the file.
@@ -58,11 +58,42 @@ struct ThreadDb {
 // symbols stay unset: ThreadDb::empty() when the file exports none.
 ThreadDb read_thread_db(const ElfFile& elf);
 
+// A descriptor whose value contradicts an assumption of the decoders; each
+// kind names its descriptor and the assumption (words for people:
+// python/pyhang/render/glibc.py).
+enum class DescriptorCheck : std::uint8_t {
+  TidNotOneWord,   // _thread_db_pthread_tid (desc) is not one 32-bit TID inside struct pthread
+  SizeofPthread,   // _thread_db_sizeof_pthread (value) is not least..most bytes (its TCB header and tid)
+  TcbHeader,       // _thread_db_pthread_dtvp (desc) is not x86_64's TCB header (the dtv pointer at +8)
+  ThreadPointer,   // _thread_db_const_thread_area (value) is not the FS base (register `most`, sys/reg.h)
+  SizeofListT,     // _thread_db_sizeof_list_t (value) is not two 64-bit pointers (`most` bytes)
+  ListTNext,       // _thread_db_list_t_next (desc) is not one 64-bit pointer at +0
+  ListTPrev,       // _thread_db_list_t_prev (desc) is not one 64-bit pointer at +8
+};
+
+inline constexpr std::array<Named<DescriptorCheck>, 7> kDescriptorCheckNames{{
+    {DescriptorCheck::TidNotOneWord, "tid-not-one-word"},
+    {DescriptorCheck::SizeofPthread, "sizeof-pthread"},
+    {DescriptorCheck::TcbHeader, "tcb-header"},
+    {DescriptorCheck::ThreadPointer, "thread-pointer"},
+    {DescriptorCheck::SizeofListT, "sizeof-list-t"},
+    {DescriptorCheck::ListTNext, "list-t-next"},
+    {DescriptorCheck::ListTPrev, "list-t-prev"},
+}};
+constexpr std::string_view to_string(DescriptorCheck c) { return name_in(kDescriptorCheckNames, c); }
+
+struct DescriptorIssue {
+  DescriptorCheck kind = DescriptorCheck::TidNotOneWord;
+  DbDesc desc{};                 // the descriptor's words, for the kinds that describe a field
+  std::uint32_t value = 0;       // the value of a word descriptor (a size, a register)
+  std::uint32_t least = 0, most = 0;  // the range (or the one value, `most`) the decoders assume
+  bool operator==(const DescriptorIssue&) const = default;
+};
+
 // What the descriptors say against the decoders' assumptions.
 struct ThreadDbCheck {
-  // One sentence per descriptor whose value contradicts an assumption:
-  // "_thread_db_pthread_tid describes one 64-bit field at +720, where ...".
-  std::vector<std::string> differs;
+  // One issue per descriptor whose value contradicts an assumption.
+  std::vector<DescriptorIssue> differs;
   // The descriptors a release the layouts were not checked against must
   // export (the TID and the size of struct pthread), when absent.
   std::vector<std::string> missing;
@@ -75,8 +106,9 @@ struct ThreadDbCheck {
 // and lists the required ones that are absent.
 ThreadDbCheck check_thread_db(const ThreadDb& db);
 
-// The sentence of check_thread_db about `_thread_db_pthread_tid` alone, or
-// empty when the descriptor is a 32-bit TID: what pthread_t → TID needs.
-std::string tid_descriptor_problem(const DbDesc& tid);
+// check_thread_db's issue with `_thread_db_pthread_tid` alone, or nullopt
+// when the descriptor is a 32-bit TID: what pthread_t → TID needs.
+std::optional<DescriptorIssue> tid_descriptor_issue(const DbDesc& tid);
+
 
 }  // namespace pyhang::glibc

@@ -7,7 +7,8 @@
 #include <string_view>
 #include <utility>
 
-#include "pyhang/base/outcome.hpp"
+#include "pyhang/base/or_why.hpp"
+#include "pyhang/glibc/layouts_issue.hpp"
 #include "pyhang/glibc/thread_db.hpp"
 #include "pyhang/target/elf.hpp"
 
@@ -21,7 +22,9 @@ struct GlibcVersion {
   int major = 0;
   int minor = 0;
   std::string text;    // "2.36"
-  std::string source;  // "__nptl_version", "banner", "file name", "version definitions"
+  // "__nptl_version", "banner", "file-name", "version-definitions", "given",
+  // "nptl_version@libpthread.so.0" (a symbol of libpthread)
+  std::string source;
   bool exact = true;   // false: a lower bound (highest GLIBC_2.x version definition)
   // libc's libthread_db descriptors, read from the same file as the version
   // (libpthread's before 2.34); unset when the version was not read from a
@@ -33,7 +36,7 @@ struct GlibcVersion {
 };
 
 // The version, or why it is unknown.
-using VersionResult = Outcome<GlibcVersion>;
+using VersionResult = OrWhy<GlibcVersion, LayoutsIssue>;
 
 // "2.36" / "2.36.9000" / "2.17-326.el7" → {2, 36}; nullopt for anything else.
 std::optional<GlibcVersion> parse_glibc_version(std::string_view text);

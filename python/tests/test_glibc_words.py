@@ -1,0 +1,221 @@
+"""The glibc decoders report kinds and numbers (model.waits: LockIssue,
+Reason, Candidate, HowIdentified, IdentifyFailure); render.glibc words
+them, one table per vocabulary of model.kinds, with no kind left unworded.
+A snapshot of an older pyhang holds the decoders' sentences where the
+records now are: they are shown as they are."""
+import copy
+import json
+import os
+
+import pytest
+
+from pyhang import analysis
+from pyhang.model import kinds
+from pyhang.model.waits import Candidate, DescriptorIssue, DescriptorsIssue, GlibcLock, HowIdentified, IdentifyFailure, LayoutsIssue, \
+    LockIdentification, LockIssue, Reason, ThreadListIssue, from_data, to_data
+from pyhang.render import glibc as words
+from pyhang.render import json as render_json
+from pyhang.render.text import render_text
+
+SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "testdata", "snapshots")
+
+VOCABULARIES = [(kinds.LockProblem, words.LOCK_PROBLEMS), (kinds.ScoreReason, words.SCORE_REASONS),
+                (kinds.LockEvidence, words.LOCK_EVIDENCE), (kinds.IdentifyProblem, words.IDENTIFY_PROBLEMS),
+                (kinds.LayoutsProblem, words.LAYOUTS_PROBLEMS), (kinds.DescriptorCheck, words.DESCRIPTOR_CHECKS),
+                (kinds.ThreadListProblem, words.THREAD_LIST_PROBLEMS),
+                (kinds.DescriptorsProblem, words.DESCRIPTORS_PROBLEMS)]
+
+
+@pytest.mark.parametrize("vocabulary,table", VOCABULARIES, ids=lambda v: getattr(v, "__name__", ""))
+def test_every_kind_of_each_vocabulary_has_words_and_no_words_lack_a_kind(vocabulary, table):
+    assert set(table) == set(vocabulary.ALL)
+    assert len(vocabulary.ALL) == len(set(vocabulary.ALL))
+
+
+def test_every_lock_problem_and_score_reason_words_its_numbers_into_one_line():
+    for kind in kinds.LockProblem.ALL:
+        text = words.lock_problem_text([LockIssue(kind, True, 7, 9)], "mutex-normal")
+        assert text and "%" not in text and "\n" not in text, kind
+    for kind in kinds.ScoreReason.ALL:
+        cand = Candidate(kind="mutex", layout="pthread_mutex_t (x86_64)", problem=[LockIssue(kinds.LockProblem.DESTROYED)],
+                         reasons=[Reason(kind, -2, kinds.WaitKind.MUTEX)])
+        text = words.reasons_text(cand)
+        assert text.startswith("-2 ") and "%" not in text, kind
+    for kind in kinds.IdentifyProblem.ALL:
+        assert "%" not in words.identify_problem_text(IdentifyFailure(kind, futex=0x10, syscall=7)), kind
+    for kind in kinds.LayoutsProblem.ALL:
+        issue = LayoutsIssue(kind, version="2.45", library="libc.so.6", newest="2.43", oldest="2.17",
+                             layouts="glibc 2.41+", differs=[DescriptorIssue(kinds.DescriptorCheck.TCB_HEADER, [64, 1, 9])],
+                             missing=["_thread_db_sizeof_pthread"])
+        text = words.layouts_text(issue)
+        assert text and "%" not in text and "\n" not in text, kind
+    for kind in kinds.ThreadListProblem.ALL:
+        text = words.thread_list_text(ThreadListIssue(kind, library="libc.so.6", head="_dl_stack_used", number=3))
+        assert text and "%" not in text, kind
+    for kind in kinds.DescriptorsProblem.ALL:
+        text = words.descriptors_text(DescriptorsIssue(kind, "libc.so.6", ["/lib/libc.so.6"], [],
+                                                       DescriptorIssue(kinds.DescriptorCheck.TID_NOT_ONE_WORD, [64, 1, 8])))
+        assert text and "%" not in text, kind
+    for kind in kinds.DescriptorCheck.ALL:
+        assert "%" not in words.descriptor_text(DescriptorIssue(kind, [32, 1, 4], 8, 16, 25)), kind
+
+
+def test_the_evidence_of_a_futex_wait_says_the_call_the_frame_and_the_winners_points():
+    best = Candidate(kind="mutex", address=0x55dae91d70e0, score=16, layout="pthread_mutex_t (x86_64)", reasons=[
+        Reason(kinds.ScoreReason.PLAUSIBLE, 3), Reason(kinds.ScoreReason.LOCKED, 3),
+        Reason(kinds.ScoreReason.HAS_WAITERS, 2), Reason(kinds.ScoreReason.OWNER_RECORDED, 2),
+        Reason(kinds.ScoreReason.WORD_UNCHANGED, 1), Reason(kinds.ScoreReason.FRAME_NAME, 5, kinds.WaitKind.MUTEX)])
+    how = HowIdentified(kinds.LockEvidence.FUTEX_CALL, futex=0x55dae91d70e0, futex_op=0x80, hint="mutex", best=best)
+    assert words.evidence_text(how) == (
+        "futex 0x55dae91d70e0 op 0x80, frame says mutex; best: +3 plausible pthread_mutex_t (x86_64); +3 locked; "
+        "+2 lock word says it has waiters; +2 owner recorded; +1 word still holds the value the thread waits on; "
+        "+5 frame name says mutex")
+    bare = Candidate(kind="futex", address=0x10, score=3, reasons=[Reason(kinds.ScoreReason.FUTEX_WORD, 3)])
+    assert words.evidence_text(HowIdentified(kinds.LockEvidence.FUTEX_CALL, 0x10, 0x109, None, bare)) == \
+        "futex 0x10 op 0x109; best: +3 a futex word"
+    implausible = Candidate(kind="rwlock", address=0x20, score=-10, reasons=[Reason(kinds.ScoreReason.IMPLAUSIBLE, -10)],
+                            problem=[LockIssue(kinds.LockProblem.PADDING_NOT_ZERO, True, 44),
+                                     LockIssue(kinds.LockProblem.FUTEX_WORDS_NOT_STATE, True, 7, -1)])
+    assert words.candidate_text(implausible) == (
+        "rwlock 0x20: -10 (-10 implausible: padding at +44 is not zero; futex words 0x7/0xffffffffffffffff are not "
+        "0..3)")
+
+
+def test_why_nothing_was_identified_is_worded_with_its_numbers():
+    assert words.identify_problem_text(IdentifyFailure(kinds.IdentifyProblem.NOT_FUTEX_WAIT, syscall=7)) == \
+        "not in a futex wait (system call 7)"
+    assert words.identify_problem_text(IdentifyFailure(kinds.IdentifyProblem.FUTEX_UNREADABLE, futex=0x1000)) == \
+        "futex word 0x1000 is unreadable"
+    assert words.identify_problem_text(None) is None
+    assert words.lock_problem_text([LockIssue(kinds.LockProblem.UNREADABLE, True, 0x7f00)], "condvar") == \
+        "cannot read pthread_cond_t at 0x7f00"
+
+
+def test_records_of_the_native_dicts_survive_a_round_trip():
+    ident = LockIdentification(kind="mutex", lock=GlibcLock(problem=[LockIssue(kinds.LockProblem.OWNER_NOT_TID, True, -5)]),
+                               evidence=HowIdentified(kinds.LockEvidence.LOCK_ARGUMENT, hint="mutex"),
+                               candidates=[Candidate(kind="mutex", reasons=[Reason(kinds.ScoreReason.LOCKED, 3)])])
+    assert from_data(LockIdentification, json.loads(json.dumps(to_data(ident)))) == ident
+
+
+def test_an_older_snapshots_sentences_stay_sentences_and_render_as_they_are():
+    # GIVEN answers an older pyhang recorded: sentences where the records are
+    old = {"kind": "futex", "evidence": "futex 0x10 op 0x80; best: +3 a futex word", "problem": "",
+           "lock": {"kind": "mutex", "problem": "robust list links are not pointers"}}
+    ident = from_data(LockIdentification, old)
+    assert ident.evidence == old["evidence"] and ident.lock.problem == old["lock"]["problem"]
+    assert words.evidence_text(ident.evidence) == old["evidence"]
+    assert words.lock_problem_text(ident.lock.problem, ident.lock.kind) == "robust list links are not pointers"
+    assert words.identify_problem_text(from_data(LockIdentification, {"problem": "no registers for frame 0"}).problem) \
+        == "no registers for frame 0"
+
+
+def _with_old_sentences(doc):
+    """A copy of a recorded snapshot whose lock answers hold sentences, as an older pyhang's did: each
+    thread's evidence says which thread it is; its problems are one sentence."""
+    doc = copy.deepcopy(doc)
+    for question, _, answer in doc["snapshot"]["answers"]:
+        if question != "locks":
+            continue
+        for tid, ident in answer:
+            ident["evidence"] = "an older pyhang's words for thread %d" % tid if ident.get("kind") else ""
+            ident["problem"] = "" if ident.get("kind") else "not in a futex wait (system call 7)"
+            if ident.get("lock"):
+                ident["lock"]["problem"] = ""
+    return doc
+
+
+def test_a_snapshot_an_older_pyhang_recorded_reports_its_evidence_as_it_was_written():
+    with open(os.path.join(SNAPSHOTS, "native_abba.json")) as f:
+        doc = _with_old_sentences(json.load(f))
+    # WHEN the older snapshot is analysed and rendered
+    report = analysis.from_snapshot(doc["snapshot"])[1]
+    rep = render_json.to_json(report)
+    # THEN each native lock wait's evidence is that sentence, in the wait and in the deadlock's edges
+    waits = {t["tid"]: t["blocked_on"] for t in rep["threads"] if t["blocked_on"]}
+    natives = [tid for tid, b in waits.items() if b["kind"] in ("mutex", "futex")]
+    assert natives
+    for tid in natives:
+        assert waits[tid]["evidence"] == "an older pyhang's words for thread %d" % tid
+    edges = [e for d in rep["deadlocks"] for e in d["edges"]]
+    assert edges and all(e["evidence"] == "an older pyhang's words for thread %d" % e["waiter"] for e in edges)
+    assert "waits to lock mutex" in render_text(report)   # the text report, which shows no evidence, is made too
+
+
+def test_why_the_lock_layouts_cannot_be_used_is_worded_from_the_version_and_libcs_descriptors():
+    assert words.layouts_text(LayoutsIssue(kinds.LayoutsProblem.OUTSIDE, version="2.12", oldest="2.17", newest="2.43",
+                                           open_ended=True)) == \
+        "glibc 2.12 is outside the supported lock layouts (2.17 and later)"
+    tid = DescriptorIssue(kinds.DescriptorCheck.TID_NOT_ONE_WORD, [64, 1, 720], most=32)
+    assert words.layouts_text(LayoutsIssue(kinds.LayoutsProblem.CONTRADICTED, version="2.36", library="libc.so.6",
+                                           differs=[tid])).startswith(
+        "glibc 2.36: the lock layouts cannot be used with libc.so.6, whose thread descriptors differ from what they "
+        "assume: _thread_db_pthread_tid describes one 64-bit field at +720, where the lock words")
+    given = LayoutsIssue(kinds.LayoutsProblem.UNVOUCHED, version="2.44", source="given", newest="2.43",
+                         layouts="glibc 2.41+")
+    assert words.layouts_text(given) == (
+        "glibc 2.44 is newer than 2.43, the newest release the lock layouts were checked against; libc's thread "
+        "descriptors cannot confirm that the glibc 2.41+ layouts fit it: the version was not read from libc (given), "
+        "so it has no thread descriptors")
+    missing = LayoutsIssue(kinds.LayoutsProblem.UNVOUCHED, version="2.44", library="libc.so.6", newest="2.43",
+                           layouts="glibc 2.41+", missing=["_thread_db_sizeof_pthread"])
+    assert words.layouts_text(missing).endswith("fit it: libc.so.6 exports no _thread_db_sizeof_pthread")
+    caveat = LayoutsIssue(kinds.LayoutsProblem.NEWER_THAN_CHECKED, version="2.41", exact=False,
+                          source="version-definitions", library="libc.so.6", newest="2.43", layouts="glibc 2.41+")
+    assert words.layouts_text(caveat) == (
+        "glibc is only known to be 2.41 or later (from its version-definitions), and 2.43 is the newest release the "
+        "lock layouts were checked against: using the glibc 2.41+ layouts, since libc.so.6's thread descriptors "
+        "match what they assume, but they were not checked against this release's sources")
+    assert words.layouts_text("glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)") == \
+        "glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)"   # an older snapshot's
+    assert words.layouts_text(None) is None
+
+
+def test_a_descriptor_is_described_by_width_count_and_offset():
+    assert words.describe_descriptor([32, 1, 720]) == "one 32-bit field at +720"
+    assert words.describe_descriptor([32, 2, 1608]) == "2 32-bit elements at +1608"
+    assert words.describe_descriptor([128, 0, 16]) == "a flexible array of 128-bit elements at +16"
+    assert words.descriptor_text(DescriptorIssue(kinds.DescriptorCheck.SIZEOF_LIST_T, value=8, most=16)) == (
+        "_thread_db_sizeof_list_t is 8 bytes, where the lock layouts assume x86_64's 64-bit pointers (mutex __list, "
+        "the pre-2.25 condvar's __mutex)")
+
+
+def test_a_walk_of_glibcs_thread_lists_that_stopped_says_where():
+    twice = ThreadListIssue(kinds.ThreadListProblem.TID_TWICE, head="_dl_stack_used", head_address=0x7f0010, step=2,
+                            entry=0x7f2700, pthread=0x7f2000, value=0x7f1000, number=101)
+    assert words.thread_list_text(twice) == "TID 101 is on glibc's lists twice (at 0x7f1000 and 0x7f2000)"
+    moved = ThreadListIssue(kinds.ThreadListProblem.PREV_MISMATCH, head="_dl_stack_user", head_address=0x7f0020,
+                            step=1, entry=0x7f2700, value=0x7f3700, expected=0x7f1700)
+    assert words.thread_list_text(moved) == (
+        "entry 1 of _dl_stack_user (0x7f0020) at 0x7f2700: its prev is 0x7f3700, not 0x7f1700 (the list changed "
+        "while read, or is not a list)")
+    assert words.thread_list_text(None) is None
+
+
+def test_why_pthread_t_cannot_be_mapped_to_tids_names_the_libraries_and_the_descriptor():
+    tid = DescriptorIssue(kinds.DescriptorCheck.TID_NOT_ONE_WORD, [64, 1, 720], most=32)
+    assert words.descriptors_text(DescriptorsIssue(kinds.DescriptorsProblem.TID_NOT_ONE_WORD, "libc.so.6", tid=tid)) \
+        .startswith("cannot map pthread_t to TIDs: libc.so.6's _thread_db_pthread_tid describes one 64-bit field at +720")
+    none = DescriptorsIssue(kinds.DescriptorsProblem.NO_TID_DESCRIPTOR, tried=["/lib/libc.so.6", "/lib/libpthread.so.0"],
+                            unopened=["/lib/libpthread.so.0"])
+    assert words.descriptors_text(none) == \
+        "no _thread_db_pthread_tid in /lib/libc.so.6, /lib/libpthread.so.0 (cannot open): cannot map pthread_t to TIDs"
+    assert words.descriptors_text("a fork scan's own sentence") == "a fork scan's own sentence"
+
+
+def test_the_caveat_of_layouts_used_for_a_release_newer_than_checked_is_a_warning_of_the_report():
+    with open(os.path.join(SNAPSHOTS, "native_abba.json")) as f:
+        doc = json.load(f)
+    caveat = LayoutsIssue(kinds.LayoutsProblem.NEWER_THAN_CHECKED, version="2.44", library="libc.so.6", newest="2.43",
+                          layouts="glibc 2.41+")
+    for question, _, answer in doc["snapshot"]["answers"]:
+        if question == "target":
+            answer["lock_caveat"] = to_data(caveat)
+    report = analysis.from_snapshot(doc["snapshot"])[1]
+    line = ("locks: glibc 2.44 is newer than 2.43, the newest release the lock layouts were checked against: using the "
+            "glibc 2.41+ layouts, since libc.so.6's thread descriptors match what they assume, but they were not "
+            "checked against this release's sources")
+    assert line in render_json.to_json(report)["warnings"]
+    assert "warning: " + line in render_text(report).splitlines()
+    assert not report.verdicts or all(v.kind != kinds.VerdictKind.INCOMPLETE for v in report.verdicts)
