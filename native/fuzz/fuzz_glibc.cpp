@@ -67,13 +67,11 @@ ThreadDb thread_db(fuzz::Input& in) {
 void use_version(const GlibcVersion& version, MemoryReader& memory, Addr object) {
   if (version.thread_db) {
     const ThreadDbCheck check = check_thread_db(*version.thread_db);
-    for (const auto& d : {version.thread_db->pthread_tid, version.thread_db->pthread_dtvp})
-      if (d) (void)describe(*d);
     (void)check.vouches();
   }
   auto choice = choose_layouts(version);
-  if (choice) (void)decode_condvar(memory, object, *choice->row->cond);
-  else (void)choice.problem();
+  if (choice) (void)decode_condvar(memory, object, *choice.row->cond);
+  else (void)choice.issue;
 }
 
 void descriptor_words(fuzz::Input& in) {
@@ -84,7 +82,7 @@ void descriptor_words(fuzz::Input& in) {
   fuzz::add_memory(in, memory);
   use_version(version, memory, pthread);
   if (const auto& tid = version.thread_db->pthread_tid) {
-    (void)tid_descriptor_problem(*tid);
+    (void)tid_descriptor_issue(*tid);
     (void)nptl::pthread_tid_from_layout(memory, pthread, {tid->size_bits, tid->count, tid->offset});
   }
 }
