@@ -22,6 +22,7 @@ py::dict registers_dict(const Registers& regs) {
 
 void register_target(py::module_& m) {
   bind_enum(m, "TargetKind", kTargetKindNames, "Where a target's memory comes from (Target.kind).");
+  bind_enum(m, "TargetProblem", kTargetProblemNames, "What about a target could not be read (Target.warnings' kind).");
   bind_enum(m, "Confidence", kConfidenceNames, "How sure a finding is (the 'confidence' of lock and cycle dicts).");
   bind_enum(m, "OwnerSource", kOwnerSourceNames, "Where a lock's owner came from (the 'owner_source' / 'source' of dicts).");
   bind_enum(m, "ErrorReason", kErrorReasonNames, "Why a target or file could not be opened (ReaderError.reason).");
@@ -82,7 +83,23 @@ void register_target(py::module_& m) {
             return py::cast(t.core_file()->parent_pid());
           },
           "A core's parent PID (NT_PRPSINFO pr_ppid); None for other targets or when not recorded.")
-      .def_property_readonly("warnings", &Target::warnings)
+      .def_property_readonly(
+          "warnings",
+          [](const Target& t) {
+            py::list out;
+            for (const auto& w : t.warnings()) {
+              py::dict d;
+              d["kind"] = std::string(to_string(w.kind));
+              d["path"] = w.path;
+              d["number"] = w.number;
+              d["other"] = w.other;
+              d["text"] = w.text;
+              out.append(d);
+            }
+            return out;
+          },
+          "What about the target could not be read or trusted: [{kind (TargetProblem), path, number, other, "
+          "text}], worded by pyhang.render.")
       .def_property_readonly("executable", &Target::executable)
       .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })
       .def("invalidate", &Target::invalidate, "Forget cached memory (the target ran).")

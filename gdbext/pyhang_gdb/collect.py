@@ -19,6 +19,7 @@ from pyhang import procfs
 from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
+from pyhang.model.kinds import TargetWarning
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang import namespaces
 from pyhang_gdb import decoders
@@ -257,7 +258,8 @@ def target_info(target):
 
 
 def target_warnings(target):
-    """One line each: what about the target could not be read or trusted."""
+    """What about the target could not be read or trusted: data
+    (model.kinds.TargetWarning and what it names), worded by render.target."""
     return list(target.warnings) + executable_warnings(target) + sysroot_warnings(target) + \
         zeroed_stack_warnings(target)
 
@@ -268,10 +270,9 @@ def executable_warnings(target):
     if given is not None and given.startswith("target:"):  # gdb reads it through the target: the same file
         given = given[len("target:"):]
     if given is None:
-        return ["gdb was given no executable; pyhang reads symbols from the files the target mapped"]
+        return [{"kind": TargetWarning.NO_EXECUTABLE_GIVEN}]
     if target.executable and os.path.realpath(given) != os.path.realpath(target.executable):
-        return ["gdb was given the executable %s, but the target runs %s: gdb's own frames may be wrong; "
-                "pyhang reads %s" % (given, target.executable, target.executable)]
+        return [{"kind": TargetWarning.OTHER_EXECUTABLE, "given": given, "path": target.executable}]
     return []
 
 
@@ -285,9 +286,7 @@ def sysroot_warnings(target):
     lost = [o for o in objects if o["problem"]]
     if not objects or len(lost) * 2 < len(objects):
         return []
-    return ["%d of the %d files the core's process mapped are missing here or are other builds: a core made in a "
-            "container or on another machine is read with the files of its own root file system, given with "
-            "--sysroot DIR (in gdb: set sysroot DIR, before the core is loaded)" % (len(lost), len(objects))]
+    return [{"kind": TargetWarning.FILES_MISSING, "number": len(lost), "other": len(objects)}]
 
 
 # Bytes at a thread's stack pointer that are never all zero on a real stack
@@ -312,13 +311,7 @@ def zeroed_stack_warnings(target):
             lost.append(tid)
     if not lost:
         return []
-    return ["the core holds only zeros at the stack pointer of %d thread%s (LWP %s): what wrote it could not "
-            "read %s stack (gdb's gcore cannot read a mapping that starts with a guard page, which glibc 2.42+ "
-            "puts at the start of every thread stack on Linux 6.13+); %s native frames, and on CPython 3.12+ "
-            "the Python frames of C calls, are lost. A core the kernel writes (ulimit -c, then SIGABRT), or "
-            "the live process, has them" % (len(lost), "" if len(lost) == 1 else "s",
-                                            ", ".join(str(t) for t in lost[:8]) + (", ..." if len(lost) > 8 else ""),
-                                            "its" if len(lost) == 1 else "their", "its" if len(lost) == 1 else "their")]
+    return [{"kind": TargetWarning.ZEROED_STACKS, "tids": lost}]
 
 
 def thread_bases():

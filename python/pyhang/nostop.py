@@ -26,6 +26,7 @@ import _pyhang_native as native
 
 from pyhang import namespaces, procfs
 from pyhang.model.facts import ThreadFacts
+from pyhang.model.kinds import TargetWarning
 from pyhang.model.report import NativeFrame
 from pyhang.native_facts import NativeFacts
 
@@ -36,13 +37,10 @@ PREFETCH_PAGES = 3  # read at and above a parked thread's stack pointer in one b
 # How a thread's state in /proc/PID/task/TID/syscall reads (native ParkState).
 IN_CALL, BLOCKED, RUNNING, GONE = "in-call", "blocked", "running", "gone"
 
-# The first line of every report taken this way (sentences are the
-# renderer's; this is the collector's own line about what it could read, as
-# a debugger's warnings are).
-GIL_MOVED = ("the GIL changed hands while the process was read without stopping it: which thread holds it is not "
-             "known")
-NOT_STOPPED = ("taken without stopping the process: threads that were running are shown as running, "
-               "and what they hold may change while it is read")
+# What every report taken this way warns of first, and what it warns of
+# when the GIL moved between two reads (worded by render.target).
+GIL_MOVED = {"kind": TargetWarning.GIL_MOVED}
+NOT_STOPPED = {"kind": TargetWarning.NOT_STOPPED}
 
 
 class NoStopFacts(NativeFacts):
@@ -65,7 +63,7 @@ class NoStopFacts(NativeFacts):
         t = self.native_target
         return {"kind": "live", "pid": self.pid, "core": None, "executable": t.executable or None,
                 "executable_problem": self.executable_problem(), "namespace_pid": self.tids_map.pid, "parent_pid": procfs.parent_pid(self.pid),
-                "warnings": [NOT_STOPPED] + [_cut_short_line(c) for c in self.because] + list(t.warnings),
+                "warnings": [NOT_STOPPED] + [_cut_short(c) for c in self.because] + list(t.warnings),
                 "lock_problem": self.lock_reader().problem, "lock_caveat": self.lock_reader().caveat}
 
     def python(self):
@@ -186,10 +184,9 @@ class NoStopFacts(NativeFacts):
         return [made[k] for k in keys]
 
 
-def _cut_short_line(transfer):
+def _cut_short(transfer):
     tid, call, fd, what = transfer
-    return ("not stopped because LWP %d is inside %s on fd %d (%s): a stop would cut the transfer short and the "
-            "program could lose what it had not written yet (--stop stops it anyway)" % (tid, call, fd, what))
+    return {"kind": TargetWarning.NOT_STOPPED_FOR_TRANSFER, "tid": tid, "call": call, "fd": fd, "what": what}
 
 
 def examine(pid, native_depth=None, locals=False, because=(), kept=None):

@@ -65,9 +65,7 @@ void CoreFile::parse() {
   }
   std::sort(loads_.begin(), loads_.end(), [](auto& a, auto& b) { return a.vaddr < b.vaddr; });
   if (missing > 0)
-    problems_.push_back("core file " + path() + " is truncated: " + std::to_string(missing) + " of " +
-                        std::to_string(wanted) + " bytes of memory are missing; what they held is unknown " +
-                        "(no file stands in for them), and what is read from elsewhere still holds");
+    problems_.push_back({TargetProblem::CoreTruncated, path(), missing, wanted, {}});
 
   for (auto& note : elf_->notes()) {
     if (note.name == "CORE" && note.type == NT_PRSTATUS && note.desc.size() >= kPrstatusSize) {
@@ -88,7 +86,7 @@ void CoreFile::parse() {
       auto count = load<std::uint64_t>(note.desc, 0);
       auto page = load<std::uint64_t>(note.desc, 8);
       if (count > kMaxFileEntries || 16 + count * 24 > note.desc.size()) {
-        problems_.push_back("core file " + path() + ": the NT_FILE note is malformed; mapped files unknown");
+        problems_.push_back({TargetProblem::CoreFilesMalformed, path(), 0, 0, {}});
         continue;
       }
       std::size_t names = 16 + count * 24;
@@ -104,7 +102,7 @@ void CoreFile::parse() {
     }
   }
   if (pid_ == 0 && !threads_.empty()) pid_ = threads_.front().tid;
-  if (threads_.empty()) problems_.push_back("core file " + path() + " has no thread (no NT_PRSTATUS note)");
+  if (threads_.empty()) problems_.push_back({TargetProblem::CoreNoThread, path(), 0, 0, {}});
 }
 
 std::optional<std::uint64_t> CoreFile::auxv_value(std::uint64_t type) const {

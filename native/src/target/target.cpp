@@ -302,7 +302,7 @@ class CoreFileFinder {
 
 void note_object_problems(Target& t, const AddressSpace& space) {
   for (auto& o : space.objects())
-    if (!o.problem.empty()) t.add_warning("cannot read symbols of " + o.path + ": " + o.problem);
+    if (!o.problem.empty()) t.add_warning({TargetProblem::SymbolsUnreadable, o.path, 0, 0, o.problem});
 }
 
 }  // namespace
@@ -345,7 +345,7 @@ std::shared_ptr<Target> Target::core(const std::string& core_path, const CoreFil
   t->memory_ = std::make_shared<CoreReader>(t->core_, locate);
   for (auto& p : t->core_->problems()) t->add_warning(p);
   if (t->core_->file_mappings().empty())
-    t->add_warning("core file " + core_path + " lists no mapped files (no NT_FILE note); symbols are unavailable");
+    t->add_warning({TargetProblem::CoreNoFiles, core_path, 0, 0, {}});
   t->space_ = AddressSpace(t->core_->file_mappings(), locate);
   t->space_.drop_mismatched([&](const LoadedObject& o) -> std::string {
     std::string in_core = core_build_id(*t->core_, o.start);

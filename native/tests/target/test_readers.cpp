@@ -176,7 +176,10 @@ TEST_CASE("a truncated core is reported, and its missing bytes are unreadable") 
   bytes.resize(bytes.size() - 4096 - 10);
   auto core = CoreFile::from_image(FileImage::from_bytes(bytes, "truncated-core"));
   REQUIRE(core->problems().size() == 1);
-  CHECK(core->problems()[0].find("truncated") != std::string::npos);
+  CHECK(core->problems()[0].kind == TargetProblem::CoreTruncated);
+  CHECK(core->problems()[0].number == 4096 + 10);  // the bytes cut off, of the
+  CHECK(core->problems()[0].other == 2 * 4096);    // segment's
+  CHECK(core->problems()[0].path == "truncated-core");
   std::uint8_t b;
   CoreReader reader(core);
   CHECK(reader.read(0x800000, &b, 1));
@@ -220,6 +223,7 @@ TEST_CASE("garbage instead of a core is refused with a reason") {
   auto core = CoreFile::from_image(FileImage::from_bytes(bytes, "cut"));
   CHECK(core->threads().empty());
   CHECK_FALSE(core->problems().empty());
+  CHECK(core->problems().back().kind == TargetProblem::CoreNoThread);
 }
 
 TEST_CASE("a core target gives each thread's registers from its NT_PRSTATUS note, and none for a stranger") {

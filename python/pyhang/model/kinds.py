@@ -456,6 +456,24 @@ class FutureState:
     FINISHED = "finished"
 
 
+class TargetWarning:
+    """What about a target could not be read or trusted (ProcessSnapshot.warnings' kind): the native
+    TargetProblem name table's, then the collectors' own.  Worded by render.target."""
+    SYMBOLS_UNREADABLE = "symbols-unreadable"       # path, text: why
+    CORE_TRUNCATED = "core-truncated"               # path; number of other bytes missing
+    CORE_FILES_MALFORMED = "core-files-malformed"   # path
+    CORE_NO_THREAD = "core-no-thread"               # path
+    CORE_NO_FILES = "core-no-files"                 # path
+    NO_EXECUTABLE_GIVEN = "no-executable-given"     # gdb was given none
+    OTHER_EXECUTABLE = "other-executable"           # given: gdb's, path: the target's own
+    FILES_MISSING = "files-missing"                 # number of other mapped files missing here (a core)
+    ZEROED_STACKS = "zeroed-stacks"                 # tids: a core holds zeros at their stack pointers
+    NOT_STOPPED = "not-stopped"                     # read without stopping the process
+    NOT_STOPPED_FOR_TRANSFER = "not-stopped-for-transfer"   # tid, call, fd, what: a stop would cut it short
+    GIL_MOVED = "gil-moved"                         # the GIL changed hands between two reads
+
+
+
 class ForkProblem:
     """What a fork fact could not be read for (the native ForkProblem name table)."""
     NONE = "none"

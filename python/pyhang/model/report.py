@@ -191,7 +191,9 @@ class Report:
     fork_hazards: list["Hazard"] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     fork_analysis: "ForkAnalysis" | None = None     # fork-hazards' full evidence
-    warnings: list[str] = field(default_factory=list)  # what could not be read, as the decoders said it
+    # what could not be read: the target's (kinds.TargetWarning data, worded by render.target), the
+    # interpreter reader's own lines
+    warnings: list[dict | str] = field(default_factory=list)
     python_status: str | None = None                # model.kinds.PythonStatus of the interpreter
     lock_problem: LayoutsIssue | str | None = None   # why glibc's lock layouts are not known (older: a sentence)
     lock_caveat: LayoutsIssue | None = None         # why the layouts used need a caveat (render words it a warning)

@@ -61,7 +61,8 @@ class ProcessSnapshot:
     target: TargetInfo
     python: dict                              # the decoded interpreter (native python_state())
     threads: list[ThreadSnapshot] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)   # what could not be read about the target
+    # what about the target could not be read or trusted: {kind: kinds.TargetWarning, ...} (older: sentences)
+    warnings: list[dict | str] = field(default_factory=list)
     lock_problem: LayoutsIssue | str | None = None   # why glibc's lock layouts are not known (older: a sentence)
     lock_caveat: LayoutsIssue | None = None   # why the layouts used need a caveat (a release newer than checked)
     fork_facts: ForkFacts | None = None    # native fork_facts(), when asked

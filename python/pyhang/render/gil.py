@@ -1,5 +1,6 @@
 """The text of `gil-holder`."""
 from pyhang.render.names import ThreadNames
+from pyhang.render.target import warning_text
 from pyhang.render.verdicts import holder_blocked_text
 
 
@@ -11,7 +12,7 @@ def render_gils(entries, no_python, threads, warnings=()):
     def who(tid):
         return names(tid) if names.alive(tid) else "LWP %s (not a thread gdb knows)" % tid
 
-    out = ["warning: " + w for w in warnings]
+    out = ["warning: " + warning_text(w) for w in warnings]
     for g in entries:
         label = "GIL" if g.interp_id < 0 else "GIL of interpreter %d" % g.interp_id
         if g.holder_tid:

@@ -6,6 +6,7 @@ from pyhang.model.waits import syscall_of
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
+from pyhang.render.target import warning_text
 from pyhang.render.glibc import evidence_text, layouts_text
 from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
@@ -76,8 +77,8 @@ def python_status_line(status):
 
 
 def warnings(report: Report):
-    """Every warning of the report, in the order they arose."""
-    out = list(report.warnings)
+    """Every warning of the report, in words, in the order they arose."""
+    out = [warning_text(w) for w in report.warnings]
     line = python_status_line(report.python_status)
     if line and report.python_status != PythonStatus.NOT_PYTHON:
         out.append(line)

@@ -13,6 +13,7 @@
 
 #include "pyhang/arch/x86_64/registers.hpp"
 #include "pyhang/target/elf.hpp"
+#include "pyhang/target/issues.hpp"
 #include "pyhang/target/mappings.hpp"
 #include "pyhang/target/memory.hpp"
 
@@ -49,7 +50,7 @@ class CoreFile {
   bool covers(Addr addr) const;
 
   // Problems found while reading the core ("truncated: ..."), one line each.
-  const std::vector<std::string>& problems() const { return problems_; }
+  const std::vector<TargetIssue>& problems() const { return problems_; }
 
  private:
   explicit CoreFile(std::shared_ptr<ElfFile> elf);
@@ -63,7 +64,7 @@ class CoreFile {
   std::vector<std::uint64_t> auxv_;
   struct Load { Addr vaddr; std::uint64_t offset, filesz, memsz, available; };
   std::vector<Load> loads_;  // sorted by vaddr
-  std::vector<std::string> problems_;
+  std::vector<TargetIssue> problems_;
 };
 
 // Memory of a core: the core's own bytes first, then the files of NT_FILE

@@ -14,6 +14,7 @@
 #include "pyhang/linux/syscall_record.hpp"
 #include "pyhang/target/core_file.hpp"
 #include "pyhang/target/elf.hpp"
+#include "pyhang/target/issues.hpp"
 #include "pyhang/target/mappings.hpp"
 #include "pyhang/target/memory.hpp"
 
@@ -142,8 +143,8 @@ class Target {
   // none.  nullopt for a core or a callback target.
   std::optional<linux_abi::ParkedRegisters> parked_registers(int tid) const;
   // One line each: what could not be opened or trusted.
-  const std::vector<std::string>& warnings() const { return warnings_; }
-  void add_warning(std::string w) { warnings_.push_back(std::move(w)); }
+  const std::vector<TargetIssue>& warnings() const { return warnings_; }
+  void add_warning(TargetIssue w) { warnings_.push_back(std::move(w)); }
   // The target ran again: drop cached memory.
   void invalidate() { memory_->invalidate(); }
 
@@ -155,7 +156,7 @@ class Target {
   std::optional<int> pid_;
   TargetKind kind_ = TargetKind::Callback;
   std::string executable_;
-  std::vector<std::string> warnings_;
+  std::vector<TargetIssue> warnings_;
 };
 
 }  // namespace pyhang
