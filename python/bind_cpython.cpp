@@ -178,7 +178,21 @@ py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::Pyt
   for (const auto& t : s.threads) threads.append(thread_dict(owner, t, conv));
   d[key("gils")] = gils;
   d[key("threads")] = threads;
-  d[key("warnings")] = s.warnings;
+  py::list warnings;
+  for (const auto& w : s.warnings) {
+    py::dict wd;
+    wd[key("kind")] = std::string(to_string(w.kind));
+    wd[key("address")] = w.address;
+    wd[key("other")] = w.other;
+    wd[key("expected")] = w.expected;
+    wd[key("number")] = w.number;
+    wd[key("count")] = w.count;
+    wd[key("text")] = w.text;
+    wd[key("text2")] = w.text2;
+    wd[key("text3")] = w.text3;
+    warnings.append(wd);
+  }
+  d[key("warnings")] = warnings;
   return d;
 }
 
@@ -207,6 +221,9 @@ void register_cpython(py::module_& m) {
       });
 
   bind_enum(m, "Status", cpython::kStatusNames, "What was found of the interpreter (python_state()['status']).");
+  bind_enum(m, "StateProblem", cpython::kStateProblemNames,
+            "What about the interpreter's state could not be read or trusted (python_state()['warnings'][i]['kind']: "
+            "{kind, address, other, expected, number, count, text, text2, text3}, worded by pyhang.render).");
   py::class_<cpython::Interpreter, std::shared_ptr<cpython::Interpreter>>(
       m, "Interpreter",
       "The target's CPython interpreter, located and read once with its effective layout; pass it to "

@@ -17,7 +17,7 @@ using detail::kPthreadMutexSize;
 
 // One struct _gil_runtime_state at addr.
 GilInfo read_gil_state(MemoryReader& mem, const Layout& l, Addr addr, std::int64_t interp_id,
-                       std::vector<std::string>& warnings) {
+                       std::vector<StateWarning>& warnings) {
   GilInfo g;
   g.address = addr;
   g.size = static_cast<std::uint64_t>(l.gil_size);
@@ -26,7 +26,7 @@ GilInfo read_gil_state(MemoryReader& mem, const Layout& l, Addr addr, std::int64
   g.ranges.push_back({g.address, g.size});
   detail::RemoteStruct s;
   if (!s.load(mem, addr, static_cast<std::size_t>(l.gil_size))) {
-    warnings.push_back("GIL state at " + hex(addr) + " unreadable");
+    warnings.push_back({StateProblem::GilUnreadable, addr, 0, 0, 0, 0, {}, {}, {}});
     g.source = "unreadable";
     return g;
   }
@@ -39,11 +39,11 @@ GilInfo read_gil_state(MemoryReader& mem, const Layout& l, Addr addr, std::int64
   } else if (locked && (*locked == 0 || *locked == 1)) {
     g.locked = *locked == 1;
   } else {
-    warnings.push_back("layout mismatch? GIL at " + hex(addr) + " has locked = " +
-                       (locked ? std::to_string(*locked) : std::string("?")));
+    warnings.push_back({StateProblem::GilLockedOdd, addr, 0, 0, locked ? std::int64_t{*locked} : 0, locked ? 1 : 0,
+                        {}, {}, {}});
   }
   if (holder != 0 && !detail::plausible_pointer(holder)) {
-    warnings.push_back("layout mismatch? GIL at " + hex(addr) + " has last_holder " + hex(holder));
+    warnings.push_back({StateProblem::GilHolderOdd, addr, holder, 0, 0, 0, {}, {}, {}});
     holder = 0;
   }
   if (g.locked.value_or(false)) g.holder_tstate = holder;
@@ -55,7 +55,7 @@ GilInfo read_gil_state(MemoryReader& mem, const Layout& l, Addr addr, std::int64
 namespace detail {
 
 std::vector<GilInfo> read_gils(ObjectReader& objects, const Roots& roots, const std::vector<InterpInfo>& interps,
-                               std::vector<std::string>& warnings) {
+                               std::vector<StateWarning>& warnings) {
   MemoryReader& mem = objects.memory();
   const Layout& l = objects.layout();
   std::vector<GilInfo> gils;

@@ -48,7 +48,7 @@ PythonState inspect(Target& target, const std::optional<Located>& loc, const Opt
     st.major = loc->major, st.minor = loc->minor, st.patch = loc->patch;
     st.library = loc->library;
     st.warnings = loc->warnings;
-    st.warnings.push_back("no layout table for CPython " + (loc->version.empty() ? "?" : loc->version));
+    st.warnings.push_back({StateProblem::NoLayoutTable, 0, 0, 0, 0, 0, loc->version, {}, {}});
     return st;
   }
   st = inspect_memory(target.memory(), *layout, loc->roots, opts);
@@ -59,8 +59,7 @@ PythonState inspect(Target& target, const std::optional<Located>& loc, const Opt
   // is read through its _Py_DebugOffsets alone, the rest assumed unchanged.
   if (layout->stand_in && st.effective_layout) {
     st.layout += " (standing in for " + loc->version + ")";
-    st.warnings.push_back("no layout table for CPython " + loc->version + ": read with its own _Py_DebugOffsets; "
-                          "what they do not cover is assumed as in " + std::string(layout->generated_from));
+    st.warnings.push_back({StateProblem::DebugOffsetsOnly, 0, 0, 0, 0, 0, loc->version, layout->generated_from, {}});
   } else if (loc->patch >= 0 && loc->patch != layout->patch) {
     std::string also = layout->also_probed;
     bool probed = ("," + also + ",").find("," + loc->version + ",") != std::string::npos;

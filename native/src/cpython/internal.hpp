@@ -183,13 +183,27 @@ class AddrSet {
 
 // A walk along a chain of remote objects (frames, thread states): bounded
 // and cycle-checked.  next() says why the walk must stop, or "".
+// How a walk along a chain ended early: it was longer than allowed, or it
+// came back to a link it had seen.
+enum class ChainEnd : std::uint8_t { None, TooLong, Loops };
+
 class ChainGuard {
  public:
   // `what` names one link, e.g. "frame": "stopped after 10000 frames", "frame chain loops at 0x…".
   ChainGuard(std::size_t max, const char* what) : max_(max), what_(what) {}
+  // Whether the walk must stop before link `a`, and why.
+  ChainEnd end(Addr a) {
+    if (++visited_ > max_) return ChainEnd::TooLong;
+    if (!seen_.insert(a)) return ChainEnd::Loops;
+    return ChainEnd::None;
+  }
+  // end() in words (the frame walk's problem).
   std::string next(Addr a) {
-    if (++visited_ > max_) return std::string("stopped after ") + std::to_string(max_) + " " + what_ + "s";
-    if (!seen_.insert(a)) return std::string(what_) + " chain loops at " + hex_addr(a);
+    switch (end(a)) {
+      case ChainEnd::TooLong: return std::string("stopped after ") + std::to_string(max_) + " " + what_ + "s";
+      case ChainEnd::Loops: return std::string(what_) + " chain loops at " + hex_addr(a);
+      case ChainEnd::None: break;
+    }
     return {};
   }
 
@@ -227,7 +241,7 @@ struct InterpInfo {
   Addr gil_pointer = 0;  // interp->ceval.gil (3.12+)
 };
 std::vector<GilInfo> read_gils(ObjectReader& objects, const Roots& roots, const std::vector<InterpInfo>& interps,
-                               std::vector<std::string>& warnings);
+                               std::vector<StateWarning>& warnings);
 
 // 3.6 keeps the GIL in static variables of ceval.c (ceval_gil.h) that no
 // exported symbol names.  Their pthread objects are found in the machine
@@ -291,12 +305,12 @@ struct EffectiveLayout {
   std::shared_ptr<const Layout> layout;  // null: no table for the version, or refused
   bool debug_offsets = false;            // corrected by the target's _Py_DebugOffsets
   bool free_threaded = false;            // the target says it is a free-threaded build
-  std::string refused;                   // why no layout can be used (layout is then null)
+  std::optional<StateWarning> refused;   // why no layout can be used (layout is then null)
 };
 EffectiveLayout effective_layout(MemoryReader& mem, const Layout& generated, Addr runtime,
-                                 std::vector<std::string>& warnings);
+                                 std::vector<StateWarning>& warnings);
 EffectiveLayout effective_layout(MemoryReader& mem, int major, int minor, int patch, Addr runtime,
-                                 std::vector<std::string>& warnings);
+                                 std::vector<StateWarning>& warnings);
 // The layout `state` was read with (PythonState::effective_layout), or for a
 // state put together elsewhere (a dict from Python, a test), the same rule
 // from its version and runtime.  Null when there is no table.
@@ -320,9 +334,9 @@ std::span<const DebugOffsetField> debug_offset_fields();
 struct DebugOffsetsReading {
   bool applied = false;        // the layout now holds the target's values
   bool free_threaded = false;  // the target is a free-threaded build
-  std::string refused;         // non-empty: the layout must not be used, and why
+  std::optional<StateWarning> refused;  // the layout must not be used, and why
 };
 DebugOffsetsReading apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& layout,
-                                        std::vector<std::string>& warnings);
+                                        std::vector<StateWarning>& warnings);
 
 }  // namespace pyhang::cpython::detail

@@ -197,11 +197,10 @@ class ElfCodeImage final : public detail::CodeImage {
 // (create_gil, take_gil), PyEval_AcquireLock / PyEval_RestoreThread /
 // PyEval_AcquireThread (take_gil), PyEval_SaveThread / PyEval_ReleaseLock /
 // PyEval_ReleaseThread (drop_gil).
-void decode_gil_statics(const LoadedObject& obj, Roots& roots, std::vector<std::string>& warnings) {
+void decode_gil_statics(const LoadedObject& obj, Roots& roots, std::vector<StateWarning>& warnings) {
   ElfCodeImage code(*obj.elf);
-  const std::string what = "threads waiting for the GIL will not be recognised";
   if (!code.has_imports()) {
-    warnings.push_back("no relocations in " + obj.path + " to find the GIL's mutex and condition variable; " + what);
+    warnings.push_back({StateProblem::NoGilRelocations, 0, 0, 0, 0, 0, obj.path, {}, {}});
     return;
   }
   std::vector<detail::CodeEntry> entries;
@@ -219,9 +218,10 @@ void decode_gil_statics(const LoadedObject& obj, Roots& roots, std::vector<std::
   roots.switch_cond_var = runtime(g.switch_cond);
   if (!g.gil_mutex || !g.gil_cond) {
     std::string notes;
-    for (const auto& n : g.notes) notes += "; " + n;
-    warnings.push_back(std::string("could not decode the GIL's ") + (g.gil_cond ? "mutex" : g.gil_mutex ? "condition variable" : "mutex and condition variable") +
-                       " in " + obj.path + "; " + what + notes);
+    for (const auto& n : g.notes) notes += (notes.empty() ? "" : "; ") + n;
+    warnings.push_back({StateProblem::GilStaticsUndecoded, 0, 0, 0, 0, 0, obj.path,
+                        g.gil_cond ? "mutex" : g.gil_mutex ? "condition variable" : "mutex and condition variable",
+                        notes});
   }
 }
 
@@ -272,12 +272,11 @@ std::optional<Located> locate(Target& target) {
       } else if (name_minor) {
         loc.major = 3;
         loc.minor = *name_minor;
-        loc.warnings.push_back("CPython patch version not found in " + obj.path + "; assuming the 3." +
-                               std::to_string(*name_minor) + " layout");
+        loc.warnings.push_back({StateProblem::PatchNotFound, 0, 0, 0, *name_minor, 0, obj.path, {}, {}});
       }
     }
     if (loc.major == 0) {
-      loc.warnings.push_back("CPython version of " + obj.path + " not found");
+      loc.warnings.push_back({StateProblem::VersionNotFound, 0, 0, 0, 0, 0, obj.path, {}, {}});
     }
     loc.version = loc.major ? describe_version(loc.major, loc.minor, loc.patch) : "";
 
@@ -288,7 +287,7 @@ std::optional<Located> locate(Target& target) {
       loc.roots.tstate_current_var = *current;
       loc.roots.finalizing_var = dynsym(obj, "_Py_Finalizing").value_or(0);
       if (auto head = rip_relative_load(obj, "PyInterpreterState_Head")) loc.roots.interp_head_var = *head;
-      else loc.warnings.push_back("could not decode PyInterpreterState_Head in " + obj.path + " to find interp_head");
+      else loc.warnings.push_back({StateProblem::InterpHeadUndecoded, 0, 0, 0, 0, 0, obj.path, {}, {}});
       if (auto locked = rip_relative_load(obj, "PyEval_ThreadsInitialized")) loc.roots.gil_locked_var = *locked;
       decode_gil_statics(obj, loc.roots, loc.warnings);
     }

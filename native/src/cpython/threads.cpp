@@ -98,23 +98,22 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
   std::vector<RemoteStruct> states;
   Addr prev = 0;
   for (Addr t = head; t != 0; ) {
-    if (auto stop = guard.next(t); !stop.empty()) {
-      st.warnings.push_back("interpreter " + std::to_string(interp.id) + ": " + stop);
+    if (auto end = guard.end(t); end != detail::ChainEnd::None) {
+      st.warnings.push_back({end == detail::ChainEnd::Loops ? StateProblem::ThreadsLoop : StateProblem::TooManyThreads,
+                             t, 0, 0, interp.id, static_cast<std::int64_t>(opts.max_threads), {}, {}, {}});
       break;
     }
     RemoteStruct ts;
     if (!plausible_pointer(t) || !ts.load(mem, t, span)) {
-      st.warnings.push_back("interpreter " + std::to_string(interp.id) + ": thread state at " + hex(t) +
-                            " unreadable; later threads not listed");
+      st.warnings.push_back({StateProblem::ThreadStateUnreadable, t, 0, 0, interp.id, 0, {}, {}, {}});
       break;
     }
     if (Addr back = ts.ptr(l.tstate_interp); back != interp.address) {
-      st.warnings.push_back("layout mismatch or corrupt thread list: thread state " + hex(t) + " ->interp = " +
-                            hex(back) + ", expected " + hex(interp.address) + "; its threads not listed");
+      st.warnings.push_back({StateProblem::ThreadOfOtherInterp, t, back, interp.address, 0, 0, {}, {}, {}});
       break;
     }
     if (Addr p = ts.ptr(l.tstate_prev); p != prev) {
-      st.warnings.push_back("thread state " + hex(t) + " ->prev = " + hex(p) + ", expected " + hex(prev));
+      st.warnings.push_back({StateProblem::ThreadPrevMismatch, t, p, prev, 0, 0, {}, {}, {}});
     }
     prev = t;
     t = ts.ptr(l.tstate_next);
@@ -184,7 +183,7 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   if (!effective.layout) {  // a free-threaded build, or a stand-in table without the target's offsets
     st.status = Status::Unsupported;
     st.free_threaded = effective.free_threaded;
-    st.warnings.push_back(effective.refused);
+    if (effective.refused) st.warnings.push_back(*effective.refused);
     return st;
   }
   if (effective.debug_offsets) st.layout += " + _Py_DebugOffsets";
@@ -196,8 +195,8 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   RuntimeView rt = read_runtime(mem, l, roots);
   if (!rt.readable) {
     st.status = Status::Unreadable;
-    st.warnings.push_back("interpreter runtime state at " + hex(roots.runtime ? roots.runtime : roots.interp_head_var) +
-                          " unreadable");
+    st.warnings.push_back(
+        {StateProblem::RuntimeUnreadable, roots.runtime ? roots.runtime : roots.interp_head_var, 0, 0, 0, 0, {}, {}, {}});
     return st;
   }
   if (rt.finalizing) st.status = Status::Finalizing;
@@ -209,13 +208,15 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   detail::ChainGuard guard(opts.max_interpreters, "interpreter");
   const std::size_t ispan = span_of({l.interp_next, l.interp_id, l.interp_threads_head, l.interp_ceval_gil});
   for (Addr i = rt.interp_head; i != 0; ) {
-    if (auto stop = guard.next(i); !stop.empty()) {
-      st.warnings.push_back(stop);
+    if (auto end = guard.end(i); end != detail::ChainEnd::None) {
+      st.warnings.push_back({end == detail::ChainEnd::Loops ? StateProblem::InterpretersLoop
+                                                            : StateProblem::TooManyInterpreters,
+                             i, 0, 0, 0, static_cast<std::int64_t>(opts.max_interpreters), {}, {}, {}});
       break;
     }
     RemoteStruct is;
     if (!plausible_pointer(i) || !is.load(mem, i, ispan)) {
-      st.warnings.push_back("interpreter state at " + hex(i) + " unreadable");
+      st.warnings.push_back({StateProblem::InterpreterUnreadable, i, 0, 0, 0, 0, {}, {}, {}});
       break;
     }
     detail::InterpInfo info;
@@ -223,7 +224,7 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
     info.id = is.get<std::int64_t>(l.interp_id).value_or(0);
     info.gil_pointer = is.ptr(l.interp_ceval_gil);
     if (info.id < 0 || info.id > (std::int64_t{1} << 40)) {
-      st.warnings.push_back("layout mismatch? interpreter " + hex(i) + " has id " + std::to_string(info.id));
+      st.warnings.push_back({StateProblem::InterpreterIdOdd, i, 0, 0, info.id, 0, {}, {}, {}});
     }
     interps.push_back(info);
     read_threads(objects, codes, info, is.ptr(l.interp_threads_head), st);
@@ -232,10 +233,10 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
   if (rt.interp_main && !interps.empty()) {
     bool found = false;
     for (auto& i : interps) found |= i.address == rt.interp_main;
-    if (!found) st.warnings.push_back("layout mismatch? interpreters.main " + hex(rt.interp_main) + " not in the list");
+    if (!found) st.warnings.push_back({StateProblem::MainNotListed, rt.interp_main, 0, 0, 0, 0, {}, {}, {}});
     for (auto& i : interps)
       if (i.address == rt.interp_main && l.has(l.interp_id) && i.id != 0)
-        st.warnings.push_back("layout mismatch? main interpreter has id " + std::to_string(i.id));
+        st.warnings.push_back({StateProblem::MainIdNotZero, 0, 0, 0, i.id, 0, {}, {}, {}});
   }
 
   st.gc_collecting = read_gc_collecting(mem, l, roots.runtime,
@@ -253,8 +254,7 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
           g.holder_tstate = rt.tstate_current;
           if (rt.tstate_current) g.source += " + tstate-current";
         } else if (rt.tstate_current && g.holder_tstate != rt.tstate_current) {
-          st.warnings.push_back("GIL: last_holder " + hex(g.holder_tstate) + " but current thread state " +
-                                hex(rt.tstate_current) + "; trusting the latter");
+          st.warnings.push_back({StateProblem::GilHolderDisagrees, g.holder_tstate, rt.tstate_current, 0, 0, 0, {}, {}, {}});
           g.holder_tstate = rt.tstate_current;
         }
       } else if (!g.locked && rt.tstate_current) {
@@ -268,7 +268,7 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
     if (rt.tstate_current) {
       bool found = false;
       for (auto& t : st.threads) found |= t.tstate == rt.tstate_current;
-      if (!found) st.warnings.push_back("current thread state " + hex(rt.tstate_current) + " is in no thread list");
+      if (!found) st.warnings.push_back({StateProblem::CurrentNotListed, rt.tstate_current, 0, 0, 0, 0, {}, {}, {}});
     }
   }
   for (auto& t : st.threads) {

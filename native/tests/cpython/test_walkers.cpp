@@ -271,7 +271,10 @@ TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warni
       auto st = w.inspect();
       CHECK(st.threads.size() == 1);
       REQUIRE_FALSE(st.warnings.empty());
-      CHECK_THAT(st.warnings[0], Catch::Contains("layout mismatch"));
+      CHECK(st.warnings[0].kind == StateProblem::ThreadOfOtherInterp);
+      CHECK(st.warnings[0].address == bad);
+      CHECK(st.warnings[0].other == w.interp + 64);
+      CHECK(st.warnings[0].expected == w.interp);
     }
     SECTION("thread list cycle") {
       World w(l);
@@ -282,7 +285,7 @@ TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warni
       auto st = w.inspect();
       CHECK(st.threads.size() == 2);
       bool loop = false;
-      for (auto& m : st.warnings) loop |= m.find("loops") != std::string::npos;
+      for (auto& m : st.warnings) loop |= m.kind == StateProblem::ThreadsLoop && m.address == a;
       CHECK(loop);
     }
     SECTION("interpreter list pointing into unmapped memory") {
@@ -290,7 +293,7 @@ TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warni
       w.img.put<Addr>(w.interp, l.interp_next, Image::kUnmapped);
       auto st = w.inspect();
       bool unreadable = false;
-      for (auto& m : st.warnings) unreadable |= m.find("unreadable") != std::string::npos;
+      for (auto& m : st.warnings) unreadable |= m.kind == StateProblem::InterpreterUnreadable && m.address == Image::kUnmapped;
       CHECK(unreadable);
     }
   }
@@ -367,7 +370,8 @@ TEST_CASE("a GIL whose locked word is neither 0 nor 1 is reported as a layout mi
   REQUIRE(st.gils.size() == 1);
   CHECK_FALSE(st.gils[0].locked.has_value());
   REQUIRE_FALSE(st.warnings.empty());
-  CHECK_THAT(st.warnings[0], Catch::Contains("layout mismatch"));
+  CHECK(st.warnings[0].kind == StateProblem::GilLockedOdd);
+  CHECK(st.warnings[0].number == 12345);
 }
 
 TEST_CASE("3.6 without _PyRuntime: the holder is _PyThreadState_Current", "[cpython]") {

@@ -474,6 +474,43 @@ class TargetWarning:
 
 
 
+class StateWarning:
+    """What about the interpreter's state could not be read or trusted (the native StateProblem name table;
+    python_state()["warnings"][i]["kind"], with address, other, expected, number, count, text, text2, text3).
+    Worded by render.interpreter."""
+    NO_LAYOUT_TABLE = "no-layout-table"
+    DEBUG_OFFSETS_ONLY = "debug-offsets-only"
+    RUNTIME_UNREADABLE = "runtime-unreadable"
+    TOO_MANY_INTERPRETERS = "too-many-interpreters"
+    INTERPRETERS_LOOP = "interpreters-loop"
+    INTERPRETER_UNREADABLE = "interpreter-unreadable"
+    INTERPRETER_ID_ODD = "interpreter-id-odd"
+    MAIN_NOT_LISTED = "main-not-listed"
+    MAIN_ID_NOT_ZERO = "main-id-not-zero"
+    TOO_MANY_THREADS = "too-many-threads"
+    THREADS_LOOP = "threads-loop"
+    THREAD_STATE_UNREADABLE = "thread-state-unreadable"
+    THREAD_OF_OTHER_INTERPRETER = "thread-of-other-interpreter"
+    THREAD_PREV_MISMATCH = "thread-prev-mismatch"
+    CURRENT_NOT_LISTED = "current-not-listed"
+    GIL_UNREADABLE = "gil-unreadable"
+    GIL_LOCKED_ODD = "gil-locked-odd"
+    GIL_HOLDER_ODD = "gil-holder-odd"
+    NO_GIL_RELOCATIONS = "no-gil-relocations"
+    GIL_STATICS_UNDECODED = "gil-statics-undecoded"
+    INTERP_HEAD_UNDECODED = "interp-head-undecoded"
+    VERSION_NOT_FOUND = "version-not-found"
+    PATCH_NOT_FOUND = "patch-not-found"
+    GIL_HOLDER_DISAGREES = "gil-holder-disagrees"
+    DEBUG_OFFSETS_UNREADABLE = "debug-offsets-unreadable"
+    DEBUG_OFFSETS_NO_COOKIE = "debug-offsets-no-cookie"
+    DEBUG_OFFSETS_VERSION = "debug-offsets-version"
+    DEBUG_OFFSETS_IMPLAUSIBLE = "debug-offsets-implausible"
+    NO_RUNTIME = "no-runtime"
+    FREE_THREADED = "free-threaded"
+    DEBUG_OFFSETS_DIFFER = "debug-offsets-differ"
+
+
 class ForkProblem:
     """What a fork fact could not be read for (the native ForkProblem name table)."""
     NONE = "none"

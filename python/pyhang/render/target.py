@@ -4,6 +4,7 @@ collector give as data ({kind: model.kinds.TargetWarning, and the paths,
 numbers and threads it names}).  A warning that is a string (an older
 snapshot's, or the interpreter reader's own) is shown as it is."""
 from pyhang.model.kinds import TargetWarning
+from pyhang.render.interpreter import state_warning_text
 
 _WORDS = {
     TargetWarning.SYMBOLS_UNREADABLE: lambda w: "cannot read symbols of %s: %s" % (w["path"], w["text"]),
@@ -48,8 +49,11 @@ def _zeroed_stacks(tids):
 
 
 def warning_text(w):
-    """One warning in words: a TargetWarning's data, or a string as it is."""
+    """One warning in words: a TargetWarning's data, the interpreter reader's
+    (render.interpreter), or a string as it is."""
     if isinstance(w, str):
         return w
     words = _WORDS.get(w.get("kind"))
-    return words(w) if words else "%s: %s" % (w.get("kind"), w.get("path") or w.get("text") or "")
+    if words:
+        return words(w)
+    return state_warning_text(w) or "%s: %s" % (w.get("kind"), w.get("path") or w.get("text") or "")

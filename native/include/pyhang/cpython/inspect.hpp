@@ -123,6 +123,88 @@ inline constexpr std::array<Named<Status>, 6> kStatusNames{{
 constexpr std::string_view to_string(Status s) { return name_in(kStatusNames, s); }
 constexpr std::optional<Status> parse_status(std::string_view s) { return parse_in(kStatusNames, s); }
 
+// What about the interpreter's state could not be read or trusted: a kind,
+// and the addresses, numbers and text (a version, a path) it names.
+enum class StateProblem : std::uint8_t {
+  NoLayoutTable,          // no layout table for CPython `text` (a version; empty: unknown)
+  DebugOffsetsOnly,       // none for `text`: read with its own _Py_DebugOffsets, the rest as in `text2`
+  RuntimeUnreadable,      // the runtime state at `address` unreadable
+  TooManyInterpreters,    // more interpreters than `count`: the rest not read
+  InterpretersLoop,       // the list of interpreters loops at `address`
+  InterpreterUnreadable,  // interpreter state at `address` unreadable
+  InterpreterIdOdd,       // interpreter `address` has id `number` (a layout mismatch?)
+  MainNotListed,          // interpreters.main `address` is not in the list
+  MainIdNotZero,          // the main interpreter has id `number`
+  TooManyThreads,         // interpreter `number`: more thread states than `count`, the rest not read
+  ThreadsLoop,            // interpreter `number`: its thread states loop at `address`
+  ThreadStateUnreadable,  // interpreter `number`: thread state at `address` unreadable, later ones not listed
+  ThreadOfOtherInterp,    // thread state `address` ->interp = `other`, expected `expected`: its threads not listed
+  ThreadPrevMismatch,     // thread state `address` ->prev = `other`, expected `expected`
+  CurrentNotListed,       // the current thread state `address` is in no thread list
+  GilUnreadable,          // the GIL state at `address` unreadable
+  GilLockedOdd,           // the GIL at `address` has locked = `number` (`count` 0: unreadable)
+  GilHolderOdd,           // the GIL at `address` has last_holder `other`
+  NoGilRelocations,       // `text` (a path) has no relocations to find the GIL's mutex and condvar
+  GilStaticsUndecoded,    // the GIL's `text2` ("mutex", ...) not decoded in `text`; `text3`: the decoder's notes
+  InterpHeadUndecoded,    // PyInterpreterState_Head not decoded in `text` (a path)
+  VersionNotFound,        // no CPython version in `text` (a path)
+  PatchNotFound,          // no patch level in `text` (a path): the 3.`number` layout assumed
+  GilHolderDisagrees,     // the GIL's last_holder `address`, but the current thread state `other` (trusted)
+  // The target's _Py_DebugOffsets (3.13+) cannot be used; `count` 1: nothing
+  // else can (a release without a table of its own: refused), else the
+  // generated table `text3` is used instead.
+  DebugOffsetsUnreadable,
+  DebugOffsetsNoCookie,   // _PyRuntime does not start with the cookie
+  DebugOffsetsVersion,    // they say version `text`, not `text2`
+  DebugOffsetsImplausible,  // an offset (`number`) beyond its struct
+  NoRuntime,              // no _PyRuntime to read them from, and no table for 3.`number` (refused)
+  FreeThreaded,           // a free-threaded build of CPython `text2` (refused: only GIL builds are read)
+  DebugOffsetsDiffer,     // they differ from the generated `text3` table in `number` fields (`text`: the first,
+                          // "old->new"): the target's are used
+};
+
+inline constexpr std::array<Named<StateProblem>, 31> kStateProblemNames{{
+    {StateProblem::NoLayoutTable, "no-layout-table"},
+    {StateProblem::DebugOffsetsOnly, "debug-offsets-only"},
+    {StateProblem::RuntimeUnreadable, "runtime-unreadable"},
+    {StateProblem::TooManyInterpreters, "too-many-interpreters"},
+    {StateProblem::InterpretersLoop, "interpreters-loop"},
+    {StateProblem::InterpreterUnreadable, "interpreter-unreadable"},
+    {StateProblem::InterpreterIdOdd, "interpreter-id-odd"},
+    {StateProblem::MainNotListed, "main-not-listed"},
+    {StateProblem::MainIdNotZero, "main-id-not-zero"},
+    {StateProblem::TooManyThreads, "too-many-threads"},
+    {StateProblem::ThreadsLoop, "threads-loop"},
+    {StateProblem::ThreadStateUnreadable, "thread-state-unreadable"},
+    {StateProblem::ThreadOfOtherInterp, "thread-of-other-interpreter"},
+    {StateProblem::ThreadPrevMismatch, "thread-prev-mismatch"},
+    {StateProblem::CurrentNotListed, "current-not-listed"},
+    {StateProblem::GilUnreadable, "gil-unreadable"},
+    {StateProblem::GilLockedOdd, "gil-locked-odd"},
+    {StateProblem::GilHolderOdd, "gil-holder-odd"},
+    {StateProblem::NoGilRelocations, "no-gil-relocations"},
+    {StateProblem::GilStaticsUndecoded, "gil-statics-undecoded"},
+    {StateProblem::InterpHeadUndecoded, "interp-head-undecoded"},
+    {StateProblem::VersionNotFound, "version-not-found"},
+    {StateProblem::PatchNotFound, "patch-not-found"},
+    {StateProblem::GilHolderDisagrees, "gil-holder-disagrees"},
+    {StateProblem::DebugOffsetsUnreadable, "debug-offsets-unreadable"},
+    {StateProblem::DebugOffsetsNoCookie, "debug-offsets-no-cookie"},
+    {StateProblem::DebugOffsetsVersion, "debug-offsets-version"},
+    {StateProblem::DebugOffsetsImplausible, "debug-offsets-implausible"},
+    {StateProblem::NoRuntime, "no-runtime"},
+    {StateProblem::FreeThreaded, "free-threaded"},
+    {StateProblem::DebugOffsetsDiffer, "debug-offsets-differ"},
+}};
+constexpr std::string_view to_string(StateProblem p) { return name_in(kStateProblemNames, p); }
+
+struct StateWarning {
+  StateProblem kind = StateProblem::NoLayoutTable;
+  Addr address = 0, other = 0, expected = 0;
+  std::int64_t number = 0, count = 0;
+  std::string text, text2, text3;
+};
+
 struct PythonState {
   Status status = Status::NotPython;
   std::string version;                // "3.11.7"; empty when unknown
@@ -137,7 +219,7 @@ struct PythonState {
   // 3.8, or of the main interpreter, 3.9+); nullopt when not known (3.6 keeps
   // it in a static no symbol names; a word that reads neither 0 nor 1).
   std::optional<bool> gc_collecting;
-  std::vector<std::string> warnings;  // one line each
+  std::vector<StateWarning> warnings;
   // The layout the state was read with (generated table, corrected by the
   // target's _Py_DebugOffsets): what every later decoder of this
   // interpreter reads with.  Null when there is none (not Python,
@@ -177,7 +259,7 @@ struct Located {
   int major = 0, minor = 0, patch = -1;
   std::string library;
   Roots roots;
-  std::vector<std::string> warnings;
+  std::vector<StateWarning> warnings;
 };
 
 // Finds the interpreter and its version in the objects the target maps.

@@ -104,37 +104,43 @@ std::optional<std::int64_t> nested(const RemoteStruct& d, std::int64_t outer, st
 std::span<const DebugOffsetField> debug_offset_fields() { return kMap; }
 
 DebugOffsetsReading apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout& l,
-                                        std::vector<std::string>& warnings) {
+                                        std::vector<StateWarning>& warnings) {
   DebugOffsetsReading out;
   if (!l.has_debug_offsets || l.dbg_size <= 0) return out;
   // What happens when the target's own offsets cannot be used: the table
   // stands for this release, or (a stand-in) nothing does.
-  auto fail = [&](const std::string& why) {
+  auto fail = [&](StateWarning why) {
+    why.text3 = l.generated_from;
     if (l.stand_in) {
-      out.refused = why + "; no layout table for CPython " + minor_text(l) + " to fall back on";
+      why.count = 1;
+      why.text2 = minor_text(l);
+      out.refused = why;
     } else {
-      warnings.push_back(why + "; using the generated " + std::string(l.generated_from) + " table");
+      warnings.push_back(why);
     }
     return out;
   };
+  auto problem = [](StateProblem kind) { return StateWarning{kind, 0, 0, 0, 0, 0, {}, {}, {}}; };
   RemoteStruct d;
-  if (!d.load(mem, runtime, static_cast<std::size_t>(l.dbg_size))) return fail("_Py_DebugOffsets unreadable");
+  if (!d.load(mem, runtime, static_cast<std::size_t>(l.dbg_size))) return fail(problem(StateProblem::DebugOffsetsUnreadable));
   char cookie[8];
   for (int i = 0; i < 8; ++i) cookie[i] = static_cast<char>(d.get<std::uint8_t>(i).value_or(0));
-  if (std::memcmp(cookie, "xdebugpy", 8) != 0) return fail("_PyRuntime does not start with the _Py_DebugOffsets cookie");
+  if (std::memcmp(cookie, "xdebugpy", 8) != 0) return fail(problem(StateProblem::DebugOffsetsNoCookie));
   auto version = d.get<std::uint64_t>(l.dbg_version).value_or(0);
   if ((version >> 24) != static_cast<std::uint64_t>(l.major) ||
-      ((version >> 16) & 0xff) != static_cast<std::uint64_t>(l.minor))
-    return fail("_Py_DebugOffsets version " + version_from_hex(static_cast<std::uint32_t>(version)) + " is not " +
-                minor_text(l));
+      ((version >> 16) & 0xff) != static_cast<std::uint64_t>(l.minor)) {
+    auto why = problem(StateProblem::DebugOffsetsVersion);
+    why.text = version_from_hex(static_cast<std::uint32_t>(version));
+    why.text2 = minor_text(l);
+    return fail(why);
+  }
   // A free-threaded build (Py_GIL_DISABLED) lays out objects, frames and
   // locks differently (per-object locks, biased reference counts, no GIL):
   // no table here describes them, so nothing is decoded with the default
   // build's.
   if (auto ft = d.get<std::uint64_t>(l.dbg_free_threaded); ft && *ft != 0) {
     out.free_threaded = true;
-    out.refused = "a free-threaded build of CPython " + minor_text(l) +
-                  " (Py_GIL_DISABLED): pyhang reads only default (GIL) builds; native stacks and locks still hold";
+    out.refused = StateWarning{StateProblem::FreeThreaded, 0, 0, 0, 0, 1, {}, minor_text(l), {}};
     return out;
   }
   // Validate everything before changing anything.
@@ -146,8 +152,11 @@ DebugOffsetsReading apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout&
     if (!value) continue;
     std::uint64_t bound = kMaxStruct;
     if (m.bound && l.has(l.*m.bound)) bound = std::min<std::uint64_t>(bound, d.get<std::uint64_t>(l.*m.bound).value_or(kMaxStruct));
-    if (*value >= bound)
-      return fail("_Py_DebugOffsets implausible (offset " + std::to_string(*value) + " beyond its struct)");
+    if (*value >= bound) {
+      auto why = problem(StateProblem::DebugOffsetsImplausible);
+      why.number = static_cast<std::int64_t>(*value);
+      return fail(why);
+    }
     if (static_cast<std::int64_t>(*value) != l.*m.field) {
       // A struct's size alone may differ with the build's configuration
       // (Debian's 3.14 and 3.15 have 8 more bytes at the end of
@@ -181,11 +190,10 @@ DebugOffsetsReading apply_debug_offsets(MemoryReader& mem, Addr runtime, Layout&
     }
   }
   if (!diffs.empty()) {
-    std::string line = "layout: the target's _Py_DebugOffsets differ from the generated " +
-                       std::string(l.generated_from) + " table in " + std::to_string(diffs.size()) + " fields (";
-    for (std::size_t i = 0; i < diffs.size() && i < 6; ++i) line += (i ? ", " : "") + diffs[i];
-    line += diffs.size() > 6 ? ", ...); using the target's" : "); using the target's";
-    warnings.push_back(line);
+    std::string first;  // the first six, "old->new" each
+    for (std::size_t i = 0; i < diffs.size() && i < 6; ++i) first += (i ? ", " : "") + diffs[i];
+    warnings.push_back({StateProblem::DebugOffsetsDiffer, 0, 0, 0, static_cast<std::int64_t>(diffs.size()), 0, first,
+                        {}, l.generated_from});
   }
   l = updated;
   out.applied = true;

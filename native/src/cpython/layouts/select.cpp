@@ -35,7 +35,7 @@ std::optional<Layout> layout_for_release(int major, int minor, int patch) {
 namespace detail {
 
 EffectiveLayout effective_layout(MemoryReader& mem, const Layout& generated, Addr runtime,
-                                 std::vector<std::string>& warnings) {
+                                 std::vector<StateWarning>& warnings) {
   auto layout = std::make_shared<Layout>(generated);
   EffectiveLayout out;
   if (layout->has_debug_offsets && runtime) {
@@ -44,15 +44,14 @@ EffectiveLayout effective_layout(MemoryReader& mem, const Layout& generated, Add
     out.free_threaded = reading.free_threaded;
     out.refused = reading.refused;
   } else if (layout->stand_in) {
-    out.refused = "no _PyRuntime to read _Py_DebugOffsets from, and no layout table for CPython 3." +
-                  std::to_string(layout->minor);
+    out.refused = StateWarning{StateProblem::NoRuntime, 0, 0, 0, layout->minor, 1, {}, {}, {}};
   }
-  if (out.refused.empty()) out.layout = std::move(layout);
+  if (!out.refused) out.layout = std::move(layout);
   return out;
 }
 
 EffectiveLayout effective_layout(MemoryReader& mem, int major, int minor, int patch, Addr runtime,
-                                 std::vector<std::string>& warnings) {
+                                 std::vector<StateWarning>& warnings) {
   auto generated = layout_for_release(major, minor, patch);
   if (!generated) return {};
   return effective_layout(mem, *generated, runtime, warnings);
@@ -60,7 +59,7 @@ EffectiveLayout effective_layout(MemoryReader& mem, int major, int minor, int pa
 
 std::shared_ptr<const Layout> layout_of(MemoryReader& mem, const PythonState& state) {
   if (state.effective_layout) return state.effective_layout;
-  std::vector<std::string> ignored;  // the state's own reading already said them
+  std::vector<StateWarning> ignored;  // the state's own reading already said them
   return effective_layout(mem, state.major, state.minor, state.patch, state.runtime, ignored).layout;
 }
 

@@ -1,0 +1,38 @@
+"""What about the interpreter's state could not be read comes from the
+native reader as data (model.kinds.StateWarning and the addresses, numbers
+and text it names) and is worded by render.interpreter: the vocabulary is
+the native name table, every kind has words naming what it carries, and a
+warning that is a string (an older snapshot's) is shown as it is."""
+import _pyhang_native as native
+from pyhang.model import kinds
+from pyhang.render.target import warning_text
+
+EXAMPLE = {"address": 0x1000, "other": 0x2000, "expected": 0x3000, "number": 7, "count": 0, "text": "3.16.0",
+           "text2": "3.16", "text3": "3.15.2"}
+
+
+def members():
+    return {v for k, v in vars(kinds.StateWarning).items() if k.isupper()}
+
+
+def test_the_vocabulary_is_the_native_name_table():
+    assert members() == {m.text for m in native.StateProblem.__members__.values()}
+
+
+def test_every_kind_has_words_with_what_it_carries():
+    for kind in members():
+        words = warning_text(dict(EXAMPLE, kind=kind))
+        assert words and not words.startswith(kind + ":"), kind   # not the fallback for unknown kinds
+    mismatch = warning_text(dict(EXAMPLE, kind=kinds.StateWarning.THREAD_OF_OTHER_INTERPRETER))
+    assert "0x1000" in mismatch and "0x2000" in mismatch and "expected 0x3000" in mismatch
+
+
+def test_a_debug_offsets_problem_says_whether_the_generated_table_stands_in_or_nothing_does():
+    used = warning_text(dict(EXAMPLE, kind=kinds.StateWarning.DEBUG_OFFSETS_NO_COOKIE))
+    refused = warning_text(dict(EXAMPLE, kind=kinds.StateWarning.DEBUG_OFFSETS_NO_COOKIE, count=1))
+    assert "using the generated 3.15.2 table" in used
+    assert "no layout table for CPython 3.16 to fall back on" in refused
+
+
+def test_a_warning_that_is_a_string_is_shown_as_it_is():
+    assert warning_text("layout mismatch? GIL at 0x1 has locked = 5") == "layout mismatch? GIL at 0x1 has locked = 5"
