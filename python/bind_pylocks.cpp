@@ -20,7 +20,9 @@
 // [{function, file, line}] (where each suspect references the lock),
 // join_self (the Thread a join frame waits for), join_frame_function, parking_address,
 // stream_name (a buffered object's raw name, as repr() gives it), found_in
-// ("sys.stdout": where an object no frame references was found), evidence, problem (None when empty).  Addresses are ints, 0 → None.
+// ("sys.stdout": where an object no frame references was found), how it was found: found (PyLockFound), futex,
+// slot (None when found_in names where), via_method (a bound method of it was in the slot); problem (None when
+// empty).  Addresses are ints, 0 → None.
 //
 //   locks.frame_selves(tid) -> [{index, function, file, line, self, type}]
 //       the `self` (first local) of each innermost frame, with its type name
@@ -95,7 +97,10 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d[key("join_frame_function")] = text(w.join_frame_function);
   d[key("stream_name")] = text(w.stream_name);
   d[key("found_in")] = text(w.found_in);
-  d[key("evidence")] = w.evidence;
+  d[key("found")] = w.found == cpython::PyLockFound::None ? py::object(py::none()) : py::object(py::str(std::string(to_string(w.found))));
+  d[key("futex")] = addr(w.futex);
+  d[key("slot")] = w.slot >= 0 ? py::object(py::int_(w.slot)) : py::object(py::none());
+  d[key("via_method")] = w.via_method;
   d[key("problem")] = text(w.problem);
   return d;
 }
@@ -313,6 +318,8 @@ py::dict value_dict(cpython::PyObjects& objects, Addr a) {
 
 void register_pylocks(py::module_& m) {
   bind_enum(m, "PyLockKind", cpython::kPyLockKindNames, "Which Python lock a thread waits on (python_lock_wait()['kind']).");
+  bind_enum(m, "PyLockFound", cpython::kPyLockFoundNames,
+            "How the Python lock a thread waits on was found (python_lock_wait()['found']).");
   py::class_<PythonLocks>(m, "PythonLocks")
       .def(py::init<std::shared_ptr<Target>>(), py::arg("target"),
            "Reads the target's interpreter once (threads and innermost frames) for python-lock questions.")

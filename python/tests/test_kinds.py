@@ -38,6 +38,7 @@ def test_future_states_are_the_native_name_table():
     assert values(kinds.FutureState) == texts(native.FutureState)
     assert values(kinds.LockFound) == texts(native.LockFound)
     assert values(kinds.ForkProblem) == texts(native.ForkProblem)
+    assert values(kinds.PyLockFound) == texts(native.PyLockFound)
 
 
 def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():

@@ -64,3 +64,22 @@ def test_names_are_asked_only_for_what_a_wait_can_carry():
     # A native lock with no Python lock over it keeps its own address.
     assert named_objects(native_lock, None, None) == [0x1000]
     assert named_objects(None, None, None) == []
+
+
+def test_how_the_python_lock_search_found_a_lock_is_worded_from_its_facts():
+    from pyhang.model.kinds import PyLockFound
+    from pyhang.model.waits import CodeLine, PythonLockEvidence
+    from pyhang.render.locks import evidence_words
+    frame = CodeLine(function="take", file="/srv/app/lock_abba.py", line=24)
+    in_sem = PythonLockEvidence(found=PyLockFound.IN_SEMAPHORE, futex=0x3676a780, word=0x3676a780,
+                                type="_thread.RLock", object=0x7f59dcadd280, slot=1, frame=frame)
+    assert evidence_words(in_sem) == ("futex 0x3676a780 is in the sem_t 0x3676a780 of _thread.RLock 0x7f59dcadd280; "
+                                      "slot 1 of take (lock_abba.py:24)")
+    bare = PythonLockEvidence(found=PyLockFound.NO_FUTEX, type="_thread.lock", object=0x10, slot=0, via_method=True,
+                              frame=frame, condition=0x20)
+    assert evidence_words(bare) == ("no futex address: innermost _thread.lock 0x10 on the stack, a bound method of it "
+                                    "in slot 0 of take (lock_abba.py:24); Condition.wait: waiting to be notified "
+                                    "(self 0x20)")
+    # an older snapshot's words are shown as they are
+    assert evidence_words("futex 0x1 is in the sem_t 0x1 of _thread.lock 0x2; slot 0 of f (x.py:1)") == \
+        "futex 0x1 is in the sem_t 0x1 of _thread.lock 0x2; slot 0 of f (x.py:1)"

@@ -442,17 +442,11 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   bool simplequeue = finder.is_simplequeue_type(match->type);
   out.kind = rlock ? PyLockKind::RLock : io ? PyLockKind::Buffered : simplequeue ? PyLockKind::SimpleQueueGet
                                                                                  : PyLockKind::Lock;
-  std::string where = !match->found_in.empty()
-                          ? match->found_in + " (no frame references it)"
-                          : (match->via_method ? "a bound method of it in slot " : "slot ") +
-                                std::to_string(match->slot) + " of " + frame.function + " (" + basename(frame.file) +
-                                ":" + std::to_string(frame.line) + ")";
   out.found_in = match->found_in;
-  out.evidence = futex ? "futex " + hex(*futex) +
-                             (parked_match ? " is a parked waiter's, for the PyMutex " : " is in the sem_t ") +
-                             hex(word) + " of " + match->type + " " + hex(match->object) + "; " + where
-                       : "no futex address: innermost " + match->type + " " + hex(match->object) + " on the stack, " +
-                             where;
+  out.found = !futex ? PyLockFound::NoFutex : parked_match ? PyLockFound::ParkedWaiter : PyLockFound::InSemaphore;
+  out.futex = futex.value_or(0);
+  out.slot = match->found_in.empty() ? static_cast<int>(match->slot) : -1;
+  out.via_method = match->via_method;
   if (rlock || io) {
     out.owner_thread_id = f.owner;
     out.count = f.count;
@@ -498,7 +492,6 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
         out.problem = "Condition " + hex(self) + "._lock: " + problem;
       }
     }
-    out.evidence += "; Condition.wait: waiting to be notified (self " + hex(self) + ")";
   }
 
   // A Lock records no owner: name the other threads that reference it.

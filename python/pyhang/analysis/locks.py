@@ -14,7 +14,7 @@ from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, QueueType, WaitKind
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import ApiDetail, PythonLockDetail, syscall_of
+from pyhang.model.waits import ApiDetail, PythonLockDetail, PythonLockEvidence, syscall_of
 
 # A threading Lock/RLock/Condition sleeps on a sem_t the lock object points
 # to: glibc's decoders see a semaphore or a bare futex word.
@@ -54,6 +54,15 @@ def named_objects(lock, python_lock, python_api):
     return [a for a in out if a]
 
 
+def _python_lock_evidence(wait):
+    """How the search found it (an older snapshot's words as they are; "" when it found no lock object)."""
+    if wait.evidence or not wait.found:
+        return wait.evidence
+    return PythonLockEvidence(found=wait.found, futex=wait.futex, word=wait.wait_address, type=wait.type_name,
+                              object=wait.object, found_in=wait.found_in, slot=wait.slot, via_method=wait.via_method,
+                              frame=wait.frame, condition=wait.condition if wait.kind == WaitKind.PY_CONDITION else None)
+
+
 def from_python(wait):
     """BlockedOn from the Python-lock search (a PythonLockWait: a threading
     Lock, RLock or Condition the thread waits on), or None when it is not one."""
@@ -61,7 +70,7 @@ def from_python(wait):
     if not kind:
         return None
     b = BlockedOn(kind=kind, address=wait.object or None, owner_source=wait.owner_source or OwnerSource.UNKNOWN,
-                  confidence=wait.confidence, evidence=wait.evidence)
+                  confidence=wait.confidence, evidence=_python_lock_evidence(wait))
     if kind == WaitKind.PY_RLOCK and wait.owner_tid:
         b.owners = [wait.owner_tid]
         b.owner_source = OwnerSource.LOCK_WORD

@@ -474,6 +474,14 @@ class TargetWarning:
 
 
 
+class PyLockFound:
+    """How the Python lock a thread waits on was found (the native PyLockFound name table)."""
+    NONE = "none"
+    IN_SEMAPHORE = "in-semaphore"     # the futex slept on is in the lock's sem_t
+    PARKED_WAITER = "parked-waiter"   # the futex is a parking-lot waiter's, for the lock's PyMutex (3.13+)
+    NO_FUTEX = "no-futex"             # no futex known: the innermost lock object on the stack
+
+
 class StateWarning:
     """What about the interpreter's state could not be read or trusted (the native StateProblem name table;
     python_state()["warnings"][i]["kind"], with address, other, expected, number, count, text, text2, text3).

@@ -10,7 +10,7 @@ from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
 from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, \
-    LayoutsIssue, PythonLockDetail, SyscallWait
+    LayoutsIssue, PythonLockDetail, PythonLockEvidence, SyscallWait
 
 
 @record
@@ -89,7 +89,7 @@ class BlockedOn:
     # model.waits.HowIdentified (render.glibc words it), the Python-lock search's words, an
     # older snapshot's sentence; None where the analysis identified it itself
     # (render.locks.evidence words that from `kind` and `lock`).
-    evidence: HowIdentified | str | None = None
+    evidence: HowIdentified | PythonLockEvidence | str | None = None
     condvar_mutex: int | None = None
     # What is known of what it waits on, by the kind of wait (model.waits; None where another kind):
     glibc: GlibcLock | None = None          # the glibc lock the native identification decoded
@@ -159,7 +159,7 @@ class Edge:
     kind: str
     address: int | None
     source: str                  # OwnerSource of the owner
-    evidence: HowIdentified | str = ""   # how a decoder found the owner (BlockedOn.evidence of the waiter)
+    evidence: HowIdentified | PythonLockEvidence | str = ""   # how a decoder found the owner (BlockedOn.evidence of the waiter)
     facts: dict[str, object] = field(default_factory=dict)   # a heuristic's findings, for render to word
 
 

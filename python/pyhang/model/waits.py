@@ -20,7 +20,7 @@ from __future__ import annotations
 from pyhang.model.kinds import WaitKind
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
 
 
 @record
@@ -220,14 +220,39 @@ class PythonLockWait:
     join_frame_function: str | None = None
     stream_name: str | None = None
     found_in: str | None = None
-    evidence: str = ""
+    # how it was found (worded by render.locks): model.kinds.PyLockFound, the futex slept on, the frame slot
+    # the object was in (None when found_in names where), whether a bound method of it was
+    found: str | None = None
+    futex: int | None = None
+    slot: int | None = None
+    via_method: bool = False
+    evidence: str = ""                # older snapshots: how it was found, in the decoder's words
     problem: str | None = None
 
     __nested__ = {"frame": CodeLine, "suspect_frames": CodeLine}
+    __older__ = {"evidence": ""}
 
     def is_wait(self):
         """Whether it names something the thread waits on (a lock, or a joined Thread)."""
         return bool(self.kind or self.join_self)
+
+
+@record
+class PythonLockEvidence:
+    """How the Python-lock search found the lock a thread waits on
+    (BlockedOn.evidence of a Python lock wait; worded by render.locks)."""
+    found: str = ""                   # model.kinds.PyLockFound
+    futex: int | None = None          # the futex slept on
+    word: int | None = None           # the lock's sem_t or PyMutex
+    type: str | None = None
+    object: int | None = None
+    found_in: str | None = None       # where an object no frame references was found
+    slot: int | None = None           # ... else the frame slot it was in
+    via_method: bool = False          # a bound method of it was in the slot
+    frame: CodeLine | None = None
+    condition: int | None = None      # Condition.wait: the Condition (its waiter lock is the one found)
+
+    __nested__ = {"frame": CodeLine}
 
 
 @record

@@ -1,8 +1,8 @@
 """The sentences that say what a thread waits on and who holds it: the
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, QueueType, WaitKind
-from pyhang.model.waits import ApiDetail, CollectiveDetail, JoinDetail, PythonLockDetail, syscall_of
+from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, PyLockFound, QueueType, WaitKind
+from pyhang.model.waits import ApiDetail, CodeLine, CollectiveDetail, JoinDetail, PythonLockDetail, PythonLockEvidence, syscall_of
 from pyhang.render import syscalls
 from pyhang.render.glibc import evidence_text, layouts_text
 from pyhang.render.names import object_name
@@ -268,13 +268,41 @@ _JOIN_EVIDENCE = {
 }
 
 
+def python_lock_evidence(ev):
+    """How the Python-lock search found a lock (a PythonLockEvidence), in words."""
+    f = ev.frame or CodeLine()
+    if ev.found_in:
+        where = "%s (no frame references it)" % ev.found_in
+    else:
+        where = "%sslot %s of %s (%s:%s)" % ("a bound method of it in " if ev.via_method else "", ev.slot, f.function,
+                                            (f.file or "").rsplit("/", 1)[-1], f.line)
+    if ev.found == PyLockFound.NO_FUTEX:
+        words = "no futex address: innermost %s 0x%x on the stack, %s" % (ev.type, ev.object or 0, where)
+    else:
+        how = "is a parked waiter's, for the PyMutex" if ev.found == PyLockFound.PARKED_WAITER else "is in the sem_t"
+        words = "futex 0x%x %s 0x%x of %s 0x%x; %s" % (ev.futex or 0, how, ev.word or 0, ev.type, ev.object or 0,
+                                                      where)
+    if ev.condition is not None:
+        words += "; Condition.wait: waiting to be notified (self 0x%x)" % ev.condition
+    return words
+
+
+def evidence_words(e):
+    """How a wait (or an edge) was identified, in words: the Python-lock
+    search's facts, the glibc decoders' (render.glibc), or an older
+    snapshot's sentence as it is."""
+    if isinstance(e, PythonLockEvidence):
+        return python_lock_evidence(e)
+    return evidence_text(e)
+
+
 def evidence(b):
     """How the wait `b` was identified: the native side's evidence (worded by
     render.glibc, or the Python-lock search's words), or, for a wait the
     analysis identified itself, these words of its kind and facts (None
     where there are neither)."""
     if b.evidence is not None:
-        return evidence_text(b.evidence)
+        return evidence_words(b.evidence)
     if b.kind == WaitKind.THREAD_JOIN:
         return "sleeps on the tid word of the joined thread's struct pthread, which holds its TID"
     if b.kind == WaitKind.GIL:

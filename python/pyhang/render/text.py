@@ -7,8 +7,9 @@ from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.target import warning_text
-from pyhang.render.glibc import evidence_text, layouts_text
-from pyhang.render.locks import describe, evidence as wait_evidence, likely_holder_evidence, not_blocked, summary, unreadable
+from pyhang.render.glibc import layouts_text
+from pyhang.render.locks import describe, evidence as wait_evidence, evidence_words, likely_holder_evidence, not_blocked, summary, \
+    unreadable
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
 from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_ON_OTHERS, deadlock_advice, findings, headline, \
@@ -48,7 +49,7 @@ def edge_evidence(e, waiter_blocked=None):
     wait (render.locks.evidence)."""
     facts = e.facts or {}
     if e.evidence:
-        return evidence_text(e.evidence)
+        return evidence_words(e.evidence)
     if e.kind == WaitKind.PY_LOCK:
         return lock_reference(facts.get("references"))
     if e.kind == WaitKind.SQLITE_BUSY:

@@ -69,6 +69,21 @@ class Target;
 
 namespace pyhang::cpython {
 
+// How the lock a thread waits on was found.
+enum class PyLockFound : std::uint8_t {
+  None,
+  InSemaphore,   // the futex it sleeps on is in the lock's sem_t (`wait_address`)
+  ParkedWaiter,  // the futex is a parking-lot waiter's, for the lock's PyMutex (`wait_address`; 3.13+)
+  NoFutex,       // no futex known: the innermost lock object on its stack
+};
+inline constexpr std::array<Named<PyLockFound>, 4> kPyLockFoundNames{{
+    {PyLockFound::None, "none"},
+    {PyLockFound::InSemaphore, "in-semaphore"},
+    {PyLockFound::ParkedWaiter, "parked-waiter"},
+    {PyLockFound::NoFutex, "no-futex"},
+}};
+constexpr std::string_view to_string(PyLockFound f) { return name_in(kPyLockFoundNames, f); }
+
 // Which Python lock a thread waits on.
 enum class PyLockKind : std::uint8_t {
   None,       // not found waiting on a Python lock (see PyLockWait::problem)
@@ -134,7 +149,13 @@ struct PyLockWait {
   // when not readable.
   Addr parking_address = 0;
 
-  std::string evidence;  // one line: how it was found
+  // How it was found: the futex the thread sleeps on (`futex`), and the
+  // frame slot the object was in (`slot`, -1 when `found_in` names where;
+  // `via_method`: a bound method of it was).
+  PyLockFound found = PyLockFound::None;
+  Addr futex = 0;
+  int slot = -1;
+  bool via_method = false;
   std::string problem;   // one line: why nothing (or only part) was found; empty when all is well
 };
 
