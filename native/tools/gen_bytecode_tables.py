@@ -64,8 +64,11 @@ for op, name in enumerate(names):
             effects = {}
         row["effects"] = effects
     ops.append(row)
+# what a jump's argument counts: dis finds JUMP_FORWARD 2 at offset 0 landing
+# at 4 (bytes) or at 6 (2-byte code units)
+jump_arg_bytes = 1 if dis.findlabels(bytes([opcode.opmap["JUMP_FORWARD"], 2])) == [4] else 2
 print(json.dumps({"minor": minor, "version": sys.version.split()[0],
-                  "extended_arg": opcode.EXTENDED_ARG, "ops": ops}))
+                  "extended_arg": opcode.EXTENDED_ARG, "jump_arg_bytes": jump_arg_bytes, "ops": ops}))
 '''
 
 # Instructions after which the next one is not reached from them.
@@ -130,6 +133,12 @@ HANDLER_JUMPS = {"SETUP_EXCEPT": "kExceptHandler", "SETUP_FINALLY": "kFinallyHan
 
 # A generator's code that starts with it starts with the first value sent on the stack.
 ENTERED_WITH_A_VALUE = {"GEN_START"}
+
+# From 3.9 on the compiler gives every instruction one stack depth, whichever
+# way it is reached (compile.c's stackdepth asserts it): paths that disagree
+# are not the compiler's.  Before, a finally body is entered with different
+# depths, and the analysis counts the deeper one, marked uncertain.
+ONE_DEPTH_FROM = 9
 
 # Flow kinds (cpython/bytecode.hpp: OpFlow).
 FLOW = {"next": "kNext", "rel": "kJumpRel", "back": "kJumpBack", "abs": "kJumpAbs"}
@@ -261,8 +270,9 @@ def generate(docs):
     lines.append("")
     lines.append("const BytecodeTable* bytecode_table(int minor) {")
     for d in docs:
-        lines.append("  static const BytecodeTable t3_%d(%d, %d, k3_%d, k3_%d_specialized);" % (
-            d["minor"], d["minor"], d["extended_arg"], d["minor"], d["minor"]))
+        lines.append("  static const BytecodeTable t3_%d({%d, %d, %d, %s}, k3_%d, k3_%d_specialized);" % (
+            d["minor"], d["minor"], d["extended_arg"], d["jump_arg_bytes"],
+            "true" if d["minor"] >= ONE_DEPTH_FROM else "false", d["minor"], d["minor"]))
     lines.append("  switch (minor) {")
     for d in docs:
         lines.append("    case %d: return &t3_%d;" % (d["minor"], d["minor"]))

@@ -187,7 +187,7 @@ class Analysis {
       set(d, more, false);        // the normal way decides
     } else if (have == d) {
       set(have, more, by_handler);
-    } else if (table_.minor() >= 9 || d == kConflict) {
+    } else if (table_.facts().one_depth || d == kConflict) {
       set(kConflict, nest, false);  // the compiler gives each instruction one depth: disagreeing paths are not its
     } else {
       // 3.8: a finally body entered by CALL_FINALLY with fewer values than an exception leaves
@@ -234,10 +234,10 @@ class Analysis {
   }
 
   std::optional<std::uint64_t> jump_target(const Instr& ins) const {
-    // <= 3.9 count jumps in bytes, 3.10+ in code units
-    const bool bytes = table_.minor() <= 9;
-    if (bytes && ins.arg % 2) return std::nullopt;
-    const std::uint64_t units = bytes ? ins.arg / 2 : ins.arg;
+    // a jump's argument counts bytes (<= 3.9) or code units
+    const int per = table_.facts().jump_arg_bytes;
+    if (per == 1 && ins.arg % 2) return std::nullopt;
+    const std::uint64_t units = per == 1 ? ins.arg / 2 : ins.arg;
     const std::uint64_t after = std::uint64_t{ins.at} + 1 + ins.row->caches;
     switch (ins.row->flow) {
       case kJumpRel: return after + units;

@@ -72,11 +72,19 @@ struct OpAlias {
   std::uint8_t op, base;         // a specialized opcode (3.11+) and the one it stands for
 };
 
+// What a version's code is like beyond its opcodes.
+struct BytecodeFacts {
+  int minor = 0;
+  int extended_arg = 0;     // the EXTENDED_ARG opcode
+  int jump_arg_bytes = 2;   // bytes a jump's argument counts (1 before 3.10, then code units of 2)
+  bool one_depth = true;    // the compiler gives each instruction one depth (3.9+)
+};
+
 class BytecodeTable {
  public:
   template <std::size_t N, std::size_t M>
-  BytecodeTable(int minor, int extended_arg, const OpRow (&rows)[N], const OpAlias (&aliases)[M])
-      : minor_(minor), extended_arg_(extended_arg) {
+  BytecodeTable(const BytecodeFacts& facts, const OpRow (&rows)[N], const OpAlias (&aliases)[M])
+      : facts_(facts) {
     for (const auto& r : rows) rows_[r.op] = &r;
     for (const auto& a : aliases) {
       if (a.op != a.base) rows_[a.op] = rows_[a.base];
@@ -84,15 +92,15 @@ class BytecodeTable {
   }
   // The row of an opcode as the code holds it (specialized or not); null when unknown.
   const OpRow* row(std::uint8_t op) const { return rows_[op]; }
-  int minor() const { return minor_; }
+  int minor() const { return facts_.minor; }
+  const BytecodeFacts& facts() const { return facts_; }
   bool is_extended_arg(std::uint8_t op) const {
     const OpRow* r = rows_[op];
-    return r && r->op == extended_arg_;
+    return r && r->op == facts_.extended_arg;
   }
 
  private:
-  int minor_;
-  int extended_arg_;
+  BytecodeFacts facts_;
   std::array<const OpRow*, 256> rows_{};
 };
 

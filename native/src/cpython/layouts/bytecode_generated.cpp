@@ -1257,14 +1257,14 @@ constexpr OpAlias k3_13_specialized[] = {
 }  // namespace
 
 const BytecodeTable* bytecode_table(int minor) {
-  static const BytecodeTable t3_6(6, 144, k3_6, k3_6_specialized);
-  static const BytecodeTable t3_7(7, 144, k3_7, k3_7_specialized);
-  static const BytecodeTable t3_8(8, 144, k3_8, k3_8_specialized);
-  static const BytecodeTable t3_9(9, 144, k3_9, k3_9_specialized);
-  static const BytecodeTable t3_10(10, 144, k3_10, k3_10_specialized);
-  static const BytecodeTable t3_11(11, 144, k3_11, k3_11_specialized);
-  static const BytecodeTable t3_12(12, 144, k3_12, k3_12_specialized);
-  static const BytecodeTable t3_13(13, 71, k3_13, k3_13_specialized);
+  static const BytecodeTable t3_6({6, 144, 1, false}, k3_6, k3_6_specialized);
+  static const BytecodeTable t3_7({7, 144, 1, false}, k3_7, k3_7_specialized);
+  static const BytecodeTable t3_8({8, 144, 1, false}, k3_8, k3_8_specialized);
+  static const BytecodeTable t3_9({9, 144, 1, true}, k3_9, k3_9_specialized);
+  static const BytecodeTable t3_10({10, 144, 2, true}, k3_10, k3_10_specialized);
+  static const BytecodeTable t3_11({11, 144, 2, true}, k3_11, k3_11_specialized);
+  static const BytecodeTable t3_12({12, 144, 2, true}, k3_12, k3_12_specialized);
+  static const BytecodeTable t3_13({13, 71, 2, true}, k3_13, k3_13_specialized);
   switch (minor) {
     case 6: return &t3_6;
     case 7: return &t3_7;
