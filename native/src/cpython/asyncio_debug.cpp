@@ -1,0 +1,174 @@
+// asyncio's debug offsets (cpython/asyncio_debug.hpp).
+#include "cpython/asyncio_debug.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "cpython/internal.hpp"
+#include "pyhang/base/format.hpp"
+#include "pyhang/cpython/asyncio.hpp"
+#include "pyhang/target/target.hpp"
+
+namespace pyhang::cpython {
+
+namespace detail {
+
+namespace {
+
+// One value a target's debug-offsets struct gives: where it sits in the
+// struct, and the field of the reader it sets.
+template <class Into>
+struct DebugValue {
+  const char* name;
+  std::int64_t at;
+  std::int64_t Into::*field;
+};
+
+// The differences of `taken` from `was`, as "name old->new".
+template <class Into, std::size_t N>
+void diff(const DebugValue<Into> (&values)[N], const Into& was, const Into& taken, std::vector<std::string>& out) {
+  for (const auto& v : values)
+    if (was.*v.field != taken.*v.field)
+      out.push_back(std::string(v.name) + " " + std::to_string(was.*v.field) + "->" + std::to_string(taken.*v.field));
+}
+
+// Where an offset may lie: from `floor` (past an object's header) to
+// `bound` (the size of the struct it is an offset into) less `width`.
+struct Bounds {
+  std::uint64_t floor = 0;
+  std::uint64_t bound = 0;
+  std::uint64_t width = 8;
+};
+
+// Sets each of `values` from the struct `d`.  Empty, or what the first
+// value missing or out of bounds is.
+template <class Into, std::size_t N>
+std::string take(const RemoteStruct& d, const DebugValue<Into> (&values)[N], Bounds b, Into& into) {
+  for (const auto& v : values) {
+    auto value = d.get<std::uint64_t>(v.at);
+    if (!value) return std::string(v.name) + " unreadable";
+    if (*value < b.floor || *value + b.width > b.bound)
+      return std::string(v.name) + " " + std::to_string(*value) + " outside its struct of " + std::to_string(b.bound) +
+             " bytes";
+    into.*v.field = static_cast<std::int64_t>(*value);
+  }
+  return {};
+}
+
+// The size of a PyObject header: no field of an object's own lies before it.
+constexpr std::uint64_t kObjectHeader = 16;
+
+std::string version_name(const AsyncioLayout& al) {
+  return std::to_string(al.major) + "." + std::to_string(al.minor);
+}
+
+// _Py_DebugOffsets (3.14+): the generator fields and llist_node.next, which
+// the generated layout locates in _PyRuntime but does not take itself.  The
+// target's values win; a struct without its cookie, or values beyond their
+// struct, leave the row as it is.
+void apply_runtime_offsets(MemoryReader& mem, const PythonState& state, const Layout& l, AsyncioLayout& al,
+                           std::vector<std::string>& warnings) {
+  if (!state.runtime || !l.has(l.dbg_gen_iframe) || !l.has(l.dbg_gen_size) || !l.has(l.dbg_size)) return;
+  RemoteStruct d;
+  if (!d.load(mem, state.runtime, static_cast<std::size_t>(l.dbg_size))) return;
+  char cookie[8] = {};
+  for (int i = 0; i < 8; ++i) cookie[i] = static_cast<char>(d.get<std::uint8_t>(i).value_or(0));
+  if (std::string_view(cookie, 8) != "xdebugpy") return;  // the generic reader already said so
+  const DebugValue<AsyncioLayout> gen[] = {{"gi_iframe", l.dbg_gen_iframe, &AsyncioLayout::gen_iframe},
+                                          {"gi_frame_state", l.dbg_gen_frame_state, &AsyncioLayout::gen_frame_state}};
+  AsyncioLayout taken = al;
+  auto size = d.get<std::uint64_t>(l.dbg_gen_size).value_or(0);
+  if (std::string why = take(d, gen, {kObjectHeader, std::min<std::uint64_t>(size, 1 << 16), 1}, taken); !why.empty()) {
+    warnings.push_back("asyncio: _Py_DebugOffsets gen_object implausible (" + why + "); using the " +
+                       version_name(al) + " row");
+    return;
+  }
+  if (l.has(l.dbg_llist_next)) {
+    const DebugValue<AsyncioLayout> next[] = {{"llist_node.next", l.dbg_llist_next, &AsyncioLayout::llist_next}};
+    if (!take(d, next, {0, 16, 8}, taken).empty()) taken.llist_next = al.llist_next;
+  }
+  std::vector<std::string> diffs;
+  diff(gen, al, taken, diffs);
+  if (taken.llist_next != al.llist_next) diffs.push_back("llist_node.next");
+  if (!diffs.empty()) {
+    std::string line;
+    for (const auto& d : diffs) line += (line.empty() ? "" : ", ") + d;
+    warnings.push_back("asyncio: the target's _Py_DebugOffsets differ from the " + version_name(al) + " row in " +
+                       line + "; using the target's");
+  }
+  al = taken;
+}
+
+// _asyncio's own debug offsets (3.14+, _AsyncioDebug at `at`): TaskObj's
+// size, name, is_task, coro and task_node, and where a thread state and an
+// interpreter keep their task lists.  The target's values win, a warning
+// naming each that differs; values beyond their struct leave the row and
+// the generated layout as they are, with a warning.
+void apply_asyncio_debug(MemoryReader& mem, Addr at, Effective& e, std::vector<std::string>& warnings) {
+  const AsyncioDebugMap* m = e.al.debug;
+  if (!at || !m) return;
+  const std::string row = version_name(e.al) + " row";
+  RemoteStruct d;
+  if (!d.load(mem, at, static_cast<std::size_t>(m->size))) {
+    warnings.push_back("asyncio: _AsyncioDebug at " + hex(at) + " unreadable; using the " + row);
+    return;
+  }
+  const DebugValue<AsyncioLayout> task[] = {{"task_name", m->task_name, &AsyncioLayout::task_name},
+                                           {"task_is_task", m->task_is_task, &AsyncioLayout::task_is_task},
+                                           {"task_coro", m->task_coro, &AsyncioLayout::task_coro},
+                                           {"task_node", m->task_node, &AsyncioLayout::task_node}};
+  const DebugValue<TaskLists> tstate[] = {
+      {"asyncio_running_loop", m->tstate_running_loop, &TaskLists::tstate_running_loop},
+      {"asyncio_running_task", m->tstate_running_task, &TaskLists::tstate_running_task},
+      {"thread asyncio_tasks_head", m->tstate_tasks_head, &TaskLists::tstate_tasks_head}};
+  const DebugValue<TaskLists> interp[] = {
+      {"interpreter asyncio_tasks_head", m->interp_tasks_head, &TaskLists::interp_tasks_head}};
+  Effective taken = e;
+  auto task_size = d.get<std::uint64_t>(m->task_size).value_or(0);
+  std::string why = task_size < 16 || task_size > 4096 ? "TaskObj size " + std::to_string(task_size) : "";
+  taken.al.task_size = static_cast<std::int64_t>(task_size);
+  if (why.empty()) why = take(d, task, {kObjectHeader, task_size, 1}, taken.al);
+  if (why.empty()) why = take(d, tstate, {0, d.get<std::uint64_t>(m->tstate_size).value_or(0), 16}, taken.lists);
+  if (why.empty()) why = take(d, interp, {0, d.get<std::uint64_t>(m->interp_size).value_or(0), 16}, taken.lists);
+  if (!why.empty()) {
+    warnings.push_back("asyncio: _AsyncioDebug at " + hex(at) + " implausible (" + why + "); using the " + row);
+    return;
+  }
+  std::vector<std::string> diffs;
+  if (taken.al.task_size != e.al.task_size)
+    diffs.push_back("task_size " + std::to_string(e.al.task_size) + "->" + std::to_string(taken.al.task_size));
+  diff(task, e.al, taken.al, diffs);
+  diff(tstate, e.lists, taken.lists, diffs);
+  diff(interp, e.lists, taken.lists, diffs);
+  if (!diffs.empty()) {
+    std::string line;
+    for (const auto& x : diffs) line += (line.empty() ? "" : ", ") + x;
+    warnings.push_back("asyncio: the target's _AsyncioDebug differ from the " + row + " in " + line +
+                       "; using the target's (fields it does not cover come from the row)");
+  }
+  e = taken;
+}
+
+}  // namespace
+
+Effective effective(MemoryReader& mem, const PythonState& state, const Layout& l, const AsyncioLayout& row,
+                    Addr asyncio_debug, std::vector<std::string>& warnings) {
+  Effective e{row, {l.tstateimpl_asyncio_tasks_head, l.tstateimpl_asyncio_running_loop,
+                    l.tstateimpl_asyncio_running_task, l.interp_asyncio_tasks_head}};
+  apply_runtime_offsets(mem, state, l, e.al, warnings);
+  apply_asyncio_debug(mem, asyncio_debug, e, warnings);
+  return e;
+}
+
+
+}  // namespace detail
+
+Addr asyncio_debug_offsets(const AddressSpace& space) {
+  for (const auto& o : space.objects()) {
+    if (!o.elf) continue;
+    if (const ElfSection* s = o.elf->section(".AsyncioDebug"); s && s->addr) return s->addr + o.bias;
+  }
+  return 0;
+}
+
+}  // namespace pyhang::cpython
