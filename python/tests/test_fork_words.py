@@ -33,3 +33,7 @@ def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded
               "parent_mapped": {"exe": 0x400000, "libc": 0x7f0000000000, "heap": 0x1000000}}
     assert forks._address_spaces(spaces).startswith("same executable /usr/bin/python3, mapped at 0x400000")
     assert "parent's copy" in forks._address_spaces(spaces)
+
+
+def test_an_issue_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
+    assert forks.fork_problem({"kind": kinds.ForkProblem.TOO_MANY_MAPPINGS}) == "too-many-mappings (None)"

@@ -32,3 +32,10 @@ def test_every_kind_has_words_with_what_it_names():
 
 def test_a_warning_that_is_a_string_is_shown_as_it_is():
     assert warning_text("core file x is truncated: 1 of 2 bytes") == "core file x is truncated: 1 of 2 bytes"
+
+
+def test_a_warning_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
+    # data another pyhang wrote, or a damaged snapshot: one line, never a traceback
+    assert warning_text({"kind": kinds.TargetWarning.CORE_TRUNCATED, "path": "/tmp/core.1"}) == \
+        "core-truncated: /tmp/core.1"
+    assert warning_text({"kind": kinds.StateWarning.THREAD_PREV_MISMATCH}).startswith("thread-prev-mismatch")

@@ -298,7 +298,10 @@ def fork_problem(p):
     if not isinstance(p, dict):
         p = to_data(p)
     words = _FORK_PROBLEMS.get(p.get("kind"))
-    return words(p) if words else "%s (%s)" % (p.get("kind"), p.get("text") or p.get("number"))
+    try:
+        return words(p) if words else "%s (%s)" % (p.get("kind"), p.get("text") or p.get("number"))
+    except (KeyError, TypeError, ValueError):   # data another pyhang wrote, or damaged
+        return "%s (%s)" % (p.get("kind"), p.get("text") or p.get("number"))
 
 
 def _found(lock):

@@ -53,7 +53,11 @@ def warning_text(w):
     (render.interpreter), or a string as it is."""
     if isinstance(w, str):
         return w
+    if not isinstance(w, dict):
+        return str(w)
     words = _WORDS.get(w.get("kind"))
-    if words:
-        return words(w)
-    return state_warning_text(w) or "%s: %s" % (w.get("kind"), w.get("path") or w.get("text") or "")
+    try:
+        said = words(w) if words else state_warning_text(w)
+    except (KeyError, TypeError, ValueError):   # data another pyhang wrote, or damaged: said as it is
+        said = None
+    return said or "%s: %s" % (w.get("kind"), w.get("path") or w.get("text") or "")
