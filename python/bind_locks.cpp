@@ -125,6 +125,7 @@ py::object layouts_issue_dict(const LayoutsIssue& i) {
   d[key("source")] = i.source;
   d[key("library")] = i.library;
   d[key("detail")] = i.detail;
+  d[key("error_number")] = i.error_number;
   d[key("oldest")] = i.oldest;
   d[key("newest")] = i.newest;
   d[key("open_ended")] = i.open_ended;

@@ -18,6 +18,18 @@ py::dict registers_dict(const Registers& regs) {
   return d;
 }
 
+// What about the target could not be read: its kind and what it names.
+py::dict issue_dict(const TargetIssue& w) {
+  py::dict d;
+  d["kind"] = std::string(to_string(w.kind));
+  d["path"] = w.path;
+  d["number"] = w.number;
+  d["other"] = w.other;
+  d["text"] = w.text;
+  d["other_text"] = w.other_text;
+  return d;
+}
+
 }  // namespace
 
 void register_target(py::module_& m) {
@@ -26,8 +38,8 @@ void register_target(py::module_& m) {
   bind_enum(m, "Confidence", kConfidenceNames, "How sure a finding is (the 'confidence' of lock and cycle dicts).");
   bind_enum(m, "OwnerSource", kOwnerSourceNames, "Where a lock's owner came from (the 'owner_source' / 'source' of dicts).");
   bind_enum(m, "ErrorReason", kErrorReasonNames, "Why a target or file could not be opened (ReaderError.reason).");
-  // pyhang::Error as _pyhang_native.ReaderError, its reason
-  // as the exception's `reason` attribute.
+  // pyhang::Error as _pyhang_native.ReaderError, its reason, path and number
+  // as the exception's attributes (render.target.reader_error words them).
   static py::exception<Error> reader_error(m, "ReaderError");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -35,6 +47,8 @@ void register_target(py::module_& m) {
     } catch (const Error& e) {
       py::object exc = py::handle(reader_error.ptr())(e.what());
       exc.attr("reason") = e.reason();
+      exc.attr("path") = e.path();
+      exc.attr("number") = e.number();
       PyErr_SetObject(reader_error.ptr(), exc.ptr());
     }
   });
@@ -87,15 +101,7 @@ void register_target(py::module_& m) {
           "warnings",
           [](const Target& t) {
             py::list out;
-            for (const auto& w : t.warnings()) {
-              py::dict d;
-              d["kind"] = std::string(to_string(w.kind));
-              d["path"] = w.path;
-              d["number"] = w.number;
-              d["other"] = w.other;
-              d["text"] = w.text;
-              out.append(d);
-            }
+            for (const auto& w : t.warnings()) out.append(issue_dict(w));
             return out;
           },
           "What about the target could not be read or trusted: [{kind (TargetProblem), path, number, other, "
@@ -147,7 +153,7 @@ void register_target(py::module_& m) {
                d[key("bias")] = o.bias;
                d[key("symbols")] = o.elf ? o.elf->symbol_count() : 0;
                d[key("debug_info")] = o.elf ? o.elf->has_debug_info() : false;
-               d[key("problem")] = o.problem;
+               d[key("problem")] = o.problem ? py::object(issue_dict(*o.problem)) : py::none();
                out.append(d);
              }
              return out;

@@ -312,7 +312,8 @@ def report_not_stopped(args):
                                           locals=args.locals or args.what in ("py-bt-full", "py-locals"),
                                           because=args.cut_short, kept=KEPT)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
-        return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, exc),
+        from pyhang.render.target import reader_error_text
+        return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, reader_error_text(exc)),
                             hint="check the pid, and that this user may read its memory (ptrace_scope, as for "
                                  "gdb -p)"), args.json)
     return _render_command(snapshot, report, args)

@@ -171,7 +171,8 @@ class NativeFacts(Facts):
             try:
                 facts = native.fork_facts(target, sorted(bases), True, self.interpreter(), containers=False)
             except native.ReaderError as exc:
-                return ForkFacts(descriptor_issue=ForkIssue(ForkProblem.READER_ERROR, text=str(exc)))
+                return ForkFacts(descriptor_issue=ForkIssue(ForkProblem.READER_ERROR, number=exc.number, text=exc.path,
+                                                            reason=exc.reason.text))
             facts["process"] = process_facts(target.pid) if target.kind == "live" and target.pid else None
             return from_data(ForkFacts, facts)
         return self.once("fork-facts", make)

@@ -170,6 +170,10 @@ def test_why_the_lock_layouts_cannot_be_used_is_worded_from_the_version_and_libc
     assert words.layouts_text("glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)") == \
         "glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)"   # an older snapshot's
     assert words.layouts_text(None) is None
+    unreadable = LayoutsIssue(kinds.LayoutsProblem.LIBC_UNREADABLE, library="/lib/libc.so.6", detail="cannot-open",
+                              error_number=2)
+    assert words.layouts_text(unreadable) == \
+        "cannot open /lib/libc.so.6: No such file or directory: glibc version unknown"
 
 
 def test_a_descriptor_is_described_by_width_count_and_offset():

@@ -3,11 +3,13 @@ the collectors as data (model.kinds.TargetWarning and what it names) and is
 worded by render.target: every kind has words naming its paths, numbers and
 threads, the native kinds are the vocabulary's, and a warning that is a
 string (an older snapshot's, the interpreter reader's) is shown as it is."""
+import pytest
+
 import _pyhang_native as native
 from pyhang.model import kinds
-from pyhang.render.target import warning_text
+from pyhang.render.target import object_problem_text, reader_error_text, reader_failure, warning_text
 
-EXAMPLE = {"path": "/tmp/core.1", "number": 3, "other": 8, "text": "no .dynsym", "given": "/usr/bin/python3",
+EXAMPLE = {"path": "/tmp/core.1", "number": 3, "other": 8, "text": "no .dynsym", "other_text": "ab12", "given": "/usr/bin/python3",
            "tids": [11, 12], "tid": 11, "call": "write", "fd": 2, "what": "pipe"}
 
 
@@ -17,7 +19,37 @@ def members():
 
 def test_the_native_readers_kinds_are_the_vocabularys():
     native_kinds = {m.text for m in native.TargetProblem.__members__.values()}
-    assert len(native_kinds) == 5 and native_kinds <= members()
+    assert len(native_kinds) == 6 and native_kinds <= members()
+
+
+def test_every_reason_a_target_cannot_be_opened_is_the_native_name_table_and_has_words():
+    failures = {v for k, v in vars(kinds.ReaderFailure).items() if k.isupper()}
+    assert failures == {m.text for m in native.ErrorReason.__members__.values()}
+    for reason in failures:
+        words = reader_failure(reason, "/tmp/x.so", 2)
+        assert words and reason not in words, reason
+    assert reader_failure(kinds.ReaderFailure.CANNOT_OPEN, "/tmp/x.so", 2) == \
+        "cannot open /tmp/x.so: No such file or directory"
+
+
+def test_a_reader_error_is_worded_from_its_reason_path_and_number():
+    with pytest.raises(native.ReaderError) as e:
+        native.Target.core("/nonexistent/core.1", "", "", [])
+    assert e.value.reason == native.ErrorReason.CANNOT_OPEN and e.value.path == "/nonexistent/core.1"
+    assert reader_error_text(e.value) == "cannot open /nonexistent/core.1: No such file or directory"
+    assert reader_error_text(ValueError("other")) == "other"
+
+
+def test_a_mapped_file_that_cannot_be_read_or_is_another_build_is_said_with_its_reason():
+    missing = {"kind": kinds.TargetWarning.SYMBOLS_UNREADABLE, "path": "/usr/lib/libx.so", "number": 2,
+               "text": "cannot-open", "other_text": "/sysroot/usr/lib/libx.so"}
+    assert warning_text(missing) == ("cannot read symbols of /usr/lib/libx.so: cannot open /sysroot/usr/lib/libx.so: "
+                                     "No such file or directory")
+    other = {"kind": kinds.TargetWarning.BUILD_ID_MISMATCH, "path": "/usr/lib/libx.so", "text": "ab12",
+             "other_text": "cd34"}
+    assert "build-id ab12, in the core cd34" in warning_text(other)
+    # an older snapshot's executable_problem is its sentence
+    assert object_problem_text("cannot open /x: gone") == "cannot open /x: gone"
 
 
 def test_every_kind_has_words_with_what_it_names():

@@ -151,7 +151,7 @@ def stub(module):
     classes = [n for n in names if isinstance(getattr(module, n), type) and n not in enums and n not in errors]
     functions = [n for n in names if n not in enums and n not in errors and n not in classes]
     parts += [_enum(n, getattr(module, n)) for n in enums]
-    parts += ["class %s(Exception):\n    reason: ErrorReason\n" % n for n in errors]
+    parts += ["class %s(Exception):\n    reason: ErrorReason\n    path: str\n    number: int\n" % n for n in errors]
     parts += [_class(n, getattr(module, n)) for n in classes]
     parts += [_function(n, getattr(module, n).__doc__) for n in functions]
     return "\n\n".join(p.rstrip("\n") + "\n" for p in parts)

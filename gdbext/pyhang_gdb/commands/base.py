@@ -8,6 +8,7 @@ import traceback
 import gdb
 
 import _pyhang_native as native
+from pyhang.render.target import reader_error_text
 from pyhang_gdb import thread_apply
 from pyhang_gdb.session import NoTarget
 
@@ -52,7 +53,9 @@ def complete_options(flags, text, word):
 
 def failure(name, exc):
     """The one line that says why command `name` failed with `exc`."""
-    if isinstance(exc, (NoTarget, ArgumentError, native.ReaderError)):
+    if isinstance(exc, native.ReaderError):
+        return reader_error_text(exc)
+    if isinstance(exc, (NoTarget, ArgumentError)):
         return str(exc)
     if isinstance(exc, gdb.error):
         return "%s: gdb: %s" % (name, exc)

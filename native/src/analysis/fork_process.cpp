@@ -106,7 +106,7 @@ ProcessFacts process_facts(int pid, int ppid) {
     p.mapped = mine;
     p.parent_mapped = theirs;
   } catch (const Error& e) {
-    p.problem = {ForkProblem::MapsUnreadable, pid, p.ppid, e.what()};
+    p.problem = {ForkProblem::MapsUnreadable, pid, p.ppid, e.path()};  // /proc/PID/maps of one of the two
   }
   return p;
 }

@@ -175,7 +175,10 @@ VersionResult detect_version(const AddressSpace& space) {
     LayoutsIssue why;
     why.kind = LayoutsProblem::LibcUnreadable;
     why.library = libc->path;
-    why.detail = libc->problem;
+    if (libc->problem) {
+      why.detail = libc->problem->text;
+      why.error_number = static_cast<std::int64_t>(libc->problem->number);
+    }
     return why;
   }
   VersionResult r = detect_version(*libc->elf);

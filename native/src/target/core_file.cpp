@@ -43,8 +43,8 @@ std::shared_ptr<CoreFile> CoreFile::open(const std::string& path) { return from_
 
 std::shared_ptr<CoreFile> CoreFile::from_image(std::shared_ptr<FileImage> image) {
   auto elf = ElfFile::from_image(std::move(image));
-  if (elf->type() != ET_CORE) throw Error(ErrorReason::NotCore, elf->path() + " is not a core file");
-  if (elf->machine() != EM_X86_64) throw Error(ErrorReason::UnsupportedElf, elf->path() + " is not an x86_64 core file");
+  if (elf->type() != ET_CORE) throw Error(ErrorReason::NotCore, elf->path());
+  if (elf->machine() != EM_X86_64) throw Error(ErrorReason::UnsupportedElf, elf->path());
   std::shared_ptr<CoreFile> core(new CoreFile(std::move(elf)));
   core->parse();
   return core;

@@ -15,11 +15,11 @@ namespace pyhang {
 
 std::shared_ptr<FileImage> FileImage::map(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ErrorReason::CannotOpen, "cannot open " + path + ": " + std::strerror(errno));
+  if (fd < 0) throw Error(ErrorReason::CannotOpen, path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(ErrorReason::NotRegularFile, path + " is not a regular file");
+    throw Error(ErrorReason::NotRegularFile, path);
   }
   std::shared_ptr<FileImage> img(new FileImage());
   img->path_ = path;
@@ -27,8 +27,9 @@ std::shared_ptr<FileImage> FileImage::map(const std::string& path) {
   if (img->size_ > 0) {
     void* p = ::mmap(nullptr, img->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
+      int err = errno;  // before close() can change it
       ::close(fd);
-      throw Error(ErrorReason::CannotOpen, "cannot map " + path + ": " + std::strerror(errno));
+      throw Error(ErrorReason::CannotMap, path, err);
     }
     img->data_ = static_cast<const std::uint8_t*>(p);
     img->mapped_ = true;
@@ -97,9 +98,9 @@ ElfFile::ElfFile(std::shared_ptr<FileImage> image) : image_(std::move(image)) {}
 void ElfFile::parse() {
   Elf64_Ehdr eh{};
   if (!read_struct(*image_, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-    throw Error(ErrorReason::NotElf, path() + " is not an ELF file");
+    throw Error(ErrorReason::NotElf, path());
   if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-    throw Error(ErrorReason::UnsupportedElf, path() + " is not a 64-bit little-endian ELF file");
+    throw Error(ErrorReason::UnsupportedElf, path());
   type_ = eh.e_type;
   machine_ = eh.e_machine;
 

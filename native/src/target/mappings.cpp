@@ -57,7 +57,7 @@ std::vector<Mapping> parse_proc_maps(std::string_view text) {
 
 std::vector<Mapping> read_proc_maps(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  if (!in) throw Error(ErrorReason::CannotOpen, "cannot read /proc/" + std::to_string(pid) + "/maps (the process is gone?)");
+  if (!in) throw Error(ErrorReason::MapsUnreadable, "/proc/" + std::to_string(pid) + "/maps", pid);
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_proc_maps(ss.str());

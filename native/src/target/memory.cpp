@@ -80,7 +80,7 @@ LiveReader::LiveReader(int pid) : pid_(pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   mem_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (mem_fd_ < 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
-    throw Error(ErrorReason::NoSuchProcess, "process " + std::to_string(pid) + " does not exist");
+    throw Error(ErrorReason::NoSuchProcess, "/proc/" + std::to_string(pid), pid);
 }
 
 LiveReader::~LiveReader() {

@@ -67,7 +67,8 @@ AddressSpace::AddressSpace(std::vector<Mapping> mappings, Locate locate) : mappi
       obj.bias = head->start - obj.elf->load_base_vaddr();
     } catch (const Error& e) {
       if (e.reason() == ErrorReason::NotElf) continue;
-      obj.problem = e.what();
+      obj.problem = TargetIssue{TargetProblem::SymbolsUnreadable, path, static_cast<std::uint64_t>(e.number()), 0,
+                                std::string(to_string(e.reason())), e.path()};
     }
     objects_.push_back(std::move(obj));
   }
@@ -105,13 +106,12 @@ std::optional<Addr> AddressSpace::symbol_address(std::string_view name, const Lo
   return std::nullopt;
 }
 
-void AddressSpace::drop_mismatched(const std::function<std::string(const LoadedObject&)>& check) {
+void AddressSpace::drop_mismatched(const std::function<std::optional<TargetIssue>(const LoadedObject&)>& check) {
   for (auto& o : objects_) {
     if (!o.elf) continue;
-    std::string why = check(o);
-    if (!why.empty()) {
+    if (auto issue = check(o)) {
       o.elf.reset();
-      o.problem = why;
+      o.problem = std::move(issue);
     }
   }
 }
@@ -302,7 +302,7 @@ class CoreFileFinder {
 
 void note_object_problems(Target& t, const AddressSpace& space) {
   for (auto& o : space.objects())
-    if (!o.problem.empty()) t.add_warning({TargetProblem::SymbolsUnreadable, o.path, 0, 0, o.problem});
+    if (o.problem) t.add_warning(*o.problem);
 }
 
 }  // namespace
@@ -347,12 +347,11 @@ std::shared_ptr<Target> Target::core(const std::string& core_path, const CoreFil
   if (t->core_->file_mappings().empty())
     t->add_warning({TargetProblem::CoreNoFiles, core_path, 0, 0, {}});
   t->space_ = AddressSpace(t->core_->file_mappings(), locate);
-  t->space_.drop_mismatched([&](const LoadedObject& o) -> std::string {
+  t->space_.drop_mismatched([&](const LoadedObject& o) -> std::optional<TargetIssue> {
     std::string in_core = core_build_id(*t->core_, o.start);
     std::string on_disk = o.elf->build_id();
-    if (in_core.empty() || on_disk.empty() || in_core == on_disk) return {};
-    return "the file on disk is not the one the core was made from (build-id " + on_disk + ", in the core " +
-           in_core + "); its symbols are not used";
+    if (in_core.empty() || on_disk.empty() || in_core == on_disk) return std::nullopt;
+    return TargetIssue{TargetProblem::BuildIdMismatch, o.path, 0, 0, on_disk, in_core};
   });
   note_object_problems(*t, t->space_);
   if (!recorded_executable.empty()) t->executable_ = finder->find(recorded_executable);

@@ -75,6 +75,10 @@ TEST_CASE("a mapped file that is missing is an object with a problem, not an err
   AddressSpace space({{0x1000, 0x2000, 0, "r-xp", "/nonexistent/libgone.so"}});
   REQUIRE(space.objects().size() == 1);
   CHECK(space.objects()[0].elf == nullptr);
-  CHECK(space.objects()[0].problem.find("cannot open") != std::string::npos);
+  REQUIRE(space.objects()[0].problem);
+  CHECK(space.objects()[0].problem->kind == TargetProblem::SymbolsUnreadable);
+  CHECK(space.objects()[0].problem->text == "cannot-open");
+  CHECK(space.objects()[0].problem->number == ENOENT);
+  CHECK(space.objects()[0].problem->other_text == "/nonexistent/libgone.so");
   CHECK(space.symbolize(0x1500).function.empty());
 }

@@ -83,6 +83,7 @@ class ForkIssue:
     number: int = 0
     other: int = 0
     text: str = ""
+    reason: str = ""                  # READER_ERROR: model.kinds.ReaderFailure (text: the path)
 
 
 @record

@@ -459,7 +459,8 @@ class FutureState:
 class TargetWarning:
     """What about a target could not be read or trusted (ProcessSnapshot.warnings' kind): the native
     TargetProblem name table's, then the collectors' own.  Worded by render.target."""
-    SYMBOLS_UNREADABLE = "symbols-unreadable"       # path, text: why
+    SYMBOLS_UNREADABLE = "symbols-unreadable"       # path; text: a ReaderFailure, number its errno, other_text the file
+    BUILD_ID_MISMATCH = "build-id-mismatch"         # path; text: the build-id here, other_text the core's
     CORE_TRUNCATED = "core-truncated"               # path; number of other bytes missing
     CORE_FILES_MALFORMED = "core-files-malformed"   # path
     CORE_NO_THREAD = "core-no-thread"               # path
@@ -472,6 +473,23 @@ class TargetWarning:
     NOT_STOPPED_FOR_TRANSFER = "not-stopped-for-transfer"   # tid, call, fd, what: a stop would cut it short
     GIL_MOVED = "gil-moved"                         # the GIL changed hands between two reads
 
+
+
+class ReaderFailure:
+    """Why a target or file could not be opened at all (the native ErrorReason name table: a
+    ReaderError's `reason`, with its `path` and `number`).  Worded by render.target.reader_failure."""
+    OTHER = "other"
+    CANNOT_OPEN = "cannot-open"           # number: errno
+    CANNOT_MAP = "cannot-map"             # number: errno
+    MAPS_UNREADABLE = "maps-unreadable"   # number: the PID
+    NOT_REGULAR_FILE = "not-regular-file"
+    NOT_ELF = "not-elf"
+    UNSUPPORTED_ELF = "unsupported-elf"
+    NOT_CORE = "not-core"
+    NO_SUCH_PROCESS = "no-such-process"   # number: the PID
+    NOT_CODE_OBJECT = "not-code-object"
+    NOT_FOUND = "not-found"
+    UNSUPPORTED = "unsupported"
 
 
 class PyLockFound:

@@ -55,7 +55,8 @@ class LayoutsIssue:
     exact: bool = True                # False: only a lower bound of the release (read from `source`)
     source: str = ""                  # where the version was read ("__nptl_version", "version-definitions", "given")
     library: str = ""                 # the file it is about: libc's path, or the descriptors' library
-    detail: str = ""                  # libc-unreadable: why, as the target read it
+    detail: str = ""                  # libc-unreadable: why, as the target read it (a ReaderFailure)
+    error_number: int = 0             # libc-unreadable: the errno that came with it
     oldest: str = ""                  # outside: the oldest release of the rows
     newest: str = ""                  # the newest release the layouts were checked against
     open_ended: bool = False          # outside: the newest row also takes later releases

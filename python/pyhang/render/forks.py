@@ -1,10 +1,11 @@
 """The sentences of fork hazards: each hazard's evidence and advice (also
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
-from pyhang.model.kinds import ForkProblem, Forker, HazardKind, LockFound
+from pyhang.model.kinds import ForkProblem, Forker, HazardKind, LockFound, ReaderFailure
 from pyhang.model.record import to_data
 from pyhang.model.waits import DescriptorsIssue
 from pyhang.render.glibc import descriptors_text
+from pyhang.render.target import reader_failure
 from pyhang.render.names import ThreadNames, lock_reference, object_name, thread_title
 
 ADVICE = {
@@ -281,9 +282,11 @@ _FORK_PROBLEMS = {
                                             "not in libc's data" % i["number"],
     ForkProblem.NO_EXECUTABLES: lambda i: "cannot read the executables of %d and its parent %d" % (
         i["number"], i["other"]),
-    ForkProblem.MAPS_UNREADABLE: lambda i: "maps: " + i["text"],
+    ForkProblem.MAPS_UNREADABLE: lambda i: (reader_failure(ReaderFailure.MAPS_UNREADABLE, i["text"])
+                                            if i["text"].startswith("/") else "maps: " + i["text"]),
     ForkProblem.NO_STAT: lambda i: "cannot read /proc/%d/stat" % i["number"],
-    ForkProblem.READER_ERROR: lambda i: i["text"],
+    ForkProblem.READER_ERROR: lambda i: (reader_failure(i["reason"], i["text"], i["number"]) if i.get("reason")
+                                         else i["text"]),
 }
 
 

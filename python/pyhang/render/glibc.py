@@ -9,7 +9,8 @@ pthread_t cannot be mapped to TIDs (DescriptorsIssue).  One table
 of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
 the decoders' own sentence where these records are: it is shown as it is."""
 from pyhang.model.kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, LockEvidence, \
-    LockProblem, ScoreReason, ThreadListProblem
+    LockProblem, ReaderFailure, ScoreReason, ThreadListProblem
+from pyhang.render.target import reader_failure
 
 _MASK64 = (1 << 64) - 1
 
@@ -264,6 +265,8 @@ def layouts_text(issue):
     if isinstance(issue, str):
         return issue
     why = ""
+    if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail in vars(ReaderFailure).values():
+        return "%s: glibc version unknown" % reader_failure(issue.detail, issue.library, issue.error_number)
     if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail:
         why = ": " + issue.detail
     elif issue.kind == LayoutsProblem.CONTRADICTED:

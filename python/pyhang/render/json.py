@@ -14,6 +14,7 @@ from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name, thread_problem
 from pyhang.model.waits import syscall_of
 from pyhang.render.syscalls import syscall_json
+from pyhang.render.target import object_problem_text
 from pyhang.render.names import lock_text
 from pyhang.render.text import edge_evidence, names_of, warnings
 from pyhang.render.verdicts import deadlock_advice, headline, verdict_advice, verdict_text
@@ -179,7 +180,7 @@ def to_json(report, merged=False, threads=True) -> dict:
         "headline": headline(report),
         "target": {"kind": t.kind, "pid": t.pid, "core": t.core, "executable": t.executable,
                    "python_version": t.python_version, "namespace_pid": t.namespace_pid,
-                   "executable_problem": t.executable_problem},
+                   "executable_problem": object_problem_text(t.executable_problem) if t.executable_problem else None},
         "threads": [_thread(th, names, _python_frames(th, merged)) for th in report.threads] if threads else [],
         "gil": {"locked": report.gil.locked, "holder_tid": report.gil.holder_tid,
                 "waiters": list(report.gil.waiters)},

@@ -3,11 +3,14 @@ warnings the native target reader, the gdb collector and the no-stop
 collector give as data ({kind: model.kinds.TargetWarning, and the paths,
 numbers and threads it names}).  A warning that is a string (an older
 snapshot's, or the interpreter reader's own) is shown as it is."""
-from pyhang.model.kinds import TargetWarning
+import os
+
+from pyhang.model.kinds import ReaderFailure, TargetWarning
 from pyhang.render.interpreter import state_warning_text
 
 _WORDS = {
-    TargetWarning.SYMBOLS_UNREADABLE: lambda w: "cannot read symbols of %s: %s" % (w["path"], w["text"]),
+    TargetWarning.SYMBOLS_UNREADABLE: lambda w: "cannot read symbols of %s: %s" % (w["path"], object_problem_text(w)),
+    TargetWarning.BUILD_ID_MISMATCH: lambda w: "%s: %s" % (w["path"], object_problem_text(w)),
     TargetWarning.CORE_TRUNCATED: lambda w: (
         "core file %s is truncated: %d of %d bytes of memory are missing; what they held is unknown (no file "
         "stands in for them), and what is read from elsewhere still holds" % (w["path"], w["number"], w["other"])),
@@ -35,6 +38,51 @@ _WORDS = {
     TargetWarning.GIL_MOVED: lambda w: ("the GIL changed hands while the process was read without stopping it: "
                                         "which thread holds it is not known"),
 }
+
+
+_FAILURES = {
+    ReaderFailure.OTHER: lambda path, n: "cannot read %s" % path,
+    ReaderFailure.CANNOT_OPEN: lambda path, n: "cannot open %s: %s" % (path, os.strerror(n)),
+    ReaderFailure.CANNOT_MAP: lambda path, n: "cannot map %s: %s" % (path, os.strerror(n)),
+    ReaderFailure.MAPS_UNREADABLE: lambda path, n: "cannot read %s (the process is gone?)" % path,
+    ReaderFailure.NOT_REGULAR_FILE: lambda path, n: "%s is not a regular file" % path,
+    ReaderFailure.NOT_ELF: lambda path, n: "%s is not an ELF file" % path,
+    ReaderFailure.UNSUPPORTED_ELF: lambda path, n: "%s is not a 64-bit little-endian x86_64 ELF file" % path,
+    ReaderFailure.NOT_CORE: lambda path, n: "%s is not a core file" % path,
+    ReaderFailure.NO_SUCH_PROCESS: lambda path, n: "process %d does not exist" % n,
+    ReaderFailure.NOT_CODE_OBJECT: lambda path, n: "%s is not a code object" % path,
+    ReaderFailure.NOT_FOUND: lambda path, n: "%s not found" % path,
+    ReaderFailure.UNSUPPORTED: lambda path, n: "%s is not supported" % path,
+}
+
+
+def reader_failure(reason, path, number=0):
+    """Why a target or file could not be opened: a ReaderError's reason (model.kinds.ReaderFailure, or the
+    native enum), path and number in words."""
+    name = getattr(reason, "text", reason)
+    words = _FAILURES.get(name)
+    return words(path, number) if words else "%s: %s" % (name, path)
+
+
+def reader_error_text(exc):
+    """A native ReaderError in words (its str() is only the reason's name and the path); another
+    exception as str() says it."""
+    if not hasattr(exc, "reason") or not hasattr(exc, "path"):
+        return str(exc)
+    return reader_failure(exc.reason, exc.path, getattr(exc, "number", 0))
+
+
+def object_problem_text(w):
+    """Why a mapped file's symbols are not used (a loaded object's problem, the target's
+    executable_problem): the target reader's data, or a string (an older snapshot's) as it is."""
+    if not isinstance(w, dict):
+        return w
+    if w.get("kind") == TargetWarning.BUILD_ID_MISMATCH:
+        return ("the file on disk is not the one the core was made from (build-id %s, in the core %s); its "
+                "symbols are not used" % (w["text"], w["other_text"]))
+    if w.get("text") in _FAILURES:
+        return reader_failure(w["text"], w.get("other_text") or w["path"], w.get("number") or 0)
+    return w.get("text") or w.get("kind")
 
 
 def _zeroed_stacks(tids):

@@ -83,7 +83,7 @@ enum class ForkProblem : std::uint8_t {
   NoExecutables,             // /proc/PID/exe of `number` or of its parent `other` unreadable
   MapsUnreadable,            // /proc/PID/maps unreadable (text: the error)
   NoStat,                    // /proc/PID/stat of `number` unreadable (pyhang.procfs reads it)
-  ReaderError,               // the target could not be read at all (text: the error)
+  ReaderError,               // the target could not be read at all (text: the path, number: the errno or PID)
 };
 inline constexpr std::array<Named<ForkProblem>, 12> kForkProblemNames{{
     {ForkProblem::None, "none"},

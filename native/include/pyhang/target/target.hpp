@@ -27,7 +27,7 @@ struct LoadedObject {
   Addr end = 0;    // highest mapped address (exclusive)
   Addr bias = 0;   // runtime address = link-time address + bias
   std::shared_ptr<ElfFile> elf;  // null when the file could not be opened
-  std::string problem;           // why elf is null, or a mismatch seen
+  std::optional<TargetIssue> problem;  // why elf is null, or a mismatch seen
   std::string_view basename() const;
   // The separate debug file of a stripped object (libc6-dbg's), looked up by
   // build-id the first time a pc in the object has no symbol of its own.
@@ -68,10 +68,10 @@ class AddressSpace {
   // DIR/.build-id/xx/yyyy.debug whose build-id is the object's.
   void set_debug_directories(std::vector<std::string> dirs) { debug_dirs_ = std::move(dirs); }
 
-  // Forget the symbols of every object for which `check` returns a reason
-  // (e.g. the file on disk is not the one that was mapped); the reason is
+  // Forget the symbols of every object for which `check` returns an issue
+  // (e.g. the file on disk is not the one that was mapped); the issue is
   // kept as the object's problem.
-  void drop_mismatched(const std::function<std::string(const LoadedObject&)>& check);
+  void drop_mismatched(const std::function<std::optional<TargetIssue>(const LoadedObject&)>& check);
 
  private:
   std::vector<Mapping> mappings_;
