@@ -88,3 +88,24 @@ def test_py_bt_shows_the_c_callable_above_the_frame_that_calls_it(calls):
     at = next(k for k, line in enumerate(lines) if line.strip().startswith("File ") and "in sleeper" in line)
     # THEN the line above the sleeper's frame names time.sleep as CPython's repr does
     assert lines[at - 1].strip() == "<built-in function sleep>  [C: time.sleep]", block
+
+
+def sleeper_lines(text, sleeper):
+    """The lines of `text` from the sleeper thread's header on, and the index of its `sleeper` frame."""
+    lines = text[text.index("(LWP %d)" % sleeper):].splitlines()
+    return lines, next(k for k, line in enumerate(lines) if "File " in line and "in sleeper" in line)
+
+
+def test_py_bt_full_shows_the_c_callable_above_the_frame_that_calls_it_in_gdb_and_from_the_command_line(calls):
+    # GIVEN the thread asleep in time.sleep
+    s, _ = calls
+    sleeper = harness.role_tid(s, "sleep")
+    # WHEN py-bt-full prints that thread's stack in gdb, and the command line prints every thread's
+    text, _ = harness.run_gdb_marked("thread apply all py-bt-full", pid=s.pid)
+    _, cli_text, err = harness.pyhang_cli("py-bt-full", "-p", s.pid)
+    assert "(LWP %d)" % sleeper in cli_text, err
+    # THEN in both the line above the sleeper's numbered frame names time.sleep, under the frame's text
+    for where, out in (("gdb", text), ("cli", cli_text)):
+        lines, at = sleeper_lines(out, sleeper)
+        assert lines[at].startswith("#"), (where, lines[at])
+        assert lines[at - 1] == "   <built-in function sleep>  [C: time.sleep]", (where, "\n".join(lines[:at + 1]))

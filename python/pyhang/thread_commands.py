@@ -12,7 +12,7 @@ from pyhang.render import values
 from pyhang.render.asyncio import render_py_tasks
 from pyhang.render.forks import render_fork_hazards
 from pyhang.render.gil import render_gils
-from pyhang.render.names import lock_text, python_frame_line, thread_label
+from pyhang.render.names import c_call_line, lock_text, python_frame_line, thread_label
 from pyhang.render.text import names_of, py_bt_header, python_status_line, render_thread_command, warnings
 
 # Commands whose frames need their locals collected.
@@ -40,6 +40,8 @@ def _bt_full(report):
             out.append("  (no Python frame: the thread is between Python calls or has not started)")
         for i, f in enumerate(th.python_frames):
             arguments = [v for v in f.locals or () if v["kind"] == LocalKind.ARGUMENT]
+            if f.c_call is not None:   # what the frame calls in C, a line of its own above it (as in py-bt)
+                out.append(values.C_CALL_INDENT + c_call_line(f.c_call))
             out.append(values.frame_header(i, f, arguments))
             if f.source:
                 out.append("    " + f.source.strip())

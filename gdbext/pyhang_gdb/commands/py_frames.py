@@ -12,10 +12,11 @@ through the native PythonValues (bounded, never raising)."""
 import gdb
 
 from pyhang.analysis.eval_frames import pair_indices
-from pyhang.analysis.python_state import gil_state
+from pyhang.analysis.python_state import gil_state, python_frames
 from pyhang.model.kinds import LocalKind, PythonStatus
 from pyhang.model.report import PythonFrame
 from pyhang.render import values as text
+from pyhang.render.names import c_call_line
 from pyhang.render.text import py_bt_header, python_status_line
 from pyhang_gdb import collect, decoders, facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
@@ -240,9 +241,13 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
             return
         # The thread and its GIL state first, as py-bt says them.
         snap, view = collect.selected_thread(0)
-        out = [py_bt_header(snap.num, snap.tid, view.version, gil_state(view, snap.tid, snap.registers),
-                            (view.thread(snap.tid) or {}).get("interp_id"))]
+        gil = gil_state(view, snap.tid, snap.registers)
+        out = [py_bt_header(snap.num, snap.tid, view.version, gil, (view.thread(snap.tid) or {}).get("interp_id"))]
+        # What each frame calls in C, a line of its own above it (as py-bt shows it)
+        analysed = python_frames(view, snap.tid, gil=gil)
         for i, f in enumerate(frames.frames):
+            if i < len(analysed) and analysed[i].c_call is not None:
+                out.append(text.C_CALL_INDENT + c_call_line(analysed[i].c_call))
             out.extend(_summary(i, f, _arguments(f)))
         print("\n".join(out))
 

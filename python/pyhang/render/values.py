@@ -35,6 +35,10 @@ def print_line(scope, name, value):
     return "%s %r = %s" % (scope, name, value["repr"])
 
 
+# py-bt-full's line of the C callable a frame calls, under the frame number's column
+C_CALL_INDENT = "   "
+
+
 def frame_header(index, frame, arguments=None):
     """`#2 File "app.py", line 42, in settle (a=1, b='x')`: one Python frame,
     numbered from the innermost (0), with its arguments when given."""
