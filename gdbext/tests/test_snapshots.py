@@ -53,10 +53,10 @@ def test_replayed_snapshot_gives_the_report_gdb_gave_at_the_same_stop(scenario, 
 
 
 def test_a_report_asks_a_handful_of_questions_per_thread(scenario, tmp_path):
-    # GIVEN 64 Python threads parked on one Event, 5 frames deep
-    s = scenario([DEBIAN, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), "64", "5"])
+    # GIVEN 256 Python threads parked on one Event, 5 frames deep
+    s = scenario([DEBIAN, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), "256", "5"])
     document, report, _ = snapshot_and_report(tmp_path, pid=s.pid)
-    assert len(report["threads"]) == 65
+    assert len(report["threads"]) == 257
     # THEN every answer the collector gave is in the snapshot, each question once,
     # and there are no more than a handful per thread
     asked = {}
@@ -65,4 +65,4 @@ def test_a_report_asks_a_handful_of_questions_per_thread(scenario, tmp_path):
     assert asked["threads"] <= 2 and asked["target"] == 1 and asked["python"] == 1
     # (each question about threads takes all of them at once)
     assert sum(asked.values()) <= 20, asked
-    assert len(next(args for q, args, _ in document["answers"] if q == "python_locks")[0]) >= 64
+    assert len(next(args for q, args, _ in document["answers"] if q == "python_locks")[0]) >= 256
