@@ -241,6 +241,27 @@ def report_json(env=None, **target):
     return validated_report(doc)
 
 
+def live_and_core_reports(s, executable):
+    """("live", report) of the scenario's running process through gdb, then ("core", report) of a
+    gcore core of it, opened with `executable`."""
+    yield "live", report_json(pid=s.pid)
+    yield "core", report_json(executable=executable, core=s.gcore())
+
+
+def cli_live_and_core_reports(s, executable, text=False):
+    """(where, JSON report[, text report]) of `pyhang report` on the scenario's process, then on a
+    gcore core of it; each JSON validated, its exit_status the command's."""
+    core = s.gcore()
+    for where, target in (("live", ["-p", s.pid]), ("core", [*core_options(executable), core, executable])):
+        status, out, err = pyhang_cli("report", "--json", *target)
+        doc = validated_report(json.loads(out))
+        assert doc["exit_status"] == status, (where, err)
+        if text:
+            yield where, doc, pyhang_cli("report", *target)[1]
+        else:
+            yield where, doc
+
+
 _report_validator = None
 
 

@@ -42,12 +42,7 @@ def server(request):
 
 
 def reports(s):
-    core = s.gcore()
-    for where, target in (("live", ["-p", s.pid]), ("core", [*harness.core_options(s.exe), core, s.exe])):
-        status, out, err = harness.pyhang_cli("report", "--json", *target)
-        doc = harness.validated_report(json.loads(out))
-        assert doc["exit_status"] == status, (where, err)
-        yield where, doc
+    return harness.cli_live_and_core_reports(s, s.exe)
 
 
 def test_a_handler_calling_its_own_server_is_a_blocked_loop_at_the_programs_line(server):

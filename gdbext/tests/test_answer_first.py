@@ -4,7 +4,6 @@ first with its next step (`advice`, text and JSON), and idle threads (an
 Event, a Condition, an executor between tasks, with nothing waiting on
 them) are one folded line, never "blocked, owner unknown" — while the
 main thread waiting stays a finding.  Live and from a core."""
-import json
 import os
 
 import pytest
@@ -25,13 +24,7 @@ def answer(text):
 
 def both(s, exe):
     """(where, JSON report, text report) live and from a core."""
-    core = s.gcore()
-    for where, target in (("live", ["-p", s.pid]), ("core", [*harness.core_options(exe), core, exe])):
-        status, out, err = harness.pyhang_cli("report", "--json", *target)
-        doc = harness.validated_report(json.loads(out))
-        assert doc["exit_status"] == status, (where, err)
-        _, text, _ = harness.pyhang_cli("report", *target)
-        yield where, doc, text
+    return harness.cli_live_and_core_reports(s, exe, text=True)
 
 
 def idle_params():

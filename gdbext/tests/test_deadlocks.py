@@ -22,8 +22,7 @@ def interpreters_for_deadlocks():
 
 def reports(s, executable):
     """The report of the live process, then of its core."""
-    yield "live", harness.report_json(pid=s.pid)
-    yield "core", harness.report_json(executable=executable, core=s.gcore())
+    return harness.live_and_core_reports(s, executable)
 
 
 def test_native_abba_mutexes_are_one_certain_deadlock(scenario):

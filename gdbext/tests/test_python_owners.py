@@ -14,8 +14,7 @@ import harness
 
 
 def reports(s, exe):
-    yield "live", harness.report_json(pid=s.pid)
-    yield "core", harness.report_json(executable=exe, core=s.gcore())
+    return harness.live_and_core_reports(s, exe)
 
 
 @pytest.mark.parametrize("python", harness.interpreter_params())
