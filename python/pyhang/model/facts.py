@@ -7,8 +7,9 @@ addresses) and answers in the same order: a collector in another process
 answers a report in a handful of round trips, whatever the number of threads.
 A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a stopped
 process or a core through gdb and the native decoders.  Every answer is
-plain data: JSON's types, except the records `threads` (ThreadFacts and
-NativeFrame), `locks`, `python_locks` and `frame_selves` (model.waits),
+plain data: JSON's types, except the records `target` (model.target_facts),
+`python` (model.python_facts),
+`threads` (ThreadFacts and NativeFrame), `locks`, `python_locks` and `frame_selves` (model.waits),
 `threading` (model.threading_facts), `asyncio` (model.asyncio_facts),
 `fork_facts` and `fork_containers` (model.fork_facts), `lock_objects`
 (model.lock_objects) and `references` (model.references) give, made once
@@ -32,7 +33,10 @@ from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
 from pyhang.model.lock_objects import LockObject
-from pyhang.model.references import ThreadReferences
+from pyhang.model.python_facts import PythonState
+from pyhang.model.python_values import FrameLocals, attributes_of
+from pyhang.model.references import ObjectPath, ThreadReferences
+from pyhang.model.target_facts import TargetFacts
 from pyhang.model.report import NativeFrame
 from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import FrameSelf, LockIdentification, PythonLockWait
@@ -68,17 +72,16 @@ class Facts:
                  "source_lines")
 
     def target(self):
-        """{kind, pid, core, executable, executable_problem, namespace_pid, parent_pid, warnings,
-        lock_problem, lock_caveat}: what the target is (executable_problem: why its executable's file
-        could not be read, None when it was), one line per thing about it that could not be read or
-        trusted, why glibc's lock layouts are unknown (None when known) and why the ones used need a
-        caveat (None when they do not): the native LockReader's problem and caveat, data of
-        model.waits.LayoutsIssue (a snapshot of an older pyhang: lock_problem a sentence)."""
+        """A TargetFacts (model.target_facts): what the target is (executable_problem: why its
+        executable's file could not be read, None when it was), one entry per thing about it that
+        could not be read or trusted, why glibc's lock layouts are unknown (None when known) and why
+        the ones used need a caveat (None when they do not): the native LockReader's problem and
+        caveat as model.waits.LayoutsIssue (a snapshot of an older pyhang: lock_problem a sentence)."""
         raise NotImplementedError
 
     def python(self):
-        """The decoded interpreter: the native Interpreter.state() dict (status, version, threads with
-        their Python frames, GILs, warnings)."""
+        """The decoded interpreter (status, version, threads with their Python frames, GILs, warnings): a
+        PythonState (model.python_facts) of the native Interpreter.state()."""
         raise NotImplementedError
 
     def threads(self, depth, tids=None):
@@ -107,7 +110,7 @@ class Facts:
 
     def attributes(self, requests):
         """For each [address, names] of `requests`, those attributes of the object there
-        (PythonLocks.attributes), in order."""
+        (PythonLocks.attributes) as {name: ObjectValue or None} (model.python_values), in order."""
         raise NotImplementedError
 
     def syscall_memory(self, requests):
@@ -129,7 +132,8 @@ class Facts:
         raise NotImplementedError
 
     def object_names(self, addresses):
-        """[[address, path]]: the variable that reaches each object (PythonLocks.object_names)."""
+        """[[address, ObjectPath]] (model.references): the variable that reaches each object
+        (PythonLocks.object_names)."""
         raise NotImplementedError
 
     def references(self, addresses):
@@ -138,8 +142,8 @@ class Facts:
         raise NotImplementedError
 
     def frame_locals(self, frames):
-        """For each [frame, code] of `frames`, {"locals": [...], "problem": str or None}
-        (PythonValues.frame_locals), in order."""
+        """For each [frame, code] of `frames`, its FrameLocals (model.python_values; PythonValues.frame_locals),
+        in order."""
         raise NotImplementedError
 
     def threading(self):
@@ -175,15 +179,15 @@ class Facts:
 
 
 # The questions answered by one record (or None), by its class.
-RECORD_ANSWERS = {"threading": ThreadingState, "asyncio": AsyncioState, "fork_facts": ForkFacts,
+RECORD_ANSWERS = {"target": TargetFacts, "python": PythonState, "threading": ThreadingState, "asyncio": AsyncioState, "fork_facts": ForkFacts,
                   "fork_containers": ForkContainers, "references": ThreadReferences}
 # The questions answered by a list of records (or None), by their class.
-RECORD_LISTS = {"lock_objects": LockObject}
+RECORD_LISTS = {"lock_objects": LockObject, "frame_locals": FrameLocals}
 
 
 def encode(question, answer):
     """`answer` as data json.dumps takes (with `default=frame_sequence`)."""
-    if question in RECORD_ANSWERS or question in RECORD_LISTS:
+    if question in RECORD_ANSWERS or question in RECORD_LISTS or question in ("attributes", "object_names"):
         return to_data(answer)
     if question == "threads":
         return [_thread_dict(t) for t in answer]
@@ -210,6 +214,10 @@ def decode(question, data):
         return [from_data(PythonLockWait, wait) for wait in data]
     if question == "frame_selves" and data is not None:
         return [[tid, [frame_self(f) for f in frames or ()]] for tid, frames in data]
+    if question == "attributes" and data is not None:
+        return [attributes_of(d) for d in data]
+    if question == "object_names" and data is not None:
+        return [[address, from_data(ObjectPath, path)] for address, path in data]
     return data
 
 

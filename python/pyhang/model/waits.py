@@ -18,6 +18,7 @@ target's `lock_problem`): it is kept as that string, and rendered as it is.
 from __future__ import annotations
 
 from pyhang.model.kinds import WaitKind
+from pyhang.model.python_values import ObjectValue
 from pyhang.model.record import field, from_data, record, to_data
 
 __all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
@@ -270,16 +271,17 @@ class SyscallFacts:
 class ApiWait:
     """The Python-level API a thread waits in (Queue.get, Event.wait,
     Future.result, an import lock, ...: analysis.python_api), its frame's
-    `self` and the attributes read of it (native value dicts by name)."""
+    `self` and the attributes read of it (model.python_values.ObjectValue by name)."""
     kind: str                          # model.kinds.WaitKind of the API
     object: int                        # its frame's `self`
     type: str | None = None            # the type of `self`
     frame: CodeLine | None = None
-    attributes: dict[str, dict] | None = None
+    attributes: dict[str, ObjectValue | None] | None = None
     referenced_by: list[int] | None = None   # the threads reaching `object` (asked for a Queue.get only)
     references_complete: bool | None = None
 
     __nested__ = {"frame": CodeLine}
+    __nested_maps__ = {"attributes": ObjectValue}
 
 
 @record
