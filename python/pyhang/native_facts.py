@@ -12,6 +12,7 @@ import _pyhang_native as native
 
 from pyhang import procfs, sources
 from pyhang.model.facts import Facts
+from pyhang.model.files import FdObject
 from pyhang.model.kinds import ForkProblem, PythonStatus
 from pyhang.model.facts import frame_self
 from pyhang.model.asyncio_facts import AsyncioState
@@ -151,7 +152,7 @@ class NativeFacts(Facts):
         pid = self.process_id()
         if not pid or self.native_target.kind == "core":
             return None
-        return sorted(procfs.files(pid, sorted(fds)).items())
+        return [[fd, from_data(FdObject, obj)] for fd, obj in sorted(procfs.files(pid, sorted(fds)).items())]
 
     def object_names(self, addresses):
         found = self.python_locks_decoder().object_names(sorted(addresses))

@@ -12,9 +12,10 @@ import _pyhang_native as native
 import pytest
 
 import harness
-from pyhang import native_facts
+from pyhang import native_facts, procfs
 from pyhang.analysis import locks
 from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
 from pyhang.model import python_facts
 from pyhang.model.facts import frame_sequence
@@ -175,3 +176,14 @@ def test_object_names_keep_every_key_of_the_native_answer(facts, scenario_proces
     assert_kept(ObjectPath, raw[lock])
     assert facts.object_names([lock]) == [[lock, from_data(ObjectPath, raw[lock])]]
 
+
+
+def test_fd_objects_keep_every_key_of_the_proc_answer(facts, scenario_process):
+    fds = sorted(int(fd) for fd in os.listdir("/proc/%d/fd" % scenario_process.pid))
+    raw = procfs.files(scenario_process.pid, fds)
+    # an event loop's epoll instance and its self-pipe (a connected unix socket pair, both ends here)
+    assert [o for o in raw.values() if o.get("epoll") is not None]
+    assert [o for o in raw.values() if o.get("socket") and o.get("holders")]
+    for obj in raw.values():   # /proc gives only the keys an fd has
+        assert harness.kept(plain(obj), plain(to_data(from_data(FdObject, obj)))), obj
+    assert dict(facts.files(fds)) == {fd: from_data(FdObject, plain(obj)) for fd, obj in raw.items()}

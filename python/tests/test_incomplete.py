@@ -24,7 +24,7 @@ from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 from pyhang.render.tree import render_tree_text, tree_json
 from pyhang.model.python_facts import PythonState
-from pyhang.model.record import from_data, replace
+from pyhang.model.record import replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SNAPSHOTS = os.path.join(ROOT, "testdata", "snapshots")

@@ -160,7 +160,7 @@ def add_syscall_facts(facts, kind, snaps):
 
 
 def files_of(facts, kind, threads):
-    """{fd: object} from /proc of the fds the threads wait on, or None when
+    """{fd: FdObject} from /proc of the fds the threads wait on, or None when
     not known (a core records no fd table)."""
     if kind == "core":
         return None

@@ -6,15 +6,18 @@ question about threads or objects takes all of them at once (the TIDs, the
 addresses) and answers in the same order: a collector in another process
 answers a report in a handful of round trips, whatever the number of threads.
 A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a stopped
-process or a core through gdb and the native decoders.  Every answer is
-plain data: JSON's types, except the records `target` (model.target_facts),
-`python` (model.python_facts),
-`threads` (ThreadFacts and NativeFrame), `locks`, `python_locks` and `frame_selves` (model.waits),
-`threading` (model.threading_facts), `asyncio` (model.asyncio_facts),
-`fork_facts` and `fork_containers` (model.fork_facts), `lock_objects`
-(model.lock_objects) and `references` (model.references) give, made once
-by the collector from the native module's dicts; `encode`/`decode` turn
-them into data and back.
+process or a core through gdb and the native decoders.  Every answer is a
+record, or lists of them, made once by the collector from the native
+module's (or pyhang.procfs's) dicts: `target` (model.target_facts),
+`python` (model.python_facts), `threads` (ThreadFacts and NativeFrame),
+`locks`, `python_locks` and `frame_selves` (model.waits), `attributes` and
+`frame_locals` (model.python_values), `object_names` and `references`
+(model.references), `files` (model.files), `threading`
+(model.threading_facts), `asyncio` (model.asyncio_facts), `fork_facts` and
+`fork_containers` (model.fork_facts), `lock_objects` (model.lock_objects);
+`words`, `syscall_memory`, `clock_now`, `proc_syscalls` and `source_lines`
+are plain numbers and strings.  `encode`/`decode` turn the records into
+data and back.
 
 `Recording` wraps any collector and keeps every answer, counting the
 questions; saved as JSON (`to_dict`) it is a snapshot, and `Replay` answers
@@ -31,6 +34,7 @@ import json
 
 from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.python_facts import PythonState
@@ -128,7 +132,8 @@ class Facts:
         raise NotImplementedError
 
     def files(self, fds):
-        """[[fd, object]] of the fds from /proc (pyhang.procfs.files), or None when not known (a core)."""
+        """[[fd, FdObject]] (model.files) of the fds from /proc (pyhang.procfs.files), or None when not known
+        (a core)."""
         raise NotImplementedError
 
     def object_names(self, addresses):
@@ -183,11 +188,13 @@ RECORD_ANSWERS = {"target": TargetFacts, "python": PythonState, "threading": Thr
                   "fork_containers": ForkContainers, "references": ThreadReferences}
 # The questions answered by a list of records (or None), by their class.
 RECORD_LISTS = {"lock_objects": LockObject, "frame_locals": FrameLocals}
+# The questions answered by a list of [key, record] (or None), by the records' class.
+RECORD_PAIRS = {"object_names": ObjectPath, "files": FdObject}
 
 
 def encode(question, answer):
     """`answer` as data json.dumps takes (with `default=frame_sequence`)."""
-    if question in RECORD_ANSWERS or question in RECORD_LISTS or question in ("attributes", "object_names"):
+    if question in RECORD_ANSWERS or question in RECORD_LISTS or question in RECORD_PAIRS or question == "attributes":
         return to_data(answer)
     if question == "threads":
         return [_thread_dict(t) for t in answer]
@@ -216,8 +223,8 @@ def decode(question, data):
         return [[tid, [frame_self(f) for f in frames or ()]] for tid, frames in data]
     if question == "attributes" and data is not None:
         return [attributes_of(d) for d in data]
-    if question == "object_names" and data is not None:
-        return [[address, from_data(ObjectPath, path)] for address, path in data]
+    if question in RECORD_PAIRS and data is not None:
+        return [[key, from_data(RECORD_PAIRS[question], value)] for key, value in data]
     return data
 
 

@@ -10,14 +10,13 @@ is analysed again anywhere, which is how the analysis is tested.
 What a thread sleeps on is kept as the records of pyhang.model.waits,
 threading's, asyncio's and the fork facts as the records of their own
 modules (model.threading_facts, .asyncio_facts, .fork_facts, .python_facts
-for the decoded interpreter); fd objects (`files`) as the dicts
-pyhang.procfs returns, which the analysis reads through pyhang.analysis,
-never elsewhere.
+for the decoded interpreter, .files for fd objects).
 """
 from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.python_facts import PythonState
 from pyhang.model.python_values import FrameLocals
@@ -72,7 +71,7 @@ class ProcessSnapshot:
     threading: ThreadingState | None = None   # threading's Thread objects (PythonLocks.threading())
     names: dict[int, ObjectPath | str] = field(default_factory=dict)   # object address → the variable reaching it (older: its name)
     native_depth: int = 8                     # native frames collected per thread
-    files: dict[int, dict] | None = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
+    files: dict[int, FdObject] | None = None   # fd → its object from /proc (model.files), for the fds threads wait on; None: not known (a core)
     asyncio: AsyncioState | None = None    # asyncio's tasks and loops (native asyncio_state()), when collected
 
 
@@ -113,7 +112,7 @@ def _to_dict(snap, t):
         "threading": to_data(snap.threading),
         "names": [[address, to_data(name)] for address, name in sorted(snap.names.items())],
         "native_depth": snap.native_depth,
-        "files": None if snap.files is None else {str(fd): obj for fd, obj in sorted(snap.files.items())},
+        "files": None if snap.files is None else {str(fd): to_data(obj) for fd, obj in sorted(snap.files.items())},
         "threads": [{
             "num": th.num, "tid": th.tid, "name": th.name,
             "registers": dict(th.registers),
@@ -147,7 +146,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
         threading=from_data(ThreadingState, d.get("threading")),
         names={address: from_data(ObjectPath, name) for address, name in d.get("names") or []},
         native_depth=d.get("native_depth", 8),
-        files=None if d.get("files") is None else {int(fd): obj for fd, obj in d["files"].items()},
+        files=None if d.get("files") is None else {int(fd): from_data(FdObject, obj) for fd, obj in d["files"].items()},
         asyncio=from_data(AsyncioState, d.get("asyncio")),
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
