@@ -61,6 +61,7 @@ def _pair(native_names, frames):
 def pair_runs(native_names, frames):
     """{index into native_names: run of Python frames} for every
     evaluation-loop frame, or {} when the counts disagree."""
+    frames = list(frames)   # each made once (a thread's frames are made when asked for)
     return {n: [frames[i] for i in run] for n, run in _pair(native_names, frames).items()}
 
 
