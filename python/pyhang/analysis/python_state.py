@@ -116,16 +116,18 @@ def _version_at_least(version, minor):
 
 
 def one_thread(states, version):
-    """(PyThreadFacts, interpreters shown, interpreters hidden) of one OS thread that has thread states in
-    several interpreters (it runs code in another interpreter: run_string,
+    """(PyThreadFacts, the interpreters it is shown with or None, the
+    interpreters hidden) of one OS thread that has thread states in several
+    interpreters (it runs code in another interpreter: run_string,
     _interpreters.exec, an InterpreterPoolExecutor's worker).  3.13+ make a
     thread state bound to the thread that enters: the states with frames
     nest, the one of another interpreter than the main one innermost; its
-    frames first, then the others' (its `interp_id` is where the thread runs
-    now, the interpreters shown every one it has frames in).  3.12 reuses the interpreter's first thread state, which keeps the
-    thread id of the thread that created the interpreter: which thread runs
-    it is not known, and the main interpreter's state stands alone, the
-    others' ids hidden."""
+    frames first, then the others' (its `interp_id` is where the thread
+    runs now; it is shown with every interpreter it has frames in).  3.12
+    reuses the interpreter's first thread state, which keeps the thread id
+    of the thread that created the interpreter: which thread runs it is not
+    known, and the main interpreter's state stands alone, the others'
+    hidden."""
     busy = [s for s in states if len(s.frames)] or states[:1]
     if len(busy) == 1:
         return busy[0], None, []
