@@ -455,6 +455,16 @@ def validated_tree(doc):
     return _validated(doc, tree_errors(doc), "the tree", TREE_SCHEMA)
 
 
+def kept(data, again):
+    """Whether `again` holds every key of `data` with the same value, in lists of the same length (a
+    record's data may add the fields `data` lacks, at their defaults)."""
+    if isinstance(data, dict):
+        return isinstance(again, dict) and all(k in again and kept(v, again[k]) for k, v in data.items())
+    if isinstance(data, list):
+        return isinstance(again, list) and len(data) == len(again) and all(map(kept, data, again))
+    return data == again
+
+
 def pyhang_cli(*args, env=None, timeout=600):
     """(exit status, stdout, stderr) of python/bin/pyhang."""
     r = subprocess.run([os.path.join(ROOT, "python", "bin", "pyhang")] + [str(a) for a in args],

@@ -3,6 +3,7 @@
 the Python-lock search and fork facts), glibc's lock layouts, the unwinder."""
 import _pyhang_native as native
 
+from pyhang.model import python_facts
 from pyhang_gdb import settings
 from pyhang_gdb.session import SESSION
 
@@ -15,8 +16,8 @@ def interpreter():
 
 
 def python_state():
-    """The target's decoded CPython state (the Interpreter's state() dict)."""
-    return SESSION.cached("python", lambda: interpreter().state())
+    """The target's decoded CPython state (model.python_facts.PythonState of the Interpreter's state())."""
+    return SESSION.cached("python", lambda: python_facts.from_native(interpreter().state()))
 
 
 def lock_reader():

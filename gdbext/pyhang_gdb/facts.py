@@ -44,11 +44,9 @@ class GdbFacts(NativeFacts):
     def target(self):
         target = self.native_target
         info = collect.target_info(target)
-        return {"kind": info.kind, "pid": info.pid, "core": info.core, "executable": info.executable,
-                "executable_problem": self.executable_problem(),
-                "namespace_pid": info.namespace_pid, "parent_pid": info.parent_pid,
-                "warnings": collect.target_warnings(target), "lock_problem": self.lock_reader().problem,
-                "lock_caveat": self.lock_reader().caveat}
+        return self.target_facts(kind=info.kind, pid=info.pid, core=info.core, executable=info.executable,
+                                 namespace_pid=info.namespace_pid, parent_pid=info.parent_pid,
+                                 warnings=collect.target_warnings(target))
 
     def _threads(self, depth, tids):
         target = self.native_target

@@ -59,10 +59,10 @@ class _PythonFrame:
         return python_frame_function(self._frame)
 
     def filename(self):
-        return self._frame["file"]
+        return self._frame.file
 
     def line(self):
-        return self._frame["line"] if self._frame["line"] >= 0 else None
+        return self._frame.line if self._frame.line >= 0 else None
 
     def address(self):
         return None
@@ -102,9 +102,9 @@ def _pairing():
         return {}
     view = PythonView(decoders.python_state())
     t = view.thread(thread.ptid[1]) if view.ok else None
-    if not t or not t["frames"]:
+    if t is None or not t.frames:
         return {}
-    return pair_runs(native_names(thread), t["frames"])
+    return pair_runs(native_names(thread), t.frames)
 
 
 def _decorate(d, pairs):

@@ -12,14 +12,18 @@ import _pyhang_native as native
 
 from pyhang import procfs, sources
 from pyhang.model.facts import Facts
+from pyhang.model.files import FdObject
 from pyhang.model.kinds import ForkProblem, PythonStatus
 from pyhang.model.facts import frame_self
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
 from pyhang.model.lock_objects import LockObject
-from pyhang.model.references import ThreadReferences
+from pyhang.model import python_facts
+from pyhang.model.python_values import FrameLocals, attributes_of
+from pyhang.model.references import ObjectPath, ThreadReferences
+from pyhang.model.target_facts import TargetFacts
 from pyhang.model.threading_facts import ThreadingState
-from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
+from pyhang.model.waits import LayoutsIssue, LockIdentification, PythonLockWait, from_data
 
 # The native readers of a system call's arguments in target memory, by the
 # names pyhang.analysis.syscalls.memory_wanted gives them.
@@ -69,10 +73,17 @@ class NativeFacts(Facts):
     def python_values(self):
         return self.once("python-values", lambda: native.PythonValues(self.interpreter()))
 
+    def target_facts(self, **fields):
+        """The TargetFacts of `fields` (kind, pid, ... warnings: what the subclass knows of the target),
+        with the executable's problem and the lock layouts' problem and caveat read here."""
+        reader = self.lock_reader()
+        return TargetFacts(executable_problem=self.executable_problem(), lock_problem=from_data(LayoutsIssue, reader.problem),
+                           lock_caveat=from_data(LayoutsIssue, reader.caveat), **fields)
+
     # ---- the questions ----
 
     def python(self):
-        return self.once("python", lambda: self.interpreter().state())
+        return self.once("python", lambda: python_facts.from_native(self.interpreter().state()))
 
     def threads(self, depth, tids=None):
         key = (depth, None if tids is None else tuple(sorted(tids)))
@@ -114,7 +125,7 @@ class NativeFacts(Facts):
 
     def attributes(self, requests):
         decoder = self.python_locks_decoder()
-        return [decoder.attributes(address, list(names)) for address, names in requests]
+        return [attributes_of(decoder.attributes(address, list(names))) for address, names in requests]
 
     def syscall_memory(self, requests):
         return [_SYSCALL_READERS[reader](self.native_target, *args) for reader, args in requests]
@@ -141,10 +152,11 @@ class NativeFacts(Facts):
         pid = self.process_id()
         if not pid or self.native_target.kind == "core":
             return None
-        return sorted(procfs.files(pid, sorted(fds)).items())
+        return [[fd, from_data(FdObject, obj)] for fd, obj in sorted(procfs.files(pid, sorted(fds)).items())]
 
     def object_names(self, addresses):
-        return sorted(self.python_locks_decoder().object_names(sorted(addresses)).items())
+        found = self.python_locks_decoder().object_names(sorted(addresses))
+        return [[address, from_data(ObjectPath, path)] for address, path in sorted(found.items())]
 
     def references(self, addresses):
         refs = self.python_locks_decoder().thread_references(sorted(addresses))
@@ -152,7 +164,7 @@ class NativeFacts(Facts):
 
     def frame_locals(self, frames):
         values = self.python_values()
-        return [values.frame_locals(frame, code) for frame, code in frames]
+        return [from_data(FrameLocals, values.frame_locals(frame, code)) for frame, code in frames]
 
     def threading(self):
         return self.once("threading", lambda: from_data(ThreadingState, self.python_locks_decoder().threading()))
@@ -195,7 +207,7 @@ class NativeFacts(Facts):
         return self.source_files().answer(requests)
 
     def lock_objects(self, addresses):
-        if self.python().get("status") != PythonStatus.OK:
+        if self.python().status != PythonStatus.OK:
             return []
         try:
             return [from_data(LockObject, o) for o in self.python_locks_decoder().lock_objects(sorted(set(addresses)))]

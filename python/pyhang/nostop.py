@@ -26,7 +26,8 @@ import _pyhang_native as native
 
 from pyhang import namespaces, procfs
 from pyhang.model.facts import ThreadFacts
-from pyhang.model.kinds import TargetWarning
+from pyhang.model import python_facts
+from pyhang.model.kinds import PythonStatus, TargetWarning
 from pyhang.model.report import NativeFrame
 from pyhang.native_facts import NativeFacts
 
@@ -61,10 +62,9 @@ class NoStopFacts(NativeFacts):
 
     def target(self):
         t = self.native_target
-        return {"kind": "live", "pid": self.pid, "core": None, "executable": t.executable or None,
-                "executable_problem": self.executable_problem(), "namespace_pid": self.tids_map.pid, "parent_pid": procfs.parent_pid(self.pid),
-                "warnings": [NOT_STOPPED] + [_cut_short(c) for c in self.because] + list(t.warnings),
-                "lock_problem": self.lock_reader().problem, "lock_caveat": self.lock_reader().caveat}
+        return self.target_facts(kind="live", pid=self.pid, executable=t.executable or None,
+                                 namespace_pid=self.tids_map.pid, parent_pid=procfs.parent_pid(self.pid),
+                                 warnings=[NOT_STOPPED] + [_cut_short(c) for c in self.because] + list(t.warnings))
 
     def python(self):
         return self.once("python", self._python)
@@ -75,8 +75,8 @@ class NoStopFacts(NativeFacts):
         thread's system-call record is read first (_records): the threads
         read again after it (_threads) and found changed were running."""
         self.once("records", self._records)
-        first = self.interpreter().state()
-        if first.get("status") != "ok":
+        first = python_facts.from_native(self.interpreter().state())
+        if first.status != PythonStatus.OK:
             return first
         self.native_target.invalidate()
         moves = native.state_moves(self.interpreter(), native.Interpreter(self.native_target))
@@ -84,11 +84,11 @@ class NoStopFacts(NativeFacts):
             self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
         if moves["gil_moved"]:
             # The GIL changed hands between the reads: who holds it is not known.
-            for g in first.get("gils") or ():
-                g["locked"], g["holder_tstate"] = None, None
-            for t in first.get("threads") or ():
-                t["holds_gil"] = False
-            first["warnings"] = list(first.get("warnings") or []) + [GIL_MOVED]
+            for g in first.gils:
+                g.locked, g.holder_tstate = None, None
+            for t in first.threads:
+                t.holds_gil = False
+            first.warnings.append(GIL_MOVED)
         return first
 
     def _descriptors(self):

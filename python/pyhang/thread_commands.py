@@ -39,7 +39,7 @@ def _bt_full(report):
         if not th.python_frames:
             out.append("  (no Python frame: the thread is between Python calls or has not started)")
         for i, f in enumerate(th.python_frames):
-            arguments = [v for v in f.locals or () if v["kind"] == LocalKind.ARGUMENT]
+            arguments = [v for v in f.locals or () if v.kind == LocalKind.ARGUMENT]
             if f.c_call is not None:   # what the frame calls in C, a line of its own above it (as in py-bt)
                 out.append(values.C_CALL_INDENT + c_call_line(f.c_call))
             out.append(values.frame_header(i, f, arguments))
@@ -55,7 +55,7 @@ def _locals(report):
             return ["%s: no Python frame" % thread_label(th.gdb_num, th.tid)]
         f = th.python_frames[0]
         return ["%s, innermost Python frame: %s" % (thread_label(th.gdb_num, th.tid), python_frame_line(f))] + \
-            values.locals_lines({"locals": f.locals or [], "problem": f.locals_problem})
+            values.locals_lines(f.locals or [], f.locals_problem)
     return each
 
 

@@ -20,6 +20,8 @@ from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 from pyhang.render import json as render_json
 from pyhang.render.locks import evidence as wait_evidence
 from pyhang.render.text import render_text
+from pyhang.model.python_facts import PyFrameFacts, PythonState
+from pyhang.model.python_values import ObjectValue
 
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                          "testdata", "snapshots")
@@ -240,7 +242,7 @@ def test_threads_blocked_with_no_owner_known_are_a_verdict_never_an_all_clear():
     # GIVEN threads blocked on locks that record no owner, and no likely holder
     state = {"status": "ok", "version": "3.11.2", "gils": [], "warnings": [],
              "threads": [{"tstate": 1, "native_tid": 10, "interp_id": 0, "frames": [], "holds_gil": False}]}
-    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=10), python=state, threads=[
+    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=10), python=from_data(PythonState, state), threads=[
         _thread(1, 10, python_lock={"kind": "py-lock", "object": 0x1000, "owner_source": "unknown"}),
         _thread(2, 11, lock={"kind": "semaphore", "address": 0x2000, "owners": [], "lock": {"value": 0}}),
         _thread(3, 12, registers={"orig_rax": 34})])
@@ -351,7 +353,7 @@ def test_garbage_python_object_facts_give_a_wait_never_an_error():
 
     def garbage(snap):
         t = next(t for t in snap.threads if t.tid == getter)
-        t.python_api.attributes = {"maxsize": None, "queue": {"kind": "unreadable"}}
+        t.python_api.attributes = {"maxsize": None, "queue": ObjectValue(kind="unreadable")}
     _, rep = replay(doc, garbage)
     b = next(t for t in rep["threads"] if t["tid"] == getter)["blocked_on"]
     assert b["kind"] == "py-queue-get" and "length unknown (maxsize unbounded)" in b["detail"]
@@ -456,7 +458,7 @@ def _thread(num, tid, lock=None, python_lock=None, registers=None):
 def test_garbage_snapshot_still_reports_every_thread():
     # GIVEN an unreadable interpreter and lock facts of unknown kinds and shapes
     snap = ProcessSnapshot(target=TargetInfo(kind="core", core="/x.core"),
-                           python={"status": "unreadable", "threads": [], "gils": []},
+                           python=from_data(PythonState, {"status": "unreadable", "threads": [], "gils": []}),
                            threads=[_thread(1, 10, lock={"kind": "something-new", "address": None, "owners": [10]}),
                                     _thread(2, 11, lock={"kind": "mutex", "address": 0x20, "owners": [12, 13]}),
                                     _thread(3, 12, registers={})])
@@ -476,7 +478,7 @@ def test_threads_waiting_on_different_locks_are_never_printed_as_one():
                          for i, tid in enumerate((10, 11, 12))]}
     locks = [{"kind": "py-lock", "object": obj, "owner_source": "unknown", "suspects": []}
              for obj in (0x1000, 0x2000, 0x2000)]
-    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=10), python=state,
+    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=10), python=from_data(PythonState, state),
                            threads=[_thread(i + 1, tid, python_lock=lk)
                                     for i, (tid, lk) in enumerate(zip((10, 11, 12), locks))])
     text = render_text(analysis.build_report(snap))
@@ -487,10 +489,10 @@ def test_threads_waiting_on_different_locks_are_never_printed_as_one():
 
 
 def test_gil_state_follows_the_futex_each_thread_sleeps_on():
-    view = python_state.PythonView({"status": "ok", "threads": [
+    view = python_state.PythonView(from_data(PythonState, {"status": "ok", "threads": [
         {"tstate": 1, "native_tid": 10, "holds_gil": True, "frames": []},
         {"tstate": 2, "native_tid": 11, "holds_gil": False, "frames": []}],
-        "gils": [{"address": 0x5000, "size": 0x100, "interp_id": -1, "holder_tstate": 1, "locked": True}]})
+        "gils": [{"address": 0x5000, "size": 0x100, "interp_id": -1, "holder_tstate": 1, "locked": True}]}))
     assert python_state.gil_state(view, 10, {}) == "holds"
     assert python_state.gil_state(view, 11, {"orig_rax": 202, "rdi": 0x5010}) == "waiting"
     assert python_state.gil_state(view, 11, {"orig_rax": 202, "rdi": 0x6000}) == "released"
@@ -533,14 +535,14 @@ def test_interpreter_exit_on_3_13_is_certain_when_parked_on_a_threads_handle_els
     from pyhang.analysis.threading import PythonThreads, shutdown_wait
 
     class View:
-        threads = [{"thread_id": 1, "native_tid": 10}, {"thread_id": 2, "native_tid": 11},
-                   {"thread_id": 3, "native_tid": 12}]
+        threads = from_data(PythonState, {"threads": [{"thread_id": 1, "native_tid": 10}, {"thread_id": 2, "native_tid": 11},
+                                        {"thread_id": 3, "native_tid": 12}]}).threads
     threading = from_data(ThreadingState, {"threads": [
         {"object": 0x100, "name": "MainThread", "native_id": 10, "daemon": False, "handle_struct": 0x5000},
         {"object": 0x200, "name": "stuck", "native_id": 11, "daemon": False, "handle_struct": 0x6000},
         {"object": 0x300, "name": "other", "native_id": 12, "daemon": False, "handle_struct": 0x7000}]})
     threads = PythonThreads(threading, View())
-    exiting = [{"function": "_shutdown", "file": "/usr/lib/python3.14/threading.py"}]
+    exiting = [PyFrameFacts(function="_shutdown", file="/usr/lib/python3.14/threading.py")]
     # GIVEN main parked on the exit event inside the second Thread's handle (0x6000 + 0x39)
     b = shutdown_wait(exiting, threads, 10, PythonLockWait(parking_address=0x6039))
     # THEN that thread is the one joined, certain

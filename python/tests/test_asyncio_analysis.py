@@ -10,6 +10,7 @@ from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 
 import harness
+from pyhang.model.python_facts import PythonState
 
 
 def task(addr, name, awaits=None, children=(), completes=(), state="pending"):
@@ -20,7 +21,7 @@ def task(addr, name, awaits=None, children=(), completes=(), state="pending"):
 
 
 def report_of(tasks, loops=None):
-    snap = ProcessSnapshot(target=TargetInfo(kind="core"), python={"status": "ok", "threads": []},
+    snap = ProcessSnapshot(target=TargetInfo(kind="core"), python=from_data(PythonState, {"status": "ok", "threads": []}),
                            asyncio=from_data(AsyncioState, {
                                "imported": True, "tasks": tasks, "jobs": [],
                                "loops": loops if loops is not None else [{"loop": 0x1000}]}))

@@ -13,25 +13,28 @@ from pyhang.model.report import BlockedOn, NativeFrame, Report, TargetInfo, Thre
 from pyhang.model.tree import ProcessEntry, TreeReport
 from pyhang.render.locks import summary
 from pyhang.render.tree import render_tree_text, tree_json
+from pyhang.model.python_facts import PyFrameFacts
+from pyhang.model.python_values import FrameLocals, LocalValue
+from pyhang.model.record import replace
 
 C10D = "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py"
 
 
 def frames(collective="all_reduce"):
-    return [{"function": collective, "file": C10D, "line": 1541, "frame": 1, "code": 2},
-            {"function": "run", "file": "/job/train.py", "line": 53, "frame": 3, "code": 4},
-            {"function": "_wrap", "file": "/torch/multiprocessing/spawn.py", "line": 69, "frame": 5, "code": 6}]
+    return [PyFrameFacts(function=collective, file=C10D, line=1541, frame=1, code=2),
+            PyFrameFacts(function="run", file="/job/train.py", line=53, frame=3, code=4),
+            PyFrameFacts(function="_wrap", file="/torch/multiprocessing/spawn.py", line=69, frame=5, code=6)]
 
 
 def local(name, type_, repr_):
-    return {"name": name, "kind": "local", "type": type_, "repr": repr_, "address": 1}
+    return LocalValue(name=name, kind="local", type=type_, repr=repr_, address=1)
 
 
 def answers(rank="1", world_size="3", pg="torch._C._distributed_c10d.ProcessGroupGloo"):
-    return [{"locals": [local("tensor", "Tensor", "<Tensor object at 0x1>"), local("group", "NoneType", "None"),
-                        local("default_pg", pg, "<ProcessGroupGloo object at 0x2>")]},
-            {"locals": [local("rank", "int", rank), local("world_size", "int", world_size)]},
-            {"locals": [local("i", "int", "7")]}]
+    return [FrameLocals(locals=[local("tensor", "Tensor", "<Tensor object at 0x1>"), local("group", "NoneType", "None"),
+                                local("default_pg", pg, "<ProcessGroupGloo object at 0x2>")]),
+            FrameLocals(locals=[local("rank", "int", rank), local("world_size", "int", world_size)]),
+            FrameLocals(locals=[local("i", "int", "7")])]
 
 
 def condvar():
@@ -67,10 +70,10 @@ def test_a_collective_sleeping_on_a_condition_variable_waits_for_the_other_ranks
 def test_other_waits_and_other_frames_are_left_as_they_are():
     mutex = BlockedOn(kind=WaitKind.MUTEX, address=0x1000)
     assert collectives.collective_wait(mutex, frames(), None) is mutex
-    elsewhere = [dict(frames()[0], file="/job/distributed_c10d_copy.py")]
+    elsewhere = [replace(frames()[0], file="/job/distributed_c10d_copy.py")]
     b = condvar()
     assert collectives.collective_wait(b, elsewhere, None) is b
-    assert collectives.collective_wait(b, [dict(frames()[0], function="get_rank")], None) is b
+    assert collectives.collective_wait(b, [replace(frames()[0], function="get_rank")], None) is b
 
 
 def test_the_gloo_worker_waiting_in_its_transport_waits_for_the_other_ranks():

@@ -2,10 +2,11 @@
 one per call up to 3.10, runs ending at entry frames from 3.11, and no
 pairing at all when the counts disagree."""
 from pyhang.analysis.eval_frames import EVAL_LOOP, pair_indices, pair_runs, python_runs
+from pyhang.model.python_facts import PyFrameFacts
 
 
 def frame(name, entry=False):
-    return {"function": name, "file": "app.py", "line": 1, "entry_frame": entry}
+    return PyFrameFacts(function=name, file="app.py", line=1, entry_frame=entry)
 
 
 def test_without_entry_frames_each_python_frame_is_one_eval_loop_call():

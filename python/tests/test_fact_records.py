@@ -12,13 +12,17 @@ import _pyhang_native as native
 import pytest
 
 import harness
-from pyhang import native_facts
+from pyhang import native_facts, procfs
 from pyhang.analysis import locks
 from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model import python_facts
+from pyhang.model.facts import frame_sequence
 from pyhang.model.lock_objects import LockObject
+from pyhang.model.python_values import FrameLocals, ObjectValue
 from pyhang.model.record import from_data, to_data
-from pyhang.model.references import ThreadReferences
+from pyhang.model.references import ObjectPath, ThreadReferences
 from pyhang.model.threading_facts import ThreadingState
 from pyhang.nostop import NoStopFacts
 
@@ -75,7 +79,8 @@ def fork_child():
 
 
 def plain(data):
-    return json.loads(json.dumps(data))
+    """`data` as JSON gives it back (a native sequence of frames as a list)."""
+    return json.loads(json.dumps(data, default=frame_sequence))
 
 
 def assert_kept(cls, raw):
@@ -127,3 +132,58 @@ def test_thread_references_keep_every_key_of_the_native_answer(facts, scenario_p
     assert raw["by_object"]
     assert_kept(ThreadReferences, dict(raw, by_object=[list(item) for item in raw["by_object"].items()]))
     assert facts.references([caller["future"]]).by_object == [[caller["future"], [caller["tid"]]]]
+
+
+def test_python_state_keeps_every_key_of_the_native_answer(facts):
+    raw = facts.interpreter().state()
+    framed = [t for t in raw["threads"] if len(t["frames"])]
+    assert raw["gils"] and raw["gils"][0]["ranges"] and len(framed) >= 3
+    assert plain(to_data(python_facts.from_native(raw))) == plain(raw)
+    state = facts.python()
+    assert [t.native_tid for t in state.threads] == [t["native_tid"] for t in raw["threads"]]
+    # a thread's frames are made when asked for, and keep the native frame keys
+    (thread,) = [t for t in state.threads if t.native_tid == framed[0]["native_tid"]]
+    assert thread.frames.keys() == framed[0]["frames"].keys() and thread.frames[0].code == framed[0]["frames"][0]["code"]
+
+
+def test_attributes_keep_every_key_of_the_native_answer(facts):
+    main = next(t for t in facts.threading().threads if t.name == "MainThread")
+    raw = facts.python_locks_decoder().attributes(main.object, ["_name", "_ident", "_started", "no_such"])
+    assert raw["_name"]["text"] == "MainThread" and raw["_ident"]["integer"] and raw["no_such"] is None
+    for value in raw.values():
+        if value is not None:
+            assert_kept(ObjectValue, value)
+    (found,) = facts.attributes([[main.object, ["_name", "no_such"]]])
+    assert found == {"_name": from_data(ObjectValue, raw["_name"]), "no_such": None}
+
+
+def test_frame_locals_keep_every_key_of_the_native_answer(facts, scenario_process):
+    caller = lock_caller(scenario_process)
+    frames = facts.python().threads
+    (thread,) = [t for t in frames if t.native_tid == caller["tid"]]
+    asked = [[f.frame, f.code] for f in thread.frames]
+    raws = [facts.python_values().frame_locals(frame, code) for frame, code in asked]
+    assert any(raw["locals"] for raw in raws) and any(raw["globals"] for raw in raws)
+    for raw in raws:
+        assert_kept(FrameLocals, raw)
+    assert facts.frame_locals(asked) == [from_data(FrameLocals, raw) for raw in raws]
+
+
+def test_object_names_keep_every_key_of_the_native_answer(facts, scenario_process):
+    lock = lock_caller(scenario_process)["lock"]
+    raw = facts.python_locks_decoder().object_names([lock])
+    assert raw[lock]["module"] == "__main__" and raw[lock]["variable"] == "SWITCH"
+    assert_kept(ObjectPath, raw[lock])
+    assert facts.object_names([lock]) == [[lock, from_data(ObjectPath, raw[lock])]]
+
+
+
+def test_fd_objects_keep_every_key_of_the_proc_answer(facts, scenario_process):
+    fds = sorted(int(fd) for fd in os.listdir("/proc/%d/fd" % scenario_process.pid))
+    raw = procfs.files(scenario_process.pid, fds)
+    # an event loop's epoll instance and its self-pipe (a connected unix socket pair, both ends here)
+    assert [o for o in raw.values() if o.get("epoll") is not None]
+    assert [o for o in raw.values() if o.get("socket") and o.get("holders")]
+    for obj in raw.values():   # /proc gives only the keys an fd has
+        assert harness.kept(plain(obj), plain(to_data(from_data(FdObject, obj)))), obj
+    assert dict(facts.files(fds)) == {fd: from_data(FdObject, plain(obj)) for fd, obj in raw.items()}

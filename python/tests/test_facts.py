@@ -1,16 +1,25 @@
 """The facts interface: a Recording asks its collector each question once and
 keeps the answer; its document is JSON; a Replay of it answers the same
 questions with the same answers, and says which it could not answer."""
+import glob
 import json
+import os
 
 import pytest
 
+import harness
+
 from pyhang.analysis.report import analyse, from_snapshot
-from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts
+from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts, decode, encode, frame_sequence
 from pyhang.model.fork_facts import ForkFacts
+from pyhang.model.python_facts import FrameRecords, PyFrameFacts, PyThreadFacts, PythonState
+from pyhang.model.record import to_data
+from pyhang.model.target_facts import TargetFacts
 from pyhang.model.report import NativeFrame
 from pyhang.model.waits import GlibcLock, LockIdentification
 from pyhang.render.text import warnings
+
+SNAPSHOTS = os.path.join(os.path.dirname(__file__), "..", "..", "testdata", "snapshots")
 
 
 class NativeLikeFrames:
@@ -41,13 +50,12 @@ class Counting(Facts):
 
     def target(self):
         self._called("target")
-        return {"kind": "live", "pid": 10, "core": None, "executable": "/bin/prog", "namespace_pid": None,
-                "parent_pid": 1, "warnings": ["a warning"], "lock_problem": None}
+        return TargetFacts(kind="live", pid=10, executable="/bin/prog", parent_pid=1, warnings=["a warning"])
 
     def python(self):
         self._called("python")
-        return {"status": "not-python", "threads": [], "gils": [], "warnings": [],
-                "frames_like": NativeLikeFrames([{"a": 1}])}
+        frames = FrameRecords(NativeLikeFrames([{"function": "f", "file": "a.py", "line": 3}]))
+        return PythonState(status="not-python", threads=[PyThreadFacts(tstate=1, native_tid=99, frames=frames)])
 
     def threads(self, depth, tids=None):
         self._called("threads", depth, tids)
@@ -84,7 +92,8 @@ def test_a_recording_asks_each_question_once_and_its_document_is_json():
     # native-like sequences become lists; the document survives JSON unchanged
     assert json.loads(json.dumps(document)) == document
     python = next(a for q, _, a in document["answers"] if q == "python")
-    assert python["frames_like"] == [{"a": 1}]
+    assert python["threads"][0]["frames"] == [to_data(PyFrameFacts(function="f", file="a.py", line=3))]
+    assert Replay(document).python() == recording.python()
 
 
 def test_a_replay_gives_back_every_answer_records_included():
@@ -127,3 +136,15 @@ def test_a_snapshot_missing_answers_says_so_in_the_report():
     assert report.edges == []
     assert report.unanswered == 1
     assert any("no answer to 1 of the questions" in w for w in warnings(report))
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(SNAPSHOTS, "*.json"))), ids=os.path.basename)
+def test_every_recorded_answer_decodes_to_records_that_give_back_every_key(path):
+    with open(path) as f:
+        document = json.load(f)["snapshot"]
+    for question, _, data in document["answers"]:
+        again = json.loads(json.dumps(encode(question, decode(question, data)), default=frame_sequence))
+        assert harness.kept(data, again), question
+        assert decode(question, again) == decode(question, data), question
+    state = Replay(document).python()
+    assert isinstance(state, PythonState) and all(isinstance(t, PyThreadFacts) for t in state.threads)

@@ -9,6 +9,7 @@ from pyhang.analysis import forks, holders
 from pyhang.analysis.locks import from_python
 from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.kinds import Confidence, Forker, HazardKind, HolderEvidence, QueueType, VerdictKind, WaitKind
+from pyhang.model.references import ObjectPath
 from pyhang.model.report import BlockedOn, Edge, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.waits import PythonLockDetail, PythonLockWait, from_data
 from pyhang.render.forks import hazard_advice
@@ -83,7 +84,7 @@ def test_a_simplequeue_get_is_a_queue_get_on_that_queue():
     b = from_python(from_data(PythonLockWait, {"kind": WaitKind.PY_QUEUE_GET, "object": LOCK, "confidence": "certain",
                                                "frame": frame}))
     assert (b.kind, b.address, b.api.type) == (WaitKind.PY_QUEUE_GET, LOCK, QueueType.SIMPLE)
-    b.name = {"module": "__main__", "variable": "tasks"}
+    b.name = ObjectPath(module="__main__", variable="tasks")
     assert summary(b, ThreadNames([])) == (
         "waits to get from queue.SimpleQueue 0x%x (__main__.tasks): a SimpleQueue's get waits only while it is empty "
         "(unbounded, called from _handle_tasks (pool.py line 513))" % LOCK)

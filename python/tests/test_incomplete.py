@@ -23,6 +23,8 @@ from pyhang.model.tree import ProcessEntry, TreeReport
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 from pyhang.render.tree import render_tree_text, tree_json
+from pyhang.model.python_facts import PythonState
+from pyhang.model.record import replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SNAPSHOTS = os.path.join(ROOT, "testdata", "snapshots")
@@ -56,7 +58,7 @@ def python_314_abba(lock_problem=GLIBC_243_ISSUE):
     state = {"status": "unsupported", "version": "3.14.10", "library": LIBPYTHON, "threads": [], "gils": [],
              "warnings": ["no layout table for CPython 3.14.10"]}
     return ProcessSnapshot(
-        target=TargetInfo(kind="live", pid=10798, executable="/usr/bin/python3.14"), python=state,
+        target=TargetInfo(kind="live", pid=10798, executable="/usr/bin/python3.14"), python=from_data(PythonState, state),
         lock_problem=lock_problem,
         threads=[sleeper(1, 10798), futex_sleeper(2, 10799, 0x55d3ff1b8840, LIBPYTHON),
                  futex_sleeper(3, 10800, 0x55d3ff2e4e00, LIBPYTHON)])
@@ -142,7 +144,7 @@ def test_a_runtime_state_that_cannot_be_read_is_incomplete_and_still_lists_the_w
     # layouts known: one thread's semaphore wait was decoded
     state = {"status": "unreadable", "version": "3.12.1", "library": "/opt/py/lib/libpython3.12.so.1.0",
              "threads": [], "gils": [], "warnings": ["interpreter runtime state at 0x7f00 unreadable"]}
-    snap = ProcessSnapshot(target=TargetInfo(kind="core", pid=5, core="/tmp/core.5"), python=state, threads=[
+    snap = ProcessSnapshot(target=TargetInfo(kind="core", pid=5, core="/tmp/core.5"), python=from_data(PythonState, state), threads=[
         sleeper(1, 5),
         thread(2, 6, {"orig_rax": FUTEX, "rdi": 0x2000},
                lock=from_data(LockIdentification,
@@ -162,7 +164,7 @@ def test_a_runtime_state_that_cannot_be_read_is_incomplete_and_still_lists_the_w
 def test_a_runtime_not_found_while_a_thread_runs_libpython_is_a_python_state_not_read():
     # GIVEN a core whose libpython has moved: no runtime found, yet the stacks run in libpython
     snap = ProcessSnapshot(target=TargetInfo(kind="core", pid=5, core="/tmp/core.5", executable="/srv/app/bin/app"),
-                           python={"status": "not-python", "threads": [], "gils": [], "warnings": []},
+                           python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
                            threads=[futex_sleeper(1, 5, 0x3000, "/opt/py/lib/libpython3.12.so.1.0")])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
@@ -175,7 +177,7 @@ def test_a_runtime_not_found_while_a_thread_runs_libpython_is_a_python_state_not
 
 def test_a_runtime_not_found_in_a_program_named_python_is_a_python_state_not_read():
     snap = ProcessSnapshot(target=TargetInfo(kind="core", pid=5, executable="/tmp/mv/bin/python3.12"),
-                           python={"status": "not-python", "threads": [], "gils": [], "warnings": []},
+                           python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
                            threads=[sleeper(1, 5)])
     (v,) = incomplete_verdicts(analysis.build_report(snap))
     assert v.facts["python_evidence"] == PythonEvidence.EXECUTABLE
@@ -187,7 +189,7 @@ def test_no_runtime_found_in_an_executable_that_could_not_be_read_says_so_and_fo
     problem = "cannot open /srv/app/bin/app: No such file or directory"
     snap = ProcessSnapshot(target=TargetInfo(kind=kind, pid=5, core="/cores/core.5" if kind == "core" else None,
                                              executable="/srv/app/bin/app", executable_problem=problem),
-                           python={"status": "not-python", "threads": [], "gils": [], "warnings": []},
+                           python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
                            threads=[sleeper(1, 5)])
     report = analysis.build_report(snap)
     first = render_text(report).splitlines()[0]
@@ -208,7 +210,7 @@ def test_no_runtime_found_in_an_executable_that_could_not_be_read_says_so_and_fo
 def test_a_c_program_is_never_said_to_have_an_unreadable_python_state(tmp_path, capsys):
     # GIVEN a C program pyhang reads whole (no Python runtime, no libpython, not named python)
     snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=7, executable="/usr/bin/prog_parked"),
-                           python={"status": "not-python", "threads": [], "gils": [], "warnings": []},
+                           python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
                            threads=[sleeper(1, 7), sleeper(2, 8)])
     report = analysis.build_report(snap)
     assert not incomplete_verdicts(report) and {t.gil for t in report.threads} == {GilState.NO_PYTHON}
@@ -229,7 +231,7 @@ def test_the_recorded_c_deadlock_stays_a_deadlock_with_no_python_verdict():
 def test_a_python_process_read_whole_is_no_deadlock_found_and_exit_status_0(tmp_path, capsys):
     state = {"status": "ok", "version": "3.11.2", "gils": [], "warnings": [], "library": "/usr/bin/python3.11",
              "threads": [{"tstate": 1, "native_tid": 7, "interp_id": 0, "frames": [], "holds_gil": False}]}
-    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=7, executable="/usr/bin/python3.11"), python=state,
+    snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=7, executable="/usr/bin/python3.11"), python=from_data(PythonState, state),
                            threads=[sleeper(1, 7)])
     assert not incomplete_verdicts(analysis.build_report(snap))
     status, out = exit_status_of(snap, tmp_path, capsys)
@@ -240,7 +242,7 @@ def test_a_python_process_read_whole_is_no_deadlock_found_and_exit_status_0(tmp_
 
 def test_unknown_lock_layouts_with_no_thread_asleep_on_a_futex_are_a_warning_only():
     snap = python_314_abba()
-    snap.python = {"status": "not-python", "threads": [], "gils": [], "warnings": []}
+    snap.python = PythonState(status="not-python")
     snap.target.executable = "/usr/bin/prog"
     snap.threads = [sleeper(1, 10798)]
     report = analysis.build_report(snap)
@@ -252,7 +254,7 @@ def test_unknown_lock_layouts_with_no_thread_asleep_on_a_futex_are_a_warning_onl
 def test_unknown_lock_layouts_leave_a_c_programs_futex_sleepers_in_an_incomplete_verdict(tmp_path, capsys):
     # GIVEN a C program on glibc 2.43 with a thread asleep on a mutex's futex
     snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=7, executable="/usr/bin/prog_abba"),
-                           python={"status": "not-python", "threads": [], "gils": [], "warnings": []},
+                           python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
                            lock_problem=GLIBC_243, threads=[sleeper(1, 7), futex_sleeper(2, 8, 0x4000)])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
@@ -317,7 +319,7 @@ def test_a_tree_with_a_process_not_read_whole_says_incomplete_for_that_process()
     incomplete = analysis.build_report(snap)
     fine = analysis.build_report(ProcessSnapshot(
         target=TargetInfo(kind="live", pid=20000, parent_pid=10798, executable="/usr/bin/prog"),
-        python={"status": "not-python", "threads": [], "gils": [], "warnings": []}, threads=[sleeper(1, 20000)]))
+        python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}), threads=[sleeper(1, 20000)]))
     tree = TreeReport(root_pid=10798, processes=[ProcessEntry(pid=10798, parent_pid=1, report=incomplete),
                                                  ProcessEntry(pid=20000, parent_pid=10798, report=fine)])
     text = render_tree_text(tree)
@@ -336,14 +338,14 @@ def test_a_tree_with_a_process_not_read_whole_says_incomplete_for_that_process()
 @pytest.mark.parametrize("status", ["starting", "finalizing"])
 def test_an_interpreter_starting_or_finalizing_was_read_and_is_not_incomplete(status):
     snap = python_314_abba(lock_problem=None)
-    snap.python = dict(snap.python, status=status, version="3.11.2")
+    snap.python = replace(snap.python, status=status, version="3.11.2")
     assert not incomplete_verdicts(analysis.build_report(snap))
 
 
 def test_a_free_threaded_build_is_named_as_such_never_as_a_version_without_a_layout():
     # GIVEN a free-threaded 3.14t, which the target's own _Py_DebugOffsets say it is
     snap = python_314_abba(lock_problem=None)
-    snap.python = dict(snap.python, free_threaded=True, library=LIBPYTHON.replace("3.14", "3.14t"))
+    snap.python = replace(snap.python, free_threaded=True, library=LIBPYTHON.replace("3.14", "3.14t"))
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
     # THEN the verdict says, as data and in its sentence, that it is a free-threaded build

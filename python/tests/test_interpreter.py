@@ -85,7 +85,9 @@ def test_one_interpreter_serves_state_locks_fork_facts_and_values():
 
 
 def test_a_threads_frames_are_a_sequence_of_frame_dicts_made_when_asked():
-    from pyhang.model import snapshot as snapshots
+    from pyhang.model import python_facts
+    from pyhang.model.facts import frame_sequence
+    from pyhang.model.record import to_data
     import json
     with harness.python_scenario(sys.executable, "py_locks.py") as s:
         state = native.Interpreter(native.Target.live(s.pid)).state()
@@ -113,6 +115,6 @@ def test_a_threads_frames_are_a_sequence_of_frame_dicts_made_when_asked():
     # threading's bootstrap frames are the same in every thread it started
     assert any(k[0].endswith("_bootstrap") for k in keys_seen)
     # a snapshot holds plain lists (a C callable's tuple becomes a JSON list)
-    plain = json.loads(json.dumps(snapshots._plain_python(state)))
+    plain = json.loads(json.dumps(to_data(python_facts.from_native(state)), default=frame_sequence))
     assert [t["frames"] for t in plain["threads"] if t["frames"]] == \
         json.loads(json.dumps([t["frames"].list() for t in threads]))

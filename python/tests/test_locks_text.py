@@ -1,6 +1,7 @@
 """How a blocked thread is described, from decoded lock data (no target needed)."""
 from pyhang.analysis import locks
 from pyhang.model.report import BlockedOn
+from pyhang.model.references import ObjectPath
 from pyhang.model.waits import ApiWait, GlibcLock, LockIdentification, PythonLockWait
 from pyhang.render.locks import describe
 from pyhang.render.names import ThreadNames
@@ -44,11 +45,11 @@ def test_join_names_the_thread_joined():
 
 def test_an_object_is_named_by_the_global_or_the_instance_attribute_that_reaches_it():
     from pyhang.render.names import object_name
-    assert object_name({"module": "__main__", "variable": "config_lock"}) == "__main__.config_lock"
-    assert object_name({"module": "mymod", "variable": "pool", "attribute": "_lock", "owner_type": "Pool",
-                        "owner": 0x10}) == "mymod.pool._lock"
-    assert object_name({"module": None, "variable": "self", "attribute": "_lock", "owner_type": "Cache",
-                        "owner": 0x7f00aa, "tid": 5, "function": "Cache.get"}) == "self._lock of Cache at 0x7f00aa"
+    assert object_name(ObjectPath(module="__main__", variable="config_lock")) == "__main__.config_lock"
+    assert object_name(ObjectPath(module="mymod", variable="pool", attribute="_lock", owner_type="Pool",
+                                  owner=0x10)) == "mymod.pool._lock"
+    assert object_name(ObjectPath(module=None, variable="self", attribute="_lock", owner_type="Cache",
+                                  owner=0x7f00aa, tid=5, function="Cache.get")) == "self._lock of Cache at 0x7f00aa"
 
 
 def test_names_are_asked_only_for_what_a_wait_can_carry():

@@ -55,7 +55,7 @@ def test_a_queue_with_items_or_references_never_read_is_no_such_verdict():
     assert not nothing_can_wake(replay(doc, not_read)[1])
 
     def an_item(snap):
-        getter_api(snap, doc).attributes["queue"]["length"] = 1
+        getter_api(snap, doc).attributes["queue"].length = 1
     assert not nothing_can_wake(replay(doc, an_item)[1])
 
     def incomplete(snap):
@@ -89,5 +89,5 @@ def test_a_pool_with_a_worker_not_waiting_for_a_future_is_not_starved():
     def running(snap):
         # the future one worker waits for is running: some worker took it
         api = next(t for t in snap.threads if t.tid == worker).python_api
-        api.attributes["_state"]["text"] = "RUNNING"
+        api.attributes["_state"].text = "RUNNING"
     assert not starvation(replay(doc, running)[1])

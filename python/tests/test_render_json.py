@@ -10,6 +10,7 @@ import pytest
 
 from pyhang import analysis
 from pyhang.model import snapshot as snapshots
+from pyhang.model.python_values import LocalValue
 from pyhang.render import json as render_json
 
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -38,8 +39,8 @@ def test_repeated_frames_and_frames_with_locals_keep_their_own_text():
     thread = next(t for t in report.threads if t.python_frames)
     # the same frame many times, once with locals and a problem, once on another line
     frames = [copy.copy(thread.python_frames[0]) for _ in range(4)]
-    frames[1].locals, frames[1].locals_problem = [{"name": "x", "kind": "int", "type": "int", "repr": "1",
-                                                   "address": 4096}], "one local unreadable"
+    frames[1].locals, frames[1].locals_problem = [LocalValue(name="x", kind="int", type="int", repr="1",
+                                                             address=4096)], "one local unreadable"
     frames[2].line += 1
     thread.python_frames = frames
     thread.python_at = {}

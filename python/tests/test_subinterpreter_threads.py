@@ -6,6 +6,8 @@ from pyhang.model.kinds import GilState
 from pyhang.model.report import ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.render.names import thread_problem
+from pyhang.model.python_facts import PythonState
+from pyhang.model.record import from_data
 
 SYS_FUTEX = 202
 
@@ -25,7 +27,8 @@ def gil(interp_id, address, locked=False, holder=0):
 
 
 def view(version, threads, gils=()):
-    return PythonView({"status": "ok", "version": version, "threads": threads, "gils": list(gils), "warnings": []})
+    return PythonView(from_data(PythonState, {"status": "ok", "version": version, "threads": threads, "gils": list(gils),
+                                              "warnings": []}))
 
 
 # exec-into (TID 11): its main-interpreter state calls exec; its state in interpreter 3 parks
@@ -37,10 +40,10 @@ IDLE = state(3, 10, [], 0xc0)   # the state interpreter 3 made on the thread tha
 def test_a_thread_running_code_in_another_interpreter_shows_its_frames_first_then_the_outer_ones_on_313():
     v = view("3.13.0", [INNER, IDLE, OUTER])
     t = v.thread(11)
-    assert t["interp_id"] == 3 and t["interp_ids"] == [3, 0]
-    assert [f["function"] for f in t["frames"]] == ["park", "<module>", "exec_into"]
+    assert t.interp_id == 3 and v.interpreters(11) == [3, 0]
+    assert [f.function for f in t.frames] == ["park", "<module>", "exec_into"]
     # AND a thread state without frames does not hide the one of the same thread that has them
-    assert v.thread(10) is IDLE
+    assert v.thread(10) is v.threads[1] and v.thread(10).interp_id == 3 and not v.thread(10).frames
 
 
 def test_on_312_a_reused_thread_state_of_another_interpreter_is_not_shown_as_this_threads_stack():
@@ -48,10 +51,11 @@ def test_on_312_a_reused_thread_state_of_another_interpreter_is_not_shown_as_thi
     stale = state(3, 10, [frame("park", 25)], 0xd0)
     own = state(0, 10, [frame("main", 103)], 0xe0)
     t = view("3.12.1", [stale, own]).thread(10)
-    assert [f["function"] for f in t["frames"]] == ["main"] and t["interp_id"] == 0
-    assert t["hidden_interpreters"] == [3]
+    v = view("3.12.1", [stale, own])
+    assert [f.function for f in t.frames] == ["main"] and t.interp_id == 0
+    assert v.hidden_interpreters(10) == [3]
     # AND the report words it as the thread's problem
-    th = ThreadReport(tid=10, gdb_num=1, hidden_interpreters=t["hidden_interpreters"])
+    th = ThreadReport(tid=10, gdb_num=1, hidden_interpreters=v.hidden_interpreters(10))
     assert "thread states of interpreters 3 carry this thread's id too" in thread_problem(th)
 
 

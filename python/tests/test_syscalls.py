@@ -16,6 +16,7 @@ import pytest
 from pyhang import procfs
 from pyhang.analysis import syscalls
 from pyhang.analysis.syscall_names import NAMES
+from pyhang.model.files import FdObject
 from pyhang.model.kinds import WaitKind
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.report import NativeFrame
@@ -25,6 +26,11 @@ from pyhang.render.json import _blocked
 from pyhang.render.names import ThreadNames
 from pyhang.render.syscalls import call_name
 
+
+
+def fd_objects(files):
+    """{fd: FdObject} of pyhang.procfs.files()'s {fd: object}, as a collector answers."""
+    return {fd: from_data(FdObject, obj) for fd, obj in files.items()}
 
 def nr(name):
     return next(n for n, v in NAMES.items() if v == name)
@@ -81,7 +87,7 @@ def test_a_pipe_read_names_the_holder_of_its_write_end_and_its_waiting_thread():
                                            "args": [4121, 0, 0, 0, 0, 0]},
                                           {"tid": 4122, "comm": "idle", "nr": nr("clock_nanosleep"),
                                            "args": [1, 1, 0, 0, 0, 0]}]}]}}
-    b = syscalls.syscall_wait(thread("read", 5, 0x7000, 1), files=files)
+    b = syscalls.syscall_wait(thread("read", 5, 0x7000, 1), files=fd_objects(files))
     assert line(b) == ('waits in read on fd 5: pipe:[48213], read end; its write end is held only by PID 4120 '
                        '(python3), whose thread LWP 4120 "python3" waits in wait4 for PID 4121 (this process)')
     (holder,) = _blocked(b, ThreadNames([]))["syscall"]["object"]["holders"]
@@ -91,7 +97,7 @@ def test_a_pipe_read_names_the_holder_of_its_write_end_and_its_waiting_thread():
 def test_a_pipe_nobody_else_holds_says_so():
     files = {3: {"kind": "pipe", "link": "pipe:[9]", "access": "write", "pid": 1, "holders": [],
                  "holders_complete": False}}
-    b = syscalls.syscall_wait(thread("write", 3, 0, 1), files=files)
+    b = syscalls.syscall_wait(thread("write", 3, 0, 1), files=fd_objects(files))
     assert line(b).endswith("its read end is held by no process pyhang could scan "
                             "(the scan of /proc stopped at its bound)")
 
@@ -101,7 +107,7 @@ def test_a_socket_whose_peer_was_not_looked_up_never_reads_as_held_by_no_process
     files = {6: {"kind": "socket", "link": "socket:[77]", "inode": 77, "pid": 1,
                  "socket": {"protocol": "tcp", "local": "10.0.0.2:41000", "peer": "10.0.0.9:5432",
                             "state": "ESTABLISHED"}}}
-    b = syscalls.syscall_wait(thread("recvfrom", 6, 0, 1), files=files)
+    b = syscalls.syscall_wait(thread("recvfrom", 6, 0, 1), files=fd_objects(files))
     # THEN its peer is not said to be held by nobody, and the JSON has no holders list
     assert "no process" not in line(b) and "held" not in line(b), line(b)
     assert "holders" not in _blocked(b, ThreadNames([]))["syscall"]["object"]
@@ -112,7 +118,7 @@ def _backlog_socket(protocol, holders, **socket_facts):
            "socket": dict({"protocol": protocol, "peer_in_backlog": True}, **socket_facts)}
     if holders is not None:
         obj["holders"], obj["holders_complete"] = holders, True
-    return {6: obj}
+    return fd_objects({6: obj})
 
 
 def test_a_connection_in_this_processs_own_listen_backlog_says_only_this_process_can_accept_it():
@@ -210,7 +216,7 @@ def test_restart_syscall_is_resolved_from_the_kernel_or_frame_0_or_said_unknown(
 
 def test_flock_names_the_holder_from_proc_locks():
     files = {4: {"kind": "file", "path": "/tmp/l", "pid": 10, "lock_holders": [{"pid": 11}, {"pid": 10}]}}
-    b = syscalls.syscall_wait(thread("flock", 4, 2), files=files)
+    b = syscalls.syscall_wait(thread("flock", 4, 2), files=fd_objects(files))
     assert line(b) == "waits in flock on fd 4: file /tmp/l; locked by PID 11"
 
 
@@ -318,8 +324,8 @@ def _pipe_waiter(own_pid, holders, complete=True, parent=None):
     report = Report(target=TargetInfo(kind="live", pid=own_pid, parent_pid=parent))
     t = ThreadReport(tid=own_pid, gdb_num=1)
     t.blocked_on = BlockedOn(kind=WaitKind.SYSCALL, syscall=SyscallWait(
-        name="read", fd=3, object={"kind": "pipe", "link": "pipe:[7]", "holders_complete": complete,
-                                   "holders": [{"pid": p, "fds": [4]} for p in holders]}))
+        name="read", fd=3, object=from_data(FdObject, {"kind": "pipe", "link": "pipe:[7]", "holders_complete": complete,
+                                                       "holders": [{"pid": p, "fds": [4]} for p in holders]})))
     report.threads = [t]
     return report
 

@@ -8,13 +8,14 @@ import os
 import harness
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
+from pyhang.model.files import FdHolder, FdObject, FileLock
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
 from pyhang.model.lock_objects import LockObject
-from pyhang.model.record import from_data
+from pyhang.model.record import from_data, replace
 from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.tree import ProcessEntry, TreeReport
-from pyhang.model.waits import GlibcLock, PythonLockDetail, SyscallWait
+from pyhang.model.waits import GlibcLock, HolderThreadWait, PythonLockDetail, SyscallWait
 from pyhang.render.tree import render_tree_text, tree_json
 
 NUMBERS = {name: nr for nr, name in NAMES.items()}
@@ -34,12 +35,11 @@ def process(pid, parent, *threads, kind="live"):
 
 
 def pipe_read(tid, holders, link="pipe:[7]"):
-    return syscall_thread(tid, "read", fd=3, object={"kind": "pipe", "link": link, "access": "read",
-                                                       "holders": holders, "holders_complete": True})
+    return syscall_thread(tid, "read", fd=3, object=FdObject(kind="pipe", link=link, access="read", holders=holders))
 
 
 def holder(pid, fds=(4,)):
-    return {"pid": pid, "comm": "python3", "fds": list(fds), "threads": []}
+    return FdHolder(pid=pid, comm="python3", fds=list(fds))
 
 
 def analyse(*processes, root=100):
@@ -114,8 +114,8 @@ def test_cycles_within_one_process_are_left_to_its_report_and_the_search_is_boun
 
 
 def test_garbage_facts_give_no_crash():
-    odd = [syscall_thread(5, "wait4", child=None), syscall_thread(6, "read", fd=-1, object={"kind": "pipe"}),
-           syscall_thread(7, "flock", fd=3, object={"kind": "file"}, lock_holders=[{"pid": None}, {}]),
+    odd = [syscall_thread(5, "wait4", child=None), syscall_thread(6, "read", fd=-1, object=FdObject(kind="pipe")),
+           syscall_thread(7, "flock", fd=3, object=FdObject(kind="file"), lock_holders=[FileLock(pid=None), FileLock(pid=None)]),
            ThreadReport(tid=8, gdb_num=2, blocked_on=BlockedOn(kind=WaitKind.SYSCALL, syscall=SyscallWait()))]
     tree = analyse(process(5, None, *odd), ProcessEntry(pid=0, problem="core.x: not a core"), root=None)
     assert tree.deadlocks == []
@@ -134,8 +134,8 @@ def test_the_tree_schema_is_a_valid_json_schema():
 
 def test_a_write_whose_readers_all_wait_elsewhere_is_a_stall_naming_what_they_do():
     # GIVEN a job writing a pipe whose only reader process sleeps
-    writer = syscall_thread(100, "write", fd=4, object={"kind": "pipe", "link": "pipe:[9]", "access": "write",
-                                                          "holders": [holder(200, fds=(0,))], "holders_complete": True})
+    writer = syscall_thread(100, "write", fd=4, object=FdObject(kind="pipe", link="pipe:[9]", access="write",
+                                                                holders=[holder(200, fds=(0,))]))
     tree = analyse(process(100, 1, writer), process(200, 100, syscall_thread(200, "clock_nanosleep")))
     # THEN it is no deadlock, but a stall naming the reader and what its thread does
     assert tree.deadlocks == []
@@ -158,7 +158,7 @@ def test_no_stall_when_a_holder_may_serve_the_wait_or_the_wait_is_in_a_cycle():
     # a holder that was not examined
     assert analyse(process(100, 1, pipe_read(100, [holder(300)]))).stalls == []
     # a holder thread parked on the same pipe or waiting for the waiter's process
-    parked = dict(holder(200), threads=[{"tid": 200, "relevant": True}])
+    parked = replace(holder(200), threads=[HolderThreadWait(tid=200, relevant=True)])
     assert analyse(process(100, 1, pipe_read(100, [parked])), process(200, 100, sleeping)).stalls == []
     # the waiter's own process holds the other end too
     assert analyse(process(100, 1, pipe_read(100, [holder(100), holder(200)])),

@@ -2,7 +2,6 @@
 import gdb
 
 from pyhang.analysis import report, syscalls
-from pyhang.model.waits import LayoutsIssue, from_data
 from pyhang.render.locks import describe, not_blocked, unreadable
 from pyhang.render.names import ThreadNames
 from pyhang_gdb import collect, facts, thread_apply
@@ -39,6 +38,6 @@ every thread (each line under gdb's header of its thread)."""
         if b is None:
             nr = syscalls.in_syscall(snap.registers)
             print(not_blocked(snap.tid, names, syscalls.name(nr) if nr is not None else None,
-                              from_data(LayoutsIssue, target_facts.target()["lock_problem"]), named))
+                              target_facts.target().lock_problem, named))
             return
         print(describe(b, snap.tid, names, named))

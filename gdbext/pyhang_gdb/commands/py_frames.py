@@ -14,6 +14,8 @@ import gdb
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import gil_state, python_frames
 from pyhang.model.kinds import LocalKind, PythonStatus
+from pyhang.model.python_values import LocalValue
+from pyhang.model.record import from_data
 from pyhang.model.report import PythonFrame
 from pyhang.render import values as text
 from pyhang.render.names import c_call_line
@@ -54,7 +56,7 @@ class _Frames:
         self.status_line = python_status_line(view.status) if not view.ok else None
         thread = view.thread(snap.tid) if view.status in (PythonStatus.OK, PythonStatus.FINALIZING) else None
         if thread is not None:
-            self.frames = thread["frames"]
+            self.frames = thread.frames
         self._pairs = None
         stored, level = _selection().get(self.tid), _gdb_level()
         if stored and stored[1] == level:  # gdb's frame is where the last py-up/py-down left it
@@ -94,11 +96,11 @@ class _Frames:
 
 
 def _python_frame(f):
-    return PythonFrame(f["function"], f["file"], f["line"])
+    return PythonFrame(f.function, f.file, f.line)
 
 
 def _locals(frame):
-    return decoders.python_values().frame_locals(frame["frame"], frame["code"])
+    return facts.facts().frame_locals([[frame.frame, frame.code]])[0]
 
 
 def _source(path):
@@ -108,14 +110,14 @@ def _source(path):
 
 
 def _arguments(frame):
-    return [v for v in _locals(frame)["locals"] if v["kind"] == LocalKind.ARGUMENT]
+    return [v for v in _locals(frame).locals if v.kind == LocalKind.ARGUMENT]
 
 
 def _summary(index, frame, arguments=None):
     """A frame's header line and its current source line (when the file is readable)."""
     out = [text.frame_header(index, _python_frame(frame), arguments)]
-    lines, _ = _source(frame["file"])
-    current = text.source_line(lines, frame["line"])
+    lines, _ = _source(frame.file)
+    current = text.source_line(lines, frame.line)
     if current:
         out.append(current)
     return out
@@ -133,7 +135,8 @@ Values are read from memory, bounded in size.  Also registered as `py-locals`.""
         if frames.frame is None:
             print(frames.empty_line())
             return
-        print("\n".join(text.locals_lines(_locals(frames.frame))))
+        fl = _locals(frames.frame)
+        print("\n".join(text.locals_lines(fl.locals, fl.problem)))
 
 
 class PyPrint(PyhangCommand):
@@ -152,14 +155,14 @@ global of the frame's module, else a builtin.  Also registered as `py-print`."""
             return
         fl = _locals(frames.frame)
         values = decoders.python_values()
-        for local in fl["locals"]:
-            if local["name"] == name:
+        for local in fl.locals:
+            if local.name == name:
                 print(text.print_line("local", name, local))
                 return
-        for scope, where in (("global", fl["globals"]), ("builtin", fl["builtins"])):
+        for scope, where in (("global", fl.globals), ("builtin", fl.builtins)):
             address = values.lookup(where, name) if where else None
             if address:
-                print(text.print_line(scope, name, values.render(address)))
+                print(text.print_line(scope, name, from_data(LocalValue, values.render(address))))
                 return
         print(text.print_line(None, name, None))
 
@@ -184,12 +187,12 @@ class PyList(PyhangCommand):
         if frame is None:
             print(frames.empty_line())
             return
-        lines, why = _source(frame["file"])
+        lines, why = _source(frame.file)
         if lines is None:
-            print(text.unreadable_source(frame["file"], why))
+            print(text.unreadable_source(frame.file, why))
             return
-        first, last = text.source_window(frame["line"], start, end)
-        print("\n".join(text.source_lines(lines, frame["line"], first, last)))
+        first, last = text.source_window(frame.line, start, end)
+        print("\n".join(text.source_lines(lines, frame.line, first, last)))
 
 
 class _Move(PyhangCommand):
@@ -242,7 +245,8 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
         # The thread and its GIL state first, as py-bt says them.
         snap, view = collect.selected_thread(0)
         gil = gil_state(view, snap.tid, snap.registers)
-        out = [py_bt_header(snap.num, snap.tid, view.version, gil, (view.thread(snap.tid) or {}).get("interp_id"))]
+        pt = view.thread(snap.tid)
+        out = [py_bt_header(snap.num, snap.tid, view.version, gil, pt.interp_id if pt is not None else None)]
         # What each frame calls in C, a line of its own above it (as py-bt shows it)
         analysed = python_frames(view, snap.tid, gil=gil)
         for i, f in enumerate(frames.frames):

@@ -20,6 +20,7 @@ import re
 
 from pyhang.libraries import is_system_library
 from pyhang.model.kinds import Confidence, OwnerSource, VerdictKind, WaitKind
+from pyhang.model.python_facts import PyFrameFacts
 from pyhang.model.report import BlockedOn, Verdict
 from pyhang.model.waits import CollectiveDetail, syscall_of
 
@@ -47,18 +48,13 @@ GLOO_WAITS = ("waitRecv", "waitSend")
 _INT = re.compile(r"-?[0-9]+\Z")
 
 
-def _field(f, name):
-    return f.get(name) if isinstance(f, dict) else getattr(f, name, None)
-
-
 def collective_frame(frames):
-    """The innermost of `frames` (Python frames, innermost first: dicts or
-    PythonFrames) when it is one of c10d's collectives, else None."""
+    """The innermost of `frames` (Python frames, innermost first: PyFrameFacts
+    or PythonFrames) when it is one of c10d's collectives, else None."""
     if not frames:
         return None
     f = frames[0]
-    function, file = _field(f, "function"), _field(f, "file") or ""
-    if function in COLLECTIVES and file.replace("\\", "/").endswith(C10D_FILE):
+    if f.function in COLLECTIVES and (f.file or "").replace("\\", "/").endswith(C10D_FILE):
         return f
     return None
 
@@ -67,35 +63,35 @@ def _backend(locals_):
     """The backend of the process-group object among a collective frame's
     locals, and its type name: (backend or None, type or None)."""
     for v in locals_:
-        if v.get("name") in _GROUP_LOCALS and "ProcessGroup" in (v.get("type") or ""):
-            short = v["type"].rsplit(".", 1)[-1]
+        if v.name in _GROUP_LOCALS and "ProcessGroup" in (v.type or ""):
+            short = v.type.rsplit(".", 1)[-1]
             return _BACKENDS.get(short), short
     return None, None
 
 
 def _int_local(locals_, name):
     for v in locals_:
-        if v.get("name") == name and v.get("type") == "int" and _INT.match(v.get("repr") or ""):
-            return int(v["repr"])
+        if v.name == name and v.type == "int" and _INT.match(v.repr or ""):
+            return int(v.repr)
     return None
 
 
 def describe(frames, found):
-    """The collective a thread waits in, from its Python frames (view
-    frames, innermost first) and the locals read of them (`found`: the
+    """The collective a thread waits in, from its Python frames (PyFrameFacts,
+    innermost first) and the locals read of them (`found`: the
     answers of Facts.frame_locals, in order): a CollectiveDetail, its
     read_from naming the frame the rank and world size were read from."""
     top = frames[0]
-    out = CollectiveDetail(function=top["function"], line=top.get("line"))
-    first = ((found[0] or {}).get("locals") or []) if found else []
+    out = CollectiveDetail(function=top.function, line=top.line)
+    first = found[0].locals if found and found[0] is not None else []
     out.backend, out.group_type = _backend(first)
     for f, fl in zip(frames, found):
-        locals_ = (fl or {}).get("locals") or []
+        locals_ = fl.locals if fl is not None else []
         for name in ("rank", "world_size"):
             value = _int_local(locals_, name)
             if getattr(out, name) is None and value is not None:
                 setattr(out, name, value)
-                out.read_from[name] = {"function": f["function"], "file": f["file"], "line": f.get("line")}
+                out.read_from[name] = {"function": f.function, "file": f.file, "line": f.line}
     if out.rank is not None and out.world_size is not None and not 0 <= out.rank < out.world_size:
         out.rank = out.world_size = None   # not a rank of that world: some other `rank`
         out.read_from = {}
@@ -108,11 +104,11 @@ def add_collectives(facts, view, threads):
     # the innermost frame's (function, file) first: cheap, where the frames themselves are made when asked
     innermost = [(t, view.frame_keys(t.tid)[:1]) for t in threads]
     waiting = [t for t, keys in innermost
-               if keys and collective_frame([{"function": keys[0][0], "file": keys[0][1]}]) is not None]
-    waiting = [(t, ((view.thread(t.tid) or {}).get("frames") or [])[:LOCAL_FRAMES]) for t in waiting]
+               if keys and collective_frame([PyFrameFacts(function=keys[0][0], file=keys[0][1])]) is not None]
+    waiting = [(t, view.frames(t.tid)[:LOCAL_FRAMES]) for t in waiting]
     if not waiting:
         return
-    asked = [[f["frame"], f["code"]] for _, frames in waiting for f in frames]
+    asked = [[f.frame, f.code] for _, frames in waiting for f in frames]
     found = facts.frame_locals(asked) or []
     at = 0
     for t, frames in waiting:
@@ -158,7 +154,7 @@ def collective_wait(b, frames, collective, native_frames=()):
     if top is None or not _waits_for_work(b):
         return b
     detail = copy.copy(collective) if collective is not None else \
-        CollectiveDetail(function=top["function"], line=top.get("line"))
+        CollectiveDetail(function=top.function, line=top.line)
     detail.native_wait = b.kind if b.kind != WaitKind.SYSCALL else syscall_of(b).name
     return BlockedOn(kind=WaitKind.COLLECTIVE, address=b.address, library=b.library, owners=[],
                      owner_source=OwnerSource.OTHER_RANKS, confidence=Confidence.LIKELY, collective=detail)

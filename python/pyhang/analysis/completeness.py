@@ -21,6 +21,7 @@ import re
 
 from pyhang.analysis import syscalls
 from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
+from pyhang.model.python_facts import PythonState
 from pyhang.model.report import Verdict
 
 # Statuses of a Python runtime that was found and could not be read.
@@ -39,9 +40,9 @@ def python_evidence(state, executable, libraries):
     `python`: a status the decoder did not give, no state collected, is no
     evidence of anything), `executable` the target's, `libraries` the
     objects of the threads' native frames."""
-    status = (state or {}).get("status")
+    status = state.status if state is not None else None
     if status in _UNREAD:
-        return PythonEvidence.RUNTIME, state.get("library") or None
+        return PythonEvidence.RUNTIME, state.library or None
     if status != PythonStatus.NOT_PYTHON:
         return None
     libraries = list(dict.fromkeys(lib for lib in libraries if lib))
@@ -91,13 +92,13 @@ def verdicts(report, snapshot):
     """The `incomplete` verdicts of a report whose threads, edges and
     deadlocks are made: the Python state first, then the lock layouts."""
     out = []
-    state = snapshot.python or {}
+    state = snapshot.python or PythonState()
     evidence = python_evidence(state, report.target.executable, frame_libraries(report.threads))
     if evidence is not None:
         out.append(Verdict(kind=VerdictKind.INCOMPLETE, threads=[t.tid for t in report.threads],
-                           facts={"unread": Unread.PYTHON_STATE, "status": state.get("status"),
-                                  "version": state.get("version") or None,
-                                  "free_threaded": bool(state.get("free_threaded")),
+                           facts={"unread": Unread.PYTHON_STATE, "status": state.status,
+                                  "version": state.version or None,
+                                  "free_threaded": bool(state.free_threaded),
                                   "python_evidence": evidence[0], "python_evidence_path": evidence[1],
                                   "read": still_read(report)}))
     waits = unnamed_futex_waits(report, snapshot)

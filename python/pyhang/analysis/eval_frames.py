@@ -25,15 +25,8 @@ def is_eval_loop(name):
     return name in EVAL_LOOP_NAMES
 
 
-def _entry(f):
-    return f.get("entry_frame") if isinstance(f, dict) else f.entry_frame
-
-
 def _entries(frames):
-    try:  # PythonFrames (thousands a report)
-        return [f.entry_frame for f in frames]
-    except AttributeError:
-        return [_entry(f) for f in frames]
+    return [f.entry_frame for f in frames]
 
 
 def _index_runs(frames):
@@ -49,7 +42,7 @@ def _index_runs(frames):
 
 
 def python_runs(frames):
-    """The thread's Python frames (decoded dicts or PythonFrames, innermost
+    """The thread's Python frames (PyFrameFacts or PythonFrames, innermost
     first) split into the runs each evaluation-loop call executes."""
     return [[frames[i] for i in run] for run in _index_runs(frames)]
 
@@ -68,6 +61,7 @@ def _pair(native_names, frames):
 def pair_runs(native_names, frames):
     """{index into native_names: run of Python frames} for every
     evaluation-loop frame, or {} when the counts disagree."""
+    frames = list(frames)   # each made once (a thread's frames are made when asked for)
     return {n: [frames[i] for i in run] for n, run in _pair(native_names, frames).items()}
 
 

@@ -12,11 +12,12 @@ from pyhang.analysis.python_state import PythonView, gil_state
 from pyhang.model.kinds import GilState, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model.python_values import FrameLocals
 from pyhang.model.record import replace
 from pyhang.model.references import ThreadReferences
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.model.waits import ApiWait, CodeLine, LayoutsIssue, PoolWorker, PythonLockWait, SyscallFacts, from_data
+from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
 
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
@@ -48,9 +49,10 @@ def _wants_futex_word(lock):
 
 
 def target_info(answer):
-    return TargetInfo(kind=answer["kind"], pid=answer.get("pid"), core=answer.get("core"),
-                      executable=answer.get("executable"), namespace_pid=answer.get("namespace_pid"),
-                      parent_pid=answer.get("parent_pid"), executable_problem=answer.get("executable_problem"))
+    """The report's TargetInfo of the collector's TargetFacts."""
+    return TargetInfo(kind=answer.kind, pid=answer.pid, core=answer.core, executable=answer.executable,
+                      namespace_pid=answer.namespace_pid, parent_pid=answer.parent_pid,
+                      executable_problem=answer.executable_problem)
 
 
 def thread_snapshot(t):
@@ -158,7 +160,7 @@ def add_syscall_facts(facts, kind, snaps):
 
 
 def files_of(facts, kind, threads):
-    """{fd: object} from /proc of the fds the threads wait on, or None when
+    """{fd: FdObject} from /proc of the fds the threads wait on, or None when
     not known (a core records no fd table)."""
     if kind == "core":
         return None
@@ -206,9 +208,8 @@ def add_future_runners(facts, view, threads):
     thread waits on a future."""
     if not any(t.python_api is not None and t.python_api.kind == WaitKind.PY_FUTURE for t in threads):
         return
-    workers = [t for t in threads if any(f["function"] in python_api.WORK_ITEM[1] and
-                                         f["file"].endswith(python_api.WORK_ITEM[0])
-                                         for f in (view.thread(t.tid) or {}).get("frames") or ())]
+    workers = [t for t in threads if any(key[0] in python_api.WORK_ITEM[1] and key[1].endswith(python_api.WORK_ITEM[0])
+                                         for key in view.frame_keys(t.tid))]
     if not workers:
         return
     selves = dict(facts.frame_selves([t.tid for t in workers]) or ())
@@ -216,7 +217,8 @@ def add_future_runners(facts, view, threads):
     items = [(t, f.object) for t, f in items if f is not None]
     answers = facts.attributes([[item, [python_api.WORK_ITEM[3]]] for _, item in items]) or [] if items else []
     for (t, _), found in zip(items, answers):
-        future = ((found or {}).get(python_api.WORK_ITEM[3]) or {}).get("address")
+        value = (found or {}).get(python_api.WORK_ITEM[3])
+        future = value.address if value is not None else None
         if future:
             t.pool_worker = t.pool_worker or PoolWorker()
             t.pool_worker.future = future
@@ -234,17 +236,16 @@ def add_sqlite_connections(facts, view, threads):
     if not busy:
         return
     frames = [(t, f) for t in threads if t not in busy
-              for f in ((view.thread(t.tid) or {}).get("frames") or [])[:CONNECTION_FRAMES]]
-    found = facts.frame_locals([[f["frame"], f["code"]] for _, f in frames]) or [] if frames else []
+              for f in view.frames(t.tid)[:CONNECTION_FRAMES]]
+    found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
     for t in threads:
         if t not in busy and view.thread(t.tid) is not None:
             t.connections = []
     for (t, f), fl in zip(frames, found):
-        for v in (fl or {}).get("locals") or ():
-            if v.get("type") == "sqlite3.Connection" and v.get("address") and \
-                    all(c["address"] != v["address"] for c in t.connections):
-                t.connections.append({"address": v["address"], "name": v["name"],
-                                      "frame": {"function": f["function"], "file": f["file"], "line": f["line"]}})
+        for v in fl.locals if fl is not None else ():
+            if v.type == "sqlite3.Connection" and v.address and all(c["address"] != v.address for c in t.connections):
+                t.connections.append({"address": v.address, "name": v.name,
+                                      "frame": {"function": f.function, "file": f.file, "line": f.line}})
 
 
 def add_pool_workers(facts, view, threads):
@@ -254,26 +255,22 @@ def add_pool_workers(facts, view, threads):
     workers = [(t, f) for t, f in workers if f is not None]
     if not workers:
         return
-    for (t, _), found in zip(workers, facts.frame_locals([[f["frame"], f["code"]] for _, f in workers]) or []):
-        local = next((l for l in (found or {}).get("locals") or () if l["name"] == python_api.WORKER[2]), None)
-        if local and local.get("address"):
-            t.pool_worker = PoolWorker(work_queue=local["address"])
-
-
-LOCAL_KEYS = ("name", "kind", "type", "repr", "address")
+    for (t, _), found in zip(workers, facts.frame_locals([[f.frame, f.code] for _, f in workers]) or []):
+        local = next((l for l in found.locals if l.name == python_api.WORKER[2]), None) if found is not None else None
+        if local is not None and local.address:
+            t.pool_worker = PoolWorker(work_queue=local.address)
 
 
 def add_python_locals(facts, snapshot, view):
     """Each thread's Python frames' locals (`report --locals`)."""
-    frames = [(t, f) for t in snapshot.threads for f in ((view.thread(t.tid) or {}).get("frames") or ())]
-    found = facts.frame_locals([[f["frame"], f["code"]] for _, f in frames]) or [] if frames else []
+    frames = [(t, f) for t in snapshot.threads for f in view.frames(t.tid)]
+    found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
     for t in snapshot.threads:
         if view.thread(t.tid) is not None:
             t.python_locals = []
     for (t, _), fl in zip(frames, found):
-        fl = fl or {"locals": [], "problem": "not collected"}
-        t.python_locals.append({"locals": [{k: v[k] for k in LOCAL_KEYS} for v in fl["locals"]],
-                                "problem": fl["problem"]})
+        t.python_locals.append(FrameLocals(locals=fl.locals, problem=fl.problem) if fl is not None else
+                               FrameLocals(problem="not collected"))
 
 
 def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
@@ -297,9 +294,8 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_sqlite_connections(facts, view, threads)
             collectives.add_collectives(facts, view, threads)
         files = files_of(facts, info.kind, threads)
-    snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.get("warnings") or []),
-                           lock_problem=from_data(LayoutsIssue, target.get("lock_problem")),
-                           lock_caveat=from_data(LayoutsIssue, target.get("lock_caveat")), native_depth=depth,
+    snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.warnings),
+                           lock_problem=target.lock_problem, lock_caveat=target.lock_caveat, native_depth=depth,
                            threading=facts.threading() if view.ok else None, names=names, files=files,
                            asyncio=facts.asyncio() if view.ok else None)
     return snap, view
@@ -340,5 +336,5 @@ def thread(facts, tid, depth=LOCK_FRAME_DEPTH):
         return None, view, None
     (snap,) = resume_unnamed_futex_waits(facts, [thread_snapshot(found[0])])
     add_lock_facts(facts, view, [snap])
-    add_syscall_facts(facts, target["kind"], [snap])
-    return snap, view, files_of(facts, target["kind"], [snap])
+    add_syscall_facts(facts, target.kind, [snap])
+    return snap, view, files_of(facts, target.kind, [snap])

@@ -54,9 +54,9 @@ def finalizer_frame(python_frames):
 
 def analyse(facts, report, view):
     """Sets report.gc_collecting and each thread's `gc` (model.report.GcRun)."""
-    collecting = view.state.get("gc_collecting") if view.ok else None
+    collecting = view.state.gc_collecting if view.ok else None
     report.gc_collecting = collecting
-    library = basename(view.state.get("library")) or None
+    library = basename(view.state.library) or None
     found = False
     for th in report.threads:
         at = collection_frame(th.native_frames, library)

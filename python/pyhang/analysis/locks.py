@@ -160,7 +160,7 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
     if thread.python_lock is not None and (b is None or b.kind in PYTHON_LOCK_LOOKALIKES):
         joined = python_threads.joined(thread.python_lock)
         if joined is not None:
-            return join_wait(thread.python_lock, joined, (view.thread(thread.tid) or {}).get("frames") or [])
+            return join_wait(thread.python_lock, joined, view.frames(thread.tid))
         py = from_python(thread.python_lock)
         api = api_wait(thread.python_api, py, python_threads.tid_of_ident)
         if api is not None:
@@ -168,7 +168,7 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
         if py is not None:
             return py
     if (b is None or b.kind in PYTHON_LOCK_LOOKALIKES) and syscalls.futex_address(thread.registers) is not None:
-        exiting = shutdown_wait((view.thread(thread.tid) or {}).get("frames") or [], python_threads, thread.tid,
+        exiting = shutdown_wait(view.frames(thread.tid), python_threads, thread.tid,
                                 thread.python_lock)
         if exiting is not None:
             return exiting
@@ -178,7 +178,7 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
             b = thread_join(b.address, joined)
     if b is None:
         b = sqlite_busy(syscalls.syscall_wait(thread, files), thread.frames)
-    return collectives.collective_wait(b, (view.thread(thread.tid) or {}).get("frames") or [], thread.collective,
+    return collectives.collective_wait(b, view.frames(thread.tid), thread.collective,
                                        thread.frames)
 
 

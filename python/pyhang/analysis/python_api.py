@@ -12,6 +12,7 @@ from __future__ import annotations
 from pyhang.model.record import record
 
 from pyhang.model.kinds import OwnerSource, WaitKind
+from pyhang.model.python_values import ObjectValue
 from pyhang.model.report import BlockedOn
 from pyhang.model.waits import ApiDetail
 
@@ -114,14 +115,14 @@ def future_runners(report, snapshots):
 
 
 def worker_frame(view, tid):
-    """The frame (dict of the decoded state) of a ThreadPoolExecutor worker's
+    """The frame (PyFrameFacts) of a ThreadPoolExecutor worker's
     loop on the stack of `tid`, or None: the collection reads its
     `work_queue` local (ThreadSnapshot.pool_worker)."""
     keys = view.frame_keys(tid)
     for i in range(max(0, len(keys) - WORKER_DEPTH), len(keys)):
         function, file = keys[i][0], keys[i][1]
         if function in WORKER[1] and file.endswith(WORKER[0]):
-            return view.thread(tid)["frames"][i]
+            return view.thread(tid).frames[i]
     return None
 
 
@@ -135,9 +136,12 @@ def pools(threads):
     return out
 
 
+_NO_VALUE = ObjectValue()   # an attribute the object does not have
+
+
 def _integer(attributes, name):
-    v = (attributes or {}).get(name) or {}
-    return v.get("integer")
+    v = (attributes or {}).get(name)
+    return v.integer if v is not None else None
 
 
 def api_wait(python_api, primitive, ident_tid):
@@ -151,10 +155,10 @@ def api_wait(python_api, primitive, ident_tid):
     attrs = python_api.attributes or {}
     detail = ApiDetail(type=python_api.type, frame=python_api.frame, api_file=api.file)
     for name in api.attributes:
-        v = attrs.get(name) or {}
-        detail.values[name] = v.get("integer") if v.get("integer") is not None else v.get("text")
-        if v.get("length") is not None and v.get("kind") != "str":
-            detail.values[name + "_length"] = v["length"]
+        v = attrs.get(name) or _NO_VALUE
+        detail.values[name] = v.integer if v.integer is not None else v.text
+        if v.length is not None and v.kind != "str":
+            detail.values[name + "_length"] = v.length
     if primitive is not None:
         detail.primitive = {"kind": primitive.kind, "address": primitive.address}
     if python_api.referenced_by is not None:
@@ -164,9 +168,9 @@ def api_wait(python_api, primitive, ident_tid):
                   confidence=primitive.confidence if primitive else None, api=detail)
     if api.kind == WaitKind.PY_IMPORT_LOCK:
         owner = _integer(attrs, "owner")
-        count = attrs.get("count") or {}
+        count = attrs.get("count") or _NO_VALUE
         # an int up to 3.11; from 3.12 a list with one entry per acquisition
-        count = count.get("integer") if count.get("integer") is not None else count.get("length")
+        count = count.integer if count.integer is not None else count.length
         tid = ident_tid(owner) if owner else None
         if tid and count:
             b.owners = [tid]

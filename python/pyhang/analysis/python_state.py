@@ -1,9 +1,11 @@
-"""The decoded CPython state of one target (the native python_state() dict),
+"""The decoded CPython state of one target (model.python_facts.PythonState),
 indexed for the questions the analysis asks: which thread state belongs to
 a TID, which GIL a futex address belongs to, what each thread does with the
 GIL, the Python frames of a thread."""
 from pyhang.analysis import syscalls
 from pyhang.model.kinds import Confidence, GilState, PythonStatus
+from pyhang.model.python_facts import PythonState
+from pyhang.model.record import replace
 from pyhang.model.report import CCall, GilSummary, PythonFrame, entry_frame
 
 
@@ -11,21 +13,26 @@ class PythonView:
     """The CPython state of one target, indexed by TID."""
 
     def __init__(self, state):
-        self.state = state or {"status": "unreadable", "threads": [], "gils": [], "warnings": []}
+        self.state = state or PythonState(status=PythonStatus.UNREADABLE)
         self.by_tid = {}
+        self.hidden = {}       # TID → the interpreters of its other thread states (one_thread, 3.12)
+        self.interp_ids = {}   # TID → every interpreter it has frames in, when several (one_thread, 3.13+)
         self.frame_cache = {}  # python_frames(shared=True): (function, file, line, entry) → PythonFrame
         self.stack_cache = {}  # python_frames(shared=True): the keys of a whole stack → its PythonFrames
         self.keys_cache = {}   # TID → frame_keys of its frames
         groups = {}
-        for t in self.state.get("threads") or []:
-            if t.get("native_tid"):
-                groups.setdefault(t["native_tid"], []).append(t)
+        for t in self.state.threads:
+            if t.native_tid:
+                groups.setdefault(t.native_tid, []).append(t)
         for tid, states in groups.items():
-            self.by_tid[tid] = states[0] if len(states) == 1 else one_thread(states, self.version)
+            if len(states) == 1:
+                self.by_tid[tid] = states[0]
+            else:
+                self.by_tid[tid], self.interp_ids[tid], self.hidden[tid] = one_thread(states, self.version)
 
     @property
     def status(self):
-        return self.state.get("status")
+        return self.state.status
 
     @property
     def ok(self):
@@ -33,22 +40,36 @@ class PythonView:
 
     @property
     def version(self):
-        return self.state.get("version")
+        return self.state.version
 
     @property
     def gils(self):
-        return self.state.get("gils") or []
+        return self.state.gils
 
     @property
     def threads(self):
-        return self.state.get("threads") or []
+        return self.state.threads
 
     @property
     def warnings(self):
-        return self.state.get("warnings") or []
+        return self.state.warnings
 
     def thread(self, tid):
         return self.by_tid.get(tid)
+
+    def frames(self, tid):
+        """The Python frames (PyFrameFacts) of thread `tid`, innermost first; [] for no such thread."""
+        t = self.by_tid.get(tid)
+        return t.frames if t is not None else []
+
+    def interpreters(self, tid):
+        """The interpreters thread `tid` is shown with (one_thread); [] for no such thread."""
+        t = self.by_tid.get(tid)
+        return self.interp_ids.get(tid) or ([t.interp_id] if t is not None else [])
+
+    def hidden_interpreters(self, tid):
+        """The interpreters of thread `tid`'s other thread states, not shown (one_thread)."""
+        return list(self.hidden.get(tid) or ())
 
     def frame_keys(self, tid):
         """frame_keys() of the frames of thread `tid` (made once; [] for no
@@ -56,17 +77,16 @@ class PythonView:
         keys = self.keys_cache.get(tid)
         if keys is None:
             t = self.by_tid.get(tid)
-            keys = self.keys_cache[tid] = frame_keys(t["frames"]) if t is not None else []
+            keys = self.keys_cache[tid] = frame_keys(t.frames) if t is not None else []
         return keys
 
     def gil_of_wait(self, address):
-        """The GIL (dict) a futex/cond/mutex address belongs to, or None."""
+        """The GIL (GilFacts) a futex/cond/mutex address belongs to, or None."""
         if address is None:
             return None
         for g in self.gils:
-            # "ranges": every piece of the GIL (on 3.6 its state is several statics).
-            pieces = g.get("ranges") or [(g["address"], g["size"])]
-            if any(start and start <= address < start + size for start, size in pieces):
+            # every piece of the GIL (on 3.6 its state is several statics)
+            if any(start and start <= address < start + size for start, size in g.pieces()):
                 return g
         return None
 
@@ -78,12 +98,12 @@ class PythonView:
         return self.holder_tid(gil) if gil is not None else default
 
     def holder_tid(self, gil):
-        """The TID of the thread holding `gil` (a dict of state["gils"]), or None."""
-        holder = gil.get("holder_tstate")
+        """The TID of the thread holding `gil` (one of state.gils), or None."""
+        holder = gil.holder_tstate
         if holder:
             for t in self.threads:
-                if t["tstate"] == holder:
-                    return t.get("native_tid")
+                if t.tstate == holder:
+                    return t.native_tid
         return None
 
 
@@ -96,32 +116,29 @@ def _version_at_least(version, minor):
 
 
 def one_thread(states, version):
-    """The thread state dict of one OS thread that has thread states in
-    several interpreters (it runs code in another interpreter: run_string,
+    """(PyThreadFacts, the interpreters it is shown with or None, the
+    interpreters hidden) of one OS thread that has thread states in several
+    interpreters (it runs code in another interpreter: run_string,
     _interpreters.exec, an InterpreterPoolExecutor's worker).  3.13+ make a
     thread state bound to the thread that enters: the states with frames
     nest, the one of another interpreter than the main one innermost; its
-    frames first, then the others' (its `interp_id` is where the thread runs
-    now, `interp_ids` every interpreter it has frames in).  3.12 reuses the
-    interpreter's first thread state, which keeps the thread id of the thread
-    that created the interpreter: which thread runs it is not known, and the
-    main interpreter's state stands alone, the others' ids in
-    `hidden_interpreters`."""
-    busy = [s for s in states if len(s.get("frames") or ())] or states[:1]
+    frames first, then the others' (its `interp_id` is where the thread
+    runs now; it is shown with every interpreter it has frames in).  3.12
+    reuses the interpreter's first thread state, which keeps the thread id
+    of the thread that created the interpreter: which thread runs it is not
+    known, and the main interpreter's state stands alone, the others'
+    hidden."""
+    busy = [s for s in states if len(s.frames)] or states[:1]
     if len(busy) == 1:
-        return busy[0]
+        return busy[0], None, []
     if not _version_at_least(version, 13):
-        own = next((s for s in busy if s.get("interp_id") == 0), busy[0])
-        return dict(own, hidden_interpreters=sorted(s.get("interp_id") for s in busy if s is not own))
-    nested = sorted(busy, key=lambda s: s.get("interp_id") == 0)   # stable: list order among the others
-    frames = [f for s in nested for f in _frame_dicts(s["frames"])]
-    problems = [s["problem"] for s in nested if s.get("problem")]
-    return dict(nested[0], frames=frames, interp_ids=[s.get("interp_id") for s in nested],
-                holds_gil=any(s.get("holds_gil") for s in nested), problem="; ".join(problems) or None)
-
-
-def _frame_dicts(frames):
-    return [dict(f) for f in frames]
+        own = next((s for s in busy if s.interp_id == 0), busy[0])
+        return own, None, sorted(s.interp_id for s in busy if s is not own)
+    nested = sorted(busy, key=lambda s: s.interp_id == 0)   # stable: list order among the others
+    frames = [f for s in nested for f in s.frames]
+    problems = [s.problem for s in nested if s.problem]
+    return replace(nested[0], frames=frames, holds_gil=any(s.holds_gil for s in nested),
+                   problem="; ".join(problems) or None), [s.interp_id for s in nested], []
 
 
 def gil_state(view, tid, registers):
@@ -136,7 +153,7 @@ def gil_state(view, tid, registers):
     # take the GIL it just dropped (FORCE_SWITCHING's switch_cond).
     if view.gil_of_wait(syscalls.futex_address(registers)) is not None:
         return GilState.WAITING
-    if t.get("holds_gil"):
+    if t.holds_gil:
         return GilState.HOLDS
     return GilState.RELEASED
 
@@ -153,14 +170,14 @@ def python_frames(view, tid, shared=False, gil=GilState.RELEASED):
         return []
     frames = _python_frames(view, t, tid, shared)
     if frames and gil != GilState.RELEASED and frames[0].c_call is not None:
-        frames[0] = _frame(view.frame_keys(tid)[0] if shared else frame_keys(t["frames"])[0], running=True)
+        frames[0] = _frame(view.frame_keys(tid)[0] if shared else frame_keys(t.frames)[0], running=True)
     return frames
 
 
 def _python_frames(view, t, tid, shared):
     if not shared:
         # Positional: thousands of frames per report.
-        return [_frame(key) for key in frame_keys(t["frames"])]
+        return [_frame(key) for key in frame_keys(t.frames)]
     keys = view.frame_keys(tid)
     # The workers of a pool, the threads of a server: many stacks are one
     # stack, whose frames are looked up once.
@@ -198,14 +215,14 @@ def _c_call(key, running):
 
 def frame_keys(frames):
     """(function, file, line, entry_frame, end_line, col, end_col, c_call) of
-    each frame dict: from the native sequence (Frames.keys) without making the
-    dicts, or from a list (a snapshot made before columns were read has none: -1;
-    before C calls were read, none: None)."""
+    each PyFrameFacts: from the native sequence (FrameRecords.keys) without
+    making the frames, or from a list (a snapshot made before columns were
+    read has none: -1; before C calls were read, none: None)."""
     keys = getattr(frames, "keys", None)
     if keys is not None:
         return keys()
-    return [(f["function"], f["file"], f["line"], f.get("entry_frame", False), f.get("end_line", -1),
-             f.get("col", -1), f.get("end_col", -1), tuple(f["c_call"]) if f.get("c_call") else None)
+    return [(f.function, f.file, f.line, f.entry_frame, f.end_line, f.col, f.end_col,
+             tuple(f.c_call) if f.c_call else None)
             for f in frames]
 
 
@@ -214,7 +231,7 @@ def main_gil(view):
     gils = view.gils
     if not gils:
         return None
-    return min(gils, key=lambda g: g["interp_id"] if g["interp_id"] >= 0 else 0)
+    return min(gils, key=lambda g: g.interp_id if g.interp_id >= 0 else 0)
 
 
 def gil_summary(view, gil_states):
@@ -224,7 +241,7 @@ def gil_summary(view, gil_states):
     main = main_gil(view)
     if main is None:
         return summary
-    summary.locked = main.get("locked")
+    summary.locked = main.locked
     summary.holder_tid = view.holder_tid(main)
     summary.waiters = sorted(tid for tid, s in gil_states.items() if s == GilState.WAITING and _waits_on(view, tid, main))
     return summary
@@ -237,7 +254,7 @@ def _waits_on(view, tid, gil):
     t = view.thread(tid)
     if len(view.gils) < 2 or t is None:
         return True
-    return t.get("interp_id") == gil["interp_id"] or t.get("interp_id") not in {g["interp_id"] for g in view.gils}
+    return t.interp_id == gil.interp_id or t.interp_id not in {g.interp_id for g in view.gils}
 
 
 def holder_blocked(tid, registers, frames):

@@ -58,20 +58,20 @@ def threads(snapshot, view=None):
                           python_name=python_threads.name(snap.tid), host_tid=snap.host_tid)
         th.native_frames = snap.frames
         th.gil = gil_states[snap.tid] = gil_state(view, snap.tid, snap.registers)
-        th.interpreter = (view.thread(snap.tid) or {}).get("interp_id")
+        pt = view.thread(snap.tid)
+        th.interpreter = pt.interp_id if pt is not None else None
         th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals, gil=th.gil)
         th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
         for frame, collected in zip(th.python_frames, snap.python_locals or ()):
-            frame.locals, frame.locals_problem = collected["locals"], collected.get("problem")
+            frame.locals, frame.locals_problem = collected.locals, collected.problem
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, view.holder_of_wait(snap.registers, holder),
                                                       bases, python_threads,
                                                       snapshot.files), alive, bases)
         if th.blocked_on is not None and th.blocked_on.address is not None:
             th.blocked_on.name = snapshot.names.get(th.blocked_on.address)
-        pt = view.thread(snap.tid)
-        if pt and pt.get("problem"):
-            th.problem = "; ".join(p for p in (th.problem, pt["problem"]) if p)
-        th.hidden_interpreters = list((pt or {}).get("hidden_interpreters") or ())
+        if pt is not None and pt.problem:
+            th.problem = "; ".join(p for p in (th.problem, pt.problem) if p)
+        th.hidden_interpreters = view.hidden_interpreters(snap.tid)
         report.threads.append(th)
     if view.status == PythonStatus.NOT_PYTHON and completeness.python_evidence(
             snapshot.python, snapshot.target.executable, completeness.frame_libraries(snapshot.threads)):

@@ -11,9 +11,11 @@ it, `syscall_wait` makes the thread's BlockedOn (kind "syscall").
 """
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.libraries import GLIBC_LIBRARIES, is_one_of
+from pyhang.model.files import FdObject
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
+from pyhang.model.record import replace
 from pyhang.model.report import BlockedOn
-from pyhang.model.waits import SyscallFacts, SyscallWait, syscall_of
+from pyhang.model.waits import HolderThreadWait, SyscallFacts, SyscallWait, syscall_of
 
 ARGUMENTS = ("rdi", "rsi", "rdx", "r10", "r8", "r9")
 
@@ -204,11 +206,11 @@ def _timeout(syscall, args, memory, clock_now=None):
 
 
 def _object(fd, files):
-    """What /proc says fd is, or None when the target's fd table is not
-    known (`files` None: a core)."""
+    """What /proc says fd is (an FdObject), or None when the target's fd
+    table is not known (`files` None: a core)."""
     if files is None:
         return None
-    return files.get(fd) or files.get(str(fd)) or {"kind": "closed"}
+    return files.get(fd) or FdObject(kind="closed")
 
 
 # Names of the libc functions a timed futex wait sleeps in (after "__GI_" and
@@ -303,29 +305,31 @@ def _restarted(thread, facts):
     return None
 
 
-def _holder_threads(holders, fd_pid):
-    """The /proc facts of the other end's holders, their threads' system
-    calls named; `relevant` marks a thread parked on one of the holder's
-    fds for that object, or waiting for a child."""
-    out = []
-    for h in holders or ():
-        h = dict(h)
-        threads = []
-        for t in h.get("threads") or ():
-            t = dict(t)
-            nr, args = t.get("nr"), t.get("args") or [0]
-            if nr is not None:
-                t["syscall"] = name(nr)
-                if NAMES.get(nr) == "wait4":
-                    t["pid"] = _signed(args[0], 32)
-                # parked on the holder's fd for the object, or waiting for
-                # the process whose thread waits on the object
-                t["relevant"] = nr in BLOCKING and nr != FUTEX and (
-                    _signed(args[0], 32) in h.get("fds", ()) or
-                    (t.get("pid") in (-1, fd_pid) and h["pid"] != fd_pid))
-            threads.append(t)
-        h["threads"] = threads
-        out.append(h)
+def _reported(obj, calls=True):
+    """The FdObject a report holds of `obj`: the /proc facts of the other
+    end's holders, their threads' system calls named (`calls`: for the fd a
+    call waits on, not for each fd a poll watches); `relevant` marks a
+    thread parked on one of the holder's fds for that object, or waiting
+    for a child.  A lookup not made stays none (never "nobody")."""
+    if obj is None or obj.holders is None:
+        return obj
+    return replace(obj, holders=[replace(h, threads=[_holder_thread(t, h, obj.pid) if calls else
+                                                     HolderThreadWait(tid=t.tid, comm=t.comm) for t in h.threads])
+                                 for h in obj.holders])
+
+
+def _holder_thread(t, h, fd_pid):
+    """HolderThreadWait of thread `t` (HolderThread) of holder `h` (FdHolder)."""
+    out = HolderThreadWait(tid=t.tid, comm=t.comm)
+    nr, args = t.nr, t.args or [0]
+    if nr is not None:
+        out.syscall = name(nr)
+        if NAMES.get(nr) == "wait4":
+            out.pid = _signed(args[0], 32)
+        # parked on the holder's fd for the object, or waiting for
+        # the process whose thread waits on the object
+        out.relevant = nr in BLOCKING and nr != FUTEX and (
+            _signed(args[0], 32) in h.fds or (out.pid in (-1, fd_pid) and h.pid != fd_pid))
     return out
 
 
@@ -344,14 +348,13 @@ def waits_on_processes(report):
         if s.waits_for_child() and (s.child or 0) > 0:
             waits.append({"tid": t.tid, "syscall": s.name, "fd": None, "link": None, "pids": [s.child]})
             continue
-        obj = s.object or {}
-        holders = obj.get("holders")
-        if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):
+        obj = s.object
+        if obj is None or obj.kind not in ("pipe", "socket") or not obj.holders or not obj.holders_complete:
             continue
-        pids = sorted({h["pid"] for h in holders})
+        pids = sorted({h.pid for h in obj.holders})
         if own in pids:
             continue
-        waits.append({"tid": t.tid, "syscall": s.name, "fd": s.fd, "link": obj.get("link"), "pids": pids})
+        waits.append({"tid": t.tid, "syscall": s.name, "fd": s.fd, "link": obj.link, "pids": pids})
     if not waits:
         return None
     others = {pid for w in waits for pid in w["pids"]}
@@ -363,8 +366,8 @@ def waits_on_processes(report):
 
 def syscall_wait(thread, files=None):
     """The BlockedOn of a thread (ThreadSnapshot) parked in a blocking
-    system call other than futex, or None.  `files`: {fd: object facts}
-    from /proc (pyhang.procfs.files), None for a core."""
+    system call other than futex, or None.  `files`: {fd: FdObject} from
+    /proc (model.files), None for a core."""
     found = parked(thread.registers)
     if found is None:
         return None
@@ -375,17 +378,12 @@ def syscall_wait(thread, files=None):
     s = SyscallWait(name=call, number=nr, fd_table=files is not None)
     if "fd" in args or "epfd" in args:
         s.fd = _signed(args.get("fd", args.get("epfd", 0)), 32)
-        obj = _object(s.fd, files)
-        if obj is not None:
-            obj = dict(obj)
-            if "holders" in obj:  # looked up (a lookup not made is no holder: never "nobody")
-                obj["holders"] = _holder_threads(obj["holders"], obj.get("pid"))
-        s.object = obj
+        s.object = _reported(_object(s.fd, files))
     watched = _watched(args, memory)
     if "pollfds" in args or "nfds" in args:
         s.watches_fds = True
-        s.fds = None if watched is None else [{"fd": fd, "direction": d, "object": _object(fd, files)}
-                                              for fd, d in watched[:64]]
+        s.fds = None if watched is None else [
+            {"fd": fd, "direction": d, "object": _reported(_object(fd, files), calls=False)} for fd, d in watched[:64]]
         s.fds_count = None if watched is None else len(watched)
     s.timeout = _timeout(call, args, memory, facts.clock_now_ns)
     if call == "wait4":
@@ -399,8 +397,8 @@ def syscall_wait(thread, files=None):
         s.lock = args.get("cmd") in (F_SETLKW, F_OFD_SETLKW)
     elif call == "restart_syscall":
         s.restarts = _restarted(thread, facts)
-    if s.has_fd() and s.object and call in ("flock", "fcntl"):
-        s.lock_holders = list(s.object.get("lock_holders") or [])
+    if s.has_fd() and s.object is not None and call in ("flock", "fcntl"):
+        s.lock_holders = list(s.object.lock_holders or [])
     confidence = Confidence.CERTAIN
     if thread.registers.get("restarted"):   # the call named from frame 0 (resumed)
         s.restarted = True

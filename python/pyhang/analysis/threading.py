@@ -18,8 +18,7 @@ class KnownThread:
 class PythonThreads:
     def __init__(self, threading, view):
         """`threading`: the ThreadingState of the process, or None."""
-        self.ident_tid = ident_tid = {t.get("thread_id"): t.get("native_tid") for t in view.threads
-                                      if t.get("native_tid")}
+        self.ident_tid = ident_tid = {t.thread_id: t.native_tid for t in view.threads if t.native_tid}
         self.by_tid, self.by_object, self.by_tstate_lock = {}, {}, {}
         self.handles = []  # (C ThreadHandle address, KnownThread), 3.13+
         for t in threading.threads if threading is not None else ():
@@ -77,12 +76,12 @@ class PythonThreads:
 def _at_exit(frames):
     """Whether the interpreter is exiting on this thread: threading._shutdown
     (which joins every non-daemon thread) is among its Python frames."""
-    return any(f["function"].endswith("_shutdown") and f["file"].endswith("threading.py") for f in frames)
+    return any(f.function.endswith("_shutdown") and f.file.endswith("threading.py") for f in frames)
 
 
 def join_wait(python_lock, joined, frames):
     """BlockedOn for a join on the Thread `joined` (PythonThreads.joined) by
-    a thread with these Python frames (dicts of the decoded state)."""
+    a thread with these Python frames (PyFrameFacts)."""
     tid = joined.tid
     return BlockedOn(kind=WaitKind.PY_JOIN, address=joined.thread.object, owners=[tid] if tid else [],
                      owner_source=OwnerSource.THREAD_OBJECT if tid else OwnerSource.UNKNOWN,

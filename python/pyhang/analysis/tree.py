@@ -30,12 +30,14 @@ distributed job waiting in different collectives: analysis.collectives.
 Fork hazards across processes: pyhang.analysis.tree_forks.
 """
 from pyhang.analysis import collectives, completeness, idle, pools, tree_forks
+from pyhang.model.files import FdObject
 from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 from pyhang.model.waits import SyscallWait, syscall_of
 
 MAX_CYCLES = 32          # cycles listed
 MAX_STEPS = 200000       # steps of the cycle search, for pathological graphs
+_NO_OBJECT = FdObject()  # a wait on no fd, or on one whose object is not known
 
 
 def _threads(entry):
@@ -70,10 +72,10 @@ def _fd_waits(entry):
     out = set()
     for t in entry.report.threads:
         b = t.blocked_on
-        obj = syscall_of(b).object or {}
-        if not obj.get("link"):
+        obj = syscall_of(b).object
+        if obj is None or not obj.link:
             return None
-        out.add((obj["link"], obj.get("access")))
+        out.add((obj.link, obj.access))
     return out or None
 
 
@@ -84,9 +86,9 @@ def _mirrors(holders, obj, waits):
     write only after someone else has.  Only when another holder can act:
     when every holder is such a mirror, nobody else can write, and their
     edges are what makes the real cycle."""
-    same = {(obj.get("link"), obj.get("access"))}
-    pids = {h.get("pid") for h in holders if waits.get(h.get("pid")) == same}
-    others = [h for h in holders if h.get("pid") not in pids]
+    same = {(obj.link, obj.access)}
+    pids = {h.pid for h in holders if waits.get(h.pid) == same}
+    others = [h for h in holders if h.pid not in pids]
     return pids if others else set()
 
 
@@ -117,24 +119,23 @@ def cross_edges(tree):
                     _children(processes, p.pid) if child in (-1, 0) else []
                 for c in targets:
                     _to_process(edges, waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": c.pid})
-            obj = s.object or {}
-            kind = TreeEdgeKind.PIPE_OTHER_END if obj.get("kind") == "pipe" else \
-                TreeEdgeKind.SOCKET_PEER if obj.get("kind") == "socket" else None
+            obj = s.object or _NO_OBJECT
+            kind = TreeEdgeKind.PIPE_OTHER_END if obj.kind == "pipe" else \
+                TreeEdgeKind.SOCKET_PEER if obj.kind == "socket" else None
             if kind is not None:
-                holders = obj.get("holders") or ()
+                holders = obj.holders or ()
                 mirrors = _mirrors(holders, obj, waits)
                 for h in holders:
-                    if h.get("pid") in processes and h["pid"] not in mirrors:
+                    if h.pid in processes and h.pid not in mirrors:
                         # the holder's threads parked on it or waiting for this process, when there are
-                        relevant = {x["tid"] for x in h.get("threads") or () if x.get("relevant")}
-                        _to_process(edges, waiter, processes[h["pid"]], kind,
-                                    {"syscall": s.name, "fd": s.fd, "link": obj.get("link"),
-                                     "holder_fds": list(h.get("fds") or ())}, relevant,
-                                    alone=len(holders) == 1 and obj.get("holders_complete", True))
-            lockers = [h for h in s.lock_holders or () if h.get("pid") in processes and h["pid"] != p.pid]
+                        relevant = {x.tid for x in h.threads if x.relevant}
+                        _to_process(edges, waiter, processes[h.pid], kind,
+                                    {"syscall": s.name, "fd": s.fd, "link": obj.link, "holder_fds": list(h.fds)},
+                                    relevant, alone=len(holders) == 1 and obj.holders_complete)
+            lockers = [h for h in s.lock_holders or () if h.pid in processes and h.pid != p.pid]
             for h in lockers:
-                _to_process(edges, waiter, processes[h["pid"]], TreeEdgeKind.FILE_LOCK,
-                            {"syscall": s.name, "fd": s.fd, "path": obj.get("path")},
+                _to_process(edges, waiter, processes[h.pid], TreeEdgeKind.FILE_LOCK,
+                            {"syscall": s.name, "fd": s.fd, "path": obj.path},
                             alone=len(lockers) == 1)
     return edges
 
@@ -148,7 +149,7 @@ def _serving(entry, holder):
     or waiting for the waiter's process (`relevant`)."""
     if entry is None or entry.report is None or not entry.report.threads:
         return True
-    if any(x.get("relevant") for x in holder.get("threads") or ()):
+    if any(x.relevant for x in holder.threads):
         return True
     return any(t.blocked_on is None for t in entry.report.threads)
 
@@ -168,20 +169,20 @@ def stalls(tree, in_cycles):
         for t in p.report.threads if p.report is not None else ():
             b = t.blocked_on
             s = syscall_of(b)
-            obj = s.object or {}
-            holders = obj.get("holders") or ()
-            if obj.get("kind") not in ("pipe", "socket") or not holders or not obj.get("holders_complete", True):
+            obj = s.object
+            if obj is None or obj.kind not in ("pipe", "socket") or not obj.holders or not obj.holders_complete:
                 continue
-            if (p.pid, t.tid) in in_cycles or any(h.get("pid") == p.pid for h in holders) or idle.helper_loop(t):
+            holders = obj.holders
+            if (p.pid, t.tid) in in_cycles or any(h.pid == p.pid for h in holders) or idle.helper_loop(t):
                 continue
-            if any(_serving(processes.get(h.get("pid")), h) for h in holders):
+            if any(_serving(processes.get(h.pid), h) for h in holders):
                 continue
-            out.append({"waiter": (p.pid, t.tid), "syscall": s.name, "fd": s.fd, "kind": obj["kind"],
-                        "link": obj.get("link"),
-                        "holders": [{"pid": h["pid"], "comm": processes[h["pid"]].comm,
-                                     "threads": [_doing(x) for x in processes[h["pid"]].report.threads
+            out.append({"waiter": (p.pid, t.tid), "syscall": s.name, "fd": s.fd, "kind": obj.kind,
+                        "link": obj.link,
+                        "holders": [{"pid": h.pid, "comm": processes[h.pid].comm,
+                                     "threads": [_doing(x) for x in processes[h.pid].report.threads
                                                  [:MAX_THREADS_LISTED]],
-                                     "thread_count": len(processes[h["pid"]].report.threads)} for h in holders]})
+                                     "thread_count": len(processes[h.pid].report.threads)} for h in holders]})
     return out
 
 

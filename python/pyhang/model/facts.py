@@ -6,14 +6,18 @@ question about threads or objects takes all of them at once (the TIDs, the
 addresses) and answers in the same order: a collector in another process
 answers a report in a handful of round trips, whatever the number of threads.
 A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a stopped
-process or a core through gdb and the native decoders.  Every answer is
-plain data: JSON's types, except the records `threads` (ThreadFacts and
-NativeFrame), `locks`, `python_locks` and `frame_selves` (model.waits),
-`threading` (model.threading_facts), `asyncio` (model.asyncio_facts),
-`fork_facts` and `fork_containers` (model.fork_facts), `lock_objects`
-(model.lock_objects) and `references` (model.references) give, made once
-by the collector from the native module's dicts; `encode`/`decode` turn
-them into data and back.
+process or a core through gdb and the native decoders.  Every answer is a
+record, or lists of them, made once by the collector from the native
+module's (or pyhang.procfs's) dicts: `target` (model.target_facts),
+`python` (model.python_facts), `threads` (ThreadFacts and NativeFrame),
+`locks`, `python_locks` and `frame_selves` (model.waits), `attributes` and
+`frame_locals` (model.python_values), `object_names` and `references`
+(model.references), `files` (model.files), `threading`
+(model.threading_facts), `asyncio` (model.asyncio_facts), `fork_facts` and
+`fork_containers` (model.fork_facts), `lock_objects` (model.lock_objects);
+`words`, `syscall_memory`, `clock_now`, `proc_syscalls` and `source_lines`
+are plain numbers and strings.  `encode`/`decode` turn the records into
+data and back.
 
 `Recording` wraps any collector and keeps every answer, counting the
 questions; saved as JSON (`to_dict`) it is a snapshot, and `Replay` answers
@@ -30,9 +34,13 @@ import json
 
 from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
 from pyhang.model.lock_objects import LockObject
-from pyhang.model.references import ThreadReferences
+from pyhang.model.python_facts import PythonState
+from pyhang.model.python_values import FrameLocals, attributes_of
+from pyhang.model.references import ObjectPath, ThreadReferences
+from pyhang.model.target_facts import TargetFacts
 from pyhang.model.report import NativeFrame
 from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import FrameSelf, LockIdentification, PythonLockWait
@@ -68,17 +76,16 @@ class Facts:
                  "source_lines")
 
     def target(self):
-        """{kind, pid, core, executable, executable_problem, namespace_pid, parent_pid, warnings,
-        lock_problem, lock_caveat}: what the target is (executable_problem: why its executable's file
-        could not be read, None when it was), one line per thing about it that could not be read or
-        trusted, why glibc's lock layouts are unknown (None when known) and why the ones used need a
-        caveat (None when they do not): the native LockReader's problem and caveat, data of
-        model.waits.LayoutsIssue (a snapshot of an older pyhang: lock_problem a sentence)."""
+        """A TargetFacts (model.target_facts): what the target is (executable_problem: why its
+        executable's file could not be read, None when it was), one entry per thing about it that
+        could not be read or trusted, why glibc's lock layouts are unknown (None when known) and why
+        the ones used need a caveat (None when they do not): the native LockReader's problem and
+        caveat as model.waits.LayoutsIssue (a snapshot of an older pyhang: lock_problem a sentence)."""
         raise NotImplementedError
 
     def python(self):
-        """The decoded interpreter: the native Interpreter.state() dict (status, version, threads with
-        their Python frames, GILs, warnings)."""
+        """The decoded interpreter (status, version, threads with their Python frames, GILs, warnings): a
+        PythonState (model.python_facts) of the native Interpreter.state()."""
         raise NotImplementedError
 
     def threads(self, depth, tids=None):
@@ -107,7 +114,7 @@ class Facts:
 
     def attributes(self, requests):
         """For each [address, names] of `requests`, those attributes of the object there
-        (PythonLocks.attributes), in order."""
+        (PythonLocks.attributes) as {name: ObjectValue or None} (model.python_values), in order."""
         raise NotImplementedError
 
     def syscall_memory(self, requests):
@@ -125,11 +132,13 @@ class Facts:
         raise NotImplementedError
 
     def files(self, fds):
-        """[[fd, object]] of the fds from /proc (pyhang.procfs.files), or None when not known (a core)."""
+        """[[fd, FdObject]] (model.files) of the fds from /proc (pyhang.procfs.files), or None when not known
+        (a core)."""
         raise NotImplementedError
 
     def object_names(self, addresses):
-        """[[address, path]]: the variable that reaches each object (PythonLocks.object_names)."""
+        """[[address, ObjectPath]] (model.references): the variable that reaches each object
+        (PythonLocks.object_names)."""
         raise NotImplementedError
 
     def references(self, addresses):
@@ -138,8 +147,8 @@ class Facts:
         raise NotImplementedError
 
     def frame_locals(self, frames):
-        """For each [frame, code] of `frames`, {"locals": [...], "problem": str or None}
-        (PythonValues.frame_locals), in order."""
+        """For each [frame, code] of `frames`, its FrameLocals (model.python_values; PythonValues.frame_locals),
+        in order."""
         raise NotImplementedError
 
     def threading(self):
@@ -175,15 +184,17 @@ class Facts:
 
 
 # The questions answered by one record (or None), by its class.
-RECORD_ANSWERS = {"threading": ThreadingState, "asyncio": AsyncioState, "fork_facts": ForkFacts,
+RECORD_ANSWERS = {"target": TargetFacts, "python": PythonState, "threading": ThreadingState, "asyncio": AsyncioState, "fork_facts": ForkFacts,
                   "fork_containers": ForkContainers, "references": ThreadReferences}
 # The questions answered by a list of records (or None), by their class.
-RECORD_LISTS = {"lock_objects": LockObject}
+RECORD_LISTS = {"lock_objects": LockObject, "frame_locals": FrameLocals}
+# The questions answered by a list of [key, record] (or None), by the records' class.
+RECORD_PAIRS = {"object_names": ObjectPath, "files": FdObject}
 
 
 def encode(question, answer):
     """`answer` as data json.dumps takes (with `default=frame_sequence`)."""
-    if question in RECORD_ANSWERS or question in RECORD_LISTS:
+    if question in RECORD_ANSWERS or question in RECORD_LISTS or question in RECORD_PAIRS or question == "attributes":
         return to_data(answer)
     if question == "threads":
         return [_thread_dict(t) for t in answer]
@@ -210,6 +221,10 @@ def decode(question, data):
         return [from_data(PythonLockWait, wait) for wait in data]
     if question == "frame_selves" and data is not None:
         return [[tid, [frame_self(f) for f in frames or ()]] for tid, frames in data]
+    if question == "attributes" and data is not None:
+        return [attributes_of(d) for d in data]
+    if question in RECORD_PAIRS and data is not None:
+        return [[key, from_data(RECORD_PAIRS[question], value)] for key, value in data]
     return data
 
 

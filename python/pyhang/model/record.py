@@ -23,12 +23,16 @@ whose value is a record (or a list of them) names its class in the record's
 `__nested__` ({"lock": GlibcLock}); keys a record does not have are left out
 (data written by a newer pyhang), fields the data lacks take their default;
 a string where a nested record is expected (a sentence an older pyhang
-wrote where it now keeps a record) stays that string.  A field named in
+wrote where it now keeps a record) stays that string; a field whose value
+is a dict of records by key names their class in `__nested_maps__`.  A field named in
 the record's `__older__` ({name: its default}) holds what only data
 written by an older pyhang has (a sentence since replaced by facts):
 to_data() leaves it out while it has that default.
 """
+from collections.abc import Sequence
+
 _MISSING = object()
+_LEAVES = (str, int, float, bool, type(None))
 
 
 class field:  # noqa: N801 (named as dataclasses' field)
@@ -108,7 +112,7 @@ def record(cls=None, *, frozen=False):
 
 
 def to_data(value):
-    """`value` (a record, or lists and dicts of them) as JSON's types."""
+    """`value` (a record, or lists, dicts and other sequences of them) as JSON's types."""
     fields = getattr(type(value), "__record_fields__", None)
     if fields is not None:
         older = getattr(type(value), "__older__", ())
@@ -118,6 +122,8 @@ def to_data(value):
         return [to_data(v) for v in value]
     if isinstance(value, dict):
         return {k: to_data(v) for k, v in value.items()}
+    if not isinstance(value, _LEAVES) and isinstance(value, Sequence):   # made when asked for (a native sequence)
+        return [to_data(v) for v in value]
     return value
 
 
@@ -132,6 +138,10 @@ def from_data(cls, data):
         value = kwargs.get(name)
         if value is not None and not isinstance(value, str):
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
+    for name, inner in cls.__dict__.get("__nested_maps__", {}).items():
+        value = kwargs.get(name)
+        if value is not None:
+            kwargs[name] = {k: from_data(inner, v) for k, v in value.items()}
     return cls(**kwargs)
 
 

@@ -1,12 +1,14 @@
-"""Which threads reach objects, as a record: the answer to the `references`
-question (pyhang.model.facts), made once at the collector from native
-PythonLocks.thread_references() (`from_data`); a snapshot keeps it as data
-(`to_data`).  The analysis reads its fields (pyhang.analysis.gather)."""
+"""Which threads and which variables reach objects, as records: the answers
+to the `references` and `object_names` questions (pyhang.model.facts), made
+once at the collector from native PythonLocks.thread_references() and
+.object_names() (`from_data`); a snapshot keeps them as data (`to_data`).
+The analysis reads their fields (pyhang.analysis.gather), the renderer
+words a path (pyhang.render.names.object_name)."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record
 
-__all__ = ["ThreadReferences"]
+__all__ = ["ThreadReferences", "ObjectPath"]
 
 
 @record
@@ -15,3 +17,17 @@ class ThreadReferences:
     local, or an attribute of an instance a local refers to)."""
     by_object: list[list] = field(default_factory=list)   # [[address, [tid]]] by address; one only reached
     complete: bool = False            # False: some frames were not read
+
+
+@record(frozen=True)
+class ObjectPath:
+    """The variable that reaches an object (native cpython::ObjectPath): a
+    module global (`module`.`variable`[.`attribute`]), or an attribute of an
+    instance a frame's local refers to."""
+    module: str | None = None         # None for a local
+    variable: str = ""
+    attribute: str | None = None
+    owner_type: str | None = None     # the instance's type, for a local's attribute
+    owner: int | None = None          # ... the instance
+    tid: int | None = None            # the thread whose frame holds the local
+    function: str | None = None       # ... and that frame's function

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
+from pyhang.model.python_values import LocalValue
 from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, \
     LayoutsIssue, PythonLockDetail, PythonLockEvidence, SyscallWait
 
@@ -58,9 +59,9 @@ class PythonFrame:
     function: str
     file: str
     line: int
-    # With `report --locals`: [{name, kind, type, repr, address}] (PythonValues.frame_locals), and
+    # With `report --locals`: [LocalValue] (model.python_values; PythonValues.frame_locals), and
     # what could not be read of them; None when locals were not asked for.
-    locals: list[dict] | None = None
+    locals: list[LocalValue] | None = None
     locals_problem: str | None = None
     entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
     # Where in its line the instruction is (3.11+ location table; -1 when not known): columns are
@@ -141,7 +142,7 @@ class TargetInfo:
     python_version: str | None = None
     namespace_pid: int | None = None  # its pid in its own PID namespace, when that differs
     parent_pid: int | None = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
-    executable_problem: str | None = None  # why the executable's file could not be read here
+    executable_problem: dict | str | None = None  # why the executable's file could not be read here (TargetFacts')
 
 
 @record

@@ -9,16 +9,18 @@ is analysed again anywhere, which is how the analysis is tested.
 
 What a thread sleeps on is kept as the records of pyhang.model.waits,
 threading's, asyncio's and the fork facts as the records of their own
-modules (model.threading_facts, .asyncio_facts, .fork_facts); the decoded
-interpreter (`python`) and fd objects (`files`) as the dicts the native
-module and pyhang.procfs return, which the analysis reads through
-pyhang.analysis, never elsewhere.
+modules (model.threading_facts, .asyncio_facts, .fork_facts, .python_facts
+for the decoded interpreter, .files for fd objects).
 """
 from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkFacts
+from pyhang.model.python_facts import PythonState
+from pyhang.model.python_values import FrameLocals
+from pyhang.model.references import ObjectPath
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import ApiWait, CollectiveDetail, LayoutsIssue, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, \
@@ -42,9 +44,9 @@ class ThreadSnapshot:
     python_api: ApiWait | None = None   # the Python-level object it waits in (analysis.python_api)
     host_tid: int | None = None      # the host's TID when the target's PID namespace gives another
     syscall: SyscallFacts | None = None   # what its blocking system call points at (analysis.syscalls)
-    # `report --locals`: per Python frame, innermost first, {"locals": [{name, kind, type, repr,
-    # address}], "problem": str or None}; None when locals were not collected.
-    python_locals: list[dict] | None = None
+    # `report --locals`: per Python frame, innermost first, its locals and what could not be read of
+    # them (FrameLocals, without the frame's namespaces); None when locals were not collected.
+    python_locals: list[FrameLocals] | None = None
     # A ThreadPoolExecutor worker: its pool and the future it runs (analysis.python_api.worker_frame);
     # None for any other thread.
     pool_worker: PoolWorker | None = None
@@ -59,7 +61,7 @@ class ThreadSnapshot:
 @record
 class ProcessSnapshot:
     target: TargetInfo
-    python: dict                              # the decoded interpreter (native python_state())
+    python: PythonState | None                # the decoded interpreter (native Interpreter.state())
     threads: list[ThreadSnapshot] = field(default_factory=list)
     # what about the target could not be read or trusted: {kind: kinds.TargetWarning, ...} (older: sentences)
     warnings: list[dict | str] = field(default_factory=list)
@@ -67,9 +69,9 @@ class ProcessSnapshot:
     lock_caveat: LayoutsIssue | None = None   # why the layouts used need a caveat (a release newer than checked)
     fork_facts: ForkFacts | None = None    # native fork_facts(), when asked
     threading: ThreadingState | None = None   # threading's Thread objects (PythonLocks.threading())
-    names: dict[int, str] = field(default_factory=dict)   # object address → the global naming it ("__main__.x")
+    names: dict[int, ObjectPath | str] = field(default_factory=dict)   # object address → the variable reaching it (older: its name)
     native_depth: int = 8                     # native frames collected per thread
-    files: dict[int, dict] | None = None   # fd → its object from /proc (pyhang.procfs), for the fds threads wait on; None: not known (a core)
+    files: dict[int, FdObject] | None = None   # fd → its object from /proc (model.files), for the fds threads wait on; None: not known (a core)
     asyncio: AsyncioState | None = None    # asyncio's tasks and loops (native asyncio_state()), when collected
 
 
@@ -78,20 +80,16 @@ def _frame_from(d):
                        from_debug_file=bool(d.get("from_debug_file", False)))
 
 
+def _locals_from(data):
+    return None if data is None else [from_data(FrameLocals, fl) for fl in data]
+
+
 def to_dict(snap: ProcessSnapshot) -> dict:
     t = snap.target
     d = _to_dict(snap, t)
     if snap.asyncio is not None:   # snapshots recorded before asyncio was read have none
         d["asyncio"] = to_data(snap.asyncio)
     return d
-
-
-def _plain_python(state):
-    """The decoded interpreter with plain lists of frames: the gdb side's
-    frames are a native sequence that makes each frame dict when asked."""
-    if not state or not state.get("threads"):
-        return state
-    return {**state, "threads": [{**t, "frames": [dict(f) for f in t.get("frames") or []]} for t in state["threads"]]}
 
 
 def _target_dict(t):
@@ -106,15 +104,15 @@ def _to_dict(snap, t):
     return {
         "schema": SNAPSHOT_SCHEMA,
         "target": _target_dict(t),
-        "python": _plain_python(snap.python),
+        "python": to_data(snap.python),
         "warnings": list(snap.warnings),
         "lock_problem": to_data(snap.lock_problem),
         **({"lock_caveat": to_data(snap.lock_caveat)} if snap.lock_caveat is not None else {}),
         "fork_facts": to_data(snap.fork_facts),
         "threading": to_data(snap.threading),
-        "names": [[address, name] for address, name in sorted(snap.names.items())],
+        "names": [[address, to_data(name)] for address, name in sorted(snap.names.items())],
         "native_depth": snap.native_depth,
-        "files": None if snap.files is None else {str(fd): obj for fd, obj in sorted(snap.files.items())},
+        "files": None if snap.files is None else {str(fd): to_data(obj) for fd, obj in sorted(snap.files.items())},
         "threads": [{
             "num": th.num, "tid": th.tid, "name": th.name,
             "registers": dict(th.registers),
@@ -124,7 +122,7 @@ def _to_dict(snap, t):
             "problem": th.problem, "unwound_by": th.unwound_by,
             "lock": to_data(th.lock), "python_lock": to_data(th.python_lock), "futex_word": th.futex_word,
             "python_api": to_data(th.python_api), "host_tid": th.host_tid, "syscall": to_data(th.syscall),
-            **({"python_locals": th.python_locals} if th.python_locals is not None else {}),
+            **({"python_locals": to_data(th.python_locals)} if th.python_locals is not None else {}),
             **({"pool_worker": to_data(th.pool_worker)} if th.pool_worker is not None else {}),
             **({"connections": th.connections} if th.connections is not None else {}),
             **({"collective": to_data(th.collective)} if th.collective is not None else {}),
@@ -140,15 +138,15 @@ def from_dict(d: dict) -> ProcessSnapshot:
         target=TargetInfo(kind=t["kind"], pid=t.get("pid"), core=t.get("core"), executable=t.get("executable"),
                           namespace_pid=t.get("namespace_pid"), parent_pid=t.get("parent_pid"),
                           executable_problem=t.get("executable_problem")),
-        python=d.get("python") or {},
+        python=from_data(PythonState, d.get("python") or None),
         warnings=list(d.get("warnings") or []),
         lock_problem=from_data(LayoutsIssue, d.get("lock_problem")),
         lock_caveat=from_data(LayoutsIssue, d.get("lock_caveat")),
         fork_facts=from_data(ForkFacts, d.get("fork_facts")),
         threading=from_data(ThreadingState, d.get("threading")),
-        names={address: name for address, name in d.get("names") or []},
+        names={address: from_data(ObjectPath, name) for address, name in d.get("names") or []},
         native_depth=d.get("native_depth", 8),
-        files=None if d.get("files") is None else {int(fd): obj for fd, obj in d["files"].items()},
+        files=None if d.get("files") is None else {int(fd): from_data(FdObject, obj) for fd, obj in d["files"].items()},
         asyncio=from_data(AsyncioState, d.get("asyncio")),
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
@@ -158,7 +156,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 python_lock=from_data(PythonLockWait, th.get("python_lock")),
                                 futex_word=th.get("futex_word"), python_api=from_data(ApiWait, th.get("python_api")),
                                 host_tid=th.get("host_tid"), syscall=from_data(SyscallFacts, th.get("syscall")),
-                                python_locals=th.get("python_locals"), pool_worker=from_data(PoolWorker, th.get("pool_worker")),
+                                python_locals=_locals_from(th.get("python_locals")), pool_worker=from_data(PoolWorker, th.get("pool_worker")),
                                 connections=th.get("connections"),
                                 collective=from_data(CollectiveDetail, th.get("collective")))
                  for th in d.get("threads") or []],

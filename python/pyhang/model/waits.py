@@ -18,6 +18,8 @@ target's `lock_problem`): it is kept as that string, and rendered as it is.
 from __future__ import annotations
 
 from pyhang.model.kinds import WaitKind
+from pyhang.model.files import FdObject, FileLock
+from pyhang.model.python_values import ObjectValue
 from pyhang.model.record import field, from_data, record, to_data
 
 __all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
@@ -271,16 +273,17 @@ class SyscallFacts:
 class ApiWait:
     """The Python-level API a thread waits in (Queue.get, Event.wait,
     Future.result, an import lock, ...: analysis.python_api), its frame's
-    `self` and the attributes read of it (native value dicts by name)."""
+    `self` and the attributes read of it (model.python_values.ObjectValue by name)."""
     kind: str                          # model.kinds.WaitKind of the API
     object: int                        # its frame's `self`
     type: str | None = None            # the type of `self`
     frame: CodeLine | None = None
-    attributes: dict[str, dict] | None = None
+    attributes: dict[str, ObjectValue | None] | None = None
     referenced_by: list[int] | None = None   # the threads reaching `object` (asked for a Queue.get only)
     references_complete: bool | None = None
 
     __nested__ = {"frame": CodeLine}
+    __nested_maps__ = {"attributes": ObjectValue}
 
 
 @record
@@ -374,6 +377,18 @@ CHILD_CALLS = ("wait4", "waitid")
 
 
 @record
+class HolderThreadWait:
+    """A thread of a process holding the other end of what a thread waits
+    on, and what the analysis reads of the call it is parked in
+    (analysis.syscalls; from model.files.HolderThread)."""
+    tid: int = 0
+    comm: str | None = None
+    syscall: str | None = None          # the call's name; None: in no call
+    pid: int | None = None              # wait4: the process it waits for
+    relevant: bool = False              # parked on the holder's fd for the object, or waiting for the waiter's process
+
+
+@record
 class SyscallWait:
     """A thread parked in a blocking system call other than futex
     (BlockedOn.syscall, from analysis.syscalls.syscall_wait): the call, its
@@ -382,15 +397,15 @@ class SyscallWait:
     number: int | None = None
     fd_table: bool = False              # the process's fds were read from /proc (not a core)
     fd: int | None = None               # the fd (or epoll fd) it waits on; None: a call without one
-    object: dict | None = None          # what `fd` is (pyhang.procfs.files: kind, link, holders, ...); None: unknown
+    object: FdObject | None = None      # what `fd` is (model.files; its holders' threads HolderThreadWaits); None: unknown
     watches_fds: bool = False           # poll / select: it waits on `fds`
-    fds: list[dict] | None = None       # ... [{fd, direction, object}] (at most 64); None: unreadable
+    fds: list[dict] | None = None       # ... [{fd, direction, object: FdObject}] (at most 64); None: unreadable
     fds_count: int | None = None        # how many fds it watches
     timeout: dict | None = None         # {ns, absolute, clock, left_ns}; None: no timeout or not read
     child: int | None = None            # wait4 / waitid: the pid (or -1 any, 0 its group, < -1 a group)
     group: int | None = None            # waitid on a process group
     lock: bool | None = None            # fcntl: whether it is F_SETLKW / F_OFD_SETLKW
-    lock_holders: list[dict] | None = None   # flock / fcntl: the processes /proc/locks names
+    lock_holders: list[FileLock] | None = None   # flock / fcntl: the processes /proc/locks names
     restarts: dict | None = None        # restart_syscall: {syscall, source} of what it restarts; None: unknown
     restarted: bool = False             # named from frame 0 after restart_syscall resumed it (likely)
 

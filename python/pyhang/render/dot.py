@@ -102,7 +102,7 @@ def _across_label(edge, report):
     b = th.blocked_on if th is not None else None
     s = syscall_of(b)
     if s.name and s.has_fd():
-        link = (s.object or {}).get("link")
+        link = s.object.link if s.object is not None else None
         return "%s on fd %d%s" % (s.name, s.fd, "\n%s" % link if link else "")
     return edge.kind
 

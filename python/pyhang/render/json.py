@@ -45,8 +45,8 @@ def _python_frame(f, native_frame=None):
     if native_frame is not None:  # report --merged
         d["native_frame"] = native_frame
     if f.locals is not None:  # report --locals
-        d["locals"] = [{"name": v["name"], "kind": v["kind"], "type": v["type"], "repr": v["repr"],
-                        "address": v["address"]} for v in f.locals]
+        d["locals"] = [{"name": v.name, "kind": v.kind, "type": v.type, "repr": v.repr, "address": v.address}
+                       for v in f.locals]
         if f.locals_problem:
             d["locals_problem"] = f.locals_problem
     return d

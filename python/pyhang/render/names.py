@@ -51,10 +51,9 @@ def object_name(path):
     kept; None for no path."""
     if not path or isinstance(path, str):
         return path or None
-    if path.get("module"):
-        return ".".join(p for p in (path["module"], path["variable"], path.get("attribute")) if p)
-    return "%s.%s of %s at 0x%x" % (path["variable"], path.get("attribute") or "?", path.get("owner_type") or "?",
-                                   path.get("owner") or 0)
+    if path.module:
+        return ".".join(p for p in (path.module, path.variable, path.attribute) if p)
+    return "%s.%s of %s at 0x%x" % (path.variable, path.attribute or "?", path.owner_type or "?", path.owner or 0)
 
 
 def c_call_line(c):

@@ -43,17 +43,17 @@ def object_text(obj):
     """"pipe:[48213], read end", "unix socket socket:[7] (peer socket:[8])", "file /tmp/x"."""
     if obj is None:
         return CORE_FDS
-    kind = obj.get("kind")
+    kind = obj.kind
     if kind == "closed":
         return "not open now"
     if kind == "pipe":
-        end = _end(obj.get("access"))
-        return (obj.get("link") or "a pipe") + (", " + end if end else "")
+        end = _end(obj.access)
+        return (obj.link or "a pipe") + (", " + end if end else "")
     if kind == "socket":
-        s = obj.get("socket") or {}
+        s = obj.socket or {}
         protocol = s.get("protocol")
         if protocol == "unix":
-            text = "unix socket %s" % obj.get("link")
+            text = "unix socket %s" % obj.link
             if s.get("path"):
                 text += " at %s" % s["path"]
             if s.get("peer_inode") and not s.get("peer_in_backlog"):
@@ -61,34 +61,34 @@ def object_text(obj):
                                                                   else "")
             return text
         if protocol:
-            text = "%s socket %s %s → %s" % (protocol, obj.get("link"), s.get("local"), s.get("peer"))
+            text = "%s socket %s %s → %s" % (protocol, obj.link, s.get("local"), s.get("peer"))
             return text + (", %s" % s["state"] if s.get("state") else "")
-        return "socket %s" % obj.get("link")
+        return "socket %s" % obj.link
     if kind == "file":
-        return "file %s" % (obj.get("path") or "(path unknown)")
-    if obj.get("epoll") is not None:
-        return "epoll instance watching fd%s %s" % ("" if len(obj["epoll"]) == 1 else "s",
-                                                    ", ".join(str(fd) for fd in obj["epoll"][:_LISTED]) or "none")
-    return obj.get("link") or "unknown"
+        return "file %s" % (obj.path or "(path unknown)")
+    if obj.epoll is not None:
+        return "epoll instance watching fd%s %s" % ("" if len(obj.epoll) == 1 else "s",
+                                                    ", ".join(str(fd) for fd in obj.epoll[:_LISTED]) or "none")
+    return obj.link or "unknown"
 
 
 def _thread_wait(t, pid):
-    """"thread LWP 4120 "python3" waits in wait4 for PID 4121 (this process)"."""
-    who = "thread LWP %d" % t["tid"] + (' "%s"' % t["comm"] if t.get("comm") else "")
-    what = "waits in %s" % call_name(t.get("syscall", "a system call"))
-    if "pid" in t:
-        child = t["pid"]
+    """"thread LWP 4120 "python3" waits in wait4 for PID 4121 (this process)" (`t` a HolderThreadWait)."""
+    who = "thread LWP %d" % t.tid + (' "%s"' % t.comm if t.comm else "")
+    what = "waits in %s" % call_name(t.syscall or "a system call")
+    if t.pid is not None:
+        child = t.pid
         what += " for " + ("any child" if child == -1 else "PID %d" % child + (" (this process)" if child == pid
                                                                               else ""))
     return who + " " + what
 
 
 def _holder_text(h, pid, fd_pid):
-    if h["pid"] == fd_pid:
-        who = "this process (fd %s)" % ", ".join(str(fd) for fd in h["fds"])
+    if h.pid == fd_pid:
+        who = "this process (fd %s)" % ", ".join(str(fd) for fd in h.fds)
     else:
-        who = "PID %d" % h["pid"] + (" (%s)" % h["comm"] if h.get("comm") else "")
-    waits = [t for t in h.get("threads") or () if t.get("relevant")]
+        who = "PID %d" % h.pid + (" (%s)" % h.comm if h.comm else "")
+    waits = [t for t in h.threads if t.relevant]
     if waits:
         who += ", whose " + "; ".join(_thread_wait(t, fd_pid) for t in waits[:3])
     return who
@@ -101,46 +101,45 @@ def _backlog_text(obj):
     listening socket, which is held only by PID 4121 (…)", or (a unix
     socket whose listener the kernel does not name) that it waits in some
     backlog."""
-    s = obj["socket"]
-    if "holders" not in obj:
+    s = obj.socket
+    if obj.holders is None:
         return ("its peer is a connection not yet accepted: it waits in the backlog of a listening socket (the kernel "
                 "does not say which)")
     which = ""
     if s.get("backlog_inferred"):
         which = " %s (likely: the only listening socket here with connections waiting)" % (
             "at " + s["peer_path"] if s.get("peer_path") else "socket:[%d]" % s["peer_inode"])
-    pid, holders = obj.get("pid"), obj["holders"]
-    if holders and obj.get("holders_complete", True) and all(h["pid"] == pid for h in holders):
+    pid, holders = obj.pid, obj.holders
+    if holders and obj.holders_complete and all(h.pid == pid for h in holders):
         return ("its peer is a connection not yet accepted by this process's own listening socket, fd %s%s: no other "
-                "process can accept it" % (", ".join(str(fd) for h in holders for fd in h["fds"]), which))
+                "process can accept it" % (", ".join(str(fd) for h in holders for fd in h.fds), which))
     return _held_text("its peer waits, not yet accepted, in the backlog of a listening socket%s, which" % which, obj)
 
 
 def other_end_text(obj):
     """"its write end is held only by PID 4120 (python3.11), whose thread …"."""
-    if obj is None or obj.get("kind") not in ("pipe", "socket"):
+    if obj is None or obj.kind not in ("pipe", "socket"):
         return None
-    if (obj.get("socket") or {}).get("peer_in_backlog"):
+    if (obj.socket or {}).get("peer_in_backlog"):
         return _backlog_text(obj)
-    if "holders" not in obj:
+    if obj.holders is None:
         return None
-    if obj["kind"] == "pipe":
-        return _held_text({"read": "its write end", "write": "its read end"}.get(obj.get("access"), "its other end"),
-                          obj)
+    if obj.kind == "pipe":
+        return _held_text({"read": "its write end", "write": "its read end"}.get(obj.access, "its other end"), obj)
     return _held_text("its peer", obj)
 
 
 def _held_text(end, obj):
     """"END is held only by PID 4120 (python3.11), whose thread …", of `obj`'s holders."""
-    holders = obj["holders"]
-    pid = obj.get("pid")
+    holders = obj.holders
+    pid = obj.pid
     if not holders:
         return "%s is held by no process%s" % (
-            end, "" if obj.get("holders_complete", True) else " pyhang could scan (the scan of /proc stopped at its bound)")
+            end, "" if obj.holders_complete else " pyhang could scan (the scan of /proc stopped at its bound)")
     listed = ", ".join(_holder_text(h, pid, pid) for h in holders[:_LISTED])
     if len(holders) > _LISTED:
         listed += ", and %d more processes" % (len(holders) - _LISTED)
-    only = " only" if len(holders) == 1 and obj.get("holders_complete", True) else ""
+    only = " only" if len(holders) == 1 and obj.holders_complete else ""
     return "%s is held%s by %s" % (end, only, listed)
 
 
@@ -215,8 +214,7 @@ def _call_summary(b):
         kind = "epoll fd" if call.startswith("epoll") else "fd"
         line += " on %s %d: %s" % (kind, s.fd, object_text(obj))
         if call in ("flock", "fcntl") and obj is not None:
-            holders = [h.get("pid") for h in s.lock_holders or ()
-                       if isinstance(h.get("pid"), int) and h.get("pid") != obj.get("pid")]
+            holders = [h.pid for h in s.lock_holders or () if isinstance(h.pid, int) and h.pid != obj.pid]
             if holders:
                 line += "; locked by " + ", ".join("PID %d" % pid if pid > 0 else
                                                    "an open file description (no PID recorded)" for pid in holders)
@@ -234,18 +232,18 @@ def _call_summary(b):
 def _object_json(obj):
     if obj is None:
         return None
-    out = {k: obj.get(k) for k in ("kind", "link", "inode", "access", "path") if obj.get(k) is not None}
-    if obj.get("socket"):
-        out["socket"] = dict(obj["socket"])
-    if obj.get("epoll") is not None:
-        out["epoll"] = list(obj["epoll"])
-    if "holders" in obj:
-        out["holders"] = [{"pid": h["pid"], "comm": h.get("comm"), "fds": list(h.get("fds") or ()),
-                           "threads": [{"tid": t["tid"], "comm": t.get("comm"), "syscall": call_name(t.get("syscall")),
-                                        **({"pid": t["pid"]} if "pid" in t else {})}
-                                       for t in h.get("threads") or () if t.get("relevant")]}
-                          for h in obj["holders"]]
-        out["holders_complete"] = obj.get("holders_complete", True)
+    out = {k: getattr(obj, k) for k in ("kind", "link", "inode", "access", "path") if getattr(obj, k) is not None}
+    if obj.socket:
+        out["socket"] = dict(obj.socket)
+    if obj.epoll is not None:
+        out["epoll"] = list(obj.epoll)
+    if obj.holders is not None:
+        out["holders"] = [{"pid": h.pid, "comm": h.comm, "fds": list(h.fds),
+                           "threads": [{"tid": t.tid, "comm": t.comm, "syscall": call_name(t.syscall),
+                                        **({"pid": t.pid} if t.pid is not None else {})}
+                                       for t in h.threads if t.relevant]}
+                          for h in obj.holders]
+        out["holders_complete"] = obj.holders_complete
     return out
 
 
@@ -272,7 +270,7 @@ def syscall_json(s):
     if s.name == "fcntl":
         out["lock"] = s.lock
     if s.lock_holders is not None:
-        out["lock_holders"] = [h.get("pid") for h in s.lock_holders]
+        out["lock_holders"] = [h.pid for h in s.lock_holders]
     if s.name == "restart_syscall":
         out["restarts"] = s.restarts
     if s.restarted:

@@ -140,7 +140,7 @@ def _python_frame_lines(f, indent, out):
     out.append(indent + python_frame_line(f))
     out.extend(frame_source_lines(f, " " * len(indent) + "  "))
     if f.locals is not None:  # report --locals
-        out.extend(frame_locals_text({"locals": f.locals, "problem": f.locals_problem},
+        out.extend(frame_locals_text(f.locals, f.locals_problem,
                                      " " * len(indent) + "  "))
 
 
@@ -298,7 +298,7 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
             continue
         key = (th.gil, th.interpreter, _same_wait(th.blocked_on), thread_problem(th), th.gc,
                tuple((f.function, f.file, f.line, f.col, f.end_col, f.source,
-                      tuple((v["name"], v["repr"]) for v in f.locals or ()))
+                      tuple((v.name, v.repr) for v in f.locals or ()))
                      for f in th.python_frames),
                tuple((f.function, f.library) for f in th.native_frames))
         groups.setdefault(key, []).append(th)
@@ -340,12 +340,12 @@ def render_thread_command(command, report, thread_states, calls):
 
 
 def render_py_bt(num, tid, version, gil, thread_state, frames):
-    """`py-bt` of one thread.  `thread_state`: the decoded thread state (None
-    when the thread has none); `frames`: its PythonFrames."""
+    """`py-bt` of one thread.  `thread_state`: the decoded thread state
+    (PyThreadFacts; None when the thread has none); `frames`: its PythonFrames."""
     label = thread_label(num, tid)
     if thread_state is None:
         return "%s has no Python thread state: it runs no Python code" % label
-    out = [py_bt_header(num, tid, version, gil, thread_state.get("interp_id"))]
+    out = [py_bt_header(num, tid, version, gil, thread_state.interp_id)]
     if not frames:
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
@@ -355,6 +355,6 @@ def render_py_bt(num, tid, version, gil, thread_state, frames):
                 out.append("  " + c_call_line(f.c_call))
             out.append("  " + python_frame_line(f))
             out.extend(frame_source_lines(f, "    "))
-    if thread_state.get("problem"):
-        out.append("  (incomplete: %s)" % thread_state["problem"])
+    if thread_state.problem:
+        out.append("  (incomplete: %s)" % thread_state.problem)
     return "\n".join(out)

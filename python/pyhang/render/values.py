@@ -14,25 +14,26 @@ NO_FRAME = "Unable to locate python frame"
 
 
 def local_line(local):
-    """`name = repr`, as py-locals prints each local."""
-    return "%s = %s" % (local["name"], local["repr"])
+    """`name = repr`, as py-locals prints each local (a LocalValue)."""
+    return "%s = %s" % (local.name, local.repr)
 
 
-def locals_lines(frame_locals):
-    """py-locals: one `name = repr` a line; a closing line for what could not be read."""
-    out = [local_line(v) for v in frame_locals["locals"]]
+def locals_lines(locals_, problem=None):
+    """py-locals: one `name = repr` a line of `locals_` (LocalValues); a closing line for what could not
+    be read (`problem`)."""
+    out = [local_line(v) for v in locals_]
     if not out:
         out.append("(no locals)")
-    if frame_locals.get("problem"):
-        out.append("(incomplete: %s)" % frame_locals["problem"])
+    if problem:
+        out.append("(incomplete: %s)" % problem)
     return out
 
 
 def print_line(scope, name, value):
-    """py-print: `local 'x' = 3`, `global 'CONFIG' = {...}`, `builtin 'len' = <...>`."""
+    """py-print: `local 'x' = 3`, `global 'CONFIG' = {...}`, `builtin 'len' = <...>` (`value` a LocalValue)."""
     if value is None:
         return "%r not found" % name
-    return "%s %r = %s" % (scope, name, value["repr"])
+    return "%s %r = %s" % (scope, name, value.repr)
 
 
 # py-bt-full's line of the C callable a frame calls, under the frame number's column
@@ -44,7 +45,7 @@ def frame_header(index, frame, arguments=None):
     numbered from the innermost (0), with its arguments when given."""
     line = "#%d %s" % (index, python_frame_line(frame))
     if arguments is not None:
-        line += " (%s)" % ", ".join("%s=%s" % (a["name"], a["repr"]) for a in arguments)
+        line += " (%s)" % ", ".join("%s=%s" % (a.name, a.repr) for a in arguments)
     return line
 
 
@@ -78,13 +79,14 @@ def unreadable_source(path, reason):
     return "Unable to open %s: %s" % (path, reason)
 
 
-def frame_locals_text(frame_locals, indent="      "):
-    """The locals of one frame under its line in `pyhang report --locals`."""
-    return [indent + line for line in locals_lines(frame_locals)]
+def frame_locals_text(locals_, problem, indent="      "):
+    """The locals of one frame (LocalValues, and what could not be read of them) under its line in
+    `pyhang report --locals`."""
+    return [indent + line for line in locals_lines(locals_, problem)]
 
 
 def python_frame_function(f):
     """What `bt` names a Python frame an evaluation-loop frame runs, on a
     line of its own under it (its file and line follow, as gdb's own frames
     have them): `[Python] settle`."""
-    return "[Python] %s" % f["function"]
+    return "[Python] %s" % f.function
