@@ -78,3 +78,18 @@ def test_a_field_kept_for_older_data_is_left_out_of_new_data_until_set():
     assert to_data(now) == {"name": "lock"}
     assert to_data(older) == {"name": "lock", "how": "symbol of libc"}
     assert from_data(Found, to_data(older)) == older
+
+
+def test_a_record_class_compiles_its_init_at_its_first_instance_and_keeps_it():
+    @record
+    class Late:
+        a: int
+        b: list = field(default_factory=list)
+    first_init = Late.__init__
+    one = Late(1)
+    # the compiled __init__ replaced the one that compiled it; later instances use it directly
+    assert Late.__init__ is not first_init and Late.__init__.__qualname__.endswith("Late.__init__")
+    two = Late(2, b=[3])
+    assert (one.a, one.b, two.a, two.b) == (1, [], 2, [3])
+    with pytest.raises(TypeError):
+        Late()   # a field without a default is still required, first instance or not

@@ -64,7 +64,7 @@ def _frozen_hash(self):
 
 def _make(cls, frozen):
     names = list(cls.__dict__.get("__annotations__", {}))
-    params, body, env = [], [], {}
+    params, body, env = [], [], {"_MISSING": _MISSING}
     for name in names:
         default = cls.__dict__.get(name, _MISSING)
         if default is _MISSING:
@@ -83,12 +83,8 @@ def _make(cls, frozen):
             value = name
         body.append(("object.__setattr__(self, %r, %s)" if frozen else "self.%s = %s") % (
             (name, value) if frozen else (name, value)))
-    env["_MISSING"] = _MISSING
     source = "def __init__(self, %s):\n    %s\n" % (", ".join(params), "\n    ".join(body or ["pass"]))
-    exec(source, env)  # noqa: S102 (the source is made from the class's own field names)
-    init = env["__init__"]
-    init.__qualname__ = cls.__qualname__ + ".__init__"
-    cls.__init__ = init
+    cls.__init__ = _first_init(cls, source, env)
     cls.__record_fields__ = tuple(names)
     cls.__record_names__ = frozenset(names)
     cls.__match_args__ = tuple(names)
@@ -102,6 +98,20 @@ def _make(cls, frozen):
     else:
         cls.__hash__ = None
     return cls
+
+
+def _first_init(cls, source, env):
+    """An __init__ that compiles the class's own from `source` when the first
+    instance is made, and leaves that in its place: compiling costs most of
+    making a record class, and most classes a run defines make no instance."""
+    def __init__(self, *args, **kwargs):
+        exec(source, env)  # noqa: S102 (the source is made from the class's own field names)
+        init = env["__init__"]
+        init.__qualname__ = cls.__qualname__ + ".__init__"
+        cls.__init__ = init
+        init(self, *args, **kwargs)
+    __init__.__qualname__ = cls.__qualname__ + ".__init__"
+    return __init__
 
 
 def record(cls=None, *, frozen=False):
