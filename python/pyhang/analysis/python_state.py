@@ -115,9 +115,9 @@ def one_thread(states, version):
         return dict(own, hidden_interpreters=sorted(s.get("interp_id") for s in busy if s is not own))
     nested = sorted(busy, key=lambda s: s.get("interp_id") == 0)   # stable: list order among the others
     frames = [f for s in nested for f in _frame_dicts(s["frames"])]
-    problems = [s["problem"] for s in nested if s.get("problem")]
+    problems = [s["problem"] for s in nested if s.get("problem")]   # the first is the thread's problem
     return dict(nested[0], frames=frames, interp_ids=[s.get("interp_id") for s in nested],
-                holds_gil=any(s.get("holds_gil") for s in nested), problem="; ".join(problems) or None)
+                holds_gil=any(s.get("holds_gil") for s in nested), problem=problems[0] if problems else None)
 
 
 def _frame_dicts(frames):

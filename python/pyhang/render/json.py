@@ -17,6 +17,7 @@ from pyhang.render.syscalls import syscall_json
 from pyhang.render.names import lock_text
 from pyhang.render.text import edge_evidence, names_of, warnings
 from pyhang.render.verdicts import deadlock_advice, headline, verdict_advice, verdict_text
+from pyhang.render.unread import unread_text
 
 
 
@@ -47,7 +48,7 @@ def _python_frame(f, native_frame=None):
         d["locals"] = [{"name": v["name"], "kind": v["kind"], "type": v["type"], "repr": v["repr"],
                         "address": v["address"]} for v in f.locals]
         if f.locals_problem:
-            d["locals_problem"] = f.locals_problem
+            d["locals_problem"] = unread_text(f.locals_problem)
     return d
 
 

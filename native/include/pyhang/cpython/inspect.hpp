@@ -7,8 +7,8 @@
 // _Py_DebugOffsets are read and checked against the table.
 //
 // Nothing here throws on bad target memory: every object that cannot be
-// read or does not look like what it should be ends up as a one-line
-// `problem` on the thread it belongs to, or in `PythonState::warnings`,
+// read or does not look like what it should be ends up as a `problem` (a
+// ReadProblem) on the thread it belongs to, or in `PythonState::warnings`,
 // and the rest of the state is still returned.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pyhang/base/names.hpp"
+#include "pyhang/cpython/unread.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
@@ -72,7 +73,7 @@ struct PyThreadInfo {
   std::uint64_t thread_id = 0;            // PyThreadState.thread_id: the pthread_t
   std::optional<int> native_tid;          // the LWP, when known
   std::vector<PyFrame> frames;            // innermost first
-  std::string problem;                    // why frames may be incomplete; empty when all is well
+  ReadProblem problem;                    // why frames may be incomplete; empty when all is well
   std::optional<bool> attached;           // 3.13+: tstate->state == _Py_THREAD_ATTACHED
   bool holds_gil = false;
 };
