@@ -216,6 +216,11 @@ py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::Pyt
     wd[key("text")] = w.text;
     wd[key("text2")] = w.text2;
     wd[key("text3")] = w.text3;
+    if (!w.notes.empty()) {
+      py::list notes;
+      for (const auto& n : w.notes) notes.append(read_problem_dict(n));
+      wd[key("notes")] = std::move(notes);
+    }
     warnings.append(wd);
   }
   d[key("warnings")] = warnings;
@@ -252,7 +257,8 @@ void register_cpython(py::module_& m) {
   bind_enum(m, "ReadWhy", cpython::kReadWhyNames, "Why a CPython reader could not read something (a problem's 'why').");
   bind_enum(m, "StateProblem", cpython::kStateProblemNames,
             "What about the interpreter's state could not be read or trusted (python_state()['warnings'][i]['kind']: "
-            "{kind, address, other, expected, number, count, text, text2, text3}, worded by pyhang.render).");
+            "{kind, address, other, expected, number, count, text, text2, text3, and for gil-statics-undecoded notes: "
+            "[ReadProblem]}, worded by pyhang.render).");
   py::class_<cpython::Interpreter, std::shared_ptr<cpython::Interpreter>>(
       m, "Interpreter",
       "The target's CPython interpreter, located and read once with its effective layout; pass it to "

@@ -205,7 +205,7 @@ const CodeInfo& CodeCache::get(Addr addr) {
     info.linetable = std::move(*b);
     info.has_linetable = true;
   } else if (info.problem.empty()) {
-    info.problem = field_problem("line table");
+    info.problem = field_problem(l.has(l.code_linetable) ? "co_linetable" : "co_lnotab");
   }
   if (l.has(l.code_code_adaptive)) info.code_start = addr + l.code_code_adaptive;
   info.firsttraceable = c.get<std::int32_t>(l.code_firsttraceable).value_or(0);

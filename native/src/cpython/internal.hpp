@@ -277,7 +277,7 @@ inline constexpr std::uint64_t kPthreadCondSize = 48;   // sizeof(pthread_cond_t
 
 struct GilStatics {
   Addr gil_mutex = 0, gil_cond = 0, switch_mutex = 0, switch_cond = 0;
-  std::vector<std::string> notes;  // what looked wrong, one line each
+  std::vector<ReadProblem> notes;  // what looked wrong
   bool any() const { return gil_mutex || gil_cond || switch_mutex || switch_cond; }
 };
 

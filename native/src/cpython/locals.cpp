@@ -83,7 +83,7 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
   if (l.co_varargs > 0 && (flags & l.co_varargs)) ++nargs;
   if (l.co_varkeywords > 0 && (flags & l.co_varkeywords)) ++nargs;
   if (nargs < 0 || nargs > 65535) {
-    note(out, unread_named(ReadPart::Code, frame.code, ReadWhy::Implausible, "argument count", nargs));
+    note(out, unread_named(ReadPart::Code, frame.code, ReadWhy::Implausible, "co_argcount", nargs));
     nargs = 0;
   }
 

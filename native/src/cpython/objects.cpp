@@ -134,7 +134,7 @@ std::optional<std::string> ObjectReader::read_str_prefix(Addr obj, std::size_t m
     if (l_.has(l_.unicode_ready_mask) && !field_bits(*state, l_.unicode_ready_mask))
       return fail(str(ReadWhy::NotReady));
     data = s.ptr(l_.unicode_legacy_data);
-    if (!plausible_pointer(data)) return fail(unread_field(ReadPart::Str, obj, "data pointer", ReadWhy::Implausible));
+    if (!plausible_pointer(data)) return fail(unread_field(ReadPart::Str, obj, "data.any", ReadWhy::Implausible));
   }
   std::size_t chars = std::min<std::size_t>({static_cast<std::size_t>(*length), max_chars, opts_.max_string});
   std::vector<std::uint8_t> raw(chars * kind);

@@ -484,7 +484,8 @@ class PyLockFound:
 
 class StateWarning:
     """What about the interpreter's state could not be read or trusted (the native StateProblem name table;
-    python_state()["warnings"][i]["kind"], with address, other, expected, number, count, text, text2, text3).
+    python_state()["warnings"][i]["kind"], with address, other, expected, number, count, text, text2, text3;
+    gil-statics-undecoded also notes: model.unread.ReadProblem data).
     Worded by render.interpreter."""
     NO_LAYOUT_TABLE = "no-layout-table"
     DEBUG_OFFSETS_ONLY = "debug-offsets-only"
@@ -563,6 +564,10 @@ class ReadPart:
     THREAD = "thread"
     THREAD_STATE = "thread-state"
     INTERPRETER = "interpreter"
+    FUNCTION = "function"
+    MUTEX = "mutex"
+    CONDITION_VARIABLE = "condition-variable"
+    GIL_OBJECT = "gil-object"
 
 
 class ReadWhy:
@@ -593,6 +598,12 @@ class ReadWhy:
     OWNER_NO_THREAD = "owner-no-thread"
     AWAITS_ITSELF = "awaits-itself"
     NO_TASK_TYPE = "no-task-type"
+    UNDECODABLE = "undecodable"
+    NOT_WRITABLE = "not-writable"
+    MUTEX_AND_CONDITION_VARIABLE = "mutex-and-condition-variable"
+    OVERLAPS = "overlaps"
+    AMBIGUOUS = "ambiguous"
+    MORE_THAN_EXPECTED = "more-than-expected"
 
 
 class ForkProblem:

@@ -58,6 +58,10 @@ _STEPS = {
     P.THREAD: lambda s: "LWP %d" % s.number,
     P.THREAD_STATE: lambda s: "thread state at " + _hex(s.address),
     P.INTERPRETER: lambda s: "interpreter at " + _hex(s.address),
+    P.FUNCTION: lambda s: s.name or "a function at " + _hex(s.address),
+    P.MUTEX: lambda s: "mutex at " + _hex(s.address) if s.address else "mutex",
+    P.CONDITION_VARIABLE: lambda s: "condition variable at " + _hex(s.address) if s.address else "condition variable",
+    P.GIL_OBJECT: lambda s: _hex(s.address),
 }
 
 # What a step's part is, as a noun: what a thing is not (not-a), a chain of them (loops, stopped-after).
@@ -66,7 +70,8 @@ _NOUNS = {
     P.SEQUENCE: "list or tuple", P.RLOCK: "RLock", P.CONDITION: "Condition", P.THREAD_STATE: "thread state",
     P.TASK_NODE: "_asyncio.Task's task_node", P.DICT_KEYS: "dict keys object", P.BUFFERED_IO: "buffered I/O object",
 }
-_PLURALS = {P.TASK_NODE: "task list nodes", P.THREAD_STATE: "thread states"}
+_PLURALS = {P.TASK_NODE: "task list nodes", P.THREAD_STATE: "thread states", P.MUTEX: "mutexes",
+            P.CONDITION_VARIABLE: "condition variables", P.FUNCTION: "functions"}
 _LAYOUTS = {P.OBJECT: "object ", P.LOCK: "lock object ", P.ASYNCIO_MODULE_STATE: "asyncio "}
 
 
@@ -145,6 +150,14 @@ _WHY = {
     W.AWAITS_ITSELF: lambda p, last: _step(last) + " awaits itself",
     W.NO_TASK_TYPE: lambda p, last: (
         "%s has no Task type where the %s row says: tasks that are no asyncio.Task not read" % (_step(last), p.name)),
+    W.UNDECODABLE: lambda p, last: "cannot decode %s at +%s%s" % (
+        _step(last), p.number, " (code truncated)" if p.limit else ""),
+    W.NOT_WRITABLE: lambda p, last: "%s is not a writable static of the object" % _step(last),
+    W.MUTEX_AND_CONDITION_VARIABLE: lambda p, last: "%s used both as a mutex and as a condition variable" % _step(last),
+    W.OVERLAPS: lambda p, last: "overlapping objects at %s and %s" % (_hex(last.address), _hex(p.at)),
+    W.AMBIGUOUS: lambda p, last: "several candidates for one " + _noun(last.part).replace("-", " "),
+    W.MORE_THAN_EXPECTED: lambda p, last: "%s more %s than expected; ignored" % (
+        p.number, _PLURALS.get(last.part, _noun(last.part) + "s")),
 }
 
 

@@ -146,7 +146,8 @@ enum class StateProblem : std::uint8_t {
   GilLockedOdd,           // the GIL at `address` has locked = `number` (`count` 0: unreadable)
   GilHolderOdd,           // the GIL at `address` has last_holder `other`
   NoGilRelocations,       // `text` (a path) has no relocations to find the GIL's mutex and condvar
-  GilStaticsUndecoded,    // the GIL's `text2` ("mutex", ...) not decoded in `text`; `text3`: the decoder's notes
+  GilStaticsUndecoded,    // the GIL's `text2` (ReadPart names: "mutex", "condition-variable", "mutex+condition-variable")
+                          // not decoded in `text`; `notes`: what the decoder found wrong
   InterpHeadUndecoded,    // PyInterpreterState_Head not decoded in `text` (a path)
   VersionNotFound,        // no CPython version in `text` (a path)
   PatchNotFound,          // no patch level in `text` (a path): the 3.`number` layout assumed
@@ -204,6 +205,7 @@ struct StateWarning {
   Addr address = 0, other = 0, expected = 0;
   std::int64_t number = 0, count = 0;
   std::string text, text2, text3;
+  std::vector<ReadProblem> notes;  // GilStaticsUndecoded: what the decoder found wrong
 };
 
 struct PythonState {

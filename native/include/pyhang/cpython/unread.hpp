@@ -62,9 +62,14 @@ enum class ReadPart : std::uint8_t {
   Thread,            // the thread with LWP `number`
   ThreadState,       // a thread state
   Interpreter,       // an interpreter state
+  // 3.6's GIL statics, decoded from the code that uses them (cpython/gil_statics.cpp):
+  Function,          // the code at `address`, reached through `name` (a call chain: "PyEval_InitThreads -> 0x…")
+  Mutex,             // a pthread_mutex_t of the GIL's
+  CondVar,           // a pthread_cond_t of the GIL's
+  GilObject,         // a pthread object of the GIL's, mutex or condition variable
 };
 
-inline constexpr std::array<Named<ReadPart>, 41> kReadPartNames{{
+inline constexpr std::array<Named<ReadPart>, 45> kReadPartNames{{
     {ReadPart::Frame, "frame"},
     {ReadPart::CFrame, "cframe"},
     {ReadPart::Code, "code-object"},
@@ -106,6 +111,10 @@ inline constexpr std::array<Named<ReadPart>, 41> kReadPartNames{{
     {ReadPart::Thread, "thread"},
     {ReadPart::ThreadState, "thread-state"},
     {ReadPart::Interpreter, "interpreter"},
+    {ReadPart::Function, "function"},
+    {ReadPart::Mutex, "mutex"},
+    {ReadPart::CondVar, "condition-variable"},
+    {ReadPart::GilObject, "gil-object"},
 }};
 constexpr std::string_view to_string(ReadPart p) { return name_in(kReadPartNames, p); }
 
@@ -138,9 +147,16 @@ enum class ReadWhy : std::uint8_t {
   OwnerNoThread,    // its owner, pthread_t `at`, is no thread of this process
   AwaitsItself,     // a task awaits itself (stale memory)
   NoTaskType,       // _asyncio's module state has no Task type where the `name` row says
+  // Decoding the code that uses 3.6's GIL statics:
+  Undecodable,      // no instruction decodes at offset `number` (`limit` 1: the code read ends there)
+  NotWritable,      // not a writable static of the object
+  MutexAndCond,     // used both as a mutex and as a condition variable
+  Overlaps,         // it overlaps the object at `at`
+  Ambiguous,        // several candidates for one
+  MoreThanExpected, // `number` more of them than expected: ignored
 };
 
-inline constexpr std::array<Named<ReadWhy>, 25> kReadWhyNames{{
+inline constexpr std::array<Named<ReadWhy>, 31> kReadWhyNames{{
     {ReadWhy::Unreadable, "unreadable"},
     {ReadWhy::PartlyUnreadable, "partly-unreadable"},
     {ReadWhy::Implausible, "implausible"},
@@ -166,6 +182,12 @@ inline constexpr std::array<Named<ReadWhy>, 25> kReadWhyNames{{
     {ReadWhy::OwnerNoThread, "owner-no-thread"},
     {ReadWhy::AwaitsItself, "awaits-itself"},
     {ReadWhy::NoTaskType, "no-task-type"},
+    {ReadWhy::Undecodable, "undecodable"},
+    {ReadWhy::NotWritable, "not-writable"},
+    {ReadWhy::MutexAndCond, "mutex-and-condition-variable"},
+    {ReadWhy::Overlaps, "overlaps"},
+    {ReadWhy::Ambiguous, "ambiguous"},
+    {ReadWhy::MoreThanExpected, "more-than-expected"},
 }};
 constexpr std::string_view to_string(ReadWhy w) { return name_in(kReadWhyNames, w); }
 
