@@ -61,6 +61,8 @@ def test_a_path_reads_as_the_sentence_the_readers_wrote():
         "the task list of LWP 100 loops at 0x60"
     assert unread_text(problem(W.STOPPED_AFTER, step(P.THREAD_TASK_LIST, 0x50, number=100), step(P.TASK),
                                limit=3)) == "the task list of LWP 100 stopped after 3 tasks"
+    assert unread_text(problem(W.LOOPS, step(P.COROUTINE, 0x90), step(P.FRAME), at=0x40)) == \
+        "coroutine at 0x90: frame chain loops at 0x40"
     assert unread_text(problem(W.NOT_IMPORTED, step(P.MODULE), name="threading")) == "module threading is not imported"
     assert unread_text(problem(W.NO_KEY, step(P.DICT, 0x70), name="_lock")) == "no key '_lock' in dict 0x70"
     assert unread_text(problem(W.NO_LAYOUT, step(P.OBJECT), name="3.99.0")) == "no object layout for CPython 3.99.0"

@@ -109,19 +109,25 @@ def _not_found(p, last, before):
     return _step(last) + " not found"
 
 
-def _loops(p, last, prefix):
-    where = prefix or "%s chain" % _noun(last.part)
-    return "%s loops at %s" % (where, _hex(p.at))
+_LISTS = (P.THREAD_TASK_LIST, P.INTERPRETER_TASK_LIST)
 
 
-def _stopped(p, last, prefix):
-    plural = _PLURALS.get(last.part, _noun(last.part) + "s")
-    return ("%s stopped after %d %s" % (prefix, p.limit, plural)) if prefix else "stopped after %d %s" % (
-        p.limit, plural)
+def _loops(p, last, steps):
+    """A chain of `last`'s links that loops: a task list by its name, any other chain as one."""
+    if steps and p.path[-2].part in _LISTS:
+        return "%s loops at %s" % (": ".join(steps), _hex(p.at))
+    return ": ".join(steps + ["%s chain loops at %s" % (_noun(last.part), _hex(p.at))])
 
 
-# Why, in words: a function of (problem, its last step, the words of the path before it).  Those that
-# return a whole sentence name the path's first steps themselves.
+def _stopped(p, last, steps):
+    words = "stopped after %d %s" % (p.limit, _PLURALS.get(last.part, _noun(last.part) + "s"))
+    if steps and p.path[-2].part in _LISTS:
+        return "%s %s" % (": ".join(steps), words)
+    return ": ".join(steps + [words])
+
+
+# Why, in words: a function of (problem, its last step).  Those in _WHOLE (of the words of the steps before
+# the last too) make the whole sentence.
 _WHOLE = {W.LOOPS: _loops, W.STOPPED_AFTER: _stopped}
 _WHY = {
     W.UNREADABLE: lambda p, last: _step(last) + " unreadable",
@@ -180,9 +186,8 @@ def _sentence(p):
     if pathless is not None or not p.path:
         return pathless or p.why
     last, steps = p.path[-1], [_step(s) for s in p.path[:-1]]
-    prefix = ": ".join(steps)
     if p.why in _WHOLE:
-        return _WHOLE[p.why](p, last, prefix)
+        return _WHOLE[p.why](p, last, steps)
     if p.why == W.NOT_FOUND:
         before = p.path[-2] if len(p.path) > 1 else None
         words = _not_found(p, last, before)
