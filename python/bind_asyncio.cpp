@@ -2,7 +2,7 @@
 // (pyhang/cpython/asyncio.hpp).
 //
 //   asyncio_state(interpreter) -> dict
-//     {"imported": bool, "registry": str|None, "problem": str|None, "warnings": [str],
+//     {"imported": bool, "registry": str|None, "problem": ReadProblem|None, "warnings": [str],
 //      "tasks": [{object, type, native, name, state, loop, coro,
 //                 stack: [{function, file, line}] (innermost first),
 //                 innermost_self, innermost_self_type (first local of the innermost frame),
@@ -77,7 +77,7 @@ py::dict task_dict(const cpython::PyTaskInfo& t) {
   d["exception_type"] = text(t.exception_type);
   d["exception_unretrieved"] = t.exception_unretrieved;
   d["completes"] = objects(t.completes, t.completes_types);
-  d["problem"] = text(t.problem);
+  d["problem"] = read_problem_dict(t.problem);
   return d;
 }
 
@@ -85,7 +85,7 @@ py::dict state_dict(const cpython::AsyncioState& s) {
   py::dict d;
   d["imported"] = s.imported;
   d["registry"] = text(s.registry);
-  d["problem"] = text(s.problem);
+  d["problem"] = read_problem_dict(s.problem);
   d["warnings"] = s.warnings;
   py::list tasks, loops, jobs;
   for (const auto& t : s.tasks) tasks.append(task_dict(t));

@@ -128,6 +128,32 @@ struct FramesIterator {
   std::size_t next = 0;
 };
 
+}  // namespace
+
+py::object read_problem_dict(const cpython::ReadProblem& p) {
+  if (p.empty()) return py::none();
+  py::list path;
+  for (const auto& s : p.path) {
+    py::dict step;
+    step[key("part")] = py::str(std::string(to_string(s.part)));
+    step[key("address")] = s.address;
+    step[key("name")] = s.name;
+    step[key("number")] = s.number;
+    path.append(std::move(step));
+  }
+  py::dict d;
+  d[key("path")] = std::move(path);
+  d[key("why")] = py::str(std::string(to_string(p.why)));
+  d[key("number")] = opt(p.number);
+  d[key("limit")] = p.limit;
+  d[key("at")] = p.at;
+  d[key("name")] = p.name;
+  d[key("count")] = p.count;
+  return d;
+}
+
+namespace {
+
 // `owner` keeps `t` alive for as long as its Frames live.
 py::dict thread_dict(const std::shared_ptr<const void>& owner, const cpython::PyThreadInfo& t,
                      const std::shared_ptr<FrameConverter>& conv) {
@@ -138,7 +164,7 @@ py::dict thread_dict(const std::shared_ptr<const void>& owner, const cpython::Py
   d[key("thread_id")] = t.thread_id;
   d[key("native_tid")] = opt(t.native_tid);
   d[key("frames")] = Frames(std::shared_ptr<const std::vector<cpython::PyFrame>>(owner, &t.frames), conv);
-  d[key("problem")] = t.problem.empty() ? py::object(py::none()) : py::str(t.problem);
+  d[key("problem")] = read_problem_dict(t.problem);
   d[key("attached")] = opt(t.attached);
   d[key("holds_gil")] = t.holds_gil;
   return d;
@@ -190,6 +216,11 @@ py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::Pyt
     wd[key("text")] = w.text;
     wd[key("text2")] = w.text2;
     wd[key("text3")] = w.text3;
+    if (!w.notes.empty()) {
+      py::list notes;
+      for (const auto& n : w.notes) notes.append(read_problem_dict(n));
+      wd[key("notes")] = std::move(notes);
+    }
     warnings.append(wd);
   }
   d[key("warnings")] = warnings;
@@ -221,9 +252,13 @@ void register_cpython(py::module_& m) {
       });
 
   bind_enum(m, "Status", cpython::kStatusNames, "What was found of the interpreter (python_state()['status']).");
+  bind_enum(m, "ReadPart", cpython::kReadPartNames,
+            "One step on the way to what a CPython reader could not read (a problem's 'path' parts).");
+  bind_enum(m, "ReadWhy", cpython::kReadWhyNames, "Why a CPython reader could not read something (a problem's 'why').");
   bind_enum(m, "StateProblem", cpython::kStateProblemNames,
             "What about the interpreter's state could not be read or trusted (python_state()['warnings'][i]['kind']: "
-            "{kind, address, other, expected, number, count, text, text2, text3}, worded by pyhang.render).");
+            "{kind, address, other, expected, number, count, text, text2, text3, and for gil-statics-undecoded notes: "
+            "[ReadProblem]}, worded by pyhang.render).");
   py::class_<cpython::Interpreter, std::shared_ptr<cpython::Interpreter>>(
       m, "Interpreter",
       "The target's CPython interpreter, located and read once with its effective layout; pass it to "

@@ -17,6 +17,12 @@ namespace {
 
 py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
+py::list problem_list(const std::vector<cpython::ReadProblem>& problems) {
+  py::list out;
+  for (const auto& p : problems) out.append(read_problem_dict(p));
+  return out;
+}
+
 py::dict symbol_dict(Target& t, Addr pc) {
   py::dict d;
   d["address"] = pc;
@@ -53,7 +59,7 @@ py::dict python_dict(const fork::PythonForkFacts& f) {
   d["cuda_in_bad_fork"] = opt(f.cuda_in_bad_fork);
   d["threading_active"] = opt(f.threading_active);
   d["containers"] = containers_list(f.containers);
-  d["problems"] = f.problems;
+  d["problems"] = problem_list(f.problems);
   return d;
 }
 
@@ -159,11 +165,11 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
   const auto& state = python_state_of(*target, interp, storage);
   cpython::PyObjects objs(target->memory(), state);
   py::dict d;
-  std::string why;
+  cpython::ReadProblem why;
   Addr a = objs.module_attribute(module, name, &why);
   if (!a) {
     d["kind"] = py::str(to_string(cpython::ValueKind::Unreadable));
-    d["problem"] = why.empty() ? objs.problem() : why;
+    d["problem"] = read_problem_dict(why.empty() ? objs.problem() : why);
     return d;
   }
   return value_dict(objs, a);
@@ -193,11 +199,11 @@ void register_fork(py::module_& m) {
   m.def(
       "fork_containers",
       [](const std::shared_ptr<cpython::Interpreter>& interp) {
-        std::vector<std::string> problems;
+        std::vector<cpython::ReadProblem> problems;
         auto found = fork::large_containers(interp->shared_target()->memory(), interp->state(), problems);
         py::dict d;
         d["containers"] = containers_list(found);
-        d["problems"] = problems;
+        d["problems"] = problem_list(problems);
         return d;
       },
       py::arg("interpreter"),

@@ -21,8 +21,9 @@
 // join_self (the Thread a join frame waits for), join_frame_function, parking_address,
 // stream_name (a buffered object's raw name, as repr() gives it), found_in
 // ("sys.stdout": where an object no frame references was found), how it was found: found (PyLockFound), futex,
-// slot (None when found_in names where), via_method (a bound method of it was in the slot); problem (None when
-// empty).  Addresses are ints, 0 → None.
+// slot (None when found_in names where), via_method (a bound method of it was in the slot); problem, and
+// scan_problem (a futex in none of the lock objects found: what of the frames could not be read): a
+// ReadProblem's data (read_problem_dict; model.unread), None when empty.  Addresses are ints, 0 → None.
 //
 //   locks.frame_selves(tid) -> [{index, function, file, line, self, type}]
 //       the `self` (first local) of each innermost frame, with its type name
@@ -35,7 +36,7 @@
 //       owner_tid, references: [{tid, function, file, line}]}]: each address as this process has it, for a fork
 //       child's copy of a lock at the same address (cpython/locks.hpp LockObject)
 //   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
-//       {"imported": bool, "problem": str|None, "threads": [{object, type, name, ident,
+//       {"imported": bool, "problem": ReadProblem|None, "threads": [{object, type, name, ident,
 //        native_id, daemon, tstate_lock, handle, handle_struct, started}]}
 #include <pybind11/stl.h>
 
@@ -101,7 +102,8 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d[key("futex")] = addr(w.futex);
   d[key("slot")] = w.slot >= 0 ? py::object(py::int_(w.slot)) : py::object(py::none());
   d[key("via_method")] = w.via_method;
-  d[key("problem")] = text(w.problem);
+  d[key("problem")] = read_problem_dict(w.problem);
+  d[key("scan_problem")] = read_problem_dict(w.scan_problem);
   return d;
 }
 
@@ -271,7 +273,7 @@ class PythonLocks {
     }
     py::dict d;
     d[key("imported")] = t.imported;
-    d[key("problem")] = text(t.problem);
+    d[key("problem")] = read_problem_dict(t.problem);
     py::list threads;
     for (const auto& x : t.threads) {
       py::dict e;
@@ -312,7 +314,7 @@ py::dict value_dict(cpython::PyObjects& objects, Addr a) {
   d[key("real")] = opt(v.real);
   d[key("text")] = opt(v.text);
   d[key("length")] = v.length ? py::cast(*v.length) : opt(objects.length(a));
-  d[key("problem")] = v.problem.empty() ? py::object(py::none()) : py::str(v.problem);
+  d[key("problem")] = read_problem_dict(v.problem);
   return d;
 }
 

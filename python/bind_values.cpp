@@ -7,7 +7,8 @@
 //                                        f_locals, globals, builtins, problem}
 //       kind: "argument" | "local" | "cell" | "free" | "f_locals"
 //   values.lookup(dict, name) -> address of dict[name] (str key), or None
-// Addresses are ints (None when 0), problem None when empty.  Never raises
+// Addresses are ints (None when 0); problem: what could not be read, a ReadProblem's data
+// (read_problem_dict; model.unread), None when all was read.  Never raises
 // on bad target memory.
 #include <pybind11/stl.h>
 
@@ -24,7 +25,6 @@ namespace pyhang::bindings {
 namespace {
 
 py::object address(Addr a) { return a ? py::cast(a) : py::none(); }
-py::object problem(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict value_dict(const cpython::RenderedValue& v) {
   py::dict d;
@@ -32,7 +32,7 @@ py::dict value_dict(const cpython::RenderedValue& v) {
   d["type"] = v.type;
   d["repr"] = v.repr;
   d["complete"] = v.complete;
-  d["problem"] = problem(v.problem);
+  d["problem"] = read_problem_dict(v.problem);
   return d;
 }
 
@@ -75,7 +75,7 @@ class PythonValues {
     d["f_locals"] = address(fl.f_locals);
     d["globals"] = address(fl.globals);
     d["builtins"] = address(fl.builtins);
-    d["problem"] = problem(fl.problem);
+    d["problem"] = read_problem_dict(fl.problem);
     return d;
   }
 

@@ -13,6 +13,7 @@
 
 namespace pyhang::cpython {
 class PyObjects;
+struct ReadProblem;
 }
 namespace pyhang::nptl {
 struct DescriptorsIssue;
@@ -55,6 +56,11 @@ pybind11::object opt(const std::optional<T>& v) {
 // length, problem}; `length` also for containers value() does not size (a
 // deque).  Defined in python/bind_pylocks.cpp.
 pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
+
+// What a CPython reader could not read {path: [{part, address, name, number}], why, number, limit, at,
+// name, count} (model.unread.ReadProblem's data), or None when all was read.  Defined in
+// python/bind_cpython.cpp.
+pybind11::object read_problem_dict(const cpython::ReadProblem& problem);
 
 // Why pthread_t cannot be mapped to TIDs {kind, library, tried, unopened,
 // tid}, or None.  Defined in python/bind_locks.cpp.

@@ -19,7 +19,7 @@ using namespace pyhang::cpython;
 namespace {
 
 void read_object(PyObjects& objs, Addr obj) {
-  std::string why;
+  ReadProblem why;
   (void)objs.type_name(obj);
   (void)objs.basic_size(obj);
   (void)objs.value(obj);
@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   state.threads.insert(state.threads.begin(), main);
   {
     PyObjects objs(memory, state);
-    std::string why;
+    ReadProblem why;
     (void)objs.sys_modules(&why);
     (void)objs.module("sys", &why);
     (void)objs.module_attribute("threading", "_active", &why);

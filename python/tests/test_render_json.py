@@ -9,7 +9,6 @@ import os
 import pytest
 
 from pyhang import analysis
-from pyhang.model import snapshot as snapshots
 from pyhang.model.python_values import LocalValue
 from pyhang.render import json as render_json
 

@@ -16,6 +16,7 @@ AGREEMENT = {
     "thread": (model.ThreadReport, {
         "python_at": "pairs native with Python frames; the JSON puts native_frame on each Python frame instead",
         "hidden_interpreters": "3.12's thread states of other interpreters on the thread, worded into `problem`",
+        "python_problem": "what of its Python thread state could not be read, worded into `problem`",
     }, {}),
     "blocked_on": (model.BlockedOn, {
         "glibc": "the decoded glibc lock, worded into `detail`",

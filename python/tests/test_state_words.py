@@ -36,3 +36,17 @@ def test_a_debug_offsets_problem_says_whether_the_generated_table_stands_in_or_n
 
 def test_a_warning_that_is_a_string_is_shown_as_it_is():
     assert warning_text("layout mismatch? GIL at 0x1 has locked = 5") == "layout mismatch? GIL at 0x1 has locked = 5"
+
+
+def test_the_gil_decoders_notes_are_problems_worded_after_what_was_not_decoded():
+    note = {"path": [{"part": kinds.ReadPart.FUNCTION, "address": 0x1000, "name": "PyEval_InitThreads",
+                      "number": 0}], "why": kinds.ReadWhy.UNDECODABLE, "number": 12, "limit": 1, "at": 0, "name": "",
+            "count": 0}
+    w = dict(EXAMPLE, kind=kinds.StateWarning.GIL_STATICS_UNDECODED, text="/lib/libpython3.6m.so",
+             text2="mutex+condition-variable", text3="", notes=[note])
+    assert warning_text(w) == (
+        "could not decode the GIL's mutex and condition variable in /lib/libpython3.6m.so; threads waiting for the "
+        "GIL will not be recognised; GIL decode: cannot decode PyEval_InitThreads at +12 (code truncated)")
+    older = dict(w, text2="mutex", text3="GIL decode: function budget exhausted", notes=None)
+    assert warning_text(older) == ("could not decode the GIL's mutex in /lib/libpython3.6m.so; threads waiting for the "
+                                   "GIL will not be recognised; GIL decode: function budget exhausted")

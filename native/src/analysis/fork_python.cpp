@@ -85,7 +85,7 @@ PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonSta
                                   const PythonScanOptions& opts) {
   PythonForkFacts f;
   if (state.status != cpython::Status::Ok && state.status != cpython::Status::Finalizing) {
-    f.problems.push_back("no Python state (" + std::string(to_string(state.status)) + ")");
+    f.problems.push_back(cpython::no_python_state(to_string(state.status)));
     return f;
   }
   cpython::PyObjects objs(memory, state);
@@ -93,7 +93,7 @@ PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonSta
     f.problems.push_back(objs.problem());
     return f;
   }
-  std::string why;
+  cpython::ReadProblem why;
   Addr modules = objs.sys_modules(&why);
   if (!modules) {
     f.problems.push_back(why);
@@ -104,11 +104,12 @@ PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonSta
   if (Addr ctx = objs.module_attribute("multiprocessing.context", "_default_context", &why)) {
     f.multiprocessing = true;
     if (Addr d = objs.attribute(ctx, "_default_context")) f.default_context = objs.type_name(d).value_or("");
-    std::string w2;
+    cpython::ReadProblem w2;
     Addr actual = objs.attribute(ctx, "_actual_context", &w2);
     auto at = actual ? objs.type_name(actual) : std::nullopt;
     if (at && *at != "NoneType") f.actual_context = *at;
-    if (!actual) f.problems.push_back("multiprocessing.context._default_context._actual_context: " + w2);
+    if (!actual)
+      f.problems.push_back(w2.within(cpython::ReadPart::Attribute, ctx, "multiprocessing.context._default_context._actual_context"));
   }
   if (Addr cur = objs.module_attribute("multiprocessing.process", "_current_process", nullptr)) {
     f.multiprocessing = true;
@@ -137,14 +138,15 @@ PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonSta
 }
 
 std::vector<BigContainer> large_containers(MemoryReader& memory, const cpython::PythonState& state,
-                                           std::vector<std::string>& problems, const PythonScanOptions& opts) {
+                                           std::vector<cpython::ReadProblem>& problems,
+                                           const PythonScanOptions& opts) {
   if (state.status != cpython::Status::Ok && state.status != cpython::Status::Finalizing) return {};
   cpython::PyObjects objs(memory, state);
   if (!objs.ok()) {
     problems.push_back(objs.problem());
     return {};
   }
-  std::string why;
+  cpython::ReadProblem why;
   Addr modules = objs.sys_modules(&why);
   if (!modules) {
     problems.push_back(why);

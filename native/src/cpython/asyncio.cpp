@@ -65,7 +65,7 @@ class TaskSet {
 
 // The tasks of a registry: a WeakSet of tasks (its `data` is a set of weak
 // references) or a plain set; false when `reg` is neither.
-bool registry_items(Reader& r, Addr reg, TaskSet& tasks, const AsyncioOptions& opts, std::string* p) {
+bool registry_items(Reader& r, Addr reg, TaskSet& tasks, const AsyncioOptions& opts, ReadProblem* p) {
   PyObjects& objs = r.objs();
   std::string type = r.type(reg);
   if (type == "set") {
@@ -85,11 +85,11 @@ bool registry_items(Reader& r, Addr reg, TaskSet& tasks, const AsyncioOptions& o
 void registry_tasks(Reader& r, AsyncioState& out, TaskSet& tasks, std::vector<std::string>& found,
                     const AsyncioOptions& opts) {
   for (const char* name : {"_all_tasks", "_scheduled_tasks", "_eager_tasks"}) {
-    std::string p;
+    ReadProblem p;
     Addr reg = r.objs().module_attribute("asyncio.tasks", name, &p);
     // 3.12+ keeps a function named all_tasks, not a registry
     if (!plausible_pointer(reg) || !registry_items(r, reg, tasks, opts, &p)) continue;
-    if (!p.empty()) note(out.problem, std::string("asyncio.tasks.") + name + ": " + p);
+    if (!p.empty()) note(out.problem, p.within(ReadPart::Attribute, reg, std::string("asyncio.tasks.") + name));
     found.push_back(std::string("asyncio.tasks.") + name);
   }
 }
@@ -107,56 +107,61 @@ void module_state_tasks(Reader& r, const AsyncioLayout& al, AsyncioState& out, T
   Addr task_type =
       plausible_pointer(st) ? r.mem().read_pointer(st + static_cast<Addr>(al.state_task_type)).value_or(0) : 0;
   if (!plausible_pointer(task_type) || r.type_name_of_type(task_type) != "_asyncio.Task") {
-    note(out.problem, "_asyncio's module state at " + hex(st) + " has no Task type where the " +
-                          std::to_string(al.major) + "." + std::to_string(al.minor) +
-                          " row says: tasks that are no asyncio.Task not read");
+    note(out.problem, unread_named(ReadPart::AsyncioState, st, ReadWhy::NoTaskType,
+                                   std::to_string(al.major) + "." + std::to_string(al.minor)));
     return;
   }
   for (auto [name, at] : {std::pair{"non_asyncio_tasks", al.state_non_asyncio_tasks},
                           std::pair{"non_asyncio_eager_tasks", al.state_non_asyncio_eager_tasks}}) {
-    std::string p;
+    ReadProblem p;
     Addr reg = r.mem().read_pointer(st + static_cast<Addr>(at)).value_or(0);
-    if (!plausible_pointer(reg) || !registry_items(r, reg, tasks, opts, &p)) p = "not a set";
-    if (!p.empty()) note(out.problem, std::string("_asyncio's ") + name + ": " + p);
+    if (!plausible_pointer(reg) || !registry_items(r, reg, tasks, opts, &p)) p = unread(ReadPart::Set, reg, ReadWhy::NotA);
+    if (!p.empty()) note(out.problem, p.within(ReadPart::Field, 0, name).within(ReadPart::AsyncioState, st));
     else found.push_back(std::string("_asyncio's ") + name);
   }
 }
 
 // Takes the task of one node of a task list; why the walk must stop there
 // otherwise (a node met before, one that is no task's, too many nodes).
-std::string next_task_node(Reader& r, Addr node, std::unordered_set<Addr>& visited, TaskSet& tasks,
+ReadProblem next_task_node(Reader& r, Addr node, std::unordered_set<Addr>& visited, TaskSet& tasks,
                            const AsyncioOptions& opts) {
-  if (visited.size() >= opts.max_tasks || tasks.full())
-    return "stopped after " + std::to_string(opts.max_tasks) + " tasks";
-  if (!visited.insert(node).second) return "loops at " + hex(node);
-  Addr t = plausible_pointer(node) ? r.task_of_node(node) : 0;
-  if (!t) return "broken: node " + hex(node) + " is no _asyncio.Task's task_node";
-  tasks.add(t);
-  return {};
+  ReadProblem stop;
+  if (visited.size() >= opts.max_tasks || tasks.full()) {
+    stop = unread(ReadPart::Task, 0, ReadWhy::StoppedAfter);
+    stop.limit = static_cast<std::int64_t>(opts.max_tasks);
+  } else if (!visited.insert(node).second) {
+    stop = unread(ReadPart::TaskNode, 0, ReadWhy::Loops);
+    stop.at = node;
+  } else if (Addr t = plausible_pointer(node) ? r.task_of_node(node) : 0) {
+    tasks.add(t);
+  } else {
+    stop = unread(ReadPart::TaskNode, node, ReadWhy::NotA);
+  }
+  return stop;
 }
 
 // One list of _asyncio's tasks (3.14+): circular, through each TaskObj's
 // task_node, from the llist_node at `head` (in a thread state or the
 // interpreter).  Every node is checked to be a task's before it is taken;
 // a node met twice, an unreadable link, a node that is no task's or more
-// than max_tasks nodes end the walk with a problem naming `what`.
-void walk_task_list(Reader& r, const AsyncioLayout& al, Addr head, const std::string& what, TaskSet& tasks,
+// than max_tasks nodes end the walk with a problem within `list` (the step naming the list).
+void walk_task_list(Reader& r, const AsyncioLayout& al, Addr head, const ReadStep& list, TaskSet& tasks,
                     AsyncioState& out, const AsyncioOptions& opts) {
   MemoryReader& mem = r.mem();
   auto link = [&](Addr node) { return mem.read_pointer(node + static_cast<Addr>(al.llist_next)); };
   auto first = link(head);
   if (!first) {
-    note(out.problem, what + " at " + hex(head) + " unreadable");
+    note(out.problem, ReadProblem{{list}, ReadWhy::Unreadable});
     return;
   }
   if (*first == 0) return;  // a thread state not initialised yet
   std::unordered_set<Addr> visited;
   for (Addr node = *first; node != head;) {
-    std::string stop = next_task_node(r, node, visited, tasks, opts);
+    ReadProblem stop = next_task_node(r, node, visited, tasks, opts);
     auto next = stop.empty() ? link(node) : std::nullopt;
-    if (stop.empty() && !next) stop = "node " + hex(node) + " unreadable";
+    if (stop.empty() && !next) stop = unread(ReadPart::TaskNode, node);
     if (!stop.empty()) {
-      note(out.problem, what + " " + stop);
+      note(out.problem, stop.within(list.part, list.address, list.name, list.number));
       return;
     }
     node = *next;
@@ -172,16 +177,19 @@ void list_tasks(Reader& r, const PythonState& state, const Effective& e, Asyncio
   std::vector<Addr> interps;
   for (const auto& t : state.threads) {
     if (!t.tstate) continue;
-    std::string who = t.native_tid ? "LWP " + std::to_string(*t.native_tid) : "thread state " + hex(t.tstate);
-    walk_task_list(r, e.al, t.tstate + static_cast<Addr>(lists.tstate_tasks_head), "the task list of " + who, tasks,
-                   out, opts);
+    const Addr head = t.tstate + static_cast<Addr>(lists.tstate_tasks_head);
+    walk_task_list(r, e.al, head, ReadStep{ReadPart::ThreadTaskList, head, {}, t.native_tid.value_or(0)}, tasks, out,
+                   opts);
     if (t.interp && std::find(interps.begin(), interps.end(), t.interp) == interps.end()) interps.push_back(t.interp);
   }
   found.push_back("_PyThreadStateImpl.asyncio_tasks_head");
   if (lists.interp_tasks_head < 0) return;
-  for (Addr interp : interps)
-    walk_task_list(r, e.al, interp + static_cast<Addr>(lists.interp_tasks_head),
-                   "the task list of interpreter " + hex(interp) + " (tasks of exited threads)", tasks, out, opts);
+  for (Addr interp : interps) {
+    const Addr head = interp + static_cast<Addr>(lists.interp_tasks_head);
+    walk_task_list(r, e.al, head,
+                   ReadStep{ReadPart::InterpreterTaskList, head, {}, static_cast<std::int64_t>(interp)}, tasks, out,
+                   opts);
+  }
   found.push_back("PyInterpreterState.asyncio_tasks_head");
 }
 
@@ -193,7 +201,7 @@ std::vector<Addr> collect_tasks(Reader& r, const PythonState& state, const Effec
   std::vector<std::string> found;
   registry_tasks(r, out, tasks, found, opts);
   // Every version has one (3.14+ for pure-Python tasks): none is garbage.
-  if (found.empty()) note(out.problem, "asyncio.tasks has no task registry (_all_tasks, _scheduled_tasks)");
+  if (found.empty()) note(out.problem, unread(ReadPart::TaskRegistry, 0, ReadWhy::NotFound).within(ReadPart::Module, 0, "asyncio.tasks"));
   list_tasks(r, state, e, out, tasks, found, opts);
   module_state_tasks(r, e.al, out, tasks, found, opts);
   for (std::size_t i = 0; i < found.size(); ++i) out.registry += (i ? ", " : "") + found[i];
@@ -231,7 +239,8 @@ void find_loops(MemoryReader& memory, const PythonState& state, Reader& r, const
     if (auto it = std::find_if(t.frames.begin(), end, is_loop_frame); it != end) {
       auto [self, type] = self_of(memory, state, *t.native_tid, static_cast<std::size_t>(it - t.frames.begin()));
       if (!self) {
-        note(out.problem, "LWP " + std::to_string(*t.native_tid) + ": the loop of " + it->function + " unreadable");
+        note(out.problem, ReadProblem{{{ReadPart::Thread, 0, {}, *t.native_tid}, {ReadPart::EventLoop, 0, it->function, 0}},
+                                      ReadWhy::Unreadable});
       } else {
         PyLoopInfo loop;
         loop.loop = self;
@@ -269,13 +278,13 @@ AsyncioState asyncio_state(Target& target, const PythonState& state, const Async
 AsyncioState asyncio_state(MemoryReader& memory, const PythonState& state, const AsyncioOptions& opts) {
   AsyncioState out;
   if (state.status != Status::Ok && state.status != Status::Finalizing) {
-    out.problem = "no Python state (" + std::string(to_string(state.status)) + ")";
+    out.problem = no_python_state(to_string(state.status));
     return out;
   }
   auto layout = detail::layout_of(memory, state);
   const AsyncioLayout* row = asyncio_layout_for(state.major, state.minor);
   if (!layout || !row) {
-    out.problem = "no asyncio layout for CPython " + (state.version.empty() ? std::string("?") : state.version);
+    out.problem = unread_named(ReadPart::AsyncioState, 0, ReadWhy::NoLayout, state.version);
     return out;
   }
   const Effective e = detail::effective(memory, state, *layout, *row, opts.asyncio_debug, out.warnings);
@@ -285,7 +294,7 @@ AsyncioState asyncio_state(MemoryReader& memory, const PythonState& state, const
     out.problem = r.objs().problem();
     return out;
   }
-  std::string why;
+  ReadProblem why;
   if (!r.objs().module("asyncio.tasks", &why)) {
     out.problem = why;  // a program that never imported asyncio
     return out;
@@ -313,7 +322,7 @@ AsyncioState asyncio_state(MemoryReader& memory, const PythonState& state, const
 
   // Per loop: the task being stepped (asyncio.tasks._current_tasks; 3.14+
   // _asyncio keeps it in the thread state instead), the ready queue, the timers.
-  std::string p;
+  ReadProblem p;
   Addr current = r.objs().module_attribute("asyncio.tasks", "_current_tasks", &p);
   auto current_items = plausible_pointer(current) ? r.objs().dict_items(current, 1024, &p)
                                                   : std::vector<std::pair<Addr, Addr>>{};

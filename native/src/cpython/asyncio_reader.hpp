@@ -21,10 +21,6 @@
 
 namespace pyhang::cpython::detail::asyncio_read {
 
-inline void note(std::string& problem, const std::string& what) {
-  if (problem.empty()) problem = what;
-}
-
 inline bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
@@ -180,7 +176,7 @@ class Reader {
       out.native = true;
       RemoteStruct r;
       if (!r.load(mem_, t, static_cast<std::size_t>(al_.task_size))) {
-        out.problem = "task " + hex(t) + " unreadable";
+        out.problem = unread(ReadPart::Task, t);
         return out;
       }
       out.state = c_state(r.get<std::int32_t>(al_.fut_state).value_or(-1));
@@ -201,14 +197,14 @@ class Reader {
       Addr log_tb = objs_.attribute(t, "_Future__log_traceback");
       out.exception_unretrieved = objs_.integer(log_tb ? log_tb : objs_.attribute(t, "_log_traceback")).value_or(0) != 0;
       out.name = task_name(objs_.attribute(t, "_name"));
-      if (out.state == FutureState::Unknown) out.problem = "task " + hex(t) + ": _state unreadable";
+      if (out.state == FutureState::Unknown) out.problem = unread_field(ReadPart::Task, t, "_state");
     }
     if (!is_none(exception)) {
       out.has_exception = true;
       out.exception_type = type(exception);
     }
     out.exception_unretrieved = out.exception_unretrieved && out.has_exception;
-    if (waiter == t) note(out.problem, "task " + hex(t) + " awaits itself");  // Task refuses that: memory is stale
+    if (waiter == t) note(out.problem, unread(ReadPart::Task, t, ReadWhy::AwaitsItself));  // Task refuses that: memory is stale
     if (!is_none(waiter)) out.awaits = future(waiter);
     for (Addr cb : callbacks(t, out.native)) closure_futures(cb, t, out.completes, out.completes_types);
     if (out.state == FutureState::Pending && plausible_pointer(out.coro)) coroutine_chain(out);
@@ -219,15 +215,15 @@ class Reader {
   void coroutine_chain(PyTaskInfo& task) {
     Addr obj = task.coro;
     if (type(obj).empty()) {
-      note(task.problem, "coroutine " + hex(obj) + " unreadable");
+      note(task.problem, unread(ReadPart::Coroutine, obj));
       return;
     }
     // Bounded, and a coroutine met again ends the walk: CPython refuses to
     // await a coroutine twice, so a loop is stale or garbage memory.
-    detail::ChainGuard guard(opts_.max_chain, "coroutine");
+    detail::ChainGuard guard(opts_.max_chain, ReadPart::Coroutine);
     while (plausible_pointer(obj) && is_generator_type(type(obj))) {
-      if (auto stop = guard.next(obj); !stop.empty()) {
-        note(task.problem, stop);
+      if (auto stop = guard.next(obj)) {
+        note(task.problem, std::move(stop));
         break;
       }
       Addr frame = 0;
@@ -242,7 +238,8 @@ class Reader {
       if (!plausible_pointer(frame)) break;
       auto walk = detail::walk_frames(objects_, codes_, frame);
       if (walk.frames.empty()) {
-        note(task.problem, "coroutine " + hex(obj) + ": " + (walk.problem.empty() ? "no frame" : walk.problem));
+        note(task.problem, walk.problem.empty() ? unread(ReadPart::Coroutine, obj, ReadWhy::NoFrame)
+                                                : walk.problem.within(ReadPart::Coroutine, obj));
         break;
       }
       PyFrame f = walk.frames.front();

@@ -100,7 +100,7 @@ class CallableReader {
   std::optional<std::string> str_at(Addr at) {
     auto p = mem_.read_pointer(at);
     if (!p || !plausible_pointer(*p)) return std::nullopt;
-    std::string problem;
+    ReadProblem problem;
     return objects_.read_str(*p, &problem);
   }
   std::optional<Addr> field(Addr obj, std::int64_t offset) {
@@ -192,7 +192,7 @@ bool code_uses_name(ObjectReader& objects, Addr code, const std::string& name) {
   std::vector<Addr> items(n);
   if (n && !mem.read(*names + static_cast<Addr>(l.tuple_ob_item), items.data(), n * 8)) return false;
   for (Addr item : items) {
-    std::string problem;
+    ReadProblem problem;
     auto s = plausible_pointer(item) ? objects.read_str(item, &problem) : std::nullopt;
     if (s && *s == name) return true;
   }
@@ -238,7 +238,7 @@ std::shared_ptr<const CodeInfo::Flow> code_flow(ObjectReader& objects, const Cod
   const std::size_t max = objects.options().max_table;
   if (!table) return nullptr;
   auto flow = std::make_shared<CodeInfo::Flow>();
-  std::string why;
+  ReadProblem why;
   std::vector<std::uint8_t> exceptions;
   if (l.has(l.code_code_adaptive)) {  // 3.11+: the instructions live in the code object, Py_SIZE units
     auto units = mem.read_value<std::int64_t>(code + static_cast<Addr>(l.var_ob_size));

@@ -173,14 +173,13 @@ const CodeInfo& CodeCache::get(Addr addr) {
 
   // Each problem names the address of what could not be read: the code
   // object itself, or the string or table it points to.
-  const std::string at_code = "code object at " + hex(addr);
   auto tname = objects_.type_name(addr);
   if (!tname) {
-    info.problem = at_code + " unreadable";
+    info.problem = unread(ReadPart::Code, addr);
     return info;
   }
   if (*tname != "code") {
-    info.problem = hex(addr) + " is not a code object (" + *tname + ")";
+    info.problem = unread_named(ReadPart::Code, addr, ReadWhy::NotA, *tname);
     info.reason = ErrorReason::NotCodeObject;
     return info;
   }
@@ -188,11 +187,13 @@ const CodeInfo& CodeCache::get(Addr addr) {
   if (!c.load(objects_.memory(), addr,
               span_of({l.code_filename, l.code_name, l.code_qualname, l.code_firstlineno, l.code_lnotab,
                        l.code_linetable, l.code_firsttraceable}))) {
-    info.problem = at_code + " unreadable";
+    info.problem = unread(ReadPart::Code, addr);
     return info;
   }
-  std::string why;
-  auto field_problem = [&](const char* field) { return at_code + ": " + field + ": " + why; };
+  ReadProblem why;
+  auto field_problem = [&](const char* field) {
+    return std::move(why.within(ReadPart::Field, 0, field).within(ReadPart::Code, addr));
+  };
   Addr name_obj = c.ptr(l.has(l.code_qualname) ? l.code_qualname : l.code_name);
   if (auto s = objects_.read_str(name_obj, &why)) info.name = *s;
   else info.problem = field_problem("name");
@@ -204,7 +205,7 @@ const CodeInfo& CodeCache::get(Addr addr) {
     info.linetable = std::move(*b);
     info.has_linetable = true;
   } else if (info.problem.empty()) {
-    info.problem = field_problem("line table");
+    info.problem = field_problem(l.has(l.code_linetable) ? "co_linetable" : "co_lnotab");
   }
   if (l.has(l.code_code_adaptive)) info.code_start = addr + l.code_code_adaptive;
   info.firsttraceable = c.get<std::int32_t>(l.code_firsttraceable).value_or(0);

@@ -25,16 +25,17 @@ PyFrame unknown_frame(Addr frame, Addr code) {
 }
 
 // The walk's problem: the first one found, and how many frames were unknown.
-void note_unknown(FrameWalk& walk, const std::string& problem, int& unknown) {
-  if (++unknown == 1 && walk.problem.empty()) walk.problem = problem;
+void note_unknown(FrameWalk& walk, ReadProblem problem, Addr frame, int& unknown) {
+  if (++unknown == 1 && walk.problem.empty()) walk.problem = std::move(problem.within(ReadPart::Frame, frame));
 }
 
+// How many frames had unreadable code, when more than one did.
 void finish(FrameWalk& walk, int unknown) {
-  if (unknown > 1) walk.problem += " (" + std::to_string(unknown) + " frames with unreadable code in all)";
+  if (unknown > 1) walk.problem.count = unknown;
 }
 
 // Fills function/file/line from a code object; false when it is not one.
-bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFrame& out, std::string& problem) {
+bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFrame& out, ReadProblem& problem) {
   const CodeInfo& code = codes.get(code_addr);
   out.code = code_addr;
   if (!code.ok) {
@@ -57,25 +58,25 @@ bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFram
 FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) {
   const Layout& l = objects.layout();
   FrameWalk walk;
-  ChainGuard guard(objects.options().max_frames, "frame");
+  ChainGuard guard(objects.options().max_frames, ReadPart::Frame);
   const std::size_t span = span_of({l.frame_back, l.frame_code, l.frame_lasti, l.frame_lineno, l.frame_trace});
   int unknown = 0;
   for (Addr f = top; f != 0; ) {
-    if (auto stop = guard.next(f); !stop.empty()) {
+    if (auto stop = guard.next(f)) {
       walk.problem = stop;
       break;
     }
     RemoteStruct fr;
     if (!plausible_pointer(f) || !fr.load(objects.memory(), f, span)) {
-      walk.problem = "frame at " + hex(f) + " unreadable";
+      walk.problem = unread(ReadPart::Frame, f);
       break;
     }
     PyFrame out;
     out.frame = f;
     auto lasti = fr.get<std::int32_t>(l.frame_lasti).value_or(-1);
-    std::string problem;
+    ReadProblem problem;
     if (!describe(codes, fr.ptr(l.frame_code), std::int64_t{lasti} * l.lasti_unit, out, problem)) {
-      note_unknown(walk, "frame " + hex(f) + ": " + problem, unknown);
+      note_unknown(walk, std::move(problem), f, unknown);
       walk.frames.push_back(unknown_frame(f, fr.ptr(l.frame_code)));
       f = fr.ptr(l.frame_back);
       continue;
@@ -84,7 +85,7 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
       auto lineno = fr.get<std::int32_t>(l.frame_lineno);
       if (lineno && *lineno > 0) out.line = *lineno;  // (<= 3.10: no columns to keep in step)
     }
-    if (walk.problem.empty() && !problem.empty()) walk.problem = problem;
+    if (walk.problem.empty() && !problem.empty()) walk.problem = std::move(problem);
     walk.frames.push_back(std::move(out));
     f = fr.ptr(l.frame_back);
   }
@@ -100,7 +101,7 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
 FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr top) {
   const Layout& l = objects.layout();
   FrameWalk walk;
-  ChainGuard guard(objects.options().max_frames, "frame");
+  ChainGuard guard(objects.options().max_frames, ReadPart::Frame);
   const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
   // 3.13's slot is f_executable, which may hold another object than code.
   const bool executable_slot = l.has(l.iframe_executable);
@@ -111,12 +112,12 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
   int unknown = 0;
   RemoteStruct fr;  // one buffer for every frame's bytes
   for (Addr f = top; f != 0; ) {
-    if (auto stop = guard.next(f); !stop.empty()) {
+    if (auto stop = guard.next(f)) {
       walk.problem = stop;
       break;
     }
     if (!plausible_pointer(f) || !fr.load(objects.memory(), f, span)) {
-      walk.problem = "frame at " + hex(f) + " unreadable";
+      walk.problem = unread(ReadPart::Frame, f);
       break;
     }
     Addr previous = fr.ptr(l.iframe_previous);
@@ -133,7 +134,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
         f = previous;
         continue;
       }
-      note_unknown(walk, "frame " + hex(f) + ": " + code.problem, unknown);
+      note_unknown(walk, code.problem, f, unknown);
       frames.push_back(unknown_frame(f, code_addr));
       f = previous;
       continue;
@@ -147,10 +148,10 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     }
     PyFrame out;
     out.frame = f;
-    std::string problem;
+    ReadProblem problem;
     describe(codes, code_addr, offset, out, problem);
     out.entry_frame = fr.get<std::uint8_t>(l.iframe_is_entry).value_or(0) != 0;
-    if (walk.problem.empty() && !problem.empty()) walk.problem = problem;
+    if (walk.problem.empty() && !problem.empty()) walk.problem = std::move(problem);
     frames.push_back(std::move(out));
     f = previous;
   }

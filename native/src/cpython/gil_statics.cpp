@@ -139,7 +139,7 @@ class GilDecoder {
     std::vector<std::pair<Addr, SyncObject*>> ok;
     for (auto& [addr, o] : objects_) {
       if (o.conflict) {
-        g.notes.push_back("GIL decode: " + hex(addr) + " used both as a mutex and as a condition variable");
+        g.notes.push_back(unread(ReadPart::GilObject, addr, ReadWhy::MutexAndCond));
         continue;
       }
       ok.emplace_back(addr, &o);
@@ -147,7 +147,9 @@ class GilDecoder {
     for (std::size_t i = 0; i + 1 < ok.size(); ++i) {
       Addr end = ok[i].first + size_of(ok[i].second->kind);
       if (end > ok[i + 1].first) {
-        g.notes.push_back("GIL decode: overlapping objects at " + hex(ok[i].first) + " and " + hex(ok[i + 1].first));
+        ReadProblem overlap = unread(ReadPart::GilObject, ok[i].first, ReadWhy::Overlaps);
+        overlap.at = ok[i + 1].first;
+        g.notes.push_back(std::move(overlap));
         return g;
       }
     }
@@ -161,7 +163,7 @@ class GilDecoder {
       for (auto& [a, o] : ok)
         if (o->kind == kind && o->roles.count(role)) c.push_back(a);
       if (c.size() > 1) {
-        g.notes.push_back("GIL decode: several candidates for one " + std::string(kind == SyncKind::Mutex ? "mutex" : "cond"));
+        g.notes.push_back(unread(part_of(kind), 0, ReadWhy::Ambiguous));
         return;
       }
       if (c.size() == 1) out = c[0];
@@ -179,8 +181,8 @@ class GilDecoder {
       if (!gil && k < rest.size()) gil = rest[k++].second;
       if (!sw && k < rest.size()) sw = rest[k++].second;
       if (k < rest.size())
-        g.notes.push_back("GIL decode: " + std::to_string(rest.size() - k) + " more " +
-                          (kind == SyncKind::Mutex ? "mutexes" : "condition variables") + " than expected; ignored");
+        g.notes.push_back(
+            unread_named(part_of(kind), 0, ReadWhy::MoreThanExpected, {}, static_cast<std::int64_t>(rest.size() - k)));
     };
     fill(SyncKind::Mutex, g.gil_mutex, g.switch_mutex);
     fill(SyncKind::Cond, g.gil_cond, g.switch_cond);
@@ -193,6 +195,7 @@ class GilDecoder {
   static constexpr int kMaxDepth = 2;
 
   static std::uint64_t size_of(SyncKind k) { return k == SyncKind::Mutex ? kPthreadMutexSize : kPthreadCondSize; }
+  static ReadPart part_of(SyncKind k) { return k == SyncKind::Mutex ? ReadPart::Mutex : ReadPart::CondVar; }
 
   // The import a call/jmp target binds to: a PLT stub
   // `[endbr64;] [bnd] jmp *disp(%rip)`; empty when it is none.
@@ -212,7 +215,7 @@ class GilDecoder {
     if (a == 0) return;
     if (a % 8 != 0 || !code_.writable(a, size_of(kind))) {
       if (rejected_.insert(a).second)
-        notes_.push_back("GIL decode: " + hex(a) + " (in " + where + ") is not a writable static of the object");
+        notes_.push_back(unread(ReadPart::GilObject, a, ReadWhy::NotWritable).within(ReadPart::Function, 0, where));
       return;
     }
     auto [it, fresh] = objects_.try_emplace(a, SyncObject{kind, {}, objects_.size(), false, where});
@@ -261,7 +264,11 @@ class GilDecoder {
 
   void scan(Addr start, std::uint64_t size, const std::string& where, int depth, const Regs& initial) {
     if (scanned_ >= kMaxFunctions) {
-      if (!budget_noted_) notes_.push_back("GIL decode: function budget exhausted");
+      if (!budget_noted_) {
+        ReadProblem budget = unread(ReadPart::Function, 0, ReadWhy::StoppedAfter);
+        budget.limit = static_cast<std::int64_t>(kMaxFunctions);
+        notes_.push_back(std::move(budget));
+      }
       budget_noted_ = true;
       return;
     }
@@ -280,8 +287,11 @@ class GilDecoder {
       Addr pc = start + off;
       auto in = x86_64::decode(buf.data() + off, have - off);
       if (!in) {
-        notes_.push_back("GIL decode: cannot decode " + where + " at +" + std::to_string(off) +
-                         (have - off < x86_64::kMaxInsnLength && have < buf.size() ? " (code truncated)" : ""));
+        ReadProblem undecodable = unread_named(ReadPart::Function, start, ReadWhy::Undecodable, {},
+                                               static_cast<std::int64_t>(off));
+        undecodable.path.back().name = where;
+        undecodable.limit = have - off < x86_64::kMaxInsnLength && have < buf.size() ? 1 : 0;
+        notes_.push_back(std::move(undecodable));
         return;
       }
       if (auto it = incoming.find(pc); it != incoming.end()) {
@@ -349,7 +359,8 @@ class GilDecoder {
       }
       off += in->len;
     }
-    if (have < limit && size) notes_.push_back("GIL decode: " + where + " truncated");
+    if (have < limit && size)
+      notes_.push_back(ReadProblem{{{ReadPart::Function, start, where, 0}}, ReadWhy::PartlyUnreadable});
   }
 
   const CodeImage& code_;
@@ -358,7 +369,7 @@ class GilDecoder {
   std::set<std::pair<Addr, Regs>> visited_;
   std::size_t scanned_ = 0;
   bool budget_noted_ = false;
-  std::vector<std::string> notes_;
+  std::vector<ReadProblem> notes_;
 };
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include "cpython/layouts/layout.hpp"
 #include "cpython/layouts/locks.hpp"
 #include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/unread.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang::cpython::detail {
@@ -79,16 +80,16 @@ class ObjectReader {
   std::optional<std::uint64_t> type_flags(Addr obj);
 
   // A str as UTF-8; nullopt with *problem set when it cannot be read.
-  std::optional<std::string> read_str(Addr obj, std::string* problem);
+  std::optional<std::string> read_str(Addr obj, ReadProblem* problem);
   // The first max_chars characters of a str of any length (at most
   // Options::max_string), as UTF-8; *length is its len().
   std::optional<std::string> read_str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length,
-                                             std::string* problem);
+                                             ReadProblem* problem);
   // A bytes object's contents (at most max bytes).
-  std::optional<std::vector<std::uint8_t>> read_bytes(Addr obj, std::size_t max, std::string* problem);
+  std::optional<std::vector<std::uint8_t>> read_bytes(Addr obj, std::size_t max, ReadProblem* problem);
   // The first max bytes of a bytes object of any plausible length; *length is its len().
   std::optional<std::vector<std::uint8_t>> read_bytes_prefix(Addr obj, std::size_t max, std::int64_t* length,
-                                                             std::string* problem);
+                                                             ReadProblem* problem);
 
  private:
   struct TypeFacts {
@@ -110,7 +111,7 @@ class ObjectReader {
 // What the walkers need from one code object.
 struct CodeInfo {
   bool ok = false;
-  std::string problem;        // why !ok, or what was partly unreadable
+  ReadProblem problem;        // why !ok, or what was partly unreadable
   ErrorReason reason = ErrorReason::Other;  // NotCodeObject: the object is readable but no code object
   std::string name;           // co_qualname when present, else co_name
   std::string filename;
@@ -189,32 +190,34 @@ enum class ChainEnd : std::uint8_t { None, TooLong, Loops };
 
 class ChainGuard {
  public:
-  // `what` names one link, e.g. "frame": "stopped after 10000 frames", "frame chain loops at 0x…".
-  ChainGuard(std::size_t max, const char* what) : max_(max), what_(what) {}
+  // `link` is what one link is (a frame, a thread state, a coroutine).
+  ChainGuard(std::size_t max, ReadPart link) : max_(max), link_(link) {}
   // Whether the walk must stop before link `a`, and why.
   ChainEnd end(Addr a) {
     if (++visited_ > max_) return ChainEnd::TooLong;
     if (!seen_.insert(a)) return ChainEnd::Loops;
     return ChainEnd::None;
   }
-  // end() in words (the frame walk's problem).
-  std::string next(Addr a) {
+  // end() as a problem (empty: go on): stopped after max links, or loops at `a`.
+  ReadProblem next(Addr a) {
+    ReadProblem p;
     switch (end(a)) {
-      case ChainEnd::TooLong: return std::string("stopped after ") + std::to_string(max_) + " " + what_ + "s";
-      case ChainEnd::Loops: return std::string(what_) + " chain loops at " + hex_addr(a);
+      case ChainEnd::TooLong:
+        p = unread(link_, 0, ReadWhy::StoppedAfter);
+        p.limit = static_cast<std::int64_t>(max_);
+        break;
+      case ChainEnd::Loops:
+        p = unread(link_, 0, ReadWhy::Loops);
+        p.at = a;
+        break;
       case ChainEnd::None: break;
     }
-    return {};
+    return p;
   }
 
  private:
-  static std::string hex_addr(Addr a) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-    return buf;
-  }
   std::size_t max_;
-  const char* what_;
+  ReadPart link_;
   std::size_t visited_ = 0;
   AddrSet seen_;
 };
@@ -222,7 +225,7 @@ class ChainGuard {
 // Frames of one thread, innermost first, from its top frame.
 struct FrameWalk {
   std::vector<PyFrame> frames;
-  std::string problem;
+  ReadProblem problem;
 };
 FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame);
 
@@ -274,7 +277,7 @@ inline constexpr std::uint64_t kPthreadCondSize = 48;   // sizeof(pthread_cond_t
 
 struct GilStatics {
   Addr gil_mutex = 0, gil_cond = 0, switch_mutex = 0, switch_cond = 0;
-  std::vector<std::string> notes;  // what looked wrong, one line each
+  std::vector<ReadProblem> notes;  // what looked wrong
   bool any() const { return gil_mutex || gil_cond || switch_mutex || switch_cond; }
 };
 

@@ -25,25 +25,24 @@ struct Slot {
   std::size_t index;  // into the frame's localsplus
 };
 
-void note(FrameLocals& out, std::string why) {
-  if (out.problem.empty()) out.problem = std::move(why);
-}
+void note(FrameLocals& out, ReadProblem why) { cpython::note(out.problem, std::move(why)); }
 
-// The names of a tuple of str (co_varnames, co_localsplusnames, ...).
-std::vector<std::string> names_of(PyObjects& objects, Addr tuple, std::size_t max, FrameLocals& out,
+// The names of a tuple of str (co_varnames, co_localsplusnames, ...) of the code object at `code`.
+std::vector<std::string> names_of(PyObjects& objects, Addr code, Addr tuple, std::size_t max, FrameLocals& out,
                                   const char* what) {
   std::vector<std::string> names;
   if (!tuple) return names;
-  std::string why;
+  ReadProblem why;
+  auto in_code = [&] { return std::move(why.within(ReadPart::Field, 0, what).within(ReadPart::Code, code)); };
   for (Addr a : objects.sequence_items(tuple, max, &why)) {
     auto s = objects.str(a, &why);
     if (!s) {
-      note(out, std::string(what) + ": " + why);
+      note(out, in_code());
       break;
     }
     names.push_back(std::move(*s));
   }
-  if (!why.empty() && names.empty()) note(out, std::string(what) + ": " + why);
+  if (!why.empty() && names.empty()) note(out, in_code());
   return names;
 }
 
@@ -56,12 +55,17 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
   auto layout = detail::layout_of(mem, state);
   const ObjectLayout* ol = object_layout_for(state.major, state.minor);
   if (!objects.ok() || !layout || !ol) {
-    out.problem = objects.ok() ? "no layout for CPython " + state.version : objects.problem();
+    if (objects.ok()) {
+      out.problem.why = ReadWhy::NoLayout;
+      out.problem.name = state.version;
+    } else {
+      out.problem = objects.problem();
+    }
     return out;
   }
   const Layout& l = *layout;
   if (!plausible_pointer(frame.frame) || !plausible_pointer(frame.code)) {
-    out.problem = "frame " + hex(frame.frame) + " has no readable code";
+    out.problem = unread(ReadPart::Code, frame.code).within(ReadPart::Frame, frame.frame);
     return out;
   }
   RemoteStruct code;
@@ -69,7 +73,7 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
                  span_of({l.code_argcount, l.code_posonlyargcount, l.code_kwonlyargcount, l.code_flags,
                           l.code_nlocals, l.code_varnames, l.code_cellvars, l.code_freevars,
                           l.code_localsplusnames, l.code_localspluskinds}))) {
-    out.problem = "code " + hex(frame.code) + " unreadable";
+    out.problem = unread(ReadPart::Code, frame.code);
     return out;
   }
   // co_argcount counts positional-only parameters too (3.8+).
@@ -79,7 +83,7 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
   if (l.co_varargs > 0 && (flags & l.co_varargs)) ++nargs;
   if (l.co_varkeywords > 0 && (flags & l.co_varkeywords)) ++nargs;
   if (nargs < 0 || nargs > 65535) {
-    note(out, "code " + hex(frame.code) + ": argument count " + std::to_string(nargs) + " implausible");
+    note(out, unread_named(ReadPart::Code, frame.code, ReadWhy::Implausible, "co_argcount", nargs));
     nargs = 0;
   }
 
@@ -88,12 +92,12 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
   std::int64_t f_locals_off = -1, f_globals_off = -1, f_builtins_off = -1;
   switch (l.frame_model) {
     case FrameModel::FrameObject: {
-      auto varnames = names_of(objects, code.ptr(l.code_varnames), limits.names, out, "co_varnames");
-      auto cellvars = names_of(objects, code.ptr(l.code_cellvars), limits.names, out, "co_cellvars");
-      auto freevars = names_of(objects, code.ptr(l.code_freevars), limits.names, out, "co_freevars");
+      auto varnames = names_of(objects, frame.code, code.ptr(l.code_varnames), limits.names, out, "co_varnames");
+      auto cellvars = names_of(objects, frame.code, code.ptr(l.code_cellvars), limits.names, out, "co_cellvars");
+      auto freevars = names_of(objects, frame.code, code.ptr(l.code_freevars), limits.names, out, "co_freevars");
       auto nlocals = code.get<std::int32_t>(l.code_nlocals).value_or(-1);
       if (nlocals < 0 || static_cast<std::size_t>(nlocals) != varnames.size()) {
-        note(out, "code " + hex(frame.code) + ": co_nlocals " + std::to_string(nlocals) + " is not len(co_varnames)");
+        note(out, unread_named(ReadPart::Code, frame.code, ReadWhy::Implausible, "co_nlocals", nlocals));
         nlocals = static_cast<std::int32_t>(varnames.size());
       }
       std::unordered_set<std::string> args;
@@ -116,12 +120,13 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
       break;
     }
     case FrameModel::InterpreterFrame: {
-      auto names = names_of(objects, code.ptr(l.code_localsplusnames), limits.names, out, "co_localsplusnames");
+      auto names = names_of(objects, frame.code, code.ptr(l.code_localsplusnames), limits.names, out, "co_localsplusnames");
       std::int64_t nkinds = 0;
-      std::string why;
+      ReadProblem why;
       auto kinds = objects.bytes_prefix(code.ptr(l.code_localspluskinds), names.size(), &nkinds, &why);
       if (!kinds || kinds->size() < names.size()) {
-        note(out, "code " + hex(frame.code) + ": co_localspluskinds unreadable" + (why.empty() ? "" : ": " + why));
+        note(out, why.empty() ? unread_field(ReadPart::Code, frame.code, "co_localspluskinds")
+                              : why.within(ReadPart::Field, 0, "co_localspluskinds").within(ReadPart::Code, frame.code));
         names.resize(kinds ? kinds->size() : 0);
       }
       for (std::size_t i = 0; i < names.size(); ++i) {
@@ -147,7 +152,7 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
   count = std::min(count, limits.names);
   std::vector<Addr> values(count);
   std::size_t got = count ? mem.read_partial(base, values.data(), count * 8) / 8 : 0;
-  if (got < count) note(out, "frame " + hex(frame.frame) + ": locals partly unreadable");
+  if (got < count) note(out, unread_field(ReadPart::Frame, frame.frame, "locals", ReadWhy::PartlyUnreadable));
   for (auto& v : values) v = l.untag(v);
 
   std::unordered_set<std::string> seen;
@@ -155,14 +160,15 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
     if (s.index >= got) continue;
     Addr v = values[s.index];
     if (!plausible_pointer(v)) {
-      if (v) note(out, "local '" + s.name + "' holds an implausible pointer " + hex(v));
+      if (v) note(out, ReadProblem{{{ReadPart::Frame, frame.frame, {}, 0}, {ReadPart::Variable, v, s.name, 0}},
+                                   ReadWhy::Implausible});
       continue;  // unbound
     }
     // A cell holds the variable (3.11+ cell slots hold the raw value until MAKE_CELL runs).
     if (objects.type_name(v).value_or("") == "cell") {
       auto inner = mem.read_pointer(v + static_cast<Addr>(ol->cell_ob_ref));
       if (!inner) {
-        note(out, "cell of '" + s.name + "' at " + hex(v) + " unreadable");
+        note(out, ReadProblem{{{ReadPart::Cell, v, s.name, 0}}, ReadWhy::Unreadable});
         continue;
       }
       if (!*inner) continue;  // empty cell: unbound
@@ -178,12 +184,12 @@ FrameLocals frame_locals(MemoryReader& mem, const PythonState& state, const PyFr
     out.globals = f.ptr(f_globals_off);
     out.builtins = f.ptr(f_builtins_off);
   } else {
-    note(out, "frame " + hex(frame.frame) + ": f_locals/f_globals unreadable");
+    note(out, unread_field(ReadPart::Frame, frame.frame, "f_locals/f_globals"));
   }
   if (out.f_locals && plausible_pointer(out.f_locals)) {
-    std::string why;
+    ReadProblem why;
     auto items = objects.dict_items(out.f_locals, limits.names, &why);
-    if (!why.empty()) note(out, "f_locals: " + why);
+    if (!why.empty()) note(out, why.within(ReadPart::Field, 0, "f_locals").within(ReadPart::Frame, frame.frame));
     for (auto [k, v] : items) {
       auto name = objects.str(k);
       if (!name || seen.count(*name)) continue;

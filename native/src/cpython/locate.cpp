@@ -217,11 +217,12 @@ void decode_gil_statics(const LoadedObject& obj, Roots& roots, std::vector<State
   roots.switch_mutex_var = runtime(g.switch_mutex);
   roots.switch_cond_var = runtime(g.switch_cond);
   if (!g.gil_mutex || !g.gil_cond) {
-    std::string notes;
-    for (const auto& n : g.notes) notes += (notes.empty() ? "" : "; ") + n;
-    warnings.push_back({StateProblem::GilStaticsUndecoded, 0, 0, 0, 0, 0, obj.path,
-                        g.gil_cond ? "mutex" : g.gil_mutex ? "condition variable" : "mutex and condition variable",
-                        notes});
+    // what was not decoded, as ReadPart names: "mutex", "condition-variable", or both
+    const std::string what = g.gil_cond    ? std::string(to_string(ReadPart::Mutex))
+                             : g.gil_mutex ? std::string(to_string(ReadPart::CondVar))
+                                           : std::string(to_string(ReadPart::Mutex)) + "+" +
+                                                 std::string(to_string(ReadPart::CondVar));
+    warnings.push_back({StateProblem::GilStaticsUndecoded, 0, 0, 0, 0, 0, obj.path, what, {}, std::move(g.notes)});
   }
 }
 

@@ -48,16 +48,16 @@ class LockFinder {
 
   // Locals + value stack of one frame, as raw words (bounded; the first
   // `limit` only: 1 for a method's `self`).
-  std::vector<Addr> frame_slots(const PyFrame& f, std::string& problem,
+  std::vector<Addr> frame_slots(const PyFrame& f, ReadProblem& problem,
                                 std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
     std::vector<Addr> slots;
     if (!plausible_pointer(f.frame) || !plausible_pointer(f.code)) {
-      problem = "frame " + hex(f.frame) + " has no readable code";
+      problem = unread(ReadPart::Code, f.code).within(ReadPart::Frame, f.frame);
       return slots;
     }
     auto stacksize = mem_.read_value<std::int32_t>(f.code + l_.code_stacksize);
     if (!l_.has(l_.code_stacksize) || !stacksize || *stacksize < 0) {
-      problem = "code " + hex(f.code) + ": co_stacksize unreadable";
+      problem = unread_field(ReadPart::Code, f.code, "co_stacksize");
       return slots;
     }
     Addr start = 0;
@@ -70,7 +70,7 @@ class LockFinder {
         start = f.frame + l_.frame_localsplus;
         if (!l_.has(l_.frame_valuestack) || !l_.has(l_.frame_localsplus) || !valuestack || *valuestack < start ||
             (*valuestack - start) % 8 != 0) {
-          problem = "frame " + hex(f.frame) + ": f_valuestack unreadable or outside the frame";
+          problem = unread_field(ReadPart::Frame, f.frame, "f_valuestack", ReadWhy::Implausible);
           return slots;
         }
         count = (*valuestack - start) / 8 + static_cast<std::uint64_t>(*stacksize);
@@ -79,7 +79,7 @@ class LockFinder {
       case FrameModel::InterpreterFrame: {
         auto nlocalsplus = mem_.read_value<std::int32_t>(f.code + l_.code_nlocalsplus);
         if (!l_.has(l_.iframe_localsplus) || !l_.has(l_.code_nlocalsplus) || !nlocalsplus || *nlocalsplus < 0) {
-          problem = "code " + hex(f.code) + ": co_nlocalsplus unreadable";
+          problem = unread_field(ReadPart::Code, f.code, "co_nlocalsplus");
           return slots;
         }
         start = f.frame + l_.iframe_localsplus;
@@ -93,7 +93,7 @@ class LockFinder {
     std::size_t got = count ? mem_.read_partial(start, slots.data(), count * 8) : 0;
     slots.resize(got / 8);
     for (auto& s : slots) s = l_.untag(s);
-    if (slots.size() < count && problem.empty()) problem = "frame " + hex(f.frame) + " partly unreadable";
+    if (slots.size() < count && problem.empty()) problem = unread(ReadPart::Frame, f.frame, ReadWhy::PartlyUnreadable);
     return slots;
   }
 
@@ -163,12 +163,12 @@ class LockFinder {
   }
 
   // Every lock object the innermost frames of a thread reference, innermost first.
-  std::vector<Ref> refs_of(const PyThreadInfo& t, std::string* problem) {
+  std::vector<Ref> refs_of(const PyThreadInfo& t, ReadProblem* problem) {
     std::vector<Ref> refs;
     for (std::size_t i = 0; i < t.frames.size() && i < opts_.max_frames; ++i) {
-      std::string p;
+      ReadProblem p;
       auto slots = frame_slots(t.frames[i], p);
-      if (!p.empty() && problem && problem->empty()) *problem = p;
+      if (!p.empty() && problem && problem->empty()) *problem = std::move(p);
       for (std::size_t s = 0; s < slots.size(); ++s) {
         Ref r;
         r.object = lock_in(slots[s], r.type, r.via_method);
@@ -307,7 +307,7 @@ std::vector<FrameSelf> frame_selves(MemoryReader& mem, const PythonState& state,
   for (std::size_t i = 0; i < thread->frames.size() && i < opts.max_frames; ++i) {
     const PyFrame& f = thread->frames[i];
     FrameSelf fs{i, f.function, f.file, f.line, 0, ""};
-    std::string why;
+    ReadProblem why;
     auto slots = finder.frame_slots(f, why, 1);
     Addr self = slots.empty() ? 0 : slots[0];
     auto type = plausible_pointer(self) ? finder.type_name(self) : std::nullopt;
@@ -333,18 +333,18 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   auto layout = detail::layout_of(mem, state);
   const LockLayout* locks = lock_layout_for(state.major, state.minor);
   if (!layout || !locks) {
-    out.problem = "no lock object layout for CPython " + (state.version.empty() ? "?" : state.version);
+    out.problem = unread_named(ReadPart::Lock, 0, ReadWhy::NoLayout, state.version);
     return out;
   }
   const PyThreadInfo* thread = nullptr;
   for (const auto& t : state.threads)
     if (t.native_tid && *t.native_tid == tid) thread = &t;
   if (!thread) {
-    out.problem = "thread " + std::to_string(tid) + " has no Python thread state";
+    out.problem = unread(ReadPart::ThreadState, 0, ReadWhy::NotFound).within(ReadPart::Thread, 0, {}, tid);
     return out;
   }
   if (thread->frames.empty()) {
-    out.problem = "thread " + std::to_string(tid) + " has no Python frames";
+    out.problem = unread(ReadPart::Frame, 0, ReadWhy::NotFound).within(ReadPart::Thread, 0, {}, tid);
     return out;
   }
 
@@ -353,7 +353,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
   // A join: the Thread it waits for is the `self` of the join frame.
   for (std::size_t i = 0; i < thread->frames.size() && i < opts.max_frames; ++i) {
     if (!is_thread_join(thread->frames[i])) continue;
-    std::string why;
+    ReadProblem why;
     auto slots = finder.frame_slots(thread->frames[i], why, 1);
     if (!slots.empty() && plausible_pointer(slots[0])) {
       out.join_self = slots[0];
@@ -361,7 +361,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     }
     break;
   }
-  std::string scan_problem;
+  ReadProblem scan_problem;
   auto refs = finder.refs_of(*thread, &scan_problem);
   const Ref* match = nullptr;
   Addr word = 0;
@@ -397,10 +397,10 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     if (!match && buffered) stream = sys_stream_holding(mem, state, finder, holds_futex);
     if (stream) match = &*stream;
     if (!match) {
-      out.problem = "futex " + hex(*futex) + " is in none of the " + std::to_string(refs.size()) +
-                    " Python lock objects the innermost " +
-                    std::to_string(std::min(opts.max_frames, thread->frames.size())) + " frames reference";
-      if (!scan_problem.empty()) out.problem += " (" + scan_problem + ")";
+      out.problem = unread_named(ReadPart::Lock, 0, ReadWhy::NotFound, {}, static_cast<std::int64_t>(refs.size()));
+      out.problem.at = *futex;
+      out.problem.limit = static_cast<std::int64_t>(std::min(opts.max_frames, thread->frames.size()));
+      out.scan_problem = std::move(scan_problem);
       return out;
     }
     out.confidence = Confidence::Certain;
@@ -413,7 +413,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
       }
     }
     if (!match) {
-      out.problem = "no futex address, and no Python lock object on the innermost frames";
+      out.problem = unread(ReadPart::Lock, 0, ReadWhy::NotFound);
       return out;
     }
     auto w = finder.wait_words(*match);
@@ -453,22 +453,25 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     if (f.owner && *f.owner) {
       out.owner_tid = to_tid(*f.owner);
       out.owner_source = OwnerSource::LockWord;
-      if (!out.owner_tid)
-        out.problem = std::string(io ? "buffered I/O" : "RLock") + " owner pthread_t " + hex(*f.owner) +
-                      " is no thread of this process";
+      if (!out.owner_tid) {
+        out.problem = unread(io ? ReadPart::BufferedIO : ReadPart::RLock, match->object, ReadWhy::OwnerNoThread);
+        out.problem.at = *f.owner;
+      }
     }
   }
   if (io) out.stream_name = stream_name(mem, state, *buffered, match->object);
 
   if (is_condition_wait(frame) && out.kind == PyLockKind::Lock) {
     out.kind = PyLockKind::Condition;
-    std::string problem;
-    std::string why;
+    ReadProblem problem;
+    ReadProblem why;
     auto slots = finder.frame_slots(frame, why);
     Addr self = slots.empty() ? 0 : slots[0];  // the first local: the method's `self`
     auto self_type = finder.type_name(self);
     if (!self_type || *self_type != "Condition") {
-      out.problem = "Condition.wait frame: `self` " + hex(self) + " is not a Condition";
+      out.problem = ReadProblem{{{ReadPart::Frame, frame.frame, frame.function, 0}, {ReadPart::Field, 0, "self", 0},
+                                 {ReadPart::Condition, self, {}, 0}},
+                                ReadWhy::NotA};
     } else {
       out.condition = self;
       PyObjects objects(mem, state);
@@ -489,7 +492,7 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
         out.condition_lock = lock;
         out.condition_lock_type = finder.type_name(lock).value_or("?");
       } else {
-        out.problem = "Condition " + hex(self) + "._lock: " + problem;
+        out.problem = std::move(problem.within(ReadPart::Field, 0, "_lock").within(ReadPart::Condition, self));
       }
     }
   }

@@ -77,7 +77,7 @@ std::optional<std::uint64_t> ObjectReader::type_flags(Addr obj) {
   return facts ? facts->flags : std::nullopt;
 }
 
-std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem) {
+std::optional<std::string> ObjectReader::read_str(Addr obj, ReadProblem* problem) {
   if (mem_.generation() != strs_generation_) {
     strs_.clear();
     strs_generation_ = mem_.generation();
@@ -86,7 +86,7 @@ std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem
   std::int64_t length = 0;
   auto s = read_str_prefix(obj, opts_.max_string, &length, problem);
   if (s && static_cast<std::uint64_t>(length) > opts_.max_string) {
-    if (problem) *problem = "str at " + hex(obj) + ": length " + std::to_string(length) + " implausible";
+    if (problem) *problem = unread_named(ReadPart::Str, obj, ReadWhy::Implausible, "length", length);
     return std::nullopt;
   }
   if (s && s->size() <= kRememberedStr) strs_.emplace(obj, *s);
@@ -94,35 +94,34 @@ std::optional<std::string> ObjectReader::read_str(Addr obj, std::string* problem
 }
 
 std::optional<std::string> ObjectReader::read_str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length_out,
-                                                         std::string* problem) {
-  // Every problem names the string's address: "str at 0x... unreadable",
-  // "str at 0x...: kind 3 invalid".
-  auto fail = [&](std::string why) -> std::optional<std::string> {
-    if (problem) *problem = "str at " + hex(obj) + (why == "unreadable" ? " " : ": ") + why;
+                                                         ReadProblem* problem) {
+  // Every problem names the string's address.
+  auto fail = [&](ReadProblem why) -> std::optional<std::string> {
+    if (problem) *problem = std::move(why);
     return std::nullopt;
   };
+  auto str = [&](ReadWhy why, const char* name = "", std::optional<std::int64_t> number = std::nullopt) {
+    return unread_named(ReadPart::Str, obj, why, name, number);
+  };
   auto flags = type_flags(obj);
-  if (!flags) return fail("unreadable");
-  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_unicode_subclass))) {
-    if (problem) *problem = hex(obj) + " is not a str object";
-    return std::nullopt;
-  }
+  if (!flags) return fail(str(ReadWhy::Unreadable));
+  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_unicode_subclass))) return fail(str(ReadWhy::NotA));
 
   RemoteStruct s;
   if (!s.load(mem_, obj, span_of({l_.unicode_length, l_.unicode_state, l_.unicode_legacy_data})) &&
       !s.load(mem_, obj, static_cast<std::size_t>(l_.unicode_ascii_data)))
-    return fail("unreadable");
+    return fail(str(ReadWhy::Unreadable));
   auto length = s.get<std::int64_t>(l_.unicode_length);
   auto state = s.get<std::uint32_t>(l_.unicode_state);
-  if (!length || !state) return fail("unreadable");
-  if (*length < 0 || *length > kMaxLength) return fail("length " + std::to_string(*length) + " implausible");
+  if (!length || !state) return fail(str(ReadWhy::Unreadable));
+  if (*length < 0 || *length > kMaxLength) return fail(str(ReadWhy::Implausible, "length", *length));
   if (length_out) *length_out = *length;
 
   unsigned kind = field_bits(*state, l_.unicode_kind_mask);
   bool compact = field_bits(*state, l_.unicode_compact_mask);
   bool ascii = field_bits(*state, l_.unicode_ascii_mask);
-  if (kind != 1 && kind != 2 && kind != 4) return fail("kind " + std::to_string(kind) + " invalid");
-  if (ascii && kind != 1) return fail("state inconsistent (ascii with kind " + std::to_string(kind) + ")");
+  if (kind != 1 && kind != 2 && kind != 4) return fail(str(ReadWhy::Invalid, "kind", kind));
+  if (ascii && kind != 1) return fail(str(ReadWhy::Inconsistent, "", kind));
 
   Addr data = 0;
   if (compact && ascii) {
@@ -133,13 +132,13 @@ std::optional<std::string> ObjectReader::read_str_prefix(Addr obj, std::size_t m
     // Legacy (non-compact) string: data.any points at the characters, and
     // only once it is "ready" (before 3.12; wstr-only strings are not).
     if (l_.has(l_.unicode_ready_mask) && !field_bits(*state, l_.unicode_ready_mask))
-      return fail("legacy str not ready (wstr only)");
+      return fail(str(ReadWhy::NotReady));
     data = s.ptr(l_.unicode_legacy_data);
-    if (!plausible_pointer(data)) return fail("legacy str data pointer invalid");
+    if (!plausible_pointer(data)) return fail(unread_field(ReadPart::Str, obj, "data.any", ReadWhy::Implausible));
   }
   std::size_t chars = std::min<std::size_t>({static_cast<std::size_t>(*length), max_chars, opts_.max_string});
   std::vector<std::uint8_t> raw(chars * kind);
-  if (!raw.empty() && !mem_.read(data, raw.data(), raw.size())) return fail("characters unreadable");
+  if (!raw.empty() && !mem_.read(data, raw.data(), raw.size())) return fail(unread_field(ReadPart::Str, obj, "characters"));
 
   std::string out;
   out.reserve(raw.size());
@@ -153,35 +152,34 @@ std::optional<std::string> ObjectReader::read_str_prefix(Addr obj, std::size_t m
   return out;
 }
 
-std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(Addr obj, std::size_t max, std::string* problem) {
+std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(Addr obj, std::size_t max, ReadProblem* problem) {
   std::int64_t length = 0;
   auto b = read_bytes_prefix(obj, max, &length, problem);
   if (b && static_cast<std::uint64_t>(length) > max) {
-    if (problem) *problem = "bytes at " + hex(obj) + ": length " + std::to_string(length) + " implausible";
+    if (problem) *problem = unread_named(ReadPart::Bytes, obj, ReadWhy::Implausible, "length", length);
     return std::nullopt;
   }
   return b;
 }
 
 std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes_prefix(Addr obj, std::size_t max,
-                                                                         std::int64_t* length, std::string* problem) {
-  auto fail = [&](std::string why) -> std::optional<std::vector<std::uint8_t>> {
-    if (problem) *problem = "bytes at " + hex(obj) + (why == "unreadable" ? " " : ": ") + why;
+                                                                         std::int64_t* length, ReadProblem* problem) {
+  auto fail = [&](ReadProblem why) -> std::optional<std::vector<std::uint8_t>> {
+    if (problem) *problem = std::move(why);
     return std::nullopt;
   };
   auto flags = type_flags(obj);
-  if (!flags) return fail("unreadable");
-  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_bytes_subclass))) {
-    if (problem) *problem = hex(obj) + " is not a bytes object";
-    return std::nullopt;
-  }
+  if (!flags) return fail(unread(ReadPart::Bytes, obj));
+  if (!(*flags & static_cast<std::uint64_t>(l_.tpflags_bytes_subclass)))
+    return fail(unread(ReadPart::Bytes, obj, ReadWhy::NotA));
   auto size = mem_.read_value<std::int64_t>(obj + l_.var_ob_size);
-  if (!size) return fail("unreadable");
-  if (*size < 0 || *size > kMaxLength) return fail("length " + std::to_string(*size) + " implausible");
+  if (!size) return fail(unread(ReadPart::Bytes, obj));
+  if (*size < 0 || *size > kMaxLength)
+    return fail(unread_named(ReadPart::Bytes, obj, ReadWhy::Implausible, "length", *size));
   if (length) *length = *size;
   std::vector<std::uint8_t> out(std::min(static_cast<std::size_t>(*size), max));
   if (!out.empty() && !mem_.read(obj + l_.bytes_ob_sval, out.data(), out.size()))
-    return fail("contents unreadable");
+    return fail(unread_field(ReadPart::Bytes, obj, "contents"));
   return out;
 }
 

@@ -11,7 +11,7 @@ PyObjects::PyObjects(MemoryReader& memory, const PythonState& state, const Objec
 PyObjects::~PyObjects() = default;
 
 bool PyObjects::ok() const { return impl_->objects.has_value(); }
-const std::string& PyObjects::problem() const { return impl_->problem; }
+const ReadProblem& PyObjects::problem() const { return impl_->problem; }
 
 std::optional<std::string> PyObjects::type_name(Addr obj) {
   if (!ok()) return std::nullopt;
@@ -32,7 +32,7 @@ std::optional<std::int64_t> PyObjects::basic_size(Addr obj) {
   return n;
 }
 
-std::optional<std::string> PyObjects::str(Addr obj, std::string* problem) {
+std::optional<std::string> PyObjects::str(Addr obj, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return std::nullopt;
@@ -41,7 +41,7 @@ std::optional<std::string> PyObjects::str(Addr obj, std::string* problem) {
 }
 
 std::optional<std::string> PyObjects::str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length,
-                                                 std::string* problem) {
+                                                 ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return std::nullopt;
@@ -50,7 +50,7 @@ std::optional<std::string> PyObjects::str_prefix(Addr obj, std::size_t max_chars
 }
 
 std::optional<std::vector<std::uint8_t>> PyObjects::bytes_prefix(Addr obj, std::size_t max, std::int64_t* length,
-                                                                 std::string* problem) {
+                                                                 ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return std::nullopt;
@@ -58,7 +58,7 @@ std::optional<std::vector<std::uint8_t>> PyObjects::bytes_prefix(Addr obj, std::
   return impl_->objects->read_bytes_prefix(obj, max, length, problem);
 }
 
-std::optional<std::string> PyObjects::int_decimal(Addr obj, std::size_t max_digits, std::string* problem) {
+std::optional<std::string> PyObjects::int_decimal(Addr obj, std::size_t max_digits, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return std::nullopt;
@@ -66,7 +66,7 @@ std::optional<std::string> PyObjects::int_decimal(Addr obj, std::size_t max_digi
   return impl_->int_decimal(obj, max_digits, problem);
 }
 
-std::optional<std::int64_t> PyObjects::integer(Addr obj, std::string* problem) {
+std::optional<std::int64_t> PyObjects::integer(Addr obj, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return std::nullopt;
@@ -74,24 +74,24 @@ std::optional<std::int64_t> PyObjects::integer(Addr obj, std::string* problem) {
   return impl_->integer(obj, problem);
 }
 
-std::optional<double> PyObjects::real(Addr obj, std::string* problem) {
+std::optional<double> PyObjects::real(Addr obj, ReadProblem* problem) {
   if (!ok() || !plausible_pointer(obj)) {
-    set(problem, ok() ? "float pointer " + hex(obj) + " implausible" : impl_->problem);
+    set(problem, ok() ? unread(ReadPart::Float, obj, ReadWhy::Implausible) : impl_->problem);
     return std::nullopt;
   }
   auto name = impl_->objects->type_name(obj);
   if (!name || *name != "float") {
-    set(problem, hex(obj) + " is not a float");
+    set(problem, unread(ReadPart::Float, obj, ReadWhy::NotA));
     return std::nullopt;
   }
   auto v = impl_->mem.read_value<double>(obj + impl_->layout.float_ob_fval);
-  if (!v) set(problem, "float " + hex(obj) + " unreadable");
+  if (!v) set(problem, unread(ReadPart::Float, obj));
   return v;
 }
 
-std::optional<std::int64_t> PyObjects::length(Addr obj, std::string* problem) {
+std::optional<std::int64_t> PyObjects::length(Addr obj, ReadProblem* problem) {
   if (!ok() || !plausible_pointer(obj)) {
-    set(problem, ok() ? "object pointer " + hex(obj) + " implausible" : impl_->problem);
+    set(problem, ok() ? unread(ReadPart::Object, obj, ReadWhy::Implausible) : impl_->problem);
     return std::nullopt;
   }
   return impl_->length(obj, problem);
@@ -105,18 +105,18 @@ PyValue PyObjects::value(Addr obj) {
     return v;
   }
   if (!plausible_pointer(obj)) {
-    v.problem = "pointer " + hex(obj) + " implausible";
+    v.problem = unread(ReadPart::Object, obj, ReadWhy::Implausible);
     return v;
   }
   const Layout& l = impl_->layout;
   auto name = impl_->objects->type_name(obj);
   auto flags = impl_->objects->type_flags(obj);
   if (!name || !flags) {
-    v.problem = "type of " + hex(obj) + " unreadable";
+    v.problem = unread(ReadPart::Type, obj);
     return v;
   }
   v.type = *name;
-  std::string why;
+  ReadProblem why;
   if (*name == "NoneType") {
     v.kind = ValueKind::None;
   } else if (*name == "bool") {

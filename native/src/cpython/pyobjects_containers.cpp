@@ -6,7 +6,7 @@
 
 namespace pyhang::cpython {
 
-std::vector<std::pair<Addr, Addr>> PyObjects::dict_items(Addr dict, std::size_t max, std::string* problem) {
+std::vector<std::pair<Addr, Addr>> PyObjects::dict_items(Addr dict, std::size_t max, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return {};
@@ -14,7 +14,7 @@ std::vector<std::pair<Addr, Addr>> PyObjects::dict_items(Addr dict, std::size_t 
   return impl_->dict_items(dict, max, problem);
 }
 
-Addr PyObjects::dict_get(Addr dict, std::string_view key, std::string* problem) {
+Addr PyObjects::dict_get(Addr dict, std::string_view key, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return 0;
@@ -22,7 +22,7 @@ Addr PyObjects::dict_get(Addr dict, std::string_view key, std::string* problem) 
   return impl_->dict_get(dict, key, problem);
 }
 
-std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::string* problem) {
+std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, ReadProblem* problem) {
   std::vector<Addr> out;
   if (!ok()) {
     set(problem, impl_->problem);
@@ -32,7 +32,7 @@ std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::stri
   auto flags = plausible_pointer(obj) ? impl_->objects->type_flags(obj) : std::nullopt;
   bool list = flag(flags, l.tpflags_list_subclass), tuple = flag(flags, l.tpflags_tuple_subclass);
   if (!list && !tuple) {
-    set(problem, hex(obj) + " is not a list or tuple");
+    set(problem, unread(ReadPart::Sequence, obj, ReadWhy::NotA));
     return out;
   }
   auto n = impl_->length(obj, problem);
@@ -41,7 +41,9 @@ std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::stri
   if (list) {
     items = impl_->mem.read_pointer(obj + l.list_ob_item).value_or(0);
     if (*n > 0 && !plausible_pointer(items)) {
-      set(problem, "list " + hex(obj) + ": ob_item " + hex(items) + " implausible");
+      auto p = unread_field(ReadPart::List, obj, "ob_item", ReadWhy::Implausible);
+      p.path.back().address = items;
+      set(problem, std::move(p));
       return out;
     }
   }
@@ -50,13 +52,13 @@ std::vector<Addr> PyObjects::sequence_items(Addr obj, std::size_t max, std::stri
   out.resize(count);
   std::size_t got = count ? impl_->mem.read_partial(items, out.data(), count * 8) / 8 : 0;
   if (got < count) {
-    set(problem, "items of " + hex(obj) + " partly unreadable");
+    set(problem, unread(ReadPart::Items, obj, ReadWhy::PartlyUnreadable));
     out.resize(got);
   }
   return out;
 }
 
-std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* problem) {
+std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, ReadProblem* problem) {
   std::vector<Addr> out;
   if (!ok()) {
     set(problem, impl_->problem);
@@ -65,12 +67,12 @@ std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* p
   const Layout& l = impl_->layout;
   auto name = plausible_pointer(obj) ? impl_->objects->type_name(obj) : std::nullopt;
   if (!name || (*name != "set" && *name != "frozenset")) {
-    set(problem, hex(obj) + " is not a set");
+    set(problem, unread(ReadPart::Set, obj, ReadWhy::NotA));
     return out;
   }
   RemoteStruct s;
   if (!s.load(impl_->mem, obj, span_of({l.set_used, l.set_mask, l.set_table}))) {
-    set(problem, "set " + hex(obj) + " unreadable");
+    set(problem, unread(ReadPart::Set, obj));
     return out;
   }
   auto mask = s.get<std::int64_t>(l.set_mask).value_or(-1);
@@ -78,7 +80,7 @@ std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* p
   // The table has mask + 1 slots, a power of two.
   if (mask < 0 || mask >= (std::int64_t{1} << 24) || ((mask + 1) & mask) != 0 || !plausible_pointer(table) ||
       l.setentry_size <= 0) {
-    set(problem, "set " + hex(obj) + ": table implausible");
+    set(problem, unread_named(ReadPart::Set, obj, ReadWhy::Implausible, "table"));
     return out;
   }
   auto slots = static_cast<std::size_t>(mask + 1);
@@ -91,11 +93,11 @@ std::vector<Addr> PyObjects::set_items(Addr obj, std::size_t max, std::string* p
     // Empty slots are NULL; deleted ones point at the dummy key, whose type is no user type.
     if (plausible_pointer(key) && impl_->objects->type_name(key).value_or("") != "<dummy key> type") out.push_back(key);
   }
-  if (got < bytes.size()) set(problem, "set " + hex(obj) + " partly unreadable");
+  if (got < bytes.size()) set(problem, unread(ReadPart::Set, obj, ReadWhy::PartlyUnreadable));
   return out;
 }
 
-Addr PyObjects::attribute(Addr obj, std::string_view name, std::string* problem) {
+Addr PyObjects::attribute(Addr obj, std::string_view name, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return 0;
@@ -103,7 +105,7 @@ Addr PyObjects::attribute(Addr obj, std::string_view name, std::string* problem)
   return impl_->attribute(obj, name, problem);
 }
 
-std::vector<std::pair<Addr, Addr>> PyObjects::attributes(Addr obj, std::size_t max, std::string* problem) {
+std::vector<std::pair<Addr, Addr>> PyObjects::attributes(Addr obj, std::size_t max, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return {};
@@ -112,7 +114,7 @@ std::vector<std::pair<Addr, Addr>> PyObjects::attributes(Addr obj, std::size_t m
 }
 
 std::optional<std::vector<std::pair<Addr, Addr>>> PyObjects::instance_attributes(Addr obj, std::size_t max,
-                                                                                 std::string* problem) {
+                                                                                 ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return std::vector<std::pair<Addr, Addr>>{};
@@ -127,7 +129,7 @@ constexpr std::size_t kMaxMembers = 64;  // PyMemberDef entries read of one clas
 
 }  // namespace
 
-std::vector<std::pair<std::string, Addr>> PyObjects::slots(Addr obj, std::size_t max, std::string* problem) {
+std::vector<std::pair<std::string, Addr>> PyObjects::slots(Addr obj, std::size_t max, ReadProblem* problem) {
   std::vector<std::pair<std::string, Addr>> out;
   if (!ok()) {
     set(problem, impl_->problem);
@@ -143,7 +145,7 @@ std::vector<std::pair<std::string, Addr>> PyObjects::slots(Addr obj, std::size_t
   for (int depth = 0; plausible_pointer(type) && depth < kMaxBases; ++depth) {
     RemoteStruct t;
     if (!t.load(mem, type, span_of({l.type_tp_flags, l.type_tp_members, l.type_tp_base}))) {
-      set(problem, "type " + hex(type) + " of " + hex(obj) + " unreadable");
+      set(problem, unread(ReadPart::Type, obj));
       break;
     }
     if (!(t.get<std::uint64_t>(l.type_tp_flags).value_or(0) & static_cast<std::uint64_t>(l.tpflags_heaptype))) break;
@@ -172,7 +174,7 @@ std::vector<std::pair<std::string, Addr>> PyObjects::slots(Addr obj, std::size_t
   return out;
 }
 
-Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
+Addr PyObjects::instance_dict(Addr obj, ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return 0;
@@ -181,7 +183,7 @@ Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
   auto type = plausible_pointer(obj) ? impl_->mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
   RemoteStruct t;
   if (!type || !plausible_pointer(*type) || !t.load(impl_->mem, *type, span_of({l.type_tp_flags, l.type_dictoffset}))) {
-    set(problem, "type of " + hex(obj) + " unreadable");
+    set(problem, unread(ReadPart::Type, obj));
     return 0;
   }
   std::uint64_t flags = t.get<std::uint64_t>(l.type_tp_flags).value_or(0);
@@ -194,44 +196,44 @@ Addr PyObjects::instance_dict(Addr obj, std::string* problem) {
     if (off && *off > 0 && *off <= 4096) d = impl_->mem.read_pointer(obj + static_cast<Addr>(*off)).value_or(0);
   }
   if (!impl_->is_dict(d)) {
-    set(problem, "no instance dict in " + hex(obj));
+    set(problem, unread_named(ReadPart::Object, obj, ReadWhy::NoInstanceDict, {}, 1));
     return 0;
   }
   return d;
 }
 
-Addr PyObjects::sys_modules(std::string* problem) {
+Addr PyObjects::sys_modules(ReadProblem* problem) {
   if (!ok()) {
     set(problem, impl_->problem);
     return 0;
   }
   const Layout& l = impl_->layout;
   if (!impl_->main_interp || !l.has(l.interp_modules)) {
-    set(problem, "main interpreter not found: no sys.modules");
+    set(problem, unread(ReadPart::SysModules, 0, ReadWhy::NotFound));
     return 0;
   }
   Addr m = impl_->mem.read_pointer(impl_->main_interp + l.interp_modules).value_or(0);
   if (!impl_->is_dict(m)) {
-    set(problem, "sys.modules (" + hex(m) + " in interpreter " + hex(impl_->main_interp) + ") is not a dict");
+    set(problem, unread(ReadPart::Dict, m, ReadWhy::NotA).within(ReadPart::SysModules, impl_->main_interp));
     return 0;
   }
   return m;
 }
 
-Addr PyObjects::module(std::string_view name, std::string* problem) {
+Addr PyObjects::module(std::string_view name, ReadProblem* problem) {
   Addr modules = sys_modules(problem);
   if (!modules) return 0;
   Addr m = impl_->dict_get(modules, name, nullptr);
-  if (!m) set(problem, "module " + std::string(name) + " is not imported");
+  if (!m) set(problem, unread_named(ReadPart::Module, 0, ReadWhy::NotImported, std::string(name)));
   return m;
 }
 
-Addr PyObjects::module_attribute(std::string_view module_name, std::string_view name, std::string* problem) {
+Addr PyObjects::module_attribute(std::string_view module_name, std::string_view name, ReadProblem* problem) {
   Addr m = module(module_name, problem);
   if (!m) return 0;
-  std::string why;
+  ReadProblem why;
   Addr v = impl_->attribute(m, name, &why);
-  if (!v) set(problem, std::string(module_name) + "." + std::string(name) + ": " + why);
+  if (!v) set(problem, std::move(why.within(ReadPart::Attribute, 0, std::string(module_name) + "." + std::string(name))));
   return v;
 }
 

@@ -25,7 +25,7 @@ inline bool flag(std::optional<std::uint64_t> flags, std::int64_t bit) {
   return flags && bit > 0 && (*flags & static_cast<std::uint64_t>(bit));
 }
 
-inline void set(std::string* out, std::string why) {
+inline void set(ReadProblem* out, ReadProblem why) {
   if (out) *out = std::move(why);
 }
 
@@ -39,7 +39,9 @@ struct PyObjects::Impl {
     auto l = detail::layout_of(mem, state);
     ol = object_layout_for(state.major, state.minor);
     if (!l || !ol) {
-      problem = "no object layout for CPython " + (state.version.empty() ? std::string("?") : state.version);
+      problem.path.push_back({ReadPart::Object, 0, {}, 0});
+      problem.why = ReadWhy::NoLayout;
+      problem.name = state.version;
       return;
     }
     layout = *l;
@@ -61,7 +63,7 @@ struct PyObjects::Impl {
   Options options;
   std::optional<detail::ObjectReader> objects;
   Addr main_interp = 0;
-  std::string problem;
+  ReadProblem problem;
 
   // Where the entries of a keys object are and how to read them.
   struct KeysView {
@@ -69,18 +71,18 @@ struct PyObjects::Impl {
     std::int64_t nentries = 0, entry_size = 0, key = 0, value = 0;
   };
 
-  std::optional<KeysView> keys_view(Addr keys, std::string* why) {
+  std::optional<KeysView> keys_view(Addr keys, ReadProblem* why) {
     const Layout& l = layout;
     KeysView v;
     if (!plausible_pointer(keys)) {
-      set(why, "dict keys pointer " + hex(keys) + " implausible");
+      set(why, unread(ReadPart::DictKeys, keys, ReadWhy::Implausible));
       return std::nullopt;
     }
     RemoteStruct k;
     if (l.has(l.dictkeys_nentries)) {  // the headers describe the keys object (3.11+)
       if (!k.load(mem, keys, span_of({l.dictkeys_log2_size, l.dictkeys_log2_index_bytes, l.dictkeys_kind,
                                       l.dictkeys_nentries}))) {
-        set(why, "dict keys at " + hex(keys) + " unreadable");
+        set(why, unread(ReadPart::DictKeys, keys));
         return std::nullopt;
       }
       auto log2_size = k.get<std::uint8_t>(l.dictkeys_log2_size).value_or(255);
@@ -88,7 +90,7 @@ struct PyObjects::Impl {
       auto kind = k.get<std::uint8_t>(l.dictkeys_kind).value_or(255);
       v.nentries = k.get<std::int64_t>(l.dictkeys_nentries).value_or(-1);
       if (log2_size > 30 || log2_index > 33 || log2_index < log2_size) {
-        set(why, "dict keys at " + hex(keys) + " implausible");
+        set(why, unread(ReadPart::DictKeys, keys, ReadWhy::Implausible));
         return std::nullopt;
       }
       v.entries = keys + l.dictkeys_indices + (Addr{1} << log2_index);
@@ -98,13 +100,13 @@ struct PyObjects::Impl {
       v.value = general ? l.dictentry_value : l.dictuentry_value;
     } else {  // Objects/dict-common.h, from the hand-written table (<= 3.10)
       if (ol->dk_size < 0 || !k.load(mem, keys, span_of({ol->dk_size, ol->dk_nentries}))) {
-        set(why, "dict keys at " + hex(keys) + " unreadable");
+        set(why, unread(ReadPart::DictKeys, keys));
         return std::nullopt;
       }
       auto size = k.get<std::int64_t>(ol->dk_size).value_or(-1);
       v.nentries = k.get<std::int64_t>(ol->dk_nentries).value_or(-1);
       if (size < 8 || size > (std::int64_t{1} << 30) || (size & (size - 1)) != 0) {
-        set(why, "dict keys at " + hex(keys) + " implausible (dk_size " + std::to_string(size) + ")");
+        set(why, unread_named(ReadPart::DictKeys, keys, ReadWhy::Implausible, "dk_size", size));
         return std::nullopt;
       }
       std::int64_t ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffLL ? 4 : 8;
@@ -114,7 +116,7 @@ struct PyObjects::Impl {
       v.value = ol->entry_value;
     }
     if (v.nentries < 0 || v.nentries > (std::int64_t{1} << 30) || v.entry_size <= 0) {
-      set(why, "dict keys at " + hex(keys) + " implausible");
+      set(why, unread(ReadPart::DictKeys, keys, ReadWhy::Implausible));
       return std::nullopt;
     }
     return v;
@@ -126,7 +128,7 @@ struct PyObjects::Impl {
   // (dk_nentries counts them: sys.modules after many failed optional imports
   // holds hundreds), so slots are read a chunk at a time until `max` live
   // ones are found, within limits.max_entries slots.
-  std::vector<std::pair<Addr, Addr>> entries(Addr keys, Addr values, std::size_t max, std::string* why) {
+  std::vector<std::pair<Addr, Addr>> entries(Addr keys, Addr values, std::size_t max, ReadProblem* why) {
     std::vector<std::pair<Addr, Addr>> out;
     auto v = keys_view(keys, why);
     if (!v) return out;
@@ -142,7 +144,7 @@ struct PyObjects::Impl {
       for (std::size_t i = 0; i < n && out.size() < max; ++i) {
         std::size_t at = i * size;
         if (at + size > bytes.size()) {
-          set(why, "dict entries at " + hex(v->entries) + " partly unreadable");
+          set(why, unread(ReadPart::DictEntries, v->entries, ReadWhy::PartlyUnreadable));
           return out;
         }
         Addr key, value = 0;
@@ -168,14 +170,14 @@ struct PyObjects::Impl {
     return name && *name == "dict";
   }
 
-  std::vector<std::pair<Addr, Addr>> dict_items(Addr dict, std::size_t max, std::string* why) {
+  std::vector<std::pair<Addr, Addr>> dict_items(Addr dict, std::size_t max, ReadProblem* why) {
     if (!is_dict(dict)) {
-      set(why, hex(dict) + " is not a dict");
+      set(why, unread(ReadPart::Dict, dict, ReadWhy::NotA));
       return {};
     }
     RemoteStruct d;
     if (!d.load(mem, dict, span_of({layout.dict_ma_keys, layout.dict_ma_values, layout.dict_ma_used}))) {
-      set(why, "dict " + hex(dict) + " unreadable");
+      set(why, unread(ReadPart::Dict, dict));
       return {};
     }
     Addr keys = d.ptr(layout.dict_ma_keys), values = d.ptr(layout.dict_ma_values);
@@ -183,29 +185,29 @@ struct PyObjects::Impl {
     return entries(keys, values, max, why);
   }
 
-  Addr lookup(Addr keys, Addr values, std::string_view name, std::string* why) {
+  Addr lookup(Addr keys, Addr values, std::string_view name, ReadProblem* why) {
     for (auto [k, v] : entries(keys, values, limits.max_entries, why)) {
       auto s = objects->read_str(k, nullptr);
       if (s && *s == name) return v;
     }
-    set(why, "no key '" + std::string(name) + "'");
+    set(why, unread_named(ReadPart::Dict, 0, ReadWhy::NoKey, std::string(name)));
     return 0;
   }
 
-  Addr dict_get(Addr dict, std::string_view name, std::string* why) {
+  Addr dict_get(Addr dict, std::string_view name, ReadProblem* why) {
     if (!is_dict(dict)) {
-      set(why, hex(dict) + " is not a dict");
+      set(why, unread(ReadPart::Dict, dict, ReadWhy::NotA));
       return 0;
     }
     RemoteStruct d;
     if (!d.load(mem, dict, span_of({layout.dict_ma_keys, layout.dict_ma_values}))) {
-      set(why, "dict " + hex(dict) + " unreadable");
+      set(why, unread(ReadPart::Dict, dict));
       return 0;
     }
     Addr keys = d.ptr(layout.dict_ma_keys), values = d.ptr(layout.dict_ma_values);
     if (values) values += static_cast<Addr>(std::max<std::int64_t>(layout.dictvalues_values, 0));
     Addr v = lookup(keys, values, name, why);
-    if (!v) set(why, "no key '" + std::string(name) + "' in dict " + hex(dict));
+    if (!v) set(why, unread_named(ReadPart::Dict, dict, ReadWhy::NoKey, std::string(name)));
     return v;
   }
 
@@ -217,13 +219,13 @@ struct PyObjects::Impl {
     Addr dict = 0;
     Addr keys = 0, values = 0;
   };
-  std::optional<AttributeTable> attribute_table(Addr obj, std::string* why, bool* no_dict = nullptr) {
+  std::optional<AttributeTable> attribute_table(Addr obj, ReadProblem* why, bool* no_dict = nullptr) {
     const Layout& l = layout;
     auto type = plausible_pointer(obj) ? mem.read_pointer(obj + l.object_ob_type) : std::nullopt;
     RemoteStruct t;
     if (!type || !plausible_pointer(*type) ||
         !t.load(mem, *type, span_of({l.type_tp_flags, l.type_basicsize, l.type_dictoffset, l.heaptype_cached_keys}))) {
-      set(why, "type of " + hex(obj) + " unreadable");
+      set(why, unread(ReadPart::Type, obj));
       return std::nullopt;
     }
     std::uint64_t flags = t.get<std::uint64_t>(l.type_tp_flags).value_or(0);
@@ -255,41 +257,41 @@ struct PyObjects::Impl {
         case ManagedDict::None:
           break;
       }
-      set(why, "managed dict of " + hex(obj) + ": no layout");
+      set(why, unread(ReadPart::ManagedDict, obj, ReadWhy::NoLayout));
       return std::nullopt;
     }
     auto dictoffset = t.get<std::int64_t>(l.type_dictoffset);
     if (no_dict) *no_dict = dictoffset && *dictoffset == 0;
     if (!dictoffset || *dictoffset <= 0 || *dictoffset > 4096) {
-      set(why, "no instance dict at a fixed offset in " + hex(obj));
+      set(why, unread(ReadPart::Object, obj, ReadWhy::NoInstanceDict));
       return std::nullopt;
     }
     return dict(mem.read_pointer(obj + static_cast<Addr>(*dictoffset)).value_or(0));
   }
 
-  Addr attribute(Addr obj, std::string_view name, std::string* why) {
+  Addr attribute(Addr obj, std::string_view name, ReadProblem* why) {
     auto t = attribute_table(obj, why);
     if (!t) return 0;
     return t->dict || !t->keys ? dict_get(t->dict, name, why) : lookup(t->keys, t->values, name, why);
   }
 
-  std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, std::string* why) {
+  std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, ReadProblem* why) {
     auto t = attribute_table(obj, why);
     if (!t) return {};
     return t->dict || !t->keys ? dict_items(t->dict, max, why) : entries(t->keys, t->values, max, why);
   }
 
   std::optional<std::vector<std::pair<Addr, Addr>>> instance_attributes(Addr obj, std::size_t max,
-                                                                        std::string* why) {
+                                                                        ReadProblem* why) {
     bool no_dict = false;
     auto t = attribute_table(obj, why, &no_dict);
     if (!t && no_dict) {
-      set(why, "");
+      set(why, {});
       return std::nullopt;
     }
     if (!t || (!t->dict && !t->keys && !t->values)) return std::vector<std::pair<Addr, Addr>>{};  // none set yet
     if (t->dict && !is_dict(t->dict)) {
-      set(why, "__dict__ of " + hex(obj) + " (" + hex(t->dict) + ") unreadable or not a dict");
+      set(why, unread(ReadPart::InstanceDict, t->dict, ReadWhy::NotA).within(ReadPart::Object, obj));
       return std::vector<std::pair<Addr, Addr>>{};
     }
     return t->dict || !t->keys ? dict_items(t->dict, max, why) : entries(t->keys, t->values, max, why);
@@ -302,11 +304,11 @@ struct PyObjects::Impl {
     std::vector<std::uint32_t> digits;
   };
   // *too_many: the digit count when it was more than max_digits.
-  std::optional<IntDigits> int_digits(Addr obj, std::size_t max_digits, std::string* why,
+  std::optional<IntDigits> int_digits(Addr obj, std::size_t max_digits, ReadProblem* why,
                                       std::int64_t* too_many = nullptr) {
     const Layout& l = layout;
     if (!flag(objects->type_flags(obj), l.tpflags_long_subclass)) {
-      set(why, hex(obj) + " is not an int");
+      set(why, unread(ReadPart::Int, obj, ReadWhy::NotA));
       return std::nullopt;
     }
     IntDigits out;
@@ -314,7 +316,7 @@ struct PyObjects::Impl {
     if (l.has(l.long_lv_tag)) {  // 3.12+: size and sign in lv_tag
       auto tag = mem.read_value<std::uint64_t>(obj + l.long_lv_tag);
       if (!tag) {
-        set(why, "int " + hex(obj) + " unreadable");
+        set(why, unread(ReadPart::Int, obj));
         return std::nullopt;
       }
       auto sign = *tag & static_cast<std::uint64_t>(l.long_sign_mask);
@@ -324,7 +326,7 @@ struct PyObjects::Impl {
     } else {  // sign and number of digits in ob_size
       auto size = mem.read_value<std::int64_t>(obj + l.var_ob_size);
       if (!size) {
-        set(why, "int " + hex(obj) + " unreadable");
+        set(why, unread(ReadPart::Int, obj));
         return std::nullopt;
       }
       out.negative = *size < 0;
@@ -337,40 +339,43 @@ struct PyObjects::Impl {
     // ndigits is compared before it is used: it comes from target bytes
     if (l.long_shift <= 0 || ndigits < 0 || static_cast<std::uint64_t>(ndigits) > max_digits) {
       if (too_many) *too_many = ndigits;
-      set(why, "int " + hex(obj) + " has " + std::to_string(ndigits) + " digits of " + std::to_string(l.long_shift) +
-                   " bits: more than " + std::to_string(max_digits) + " read");
+      auto p = unread_named(ReadPart::Int, obj, ReadWhy::TooManyDigits, {}, ndigits);
+      p.limit = static_cast<std::int64_t>(max_digits);
+      set(why, std::move(p));
       return std::nullopt;
     }
     out.digits.resize(static_cast<std::size_t>(ndigits));
     if (!mem.read(obj + l.long_digits, out.digits.data(), out.digits.size() * 4)) {
-      set(why, "int " + hex(obj) + " digits unreadable");
+      set(why, unread_field(ReadPart::Int, obj, "digits"));
       return std::nullopt;
     }
     for (auto d : out.digits)
       if (d >> l.long_shift) {
-        set(why, "int " + hex(obj) + " has a digit wider than " + std::to_string(l.long_shift) + " bits");
+        auto p = unread(ReadPart::Int, obj, ReadWhy::WideDigit);
+        p.limit = l.long_shift;
+        set(why, std::move(p));
         return std::nullopt;
       }
     return out;
   }
 
-  std::optional<std::int64_t> integer(Addr obj, std::string* why) {
+  std::optional<std::int64_t> integer(Addr obj, ReadProblem* why) {
     const Layout& l = layout;
     std::int64_t too_many = -1;
     auto d = int_digits(obj, 4, why, &too_many);
     if (!d) {
       if (too_many >= 0)
-        set(why, "int " + hex(obj) + " does not fit 64 bits (" + std::to_string(too_many) + " digits)");
+        set(why, unread_named(ReadPart::Int, obj, ReadWhy::TooLarge, {}, too_many));
       return std::nullopt;
     }
     if (static_cast<std::int64_t>(d->digits.size()) * l.long_shift > 63 + l.long_shift) {
-      set(why, "int " + hex(obj) + " does not fit 64 bits (" + std::to_string(d->digits.size()) + " digits)");
+      set(why, unread_named(ReadPart::Int, obj, ReadWhy::TooLarge, {}, static_cast<std::int64_t>(d->digits.size())));
       return std::nullopt;
     }
     unsigned __int128 v = 0;
     for (auto it = d->digits.rbegin(); it != d->digits.rend(); ++it) v = (v << l.long_shift) | *it;
     if (v > static_cast<unsigned __int128>(INT64_MAX)) {
-      set(why, "int " + hex(obj) + " does not fit 64 bits");
+      set(why, unread(ReadPart::Int, obj, ReadWhy::TooLarge));
       return std::nullopt;
     }
     auto r = static_cast<std::int64_t>(v);
@@ -379,11 +384,11 @@ struct PyObjects::Impl {
 
   // Base 2^shift digits to decimal: limbs of 10^9, each step limb * 2^shift
   // + carry fits 64 bits for shift <= 30.
-  std::optional<std::string> int_decimal(Addr obj, std::size_t max_digits, std::string* why) {
+  std::optional<std::string> int_decimal(Addr obj, std::size_t max_digits, ReadProblem* why) {
     auto d = int_digits(obj, max_digits, why);
     if (!d) return std::nullopt;
     if (layout.long_shift > 30) {
-      set(why, "PyLong_SHIFT " + std::to_string(layout.long_shift) + " unsupported");
+      set(why, unread_named(ReadPart::Int, obj, ReadWhy::Unsupported, "PyLong_SHIFT", layout.long_shift));
       return std::nullopt;
     }
     constexpr std::uint64_t kBase = 1000000000;
@@ -410,11 +415,11 @@ struct PyObjects::Impl {
     return out;
   }
 
-  std::optional<std::int64_t> length(Addr obj, std::string* why) {
+  std::optional<std::int64_t> length(Addr obj, ReadProblem* why) {
     const Layout& l = layout;
     auto flags = objects->type_flags(obj);
     if (!flags) {
-      set(why, "object " + hex(obj) + " unreadable");
+      set(why, unread(ReadPart::Object, obj));
       return std::nullopt;
     }
     std::optional<std::int64_t> n;
@@ -432,12 +437,13 @@ struct PyObjects::Impl {
       } else if (name == "collections.deque") {  // a PyVarObject: ob_size is its length
         n = mem.read_value<std::int64_t>(obj + l.var_ob_size);
       } else {
-        set(why, "no length for a " + (name.empty() ? std::string("?") : name) + " object");
+        set(why, unread_named(ReadPart::Object, obj, ReadWhy::NoLength, name));
         return std::nullopt;
       }
     }
     if (!n || *n < 0 || *n > limits.max_length) {
-      set(why, "length of " + hex(obj) + (n ? " implausible (" + std::to_string(*n) + ")" : " unreadable"));
+      set(why, n ? unread_named(ReadPart::Object, obj, ReadWhy::Implausible, "length", *n)
+                 : unread_field(ReadPart::Object, obj, "length"));
       return std::nullopt;
     }
     return n;

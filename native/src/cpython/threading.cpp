@@ -7,10 +7,6 @@ namespace pyhang::cpython {
 
 namespace {
 
-void note(std::string& problem, const std::string& what) {
-  if (problem.empty()) problem = what;
-}
-
 // PyThreadHandleObject.handle: the C ThreadHandle (3.13+; see threading.hpp).
 constexpr Addr kThreadHandlePointer = 16;
 
@@ -45,7 +41,7 @@ PyThreadObject read_thread(MemoryReader& memory, PyObjects& objs, Addr thread, b
 ThreadingState threading_state(MemoryReader& memory, const PythonState& state, const ThreadingOptions& opts) {
   ThreadingState out;
   if (state.status != Status::Ok && state.status != Status::Finalizing) {
-    out.problem = "no Python state (" + std::string(to_string(state.status)) + ")";
+    out.problem = no_python_state(to_string(state.status));
     return out;
   }
   PyObjects objs(memory, state);
@@ -53,7 +49,7 @@ ThreadingState threading_state(MemoryReader& memory, const PythonState& state, c
     out.problem = objs.problem();
     return out;
   }
-  std::string why;
+  ReadProblem why;
   if (!objs.module("threading", &why)) {
     out.problem = why;  // not imported: a program with no threading.Thread
     return out;
@@ -61,10 +57,10 @@ ThreadingState threading_state(MemoryReader& memory, const PythonState& state, c
   out.imported = true;
   // _active: {ident: Thread}; _limbo: {Thread: Thread}, started but not yet running.
   for (const char* table : {"_active", "_limbo"}) {
-    std::string p;
+    ReadProblem p;
     Addr dict = objs.module_attribute("threading", table, &p);
     if (!dict) {
-      note(out.problem, std::string("threading.") + table + ": " + p);
+      note(out.problem, std::move(p));
       continue;
     }
     bool started = std::string(table) == "_active";
@@ -73,7 +69,7 @@ ThreadingState threading_state(MemoryReader& memory, const PythonState& state, c
       (void)key;
       if (value) out.threads.push_back(read_thread(memory, objs, value, started));
     }
-    if (!p.empty()) note(out.problem, std::string("threading.") + table + ": " + p);
+    if (!p.empty()) note(out.problem, p.within(ReadPart::Attribute, dict, std::string("threading.") + table));
   }
   return out;
 }

@@ -17,7 +17,7 @@ using detail::plausible_pointer;
 constexpr Addr kPageBytes = 4096;
 
 // The innermost frame of a thread state, by the layout's TopFrame rule.
-Addr top_frame(MemoryReader& mem, const Layout& l, const RemoteStruct& ts, std::string& problem) {
+Addr top_frame(MemoryReader& mem, const Layout& l, const RemoteStruct& ts, ReadProblem& problem) {
   switch (l.top_frame) {
     case TopFrame::ThreadStateFrameObject: return ts.ptr(l.tstate_frame);
     case TopFrame::ThreadState: return ts.ptr(l.tstate_current_frame);
@@ -25,7 +25,7 @@ Addr top_frame(MemoryReader& mem, const Layout& l, const RemoteStruct& ts, std::
       Addr cframe = ts.ptr(l.tstate_cframe);
       if (cframe == 0) return 0;
       auto frame = mem.read_pointer(cframe + l.cframe_current_frame);
-      if (!frame) problem = "cframe at " + hex(cframe) + " unreadable";
+      if (!frame) problem = unread(ReadPart::CFrame, cframe);
       return frame.value_or(0);
     }
   }
@@ -94,7 +94,7 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
   const std::size_t span = span_of({l.tstate_prev, l.tstate_next, l.tstate_interp, l.tstate_frame, l.tstate_cframe,
                                     l.tstate_current_frame, l.tstate_thread_id, l.tstate_native_thread_id,
                                     l.tstate_state});
-  detail::ChainGuard guard(opts.max_threads, "thread state");
+  detail::ChainGuard guard(opts.max_threads, ReadPart::ThreadState);
   std::vector<RemoteStruct> states;
   Addr prev = 0;
   for (Addr t = head; t != 0; ) {
@@ -120,7 +120,7 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
     states.push_back(std::move(ts));
   }
   std::vector<Addr> tops(states.size());
-  std::vector<std::string> problems(states.size());
+  std::vector<ReadProblem> problems(states.size());
   if (opts.frames) {
     if (l.top_frame == TopFrame::CFrame) {  // each top frame is found through a _PyCFrame on its thread's C stack
       std::vector<Addr> cframes;
@@ -205,7 +205,7 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
 
   // Interpreters, newest first as CPython links them.
   std::vector<detail::InterpInfo> interps;
-  detail::ChainGuard guard(opts.max_interpreters, "interpreter");
+  detail::ChainGuard guard(opts.max_interpreters, ReadPart::Interpreter);
   const std::size_t ispan = span_of({l.interp_next, l.interp_id, l.interp_threads_head, l.interp_ceval_gil});
   for (Addr i = rt.interp_head; i != 0; ) {
     if (auto end = guard.end(i); end != detail::ChainEnd::None) {

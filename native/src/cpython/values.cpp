@@ -82,7 +82,7 @@ struct ValueRenderer::Impl {
     std::string text;
     std::size_t limit;
     bool complete = true;
-    std::string problem;
+    ReadProblem problem;
     std::vector<Addr> active;  // containers being written (cycles)
     bool full() const { return text.size() >= limit; }
     void add(std::string_view s) {
@@ -90,14 +90,19 @@ struct ValueRenderer::Impl {
       if (s.size() > room) complete = false;
       text.append(s.substr(0, room));
     }
-    void lost(std::string why) {
+    void lost(ReadProblem why) {
       complete = false;
-      if (problem.empty()) problem = std::move(why);
+      note(problem, std::move(why));
     }
   };
 
-  std::string unreadable(Out& out, Addr obj, const std::string& why) {
-    out.lost(budget.exhausted() ? "read limit reached at " + hex(obj) : why);
+  std::string unreadable(Out& out, Addr obj, ReadProblem why) {
+    if (budget.exhausted()) {
+      why = {};
+      why.why = ReadWhy::ReadLimit;
+      why.at = obj;
+    }
+    out.lost(std::move(why));
     return budget.exhausted() ? "<read limit at " + hex(obj) + ">" : "<unreadable at " + hex(obj) + ">";
   }
 
@@ -155,10 +160,10 @@ struct ValueRenderer::Impl {
     std::string head = std::string("<threading.") + (rlock ? "RLock" : "Lock") + " at " + hex(obj);
     auto s = detail::read_lock_object(budget, *layout, *locks, obj, rlock);
     if (!rlock) {
-      if (!s.locked) return unreadable(out, obj, "lock " + hex(obj) + " unreadable");
+      if (!s.locked) return unreadable(out, obj, unread(ReadPart::Lock, obj));
       return head + (*s.locked ? " locked>" : " unlocked>");
     }
-    if (!s.owner || !s.count) return unreadable(out, obj, "RLock " + hex(obj) + " unreadable");
+    if (!s.owner || !s.count) return unreadable(out, obj, unread(ReadPart::RLock, obj));
     if (!*s.owner) return head + " unlocked>";
     return head + " owned by " + lwp_of(*s.owner) + " (count " + std::to_string(*s.count) + ")>";
   }
@@ -182,23 +187,23 @@ struct ValueRenderer::Impl {
     return text + " at " + hex(obj) + ">";
   }
 
-  // `unread`: why fewer items than the container holds (up to the limit)
+  // `lost_why`: why fewer items than the container holds (up to the limit)
   // could be read, or empty.  Items that could not be read are said to be
   // unreadable, never shown as "...(N items)", the notation for items left
   // out at the limit.
   void items(Out& out, const std::vector<Addr>& addrs, std::int64_t length, std::size_t depth, Addr container,
-             const std::string& unread = "") {
+             const ReadProblem& lost_why = {}) {
     for (std::size_t i = 0; i < addrs.size() && i < limits.items; ++i) {
       if (i) out.add(", ");
       value(out, addrs[i], depth + 1);
       if (out.full()) return;
     }
     const auto wanted = std::min<std::int64_t>(length, static_cast<std::int64_t>(limits.items));
-    if (!unread.empty() && static_cast<std::int64_t>(addrs.size()) < wanted) {
+    if (!lost_why.empty() && static_cast<std::int64_t>(addrs.size()) < wanted) {
       out.add(addrs.empty() ? "" : ", ");
       out.add("<" + std::to_string(length - static_cast<std::int64_t>(addrs.size())) + " items unreadable at " +
               hex(container) + ">");
-      out.lost(unread);
+      out.lost(lost_why);
       return;
     }
     if (length > static_cast<std::int64_t>(std::min(addrs.size(), limits.items))) {
@@ -232,11 +237,12 @@ struct ValueRenderer::Impl {
     auto args = layout && layout->has(layout->exception_args) ? budget.read_pointer(obj + layout->exception_args) : std::nullopt;
     PyValue tuple = args ? objects.value(*args) : PyValue{};
     if (!args || tuple.kind != ValueKind::Tuple || !tuple.length) {
-      out.add(name + "(" + unreadable(out, obj, "args of exception " + hex(obj) + (args ? " not a tuple" : " unreadable")) +
-              ")");
+      auto why = args ? unread(ReadPart::Tuple, *args, ReadWhy::NotA).within(ReadPart::ExceptionArgs, obj)
+                      : unread(ReadPart::ExceptionArgs, obj);
+      out.add(name + "(" + unreadable(out, obj, std::move(why)) + ")");
       return;
     }
-    std::string why;
+    ReadProblem why;
     auto addrs = objects.sequence_items(*args, limits.items, &why);
     out.active.push_back(obj);
     out.add(name + "(");
@@ -268,7 +274,7 @@ struct ValueRenderer::Impl {
       out.add("<" + type + "(...)" + tail);
       return;
     }
-    std::string why, slot_why;
+    ReadProblem why, slot_why;
     auto dict = objects.instance_attributes(obj, limits.items * 4, &why).value_or(std::vector<std::pair<Addr, Addr>>{});
     auto slots = objects.slots(obj, limits.items + 1, &slot_why);
     if (!why.empty()) out.lost(why);
@@ -312,12 +318,12 @@ struct ValueRenderer::Impl {
       return;
     }
     if (!plausible_pointer(obj)) {
-      out.add(unreadable(out, obj, "pointer " + hex(obj) + " implausible"));
+      out.add(unreadable(out, obj, unread(ReadPart::Object, obj, ReadWhy::Implausible)));
       return;
     }
     PyValue v = objects.value(obj);
     if (v.kind == ValueKind::Unreadable) {
-      out.add(unreadable(out, obj, v.problem.empty() ? "object " + hex(obj) + " unreadable" : v.problem));
+      out.add(unreadable(out, obj, v.problem.empty() ? unread(ReadPart::Object, obj) : v.problem));
       return;
     }
     bool container = v.kind == ValueKind::List || v.kind == ValueKind::Tuple || v.kind == ValueKind::Dict ||
@@ -336,7 +342,7 @@ struct ValueRenderer::Impl {
         return;
       }
       out.active.push_back(obj);
-      std::string why;
+      ReadProblem why;
       bool named = v.type != "list" && v.type != "tuple" && v.type != "dict" && v.type != "set" &&
                    v.type != "frozenset";
       if (named || v.kind == ValueKind::Frozenset) out.add(v.type + "(");
@@ -385,7 +391,7 @@ struct ValueRenderer::Impl {
         out.add(*v.boolean ? "True" : "False");
         return;
       case ValueKind::Int: {
-        std::string why;
+        ReadProblem why;
         auto d = objects.int_decimal(obj, limits.int_digits, &why);
         if (!d) {
           out.lost(why);
@@ -401,7 +407,7 @@ struct ValueRenderer::Impl {
         return;
       case ValueKind::Str: {
         std::int64_t n = 0;
-        std::string why;
+        ReadProblem why;
         auto s = objects.str_prefix(obj, limits.str_chars, &n, &why);
         if (!s) break;
         out.add(str_repr(*s));
@@ -413,7 +419,7 @@ struct ValueRenderer::Impl {
       }
       case ValueKind::Bytes: {
         std::int64_t n = 0;
-        std::string why;
+        ReadProblem why;
         auto b = objects.bytes_prefix(obj, limits.bytes, &n, &why);
         if (!b) break;
         out.add(bytes_repr(*b));
@@ -460,7 +466,8 @@ struct ValueRenderer::Impl {
       }
     }
     // A number, str or bytes whose contents could not be read.
-    out.add(unreadable(out, obj, v.problem.empty() ? v.type + " " + hex(obj) + " unreadable" : v.problem));
+    out.add(unreadable(out, obj, v.problem.empty() ? ReadProblem{{{ReadPart::Object, obj, v.type, 0}}, ReadWhy::Unreadable}
+                                                   : v.problem));
   }
 };
 
@@ -469,7 +476,7 @@ ValueRenderer::ValueRenderer(MemoryReader& memory, const PythonState& state, con
 ValueRenderer::~ValueRenderer() = default;
 
 bool ValueRenderer::ok() const { return impl_->objects.ok(); }
-const std::string& ValueRenderer::problem() const { return impl_->objects.problem(); }
+const ReadProblem& ValueRenderer::problem() const { return impl_->objects.problem(); }
 
 RenderedValue ValueRenderer::render(Addr object) {
   RenderedValue r;
@@ -490,7 +497,9 @@ RenderedValue ValueRenderer::render(Addr object) {
   }
   if (impl_->budget.exhausted()) {  // the cause of whatever else failed
     out.complete = false;
-    out.problem = "read limit of " + std::to_string(impl_->limits.reads) + " reads reached";
+    out.problem = {};
+    out.problem.why = ReadWhy::ReadLimit;
+    out.problem.limit = static_cast<std::int64_t>(impl_->limits.reads);
   }
   r.repr = std::move(out.text);
   r.complete = out.complete;

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/asyncio_world.hpp"
+#include "support/read_problem.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
@@ -119,8 +120,12 @@ TEST_CASE("a task registry whose set table is implausible gives a problem and no
       auto out = asyncio_state(mem, st);
       CHECK(out.imported);
       CHECK(out.tasks.empty());
-      CHECK(out.problem.rfind("asyncio.tasks._", 0) == 0);
-      CHECK(out.problem.find(garbage == 2 ? "unreadable" : "table implausible") != std::string::npos);
+      REQUIRE(out.problem.path.size() == 2);
+      CHECK(out.problem.path[0].part == ReadPart::Attribute);
+      CHECK(out.problem.path[0].name.rfind("asyncio.tasks._", 0) == 0);
+      CHECK(out.problem.path[1] == ReadStep{ReadPart::Set, data, {}, 0});
+      if (garbage == 2) CHECK((out.problem.why == ReadWhy::Unreadable || out.problem.why == ReadWhy::PartlyUnreadable));
+      else CHECK((out.problem.why == ReadWhy::Implausible && out.problem.name == "table"));
     }
   }
 }
@@ -135,11 +140,11 @@ TEST_CASE("a registry that is not a set, and a missing asyncio.tasks, each give 
     auto out = asyncio_state(mem, not_a_set);
     CHECK(out.imported);
     CHECK(out.tasks.empty());
-    CHECK(out.problem == "asyncio.tasks has no task registry (_all_tasks, _scheduled_tasks)");
+    CHECK(says(out.problem, ReadWhy::NotFound, {{ReadPart::Module, 0}, {ReadPart::TaskRegistry, 0}}));
     out = asyncio_state(mem, no_asyncio);
     CHECK_FALSE(out.imported);
     CHECK(out.tasks.empty());
-    CHECK(out.problem == "module asyncio.tasks is not imported");
+    CHECK(says(out.problem, ReadWhy::NotImported, {{ReadPart::Module, 0}}));
   }
 }
 
@@ -155,7 +160,7 @@ TEST_CASE("a pending task whose coroutine pointer is unmapped gives a problem an
     CHECK(out.tasks[0].name == "lost-coro");
     CHECK(out.tasks[0].coro == Image::kUnmapped);
     CHECK(out.tasks[0].stack.empty());
-    CHECK(out.tasks[0].problem == "coroutine " + hex(Image::kUnmapped) + " unreadable");
+    CHECK(says(out.tasks[0].problem, ReadWhy::Unreadable, {{ReadPart::Coroutine, Image::kUnmapped}}));
   }
 }
 
@@ -188,7 +193,7 @@ TEST_CASE("a cycle of fut_waiter links is read one link per task, bounded; a tas
     REQUIRE(self);
     REQUIRE(self->awaits);
     CHECK(self->awaits->object == ts);
-    CHECK(self->problem == "task " + hex(ts) + " awaits itself");
+    CHECK(says(self->problem, ReadWhy::AwaitsItself, {{ReadPart::Task, ts}}));
   }
 }
 
@@ -259,19 +264,22 @@ TEST_CASE("a coroutine chain that loops ends at the first coroutine met again an
     REQUIRE(loop2->stack.size() == 2);
     CHECK(loop2->stack[0].function == "b");
     CHECK(loop2->stack[1].function == "a");
-    CHECK(loop2->problem == "coroutine chain loops at " + hex(ca));
+    CHECK(says(loop2->problem, ReadWhy::Loops, {{ReadPart::Coroutine, 0}}));
+    CHECK(loop2->problem.at == ca);
     const PyTaskInfo* loop1 = by_object(out, tc);
     REQUIRE(loop1);
     REQUIRE(loop1->stack.size() == 1);
     CHECK(loop1->stack[0].function == "c");
     CHECK(loop1->stack[0].line == 32);
-    CHECK(loop1->problem == "coroutine chain loops at " + hex(cc));
+    CHECK(says(loop1->problem, ReadWhy::Loops, {{ReadPart::Coroutine, 0}}));
+    CHECK(loop1->problem.at == cc);
     const PyTaskInfo* bounded = by_object(out, td);
     REQUIRE(bounded);
     REQUIRE(bounded->stack.size() == 4);
     CHECK(bounded->stack[0].function == "level6");  // the four outermost, innermost first
     CHECK(bounded->stack[3].function == "level9");
-    CHECK(bounded->problem == "stopped after 4 coroutines");
+    CHECK(says(bounded->problem, ReadWhy::StoppedAfter, {{ReadPart::Coroutine, 0}}));
+    CHECK(bounded->problem.limit == 4);
     // The whole chain within the default bound: ten frames, no problem.
     auto all = asyncio_state(mem, st);
     const PyTaskInfo* whole = by_object(all, td);
@@ -320,7 +328,7 @@ TEST_CASE("garbage in a coroutine chain (an awaited pointer into nothing or to a
     if (a.al.gen_frame == GenFrame::Pointer) {
       // <= 3.10: no frame at all behind gi_frame: said, and the chain ends at `outer`
       CHECK(t->stack.size() == 1);
-      CHECK(t->problem == "coroutine " + hex(lost_frame) + ": frame at " + hex(Image::kUnmapped) + " unreadable");
+      CHECK(says(t->problem, ReadWhy::Unreadable, {{ReadPart::Coroutine, lost_frame}, {ReadPart::Frame, Image::kUnmapped}}));
     } else {
       // 3.11+: the embedded frame is there, its code is not: an unknown frame
       REQUIRE(t->stack.size() == 2);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/asyncio_world.hpp"
+#include "support/read_problem.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
@@ -94,13 +95,14 @@ TEST_CASE("3.14+: a task list that loops back into itself ends where it loops wi
     auto mem = a.img.reader();
     auto out = asyncio_state(mem, st);
     CHECK(objects_of(out) == ts);
-    CHECK(out.problem == "the task list of LWP 100 loops at " + hex(a.node_of(ts[1])));
+    const ReadStep list{ReadPart::ThreadTaskList, a.thread_head(0), {}, 100};
+    CHECK(out.problem == ReadProblem{{list, {ReadPart::TaskNode, 0, {}, 0}}, ReadWhy::Loops, {}, 0, a.node_of(ts[1])});
     // A node that is its own successor.
     a.img.put<Addr>(a.node_of(ts[0]), 0, a.node_of(ts[0]));
     auto mem2 = a.img.reader();
     out = asyncio_state(mem2, st);
     CHECK(objects_of(out) == std::vector<Addr>{ts[0]});
-    CHECK(out.problem == "the task list of LWP 100 loops at " + hex(a.node_of(ts[0])));
+    CHECK(out.problem == ReadProblem{{list, {ReadPart::TaskNode, 0, {}, 0}}, ReadWhy::Loops, {}, 0, a.node_of(ts[0])});
     // An intact list of five, read with max_tasks 3.
     a.link(a.thread_head(0), ts);
     auto mem3 = a.img.reader();
@@ -108,7 +110,7 @@ TEST_CASE("3.14+: a task list that loops back into itself ends where it loops wi
     opts.max_tasks = 3;
     out = asyncio_state(mem3, st, opts);
     CHECK(objects_of(out) == std::vector<Addr>{ts[0], ts[1], ts[2]});
-    CHECK(out.problem == "the task list of LWP 100 stopped after 3 tasks");
+    CHECK(out.problem == ReadProblem{{list, {ReadPart::Task, 0, {}, 0}}, ReadWhy::StoppedAfter, {}, 3});
   }
 }
 
@@ -137,7 +139,8 @@ TEST_CASE("3.14+: a task list broken by garbage (a link into nothing, a NULL lin
       auto out = asyncio_state(mem, st);
       CHECK(objects_of(out) == std::vector<Addr>{t0});
       if (garbage == 4) bad = a.node_of(t1);
-      CHECK(out.problem == "the task list of LWP 100 broken: node " + hex(bad) + " is no _asyncio.Task's task_node");
+      CHECK(says(out.problem, ReadWhy::NotA, {{ReadPart::ThreadTaskList, a.thread_head(0)}, {ReadPart::TaskNode, bad}}));
+      CHECK(out.problem.path[0].number == 100);
     }
     // A thread state whose list head cannot be read.
     Asyncio a(minor);
@@ -147,7 +150,7 @@ TEST_CASE("3.14+: a task list broken by garbage (a link into nothing, a NULL lin
     auto out = asyncio_state(mem, st);
     CHECK(out.tasks.empty());
     const Addr head = Image::kUnmapped + static_cast<Addr>(a.l.tstateimpl_asyncio_tasks_head);
-    CHECK(out.problem == "the task list of LWP 100 at " + hex(head) + " unreadable");
+    CHECK(out.problem == ReadProblem{{{ReadPart::ThreadTaskList, head, {}, 100}}, ReadWhy::Unreadable});
   }
 }
 
@@ -213,7 +216,8 @@ TEST_CASE("3.14+: the target's _AsyncioDebug wins over the table: tasks whose na
     // Read with the table alone, the first node is no task's.
     auto alone = asyncio_state(mem, st);
     CHECK(alone.tasks.empty());
-    CHECK(alone.problem.find("the task list of LWP 100 broken") == 0);
+    CHECK(alone.problem.why == ReadWhy::NotA);
+    CHECK(parts(alone.problem).front().first == ReadPart::ThreadTaskList);
   }
 }
 
@@ -328,8 +332,8 @@ TEST_CASE("3.14+: tasks that are no asyncio.Task, given to _register_task, are f
       auto out = asyncio_state(mem, st);
       if (garbage) {
         CHECK(objects_of(out) == std::vector<Addr>{native});
-        CHECK(out.problem == "_asyncio's module state at " + hex(state) + " has no Task type where the 3." +
-                                 std::to_string(minor) + " row says: tasks that are no asyncio.Task not read");
+        CHECK(says(out.problem, ReadWhy::NoTaskType, {{ReadPart::AsyncioState, state}}));
+        CHECK(out.problem.name == "3." + std::to_string(minor));
         continue;
       }
       CHECK(out.problem.empty());

@@ -9,12 +9,15 @@
 
 #include "pyhang/cpython/locks.hpp"
 #include "support/python_locks_world.hpp"
+#include "support/read_problem.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
 using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::World;
 using pyhang::cpython::testing::tid_of;
+
+using namespace pyhang::cpython::testing;
 
 TEST_CASE("a Lock in a frame's locals whose sem_t holds the futex is found, in every version", "[cpython][pylocks]") {
   for (int minor = 6; minor <= 13; ++minor) {
@@ -299,7 +302,8 @@ TEST_CASE("a buffered I/O lock whose recorded owner is no thread of the process 
     CHECK(r.owner_thread_id == std::optional<std::uint64_t>(gone));
     CHECK(!r.owner_tid);
     CHECK(r.owner_source == OwnerSource::LockWord);
-    CHECK(r.problem.find("no thread of this process") != std::string::npos);
+    CHECK(r.problem.why == ReadWhy::OwnerNoThread);
+    CHECK(r.problem.at == gone);
     // a buffered object whose type is another class, or a TextIOWrapper whose buffer is garbage: nothing
     World v(minor);
     Addr sem2 = v.sem();

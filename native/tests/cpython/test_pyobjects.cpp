@@ -8,12 +8,15 @@
 #include <random>
 
 #include "pyhang/cpython/pyobjects.hpp"
+#include "support/read_problem.hpp"
 #include "support/cpython_objects.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
 using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::Objects;
+
+using namespace pyhang::cpython::testing;
 
 TEST_CASE("numbers, str, containers and module globals through sys.modules, in every version", "[pyobjects]") {
   for (int minor = 6; minor <= 13; ++minor) {
@@ -40,9 +43,10 @@ TEST_CASE("numbers, str, containers and module globals through sys.modules, in e
     CHECK(objs.sequence_items(lst, 10) == std::vector<Addr>{big, neg, zero});
     CHECK(objs.sys_modules() == modules);
     CHECK(objs.module("mod.sub") != 0);
-    std::string why;
+    ReadProblem why;
     CHECK(objs.module("absent", &why) == 0);
-    CHECK(why == "module absent is not imported");
+    CHECK(says(why, ReadWhy::NotImported, {{ReadPart::Module, 0}}));
+    CHECK(why.name == "absent");
     CHECK(objs.module_attribute("mod.sub", "DATA") == lst);
     auto flag = objs.value(objs.module_attribute("mod.sub", "_flag"));
     CHECK(flag.kind == ValueKind::Bool);
@@ -71,7 +75,7 @@ TEST_CASE("garbage objects give nothing and a reason, never a crash", "[pyobject
     auto mem = o.img.reader();
     PyObjects objs(mem, st);
     for (Addr a : {junk, junk + 8, junk + 64, Addr{0}, Addr{0x10}, Image::kUnmapped, junk + 4}) {
-      std::string why;
+      ReadProblem why;
       (void)objs.value(a);
       (void)objs.integer(a, &why);
       (void)objs.str(a, &why);
@@ -81,7 +85,7 @@ TEST_CASE("garbage objects give nothing and a reason, never a crash", "[pyobject
       (void)objs.attribute(a, "x", &why);
       CHECK_FALSE(why.empty());
     }
-    std::string why;
+    ReadProblem why;
     CHECK(objs.module_attribute("n", "x", &why) == 0);
     CHECK_FALSE(why.empty());
   }
@@ -91,9 +95,9 @@ TEST_CASE("garbage objects give nothing and a reason, never a crash", "[pyobject
   ImageReader empty;
   PyObjects objs(empty, unknown);
   CHECK_FALSE(objs.ok());
-  std::string why;
+  ReadProblem why;
   CHECK(objs.module("sys", &why) == 0);
-  CHECK(why.find("no object layout") != std::string::npos);
+  CHECK(says(why, ReadWhy::NoLayout, {{ReadPart::Object, 0}}));
 }
 
 // Sizes that made the int decoder overflow (UndefinedBehaviorSanitizer):
@@ -115,9 +119,9 @@ TEST_CASE("ints of impossible sizes are refused, never decoded with an overflow"
     auto st = o.state(o.dict({}));
     auto mem = o.img.reader();
     PyObjects objs(mem, st);
-    std::string why;
+    ReadProblem why;
     CHECK(!objs.integer(n, &why));
-    CHECK(why.find("does not fit 64 bits") != std::string::npos);
+    CHECK(says(why, ReadWhy::TooLarge, {{ReadPart::Int, n}}));
     CHECK(!objs.integer(huge));
   }
 }

@@ -10,6 +10,7 @@
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/cpython/threading.hpp"
 #include "support/cpython_objects.hpp"
+#include "support/read_problem.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
@@ -136,6 +137,8 @@ void check_two_started_one_starting(Threading& t, bool materialise_worker = fals
 
 }  // namespace
 
+using namespace pyhang::cpython::testing;
+
 TEST_CASE("two started threads (one daemon) and one in _limbo give exactly those threads and their fields, "
           "in every version",
           "[cpython][threading]") {
@@ -166,21 +169,23 @@ TEST_CASE("threading not imported gives imported=false and a problem line", "[cp
     auto r = t.read(st);
     CHECK_FALSE(r.imported);
     CHECK(r.threads.empty());
-    CHECK(r.problem == "module threading is not imported");
+    CHECK(says(r.problem, ReadWhy::NotImported, {{ReadPart::Module, 0}}));
+    CHECK(r.problem.name == "threading");
   }
   // No Python state at all, or a version without layouts.
   Threading t(11);
   PythonState none;
   auto r = t.read(none);
   CHECK_FALSE(r.imported);
-  CHECK(r.problem == "no Python state (not-python)");
+  CHECK(r.problem.why == ReadWhy::NoPythonState);
+  CHECK(r.problem.name == "not-python");
   PythonState unknown;
   unknown.status = Status::Ok;
   unknown.major = 3;
   unknown.minor = 99;
   r = t.read(unknown);
   CHECK_FALSE(r.imported);
-  CHECK(r.problem.find("no object layout") != std::string::npos);
+  CHECK(says(r.problem, ReadWhy::NoLayout, {{ReadPart::Object, 0}}));
 }
 
 TEST_CASE("an _active that is not a dict, or absent, is a problem and _limbo is still read", "[cpython][threading]") {
@@ -192,7 +197,8 @@ TEST_CASE("an _active that is not a dict, or absent, is a problem and _limbo is 
     for (Addr active : {t.img.str("not a dict"), t.list({starting}), t.none, Image::kUnmapped}) {
       auto r = t.read(t.with_tables(active, limbo));
       CHECK(r.imported);
-      CHECK(r.problem.rfind("threading._active: ", 0) == 0);
+      REQUIRE_FALSE(r.problem.path.empty());
+      CHECK(r.problem.path[0] == ReadStep{ReadPart::Attribute, active, "threading._active", 0});
       REQUIRE(r.threads.size() == 1);
       CHECK(r.threads[0].object == starting);
       CHECK(r.threads[0].name == "Thread-3");
@@ -200,7 +206,9 @@ TEST_CASE("an _active that is not a dict, or absent, is a problem and _limbo is 
     }
     auto r = t.read(t.with_threading({{"_limbo", limbo}}));
     CHECK(r.imported);
-    CHECK(r.problem.rfind("threading._active: ", 0) == 0);
+    REQUIRE_FALSE(r.problem.path.empty());
+    CHECK(r.problem.path[0].name == "threading._active");
+    CHECK(r.problem.why == ReadWhy::NoKey);
     CHECK(r.threads.size() == 1);
   }
 }

@@ -11,6 +11,7 @@
 #include "pyhang/cpython/locals.hpp"
 #include "pyhang/cpython/values.hpp"
 #include "support/cpython_objects.hpp"
+#include "support/read_problem.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
@@ -51,6 +52,8 @@ struct Values : Objects {
 std::string repr(ValueRenderer& r, Addr a) { return r.render(a).repr; }
 
 }  // namespace
+
+using namespace pyhang::cpython::testing;
 
 TEST_CASE("values render as Python's repr, in every version", "[values]") {
   for (int minor = 6; minor <= 13; ++minor) {
@@ -185,7 +188,8 @@ TEST_CASE("values are bounded: items, depth, characters, output, cycles", "[valu
     ValueRenderer starved(mem, state, few);
     auto s = starved.render(lst);
     CHECK(s.repr.find("<read limit at ") != std::string::npos);
-    CHECK(s.problem.find("read limit") != std::string::npos);
+    CHECK(s.problem.why == ReadWhy::ReadLimit);
+    CHECK(s.problem.limit == 24);
     // the limit is per value: the next value is read in full
     CHECK(starved.render(many[5]).repr == "5");
   }
@@ -205,10 +209,11 @@ TEST_CASE("a list whose items cannot be read says so and why, never as items lef
     auto v = r.render(null_items);
     CHECK(v.repr == "[<3 items unreadable at " + hex(null_items) + ">]");
     CHECK_FALSE(v.complete);
-    CHECK(v.problem == "list " + hex(null_items) + ": ob_item 0x0 implausible");
+    CHECK(says(v.problem, ReadWhy::Implausible, {{ReadPart::List, null_items}, {ReadPart::Field, 0}}));
+    CHECK(v.problem.path.back().name == "ob_item");
     v = r.render(unmapped_items);
     CHECK(v.repr == "[<2 items unreadable at " + hex(unmapped_items) + ">]");
-    CHECK(v.problem.find("unreadable") != std::string::npos);
+    CHECK(says(v.problem, ReadWhy::PartlyUnreadable, {{ReadPart::Items, unmapped_items}}));
   }
 }
 
@@ -230,7 +235,7 @@ TEST_CASE("garbage values give a marked placeholder and a reason, never an excep
     auto mem = o.img.reader();
     ValueRenderer r(mem, state);
     CHECK(repr(r, Image::kUnmapped) == "<unreadable at " + hex(Image::kUnmapped) + ">");
-    CHECK(r.render(Image::kUnmapped).problem != "");
+    CHECK_FALSE(r.render(Image::kUnmapped).problem.empty());
     CHECK(repr(r, 0x10) == "<unreadable at 0x10>");
     auto l = r.render(bad_list);
     CHECK(l.repr.starts_with("[<unreadable at "));
@@ -309,7 +314,7 @@ TEST_CASE("locals of a function frame: arguments, locals, cells and free variabl
     auto state = o.state(o.dict({}));
     auto mem = o.img.reader();
     auto fl = frame_locals(mem, state, ff.frame);
-    CHECK(fl.problem == "");
+    CHECK(fl.problem.empty());
     std::vector<std::tuple<std::string, LocalKind, Addr>> got;
     for (const auto& v : fl.locals) got.emplace_back(v.name, v.kind, v.value);
     std::vector<std::tuple<std::string, LocalKind, Addr>> want{
@@ -374,7 +379,7 @@ TEST_CASE("garbage frames and code objects give fewer locals and a problem, neve
       auto mem = o.img.reader();
       FrameLocals fl;
       CHECK_NOTHROW(fl = frame_locals(mem, state, ff.frame));
-      CHECK(fl.problem != "");
+      CHECK_FALSE(fl.problem.empty());
     }
     // a frame and a code object that are junk, and ones that are not mapped
     auto mem = o.img.reader();
@@ -389,6 +394,6 @@ TEST_CASE("garbage frames and code objects give fewer locals and a problem, neve
     PyFrame p;
     p.frame = Image::kUnmapped;
     p.code = Image::kUnmapped;
-    CHECK(frame_locals(mem, state, p).problem != "");
+    CHECK_FALSE(frame_locals(mem, state, p).problem.empty());
   }
 }

@@ -12,6 +12,7 @@
 #include "pyhang/base/format.hpp"
 #include "pyhang/cpython/values.hpp"
 #include "support/cpython_objects.hpp"
+#include "support/read_problem.hpp"
 
 using namespace pyhang;
 using namespace pyhang::cpython;
@@ -67,6 +68,8 @@ std::string at(Addr a) { return " at remote " + hex(a) + ">"; }
 
 }  // namespace
 
+using namespace pyhang::cpython::testing;
+
 TEST_CASE("exceptions render as BaseException's repr of their args, in every version", "[values]") {
   for (int minor = 6; minor <= 15; ++minor) {
     INFO("3." << minor);
@@ -113,10 +116,13 @@ TEST_CASE("an exception's args are bounded, its cycles and unreadable args marke
     v = r.render(unmapped);
     CHECK(v.repr == "ValueError(<unreadable at " + hex(unmapped) + ">)");
     CHECK_FALSE(v.complete);
-    CHECK(v.problem != "");
+    CHECK(says(v.problem, ReadWhy::NotA, {{ReadPart::ExceptionArgs, unmapped}, {ReadPart::Tuple, Image::kUnmapped}}));
     v = r.render(not_tuple);
     CHECK(v.repr == "ValueError(<unreadable at " + hex(not_tuple) + ">)");
-    CHECK(v.problem == "args of exception " + hex(not_tuple) + " not a tuple");
+    REQUIRE(v.problem.path.size() == 2);
+    CHECK(v.problem.why == ReadWhy::NotA);
+    CHECK(v.problem.path[0] == ReadStep{ReadPart::ExceptionArgs, not_tuple, {}, 0});
+    CHECK(v.problem.path[1].part == ReadPart::Tuple);
   }
 }
 
@@ -221,7 +227,7 @@ TEST_CASE("an instance whose __dict__ pointer is unmapped says so, marked incomp
     auto v = r.render(lost);
     CHECK(v.repr == "<Foo" + at(lost));
     CHECK_FALSE(v.complete);
-    CHECK(v.problem == "__dict__ of " + hex(lost) + " (" + hex(Image::kUnmapped) + ") unreadable or not a dict");
+    CHECK(says(v.problem, ReadWhy::NotA, {{ReadPart::Object, lost}, {ReadPart::InstanceDict, Image::kUnmapped}}));
   }
 }
 

@@ -25,6 +25,7 @@ from pyhang.model import snapshot as snapshots
 from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
 from pyhang.model.kinds import GilState, HazardKind, PythonStatus, severity
 from pyhang.model.report import Report, ThreadReport
+from pyhang.model.unread import read_problem
 
 # Deep enough to see a driver library below a Python callback
 # (PyGILState_Ensure, ctypes, libffi, the driver): the driver-lock heuristics
@@ -63,14 +64,13 @@ def threads(snapshot, view=None):
         th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals, gil=th.gil)
         th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
         for frame, collected in zip(th.python_frames, snap.python_locals or ()):
-            frame.locals, frame.locals_problem = collected.locals, collected.problem
+            frame.locals, frame.locals_problem = collected.locals, read_problem(collected.problem)
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, view.holder_of_wait(snap.registers, holder),
                                                       bases, python_threads,
                                                       snapshot.files), alive, bases)
         if th.blocked_on is not None and th.blocked_on.address is not None:
             th.blocked_on.name = snapshot.names.get(th.blocked_on.address)
-        if pt is not None and pt.problem:
-            th.problem = "; ".join(p for p in (th.problem, pt.problem) if p)
+        th.python_problem = read_problem(pt.problem) if pt is not None else None
         th.hidden_interpreters = view.hidden_interpreters(snap.tid)
         report.threads.append(th)
     if view.status == PythonStatus.NOT_PYTHON and completeness.python_evidence(

@@ -8,6 +8,7 @@ table's names."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record
+from pyhang.model.unread import ReadProblem
 from pyhang.model.waits import CodeLine
 
 __all__ = ["TypedObject", "AwaitedFuture", "TaskFacts", "LoopFacts", "ExecutorJob", "AsyncioState"]
@@ -52,9 +53,9 @@ class TaskFacts:
     exception_type: str | None = None
     exception_unretrieved: bool = False
     completes: list[TypedObject] = field(default_factory=list)   # futures its completion completes
-    problem: str | None = None
+    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
 
-    __nested__ = {"stack": CodeLine, "awaits": AwaitedFuture, "completes": TypedObject}
+    __nested__ = {"stack": CodeLine, "awaits": AwaitedFuture, "completes": TypedObject, "problem": ReadProblem}
 
 
 @record
@@ -86,11 +87,11 @@ class AsyncioState:
     """asyncio's tasks and loops (native asyncio_state())."""
     imported: bool = False
     registry: str | None = None       # where the tasks were found
-    problem: str | None = None
+    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
     warnings: list[str] = field(default_factory=list)
     tasks: list[TaskFacts] = field(default_factory=list)
     loops: list[LoopFacts] = field(default_factory=list)
     jobs: list[ExecutorJob] = field(default_factory=list)
     clock: float | None = None        # time.monotonic() when a live process was read (loop time); None: a core
 
-    __nested__ = {"tasks": TaskFacts, "loops": LoopFacts, "jobs": ExecutorJob}
+    __nested__ = {"tasks": TaskFacts, "loops": LoopFacts, "jobs": ExecutorJob, "problem": ReadProblem}

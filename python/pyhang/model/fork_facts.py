@@ -6,6 +6,7 @@ The fork-hazard rules (pyhang.analysis.forks) read their fields."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record
+from pyhang.model.unread import ReadProblem
 from pyhang.model.waits import DescriptorsIssue
 
 __all__ = ["ForkIssue", "Landmarks", "CodeAddress", "ThreadDescriptor", "InternalLock", "BigContainer", "PythonForkFacts", "ProcessFacts",
@@ -70,9 +71,9 @@ class PythonForkFacts:
     cuda_in_bad_fork: bool | None = None
     threading_active: int | None = None   # len(threading._active)
     containers: list[BigContainer] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (older: sentences)
 
-    __nested__ = {"containers": BigContainer}
+    __nested__ = {"containers": BigContainer, "problems": ReadProblem}
 
 
 @record
@@ -147,6 +148,6 @@ class ForkFacts:
 class ForkContainers:
     """The large builtin containers among module globals (native fork_containers())."""
     containers: list[BigContainer] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (older: sentences)
 
-    __nested__ = {"containers": BigContainer}
+    __nested__ = {"containers": BigContainer, "problems": ReadProblem}

@@ -10,6 +10,7 @@ from pyhang.model.record import field, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
 from pyhang.model.python_values import LocalValue
+from pyhang.model.unread import ReadProblem
 from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, \
     LayoutsIssue, PythonLockDetail, PythonLockEvidence, SyscallWait
 
@@ -62,7 +63,7 @@ class PythonFrame:
     # With `report --locals`: [LocalValue] (model.python_values; PythonValues.frame_locals), and
     # what could not be read of them; None when locals were not asked for.
     locals: list[LocalValue] | None = None
-    locals_problem: str | None = None
+    locals_problem: ReadProblem | str | None = None   # (an older snapshot's: a sentence)
     entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
     # Where in its line the instruction is (3.11+ location table; -1 when not known): columns are
     # UTF-8 byte offsets into the line, end_col exclusive, as co_positions() gives them.
@@ -116,7 +117,9 @@ class ThreadReport:
     python_frames: list[PythonFrame] = field(default_factory=list)
     native_frames: list[NativeFrame] = field(default_factory=list)
     blocked_on: BlockedOn | None = None
-    problem: str | None = None  # why something about this thread could not be read
+    problem: str | None = None  # why something about this thread could not be read (its unwinding, gdb)
+    # what of its Python thread state could not be read (the `python` answer's; older snapshots: a sentence)
+    python_problem: ReadProblem | str | None = None
     host_tid: int | None = None  # the host's TID, when the target's PID namespace gives it another (tid)
     # Native frame index of each evaluation-loop frame → indices of the Python frames it runs
     # (analysis.eval_frames); empty when they cannot be paired.
@@ -286,7 +289,7 @@ class AsyncioTask:
     exception_type: str | None = None
     exception_unretrieved: bool = False  # finished with an exception nobody retrieved
     completes_for: list[int] = field(default_factory=list)   # threads waiting on futures this task completes
-    problem: str | None = None
+    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
 
 
 @record

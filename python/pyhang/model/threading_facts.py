@@ -6,6 +6,7 @@ fields."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record
+from pyhang.model.unread import ReadProblem
 
 __all__ = ["ThreadObject", "ThreadingState"]
 
@@ -30,7 +31,7 @@ class ThreadObject:
 class ThreadingState:
     """threading's Thread objects, or why they could not be read."""
     imported: bool = False            # threading is in sys.modules
-    problem: str | None = None
+    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
     threads: list[ThreadObject] = field(default_factory=list)
 
-    __nested__ = {"threads": ThreadObject}
+    __nested__ = {"threads": ThreadObject, "problem": ReadProblem}

@@ -21,6 +21,7 @@ from pyhang.model.kinds import WaitKind
 from pyhang.model.files import FdObject, FileLock
 from pyhang.model.python_values import ObjectValue
 from pyhang.model.record import field, from_data, record, to_data
+from pyhang.model.unread import ReadProblem
 
 __all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
 
@@ -230,9 +231,10 @@ class PythonLockWait:
     slot: int | None = None
     via_method: bool = False
     evidence: str = ""                # older snapshots: how it was found, in the decoder's words
-    problem: str | None = None
+    problem: ReadProblem | str | None = None   # why nothing (or only part) was found (older snapshots: a sentence)
+    scan_problem: ReadProblem | None = None    # a futex in no lock object found: what of the frames was unread
 
-    __nested__ = {"frame": CodeLine, "suspect_frames": CodeLine}
+    __nested__ = {"frame": CodeLine, "suspect_frames": CodeLine, "problem": ReadProblem, "scan_problem": ReadProblem}
     __older__ = {"evidence": ""}
 
     def is_wait(self):

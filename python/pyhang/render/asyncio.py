@@ -2,6 +2,7 @@
 task awaits, await cycles, loops blocked inside a task's step."""
 from pyhang.model.kinds import AwaitKind, WaitKind
 from pyhang.render.syscalls import call_name
+from pyhang.render.unread import unread_text
 
 # "waits for ..." per AwaitKind of an asyncio primitive.
 _PRIMITIVES = {
@@ -85,7 +86,7 @@ def task_lines(t, names, indent="    ", loop_blocked=False):
     out = [indent + head]
     out.extend(indent + "  " + _frame(f) for f in t.stack)
     if t.problem:
-        out.append(indent + "  (incomplete: %s)" % t.problem)
+        out.append(indent + "  (incomplete: %s)" % unread_text(t.problem))
     return out
 
 
@@ -168,7 +169,7 @@ def task_json(t):
             "stack": [{"function": f.function, "file": f.file, "line": f.line} for f in t.stack],
             "awaits": _awaits_json(t.awaits), "exception_type": t.exception_type,
             "exception_unretrieved": t.exception_unretrieved, "completes_for": list(t.completes_for),
-            "problem": t.problem}
+            "problem": unread_text(t.problem)}
 
 
 def asyncio_json(report, names, holds_text):

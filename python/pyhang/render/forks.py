@@ -3,10 +3,12 @@ the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
 from pyhang.model.kinds import ForkProblem, Forker, HazardKind, LockFound, ReaderFailure
 from pyhang.model.record import to_data
+from pyhang.model.unread import ReadProblem
 from pyhang.model.waits import DescriptorsIssue
 from pyhang.render.glibc import descriptors_text
 from pyhang.render.target import reader_failure
 from pyhang.render.names import ThreadNames, lock_reference, object_name, thread_title
+from pyhang.render.unread import unread_text
 
 ADVICE = {
     HazardKind.ORPHANED_LOCK: "start workers with multiprocessing.get_context('spawn') or 'forkserver' "
@@ -292,10 +294,11 @@ _FORK_PROBLEMS = {
 
 def fork_problem(p):
     """What a fork fact could not be read for: a ForkIssue (or its data), why
-    nptl's descriptors are not known (DescriptorsIssue), or an older
-    snapshot's words as they are."""
-    if isinstance(p, str):
-        return p
+    nptl's descriptors are not known (DescriptorsIssue), what of the Python
+    state could not be read (ReadProblem), or an older snapshot's words as
+    they are."""
+    if isinstance(p, (str, ReadProblem)) or (isinstance(p, dict) and "why" in p):
+        return unread_text(p)
     if isinstance(p, DescriptorsIssue):
         return descriptors_text(p)
     if not isinstance(p, dict):

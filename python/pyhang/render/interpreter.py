@@ -2,6 +2,7 @@
 trusted: the native reader's warnings as data ({kind: model.kinds.StateWarning,
 address, other, expected, number, count, text, text2, text3})."""
 from pyhang.model.kinds import StateWarning as S
+from pyhang.render.unread import unread_text
 
 _WITHOUT_GIL_WAITERS = "threads waiting for the GIL will not be recognised"
 
@@ -13,9 +14,17 @@ def _fallback(w, why):
     return "%s; using the generated %s table" % (why, w["text3"])
 
 
+# What of the GIL was not decoded (ReadPart names; an older snapshot's: words, shown as they are).
+_GIL_PIECES = {"mutex": "mutex", "condition-variable": "condition variable",
+               "mutex+condition-variable": "mutex and condition variable"}
+
+
 def _gil_statics(w):
-    notes = "; " + w["text3"] if w["text3"] else ""
-    return "could not decode the GIL's %s in %s; %s%s" % (w["text2"], w["text"], _WITHOUT_GIL_WAITERS, notes)
+    """The decoder's notes are ReadProblems; an older snapshot's, one string of its own words (text3)."""
+    notes = [unread_text(n) for n in w.get("notes") or ()]
+    said = "; GIL decode: " + "; ".join(notes) if notes else "; " + w["text3"] if w.get("text3") else ""
+    return "could not decode the GIL's %s in %s; %s%s" % (_GIL_PIECES.get(w["text2"], w["text2"]), w["text"],
+                                                          _WITHOUT_GIL_WAITERS, said)
 
 
 _WORDS = {

@@ -18,6 +18,7 @@ from pyhang.render.target import object_problem_text
 from pyhang.render.names import lock_text
 from pyhang.render.text import edge_evidence, names_of, warnings
 from pyhang.render.verdicts import deadlock_advice, headline, verdict_advice, verdict_text
+from pyhang.render.unread import unread_text
 
 
 
@@ -48,7 +49,7 @@ def _python_frame(f, native_frame=None):
         d["locals"] = [{"name": v.name, "kind": v.kind, "type": v.type, "repr": v.repr, "address": v.address}
                        for v in f.locals]
         if f.locals_problem:
-            d["locals_problem"] = f.locals_problem
+            d["locals_problem"] = unread_text(f.locals_problem)
     return d
 
 

@@ -2,6 +2,7 @@
 object is named by the variable of the program that reaches it."""
 from pyhang.model.kinds import Confidence, WaitKind
 from pyhang.model.report import PythonFrame
+from pyhang.render.unread import unread_text
 
 
 def thread_label(num, tid):
@@ -125,7 +126,7 @@ def lock_text(kind, address):
 
 def thread_problem(th):
     """What could not be read about a thread (ThreadReport), in one line, or None."""
-    parts = [th.problem] if th.problem else []
+    parts = [p for p in (th.problem, unread_text(th.python_problem)) if p]
     if th.hidden_interpreters:
         parts.append("thread states of interpreters %s carry this thread's id too; 3.12 reuses an interpreter's "
                      "first thread state on any thread, their frames are not shown here"

@@ -15,6 +15,7 @@ from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame
 from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_ON_OTHERS, deadlock_advice, findings, headline, \
     verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
+from pyhang.render.unread import unread_text
 
 
 def _lib(path):
@@ -356,5 +357,5 @@ def render_py_bt(num, tid, version, gil, thread_state, frames):
             out.append("  " + python_frame_line(f))
             out.extend(frame_source_lines(f, "    "))
     if thread_state.problem:
-        out.append("  (incomplete: %s)" % thread_state.problem)
+        out.append("  (incomplete: %s)" % unread_text(thread_state.problem))
     return "\n".join(out)

@@ -4,6 +4,7 @@ of a frame in `pyhang report --locals`.  Values arrive already rendered by
 the native library (their `repr`, bounded and safe); this module only lays
 them out."""
 from pyhang.render.names import python_frame_line
+from pyhang.render.unread import unread_text
 
 # Lines of source py-list shows before and after the current line.
 LIST_CONTEXT = 5
@@ -25,7 +26,7 @@ def locals_lines(locals_, problem=None):
     if not out:
         out.append("(no locals)")
     if problem:
-        out.append("(incomplete: %s)" % problem)
+        out.append("(incomplete: %s)" % unread_text(problem))
     return out
 
 

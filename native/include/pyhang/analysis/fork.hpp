@@ -209,7 +209,7 @@ struct PythonForkFacts {
   std::optional<bool> cuda_initialized, cuda_in_bad_fork;
   std::optional<std::int64_t> threading_active;  // len(threading._active)
   std::vector<BigContainer> containers;
-  std::vector<std::string> problems;   // one line each
+  std::vector<cpython::ReadProblem> problems;   // what could not be read
 };
 
 struct PythonScanOptions {
@@ -229,6 +229,7 @@ PythonForkFacts python_fork_facts(MemoryReader& memory, const cpython::PythonSta
 // The large builtin containers among the globals of every module (what
 // python_fork_facts() lists in `containers`); problems are added to `problems`.
 std::vector<BigContainer> large_containers(MemoryReader& memory, const cpython::PythonState& state,
-                                           std::vector<std::string>& problems, const PythonScanOptions& opts = {});
+                                           std::vector<cpython::ReadProblem>& problems,
+                                           const PythonScanOptions& opts = {});
 
 }  // namespace pyhang::fork

@@ -110,7 +110,7 @@ struct PyTaskInfo {
   // run_coroutine_threadsafe, chained by a done-callback).
   std::vector<Addr> completes;
   std::vector<std::string> completes_types;
-  std::string problem;
+  ReadProblem problem;
 };
 
 struct PyLoopInfo {
@@ -143,7 +143,7 @@ struct AsyncioState {
   std::vector<PyTaskInfo> tasks;
   std::vector<PyLoopInfo> loops;
   std::vector<PyExecutorJob> jobs;
-  std::string problem;                  // one line; empty when all was read
+  ReadProblem problem;                  // what could not be read; empty when all was read
   // One line each: how the C objects were read differently from the
   // hand-written table (the target's _AsyncioDebug or _Py_DebugOffsets
   // differ from it, or were unusable).

@@ -7,8 +7,8 @@
 // _Py_DebugOffsets are read and checked against the table.
 //
 // Nothing here throws on bad target memory: every object that cannot be
-// read or does not look like what it should be ends up as a one-line
-// `problem` on the thread it belongs to, or in `PythonState::warnings`,
+// read or does not look like what it should be ends up as a `problem` (a
+// ReadProblem) on the thread it belongs to, or in `PythonState::warnings`,
 // and the rest of the state is still returned.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pyhang/base/names.hpp"
+#include "pyhang/cpython/unread.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang {
@@ -72,7 +73,7 @@ struct PyThreadInfo {
   std::uint64_t thread_id = 0;            // PyThreadState.thread_id: the pthread_t
   std::optional<int> native_tid;          // the LWP, when known
   std::vector<PyFrame> frames;            // innermost first
-  std::string problem;                    // why frames may be incomplete; empty when all is well
+  ReadProblem problem;                    // why frames may be incomplete; empty when all is well
   std::optional<bool> attached;           // 3.13+: tstate->state == _Py_THREAD_ATTACHED
   bool holds_gil = false;
 };
@@ -145,7 +146,8 @@ enum class StateProblem : std::uint8_t {
   GilLockedOdd,           // the GIL at `address` has locked = `number` (`count` 0: unreadable)
   GilHolderOdd,           // the GIL at `address` has last_holder `other`
   NoGilRelocations,       // `text` (a path) has no relocations to find the GIL's mutex and condvar
-  GilStaticsUndecoded,    // the GIL's `text2` ("mutex", ...) not decoded in `text`; `text3`: the decoder's notes
+  GilStaticsUndecoded,    // the GIL's `text2` (ReadPart names: "mutex", "condition-variable", "mutex+condition-variable")
+                          // not decoded in `text`; `notes`: what the decoder found wrong
   InterpHeadUndecoded,    // PyInterpreterState_Head not decoded in `text` (a path)
   VersionNotFound,        // no CPython version in `text` (a path)
   PatchNotFound,          // no patch level in `text` (a path): the 3.`number` layout assumed
@@ -203,6 +205,7 @@ struct StateWarning {
   Addr address = 0, other = 0, expected = 0;
   std::int64_t number = 0, count = 0;
   std::string text, text2, text3;
+  std::vector<ReadProblem> notes;  // GilStaticsUndecoded: what the decoder found wrong
 };
 
 struct PythonState {

@@ -19,7 +19,7 @@
 // (NULL, an empty cell) are left out, as Python's locals() does.
 //
 // Bounded: at most LocalsLimits::names names and f_locals entries;
-// garbage gives fewer locals and a one-line problem, never an exception.
+// garbage gives fewer locals and a problem (a ReadProblem), never an exception.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +61,7 @@ struct FrameLocals {
   Addr f_locals = 0;               // the frame's f_locals dict, 0 when it has none
   Addr globals = 0;                // f_globals
   Addr builtins = 0;               // f_builtins
-  std::string problem;             // what could not be read; empty when all is well
+  ReadProblem problem;             // what could not be read; empty when all is well
 };
 
 struct LocalsLimits {

@@ -156,7 +156,9 @@ struct PyLockWait {
   Addr futex = 0;
   int slot = -1;
   bool via_method = false;
-  std::string problem;   // one line: why nothing (or only part) was found; empty when all is well
+  ReadProblem problem;   // why nothing (or only part) was found; empty when all is well
+  // A futex in none of the lock objects found: what could not be read of the frames scanned for them.
+  ReadProblem scan_problem;
 };
 
 class LockReferences;

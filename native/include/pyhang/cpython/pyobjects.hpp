@@ -10,7 +10,8 @@
 // dicts).  Nothing dereferences a target pointer without a bound: every
 // object is checked (plausible address, its type read through ob_type,
 // sizes capped by ObjectLimits), and garbage gives nullopt / 0 with a
-// one-line problem, never a crash or an exception.
+// problem (a ReadProblem: what could not be read, and why), never a crash
+// or an exception.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 
 #include "pyhang/base/names.hpp"
 #include "pyhang/cpython/inspect.hpp"
+#include "pyhang/cpython/unread.hpp"
 #include "pyhang/target/memory.hpp"
 
 namespace pyhang::cpython {
@@ -68,7 +70,7 @@ struct PyValue {
   std::optional<double> real;            // float
   std::optional<std::string> text;       // str (at most ObjectLimits::max_string characters)
   std::optional<std::int64_t> length;    // len() of str, bytes, list, tuple, dict, set, frozenset
-  std::string problem;                   // why a part could not be read; empty when all is well
+  ReadProblem problem;                   // why a part could not be read; empty when all is well
 };
 
 class PyObjects {
@@ -83,7 +85,7 @@ class PyObjects {
   PyObjects& operator=(const PyObjects&) = delete;
 
   bool ok() const;
-  const std::string& problem() const;  // why !ok()
+  const ReadProblem& problem() const;  // why !ok()
 
   std::optional<std::string> type_name(Addr obj);
   // tp_flags of obj's type.
@@ -92,57 +94,57 @@ class PyObjects {
   std::optional<std::int64_t> basic_size(Addr obj);
   PyValue value(Addr obj);
 
-  std::optional<std::string> str(Addr obj, std::string* problem = nullptr);
+  std::optional<std::string> str(Addr obj, ReadProblem* problem = nullptr);
   // The first max_chars characters of a str of any length; *length is its len().
   std::optional<std::string> str_prefix(Addr obj, std::size_t max_chars, std::int64_t* length,
-                                        std::string* problem = nullptr);
+                                        ReadProblem* problem = nullptr);
   // The first max bytes of a bytes object; *length is its len().
   std::optional<std::vector<std::uint8_t>> bytes_prefix(Addr obj, std::size_t max, std::int64_t* length,
-                                                        std::string* problem = nullptr);
-  std::optional<std::int64_t> integer(Addr obj, std::string* problem = nullptr);  // int and bool
+                                                        ReadProblem* problem = nullptr);
+  std::optional<std::int64_t> integer(Addr obj, ReadProblem* problem = nullptr);  // int and bool
   // An int (or bool) of any size in decimal, when it has at most max_digits
   // internal digits (PyLong_SHIFT bits each); nullopt beyond, with *problem saying how many.
-  std::optional<std::string> int_decimal(Addr obj, std::size_t max_digits, std::string* problem = nullptr);
-  std::optional<double> real(Addr obj, std::string* problem = nullptr);
+  std::optional<std::string> int_decimal(Addr obj, std::size_t max_digits, ReadProblem* problem = nullptr);
+  std::optional<double> real(Addr obj, ReadProblem* problem = nullptr);
   // len() of str, bytes, list, tuple, dict, set, frozenset (and subclasses), collections.deque.
-  std::optional<std::int64_t> length(Addr obj, std::string* problem = nullptr);
+  std::optional<std::int64_t> length(Addr obj, ReadProblem* problem = nullptr);
 
   // A dict's (key, value) pairs, combined or split table, at most `max`.
-  std::vector<std::pair<Addr, Addr>> dict_items(Addr dict, std::size_t max, std::string* problem = nullptr);
+  std::vector<std::pair<Addr, Addr>> dict_items(Addr dict, std::size_t max, ReadProblem* problem = nullptr);
   // The value under the str key `key`, or 0.
-  Addr dict_get(Addr dict, std::string_view key, std::string* problem = nullptr);
+  Addr dict_get(Addr dict, std::string_view key, ReadProblem* problem = nullptr);
   // The items of a list or tuple, at most `max`.
-  std::vector<Addr> sequence_items(Addr obj, std::size_t max, std::string* problem = nullptr);
+  std::vector<Addr> sequence_items(Addr obj, std::size_t max, ReadProblem* problem = nullptr);
   // The members of a set or frozenset (its hash table's live keys), at most `max`.
-  std::vector<Addr> set_items(Addr obj, std::size_t max, std::string* problem = nullptr);
+  std::vector<Addr> set_items(Addr obj, std::size_t max, ReadProblem* problem = nullptr);
 
   // obj.__dict__[name]: instance dict at tp_dictoffset (modules too), or a
   // managed dict / inline values (3.11+); 0 when absent or unreadable.
-  Addr attribute(Addr obj, std::string_view name, std::string* problem = nullptr);
+  Addr attribute(Addr obj, std::string_view name, ReadProblem* problem = nullptr);
   // Every (name, value) of obj's attributes, as attribute() finds them, at most `max`.
-  std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, std::string* problem = nullptr);
+  std::vector<std::pair<Addr, Addr>> attributes(Addr obj, std::size_t max, ReadProblem* problem = nullptr);
   // The same for showing an instance: nullopt when its class gives it no
   // __dict__ (no tp_dictoffset, no managed dict: a class with __slots__ or
   // a built-in type); empty when it has no attributes yet, or with *problem
   // when they cannot be read.
   std::optional<std::vector<std::pair<Addr, Addr>>> instance_attributes(Addr obj, std::size_t max,
-                                                                        std::string* problem = nullptr);
+                                                                        ReadProblem* problem = nullptr);
   // The __slots__ that are set on obj, as (name, value): the object members
   // (T_OBJECT_EX) its class and their heap-type bases declare, bases first,
   // at most `max`.
-  std::vector<std::pair<std::string, Addr>> slots(Addr obj, std::size_t max, std::string* problem = nullptr);
+  std::vector<std::pair<std::string, Addr>> slots(Addr obj, std::size_t max, ReadProblem* problem = nullptr);
 
   // The dict object holding obj's attributes when there is one (a module's
   // globals, an instance dict at tp_dictoffset, a materialised managed
   // dict); 0 when the attributes live in inline values or nowhere.
-  Addr instance_dict(Addr obj, std::string* problem = nullptr);
+  Addr instance_dict(Addr obj, ReadProblem* problem = nullptr);
 
   // sys.modules of the main interpreter (interp->modules), 0 when unknown.
-  Addr sys_modules(std::string* problem = nullptr);
+  Addr sys_modules(ReadProblem* problem = nullptr);
   // sys.modules[name], 0 when not imported (problem says so).
-  Addr module(std::string_view name, std::string* problem = nullptr);
+  Addr module(std::string_view name, ReadProblem* problem = nullptr);
   // sys.modules[module].name, 0 when absent.
-  Addr module_attribute(std::string_view module, std::string_view name, std::string* problem = nullptr);
+  Addr module_attribute(std::string_view module, std::string_view name, ReadProblem* problem = nullptr);
 
  private:
   struct Impl;

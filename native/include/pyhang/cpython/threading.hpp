@@ -49,7 +49,7 @@ struct PyThreadObject {
 struct ThreadingState {
   bool imported = false;                    // threading is in sys.modules
   std::vector<PyThreadObject> threads;      // _active in its order, then _limbo
-  std::string problem;                      // one line; empty when all was read
+  ReadProblem problem;                      // what could not be read; empty when all was read
 };
 
 struct ThreadingOptions {

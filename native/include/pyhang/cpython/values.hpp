@@ -41,7 +41,7 @@ struct RenderedValue {
   std::string type;     // tp_name of its type; empty when unreadable
   std::string repr;     // the text; never empty
   bool complete = true; // false: something was truncated or unreadable
-  std::string problem;  // the first thing that could not be read; empty when all is well
+  ReadProblem problem;  // the first thing that could not be read; empty when all is well
 };
 
 class ValueRenderer {
@@ -56,7 +56,7 @@ class ValueRenderer {
   ValueRenderer& operator=(const ValueRenderer&) = delete;
 
   bool ok() const;
-  const std::string& problem() const;
+  const ReadProblem& problem() const;
 
   RenderedValue render(Addr object);
 

@@ -1,0 +1,50 @@
+"""What a CPython object or frame reader could not read, as a record: the
+native ReadProblem (pyhang/cpython/unread.hpp) that the `python`,
+`frame_locals`, `python_locks`, `asyncio`, `threading` and fork answers carry
+in their problem fields.
+
+`path` is the chain of things that led to what could not be read, outermost
+first (a frame, its code object, the code's field "name", the str it
+points to), each a ReadStep whose `part` is a model.kinds.ReadPart; `why`
+(a model.kinds.ReadWhy) says what was wrong with the last one, with the
+number, limit, address (`at`) or name it needs; `count`, when more than
+one, how many problems like it were counted.  render.unread words it.  A
+snapshot of an older pyhang holds a sentence where these hold records: it
+is kept as that string (from_data keeps strings) and shown as it is.
+"""
+from __future__ import annotations
+
+from pyhang.model.record import field, from_data, record, to_data
+
+__all__ = ["ReadStep", "ReadProblem", "read_problem", "from_data", "to_data"]
+
+
+@record(frozen=True)
+class ReadStep:
+    """One thing on the way to what could not be read."""
+    part: str                 # model.kinds.ReadPart
+    address: int = 0          # 0: none (a field, a module by name)
+    name: str = ""            # a field, key, variable, module or attribute name
+    number: int = 0           # an LWP (a thread, a thread's task list), an interpreter (its task list)
+
+
+@record
+class ReadProblem:
+    """What could not be read (`path`, outermost first) and why (native ReadProblem)."""
+    path: list[ReadStep] = field(default_factory=list)
+    why: str = ""             # model.kinds.ReadWhy
+    number: int | None = None # the value that is implausible, invalid, too many digits...
+    limit: int = 0            # the bound that was passed (reads, links, digits)
+    at: int = 0               # where a chain loops, where the read limit was reached, a futex, an owner
+    name: str = ""            # a key, a version, a type, a field
+    count: int = 0            # how many problems like it in all, when more than one was counted
+
+    __nested__ = {"path": ReadStep}
+
+
+def read_problem(data):
+    """The record of a problem field as the native module or a snapshot gives it: None, a string (an older
+    pyhang's sentence, kept as it is), a ReadProblem already, or its data."""
+    if data is None or isinstance(data, (str, ReadProblem)):
+        return data
+    return from_data(ReadProblem, data)
