@@ -86,7 +86,9 @@ py::dict state_dict(const cpython::AsyncioState& s) {
   d["imported"] = s.imported;
   d["registry"] = text(s.registry);
   d["problem"] = read_problem_dict(s.problem);
-  d["warnings"] = s.warnings;
+  py::list warnings;
+  for (const auto& w : s.warnings) warnings.append(state_warning_dict(w));
+  d["warnings"] = warnings;
   py::list tasks, loops, jobs;
   for (const auto& t : s.tasks) tasks.append(task_dict(t));
   for (const auto& l : s.loops) {

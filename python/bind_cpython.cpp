@@ -130,6 +130,36 @@ struct FramesIterator {
 
 }  // namespace
 
+py::dict state_warning_dict(const cpython::StateWarning& w) {
+  py::dict wd;
+  wd[key("kind")] = std::string(to_string(w.kind));
+  wd[key("address")] = w.address;
+  wd[key("other")] = w.other;
+  wd[key("expected")] = w.expected;
+  wd[key("number")] = w.number;
+  wd[key("count")] = w.count;
+  wd[key("text")] = w.text;
+  wd[key("text2")] = w.text2;
+  wd[key("text3")] = w.text3;
+  if (!w.notes.empty()) {
+    py::list notes;
+    for (const auto& n : w.notes) notes.append(read_problem_dict(n));
+    wd[key("notes")] = std::move(notes);
+  }
+  if (!w.changes.empty()) {
+    py::list changes;
+    for (const auto& c : w.changes) {
+      py::dict cd;
+      cd[key("name")] = c.name;
+      cd[key("was")] = c.was;
+      cd[key("now")] = c.now;
+      changes.append(cd);
+    }
+    wd[key("changes")] = std::move(changes);
+  }
+  return wd;
+}
+
 py::object read_problem_dict(const cpython::ReadProblem& p) {
   if (p.empty()) return py::none();
   py::list path;
@@ -205,24 +235,7 @@ py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::Pyt
   d[key("gils")] = gils;
   d[key("threads")] = threads;
   py::list warnings;
-  for (const auto& w : s.warnings) {
-    py::dict wd;
-    wd[key("kind")] = std::string(to_string(w.kind));
-    wd[key("address")] = w.address;
-    wd[key("other")] = w.other;
-    wd[key("expected")] = w.expected;
-    wd[key("number")] = w.number;
-    wd[key("count")] = w.count;
-    wd[key("text")] = w.text;
-    wd[key("text2")] = w.text2;
-    wd[key("text3")] = w.text3;
-    if (!w.notes.empty()) {
-      py::list notes;
-      for (const auto& n : w.notes) notes.append(read_problem_dict(n));
-      wd[key("notes")] = std::move(notes);
-    }
-    warnings.append(wd);
-  }
+  for (const auto& w : s.warnings) warnings.append(state_warning_dict(w));
   d[key("warnings")] = warnings;
   return d;
 }

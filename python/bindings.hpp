@@ -14,6 +14,7 @@
 namespace pyhang::cpython {
 class PyObjects;
 struct ReadProblem;
+struct StateWarning;
 }
 namespace pyhang::nptl {
 struct DescriptorsIssue;
@@ -61,6 +62,9 @@ pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
 // name, count} (model.unread.ReadProblem's data), or None when all was read.  Defined in
 // python/bind_cpython.cpp.
 pybind11::object read_problem_dict(const cpython::ReadProblem& problem);
+// An interpreter warning (cpython::StateWarning) as {kind, address, other, expected, number, count, text,
+// text2, text3[, notes][, changes]}.
+pybind11::dict state_warning_dict(const cpython::StateWarning& w);
 
 // Why pthread_t cannot be mapped to TIDs {kind, library, tried, unopened,
 // tid}, or None.  Defined in python/bind_locks.cpp.

@@ -20,10 +20,10 @@ def task(addr, name, awaits=None, children=(), completes=(), state="pending"):
             "completes": [{"object": c, "type": "_GatheringFuture"} for c in completes]}
 
 
-def report_of(tasks, loops=None):
+def report_of(tasks, loops=None, warnings=()):
     snap = ProcessSnapshot(target=TargetInfo(kind="core"), python=from_data(PythonState, {"status": "ok", "threads": []}),
                            asyncio=from_data(AsyncioState, {
-                               "imported": True, "tasks": tasks, "jobs": [],
+                               "imported": True, "tasks": tasks, "jobs": [], "warnings": list(warnings),
                                "loops": loops if loops is not None else [{"loop": 0x1000}]}))
     rep = analysis.build_report(snap)
     harness.validated_report(render_json.to_json(rep))
@@ -83,3 +83,15 @@ def test_a_loop_blocked_in_a_system_call_names_the_call():
     assert ", waiting in the clock_nanosleep system call;" in text and "syscall" not in text, text
     facts["wait_call"] = None
     assert ", waiting in a system call;" in loop_blocked_text(facts, lambda tid: "T", lambda kind, address: kind)
+
+
+def test_tasks_read_with_the_targets_own_asyncio_offsets_are_reported_with_a_warning_saying_so():
+    # GIVEN the reader found the target's _AsyncioDebug placing a task's name elsewhere than pyhang's row
+    differ = {"kind": "asyncio-debug-differ", "address": 0x7f00, "other": 0, "expected": 0, "number": 0, "count": 0,
+              "text": "3.14", "text2": "", "text3": "_AsyncioDebug",
+              "changes": [{"name": "task_name", "was": 136, "now": 144}]}
+    rep = report_of([task(0x10, "a")], warnings=[differ])
+    # THEN the report says so among its warnings, in text and JSON
+    said = "asyncio: the target's _AsyncioDebug differ from the 3.14 row in task_name 136->144; using the target's"
+    assert "warning: " + said in render_text(rep)
+    assert said in render_json.to_json(rep)["warnings"]

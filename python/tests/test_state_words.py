@@ -8,7 +8,7 @@ from pyhang.model import kinds
 from pyhang.render.target import warning_text
 
 EXAMPLE = {"address": 0x1000, "other": 0x2000, "expected": 0x3000, "number": 7, "count": 0, "text": "3.16.0",
-           "text2": "3.16", "text3": "3.15.2"}
+           "text2": "3.16", "text3": "3.15.2", "changes": [{"name": "task_node", "was": 152, "now": 176}]}
 
 
 def members():
@@ -50,3 +50,18 @@ def test_the_gil_decoders_notes_are_problems_worded_after_what_was_not_decoded()
     older = dict(w, text2="mutex", text3="GIL decode: function budget exhausted", notes=None)
     assert warning_text(older) == ("could not decode the GIL's mutex in /lib/libpython3.6m.so; threads waiting for the "
                                    "GIL will not be recognised; GIL decode: function budget exhausted")
+
+
+def test_asyncios_own_debug_offsets_are_worded_with_the_struct_the_fields_and_the_row():
+    base = {"address": 0x7f00, "other": 0, "expected": 0, "count": 168, "text": "3.14", "text2": "task_coro",
+            "text3": "_AsyncioDebug"}
+    assert warning_text(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_IMPLAUSIBLE, number=500)) == \
+        "asyncio: _AsyncioDebug at 0x7f00 implausible (task_coro 500 outside its struct of 168 bytes); using the 3.14 row"
+    assert warning_text(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_IMPLAUSIBLE, number=-1)) == \
+        "asyncio: _AsyncioDebug at 0x7f00 implausible (task_coro unreadable); using the 3.14 row"
+    assert warning_text(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_UNREADABLE, number=0)) == \
+        "asyncio: _AsyncioDebug at 0x7f00 unreadable; using the 3.14 row"
+    differ = dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_DIFFER, number=0, text3="_Py_DebugOffsets",
+                  changes=[{"name": "gi_iframe", "was": 72, "now": 88}, {"name": "gi_frame_state", "was": 67, "now": 66}])
+    assert warning_text(differ) == ("asyncio: the target's _Py_DebugOffsets differ from the 3.14 row in gi_iframe "
+                                    "72->88, gi_frame_state 67->66; using the target's")

@@ -2,6 +2,7 @@
 #include "cpython/asyncio_debug.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "cpython/internal.hpp"
@@ -24,12 +25,11 @@ struct DebugValue {
   std::int64_t Into::*field;
 };
 
-// The differences of `taken` from `was`, as "name old->new".
+// The differences of `taken` from `was`.
 template <class Into, std::size_t N>
-void diff(const DebugValue<Into> (&values)[N], const Into& was, const Into& taken, std::vector<std::string>& out) {
+void diff(const DebugValue<Into> (&values)[N], const Into& was, const Into& taken, std::vector<FieldChange>& out) {
   for (const auto& v : values)
-    if (was.*v.field != taken.*v.field)
-      out.push_back(std::string(v.name) + " " + std::to_string(was.*v.field) + "->" + std::to_string(taken.*v.field));
+    if (was.*v.field != taken.*v.field) out.push_back({v.name, was.*v.field, taken.*v.field});
 }
 
 // Where an offset may lie: from `floor` (past an object's header) to
@@ -40,34 +40,56 @@ struct Bounds {
   std::uint64_t width = 8;
 };
 
-// Sets each of `values` from the struct `d`.  Empty, or what the first
-// value missing or out of bounds is.
+// A value of a debug-offsets struct that cannot be used: its name, the
+// value (-1: unreadable) and the size of the struct it must lie in.
+struct Refused {
+  std::string name;
+  std::int64_t value = -1;
+  std::uint64_t bound = 0;
+};
+
+// Sets each of `values` from the struct `d`; the first value missing or out
+// of bounds, if one is.
 template <class Into, std::size_t N>
-std::string take(const RemoteStruct& d, const DebugValue<Into> (&values)[N], Bounds b, Into& into) {
+std::optional<Refused> take(const RemoteStruct& d, const DebugValue<Into> (&values)[N], Bounds b, Into& into) {
   for (const auto& v : values) {
     auto value = d.get<std::uint64_t>(v.at);
-    if (!value) return std::string(v.name) + " unreadable";
+    if (!value) return Refused{v.name, -1, b.bound};
     if (*value < b.floor || *value + b.width > b.bound)
-      return std::string(v.name) + " " + std::to_string(*value) + " outside its struct of " + std::to_string(b.bound) +
-             " bytes";
+      return Refused{v.name, static_cast<std::int64_t>(*value), b.bound};
     into.*v.field = static_cast<std::int64_t>(*value);
   }
-  return {};
+  return std::nullopt;
+}
+
+// The warnings of a target's debug-offsets struct `what` against the row of `al`'s version.
+StateWarning asyncio_warning(StateProblem kind, const char* what, const AsyncioLayout& al, Addr at = 0) {
+  StateWarning w;
+  w.kind = kind;
+  w.address = at;
+  w.text = std::to_string(al.major) + "." + std::to_string(al.minor);
+  w.text3 = what;
+  return w;
+}
+
+StateWarning refused(const char* what, const AsyncioLayout& al, Addr at, const Refused& r) {
+  StateWarning w = asyncio_warning(StateProblem::AsyncioDebugImplausible, what, al, at);
+  w.text2 = r.name;
+  w.number = r.value;
+  w.count = static_cast<std::int64_t>(r.bound);
+  return w;
 }
 
 // The size of a PyObject header: no field of an object's own lies before it.
 constexpr std::uint64_t kObjectHeader = 16;
-
-std::string version_name(const AsyncioLayout& al) {
-  return std::to_string(al.major) + "." + std::to_string(al.minor);
-}
 
 // _Py_DebugOffsets (3.14+): the generator fields and llist_node.next, which
 // the generated layout locates in _PyRuntime but does not take itself.  The
 // target's values win; a struct without its cookie, or values beyond their
 // struct, leave the row as it is.
 void apply_runtime_offsets(MemoryReader& mem, const PythonState& state, const Layout& l, AsyncioLayout& al,
-                           std::vector<std::string>& warnings) {
+                           std::vector<StateWarning>& warnings) {
+  constexpr const char* kWhat = "_Py_DebugOffsets";
   if (!state.runtime || !l.has(l.dbg_gen_iframe) || !l.has(l.dbg_gen_size) || !l.has(l.dbg_size)) return;
   RemoteStruct d;
   if (!d.load(mem, state.runtime, static_cast<std::size_t>(l.dbg_size))) return;
@@ -78,24 +100,16 @@ void apply_runtime_offsets(MemoryReader& mem, const PythonState& state, const La
                                           {"gi_frame_state", l.dbg_gen_frame_state, &AsyncioLayout::gen_frame_state}};
   AsyncioLayout taken = al;
   auto size = d.get<std::uint64_t>(l.dbg_gen_size).value_or(0);
-  if (std::string why = take(d, gen, {kObjectHeader, std::min<std::uint64_t>(size, 1 << 16), 1}, taken); !why.empty()) {
-    warnings.push_back("asyncio: _Py_DebugOffsets gen_object implausible (" + why + "); using the " +
-                       version_name(al) + " row");
+  if (auto r = take(d, gen, {kObjectHeader, std::min<std::uint64_t>(size, 1 << 16), 1}, taken)) {
+    warnings.push_back(refused(kWhat, al, state.runtime, *r));
     return;
   }
-  if (l.has(l.dbg_llist_next)) {
-    const DebugValue<AsyncioLayout> next[] = {{"llist_node.next", l.dbg_llist_next, &AsyncioLayout::llist_next}};
-    if (!take(d, next, {0, 16, 8}, taken).empty()) taken.llist_next = al.llist_next;
-  }
-  std::vector<std::string> diffs;
-  diff(gen, al, taken, diffs);
-  if (taken.llist_next != al.llist_next) diffs.push_back("llist_node.next");
-  if (!diffs.empty()) {
-    std::string line;
-    for (const auto& d : diffs) line += (line.empty() ? "" : ", ") + d;
-    warnings.push_back("asyncio: the target's _Py_DebugOffsets differ from the " + version_name(al) + " row in " +
-                       line + "; using the target's");
-  }
+  const DebugValue<AsyncioLayout> next[] = {{"llist_node.next", l.dbg_llist_next, &AsyncioLayout::llist_next}};
+  if (l.has(l.dbg_llist_next) && take(d, next, {0, 16, 8}, taken)) taken.llist_next = al.llist_next;
+  StateWarning w = asyncio_warning(StateProblem::AsyncioDebugDiffer, kWhat, al, state.runtime);
+  diff(gen, al, taken, w.changes);
+  diff(next, al, taken, w.changes);
+  if (!w.changes.empty()) warnings.push_back(std::move(w));
   al = taken;
 }
 
@@ -104,13 +118,13 @@ void apply_runtime_offsets(MemoryReader& mem, const PythonState& state, const La
 // interpreter keep their task lists.  The target's values win, a warning
 // naming each that differs; values beyond their struct leave the row and
 // the generated layout as they are, with a warning.
-void apply_asyncio_debug(MemoryReader& mem, Addr at, Effective& e, std::vector<std::string>& warnings) {
+void apply_asyncio_debug(MemoryReader& mem, Addr at, Effective& e, std::vector<StateWarning>& warnings) {
+  constexpr const char* kWhat = "_AsyncioDebug";
   const AsyncioDebugMap* m = e.al.debug;
   if (!at || !m) return;
-  const std::string row = version_name(e.al) + " row";
   RemoteStruct d;
   if (!d.load(mem, at, static_cast<std::size_t>(m->size))) {
-    warnings.push_back("asyncio: _AsyncioDebug at " + hex(at) + " unreadable; using the " + row);
+    warnings.push_back(asyncio_warning(StateProblem::AsyncioDebugUnreadable, kWhat, e.al, at));
     return;
   }
   const DebugValue<AsyncioLayout> task[] = {{"task_name", m->task_name, &AsyncioLayout::task_name},
@@ -120,39 +134,33 @@ void apply_asyncio_debug(MemoryReader& mem, Addr at, Effective& e, std::vector<s
   const DebugValue<TaskLists> tstate[] = {
       {"asyncio_running_loop", m->tstate_running_loop, &TaskLists::tstate_running_loop},
       {"asyncio_running_task", m->tstate_running_task, &TaskLists::tstate_running_task},
-      {"thread asyncio_tasks_head", m->tstate_tasks_head, &TaskLists::tstate_tasks_head}};
+      {"asyncio_tasks_head", m->tstate_tasks_head, &TaskLists::tstate_tasks_head}};
   const DebugValue<TaskLists> interp[] = {
-      {"interpreter asyncio_tasks_head", m->interp_tasks_head, &TaskLists::interp_tasks_head}};
+      {"interpreter.asyncio_tasks_head", m->interp_tasks_head, &TaskLists::interp_tasks_head}};
+  const DebugValue<AsyncioLayout> size[] = {{"task_size", m->task_size, &AsyncioLayout::task_size}};
   Effective taken = e;
-  auto task_size = d.get<std::uint64_t>(m->task_size).value_or(0);
-  std::string why = task_size < 16 || task_size > 4096 ? "TaskObj size " + std::to_string(task_size) : "";
-  taken.al.task_size = static_cast<std::int64_t>(task_size);
-  if (why.empty()) why = take(d, task, {kObjectHeader, task_size, 1}, taken.al);
-  if (why.empty()) why = take(d, tstate, {0, d.get<std::uint64_t>(m->tstate_size).value_or(0), 16}, taken.lists);
-  if (why.empty()) why = take(d, interp, {0, d.get<std::uint64_t>(m->interp_size).value_or(0), 16}, taken.lists);
-  if (!why.empty()) {
-    warnings.push_back("asyncio: _AsyncioDebug at " + hex(at) + " implausible (" + why + "); using the " + row);
+  auto task_size = static_cast<std::uint64_t>(d.get<std::uint64_t>(m->task_size).value_or(0));
+  auto r = take(d, size, {16, 4096 + 8, 8}, taken.al);   // TaskObj: 16 to 4096 bytes
+  if (!r) r = take(d, task, {kObjectHeader, task_size, 1}, taken.al);
+  if (!r) r = take(d, tstate, {0, d.get<std::uint64_t>(m->tstate_size).value_or(0), 16}, taken.lists);
+  if (!r) r = take(d, interp, {0, d.get<std::uint64_t>(m->interp_size).value_or(0), 16}, taken.lists);
+  if (r) {
+    warnings.push_back(refused(kWhat, e.al, at, *r));
     return;
   }
-  std::vector<std::string> diffs;
-  if (taken.al.task_size != e.al.task_size)
-    diffs.push_back("task_size " + std::to_string(e.al.task_size) + "->" + std::to_string(taken.al.task_size));
-  diff(task, e.al, taken.al, diffs);
-  diff(tstate, e.lists, taken.lists, diffs);
-  diff(interp, e.lists, taken.lists, diffs);
-  if (!diffs.empty()) {
-    std::string line;
-    for (const auto& x : diffs) line += (line.empty() ? "" : ", ") + x;
-    warnings.push_back("asyncio: the target's _AsyncioDebug differ from the " + row + " in " + line +
-                       "; using the target's (fields it does not cover come from the row)");
-  }
+  StateWarning w = asyncio_warning(StateProblem::AsyncioDebugDiffer, kWhat, e.al, at);
+  diff(size, e.al, taken.al, w.changes);
+  diff(task, e.al, taken.al, w.changes);
+  diff(tstate, e.lists, taken.lists, w.changes);
+  diff(interp, e.lists, taken.lists, w.changes);
+  if (!w.changes.empty()) warnings.push_back(std::move(w));
   e = taken;
 }
 
 }  // namespace
 
 Effective effective(MemoryReader& mem, const PythonState& state, const Layout& l, const AsyncioLayout& row,
-                    Addr asyncio_debug, std::vector<std::string>& warnings) {
+                    Addr asyncio_debug, std::vector<StateWarning>& warnings) {
   Effective e{row, {l.tstateimpl_asyncio_tasks_head, l.tstateimpl_asyncio_running_loop,
                     l.tstateimpl_asyncio_running_task, l.interp_asyncio_tasks_head}};
   apply_runtime_offsets(mem, state, l, e.al, warnings);

@@ -33,8 +33,8 @@ struct Effective {
 
 // The row and lists for `state`, corrected by the target's debug offsets
 // (`asyncio_debug`: its _AsyncioDebug, 0 when none); what differs or could
-// not be used is said in `warnings`.
+// not be used is said in `warnings` (StateProblem::AsyncioDebug*).
 Effective effective(MemoryReader& mem, const PythonState& state, const Layout& l, const AsyncioLayout& row,
-                    Addr asyncio_debug, std::vector<std::string>& warnings);
+                    Addr asyncio_debug, std::vector<StateWarning>& warnings);
 
 }  // namespace pyhang::cpython::detail

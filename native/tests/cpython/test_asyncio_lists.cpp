@@ -210,9 +210,13 @@ TEST_CASE("3.14+: the target's _AsyncioDebug wins over the table: tasks whose na
     CHECK(out.tasks[0].name == "moved-0");
     CHECK(out.tasks[1].name == "moved-1");
     REQUIRE(out.warnings.size() == 1);
-    CHECK(out.warnings[0] == "asyncio: the target's _AsyncioDebug differ from the 3." + std::to_string(minor) +
-                                 " row in task_size 168->200, task_name 136->144, task_is_task 108->111, task_node "
-                                 "152->176; using the target's (fields it does not cover come from the row)");
+    const auto& w = out.warnings[0];
+    CHECK(w.kind == StateProblem::AsyncioDebugDiffer);
+    CHECK(w.address == opts.asyncio_debug);
+    CHECK(w.text == "3." + std::to_string(minor));
+    CHECK(w.text3 == "_AsyncioDebug");
+    CHECK(w.changes == std::vector<FieldChange>{{"task_size", 168, 200}, {"task_name", 136, 144},
+                                                {"task_is_task", 108, 111}, {"task_node", 152, 176}});
     // Read with the table alone, the first node is no task's.
     auto alone = asyncio_state(mem, st);
     CHECK(alone.tasks.empty());
@@ -239,15 +243,19 @@ TEST_CASE("3.14+: an _AsyncioDebug whose offsets lie outside their structs is no
     REQUIRE(out.tasks.size() == 1);
     CHECK(out.tasks[0].name == "kept");
     REQUIRE(out.warnings.size() == 1);
-    CHECK(out.warnings[0] == "asyncio: _AsyncioDebug at " + hex(opts.asyncio_debug) +
-                                 " implausible (task_coro 500 outside its struct of 168 bytes); using the 3." +
-                                 std::to_string(minor) + " row");
+    CHECK(out.warnings[0].kind == StateProblem::AsyncioDebugImplausible);
+    CHECK(out.warnings[0].address == opts.asyncio_debug);
+    CHECK(out.warnings[0].text == "3." + std::to_string(minor));
+    CHECK(out.warnings[0].text2 == "task_coro");
+    CHECK(out.warnings[0].number == 500);
+    CHECK(out.warnings[0].count == 168);
     // Unmapped: the same, said as unreadable.
     opts.asyncio_debug = Image::kUnmapped;
     out = asyncio_state(mem, st, opts);
     REQUIRE(out.tasks.size() == 1);
     REQUIRE(out.warnings.size() == 1);
-    CHECK(out.warnings[0].find("unreadable; using the 3.") != std::string::npos);
+    CHECK(out.warnings[0].kind == StateProblem::AsyncioDebugUnreadable);
+    CHECK(out.warnings[0].address == Image::kUnmapped);
   }
 }
 
@@ -275,8 +283,9 @@ TEST_CASE("3.14+: _Py_DebugOffsets' gen_object place a coroutine's frame and sta
     CHECK(out.tasks[0].stack[0].function == "fetch");
     CHECK(out.tasks[0].stack[0].line == 42);
     REQUIRE(out.warnings.size() == 1);
-    CHECK(out.warnings[0] == "asyncio: the target's _Py_DebugOffsets differ from the 3." + std::to_string(minor) +
-                                 " row in gi_iframe 72->88, gi_frame_state 67->66; using the target's");
+    CHECK(out.warnings[0].kind == StateProblem::AsyncioDebugDiffer);
+    CHECK(out.warnings[0].text3 == "_Py_DebugOffsets");
+    CHECK(out.warnings[0].changes == std::vector<FieldChange>{{"gi_iframe", 72, 88}, {"gi_frame_state", 67, 66}});
   }
 }
 

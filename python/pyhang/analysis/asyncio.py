@@ -175,6 +175,7 @@ def analyse(report, snapshot):
     if state is None:
         return
     report.asyncio = []
+    report.warnings += state.warnings   # its objects were read otherwise than pyhang's own row says
     if not state.imported:
         return
     facts = _Facts(state)

@@ -88,7 +88,9 @@ class AsyncioState:
     imported: bool = False
     registry: str | None = None       # where the tasks were found
     problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
-    warnings: list[str] = field(default_factory=list)
+    # how the C objects were read differently from pyhang's own row: the native reader's warnings
+    # ({kind: model.kinds.StateWarning asyncio-debug-*, ...}, worded by render.interpreter)
+    warnings: list = field(default_factory=list)
     tasks: list[TaskFacts] = field(default_factory=list)
     loops: list[LoopFacts] = field(default_factory=list)
     jobs: list[ExecutorJob] = field(default_factory=list)

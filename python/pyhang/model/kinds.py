@@ -536,6 +536,9 @@ class StateWarning:
     NO_RUNTIME = "no-runtime"
     FREE_THREADED = "free-threaded"
     DEBUG_OFFSETS_DIFFER = "debug-offsets-differ"
+    ASYNCIO_DEBUG_UNREADABLE = "asyncio-debug-unreadable"     # text3 (a struct) at address; text: the row's version
+    ASYNCIO_DEBUG_IMPLAUSIBLE = "asyncio-debug-implausible"   # text3's text2 = number (-1: unreadable), count bytes
+    ASYNCIO_DEBUG_DIFFER = "asyncio-debug-differ"             # text3 differs from the row in changes
 
 
 class ReadPart:

@@ -73,6 +73,13 @@ _WORDS = {
     S.DEBUG_OFFSETS_DIFFER: lambda w: (
         "layout: the target's _Py_DebugOffsets differ from the generated %s table in %d fields (%s%s); using the "
         "target's" % (w["text3"], w["number"], w["text"], ", ..." if w["number"] > 6 else "")),
+    S.ASYNCIO_DEBUG_UNREADABLE: lambda w: "asyncio: %s at 0x%x unreadable; using the %s row" % (
+        w["text3"], w["address"], w["text"]),
+    S.ASYNCIO_DEBUG_IMPLAUSIBLE: lambda w: "asyncio: %s at 0x%x implausible (%s); using the %s row" % (
+        w["text3"], w["address"], "%s unreadable" % w["text2"] if w["number"] < 0 else
+        "%s %d outside its struct of %d bytes" % (w["text2"], w["number"], w["count"]), w["text"]),
+    S.ASYNCIO_DEBUG_DIFFER: lambda w: "asyncio: the target's %s differ from the %s row in %s; using the target's" % (
+        w["text3"], w["text"], ", ".join("%s %d->%d" % (c["name"], c["was"], c["now"]) for c in w["changes"])),
 }
 
 

@@ -144,10 +144,10 @@ struct AsyncioState {
   std::vector<PyLoopInfo> loops;
   std::vector<PyExecutorJob> jobs;
   ReadProblem problem;                  // what could not be read; empty when all was read
-  // One line each: how the C objects were read differently from the
-  // hand-written table (the target's _AsyncioDebug or _Py_DebugOffsets
-  // differ from it, or were unusable).
-  std::vector<std::string> warnings;
+  // How the C objects were read differently from the hand-written table
+  // (the target's _AsyncioDebug or _Py_DebugOffsets differ from it, or
+  // were unusable): StateProblem::AsyncioDebug* warnings.
+  std::vector<StateWarning> warnings;
 };
 
 struct AsyncioOptions {

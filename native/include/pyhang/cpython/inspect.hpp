@@ -163,9 +163,14 @@ enum class StateProblem : std::uint8_t {
   FreeThreaded,           // a free-threaded build of CPython `text2` (refused: only GIL builds are read)
   DebugOffsetsDiffer,     // they differ from the generated `text3` table in `number` fields (`text`: the first,
                           // "old->new"): the target's are used
+  // asyncio's reader (3.14+) corrected by the target's own `text3` (_AsyncioDebug, or the generator fields of
+  // _Py_DebugOffsets), against the hand-written row for CPython `text`:
+  AsyncioDebugUnreadable,   // `text3` at `address` unreadable: the row used
+  AsyncioDebugImplausible,  // `text3`'s `text2` (`number`; -1: unreadable) beyond its struct of `count` bytes: the row
+  AsyncioDebugDiffer,       // `text3` differs from the row in `changes`: the target's used
 };
 
-inline constexpr std::array<Named<StateProblem>, 31> kStateProblemNames{{
+inline constexpr std::array<Named<StateProblem>, 34> kStateProblemNames{{
     {StateProblem::NoLayoutTable, "no-layout-table"},
     {StateProblem::DebugOffsetsOnly, "debug-offsets-only"},
     {StateProblem::RuntimeUnreadable, "runtime-unreadable"},
@@ -197,15 +202,27 @@ inline constexpr std::array<Named<StateProblem>, 31> kStateProblemNames{{
     {StateProblem::NoRuntime, "no-runtime"},
     {StateProblem::FreeThreaded, "free-threaded"},
     {StateProblem::DebugOffsetsDiffer, "debug-offsets-differ"},
+    {StateProblem::AsyncioDebugUnreadable, "asyncio-debug-unreadable"},
+    {StateProblem::AsyncioDebugImplausible, "asyncio-debug-implausible"},
+    {StateProblem::AsyncioDebugDiffer, "asyncio-debug-differ"},
 }};
 constexpr std::string_view to_string(StateProblem p) { return name_in(kStateProblemNames, p); }
+
+// A field a target's own debug-offsets struct gives another value than the
+// table pyhang has (`was`) for it (`now`, which is used).
+struct FieldChange {
+  std::string name;
+  std::int64_t was = 0, now = 0;
+  bool operator==(const FieldChange&) const = default;
+};
 
 struct StateWarning {
   StateProblem kind = StateProblem::NoLayoutTable;
   Addr address = 0, other = 0, expected = 0;
   std::int64_t number = 0, count = 0;
   std::string text, text2, text3;
-  std::vector<ReadProblem> notes;  // GilStaticsUndecoded: what the decoder found wrong
+  std::vector<ReadProblem> notes;    // GilStaticsUndecoded: what the decoder found wrong
+  std::vector<FieldChange> changes;  // AsyncioDebugDiffer: each field that differs
 };
 
 struct PythonState {
