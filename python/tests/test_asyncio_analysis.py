@@ -95,3 +95,16 @@ def test_tasks_read_with_the_targets_own_asyncio_offsets_are_reported_with_a_war
     said = "asyncio: the target's _AsyncioDebug differ from the 3.14 row in task_name 136->144; using the target's"
     assert "warning: " + said in render_text(rep)
     assert said in render_json.to_json(rep)["warnings"]
+
+
+def test_asyncio_facts_read_in_part_are_a_warning_never_a_silent_gap():
+    # GIVEN the reader stopped in a thread's task list, which loops
+    loops = {"path": [{"part": "thread-task-list", "address": 0x5000, "name": "", "number": 77}], "why": "loops",
+             "number": 0, "limit": 0, "at": 0x5010, "name": "", "count": 0}
+    snap = ProcessSnapshot(target=TargetInfo(kind="core"), python=from_data(PythonState, {"status": "ok", "threads": []}),
+                           asyncio=from_data(AsyncioState, {"imported": True, "tasks": [task(0x10, "a")], "jobs": [],
+                                                            "loops": [{"loop": 0x1000}], "problem": loops}))
+    rep = analysis.build_report(snap)
+    # THEN the report says asyncio was read in part, and where it stopped
+    said = [w for w in render_json.to_json(rep)["warnings"] if w.startswith("asyncio's tasks could not all be read")]
+    assert len(said) == 1 and "0x5010" in said[0], render_json.to_json(rep)["warnings"]

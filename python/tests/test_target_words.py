@@ -9,8 +9,9 @@ import _pyhang_native as native
 from pyhang.model import kinds
 from pyhang.render.target import object_problem_text, reader_error_text, reader_failure, warning_text
 
-EXAMPLE = {"path": "/tmp/core.1", "number": 3, "other": 8, "text": "no .dynsym", "other_text": "ab12", "given": "/usr/bin/python3",
-           "tids": [11, 12], "tid": 11, "call": "write", "fd": 2, "what": "pipe"}
+EXAMPLE = {"path": "/tmp/core.1", "number": 3, "other": 8, "text": "no .dynsym", "other_text": "ab12",
+           "problem": "list at 0x10 unreadable", "given": "/usr/bin/python3", "tids": [11, 12], "tid": 11,
+           "call": "write", "fd": 2, "what": "pipe"}
 
 
 def members():

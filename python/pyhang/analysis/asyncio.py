@@ -15,7 +15,7 @@ import re
 
 from pyhang.model.asyncio_facts import LoopFacts
 from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, FutureState, GilState, OwnerSource, VerdictKind, \
-    WaitKind
+    TargetWarning, WaitKind
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict
 from pyhang.model.waits import ApiDetail, syscall_of
 
@@ -176,8 +176,10 @@ def analyse(report, snapshot):
         return
     report.asyncio = []
     report.warnings += state.warnings   # its objects were read otherwise than pyhang's own row says
-    if not state.imported:
+    if not state.imported:   # (its problem then says only that)
         return
+    if state.problem:
+        report.warnings.append({"kind": TargetWarning.ASYNCIO_INCOMPLETE, "problem": state.problem})
     facts = _Facts(state)
     loops = {}
     for raw in state.loops:

@@ -23,7 +23,7 @@ from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
 from pyhang.model import snapshot as snapshots
 from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
-from pyhang.model.kinds import GilState, HazardKind, PythonStatus, severity
+from pyhang.model.kinds import GilState, HazardKind, PythonStatus, TargetWarning, severity
 from pyhang.model.report import Report, ThreadReport
 from pyhang.model.unread import read_problem
 
@@ -53,6 +53,8 @@ def threads(snapshot, view=None):
     bases = locks.sorted_bases(locks.thread_bases(snapshot.threads))
     holder = gil_holder(view)
     python_threads = PythonThreads(snapshot.threading, view)
+    if snapshot.threading is not None and snapshot.threading.imported and snapshot.threading.problem:
+        report.warnings.append({"kind": TargetWarning.THREADING_INCOMPLETE, "problem": snapshot.threading.problem})
     gil_states = {}
     for snap in snapshot.threads:
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem,

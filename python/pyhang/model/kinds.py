@@ -472,6 +472,9 @@ class TargetWarning:
     NOT_STOPPED = "not-stopped"                     # read without stopping the process
     NOT_STOPPED_FOR_TRANSFER = "not-stopped-for-transfer"   # tid, call, fd, what: a stop would cut it short
     GIL_MOVED = "gil-moved"                         # the GIL changed hands between two reads
+    # the analysis's own: a fact it asked for was read in part (problem: a model.unread.ReadProblem)
+    THREADING_INCOMPLETE = "threading-incomplete"   # threading's Thread objects
+    ASYNCIO_INCOMPLETE = "asyncio-incomplete"       # asyncio's tasks and loops
 
 
 

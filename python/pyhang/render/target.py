@@ -7,6 +7,7 @@ import os
 
 from pyhang.model.kinds import ReaderFailure, TargetWarning
 from pyhang.render.interpreter import state_warning_text
+from pyhang.render.unread import unread_text
 
 _WORDS = {
     TargetWarning.SYMBOLS_UNREADABLE: lambda w: "cannot read symbols of %s: %s" % (w["path"], object_problem_text(w)),
@@ -35,6 +36,12 @@ _WORDS = {
         "not stopped because LWP %d is inside %s on fd %d (%s): a stop would cut the transfer short and the "
         "program could lose what it had not written yet (--stop stops it anyway)" % (
             w["tid"], w["call"], w["fd"], w["what"])),
+    TargetWarning.THREADING_INCOMPLETE: lambda w: (
+        "threading's Thread objects could not all be read (%s): thread names and joins may be missing"
+        % unread_text(w["problem"])),
+    TargetWarning.ASYNCIO_INCOMPLETE: lambda w: (
+        "asyncio's tasks could not all be read (%s): tasks and what they await may be missing"
+        % unread_text(w["problem"])),
     TargetWarning.GIL_MOVED: lambda w: ("the GIL changed hands while the process was read without stopping it: "
                                         "which thread holds it is not known"),
 }
