@@ -225,6 +225,8 @@ py::dict state_dict(const std::shared_ptr<const void>& owner, const cpython::Pyt
   d[key("patch")] = s.patch;
   d[key("library")] = s.library;
   d[key("layout")] = s.layout;
+  d[key("layout_basis")] = std::string(to_string(s.layout_basis));
+  d[key("layout_debug_offsets")] = s.layout_debug_offsets;
   d[key("free_threaded")] = s.free_threaded;
   d[key("runtime")] = s.runtime;
   d[key("gc_collecting")] = s.gc_collecting ? py::object(py::bool_(*s.gc_collecting)) : py::object(py::none());
@@ -268,6 +270,8 @@ void register_cpython(py::module_& m) {
   bind_enum(m, "ReadPart", cpython::kReadPartNames,
             "One step on the way to what a CPython reader could not read (a problem's 'path' parts).");
   bind_enum(m, "ReadWhy", cpython::kReadWhyNames, "Why a CPython reader could not read something (a problem's 'why').");
+  bind_enum(m, "LayoutBasis", cpython::kLayoutBasisNames,
+            "How the layout table an interpreter was read with relates to its release (python_state()['layout_basis']).");
   bind_enum(m, "StateProblem", cpython::kStateProblemNames,
             "What about the interpreter's state could not be read or trusted (python_state()['warnings'][i]['kind']: "
             "{kind, address, other, expected, number, count, text, text2, text3, and for gil-statics-undecoded notes: "

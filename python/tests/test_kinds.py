@@ -39,6 +39,7 @@ def test_future_states_are_the_native_name_table():
     assert values(kinds.LockFound) == texts(native.LockFound)
     assert values(kinds.ForkProblem) == texts(native.ForkProblem)
     assert values(kinds.PyLockFound) == texts(native.PyLockFound)
+    assert values(kinds.LayoutBasis) == texts(native.LayoutBasis)
 
 
 def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():

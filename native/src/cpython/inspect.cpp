@@ -58,13 +58,12 @@ PythonState inspect(Target& target, const std::optional<Located>& loc, const Opt
   // (back-pointers, GIL word, type names).  A newer minor than every table
   // is read through its _Py_DebugOffsets alone, the rest assumed unchanged.
   if (layout->stand_in && st.effective_layout) {
-    st.layout += " (standing in for " + loc->version + ")";
+    st.layout_basis = LayoutBasis::StandIn;
     st.warnings.push_back({StateProblem::DebugOffsetsOnly, 0, 0, 0, 0, 0, loc->version, layout->generated_from, {}});
   } else if (loc->patch >= 0 && loc->patch != layout->patch) {
     std::string also = layout->also_probed;
     bool probed = ("," + also + ",").find("," + loc->version + ",") != std::string::npos;
-    st.layout += probed ? " (headers of " + loc->version + " probed identical)"
-                        : " (" + loc->version + " not probed; run-time checks only)";
+    st.layout_basis = probed ? LayoutBasis::ProbedIdentical : LayoutBasis::NotProbed;
   }
   st.version = loc->version;
   st.major = loc->major, st.minor = loc->minor, st.patch = loc->patch;

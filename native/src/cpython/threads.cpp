@@ -186,7 +186,7 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
     if (effective.refused) st.warnings.push_back(*effective.refused);
     return st;
   }
-  if (effective.debug_offsets) st.layout += " + _Py_DebugOffsets";
+  st.layout_debug_offsets = effective.debug_offsets;
   st.effective_layout = effective.layout;
   const Layout& l = *effective.layout;
   detail::ObjectReader objects(mem, l, opts);

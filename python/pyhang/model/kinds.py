@@ -544,6 +544,15 @@ class StateWarning:
     ASYNCIO_DEBUG_DIFFER = "asyncio-debug-differ"             # text3 differs from the row in changes
 
 
+class LayoutBasis:
+    """How the layout table an interpreter was read with relates to its release (the native LayoutBasis name
+    table; PythonState.layout_basis)."""
+    GENERATED = "generated"                  # generated from this release's headers
+    STAND_IN = "stand-in"                    # a newer minor: its _Py_DebugOffsets, the table standing in
+    PROBED_IDENTICAL = "probed-identical"    # another patch level, headers probed identical
+    NOT_PROBED = "not-probed"                # another patch level, not probed: run-time checks only
+
+
 class ReadPart:
     """One step on the way to what a CPython object or frame reader could not read (the native ReadPart
     name table: a problem's path[i]["part"]).  Worded by render.unread."""

@@ -79,7 +79,9 @@ class PythonState:
     minor: int = 0
     patch: int = 0
     library: str | None = None        # the file the runtime is in
-    layout: str | None = None         # the layout table it was read with
+    layout: str | None = None         # the layout table it was read with (the release it was generated from)
+    layout_basis: str = "generated"   # how that table relates to `version` (model.kinds.LayoutBasis)
+    layout_debug_offsets: bool = False   # corrected by the target's own _Py_DebugOffsets
     free_threaded: bool = False
     runtime: int = 0                  # _PyRuntime
     gc_collecting: bool | None = None   # None: not known

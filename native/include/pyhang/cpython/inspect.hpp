@@ -225,12 +225,30 @@ struct StateWarning {
   std::vector<FieldChange> changes;  // AsyncioDebugDiffer: each field that differs
 };
 
+// How the layout table used relates to the release read.
+enum class LayoutBasis : std::uint8_t {
+  Generated,        // the table was generated from this release's headers
+  StandIn,          // a newer minor than every table: read through its _Py_DebugOffsets, the table standing in
+  ProbedIdentical,  // another patch level, whose headers were probed identical
+  NotProbed,        // another patch level, not probed: run-time checks only
+};
+
+inline constexpr std::array<Named<LayoutBasis>, 4> kLayoutBasisNames{{
+    {LayoutBasis::Generated, "generated"},
+    {LayoutBasis::StandIn, "stand-in"},
+    {LayoutBasis::ProbedIdentical, "probed-identical"},
+    {LayoutBasis::NotProbed, "not-probed"},
+}};
+constexpr std::string_view to_string(LayoutBasis b) { return name_in(kLayoutBasisNames, b); }
+
 struct PythonState {
   Status status = Status::NotPython;
   std::string version;                // "3.11.7"; empty when unknown
   int major = 0, minor = 0, patch = -1;
   std::string library;                // the object holding the interpreter (libpython3.X.so or the executable)
-  std::string layout;                 // "3.11.7" the table used, "+ _Py_DebugOffsets" when read
+  std::string layout;                 // "3.11.7": the table used (the release it was generated from)
+  LayoutBasis layout_basis = LayoutBasis::Generated;  // how that table relates to `version`
+  bool layout_debug_offsets = false;  // corrected by the target's own _Py_DebugOffsets
   bool free_threaded = false;         // its _Py_DebugOffsets say it is a free-threaded build (not decoded)
   Addr runtime = 0;                   // _PyRuntime, 0 before 3.7 or when not found
   std::vector<GilInfo> gils;
