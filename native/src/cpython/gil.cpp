@@ -34,7 +34,7 @@ GilInfo read_gil_state(MemoryReader& mem, const Layout& l, Addr addr, std::int64
   Addr holder = s.ptr(l.gil_last_holder);
   g.switch_number = s.get<std::uint64_t>(l.gil_switch_number);
   if (locked && *locked == -1) {
-    g.source = "gil-state (not created yet)";
+    g.source = "not-created";
     g.locked = false;
   } else if (locked && (*locked == 0 || *locked == 1)) {
     g.locked = *locked == 1;
@@ -93,7 +93,7 @@ std::vector<GilInfo> read_gils(ObjectReader& objects, const Roots& roots, const 
             g.source = "gil-state";
           } else if (*v == -1) {
             g.locked = false;
-            g.source = "gil-state (not created yet)";
+            g.source = "not-created";
           }
         }
       }

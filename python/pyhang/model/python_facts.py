@@ -61,7 +61,7 @@ class GilFacts:
     holder_tstate: int = 0            # the thread state last holding it
     switch_number: int | None = None
     interp_id: int = -1               # -1: the process-wide GIL (before 3.12, or not known)
-    source: str = ""                  # where its address was found
+    source: str = ""                  # how locked/holder were found: gil-state, not-created, tstate-current, unreadable
     ranges: list[Sequence[int]] = field(default_factory=list)   # [start, size] of each piece of it
 
     def pieces(self):

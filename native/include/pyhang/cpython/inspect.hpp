@@ -100,7 +100,8 @@ struct GilInfo {
   Addr holder_tstate = 0;    // the holder when locked, else 0
   std::optional<std::uint64_t> switch_number;
   std::int64_t interp_id = -1;  // -1 when process-wide (< 3.12)
-  std::string source;        // how locked/holder were found: "gil-state", "tstate-current", ...
+  std::string source;        // how locked/holder were found: "gil-state", "not-created" (its locked word -1: the
+                             // GIL does not exist yet), "tstate-current", "unreadable"
 };
 
 // What was found of the interpreter.
