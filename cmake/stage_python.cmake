@@ -24,3 +24,10 @@ execute_process(COMMAND "${PYTHON}" -m compileall -q ${staged} RESULT_VARIABLE r
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "stage_python.cmake: ${PYTHON} -m compileall failed on ${staged}")
 endif()
+# The record classes' __init__s, compiled next to the modules' bytecode
+# (pyhang/model/record_cache.py).
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${DEST}" "${PYTHON}" -S -m pyhang.model.record_cache
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "stage_python.cmake: ${PYTHON} -m pyhang.model.record_cache failed in ${DEST}")
+endif()

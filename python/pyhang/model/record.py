@@ -28,10 +28,25 @@ is a dict of records by key names their class in `__nested_maps__`.  A field nam
 the record's `__older__` ({name: its default}) holds what only data
 written by an older pyhang has (a sentence since replaced by facts):
 to_data() leaves it out while it has that default.
+
+A record class's __init__ is compiled when its first instance is made, from
+the build's cache of them (`CACHE`, written by pyhang.model.record_cache
+when the package is staged) where it has it: a run makes instances of a few
+dozen of the model's classes, and compiling each costs about 0.1 ms.
 """
+import marshal
+import os
+import sys
 from collections.abc import Sequence
 
 _MISSING = object()
+# The source of every record class's __init__ made so far (record_cache compiles them at build time).
+MADE = []
+# Where the build keeps those __init__s compiled ({source: code}, marshal'd for this Python): the package's
+# own bytecode cache, next to the modules' .pyc.
+CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__",
+                     "record_inits.%s.marshal" % sys.implementation.cache_tag)
+_compiled = None
 _LEAVES = (str, int, float, bool, type(None))
 
 
@@ -84,9 +99,13 @@ def _make(cls, frozen):
         body.append(("object.__setattr__(self, %r, %s)" if frozen else "self.%s = %s") % (
             (name, value) if frozen else (name, value)))
     source = "def __init__(self, %s):\n    %s\n" % (", ".join(params), "\n    ".join(body or ["pass"]))
+    MADE.append(source)
     cls.__init__ = _first_init(cls, source, env)
     cls.__record_fields__ = tuple(names)
     cls.__record_names__ = frozenset(names)
+    # what from_data() converts, looked up once here rather than per record it makes
+    cls.__record_nested__ = tuple(cls.__dict__.get("__nested__", {}).items())
+    cls.__record_maps__ = tuple(cls.__dict__.get("__nested_maps__", {}).items())
     cls.__match_args__ = tuple(names)
     if "__repr__" not in cls.__dict__:
         cls.__repr__ = _repr
@@ -105,13 +124,28 @@ def _first_init(cls, source, env):
     instance is made, and leaves that in its place: compiling costs most of
     making a record class, and most classes a run defines make no instance."""
     def __init__(self, *args, **kwargs):
-        exec(source, env)  # noqa: S102 (the source is made from the class's own field names)
+        exec(_code(source), env)  # noqa: S102 (the source is made from the class's own field names)
         init = env["__init__"]
         init.__qualname__ = cls.__qualname__ + ".__init__"
         cls.__init__ = init
         init(self, *args, **kwargs)
     __init__.__qualname__ = cls.__qualname__ + ".__init__"
     return __init__
+
+
+def _code(source):
+    """`source` compiled: from the build's cache (CACHE) when it holds it, else compiled here."""
+    global _compiled
+    if _compiled is None:
+        try:
+            with open(CACHE, "rb") as f:
+                _compiled = marshal.load(f)
+            if not isinstance(_compiled, dict):
+                _compiled = {}
+        except (OSError, EOFError, ValueError, TypeError):   # no cache (a source tree), or another Python's
+            _compiled = {}
+    code = _compiled.get(source)
+    return code if code is not None else compile(source, "<record>", "exec")
 
 
 def record(cls=None, *, frozen=False):
@@ -144,11 +178,11 @@ def from_data(cls, data):
     names = cls.__record_names__
     # a collector's answer, per thread: its keys are most often the record's own (checked in C)
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
-    for name, inner in cls.__dict__.get("__nested__", {}).items():
+    for name, inner in cls.__record_nested__:
         value = kwargs.get(name)
         if value is not None and not isinstance(value, str):
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
-    for name, inner in cls.__dict__.get("__nested_maps__", {}).items():
+    for name, inner in cls.__record_maps__:
         value = kwargs.get(name)
         if value is not None:
             kwargs[name] = {k: from_data(inner, v) for k, v in value.items()}
