@@ -19,8 +19,8 @@ from pyhang import procfs
 from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
-from pyhang.model.kinds import TargetWarning
-from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.kinds import TargetWarning, ThreadIssueKind
+from pyhang.model.report import NativeFrame, TargetInfo, ThreadIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
 from pyhang_gdb.session import SESSION, NoTarget, core_path
@@ -45,7 +45,7 @@ class GdbThread:
     name: str | None
     registers: dict[str, int] = field(default_factory=dict)
     pcs: list[int] = field(default_factory=list)   # frame 0 first
-    problem: str | None = None
+    problem: list | None = None   # ThreadIssues: what could not be read about it
     unwound_by: str = "gdb"  # or "pyhang": who found registers and pcs
     host_tid: int | None = None  # gdb's TID, when the target's own differs (pyhang.namespaces)
 
@@ -91,7 +91,7 @@ def snapshot_current(thread, depth):
                 snap.pcs.append(int(frame.pc()))
             frame = frame.older()
     except gdb.error as exc:
-        snap.problem = "cannot unwind: %s" % (exc,)
+        snap.problem = [ThreadIssue(ThreadIssueKind.CANNOT_UNWIND, text=str(exc))]
     return snap
 
 
@@ -168,7 +168,7 @@ def snapshot_thread(thread, depth, native=None):
         thread.switch()
     except gdb.error as exc:
         return GdbThread(num=thread.num, tid=thread.ptid[1], name=None,
-                              problem="cannot select thread: %s" % (exc,))
+                              problem=[ThreadIssue(ThreadIssueKind.CANNOT_SELECT, text=str(exc))])
     return snapshot_current(thread, depth)
 
 
@@ -240,8 +240,7 @@ def listed_twice(thread):
 def _listed_twice(thread, tids):
     own = thread.ptid[1]
     return GdbThread(num=thread.num, tid=own, name=thread.name, host_tid=tids.to_host(own),
-                     problem="gdb lists this thread twice: as LWP %d (the TID in its PID namespace) and "
-                             "as LWP %d (the host's); only the second has registers" % (own, tids.to_host(own)))
+                     problem=[ThreadIssue(ThreadIssueKind.LISTED_TWICE, number=own, other=tids.to_host(own))])
 
 
 def target_info(target):

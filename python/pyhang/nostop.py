@@ -27,8 +27,8 @@ import _pyhang_native as native
 from pyhang import namespaces, procfs
 from pyhang.model.facts import ThreadFacts
 from pyhang.model import python_facts
-from pyhang.model.kinds import PythonStatus, TargetWarning
-from pyhang.model.report import NativeFrame
+from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
+from pyhang.model.report import NativeFrame, ThreadIssue
 from pyhang.native_facts import NativeFacts
 
 MAX_THREADS = 1 << 16
@@ -54,7 +54,7 @@ class NoStopFacts(NativeFacts):
         self.pid = pid
         self.because = list(because)
         self.tids_map = namespaces.live_tids(pid)
-        self.moving = {}   # host TID → why its Python frames cannot be trusted
+        self.moving = {}   # host TID → why its Python frames cannot be trusted (a ThreadIssue)
         self.native_frames = {}  # (pc, innermost) → its NativeFrame (_frames)
 
     def host_tid(self, tid):
@@ -81,7 +81,7 @@ class NoStopFacts(NativeFacts):
         self.native_target.invalidate()
         moves = native.state_moves(self.interpreter(), native.Interpreter(self.native_target))
         for tid in moves["moved"]:
-            self.moving[self.host_tid(tid)] = "its Python frames changed while they were read (it was running)"
+            self.moving[self.host_tid(tid)] = ThreadIssue(ThreadIssueKind.FRAMES_MOVED)
         if moves["gil_moved"]:
             # The GIL changed hands between the reads: who holds it is not known.
             for g in first.gils:
@@ -149,18 +149,16 @@ class NoStopFacts(NativeFacts):
             pcs, stop = self._unwinder().unwind(t.registers, depth) if depth else ([], "depth")
             t.frames = self._frames(pcs)
             if stop not in ("end", "depth"):
-                problems.append("its native stack ends after %d frame%s: the unwinder stopped (%s) where a frame "
-                                "needs a register the kernel does not record for a process that runs"
-                                % (len(pcs), "" if len(pcs) == 1 else "s", stop))
+                problems.append(ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop))
         elif state == RUNNING:
-            problems.append("running: it was not stopped, so its registers and native frames are not known")
+            problems.append(ThreadIssue(ThreadIssueKind.RUNNING))
             if base is not None:  # its struct pthread still tells joins and fork facts which thread it is
                 t.registers = {"fs_base": base}
         else:
-            problems.append("its system-call record could not be read (%s)" % (state or "no record"))
+            problems.append(ThreadIssue(ThreadIssueKind.NO_SYSCALL_RECORD, text=state or ""))
         if host in self.moving:
             problems.append(self.moving[host])
-        t.problem = "; ".join(problems) or None
+        t.problem = problems or None
         return t
 
     def _frames(self, pcs):

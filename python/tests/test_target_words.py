@@ -72,3 +72,24 @@ def test_a_warning_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
     assert warning_text({"kind": kinds.TargetWarning.CORE_TRUNCATED, "path": "/tmp/core.1"}) == \
         "core-truncated: /tmp/core.1"
     assert warning_text({"kind": kinds.StateWarning.THREAD_PREV_MISMATCH}).startswith("thread-prev-mismatch")
+
+
+def test_what_a_collector_could_not_read_about_a_thread_is_data_worded_by_render_and_an_old_sentence_stays():
+    from pyhang.model.report import ThreadIssue, thread_issues
+    from pyhang.render.names import thread_issues_text
+    every = [ThreadIssue(kind, number=3, other=4, text="bad-cfa") for k, kind in vars(kinds.ThreadIssueKind).items()
+             if k.isupper()]
+    for issue in every:
+        words = thread_issues_text([issue])
+        assert words and words != issue.kind, issue.kind   # each kind has words of its own, not its name
+    assert thread_issues_text(every[:2]) == thread_issues_text(every[:1]) + "; " + thread_issues_text(every[1:2])
+    assert thread_issues_text([ThreadIssue(kinds.ThreadIssueKind.STACK_CUT, number=1, text="bad-cfa")]).startswith(
+        "its native stack ends after 1 frame: the unwinder stopped (bad-cfa)")
+    assert thread_issues_text([ThreadIssue(kinds.ThreadIssueKind.LISTED_TWICE, number=7, other=1007)]) == (
+        "gdb lists this thread twice: as LWP 7 (the TID in its PID namespace) and as LWP 1007 (the host's); only "
+        "the second has registers")
+    # a snapshot's data round-trips; an older snapshot's sentence is shown as it is
+    assert thread_issues([{"kind": "running", "number": 0, "other": 0, "text": ""}]) == \
+        [ThreadIssue(kinds.ThreadIssueKind.RUNNING)]
+    assert thread_issues_text(thread_issues("cannot unwind: x")) == "cannot unwind: x"
+    assert thread_issues_text(None) is None and thread_issues([]) is None

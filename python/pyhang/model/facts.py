@@ -41,7 +41,7 @@ from pyhang.model.python_facts import PythonState
 from pyhang.model.python_values import FrameLocals, attributes_of
 from pyhang.model.references import ObjectPath, ThreadReferences
 from pyhang.model.target_facts import TargetFacts
-from pyhang.model.report import NativeFrame
+from pyhang.model.report import NativeFrame, ThreadIssue, thread_issues
 from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import FrameSelf, LockIdentification, PythonLockWait
 
@@ -61,7 +61,7 @@ class ThreadFacts:
     name: str | None = None
     registers: dict[str, int] = field(default_factory=dict)   # frame 0: orig_rax, rdi, rsi, rdx, r10, r8, r9, fs_base
     frames: list[NativeFrame] = field(default_factory=list)   # frame 0 first
-    problem: str | None = None
+    problem: list[ThreadIssue] | str | None = None   # what could not be read about it (older snapshots: a sentence)
     unwound_by: str = "gdb"       # or "pyhang": who found registers and pcs
     host_tid: int | None = None   # the host's TID when the target's PID namespace gives another
 
@@ -254,14 +254,14 @@ def frame_from(d):
 
 def _thread_dict(t):
     return {"num": t.num, "tid": t.tid, "name": t.name, "registers": dict(t.registers),
-            "frames": [frame_dict(f) for f in t.frames], "problem": t.problem, "unwound_by": t.unwound_by,
-            "host_tid": t.host_tid}
+            "frames": [frame_dict(f) for f in t.frames], "problem": to_data(t.problem),
+            "unwound_by": t.unwound_by, "host_tid": t.host_tid}
 
 
 def _thread_from(d):
     return ThreadFacts(num=d["num"], tid=d["tid"], name=d.get("name"),
                        registers={k: int(v) for k, v in (d.get("registers") or {}).items()},
-                       frames=[frame_from(f) for f in d.get("frames") or []], problem=d.get("problem"),
+                       frames=[frame_from(f) for f in d.get("frames") or []], problem=thread_issues(d.get("problem")),
                        unwound_by=d.get("unwound_by", "gdb"), host_tid=d.get("host_tid"))
 
 

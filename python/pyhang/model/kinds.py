@@ -478,6 +478,18 @@ class TargetWarning:
 
 
 
+class ThreadIssueKind:
+    """What could not be read about a thread, as its collector says it (model.report.ThreadIssue.kind).
+    Worded by render.names.thread_issues_text."""
+    CANNOT_UNWIND = "cannot-unwind"            # text: gdb's error
+    CANNOT_SELECT = "cannot-select"            # text: gdb's error
+    LISTED_TWICE = "listed-twice"              # number: the TID in its PID namespace, other: the host's
+    STACK_CUT = "stack-cut"                    # number: the frames read; text: where the unwinder stopped
+    RUNNING = "running"                        # read without stopping it: no registers, no native frames
+    NO_SYSCALL_RECORD = "no-syscall-record"    # text: the state its /proc record gave
+    FRAMES_MOVED = "frames-moved"              # its Python frames changed between two reads (it was running)
+
+
 class ReaderFailure:
     """Why a target or file could not be opened at all (the native ErrorReason name table: a
     ReaderError's `reason`, with its `path` and `number`).  Worded by render.target.reader_failure."""

@@ -6,7 +6,7 @@ command did not compute keep their empty value (None, [] or "unknown").
 Sentences are not stored here: the renderer writes them from these facts.
 """
 from __future__ import annotations
-from pyhang.model.record import field, record
+from pyhang.model.record import field, from_data, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
 from pyhang.model.python_values import LocalValue
@@ -103,6 +103,25 @@ class BlockedOn:
 
 
 @record
+class ThreadIssue:
+    """What could not be read about a thread (a model.kinds.ThreadIssueKind), with the numbers and text it
+    names; worded by render.names.thread_issues_text."""
+    kind: str = ""
+    number: int = 0
+    other: int = 0
+    text: str = ""
+
+
+def thread_issues(data):
+    """The ThreadIssues of `data` (to_data's list), or an older snapshot's sentence as it is; None for none."""
+    if not data:
+        return None
+    if isinstance(data, str):
+        return data
+    return [from_data(ThreadIssue, d) for d in data]
+
+
+@record
 class ThreadReport:
     tid: int
     gdb_num: int
@@ -117,7 +136,8 @@ class ThreadReport:
     python_frames: list[PythonFrame] = field(default_factory=list)
     native_frames: list[NativeFrame] = field(default_factory=list)
     blocked_on: BlockedOn | None = None
-    problem: str | None = None  # why something about this thread could not be read (its unwinding, gdb)
+    # what could not be read about this thread (its unwinding, gdb): ThreadIssues (an older snapshot's: a sentence)
+    problem: list[ThreadIssue] | str | None = None
     # what of its Python thread state could not be read (the `python` answer's; older snapshots: a sentence)
     python_problem: ReadProblem | str | None = None
     host_tid: int | None = None  # the host's TID, when the target's PID namespace gives it another (tid)

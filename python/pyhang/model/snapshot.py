@@ -21,7 +21,7 @@ from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.python_facts import PythonState
 from pyhang.model.python_values import FrameLocals
 from pyhang.model.references import ObjectPath
-from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.report import NativeFrame, TargetInfo, thread_issues
 from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import ApiWait, CollectiveDetail, LayoutsIssue, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts, \
     from_data, to_data
@@ -36,7 +36,7 @@ class ThreadSnapshot:
     name: str | None = None
     registers: dict[str, int] = field(default_factory=dict)   # frame 0: orig_rax, rdi, rsi, rdx, fs_base
     frames: list[NativeFrame] = field(default_factory=list)   # frame 0 first, symbolized
-    problem: str | None = None
+    problem: list | str | None = None   # model.report.ThreadIssues (an older snapshot's: a sentence)
     unwound_by: str = "gdb"       # or "pyhang": who found registers and pcs
     lock: LockIdentification | None = None     # the native lock its futex/syscall belongs to
     python_lock: PythonLockWait | None = None  # the threading lock it sleeps on
@@ -119,7 +119,7 @@ def _to_dict(snap, t):
             "frames": [{"pc": f.pc, "function": f.function, "library": f.library, "offset": f.offset,
                         **({"from_debug_file": True} if f.from_debug_file else {})}
                        for f in th.frames],
-            "problem": th.problem, "unwound_by": th.unwound_by,
+            "problem": to_data(th.problem), "unwound_by": th.unwound_by,
             "lock": to_data(th.lock), "python_lock": to_data(th.python_lock), "futex_word": th.futex_word,
             "python_api": to_data(th.python_api), "host_tid": th.host_tid, "syscall": to_data(th.syscall),
             **({"python_locals": to_data(th.python_locals)} if th.python_locals is not None else {}),
@@ -151,7 +151,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
         threads=[ThreadSnapshot(num=th["num"], tid=th["tid"], name=th.get("name"),
                                 registers={k: int(v) for k, v in (th.get("registers") or {}).items()},
                                 frames=[_frame_from(f) for f in th.get("frames") or []],
-                                problem=th.get("problem"), unwound_by=th.get("unwound_by", "gdb"),
+                                problem=thread_issues(th.get("problem")), unwound_by=th.get("unwound_by", "gdb"),
                                 lock=from_data(LockIdentification, th.get("lock")),
                                 python_lock=from_data(PythonLockWait, th.get("python_lock")),
                                 futex_word=th.get("futex_word"), python_api=from_data(ApiWait, th.get("python_api")),

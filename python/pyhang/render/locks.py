@@ -5,7 +5,7 @@ from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, PyLockFoun
 from pyhang.model.waits import ApiDetail, CodeLine, CollectiveDetail, JoinDetail, PythonLockDetail, PythonLockEvidence, syscall_of
 from pyhang.render import syscalls
 from pyhang.render.glibc import evidence_text, layouts_text
-from pyhang.render.names import object_name
+from pyhang.render.names import object_name, thread_issues_text
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
               WaitKind.PY_BARRIER, WaitKind.PY_FUTURE, WaitKind.PY_IMPORT_LOCK)
@@ -348,7 +348,9 @@ def not_blocked(tid, names, syscall, lock_problem=None, named=True):
 
 
 def unreadable(tid, names, problem, named=True):
-    """`lock-owner` of a thread whose registers or stack could not be read."""
+    """`lock-owner` of a thread whose registers or stack could not be read (`problem`: its words, or its
+    ThreadIssues)."""
+    problem = thread_issues_text(problem)
     return ("%s: cannot tell what it waits on: %s" % (names(tid), problem) if named
             else "cannot tell what it waits on: %s" % problem)
 

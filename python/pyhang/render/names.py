@@ -1,6 +1,6 @@
 """How a thread is named in every sentence pyhang writes, and how an
 object is named by the variable of the program that reaches it."""
-from pyhang.model.kinds import Confidence, WaitKind
+from pyhang.model.kinds import Confidence, ThreadIssueKind, WaitKind
 from pyhang.model.report import PythonFrame
 from pyhang.render.unread import unread_text
 
@@ -124,9 +124,33 @@ def lock_text(kind, address):
     return "%s 0x%x" % (noun, address) if address is not None else noun
 
 
+_THREAD_ISSUES = {
+    ThreadIssueKind.CANNOT_UNWIND: lambda i: "cannot unwind: %s" % i.text,
+    ThreadIssueKind.CANNOT_SELECT: lambda i: "cannot select thread: %s" % i.text,
+    ThreadIssueKind.LISTED_TWICE: lambda i: ("gdb lists this thread twice: as LWP %d (the TID in its PID namespace) "
+                                             "and as LWP %d (the host's); only the second has registers"
+                                             % (i.number, i.other)),
+    ThreadIssueKind.STACK_CUT: lambda i: (
+        "its native stack ends after %d frame%s: the unwinder stopped (%s) where a frame needs a register the kernel "
+        "does not record for a process that runs" % (i.number, "" if i.number == 1 else "s", i.text)),
+    ThreadIssueKind.RUNNING: lambda i: "running: it was not stopped, so its registers and native frames are not known",
+    ThreadIssueKind.NO_SYSCALL_RECORD: lambda i: "its system-call record could not be read (%s)" % (
+        i.text or "no record"),
+    ThreadIssueKind.FRAMES_MOVED: lambda i: "its Python frames changed while they were read (it was running)",
+}
+
+
+def thread_issues_text(problem):
+    """What its collector could not read about a thread (ThreadIssues), in one line; an older snapshot's
+    sentence as it is; None for none."""
+    if not problem or isinstance(problem, str):
+        return problem or None
+    return "; ".join(_THREAD_ISSUES[i.kind](i) if i.kind in _THREAD_ISSUES else i.kind for i in problem)
+
+
 def thread_problem(th):
     """What could not be read about a thread (ThreadReport), in one line, or None."""
-    parts = [p for p in (th.problem, unread_text(th.python_problem)) if p]
+    parts = [p for p in (thread_issues_text(th.problem), unread_text(th.python_problem)) if p]
     if th.hidden_interpreters:
         parts.append("thread states of interpreters %s carry this thread's id too; 3.12 reuses an interpreter's "
                      "first thread state on any thread, their frames are not shown here"
