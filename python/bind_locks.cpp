@@ -126,6 +126,8 @@ py::object layouts_issue_dict(const LayoutsIssue& i) {
   d[key("library")] = i.library;
   d[key("detail")] = i.detail;
   d[key("error_number")] = i.error_number;
+  d[key("build_id")] = i.build_id;
+  d[key("core_build_id")] = i.core_build_id;
   d[key("oldest")] = i.oldest;
   d[key("newest")] = i.newest;
   d[key("open_ended")] = i.open_ended;

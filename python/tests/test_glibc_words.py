@@ -174,6 +174,11 @@ def test_why_the_lock_layouts_cannot_be_used_is_worded_from_the_version_and_libc
                               error_number=2)
     assert words.layouts_text(unreadable) == \
         "cannot open /lib/libc.so.6: No such file or directory: glibc version unknown"
+    other_build = LayoutsIssue(kinds.LayoutsProblem.LIBC_UNREADABLE, library="/lib/libc.so.6",
+                               detail="build-id-mismatch", build_id="93ac", core_build_id="a226")
+    assert words.layouts_text(other_build) == (
+        "cannot open /lib/libc.so.6: the file on disk is not the one the core was made from (build-id 93ac, in the "
+        "core a226); its symbols are not used: glibc version unknown")
 
 
 def test_a_descriptor_is_described_by_width_count_and_offset():

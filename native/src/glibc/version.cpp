@@ -175,7 +175,11 @@ VersionResult detect_version(const AddressSpace& space) {
     LayoutsIssue why;
     why.kind = LayoutsProblem::LibcUnreadable;
     why.library = libc->path;
-    if (libc->problem) {
+    if (libc->problem && libc->problem->kind == TargetProblem::BuildIdMismatch) {
+      why.detail = std::string(to_string(TargetProblem::BuildIdMismatch));
+      why.build_id = libc->problem->text;
+      why.core_build_id = libc->problem->other_text;
+    } else if (libc->problem) {
       why.detail = libc->problem->text;
       why.error_number = static_cast<std::int64_t>(libc->problem->number);
     }

@@ -60,6 +60,8 @@ class LayoutsIssue:
     library: str = ""                 # the file it is about: libc's path, or the descriptors' library
     detail: str = ""                  # libc-unreadable: why, as the target read it (a ReaderFailure)
     error_number: int = 0             # libc-unreadable: the errno that came with it
+    build_id: str = ""                # libc-unreadable after a build-id mismatch (detail): the file's build-id
+    core_build_id: str = ""           # ... and the core's
     oldest: str = ""                  # outside: the oldest release of the rows
     newest: str = ""                  # the newest release the layouts were checked against
     open_ended: bool = False          # outside: the newest row also takes later releases

@@ -9,8 +9,8 @@ pthread_t cannot be mapped to TIDs (DescriptorsIssue).  One table
 of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
 the decoders' own sentence where these records are: it is shown as it is."""
 from pyhang.model.kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, LockEvidence, \
-    LockProblem, ReaderFailure, ScoreReason, ThreadListProblem
-from pyhang.render.target import reader_failure
+    LockProblem, ReaderFailure, ScoreReason, TargetWarning, ThreadListProblem
+from pyhang.render.target import object_problem_text, reader_failure
 
 _MASK64 = (1 << 64) - 1
 
@@ -267,7 +267,10 @@ def layouts_text(issue):
     why = ""
     if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail in vars(ReaderFailure).values():
         return "%s: glibc version unknown" % reader_failure(issue.detail, issue.library, issue.error_number)
-    if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail:
+    if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail == TargetWarning.BUILD_ID_MISMATCH:
+        why = ": " + object_problem_text({"kind": issue.detail, "text": issue.build_id,
+                                          "other_text": issue.core_build_id})
+    elif issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail:
         why = ": " + issue.detail
     elif issue.kind == LayoutsProblem.CONTRADICTED:
         why = "; ".join(descriptor_text(d) for d in issue.differs)

@@ -11,7 +11,7 @@ from pyhang.render.unread import unread_text
 
 _WORDS = {
     TargetWarning.SYMBOLS_UNREADABLE: lambda w: "cannot read symbols of %s: %s" % (w["path"], object_problem_text(w)),
-    TargetWarning.BUILD_ID_MISMATCH: lambda w: "%s: %s" % (w["path"], object_problem_text(w)),
+    TargetWarning.BUILD_ID_MISMATCH: lambda w: "cannot read symbols of %s: %s" % (w["path"], object_problem_text(w)),
     TargetWarning.CORE_TRUNCATED: lambda w: (
         "core file %s is truncated: %d of %d bytes of memory are missing; what they held is unknown (no file "
         "stands in for them), and what is read from elsewhere still holds" % (w["path"], w["number"], w["other"])),

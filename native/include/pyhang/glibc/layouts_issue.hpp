@@ -49,8 +49,10 @@ struct LayoutsIssue {
   bool exact = true;           // false: only a lower bound of the release (from `source`)
   std::string source;          // where the version was read (GlibcVersion::source)
   std::string library;         // the file it is about: libc's path, or the descriptors' library
-  std::string detail;          // LibcUnreadable: why, as the target read it (an ErrorReason name)
+  std::string detail;          // LibcUnreadable: why, as the target read it (an ErrorReason name, or
+                               // "build-id-mismatch": the file here is another build than the core's)
   std::int64_t error_number = 0;  // LibcUnreadable: the errno that came with it
+  std::string build_id, core_build_id;  // LibcUnreadable after a build-id mismatch: the file's, the core's
   std::string oldest, newest;  // Outside: the releases the rows cover; Unvouched, NewerThanChecked: newest checked
   bool open_ended = false;     // Outside: the newest row also takes later releases
   std::string layouts;         // Unvouched, NewerThanChecked: the newest row ("glibc 2.41+")
