@@ -1,6 +1,6 @@
 """The glibc decoders report kinds and numbers (model.waits: LockIssue,
 Reason, Candidate, HowIdentified, IdentifyFailure); render.glibc words
-them, one table per vocabulary of model.kinds, with no kind left unworded.
+them, one table per vocabulary of model.glibc_kinds, with no kind left unworded.
 A snapshot of an older pyhang holds the decoders' sentences where the
 records now are: they are shown as they are."""
 import copy
@@ -10,7 +10,8 @@ import os
 import pytest
 
 from pyhang import analysis
-from pyhang.model import kinds
+from pyhang.model import glibc_kinds as kinds
+from pyhang.model.kinds import VerdictKind, WaitKind
 from pyhang.model.waits import Candidate, DescriptorIssue, DescriptorsIssue, GlibcLock, HowIdentified, IdentifyFailure, LayoutsIssue, \
     LockIdentification, LockIssue, Reason, ThreadListIssue, from_data, to_data
 from pyhang.render import glibc as words
@@ -39,7 +40,7 @@ def test_every_lock_problem_and_score_reason_words_its_numbers_into_one_line():
         assert text and "%" not in text and "\n" not in text, kind
     for kind in kinds.ScoreReason.ALL:
         cand = Candidate(kind="mutex", layout="pthread_mutex_t (x86_64)", problem=[LockIssue(kinds.LockProblem.DESTROYED)],
-                         reasons=[Reason(kind, -2, kinds.WaitKind.MUTEX)])
+                         reasons=[Reason(kind, -2, WaitKind.MUTEX)])
         text = words.reasons_text(cand)
         assert text.startswith("-2 ") and "%" not in text, kind
     for kind in kinds.IdentifyProblem.ALL:
@@ -65,7 +66,7 @@ def test_the_evidence_of_a_futex_wait_says_the_call_the_frame_and_the_winners_po
     best = Candidate(kind="mutex", address=0x55dae91d70e0, score=16, layout="pthread_mutex_t (x86_64)", reasons=[
         Reason(kinds.ScoreReason.PLAUSIBLE, 3), Reason(kinds.ScoreReason.LOCKED, 3),
         Reason(kinds.ScoreReason.HAS_WAITERS, 2), Reason(kinds.ScoreReason.OWNER_RECORDED, 2),
-        Reason(kinds.ScoreReason.WORD_UNCHANGED, 1), Reason(kinds.ScoreReason.FRAME_NAME, 5, kinds.WaitKind.MUTEX)])
+        Reason(kinds.ScoreReason.WORD_UNCHANGED, 1), Reason(kinds.ScoreReason.FRAME_NAME, 5, WaitKind.MUTEX)])
     how = HowIdentified(kinds.LockEvidence.FUTEX_CALL, futex=0x55dae91d70e0, futex_op=0x80, hint="mutex", best=best)
     assert words.evidence_text(how) == (
         "futex 0x55dae91d70e0 op 0x80, frame says mutex; best: +3 plausible pthread_mutex_t (x86_64); +3 locked; "
@@ -227,4 +228,4 @@ def test_the_caveat_of_layouts_used_for_a_release_newer_than_checked_is_a_warnin
             "checked against this release's sources")
     assert line in render_json.to_json(report)["warnings"]
     assert "warning: " + line in render_text(report).splitlines()
-    assert not report.verdicts or all(v.kind != kinds.VerdictKind.INCOMPLETE for v in report.verdicts)
+    assert not report.verdicts or all(v.kind != VerdictKind.INCOMPLETE for v in report.verdicts)

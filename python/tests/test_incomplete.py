@@ -15,7 +15,8 @@ import harness
 from pyhang import analysis, cli
 from pyhang.analysis import completeness
 from pyhang.model import snapshot as snapshots
-from pyhang.model.kinds import GilState, LayoutsProblem, PythonEvidence, Unread, VerdictKind
+from pyhang.model.glibc_kinds import LayoutsProblem
+from pyhang.model.kinds import GilState, PythonEvidence, Unread, VerdictKind
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.model.waits import LayoutsIssue, LockIdentification, from_data

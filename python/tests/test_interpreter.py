@@ -118,3 +118,20 @@ def test_a_threads_frames_are_a_sequence_of_frame_dicts_made_when_asked():
     plain = json.loads(json.dumps(to_data(python_facts.from_native(state)), default=frame_sequence))
     assert [t["frames"] for t in plain["threads"] if t["frames"]] == \
         json.loads(json.dumps([t["frames"].list() for t in threads]))
+
+
+@pytest.mark.parametrize("python", harness.interpreters(), ids=[name for name, _ in harness.interpreters()])
+def test_the_layout_table_used_says_how_it_relates_to_the_release_the_process_recorded(python):
+    # GIVEN a process of each interpreter here (Debian's, pyenv's, today's in their roots), stripped
+    exe, env = harness.stripped_interpreter(python[1])
+    with harness.python_scenario(exe, "many_threads.py", "1", "1", env=env) as s:
+        state = native.Interpreter(native.Target.live(s.pid)).state()
+    # THEN the version is the one it recorded; a table of that release is "generated", one of another patch
+    # level says whether its headers were probed identical; 3.13+ are corrected by their _Py_DebugOffsets
+    assert state["status"] == "ok" and state["version"] == s.truth["python"]
+    if state["layout"] == state["version"]:
+        assert state["layout_basis"] == native.LayoutBasis.GENERATED.text
+    else:
+        assert state["layout_basis"] in (native.LayoutBasis.PROBED_IDENTICAL.text, native.LayoutBasis.NOT_PROBED.text)
+    minor = tuple(int(x) for x in s.truth["python"].split(".")[:2])
+    assert state["layout_debug_offsets"] == (minor >= (3, 13))

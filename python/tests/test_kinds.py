@@ -3,7 +3,7 @@ native library's name tables where both speak of the same thing: a value
 one side produces is never unknown to the other."""
 import _pyhang_native as native
 
-from pyhang.model import kinds
+from pyhang.model import glibc_kinds, kinds
 
 
 def texts(native_enum):
@@ -43,11 +43,11 @@ def test_future_states_are_the_native_name_table():
 
 
 def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():
-    assert values(kinds.LockProblem) == texts(native.LockProblem)
-    assert values(kinds.ScoreReason) == texts(native.ScoreReason)
-    assert values(kinds.LockEvidence) == texts(native.LockEvidence)
-    assert values(kinds.IdentifyProblem) == texts(native.IdentifyProblem)
-    assert values(kinds.LayoutsProblem) == texts(native.LayoutsProblem)
-    assert values(kinds.DescriptorCheck) == texts(native.DescriptorCheck)
-    assert values(kinds.ThreadListProblem) == texts(native.ThreadListProblem)
-    assert values(kinds.DescriptorsProblem) == texts(native.DescriptorsProblem)
+    assert values(glibc_kinds.LockProblem) == texts(native.LockProblem)
+    assert values(glibc_kinds.ScoreReason) == texts(native.ScoreReason)
+    assert values(glibc_kinds.LockEvidence) == texts(native.LockEvidence)
+    assert values(glibc_kinds.IdentifyProblem) == texts(native.IdentifyProblem)
+    assert values(glibc_kinds.LayoutsProblem) == texts(native.LayoutsProblem)
+    assert values(glibc_kinds.DescriptorCheck) == texts(native.DescriptorCheck)
+    assert values(glibc_kinds.ThreadListProblem) == texts(native.ThreadListProblem)
+    assert values(glibc_kinds.DescriptorsProblem) == texts(native.DescriptorsProblem)

@@ -49,8 +49,13 @@ def test_a_mapped_file_that_cannot_be_read_or_is_another_build_is_said_with_its_
     other = {"kind": kinds.TargetWarning.BUILD_ID_MISMATCH, "path": "/usr/lib/libx.so", "text": "ab12",
              "other_text": "cd34"}
     assert "build-id ab12, in the core cd34" in warning_text(other)
-    # an older snapshot's executable_problem is its sentence
+    # an older snapshot's executable_problem is its sentence; damaged data is said by its names, never raised
     assert object_problem_text("cannot open /x: gone") == "cannot open /x: gone"
+    assert object_problem_text({"kind": kinds.TargetWarning.BUILD_ID_MISMATCH}).startswith(
+        "the file on disk is not the one the core was made from (build-id ?")
+    assert object_problem_text({"kind": "symbols-unreadable", "text": "cannot-open", "number": "x"}) == \
+        "cannot-open: ?"
+    assert reader_failure(kinds.ReaderFailure.NO_SUCH_PROCESS, "/proc/1", None) == "no-such-process: /proc/1"
 
 
 def test_every_kind_has_words_with_what_it_names():
@@ -93,3 +98,4 @@ def test_what_a_collector_could_not_read_about_a_thread_is_data_worded_by_render
         [ThreadIssue(kinds.ThreadIssueKind.RUNNING)]
     assert thread_issues_text(thread_issues("cannot unwind: x")) == "cannot unwind: x"
     assert thread_issues_text(None) is None and thread_issues([]) is None
+    assert thread_issues_text([ThreadIssue(kinds.ThreadIssueKind.STACK_CUT, number="x")]) == "stack-cut"

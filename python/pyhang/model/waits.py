@@ -29,7 +29,7 @@ __all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "Layouts
 @record
 class DescriptorIssue:
     """A libthread_db descriptor of libc that contradicts what the decoders assume (native DescriptorIssue)."""
-    kind: str                         # model.kinds.DescriptorCheck
+    kind: str                         # model.glibc_kinds.DescriptorCheck
     desc: list[int] = field(default_factory=list)   # the descriptor's words [size in bits, count, offset]
     value: int = 0                    # a word descriptor's value (a size, a register number)
     least: int = 0                    # the range the decoders assume (or the one value, `most`)
@@ -40,7 +40,7 @@ class DescriptorIssue:
 class DescriptorsIssue:
     """Why pthread_t cannot be mapped to TIDs (native DescriptorsIssue:
     LockReader.pthread_problem, fork_facts()' descriptors_issue)."""
-    kind: str                         # model.kinds.DescriptorsProblem
+    kind: str                         # model.glibc_kinds.DescriptorsProblem
     library: str = ""                 # tid-not-one-word: the library's file name
     tried: list[str] = field(default_factory=list)      # no-tid-descriptor: the libraries tried, in order
     unopened: list[str] = field(default_factory=list)   # ... those whose file could not be opened
@@ -53,7 +53,7 @@ class DescriptorsIssue:
 class LayoutsIssue:
     """Why glibc's lock layouts cannot be used for a target, or the caveat of
     using them (native LayoutsIssue: LockReader.problem, .caveat)."""
-    kind: str                         # model.kinds.LayoutsProblem
+    kind: str                         # model.glibc_kinds.LayoutsProblem
     version: str = ""                 # the version ("2.45"), or the text given that is none
     exact: bool = True                # False: only a lower bound of the release (read from `source`)
     source: str = ""                  # where the version was read ("__nptl_version", "version-definitions", "given")
@@ -76,7 +76,7 @@ class LayoutsIssue:
 class ThreadListIssue:
     """Why glibc's lists of threads were not found, or why a walk of them
     stopped early (native thread_descriptors()' problem)."""
-    kind: str                         # model.kinds.ThreadListProblem
+    kind: str                         # model.glibc_kinds.ThreadListProblem
     library: str = ""                 # the library (or those tried) the descriptors are missing from
     head: str = ""                    # the list ("_dl_stack_used") ...
     head_address: int = 0             # ... and its head
@@ -91,7 +91,7 @@ class ThreadListIssue:
 @record
 class LockIssue:
     """One thing odd about a lock's bytes (native LockIssue)."""
-    kind: str                         # model.kinds.LockProblem
+    kind: str                         # model.glibc_kinds.LockProblem
     fatal: bool = False               # the bytes cannot be such a lock (GlibcLock.plausible is False)
     value: int = 0                    # the field's value (a 64-bit word's bit pattern), or an offset
     other: int = 0                    # a second value, where the kind has one
@@ -127,7 +127,7 @@ class GlibcLock:
 @record
 class Reason:
     """Points a lock candidate gained or lost, and why (native Reason)."""
-    kind: str                         # model.kinds.ScoreReason
+    kind: str                         # model.glibc_kinds.ScoreReason
     points: int = 0
     hint: str | None = None           # frame-name: the model.kinds.WaitKind the frame's name says
 
@@ -148,7 +148,7 @@ class Candidate:
 @record
 class HowIdentified:
     """How the native identification decided what a thread waits on."""
-    kind: str                         # model.kinds.LockEvidence
+    kind: str                         # model.glibc_kinds.LockEvidence
     futex: int | None = None          # futex-call: the word it sleeps on
     futex_op: int | None = None       # ... and the futex operation
     hint: str | None = None           # the model.kinds.WaitKind the innermost libc frame names say
@@ -160,7 +160,7 @@ class HowIdentified:
 @record
 class IdentifyFailure:
     """Why the native identification identified nothing."""
-    kind: str                         # model.kinds.IdentifyProblem
+    kind: str                         # model.glibc_kinds.IdentifyProblem
     futex: int | None = None          # futex-unreadable: the word
     syscall: int | None = None        # not-futex-wait: frame 0's system call (orig_rax; -1 none)
 

@@ -8,8 +8,9 @@ lists of threads were not walked to the end (ThreadListIssue) and why
 pthread_t cannot be mapped to TIDs (DescriptorsIssue).  One table
 of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
 the decoders' own sentence where these records are: it is shown as it is."""
-from pyhang.model.kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, LockEvidence, \
-    LockProblem, ReaderFailure, ScoreReason, TargetWarning, ThreadListProblem
+from pyhang.model.glibc_kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, \
+    LockEvidence, LockProblem, ScoreReason, ThreadListProblem
+from pyhang.model.kinds import ReaderFailure, TargetWarning
 from pyhang.render.target import object_problem_text, reader_failure
 
 _MASK64 = (1 << 64) - 1

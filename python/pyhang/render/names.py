@@ -145,7 +145,15 @@ def thread_issues_text(problem):
     sentence as it is; None for none."""
     if not problem or isinstance(problem, str):
         return problem or None
-    return "; ".join(_THREAD_ISSUES[i.kind](i) if i.kind in _THREAD_ISSUES else i.kind for i in problem)
+    return "; ".join(_thread_issue_text(i) for i in problem)
+
+
+def _thread_issue_text(issue):
+    words = _THREAD_ISSUES.get(getattr(issue, "kind", None))
+    try:
+        return words(issue) if words else str(getattr(issue, "kind", issue))
+    except (TypeError, ValueError):   # data another pyhang wrote, or damaged: said by its kind
+        return str(issue.kind)
 
 
 def thread_problem(th):

@@ -68,7 +68,10 @@ def reader_failure(reason, path, number=0):
     native enum), path and number in words."""
     name = getattr(reason, "text", reason)
     words = _FAILURES.get(name)
-    return words(path, number) if words else "%s: %s" % (name, path)
+    try:
+        return words(path, number) if words else "%s: %s" % (name, path)
+    except (TypeError, ValueError, OverflowError):   # data another pyhang wrote, or damaged: said by its names
+        return "%s: %s" % (name, path)
 
 
 def reader_error_text(exc):
@@ -86,9 +89,9 @@ def object_problem_text(w):
         return w
     if w.get("kind") == TargetWarning.BUILD_ID_MISMATCH:
         return ("the file on disk is not the one the core was made from (build-id %s, in the core %s); its "
-                "symbols are not used" % (w["text"], w["other_text"]))
+                "symbols are not used" % (w.get("text") or "?", w.get("other_text") or "?"))
     if w.get("text") in _FAILURES:
-        return reader_failure(w["text"], w.get("other_text") or w["path"], w.get("number") or 0)
+        return reader_failure(w["text"], w.get("other_text") or w.get("path") or "?", w.get("number") or 0)
     return w.get("text") or w.get("kind")
 
 
