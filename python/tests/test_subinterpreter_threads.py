@@ -77,3 +77,21 @@ def test_a_thread_waiting_for_its_own_interpreters_gil_is_no_waiter_of_the_main_
     assert v.holder_of_wait(waiting, default=30) == 31
     summary = gil_summary(v, {30: GilState.HOLDS, 31: GilState.HOLDS, 32: GilState.WAITING})
     assert summary.holder_tid == 30 and summary.waiters == []
+
+
+def test_a_thread_in_two_interpreters_keeps_what_could_not_be_read_of_each_state_on_313():
+    # GIVEN the frames of both of a thread's states were read only in part (3.13+: shown together)
+    unread = {"path": [{"part": "frame", "address": 0x7000, "name": "", "number": 0}], "why": "unreadable",
+              "number": 0, "limit": 0, "at": 0, "name": "", "count": 0}
+    inner = dict(INNER, problem=unread)
+    outer = dict(OUTER, problem=dict(unread, path=[{"part": "frame", "address": 0x8000, "name": "", "number": 0}]))
+    v = view("3.13.0", [inner, IDLE, outer])
+    # THEN the thread carries both problems, and the report says both
+    from pyhang.analysis.report import _python_problem
+    th = ThreadReport(tid=11, gdb_num=2, python_problem=_python_problem(v.thread(11).problem))
+    said = thread_problem(th)
+    assert "0x7000" in said and "0x8000" in said, said
+    # AND py-bt, which words the thread state itself, says both too
+    from pyhang.render.text import render_py_bt
+    assert "0x7000" in render_py_bt(2, 11, "3.13.0", "released", v.thread(11), []).split("incomplete:")[1]
+    assert "0x8000" in render_py_bt(2, 11, "3.13.0", "released", v.thread(11), []).split("incomplete:")[1]

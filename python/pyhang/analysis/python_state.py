@@ -136,9 +136,9 @@ def one_thread(states, version):
         return own, None, sorted(s.interp_id for s in busy if s is not own)
     nested = sorted(busy, key=lambda s: s.interp_id == 0)   # stable: list order among the others
     frames = [f for s in nested for f in s.frames]
-    problems = [s.problem for s in nested if s.problem]   # the first is the thread's problem
+    problems = [s.problem for s in nested if s.problem]   # each state's, innermost first: none is dropped
     return replace(nested[0], frames=frames, holds_gil=any(s.holds_gil for s in nested),
-                   problem=problems[0] if problems else None), [s.interp_id for s in nested], []
+                   problem=problems[0] if len(problems) == 1 else problems or None), [s.interp_id for s in nested], []
 
 
 def gil_state(view, tid, registers):

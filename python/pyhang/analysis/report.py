@@ -39,6 +39,14 @@ def gil_holder(view):
     return view.holder_tid(main) if main else None
 
 
+def _python_problem(problem):
+    """A thread state's problem as a record, or those of the several states a thread runs in (3.13+ nested
+    interpreters: python_state.one_thread) as a list of them."""
+    if isinstance(problem, list):
+        return [read_problem(p) for p in problem]
+    return read_problem(problem)
+
+
 def threads(snapshot, view=None):
     """The report's target, warnings and threads (with GIL state and what
     each waits on) and its `gil` summary."""
@@ -72,7 +80,7 @@ def threads(snapshot, view=None):
                                                       snapshot.files), alive, bases)
         if th.blocked_on is not None and th.blocked_on.address is not None:
             th.blocked_on.name = snapshot.names.get(th.blocked_on.address)
-        th.python_problem = read_problem(pt.problem) if pt is not None else None
+        th.python_problem = _python_problem(pt.problem) if pt is not None else None
         th.hidden_interpreters = view.hidden_interpreters(snap.tid)
         report.threads.append(th)
     if view.status == PythonStatus.NOT_PYTHON and completeness.python_evidence(

@@ -139,7 +139,8 @@ class ThreadReport:
     # what could not be read about this thread (its unwinding, gdb): ThreadIssues (an older snapshot's: a sentence)
     problem: list[ThreadIssue] | str | None = None
     # what of its Python thread state could not be read (the `python` answer's; older snapshots: a sentence)
-    python_problem: ReadProblem | str | None = None
+    # (a thread running in several interpreters, 3.13+: a list, one for each state that has one)
+    python_problem: ReadProblem | list[ReadProblem] | str | None = None
     host_tid: int | None = None  # the host's TID, when the target's PID namespace gives it another (tid)
     # Native frame index of each evaluation-loop frame → indices of the Python frames it runs
     # (analysis.eval_frames); empty when they cannot be paired.

@@ -200,7 +200,9 @@ def _sentence(p):
 
 def unread_text(problem):
     """A problem field in one line: None for none, a string (an older pyhang's sentence) as it is, else a
-    ReadProblem (or its data) in words."""
+    ReadProblem (or its data) in words; a list of them (a thread's states in several interpreters) joined."""
+    if isinstance(problem, list):
+        return "; ".join(t for t in map(unread_text, problem) if t) or None
     p = read_problem(problem)
     if p is None or isinstance(p, str):
         return p
