@@ -17,7 +17,8 @@
 // frame {function, file, line}, condition, condition_lock,
 // condition_lock_type, condition_lock_locked, condition_lock_owner_thread_id,
 // condition_lock_owner_tid, condition_lock_count, suspect_frames
-// [{function, file, line}] (where each suspect references the lock),
+// [{function, file, line}] (where each suspect references the lock), self_frames [{function, file, line}]
+// (the waiter's own outer frames that reference a Lock),
 // join_self (the Thread a join frame waits for), join_frame_function, parking_address,
 // stream_name (a buffered object's raw name, as repr() gives it), found_in
 // ("sys.stdout": where an object no frame references was found), how it was found: found (PyLockFound), futex,
@@ -93,6 +94,9 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   py::list suspect_frames;
   for (const auto& f : w.suspect_frames) suspect_frames.append(frame_dict(f.function, f.file, f.line));
   d[key("suspect_frames")] = suspect_frames;
+  py::list self_frames;
+  for (const auto& f : w.self_frames) self_frames.append(frame_dict(f.function, f.file, f.line));
+  d[key("self_frames")] = self_frames;
   d[key("join_self")] = addr(w.join_self);
   d[key("parking_address")] = addr(w.parking_address);
   d[key("join_frame_function")] = text(w.join_frame_function);

@@ -143,7 +143,9 @@ SCENARIOS = {
                   "stdout-holder": ("syscall", "write", [], "unknown", "certain"),
                   "stdout-printer": ("py-buffered-io", None, ["stdout-holder"], "lock-word", "certain"),
                   "log-holder": ("syscall", "write", [], "unknown", "certain"),
-                  "log-writer": ("py-buffered-io", None, ["log-holder"], "lock-word", "certain")}},
+                  "log-writer": ("py-buffered-io", None, ["log-holder"], "lock-word", "certain")},
+        # (their pipes' read ends only this process holds, and nothing reads them: never an all-clear)
+        "verdicts": [("unaccounted", ["stdout-holder", "log-holder"])]},
     "buffered_io_fork_child": {   # the child inherited the lock its parent's thread held: no owner here
         "waits": {"child": ("py-buffered-io", None, [], "unknown", "certain")},
         "verdicts": [("owner-gone", ["child"])],

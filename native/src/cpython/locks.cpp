@@ -497,7 +497,12 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     }
   }
 
-  // A Lock records no owner: name the other threads that reference it.
+  // A Lock records no owner: the waiter's own outer frames that reference it (a frame that acquired it and
+  // called further in), then the other threads that reference it.
+  if (out.kind == PyLockKind::Lock) {
+    for (const auto& r : refs)
+      if (r.object == match->object && r.frame > match->frame) out.self_frames.push_back(thread->frames[r.frame]);
+  }
   if (out.kind == PyLockKind::Lock && opts.suspects && opts.references) {
     for (const auto& [other, frame] : opts.references->of(match->object)) {
       if (other == tid) continue;

@@ -20,7 +20,8 @@ import os
 import re
 
 from pyhang.analysis import syscalls
-from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, PythonEvidence, PythonStatus, Unread, VerdictKind, WaitKind
+from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, PythonEvidence, PythonStatus, ThreadState, Unread, VerdictKind, \
+    WaitKind
 from pyhang.model.python_facts import PythonState
 from pyhang.model.report import Verdict
 
@@ -140,9 +141,21 @@ def runs_python(report):
 def report_status(report):
     """The exit status of one process's report.  A thread waiting on a pipe
     or socket only other processes hold (waits-on-process) leaves it
-    incomplete: whether that ends, the other processes say (--tree)."""
+    incomplete: whether that ends, the other processes say (--tree); so does
+    any thread the closed-world account (analysis.account) finds waiting
+    elsewhere or on what pyhang cannot name or does not model."""
     across = [v.kind for v in report.verdicts if v.kind == VerdictKind.WAITS_ON_PROCESS]
-    return exit_status(report.deadlocks, hung(report), incomplete(report) + across, runs_python(report))
+    python = runs_python(report)
+    # (a process that runs no Python gets no all-clear either way: its own answer, 2, says so)
+    unaccounted = [s for s in account_problems(report) if s in (ThreadState.ELSEWHERE, ThreadState.UNACCOUNTED)] \
+        if python else []
+    return exit_status(report.deadlocks, hung(report), incomplete(report) + across + unaccounted, python)
+
+
+def account_problems(report):
+    """The problem classes (ThreadState.PROBLEMS) of `report`'s threads, each once."""
+    return list(dict.fromkeys(t.account.state for t in report.threads
+                              if t.account is not None and t.account.state in ThreadState.PROBLEMS))
 
 
 def incomplete(report):

@@ -17,15 +17,23 @@ def _owner_gone(b):
     return b is not None and b.python is not None and b.python.owner_gone
 
 
+# Waits whose recorded owner may be the waiter itself: a mutex or rwlock the thread already holds (a second
+# lock of a normal mutex, a write lock taken under its own read lock) never returns.  A thread waiting for the
+# GIL or joining cannot be its own owner: such a record is a moment's or a misread, no cycle.
+SELF_WAIT_KINDS = (WaitKind.MUTEX, WaitKind.RWLOCK, WaitKind.RWLOCK_READ, WaitKind.RWLOCK_WRITE)
+
+
 def certain_edges(threads):
-    """One edge per (waiter, owner) the decoders know for sure."""
+    """One edge per (waiter, owner) the decoders know for sure; a lock
+    whose owner word names its own waiter is an edge to itself (a
+    one-thread cycle: SELF_WAIT_KINDS)."""
     edges = []
     for th in threads:
         b = th.blocked_on
         if b is None:
             continue
         for owner in b.owners:
-            if owner != th.tid:
+            if owner != th.tid or b.kind in SELF_WAIT_KINDS:
                 edges.append(Edge(waiter=th.tid, owner=owner, kind=b.kind, address=b.address,
                                   source=b.owner_source, evidence=b.evidence or ""))
     return edges
@@ -35,7 +43,11 @@ def python_lock_holders(threads):
     """Likely holders of the threading.Locks threads wait on, which record
     no owner: the other threads that reference the lock object in their
     innermost Python frames (the native Python-lock search's `suspects`),
-    unless the lock is free or they wait for it too."""
+    unless the lock is free or they wait for it too.  When no other thread
+    is such a holder and an outer frame of the waiter itself references the
+    lock (`self_frames`: inside `with lock:` there, or holding it after
+    acquire()), the waiter is its likely holder: a Lock is not re-entrant,
+    so it waits for itself (an edge to itself, facts "self")."""
     waits = {t.tid: (t.blocked_on.kind, t.blocked_on.address) for t in threads if t.blocked_on}
     edges = []
     for th in threads:
@@ -43,11 +55,19 @@ def python_lock_holders(threads):
         if b is None or b.kind != WaitKind.PY_LOCK or b.owners or b.python is None or b.python.locked is False:
             continue
         sites = to_data(b.python.suspect_frames)
+        found = []
         for i, suspect in enumerate(b.python.suspects):
             if suspect != th.tid and waits.get(suspect) != (b.kind, b.address):
-                edges.append(Edge(waiter=th.tid, owner=suspect, kind=b.kind, address=b.address,
+                found.append(Edge(waiter=th.tid, owner=suspect, kind=b.kind, address=b.address,
                                   source=OwnerSource.HEURISTIC,
                                   facts={"references": sites[i] if i < len(sites) else None}))
+        if not found and b.python.self_frames:
+            found.append(Edge(waiter=th.tid, owner=th.tid, kind=b.kind, address=b.address,
+                              source=OwnerSource.HEURISTIC,
+                              facts={"references": to_data(b.python.self_frames[0]), "self": True,
+                                     "waits_in": to_data(b.evidence.frame) if getattr(b.evidence, "frame", None)
+                                     else None}))
+        edges += found
     return edges
 
 

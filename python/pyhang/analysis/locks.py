@@ -82,7 +82,7 @@ def from_python(wait):
     elif kind == WaitKind.PY_LOCK:
         b.owner_source = OwnerSource.UNKNOWN
         b.python = PythonLockDetail(suspects=list(wait.suspects), locked=wait.locked,
-                                    suspect_frames=list(wait.suspect_frames))
+                                    suspect_frames=list(wait.suspect_frames), self_frames=list(wait.self_frames))
     elif kind == WaitKind.PY_BUFFERED_IO:
         # The buffered object records its holder's pthread_t while it holds the lock.
         b.python = PythonLockDetail(type=wait.type_name, stream=wait.stream_name,

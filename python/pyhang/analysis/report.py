@@ -16,7 +16,7 @@ needs and makes the report in steps:
 `build_report(snapshot)` makes it from a ProcessSnapshot already assembled
 (a pyhang-snapshot/1 document).
 """
-from pyhang.analysis import asyncio, completeness, deadlocks, forks, gather, gc, holders, locks, python_api, sources, \
+from pyhang.analysis import account, asyncio, completeness, deadlocks, forks, gather, gc, holders, locks, python_api, sources, \
     syscalls
 from pyhang.analysis.threading import PythonThreads
 from pyhang.analysis.eval_frames import pair_indices
@@ -128,6 +128,8 @@ def conclude(report, snapshot):
         report.fork_hazards = report.fork_analysis.hazards
         orphaned = {tid for h in report.fork_hazards if h.kind == HazardKind.ORPHANED_LOCK for tid in h.threads}
         report.verdicts = deadlocks.explained_elsewhere(report.verdicts, orphaned)
+    account.analyse(report, {t.tid: t.registers for t in snapshot.threads})
+    report.verdicts.sort(key=lambda v: severity(v.kind))
     report.exit_status = completeness.report_status(report)
     return report
 

@@ -31,7 +31,7 @@ Fork hazards across processes: pyhang.analysis.tree_forks.
 """
 from pyhang.analysis import collectives, completeness, idle, pools, tree_forks
 from pyhang.model.files import FdObject
-from pyhang.model.kinds import Confidence, OwnerSource, TreeEdgeKind, WaitKind
+from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 from pyhang.model.waits import SyscallWait, syscall_of
 
@@ -265,5 +265,29 @@ def analyse(tree: TreeReport):
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or tree.verdicts or any(completeness.hung(r) for r in reports) or
         [h for _, h in tree.fork_hazards if h.hangs],
-        any(completeness.incomplete(r) for r in reports), not reports or any(completeness.runs_python(r) for r in reports))
+        any(completeness.incomplete(r) for r in reports) or unaccounted(tree),
+        not reports or any(completeness.runs_python(r) for r in reports))
     return tree
+
+
+def unaccounted(tree):
+    """[(pid, tid)] of the threads of the tree's Python processes that its
+    look together does not account for: waiting on what pyhang cannot name
+    or does not model, or on a process outside the tree (or one not named:
+    a child, a socket's peer elsewhere).  A wait on a process of the tree
+    is its cross-process analysis's (edges, deadlocks, stalls)."""
+    pids = {p.pid for p in tree.processes}
+    out = []
+    for p in tree.processes:
+        r = p.report
+        if r is None or not completeness.runs_python(r):
+            continue
+        for t in r.threads:
+            a = t.account
+            if a is None:
+                continue
+            if a.state == ThreadState.UNACCOUNTED or \
+                    (a.state == ThreadState.ELSEWHERE and a.reason != AccountReason.OWNER_GONE and
+                     (not a.pids or not set(a.pids) <= pids)):
+                out.append((p.pid, t.tid))
+    return out

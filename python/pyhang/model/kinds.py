@@ -146,6 +146,47 @@ class VerdictKind:
     COLLECTIVE_MISMATCH = "collective-mismatch"   # (a tree's) ranks of one job wait in different collectives
     IDLE = "idle"   # Event/Condition/Queue waits and executor workers between tasks, nothing waiting on them
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
+    UNACCOUNTED = "unaccounted"   # waits no other finding explains and pyhang does not model: their raw facts
+
+
+class ThreadState:
+    """A thread's class in the closed-world account (analysis.account): each thread is in exactly one."""
+    RUNNING = "running"           # in no blocking wait
+    IDLE = "idle"                 # waits for work anyone may give, a signal, or a time
+    BLOCKED = "blocked"           # waits on threads of this process (edges), in no cycle
+    DEADLOCKED = "deadlocked"     # in a cycle
+    HUNG = "hung"                 # a hang without a cycle names it
+    ELSEWHERE = "elsewhere"       # waits on an owner that is gone, or on another process
+    UNACCOUNTED = "unaccounted"   # waits on something pyhang cannot name or does not model
+    ALL = (RUNNING, IDLE, BLOCKED, DEADLOCKED, HUNG, ELSEWHERE, UNACCOUNTED)
+    PROBLEMS = (DEADLOCKED, HUNG, ELSEWHERE, UNACCOUNTED)   # no all-clear while a thread is in one
+
+
+class AccountReason:
+    """Why a thread is in its class (ThreadAccount.reason)."""
+    ON_CPU = "on-cpu"                     # running: in no blocking call
+    GIL_FREE = "gil-free"                 # running: takes a GIL no thread holds (a hand-over)
+    WAITS_FOR_WORK = "waits-for-work"     # idle: the idle or pool-idle verdict
+    TIMED = "timed"                       # idle: a sleep, or a wait with a timeout
+    SELECTOR = "selector"                 # idle: epoll_wait, or a poll/select on a listener or event fd
+    LISTENER = "listener"                 # idle: accept
+    SIGNAL = "signal"                     # idle: pause, sigsuspend, sigwait
+    TERMINAL = "terminal"                 # idle: reads a terminal (the user's input)
+    OWNER = "owner"                       # blocked: on the threads its edges lead to
+    CYCLE = "cycle"                       # deadlocked
+    FINDING = "finding"                   # hung: the finding says why
+    OWNER_GONE = "owner-gone"             # elsewhere: the owner exited, or was not copied by fork
+    OTHER_PROCESS = "other-process"       # elsewhere: a pipe's or socket's other end only other processes hold
+    CHILD = "child"                       # elsewhere: waits for a child to exit
+    FILE_LOCK = "file-lock"               # elsewhere: a file lock another process holds
+    PEER = "peer"                         # elsewhere: a socket whose peer is no process of this machine found
+    OWNERS_UNKNOWN = "owners-unknown"     # unaccounted: the owners-unknown verdict's
+    UNREAD = "unread"                     # unaccounted: what it waits on could not be read (lock layouts)
+    NO_FD_TABLE = "no-fd-table"           # unaccounted: a core records no fd table: the other end is unknown
+    OWN_PROCESS = "own-process"           # unaccounted: only this process holds the other end (or the file lock)
+    HOLDERS_UNKNOWN = "holders-unknown"   # unaccounted: who holds the other end (or the lock) could not be read
+    NO_OTHER_END = "no-other-end"         # unaccounted: a pipe nobody holds the other end of (the call returns)
+    NOT_MODELED = "not-modeled"           # unaccounted: a wait pyhang does not model
 
 
 class HolderEvidence:
@@ -220,7 +261,8 @@ HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCK
 SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
             HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
-            VerdictKind.OWNER_GONE, VerdictKind.HOLDER_EXITED, VerdictKind.INCOMPLETE, VerdictKind.OWNERS_UNKNOWN, VerdictKind.WAITS_ON_PROCESS,
+            VerdictKind.OWNER_GONE, VerdictKind.HOLDER_EXITED, VerdictKind.INCOMPLETE, VerdictKind.WAITS_ON_PROCESS,
+            VerdictKind.OWNERS_UNKNOWN, VerdictKind.UNACCOUNTED,
             VerdictKind.GIL_HANDOVER, VerdictKind.POOL_IDLE, VerdictKind.IDLE)
 
 

@@ -122,6 +122,16 @@ def thread_issues(data):
 
 
 @record
+class ThreadAccount:
+    """Where one thread stands in the closed-world account (analysis.account): exactly one class."""
+    state: str                          # model.kinds.ThreadState
+    reason: str                         # model.kinds.AccountReason: why that class
+    finding: str | None = None          # the verdict or hazard kind that says so, when one does
+    threads: list[int] = field(default_factory=list)   # blocked, deadlocked: the threads it waits for
+    pids: list[int] = field(default_factory=list)      # elsewhere: the processes it waits on, where known
+
+
+@record
 class ThreadReport:
     tid: int
     gdb_num: int
@@ -146,6 +156,7 @@ class ThreadReport:
     # (analysis.eval_frames); empty when they cannot be paired.
     python_at: dict[int, list[int]] = field(default_factory=dict)
     gc: "GcRun" | None = None    # this thread runs a garbage collection (analysis.gc); None: not seen to
+    account: ThreadAccount | None = None   # its class in the closed-world account (analysis.account)
 
 
 @record(frozen=True)

@@ -221,6 +221,7 @@ class PythonLockWait:
     condition_lock_owner_tid: int | None = None
     condition_lock_count: int | None = None
     suspect_frames: list[CodeLine] = field(default_factory=list)
+    self_frames: list[CodeLine] = field(default_factory=list)   # a Lock: the waiter's own outer frames on it
     join_self: int | None = None      # the Thread a join waits for
     parking_address: int | None = None   # 3.13+: what a parking-lot waiter waits for
     join_frame_function: str | None = None
@@ -236,7 +237,8 @@ class PythonLockWait:
     problem: ReadProblem | str | None = None   # why nothing (or only part) was found (older snapshots: a sentence)
     scan_problem: ReadProblem | None = None    # a futex in no lock object found: what of the frames was unread
 
-    __nested__ = {"frame": CodeLine, "suspect_frames": CodeLine, "problem": ReadProblem, "scan_problem": ReadProblem}
+    __nested__ = {"frame": CodeLine, "suspect_frames": CodeLine, "self_frames": CodeLine, "problem": ReadProblem,
+                  "scan_problem": ReadProblem}
     __older__ = {"evidence": ""}
 
     def is_wait(self):
@@ -310,6 +312,8 @@ class PythonLockDetail:
     locked: bool | None = None          # a Lock's state
     suspects: list[int] = field(default_factory=list)   # threads whose stacks reference a Lock
     suspect_frames: list[CodeLine] = field(default_factory=list)   # where, per suspect
+    # a Lock: the waiter's own outer frames that reference it (innermost first): one may hold it
+    self_frames: list[CodeLine] = field(default_factory=list)
     type: str | None = None             # a buffered stream's type ("_io.BufferedWriter")
     stream: str | None = None           # ... and its name ("'<stdout>'")
     found_in: str | None = None         # ... the variable it was found in
@@ -317,7 +321,7 @@ class PythonLockDetail:
     condition_lock_type: str | None = None
     condition_lock_owner: int | None = None   # its holder's TID
 
-    __nested__ = {"suspect_frames": CodeLine}
+    __nested__ = {"suspect_frames": CodeLine, "self_frames": CodeLine}
 
 
 @record

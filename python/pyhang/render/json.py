@@ -9,7 +9,7 @@ from pyhang.render.asyncio import asyncio_json, deadlock_json
 from pyhang.render.forks import hazard_json
 from pyhang.render.gc import report_gc_json, thread_gc_json
 from pyhang.render.glibc import layouts_text
-from pyhang.model.kinds import Unread, WaitKind
+from pyhang.model.kinds import ThreadState, Unread, WaitKind
 from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name, thread_problem
 from pyhang.model.waits import syscall_of
@@ -139,10 +139,29 @@ def _native_frames(th):
     return [{"function": f.function, "library": f.library, "pc": f.pc, "offset": f.offset} for f in th.native_frames]
 
 
+def _account(th):
+    """A thread's class in the closed-world account (docs/json-contract.md), None when none was made."""
+    a = th.account
+    if a is None:
+        return None
+    return {"state": a.state, "reason": a.reason, "finding": a.finding, "threads": list(a.threads),
+            "pids": list(a.pids)}
+
+
+def _account_counts(report):
+    """{class: number of threads} of the closed-world account, in ThreadState.ALL's order, a class with none
+    left out."""
+    found = {}
+    for t in report.threads:
+        if t.account is not None:
+            found[t.account.state] = found.get(t.account.state, 0) + 1
+    return {s: found[s] for s in ThreadState.ALL if s in found}
+
+
 def _thread_tail(th, names):
     """A thread's keys after "python_frames"."""
     return {"native_frames": _native_frames(th), "blocked_on": _blocked(th.blocked_on, names), "problem": thread_problem(th),
-            "gc": thread_gc_json(th)}
+            "gc": thread_gc_json(th), "account": _account(th)}
 
 
 def _thread(th, names, python_frames):
@@ -164,9 +183,10 @@ def _compact_thread(th, names, merged, seen):
     """_compact(_thread(...)), put together from the encodings of its parts:
     the thread's Python frames (_compact_python_frames) and native frames
     (_compact_native_frames) are often another thread's too."""
-    return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s}" % (
+    return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s,\"account\":%s}" % (
         _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_native_frames(th, seen),
-        _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)))
+        _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)),
+        _compact(_account(th)))
 
 
 def to_json(report, merged=False, threads=True) -> dict:
@@ -193,6 +213,7 @@ def to_json(report, merged=False, threads=True) -> dict:
                       "advice": verdict_advice(v, report), "facts": _verdict_facts(v.facts)}
                      for v in report.verdicts],
         "warnings": warnings(report),
+        "account": _account_counts(report),
         "exit_status": report.exit_status,
     }
     if report.asyncio is not None:   # collected (snapshots recorded before asyncio was read have none)

@@ -1,7 +1,7 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
-from pyhang.model.report import Report, ThreadReport, Verdict, entry_frame
+from pyhang.model.report import PythonFrame, Report, ThreadReport, Verdict, entry_frame
 from pyhang.model.waits import syscall_of
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
@@ -12,7 +12,7 @@ from pyhang.render.locks import describe, evidence as wait_evidence, evidence_wo
     unreadable
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
-from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_ON_OTHERS, deadlock_advice, findings, headline, \
+from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_PREFIX, account_line, deadlock_advice, findings, headline, \
     verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
 from pyhang.render.unread import unread_text
@@ -180,11 +180,11 @@ def _thread_block(th, out, names, also=None, merged=False, interpreters=False):
 
 
 def _wait_site(th):
-    """Where a thread waits: its innermost Python frame and the native
-    function (or library) it waits in."""
+    """Where a thread waits: "at" its innermost Python frame, and the native
+    function (or library) it waits in; "" when neither is known."""
     parts = []
     if th.python_frames:
-        parts.append(python_frame_line(th.python_frames[0]))
+        parts.append("at " + python_frame_line(th.python_frames[0]))
     named = entry_frame(th.native_frames)
     if named:
         parts.append("in %s (%s)" % (named.function, _lib(named.library)))
@@ -198,6 +198,47 @@ def _held_text(kind, address):
     return "holds " + lock_text(kind, address)
 
 
+# What a thread waiting for itself holds, by the type glibc's decoder read (a recursive or error-checking
+# mutex does not block its owner: its lock word says otherwise).
+_SELF_MUTEX_TYPES = {"mutex-recursive": "a recursive mutex lets its owner lock it again, so its lock word or type was "
+                                        "likely misread",
+                     "mutex-errorcheck": "an error-checking mutex returns EDEADLK to its owner, so its lock word or "
+                                         "type was likely misread"}
+
+
+def self_wait_text(report, e, names):
+    """"waits for threading.Lock 0x… (x), which it acquired itself at File …, line N, in f; a Lock is not
+    re-entrant": the one edge of a thread waiting for itself (a one-thread cycle)."""
+    th = report.thread(e.waiter)
+    b = th.blocked_on if th is not None else None
+    name = object_name(b.name) if b is not None and b.address == e.address and b.name else None
+    what = lock_text(e.kind, e.address) + (" (%s)" % name if name else "")
+    if e.kind == WaitKind.PY_LOCK:
+        site = (e.facts or {}).get("references")
+        at = python_frame_line(PythonFrame(site["function"], site["file"], site["line"])) if site else \
+            "an outer frame"
+        return ("waits for %s, which it acquired itself at %s (that frame of its own stack references it: inside "
+                "`with`, or holding it after acquire()); a Lock is not re-entrant" % (what, at))
+    glibc_type = getattr(getattr(b, "glibc", None), "kind", None)
+    why = _SELF_MUTEX_TYPES.get(glibc_type, "a %s is not re-entrant" % ("normal mutex" if e.kind == WaitKind.MUTEX
+                                                                       else "rwlock"))
+    return "waits for %s, whose owner word names this thread itself: %s" % (what, why)
+
+
+def self_wait_lines(report, d, title, names):
+    """The lines of deadlock `d`, one thread waiting for what it holds itself."""
+    e = d.edges[0]
+    th = report.thread(e.waiter)
+    out = ["%s (%s): a thread waits for itself:" % (title, d.confidence),
+           "  " + (thread_header(th) if th else "LWP %d" % e.waiter),
+           "    " + self_wait_text(report, e, names)]
+    site = _wait_site(th) if th else None
+    if site:
+        out.append("    " + site)
+    out += ["  advice: " + deadlock_advice(d), ""]
+    return out
+
+
 def render_deadlocks(report, names):
     out = []
     n = len(report.deadlocks)
@@ -206,6 +247,9 @@ def render_deadlocks(report, names):
         if d.kind == DeadlockKind.AWAIT:
             lines = await_deadlock_lines(report, d, title, names)   # ends with a blank line
             out.extend(lines[:-1] + ["  advice: " + deadlock_advice(d), ""])
+            continue
+        if len(d.threads) == 1:
+            out.extend(self_wait_lines(report, d, title, names))
             continue
         out.append("%s (%s), %d threads:" % (title, d.confidence, len(d.threads)))
         for e in d.edges:
@@ -228,7 +272,7 @@ def render_deadlocks(report, names):
             if th:
                 site = _wait_site(th)
                 if site:
-                    out.append("    at " + site)
+                    out.append("    " + site)
         out.append("  advice: " + deadlock_advice(d))
         out.append("")
     return out
@@ -276,7 +320,10 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
         out.extend(render_deadlocks(report, names))
     else:
         line = headline(report)
-        out.append(IN_TREE_WAITS if in_tree and line == WAITS_ON_OTHERS else line)
+        out.append(IN_TREE_WAITS if in_tree and line.startswith(WAITS_PREFIX) else line)
+        accounted = account_line(report)
+        if accounted:
+            out.append(accounted)
     out.extend(finding_lines(report, names, in_tree))
     gc_line = report_gc_line(report, names)
     if gc_line:

@@ -11,7 +11,7 @@ from pyhang.render.forks import advice as fork_advice, evidence, hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.names import lock_text
 from pyhang.render.text import names_of, render_text, thread_header
-from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_ON_OTHERS, \
+from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_PREFIX, \
     TITLES, count as _count, diverged_ranks_text, hang_kinds, headline, incomplete_reasons, verdict_advice, verdict_text
 
 TREE_SCHEMA = "pyhang-tree/1"
@@ -212,7 +212,8 @@ def tree_answer(tree):
     out.extend(render_stalls(tree))
     own = [(p.pid, headline(p.report)) for p in tree.processes if p.report is not None]
     # (a process that waits on others: the tree has looked at them together)
-    own = [(pid, line) for pid, line in own if line not in (NOTHING_FOUND, NO_PYTHON_FOUND, WAITS_ON_OTHERS)]
+    own = [(pid, line) for pid, line in own if line not in (NOTHING_FOUND, NO_PYTHON_FOUND) and
+           not line.startswith(WAITS_PREFIX)]
     if own:
         out.append("Within each process:")
         out.extend("  PID %d: %s" % (pid, line) for pid, line in own)

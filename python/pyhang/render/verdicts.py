@@ -2,8 +2,8 @@
 title and advice, and the report's headline.  Sentences only: the analysis
 (pyhang.analysis) decided every fact they word."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import HANG_VERDICTS, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, PythonStatus, \
-    Unread, VerdictKind, WaitKind, severity
+from pyhang.model.kinds import HANG_VERDICTS, AccountReason, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, \
+    PythonStatus, ThreadState, Unread, VerdictKind, WaitKind, severity
 from pyhang.model.report import Hazard
 from pyhang.render.asyncio import loop_blocked_text
 from pyhang.render.glibc import layouts_text
@@ -165,6 +165,69 @@ def waits_on_process_text(f, names):
             % ("; ".join(parts), more, others, f["root"]))
 
 
+def _raw_call_text(w):
+    """"read on fd 5 (pipe:[123])", "semop (arguments 0x3, 0x7ffd…, 0x1)": the call an unaccounted wait is in."""
+    if w.get("call") is None:
+        what = "futex(2) on the word 0x%x" % w["futex"] if w.get("futex") else lock_text(w["kind"], w["address"]) \
+            if w.get("kind") else "an unknown wait"
+        return what
+    text = w["call"]
+    if w.get("fd") is not None:
+        text += " on fd %d" % w["fd"] + (" (%s)" % w["link"] if w.get("link") else "")
+    elif w.get("arguments"):
+        text += " (arguments %s)" % ", ".join("0x%x" % a for a in w["arguments"][:3] if a is not None)
+    return text
+
+
+def _innermost_text(w):
+    """"; innermost: File "x.py", line 3, in f; semop (libc.so.6)" of an unaccounted wait, or ""."""
+    parts = []
+    if w.get("python"):
+        p = w["python"]
+        parts.append('File "%s", line %s, in %s' % (p["file"], p["line"], p["function"]))
+    if w.get("native") and w["native"].get("function"):
+        parts.append("%s (%s)" % (w["native"]["function"], _lib(w["native"].get("library"))))
+    return "; innermost: " + "; ".join(parts) if parts else ""
+
+
+def _pids_text(pids):
+    return ", ".join("PID %d" % p for p in pids)
+
+
+# Why an unaccounted wait is not accounted for, by model.kinds.AccountReason: words after "Thread N waits in CALL".
+_UNACCOUNTED_WHY = {
+    AccountReason.NO_FD_TABLE: lambda w: "; a core records no fd table, so what the fd is and who holds its other "
+                                         "end are not known",
+    AccountReason.OWN_PROCESS: lambda w: (", a file lock this process itself holds (under another open file)"
+                                          if w.get("call") in ("flock", "fcntl") else
+                                          ", whose other end only this process itself holds: none of its threads is "
+                                          "known to be about to %s it" % ("write" if w.get("direction") == "read"
+                                                                        else "read")),
+    AccountReason.HOLDERS_UNKNOWN: lambda w: "; who holds %s could not be read" % (
+        "the lock" if w.get("call") in ("flock", "fcntl") else "its other end"),
+    AccountReason.NO_OTHER_END: lambda w: "; no process holds its other end",
+    AccountReason.OTHER_PROCESS: lambda w: ", which only %s can end" % _pids_text(w["pids"]),
+    AccountReason.CHILD: lambda w: " for %s to exit" % (("its child " + _pids_text(w["pids"])) if w["pids"]
+                                                        else "a child"),
+    AccountReason.FILE_LOCK: lambda w: ", a file lock %s hold%s" % (_pids_text(w["pids"]),
+                                                                  "s" if len(w["pids"]) == 1 else ""),
+    AccountReason.PEER: lambda w: "; its peer is no process found on this machine (another host, or a network "
+                                  "namespace pyhang did not scan)",
+}
+
+
+def unaccounted_text(f, names):
+    """Each wait of the `unaccounted` verdict as pyhang read it, and why no class explains it."""
+    parts = []
+    for w in f["waits"][:_LISTED]:
+        why = _UNACCOUNTED_WHY.get(w.get("reason"))
+        tail = why(w) if why else ": pyhang does not model what ends this wait"
+        parts.append("%s waits in %s%s%s" % (names(w["tid"]), _raw_call_text(w), tail, _innermost_text(w)))
+    if len(f["waits"]) > _LISTED:
+        parts.append("and %d more threads" % (len(f["waits"]) - _LISTED))
+    return "; ".join(parts)
+
+
 def _ranks_text(members):
     """"ranks 1, 2 (PIDs 7, 8)", or "PIDs 7, 8" when a rank was not read."""
     pids = ("PID " if len(members) == 1 else "PIDs ") + ", ".join(str(m["pid"]) for m in members)
@@ -241,6 +304,8 @@ def verdict_text(v, names):
         return "%s blocked, and pyhang names no thread that will end %s wait%s: %s" % (
             count(len(waits), "thread"), "its" if len(waits) == 1 else "their", "" if len(waits) == 1 else "s",
             folded_waits(waits, names))
+    if v.kind == VerdictKind.UNACCOUNTED:
+        return unaccounted_text(v.facts, names)
     if v.kind == VerdictKind.IDLE:
         waits = v.facts["waits"]
         return "%s wait%s for work or a signal that any thread may give, and no thread waits on %s: %s" % (
@@ -292,7 +357,7 @@ TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOO
           VerdictKind.HOLDER_EXITED: "Holder exited",
           VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
           VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
-          VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle"}
+          VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle", VerdictKind.UNACCOUNTED: "Not accounted for"}
 
 # What the first line says of a hang without a cycle (ExitStatus.HUNG), most serious first.
 HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves itself",
@@ -336,6 +401,9 @@ ADVICE = {
     VerdictKind.OWNERS_UNKNOWN: "find the thread meant to release, set or complete each object: "
                                 "`pyhang report --locals` shows which frames hold it",
     VerdictKind.GIL_HANDOVER: "look again: one of these threads should hold the GIL by then",
+    VerdictKind.UNACCOUNTED: "judge these waits from their facts: where another process holds the other end, "
+                             "`pyhang report --tree -p PID` from a common ancestor looks at both; a core holds "
+                             "no fd table, a live process does",
 }
 
 # A deadlock's next step, by what its threads wait on.
@@ -352,10 +420,21 @@ DEADLOCK_ADVICE = {
 }
 
 
+SELF_WAIT_ADVICE = {
+    WaitKind.PY_LOCK: "a Lock is not re-entrant: where code that holds it calls code that takes it again, use "
+                      "threading.RLock or take it only at the outer level; a signal handler must not take a lock "
+                      "the code it interrupts may hold (set a flag, or use signal.set_wakeup_fd)",
+    None: "a normal mutex is not re-entrant: make it PTHREAD_MUTEX_RECURSIVE, or take it only at the outer level "
+          "(PTHREAD_MUTEX_ERRORCHECK makes a second lock fail with EDEADLK instead of hanging)",
+}
+
+
 def deadlock_advice(d):
     """The advice line of deadlock `d` (model.report.Deadlock)."""
     if d.kind == DeadlockKind.AWAIT:
         return DEADLOCK_ADVICE[DeadlockKind.AWAIT]
+    if len(d.threads) == 1 and d.edges:
+        return SELF_WAIT_ADVICE.get(d.edges[0].kind, SELF_WAIT_ADVICE[None])
     for kind in (WaitKind.GIL, WaitKind.SQLITE_BUSY):
         if any(e.kind == kind for e in d.edges):
             return DEADLOCK_ADVICE[kind]
@@ -402,19 +481,57 @@ def headline(report):
     reasons = incomplete_reasons(report)
     if reasons:
         return "Report incomplete: %s; no deadlock can be ruled out." % " and ".join(reasons)
+    elsewhere = [t for t in report.threads if t.account is not None and t.account.state == ThreadState.ELSEWHERE]
+    if any(v.kind == VerdictKind.WAITS_ON_PROCESS for v in report.verdicts) or elsewhere:
+        return waits_on_others_headline(report)
     unknown = next((v for v in report.verdicts if v.kind == VerdictKind.OWNERS_UNKNOWN), None)
+    unmodeled = next((v for v in report.verdicts if v.kind == VerdictKind.UNACCOUNTED), None)
+    if unmodeled is not None:
+        n = len(set(unmodeled.threads) | set(unknown.threads if unknown is not None else ()))
+        return ("Not accounted for: %s wait%s on what pyhang cannot name or does not model; no deadlock among the "
+                "waits it can name." % (count(n, "thread"), "s" if n == 1 else ""))
     if unknown is not None:
         n = len(unknown.threads)
         return ("Blocked: %s wait%s on objects whose owner pyhang cannot name; no deadlock among the waits whose "
                 "owners it can name." % (count(n, "thread"), "s" if n == 1 else ""))
-    if any(v.kind == VerdictKind.WAITS_ON_PROCESS for v in report.verdicts):
-        return WAITS_ON_OTHERS
     if report.exit_status == ExitStatus.NO_PYTHON:
         return NO_PYTHON_FOUND
     return NOTHING_FOUND
 
 
+def waits_on_others_headline(report):
+    """"Waits on PID 7: …": a process whose threads wait on other processes leads with them."""
+    pids = []
+    for v in report.verdicts:
+        if v.kind == VerdictKind.WAITS_ON_PROCESS:
+            pids += [p for w in v.facts.get("waits", ()) for p in w.get("pids") or ()]
+    pids += [p for t in report.threads if t.account is not None and t.account.state == ThreadState.ELSEWHERE
+             for p in t.account.pids]
+    pids = sorted(dict.fromkeys(pids))
+    who = _pids_text(pids[:_LISTED]) + (" and %d more" % (len(pids) - _LISTED) if len(pids) > _LISTED else "") \
+        if pids else "another process"
+    return "%s%s: %s" % (WAITS_PREFIX, who, WAITS_ON_OTHERS_TAIL)
+
+
+def account_line(report):
+    """"Every thread accounted for: 2 running, 24 idle, 1 blocked on threads that can progress." under an
+    all-clear, or None when some thread is a problem (its finding says so) or no account was made."""
+    found = {}
+    for t in report.threads:
+        if t.account is None:
+            return None
+        found[t.account.state] = found.get(t.account.state, 0) + 1
+    if not found or any(s in ThreadState.PROBLEMS for s in found):
+        return None
+    words = {ThreadState.RUNNING: "running", ThreadState.IDLE: "idle (waiting for work, a signal or a time)",
+             ThreadState.BLOCKED: "blocked on threads that can progress"}
+    return "Every thread accounted for: %s." % ", ".join("%d %s" % (found[s], words[s]) for s in ThreadState.ALL
+                                                          if s in found)
+
+
 NOTHING_FOUND = "No deadlock found."
 NO_PYTHON_FOUND = "No deadlock found; this process runs no Python: only its native threads and glibc locks were read."
-WAITS_ON_OTHERS = "No deadlock found within this process; it waits on other processes, which it does not look at."
+WAITS_PREFIX = "Waits on "
+WAITS_ON_OTHERS_TAIL = "no deadlock within this process, and whether its wait ends is up to what it waits on, " \
+                       "which this report does not look at."
 IN_TREE_WAITS = "No deadlock found within this process; what it waits on in other processes is said above."

@@ -28,7 +28,9 @@
 //  - Lock: CPython does not record who acquired a Lock (any thread may
 //    release it).  `suspects` lists the other threads whose innermost frames
 //    hold a reference to the same lock object (e.g. inside `with lock:`):
-//    a heuristic, said so in `owner_source`.
+//    a heuristic, said so in `owner_source`.  `self_frames` lists the
+//    waiter's own outer frames that reference it: a Lock is not re-entrant,
+//    so one of them holding it is a thread waiting for itself.
 //  - Condition.wait: the thread waits to be notified on its waiter lock
 //    (which nobody "owns"); `condition` is the Condition (the `self` of the
 //    threading.py frame) and `condition_lock` its `_lock` (read from the
@@ -119,6 +121,9 @@ struct PyLockWait {
   OwnerSource owner_source = OwnerSource::Unknown;  // LockWord (RLock rlock_owner), Heuristic (suspects) or Unknown
   std::vector<int> suspects;       // Lock: other threads whose innermost frames reference the object
   std::vector<PyFrame> suspect_frames;  // for each suspect, the innermost of its frames that references it
+  // Lock: the waiter's own frames outside the one it waits in (outer ones, innermost first) that reference
+  // the object: inside `with lock:` there, or holding it after acquire(), the waiter may be its holder.
+  std::vector<PyFrame> self_frames;
   // Buffered: repr() of its raw stream's name ("'<stdout>'", "'/tmp/log'", "5"); empty when unreadable.
   std::string stream_name;
   // Where the object was found when no frame references it ("sys.stdout"); empty otherwise.
