@@ -32,7 +32,7 @@ def start(scenario, mode):
 
 def tree_of(pid):
     status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", pid)
-    assert status in (0, 3, 5), err
+    assert status in (0, 3, 4, 5), err
     doc = harness.validated_tree(json.loads(out))
     assert doc["exit_status"] == status
     return status, doc
@@ -125,6 +125,10 @@ def test_a_zombie_child_is_one_line_and_a_non_python_child_is_reported_with_nati
     (t,) = got[sleeper]["threads"]
     assert t["native_frames"] and t["blocked_on"]["syscall"]["name"] == "clock_nanosleep"
     assert syscall_of(got[s.pid], s.pid) == "read"
+    # AND the parent reads a pipe whose write end only it holds: not accounted for, never the all-clear
+    (t,) = [t for t in got[s.pid]["threads"] if t["tid"] == s.pid]
+    assert (t["account"]["state"], t["account"]["reason"]) == ("unaccounted", "own-process")
+    assert status == doc["exit_status"] == 4
 
 
 def test_a_dataloader_parent_sees_its_workers_copy_its_memory_and_no_cycle_among_them(scenario):
