@@ -73,19 +73,23 @@ def test_idle_threads_are_one_folded_line_and_the_main_thread_waiting_stays_a_fi
 
 
 def test_a_starving_pool_is_the_first_line_and_each_finding_has_its_next_step(scenario):
-    # GIVEN a ThreadPoolExecutor starving itself, a Queue.get nothing can fill, and waits no thread ends
+    # GIVEN a ThreadPoolExecutor starving itself, a Queue.get nothing can fill, a Queue.put nothing can drain,
+    # and waits no thread ends
     s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "py_objects.py")])
     for where, doc, text in both(s, PY):
         # THEN the first line says what hangs, most serious first; the JSON's headline is that line
         lines = answer(text)
         assert lines[0] == doc["headline"] == \
-            "Hung without a deadlock: a ThreadPoolExecutor starves itself; a Queue.get nothing can fill.", where
+            "Hung without a deadlock: a ThreadPoolExecutor starves itself; a Queue.get nothing can fill; " \
+            "a Queue.put nothing can drain.", where
         # AND the findings follow most serious first, each hang with its next step
         kinds = [v["kind"] for v in doc["verdicts"]]
-        assert kinds == ["executor-starvation", "nothing-can-wake", "owners-unknown", "idle"], (where, kinds)
+        assert kinds == ["executor-starvation", "nothing-can-wake", "nothing-can-wake", "owners-unknown", "idle"], \
+            (where, kinds)
         titles = [l.split(":")[0] for l in lines[1:] if not l.startswith("  ")]
-        assert titles == ["Starvation", "Nothing can wake", "Owner unknown", "Idle"], (where, titles)
-        for v in doc["verdicts"][:3]:
+        assert titles == ["Starvation", "Nothing can wake", "Nothing can wake", "Owner unknown", "Idle"], \
+            (where, titles)
+        for v in doc["verdicts"][:4]:
             assert v["advice"] and "  advice: " + v["advice"] in lines, (where, v["kind"])
         assert "second executor" in doc["verdicts"][0]["advice"], where
         assert doc["exit_status"] == 5, where

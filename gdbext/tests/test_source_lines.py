@@ -104,11 +104,11 @@ def test_the_command_line_without_stopping_and_a_replayed_snapshot_give_the_same
     s = start(scenario, ("/usr/bin/python3.11", {}))
     # WHEN the process is read without stopping it
     status, out, err = harness.pyhang_cli("report", "--json", "--no-stop", "-p", s.pid)
-    assert status in (0, 5), err
+    assert status in (0, 4, 5), err
     check_frames(harness.validated_report(json.loads(out)), s.truth, lambda path: True, "no-stop")
     # AND a snapshot gdb saved, replayed with no target, has them too
     path = tmp_path / "snapshot.json"
     harness.run_gdb(["pyhang snapshot %s" % path], pid=s.pid)
     status, out, err = harness.pyhang_cli("report", "--snapshot", path, "--json")
-    assert status in (0, 5), err
+    assert status in (0, 4, 5), err
     check_frames(json.loads(out), s.truth, lambda path: True, "snapshot")

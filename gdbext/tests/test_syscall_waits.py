@@ -86,8 +86,20 @@ def test_each_thread_names_its_system_call_and_object_live(debian):
     assert "sleeps in clock_nanosleep for another" in roles["sleeper"][1]["blocked_on"]["detail"]
     # AND a system call's wait has no owning thread: no "owners unknown" verdict for it; the wait for the
     # child is beyond this report, which says so and names the command that looks at both
-    assert [v["kind"] for v in report["verdicts"]] == ["waits-on-process"] and report["deadlocks"] == []
-    (v,) = report["verdicts"]
+    assert [v["kind"] for v in report["verdicts"]] == ["waits-on-process", "unaccounted"] and report["deadlocks"] == []
+    (v, unaccounted) = report["verdicts"]
+    # AND the closed-world account: the reads of pipes and the socket only this process holds are not accounted
+    # for, the file lock the child holds is a wait on another process, the sleep and the pause are idle
+    accounts = {role: (got["account"]["state"], got["account"]["reason"]) for role, (_, got) in roles.items()}
+    assert accounts == {"main": ("elsewhere", "child"), "reader": ("unaccounted", "own-process"),
+                        "poller": ("unaccounted", "own-process"), "receiver": ("unaccounted", "own-process"),
+                        "sleeper": ("idle", "timed"), "locker": ("elsewhere", "file-lock"),
+                        "pauser": ("idle", "signal")}, accounts
+    assert sorted(unaccounted["threads"]) == sorted(roles[r][1]["tid"] for r in ("reader", "poller", "receiver",
+                                                                               "locker"))
+    assert next(w for w in unaccounted["facts"]["waits"] if w["tid"] == roles["locker"][1]["tid"])["pids"] == \
+        [s.truth["child"]]
+    assert report["exit_status"] == 4 and report["headline"].startswith("Waits on PID %d: " % s.truth["child"])
     assert v["facts"]["waits"] == [{"tid": roles["main"][1]["tid"], "syscall": "wait4", "fd": None, "link": None,
                                     "pids": [s.truth["child"]]}] and v["facts"]["root"] == s.pid
     assert "waits in wait4 for its child PID %d to exit" % s.truth["child"] in v["text"]
@@ -131,6 +143,10 @@ def test_from_a_core_the_calls_are_named_and_the_fd_objects_unknown(debian):
         assert [f["fd"] for f in poll["fds"]] == roles["poller"][0]["fds"]
         assert all(f["object"] is None for f in poll["fds"])
     assert roles["main"][1]["blocked_on"]["syscall"]["child"] == s.truth["child"]
+    # AND a core records no fd table: those waits are not accounted for, never an all-clear
+    for role in ("reader", "receiver", "locker"):
+        assert roles[role][1]["account"]["reason"] == "no-fd-table", role
+    assert report["exit_status"] == 4
 
 
 def other_interpreters():

@@ -1,5 +1,5 @@
-"""A Queue.get on an empty queue that no other thread reaches from its
-Python frames is a "nothing-can-wake" verdict, and a ThreadPoolExecutor
+"""A Queue.get on an empty queue (or a Queue.put on a full one) that no
+other thread reaches from its Python frames is a "nothing-can-wake" verdict, and a ThreadPoolExecutor
 whose every worker waits for a pending future an "executor-starvation"
 one: likely, never certain; on the snapshot of
 testdata/scenarios/py_objects.py and edited copies."""
@@ -12,8 +12,8 @@ def getter_api(snap, doc):
     return next(t for t in snap.threads if t.tid == role(doc, "queue-getter")).python_api
 
 
-def nothing_can_wake(rep):
-    return [v for v in rep["verdicts"] if v["kind"] == "nothing-can-wake"]
+def nothing_can_wake(rep, kind="py-queue-get"):
+    return [v for v in rep["verdicts"] if v["kind"] == "nothing-can-wake" and v["facts"]["kind"] == kind]
 
 
 def test_a_getter_of_a_queue_no_other_thread_reaches_can_be_woken_by_nothing_likely():
@@ -91,3 +91,15 @@ def test_a_pool_with_a_worker_not_waiting_for_a_future_is_not_starved():
         api = next(t for t in snap.threads if t.tid == worker).python_api
         api.attributes["_state"].text = "RUNNING"
     assert not starvation(replay(doc, running)[1])
+
+
+def test_a_putter_to_a_full_queue_no_other_thread_reaches_can_be_drained_by_nothing_likely():
+    doc = recorded("python_objects")
+    _, rep = replay(doc)
+    putter = role(doc, "queue-putter")
+    (v,) = nothing_can_wake(rep, "py-queue-put")
+    assert v["threads"] == [putter] and v["facts"]["confidence"] == "likely" and v["facts"]["complete"] is True
+    assert v["facts"]["address"] == next(t["object_id"] for t in doc["truth"]["threads"] if t["role"] == "queue-putter")
+    assert (v["facts"]["length"], v["facts"]["maxsize"]) == (1, 1)
+    assert "waits to put to the full queue" in v["text"] and "nothing in this process can drain it" in v["text"]
+    assert rep["headline"].endswith("a Queue.get nothing can fill; a Queue.put nothing can drain.")

@@ -107,7 +107,7 @@ def wait_for_graph(threads, snapshots=()):
     every cycle in them; truncated when there were more cycles than listed.
     `snapshots`: the ThreadSnapshots, for the connections SQLite waits on."""
     edges = certain_edges(threads) + python_lock_holders(threads) + waitgraph.likely_holders(threads) + \
-        sqlite_holders(threads, snapshots)
+        sqlite_holders(threads, snapshots) + queue_join_workers(threads)
     deadlocks, truncated = waitgraph.find_cycles(edges)
     return edges, deadlocks, truncated
 
@@ -182,34 +182,94 @@ def unknown_owners(report, native_depth=None, explained=()):
             and t.tid not in explained and not (native_depth and idle_pool_library(t, native_depth))]
 
 
-def nothing_can_wake(report, pools=None):
-    """Verdicts for Queue.get waits on an empty queue that no other thread
-    reaches from its Python frames, except threads waiting to get from it
-    too.  Likely, never certain: a thread may reach the queue later through
-    a global, or from C.  A ThreadPoolExecutor's own work queue (`pools`:
-    python_api.pools; a queue.Queue before 3.7) is filled by submit() from
-    whoever holds the executor: its workers waiting are idle, not stuck."""
-    getters = {}
+def _queue_waits(report, kind):
+    """{queue address: [ThreadReport]} of the threads waiting in `kind` (a queue wait) on each queue."""
+    out = {}
     for t in report.threads:
         b = t.blocked_on
-        if b is not None and b.kind == WaitKind.PY_QUEUE_GET:
-            getters.setdefault(b.address, []).append(t)
+        if b is not None and b.kind == kind:
+            out.setdefault(b.address, []).append(t)
+    return out
+
+
+def _reached_only_by(api, tids, also=()):
+    """Whether no thread but `tids` (and `also`) reaches the queue (`api`: a wait's ApiDetail, whose
+    referenced_by was read)."""
+    return api is not None and api.referenced_by is not None and \
+        not [t for t in api.referenced_by if t not in tids and t not in also]
+
+
+def nothing_can_wake(report, pools=None):
+    """Verdicts for queue waits that no other thread of this process can
+    end: a Queue.get on an empty queue, or a Queue.put on a full one, that
+    no other thread reaches from its Python frames, except threads waiting
+    the same way on it; a Queue.join with unfinished tasks while every
+    other thread reaching the queue waits in its get() (nothing will call
+    task_done(): an item was taken and its task_done() skipped), or none
+    does while items remain.  Likely, never certain: a thread may reach the
+    queue later through a global, or from C.  A ThreadPoolExecutor's own
+    work queue (`pools`: python_api.pools; a queue.Queue before 3.7) is
+    filled by submit() from whoever holds the executor: its workers waiting
+    are idle, not stuck."""
     out = []
-    for address, waiting in getters.items():
+    getters = _queue_waits(report, WaitKind.PY_QUEUE_GET)
+    for kind, waits in ((WaitKind.PY_QUEUE_GET, getters), (WaitKind.PY_QUEUE_PUT, _queue_waits(report, WaitKind.PY_QUEUE_PUT))):
+        for address, waiting in waits.items():
+            api = waiting[0].blocked_on.api
+            values = api.values if api is not None else {}
+            if kind == WaitKind.PY_QUEUE_GET and (values.get("queue_length") != 0 or address in (pools or {})):
+                continue
+            if kind == WaitKind.PY_QUEUE_PUT:
+                maxsize, length = values.get("maxsize") or 0, values.get("queue_length")
+                if maxsize <= 0 or length is None or length < maxsize:
+                    continue
+            tids = [t.tid for t in waiting]
+            if not _reached_only_by(api, tids):
+                continue
+            out.append(_nothing_can_wake(kind, address, waiting, api))
+    for address, waiting in _queue_waits(report, WaitKind.PY_QUEUE_JOIN).items():
         api = waiting[0].blocked_on.api
-        if api is None or api.referenced_by is None or api.values.get("queue_length") != 0 or address in (pools or {}):
+        values = api.values if api is not None else {}
+        unfinished, length = values.get("unfinished_tasks"), values.get("queue_length")
+        if not unfinished or length is None or api.referenced_by is None:
             continue
         tids = [t.tid for t in waiting]
-        others = [tid for tid in api.referenced_by if tid not in tids]
-        if others:
-            continue
-        out.append(Verdict(kind=VerdictKind.NOTHING_CAN_WAKE, threads=tids,
-                           facts={"kind": WaitKind.PY_QUEUE_GET, "address": address, "name": waiting[0].blocked_on.name,
-                                  "waiters": tids,
-                                  "referenced_by": list(api.referenced_by),
-                                  "complete": bool(api.references_complete),
-                                  "confidence": Confidence.LIKELY}))
+        consumers = [t.tid for t in getters.get(address, ())]
+        if length == 0 and consumers and _reached_only_by(api, tids, consumers) or \
+                length > 0 and _reached_only_by(api, tids):
+            out.append(_nothing_can_wake(WaitKind.PY_QUEUE_JOIN, address, waiting, api,
+                                         unfinished=unfinished, consumers=consumers))
     return out
+
+
+def _nothing_can_wake(kind, address, waiting, api, **more):
+    tids = [t.tid for t in waiting]
+    return Verdict(kind=VerdictKind.NOTHING_CAN_WAKE, threads=tids,
+                   facts=dict({"kind": kind, "address": address, "name": waiting[0].blocked_on.name,
+                               "waiters": tids, "referenced_by": list(api.referenced_by),
+                               "complete": bool(api.references_complete), "confidence": Confidence.LIKELY,
+                               "length": api.values.get("queue_length"), "maxsize": api.values.get("maxsize")},
+                              **more))
+
+
+def queue_join_workers(threads):
+    """Likely edges from each thread in a Queue.join with unfinished tasks
+    to the other threads that reach the queue and do not wait in its get():
+    one of them holds an item it got and will call task_done()."""
+    getters = {(t.tid, t.blocked_on.address) for t in threads
+               if t.blocked_on is not None and t.blocked_on.kind == WaitKind.PY_QUEUE_GET}
+    joiners = {t.tid for t in threads if t.blocked_on is not None and t.blocked_on.kind == WaitKind.PY_QUEUE_JOIN}
+    edges = []
+    for th in threads:
+        b = th.blocked_on
+        if b is None or b.kind != WaitKind.PY_QUEUE_JOIN or b.api is None or b.api.referenced_by is None or \
+                not b.api.values.get("unfinished_tasks"):
+            continue
+        for tid in b.api.referenced_by:
+            if tid != th.tid and tid not in joiners and (tid, b.address) not in getters:
+                edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=b.address,
+                                  source=OwnerSource.HEURISTIC, facts={"reaches_queue": True}))
+    return edges
 
 
 def executor_starvation(report, pools):

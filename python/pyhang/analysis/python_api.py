@@ -31,6 +31,7 @@ class Api:
 APIS = (
     Api(WaitKind.PY_QUEUE_GET, "/queue.py", ("get", "Queue.get"), ("maxsize", "queue")),
     Api(WaitKind.PY_QUEUE_PUT, "/queue.py", ("put", "Queue.put"), ("maxsize", "queue")),
+    Api(WaitKind.PY_QUEUE_JOIN, "/queue.py", ("join", "Queue.join"), ("unfinished_tasks", "maxsize", "queue")),
     Api(WaitKind.PY_SEMAPHORE, "/threading.py", ("acquire", "Semaphore.acquire"), ("_value", "_initial_value"),
         ("Semaphore",)),
     Api(WaitKind.PY_EVENT, "/threading.py", ("wait", "Event.wait"), ("_flag",), ("Event",)),
@@ -74,9 +75,13 @@ def api_of(python_api):
 def references_wanted(python_api):
     """The object whose referencing threads the collection reads for this
     wait (PythonLocks.thread_references), or None: the queue of a Queue.get,
-    to tell whether any other thread can still put to it."""
+    put or join, to tell whether any other thread can still put to it, get
+    from it or call its task_done()."""
     api = api_of(python_api)
-    return python_api.object if api is not None and api.kind == WaitKind.PY_QUEUE_GET else None
+    return python_api.object if api is not None and api.kind in QUEUE_WAITS else None
+
+
+QUEUE_WAITS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_QUEUE_JOIN)
 
 
 # concurrent.futures.thread._worker(executor_reference, work_queue, ...): the

@@ -261,11 +261,12 @@ def analyse(tree: TreeReport):
     tree.verdicts = pools.lost_tasks(tree) + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
+    tree.unaccounted = unaccounted(tree)
     tree.exit_status = completeness.exit_status(
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or tree.verdicts or any(completeness.hung(r) for r in reports) or
         [h for _, h in tree.fork_hazards if h.hangs],
-        any(completeness.incomplete(r) for r in reports) or unaccounted(tree),
+        any(completeness.incomplete(r) for r in reports) or tree.unaccounted,
         not reports or any(completeness.runs_python(r) for r in reports))
     return tree
 

@@ -54,6 +54,7 @@ class WaitKind:
     PY_JOIN = "py-join"         # threading.Thread.join, or interpreter exit joining non-daemon threads
     PY_QUEUE_GET = "py-queue-get"     # queue.Queue.get on an empty queue
     PY_QUEUE_PUT = "py-queue-put"     # queue.Queue.put on a full queue
+    PY_QUEUE_JOIN = "py-queue-join"   # queue.Queue.join: until task_done() was called for every item put
     PY_SEMAPHORE = "py-semaphore"     # threading.Semaphore / BoundedSemaphore.acquire
     PY_EVENT = "py-event"             # threading.Event.wait
     PY_BARRIER = "py-barrier"         # threading.Barrier.wait

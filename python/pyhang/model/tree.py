@@ -65,6 +65,8 @@ class TreeReport:
     # What hangs across processes without a cycle (analysis.pools): (pid, Verdict), the verdict's
     # threads those of that process
     verdicts: list[tuple[int, Verdict]] = field(default_factory=list)
+    # Threads the look together does not account for (analysis.tree.unaccounted): Nodes (pid, tid)
+    unaccounted: list[Node] = field(default_factory=list)
     exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 
     def process(self, pid):

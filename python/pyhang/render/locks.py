@@ -7,7 +7,7 @@ from pyhang.render import syscalls
 from pyhang.render.glibc import evidence_text, layouts_text
 from pyhang.render.names import object_name, thread_issues_text
 
-_API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
+_API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_QUEUE_JOIN, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
               WaitKind.PY_BARRIER, WaitKind.PY_FUTURE, WaitKind.PY_IMPORT_LOCK)
 
 # The verb of each kind, as in "Thread 1 (LWP 885) waits to write-lock rwlock 0x…".
@@ -103,7 +103,8 @@ def _joined(b, names):
 
 
 # The module each Python-level API's class lives in, to name its type.
-_API_MODULES = {WaitKind.PY_QUEUE_GET: "queue", WaitKind.PY_QUEUE_PUT: "queue", WaitKind.PY_SEMAPHORE: "threading",
+_API_MODULES = {WaitKind.PY_QUEUE_GET: "queue", WaitKind.PY_QUEUE_PUT: "queue", WaitKind.PY_QUEUE_JOIN: "queue",
+                WaitKind.PY_SEMAPHORE: "threading",
                 WaitKind.PY_EVENT: "threading", WaitKind.PY_BARRIER: "threading",
                 WaitKind.PY_FUTURE: "concurrent.futures"}
 
@@ -141,6 +142,10 @@ def _api_summary(b, names):
         return "waits to get from %s: %s" % (what, _queue_state(api))
     if k == WaitKind.PY_QUEUE_PUT:
         return "waits to put to %s: %s" % (what, _queue_state(api))
+    if k == WaitKind.PY_QUEUE_JOIN:
+        n = values.get("unfinished_tasks")
+        return "waits in Queue.join of %s until task_done() was called for every item: %s unfinished, %s" % (
+            what, "?" if n is None else n, _queue_state(api))
     if k == WaitKind.PY_SEMAPHORE:
         initial = values.get("_initial_value")
         return "waits to acquire %s: value %s%s: a semaphore has no owner" % (

@@ -53,6 +53,9 @@ def edge_evidence(e, waiter_blocked=None):
         return evidence_words(e.evidence)
     if e.kind == WaitKind.PY_LOCK:
         return lock_reference(facts.get("references"))
+    if e.kind == WaitKind.PY_QUEUE_JOIN and facts.get("reaches_queue"):
+        return "reaches the queue from its Python frames and does not wait in its get(): it may hold an item " \
+               "whose task_done() the join waits for"
     if e.kind == WaitKind.SQLITE_BUSY:
         return "; ".join("holds a sqlite3.Connection (`%s` in %s, %s:%s): its open transaction may hold the "
                          "database lock" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])

@@ -12,7 +12,8 @@ from pyhang.render.locks import summary
 from pyhang.render.names import lock_text
 from pyhang.render.text import names_of, render_text, thread_header
 from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_PREFIX, \
-    TITLES, count as _count, diverged_ranks_text, hang_kinds, headline, incomplete_reasons, verdict_advice, verdict_text
+    TITLES, count as _count, diverged_ranks_text, hang_summaries, headline, incomplete_reasons, verdict_advice, \
+    verdict_text
 
 TREE_SCHEMA = "pyhang-tree/1"
 
@@ -159,8 +160,8 @@ def tree_headline(tree):
         return "Found a deadlock within %s (its report is below); none across processes." % _pids(within)
     hangs = {}   # summary → PIDs
     for p in tree.processes:
-        for kind in hang_kinds(p.report) if p.report is not None else ():
-            hangs.setdefault(HANG_SUMMARIES[kind], []).append(p.pid)
+        for what in hang_summaries(p.report) if p.report is not None else ():
+            hangs.setdefault(what, []).append(p.pid)
     for pid, h in tree.fork_hazards:
         if h.hangs:
             hangs.setdefault(HANG_SUMMARIES[h.kind], []).append(pid)
@@ -182,6 +183,12 @@ def tree_headline(tree):
         # Never a false all-clear: a process pyhang could not read may hide a wait of a cycle.
         unread = "; ".join("in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete)
         return "Report incomplete: %s; no deadlock across processes can be ruled out." % unread
+    if tree.unaccounted:
+        pids = sorted({pid for pid, _ in tree.unaccounted})
+        n = len(tree.unaccounted)
+        return ("Not accounted for: %s in %s wait%s on what pyhang cannot name or does not model, or on a process "
+                "outside this tree; no deadlock across processes among the rest." % (
+                    _count(n, "thread"), _pids(pids), "s" if n == 1 else ""))
     return "No deadlock found across processes."
 
 
@@ -299,6 +306,7 @@ def tree_json(tree):
         "exit_status": tree.exit_status,
         "unexamined": tree.truncated,
         "unfollowed": [{"pid": pid, "tid": tid} for pid, tid in tree.unfollowed],
+        "unaccounted": [{"pid": pid, "tid": tid} for pid, tid in tree.unaccounted],
     }
 
 

@@ -26,7 +26,11 @@ def holder_blocked_text(facts, names):
 
 def nothing_can_wake_text(f, names):
     """"Thread 2 (LWP 7) waits to get from the empty queue 0x…, which …: nothing in this process can wake it
-    [likely: …]"."""
+    [likely: …]"; the same of a put on a full queue, and of a Queue.join nothing will finish."""
+    if f.get("kind") == WaitKind.PY_QUEUE_PUT:
+        return _queue_wait_text(f, names, "to put to the full queue", "drain")
+    if f.get("kind") == WaitKind.PY_QUEUE_JOIN:
+        return _queue_join_text(f, names)
     waiters = f["waiters"]
     who = ", ".join(names(t) for t in waiters)
     others = " (the others reaching it wait to get from it too)" if len(f["referenced_by"]) > 1 else ""
@@ -37,6 +41,37 @@ def nothing_can_wake_text(f, names):
                 who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "",
                 others,
                 "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
+
+
+def _queue_name(f):
+    return "0x%x%s" % (f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "")
+
+
+def _queue_wait_text(f, names, what, verb):
+    waiters = f["waiters"]
+    partial = "" if f.get("complete") else "; not every frame could be read"
+    return ("%s wait%s %s %s, which no other thread reaches from its Python frames: nothing in this process can "
+            "%s it [%s: a thread may still reach it through a global or from C%s]" % (
+                ", ".join(names(t) for t in waiters), "s" if len(waiters) == 1 else "", what, _queue_name(f), verb,
+                f.get("confidence") or "likely", partial))
+
+
+def _queue_join_text(f, names):
+    """"Thread 1 waits in Queue.join of 0x… for 1 unfinished task, while …: nothing will call task_done()"."""
+    waiters = f["waiters"]
+    partial = "" if f.get("complete") else "; not every frame could be read"
+    n = f.get("unfinished") or 0
+    consumers = f.get("consumers") or []
+    if f.get("length"):
+        why = ("%s item%s still in the queue and no other thread reaches it: nothing will get them" %
+               (f["length"], "" if f["length"] == 1 else "s"))
+    else:
+        why = ("the queue is empty and every other thread that reaches it (%s) waits in its get(): an item was taken "
+               "and its task_done() never called, so nothing will call it" % ", ".join(names(t) for t in consumers))
+    return "%s wait%s in Queue.join of %s for %d unfinished task%s, while %s [%s: a thread may still reach it " \
+        "through a global or from C%s]" % (", ".join(names(t) for t in waiters), "s" if len(waiters) == 1 else "",
+                                           _queue_name(f), n, "" if n == 1 else "s", why,
+                                           f.get("confidence") or "likely", partial)
 
 
 def count(n, one, many=None):
@@ -453,7 +488,17 @@ def verdict_advice(v, report=None):
                              "the owners"
         return "the native stacks and system-call waits below still hold; `pyhang report CORE PYTHON` names the " \
                "interpreter when a core's executable moved"
+    if v.kind == VerdictKind.NOTHING_CAN_WAKE and v.facts.get("kind") in QUEUE_ADVICE:
+        return QUEUE_ADVICE[v.facts["kind"]]
     return ADVICE.get(v.kind)
+
+
+QUEUE_ADVICE = {
+    WaitKind.PY_QUEUE_PUT: "check that the consumer did not exit (an exception in it ends it silently); give put() a "
+                           "timeout, or let the consumer's finally block drain the queue",
+    WaitKind.PY_QUEUE_JOIN: "call task_done() once for every item get() returned, in a `finally:` block so that an "
+                            "exception in the consumer cannot skip it",
+}
 
 
 def findings(report):
@@ -461,11 +506,21 @@ def findings(report):
     return sorted(list(report.verdicts) + list(report.fork_hazards), key=lambda f: severity(f.kind))
 
 
-def hang_kinds(report):
-    """The kinds of the findings that make `report` a hang without a cycle, most serious first."""
+# What the first line says of a queue nothing can wake, by the queue wait (its facts' "kind").
+QUEUE_SUMMARIES = {WaitKind.PY_QUEUE_PUT: "a Queue.put nothing can drain",
+                   WaitKind.PY_QUEUE_JOIN: "a Queue.join nothing will finish"}
+
+
+def hang_summaries(report):
+    """What the first line says of each finding that makes `report` a hang without a cycle, most serious first."""
     if report.exit_status != ExitStatus.HUNG:
         return []
-    return [f.kind for f in findings(report) if f.kind in HANG_VERDICTS or (isinstance(f, Hazard) and f.hangs)]
+    out = []
+    for f in findings(report):
+        if f.kind in HANG_VERDICTS or (isinstance(f, Hazard) and f.hangs):
+            queue = QUEUE_SUMMARIES.get((f.facts or {}).get("kind")) if f.kind == VerdictKind.NOTHING_CAN_WAKE else None
+            out.append(queue or HANG_SUMMARIES[f.kind])
+    return out
 
 
 def headline(report):
@@ -475,9 +530,9 @@ def headline(report):
         n = len(report.deadlocks)
         return "Found one deadlock (%s)." % report.deadlocks[0].confidence if n == 1 else \
             "Found %d deadlocks." % n
-    hangs = hang_kinds(report)
+    hangs = hang_summaries(report)
     if hangs:
-        return "Hung without a deadlock: %s." % "; ".join(HANG_SUMMARIES[k] for k in dict.fromkeys(hangs))
+        return "Hung without a deadlock: %s." % "; ".join(dict.fromkeys(hangs))
     reasons = incomplete_reasons(report)
     if reasons:
         return "Report incomplete: %s; no deadlock can be ruled out." % " and ".join(reasons)
