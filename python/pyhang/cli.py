@@ -161,6 +161,12 @@ def parser():
                    help="-p PID: stop the process even where a stop would cut a thread's write on a pipe or socket "
                         "short (without it, report reads such a process without stopping it)")
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
+    p.add_argument("--once", action="store_true",
+                   help="report -p PID: one look only (without it, a second look that does not stop the process "
+                        "says, per blocked thread, whether it moved)")
+    p.add_argument("--interval", type=float, metavar="S", default=None,
+                   help="report -p PID: seconds between the two no-stop looks of the second look (default %s)"
+                        % SECOND_LOOK_INTERVAL)
     p.add_argument("--sysroot", metavar="DIR",
                    help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
     p.add_argument("--lib-search-path", metavar="DIR[:DIR]",
@@ -214,6 +220,12 @@ def main(argv=None):
         p.error("--dot goes without --json")
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
+    if (args.once or args.interval is not None) and (args.what != "report" or args.pid is None or args.tree):
+        p.error("%s goes with `report -p PID`" % ("--once" if args.once else "--interval"))
+    if args.once and args.interval is not None:
+        p.error("--once goes without --interval")
+    if args.interval is not None and not 0 < args.interval <= 60:
+        p.error("--interval takes seconds, more than 0 and at most 60")
     if (args.no_stop or args.stop) and args.pid is None:
         p.error("%s goes with -p PID" % ("--no-stop" if args.no_stop else "--stop"))
     if args.no_stop and (args.stop or args.what not in NOT_STOPPED):
@@ -278,13 +290,31 @@ def _render(report, args):
 
 def _render_command(snapshot, report, args):
     """Prints what `args.what` asks of a report made here; its exit status
-    (a report's own; OK for the other commands, which show, not conclude)."""
+    (a report's own; OK for the other commands, which show, not conclude).
+    A report of a live process takes its second look first (unless --once)."""
     if args.what == "report":
+        if args.pid is not None and not args.once:
+            second_look(report, args)
         _render(report, args)
         return report.exit_status
     from pyhang import thread_commands
     print(thread_commands.render(args.what, snapshot, report))
     return OK
+
+
+# Seconds between the two looks of a second look (`--interval`).
+SECOND_LOOK_INTERVAL = 0.5
+
+
+def second_look(report, args):
+    """Two no-stop looks at the live process after the report's own, and what they mean for it
+    (analysis.progress): each blocked thread moved or not; the exit status again."""
+    from pyhang import second_look as looks
+    from pyhang.analysis import completeness, progress
+    look = looks.look(args.pid, [t.tid for t in report.threads],
+                      args.interval if args.interval is not None else SECOND_LOOK_INTERVAL)
+    progress.apply(report, look)
+    report.exit_status = completeness.report_status(report)
 
 
 # What a report made here holds (its facts with the native decoders' memory,

@@ -62,18 +62,35 @@ def comm(pid, tid=None):
 
 
 def parse_stat(text):
-    """{state, ppid, comm, start_ticks} of the text of a /proc/PID/stat
-    file, or None when it is not one.  The command name is between the
-    first "(" and the last ")": it may hold spaces and parentheses itself.
-    start_ticks (field 22, clock ticks after boot) is None when missing."""
+    """{state, ppid, comm, start_ticks, cpu_ticks} of the text of a
+    /proc/PID/stat file, or None when it is not one.  The command name is
+    between the first "(" and the last ")": it may hold spaces and
+    parentheses itself.  start_ticks (field 22, clock ticks after boot) and
+    cpu_ticks (utime + stime, fields 14 and 15) are None when missing."""
     if not text or "(" not in text or ")" not in text:
         return None
     name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 1:].split()
     try:
         start = int(rest[19]) if len(rest) > 19 else None
-        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start}
+        cpu = int(rest[11]) + int(rest[12]) if len(rest) > 12 else None
+        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start, "cpu_ticks": cpu}
     except (IndexError, ValueError):
         return None
+
+
+def context_switches(pid, tid):
+    """(voluntary, involuntary) context switches of thread `tid` so far
+    (/proc/PID/task/TID/status), or None when it is gone or they are not
+    there."""
+    text = _read("/proc/%d/task/%d/status" % (pid, tid), 8192) or ""
+    found = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches") and value.strip().isdigit():
+            found[key] = int(value)
+    if len(found) != 2:
+        return None
+    return found["voluntary_ctxt_switches"], found["nonvoluntary_ctxt_switches"]
 
 
 def stat(pid, tid=None):

@@ -148,6 +148,7 @@ class VerdictKind:
     IDLE = "idle"   # Event/Condition/Queue waits and executor workers between tasks, nothing waiting on them
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
     UNACCOUNTED = "unaccounted"   # waits no other finding explains and pyhang does not model: their raw facts
+    NO_PROGRESS = "no-progress"   # a second look: unaccounted waits that did not move, nor did anything to end them
 
 
 class ThreadState:
@@ -188,6 +189,7 @@ class AccountReason:
     HOLDERS_UNKNOWN = "holders-unknown"   # unaccounted: who holds the other end (or the lock) could not be read
     NO_OTHER_END = "no-other-end"         # unaccounted: a pipe nobody holds the other end of (the call returns)
     NOT_MODELED = "not-modeled"           # unaccounted: a wait pyhang does not model
+    NO_PROGRESS = "no-progress"           # hung: a second look saw it and every thread that could end it not move
 
 
 class HolderEvidence:
@@ -254,7 +256,7 @@ class Forker:
 HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
                  VerdictKind.HOLDER_EXITED,
                  VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS,
-                 VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH)
+                 VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.NO_PROGRESS)
 
 # What is wrong, most serious first, after any deadlock: the order of a
 # report's first lines and of its verdicts.  A hang without a cycle, then
@@ -262,6 +264,7 @@ HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCK
 SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
             HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
+            VerdictKind.NO_PROGRESS,
             VerdictKind.OWNER_GONE, VerdictKind.HOLDER_EXITED, VerdictKind.INCOMPLETE, VerdictKind.WAITS_ON_PROCESS,
             VerdictKind.OWNERS_UNKNOWN, VerdictKind.UNACCOUNTED,
             VerdictKind.GIL_HANDOVER, VerdictKind.POOL_IDLE, VerdictKind.IDLE)

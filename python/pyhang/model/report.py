@@ -132,6 +132,44 @@ class ThreadAccount:
 
 
 @record
+class ThreadLook:
+    """What changed of one thread between the two no-stop looks of a second look (pyhang.second_look): the
+    facts a thread that makes progress changes.  None where a look could not read it."""
+    tid: int
+    cpu_ticks: int | None = None         # utime + stime it used between the looks, in clock ticks
+    voluntary: int | None = None         # voluntary context switches between the looks (it slept and woke)
+    involuntary: int | None = None       # involuntary ones (it ran and was preempted)
+    syscall_changed: bool | None = None  # its system call or arguments differ (/proc/PID/task/TID/syscall)
+    stack_moved: bool | None = None      # its Python frames differ (function, file, line)
+    gone: bool = False                   # it exited between the looks
+
+    def moved(self):
+        """The facts that say it made progress ([str]: "cpu", "switches", "syscall", "stack", "gone")."""
+        out = []
+        if self.cpu_ticks:
+            out.append("cpu")
+        if self.voluntary or self.involuntary:
+            out.append("switches")
+        if self.syscall_changed:
+            out.append("syscall")
+        if self.stack_moved:
+            out.append("stack")
+        if self.gone:
+            out.append("gone")
+        return out
+
+
+@record
+class SecondLook:
+    """Two no-stop looks `interval` seconds apart after the report's own (pyhang.second_look)."""
+    interval: float
+    threads: list[ThreadLook] = field(default_factory=list)
+    problem: str | None = None           # why the looks could not be taken (a ReaderFailure or gone), or None
+
+    __nested__ = {"threads": ThreadLook}
+
+
+@record
 class ThreadReport:
     tid: int
     gdb_num: int
@@ -157,6 +195,8 @@ class ThreadReport:
     python_at: dict[int, list[int]] = field(default_factory=dict)
     gc: "GcRun" | None = None    # this thread runs a garbage collection (analysis.gc); None: not seen to
     account: ThreadAccount | None = None   # its class in the closed-world account (analysis.account)
+    # what a second look saw of it (analysis.progress): the facts that moved ([] none), None: no second look
+    moved: list[str] | None = None
 
 
 @record(frozen=True)
@@ -238,6 +278,7 @@ class Report:
     exit_status: int = 0                            # model.kinds.ExitStatus (analysis.completeness.exit_status)
     asyncio: list["AsyncioLoop"] | None = None      # None: not collected; [] no asyncio loop or task
     gc_collecting: bool | None = None               # a garbage collection is in progress; None: not known
+    second_look: SecondLook | None = None           # the looks after the report's (analysis.progress); None: one look
 
     def thread(self, tid):
         return next((t for t in self.threads if t.tid == tid), None)

@@ -148,6 +148,20 @@ def _account(th):
             "pids": list(a.pids)}
 
 
+def _moved(th):
+    """What a second look saw move of the thread ([] nothing), None when no second look was taken."""
+    return None if th.moved is None else list(th.moved)
+
+
+def _second_look(report):
+    look = report.second_look
+    if look is None:
+        return None
+    return {"interval": look.interval, "problem": look.problem,
+            "moved": [t.tid for t in report.threads if t.moved],
+            "no_progress": [t.tid for t in report.threads if t.moved == [] and t.blocked_on is not None]}
+
+
 def _account_counts(report):
     """{class: number of threads} of the closed-world account, in ThreadState.ALL's order, a class with none
     left out."""
@@ -161,7 +175,7 @@ def _account_counts(report):
 def _thread_tail(th, names):
     """A thread's keys after "python_frames"."""
     return {"native_frames": _native_frames(th), "blocked_on": _blocked(th.blocked_on, names), "problem": thread_problem(th),
-            "gc": thread_gc_json(th), "account": _account(th)}
+            "gc": thread_gc_json(th), "account": _account(th), "moved": _moved(th)}
 
 
 def _thread(th, names, python_frames):
@@ -183,10 +197,11 @@ def _compact_thread(th, names, merged, seen):
     """_compact(_thread(...)), put together from the encodings of its parts:
     the thread's Python frames (_compact_python_frames) and native frames
     (_compact_native_frames) are often another thread's too."""
-    return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s,\"account\":%s}" % (
-        _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_native_frames(th, seen),
-        _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)),
-        _compact(_account(th)))
+    return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s,\"account\":%s," \
+        "\"moved\":%s}" % (
+            _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_native_frames(th, seen),
+            _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)),
+            _compact(_account(th)), _compact(_moved(th)))
 
 
 def to_json(report, merged=False, threads=True) -> dict:
@@ -214,6 +229,7 @@ def to_json(report, merged=False, threads=True) -> dict:
                      for v in report.verdicts],
         "warnings": warnings(report),
         "account": _account_counts(report),
+        "second_look": _second_look(report),
         "exit_status": report.exit_status,
     }
     if report.asyncio is not None:   # collected (snapshots recorded before asyncio was read have none)

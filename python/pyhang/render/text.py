@@ -13,7 +13,7 @@ from pyhang.render.locks import describe, evidence as wait_evidence, evidence_wo
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
 from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_PREFIX, account_line, deadlock_advice, findings, headline, \
-    verdict_advice, verdict_text
+    second_look_line, seconds_text, verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
 from pyhang.render.unread import unread_text
 
@@ -157,7 +157,18 @@ def _merged_stack(th, out):
             _python_frame_lines(th.python_frames[k], "          [Python] ", out)
 
 
-def _thread_block(th, out, names, also=None, merged=False, interpreters=False):
+def progress_text(moved, interval):
+    """"no progress in 0.5 s", "moved in 0.5 s: cpu, switches": what a second look saw of a blocked thread."""
+    if not moved:
+        return "no progress in %s s (second look)" % seconds_text(interval)
+    return "moved in %s s (second look): %s" % (seconds_text(interval), ", ".join(_MOVED_WORDS.get(m, m) for m in moved))
+
+
+_MOVED_WORDS = {"cpu": "it used CPU time", "switches": "it woke (context switches)", "syscall": "its system call changed",
+                "stack": "its Python frames changed", "gone": "it exited"}
+
+
+def _thread_block(th, out, names, also=None, merged=False, interpreters=False, interval=None):
     out.append("")
     out.append("%s  GIL: %s" % (thread_header(th, interpreters), th.gil))
     if also:
@@ -168,6 +179,8 @@ def _thread_block(th, out, names, also=None, merged=False, interpreters=False):
         out.append("  problem: " + thread_problem(th))
     if th.blocked_on:
         out.append("  blocked: " + summary(th.blocked_on, names))
+        if th.moved is not None:
+            out.append("  " + progress_text(th.moved, interval))
     if th.gc is not None:
         out.append("  " + thread_gc_line(th))
     if merged and th.python_at:
@@ -300,7 +313,10 @@ def finding_lines(report, names, in_tree=False):
         if isinstance(f, Verdict):
             if in_tree and f.kind == VerdictKind.WAITS_ON_PROCESS:
                 continue
-            out.append("%s: %s" % (TITLES.get(f.kind, f.kind), verdict_text(f, names)))
+            moved = (f.facts or {}).get("moved") if f.kind != VerdictKind.NO_PROGRESS else None
+            out.append("%s: %s%s" % (TITLES.get(f.kind, f.kind), verdict_text(f, names),
+                                     " [a second look saw %s move: this may be contention, not a hang]" %
+                                     ", ".join(names(t) for t in moved) if moved else ""))
             advice = verdict_advice(f, report)
         else:
             out.append("Fork hazard [%s]: %s" % (f.kind, evidence(f, names)))
@@ -328,17 +344,21 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
         if accounted:
             out.append(accounted)
     out.extend(finding_lines(report, names, in_tree))
+    looked = second_look_line(report)
+    if looked:
+        out.append(looked)
     gc_line = report_gc_line(report, names)
     if gc_line:
         out.append(gc_line)
     involved = {tid for d in report.deadlocks for tid in d.threads}
     several = several_interpreters(report.threads)
+    interval = report.second_look.interval if report.second_look is not None else None
     if involved:
         out.append("")
         out.append("Threads in deadlocks:")
         for th in report.threads:
             if th.tid in involved:
-                _thread_block(th, out, names, merged=merged, interpreters=several)
+                _thread_block(th, out, names, merged=merged, interpreters=several, interval=interval)
         if len(involved) < len(report.threads):
             out.append("")
             out.append("Other threads:")
@@ -351,10 +371,11 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
                tuple((f.function, f.file, f.line, f.col, f.end_col, f.source,
                       tuple((v.name, v.repr) for v in f.locals or ()))
                      for f in th.python_frames),
-               tuple((f.function, f.library) for f in th.native_frames))
+               tuple((f.function, f.library) for f in th.native_frames), tuple(th.moved or ()), th.moved is None)
         groups.setdefault(key, []).append(th)
     for members in groups.values():
         _thread_block(members[0], out, names, also=members[1:] if len(members) > 1 else None, merged=merged,
+                      interval=interval,
                       interpreters=several)
     out.extend(render_asyncio(report, names, lock_text))
     return "\n".join(out)

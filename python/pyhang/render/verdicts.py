@@ -225,6 +225,34 @@ def _innermost_text(w):
     return "; innermost: " + "; ".join(parts) if parts else ""
 
 
+def seconds_text(interval):
+    return "?" if interval is None else ("%.1f" % interval).rstrip("0").rstrip(".") if interval < 10 else \
+        "%d" % interval
+
+
+def second_look_line(report):
+    """"Second look after 0.5 s: 3 blocked threads made no progress; 1 moved (Thread 4: cpu, switches)." of a
+    report with a second look; "One look: …" when a thread is a problem and no second look was taken; else
+    None."""
+    look = report.second_look
+    problems = [t for t in report.threads if t.account is not None and t.account.state in ThreadState.PROBLEMS]
+    if look is None:
+        if not problems or report.target.kind != "live":
+            return None
+        return ("One look: whether these waits move, `pyhang report -p %d` says (it looks again without stopping "
+                "the process)" % (report.target.pid or 0))
+    if look.problem is not None:
+        return "Second look after %s s: not taken (%s)" % (seconds_text(look.interval), look.problem)
+    blocked = [t for t in report.threads if t.blocked_on is not None and t.moved is not None]
+    still = [t for t in blocked if not t.moved]
+    moved = [t for t in report.threads if t.moved]
+    parts = ["%d of %s made no progress" % (len(still), count(len(blocked), "blocked thread"))]
+    if moved:
+        parts.append("%d moved (%s)" % (len(moved), "; ".join(
+            "Thread %d (LWP %d): %s" % (t.gdb_num, t.tid, ", ".join(t.moved)) for t in moved[:_LISTED])))
+    return "Second look after %s s: %s." % (seconds_text(look.interval), "; ".join(parts))
+
+
 def _pids_text(pids):
     return ", ".join("PID %d" % p for p in pids)
 
@@ -341,6 +369,14 @@ def verdict_text(v, names):
             folded_waits(waits, names))
     if v.kind == VerdictKind.UNACCOUNTED:
         return unaccounted_text(v.facts, names)
+    if v.kind == VerdictKind.NO_PROGRESS:
+        n = len(v.threads)
+        return ("%s waiting on what pyhang cannot name made no progress in %s s (no CPU time, no wake-up, the same "
+                "system call and Python frames), and no thread of the process moved or waits for anything from "
+                "outside (a client, a signal, a timer) that could end %s wait%s: %s" % (
+                    count(n, "thread"), seconds_text(v.facts.get("interval")), "its" if n == 1 else "their",
+                    "" if n == 1 else "s", ", ".join(names(t) for t in v.threads[:_LISTED]) +
+                    (", and %d more" % (n - _LISTED) if n > _LISTED else "")))
     if v.kind == VerdictKind.IDLE:
         waits = v.facts["waits"]
         return "%s wait%s for work or a signal that any thread may give, and no thread waits on %s: %s" % (
@@ -392,7 +428,8 @@ TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOO
           VerdictKind.HOLDER_EXITED: "Holder exited",
           VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
           VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
-          VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle", VerdictKind.UNACCOUNTED: "Not accounted for"}
+          VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle", VerdictKind.UNACCOUNTED: "Not accounted for",
+          VerdictKind.NO_PROGRESS: "No progress"}
 
 # What the first line says of a hang without a cycle (ExitStatus.HUNG), most serious first.
 HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves itself",
@@ -405,7 +442,8 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.POOL_TASK_LOST: "a multiprocessing.Pool task was lost",
                   VerdictKind.COLLECTIVE_MISMATCH: "ranks of a distributed job wait in different collectives",
                   VerdictKind.OWNER_GONE: "a lock's owner is gone",
-                  VerdictKind.HOLDER_EXITED: "a lock's holder most likely exited"}
+                  VerdictKind.HOLDER_EXITED: "a lock's holder most likely exited",
+                  VerdictKind.NO_PROGRESS: "blocked threads made no progress and nothing can end their waits"}
 
 # The next step for each verdict: what to change, or what to look at next.
 ADVICE = {
@@ -436,6 +474,8 @@ ADVICE = {
     VerdictKind.OWNERS_UNKNOWN: "find the thread meant to release, set or complete each object: "
                                 "`pyhang report --locals` shows which frames hold it",
     VerdictKind.GIL_HANDOVER: "look again: one of these threads should hold the GIL by then",
+    VerdictKind.NO_PROGRESS: "find who was meant to end each wait (its object and frames below; `pyhang report "
+                             "--locals` shows which frames hold it): nothing in the process is going to",
     VerdictKind.UNACCOUNTED: "judge these waits from their facts: where another process holds the other end, "
                              "`pyhang report --tree -p PID` from a common ancestor looks at both; a core holds "
                              "no fd table, a live process does",
