@@ -135,8 +135,8 @@ SCENARIOS = {
         # waiter is idle (nothing waits on it), the importer is not (the import-waiter waits on it)
         "verdicts": [("executor-starvation", ["pool-worker-1", "pool-worker-2"]),
                      ("nothing-can-wake", ["queue-getter"]),
-                     ("owners-unknown", ["queue-putter", "sem-waiter", "barrier-waiter", "future-waiter",
-                                         "importer"]),
+                     ("nothing-can-wake", ["queue-putter"]),   # a full queue no other thread reaches
+                     ("owners-unknown", ["sem-waiter", "barrier-waiter", "future-waiter", "importer"]),
                      ("idle", ["event-waiter"])]},
     "buffered_io": {   # each holder sleeps in write(2) holding its stream's lock
         "waits": {"main": SLEEPS,

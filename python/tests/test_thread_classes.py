@@ -139,3 +139,13 @@ def test_every_recorded_threads_is_in_exactly_one_class_and_the_status_follows(c
     assert sum(got["account"].values()) == len(got["threads"])
     problems = {t["account"]["state"] for t in got["threads"]} & set(ThreadState.PROBLEMS)
     assert (got["exit_status"] == ExitStatus.OK) == (not problems), (got["exit_status"], problems)
+
+
+def test_the_schema_lists_every_class_and_reason_the_account_gives():
+    import json
+    import os
+    from pyhang.model.kinds import AccountReason
+    schema = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "pyhang-report-1.schema.json")))
+    reasons = {v for k, v in vars(AccountReason).items() if k.isupper()}
+    assert set(schema["$defs"]["account"]["properties"]["reason"]["enum"]) == reasons
+    assert tuple(schema["$defs"]["thread_state"]["enum"]) == ThreadState.ALL

@@ -1,0 +1,70 @@
+"""The command line's second look: after its own look, `pyhang report -p`
+looks twice more without stopping the process and says per blocked thread
+whether it moved; waits pyhang cannot name that did not move, while nothing
+that could end them moved, are a hang (exit 5); `--once` takes one look and
+says so; a thread that runs keeps the waits unknown.  Against what the
+scenarios recorded about themselves."""
+import json
+import os
+
+import harness
+
+PY = "/usr/bin/python3.11"
+IDLERS = "4"
+
+
+def report(*args):
+    status, out, err = harness.pyhang_cli("report", "--json", *args)
+    doc = harness.validated_report(json.loads(out))
+    assert doc["exit_status"] == status, err
+    return doc
+
+
+def test_waits_nothing_can_end_that_did_not_move_are_a_hang_and_one_look_says_it_is_one(scenario):
+    # GIVEN a main thread and a joined thread waiting on Events nothing sets, every other thread idle in a wait
+    # only the process's own threads could end
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "idle_threads.py"), IDLERS])
+    stuck = sorted(harness.role_tid(s, r) for r in ("main", "joined"))
+    doc = report("-p", s.pid)
+    # THEN the second look saw no thread move, and the two waits are a hang without a cycle
+    look = doc["second_look"]
+    assert look["interval"] == 0.5 and look["moved"] == [] and look["problem"] is None, look
+    assert set(stuck) <= set(look["no_progress"])
+    (v,) = [v for v in doc["verdicts"] if v["kind"] == "no-progress"]
+    assert sorted(v["threads"]) == stuck and doc["exit_status"] == 5
+    assert all(doc_t["moved"] == [] for doc_t in doc["threads"] if doc_t["tid"] in stuck)
+    assert doc["headline"] == "Hung without a deadlock: blocked threads made no progress and nothing can end their " \
+                              "waits."
+    # AND with --once: one look, the waits unknown (exit 4), no second-look facts
+    once = report("--once", "-p", s.pid)
+    assert once["second_look"] is None and once["exit_status"] == 4
+    assert all(t["moved"] is None for t in once["threads"])
+    status, text, _ = harness.pyhang_cli("report", "--once", "-p", s.pid)
+    assert "One look: whether these waits move, `pyhang report -p %d` says" % s.pid in text, text[:2000]
+    # AND --interval chooses the time between the looks, and a report read without stopping looks again too
+    assert report("--interval", "0.2", "-p", s.pid)["second_look"]["interval"] == 0.2
+    assert report("--no-stop", "-p", s.pid)["second_look"]["moved"] == []
+
+
+def test_a_running_thread_moves_and_keeps_the_unknown_wait_unknown(scenario):
+    # GIVEN a main thread waiting on an Event nothing sets while another thread runs a CPU loop
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "moving_threads.py")])
+    waiter, runner = harness.role_tid(s, "waiter"), harness.role_tid(s, "runner")
+    doc = report("-p", s.pid)
+    threads = {t["tid"]: t for t in doc["threads"]}
+    # THEN the runner moved (it used CPU time), the waiter did not
+    assert "cpu" in threads[runner]["moved"], threads[runner]["moved"]
+    assert threads[waiter]["moved"] == [] and doc["second_look"]["no_progress"] == [waiter]
+    # AND the wait stays unknown: the runner might still set the Event (exit 4, no no-progress verdict)
+    assert not [v for v in doc["verdicts"] if v["kind"] == "no-progress"]
+    assert threads[waiter]["account"]["state"] == "unaccounted" and doc["exit_status"] == 4
+    status, text, _ = harness.pyhang_cli("report", "-p", s.pid)
+    assert "Second look after 0.5 s: 1 of 1 blocked thread made no progress; 1 moved (Thread 2 (LWP %d): cpu" % runner \
+        in text, text[:2500]
+
+
+def test_the_options_of_the_second_look_go_with_report_of_a_live_process():
+    for argv in (["report", "--once", "core.1"], ["py-bt", "--once", "-p", "1"], ["report", "--interval", "0", "-p", "1"],
+                 ["report", "--once", "--interval", "1", "-p", "1"], ["report", "--tree", "--once", "-p", "1"]):
+        status, _, err = harness.pyhang_cli(*argv)
+        assert status == 2 and ("--once" in err or "--interval" in err), (argv, err)
