@@ -727,6 +727,11 @@ def read_fd_set(target: Target, address: int, nfds: int) -> object:
     ...
 
 
+def read_flock(target: Target, address: int) -> object:
+    """A struct flock (fcntl F_SETLKW / F_OFD_SETLKW): (type, whence, start, length, pid), or None."""
+    ...
+
+
 def read_pollfds(target: Target, address: int, count: int) -> object:
     """poll/ppoll's pollfd array: [(fd, events)] (at most 4096), or None when it cannot be read."""
     ...

@@ -40,6 +40,15 @@ void register_syscall_args(py::module_& m) {
   m.def(
       "read_timeval", [](Target& t, Addr address) { return duration(linux_abi::read_timeval(t.memory(), address)); },
       py::arg("target"), py::arg("address"), "A struct timeval: (seconds, nanoseconds), or None.");
+  m.def(
+      "read_flock",
+      [](Target& t, Addr address) -> py::object {
+        auto r = linux_abi::read_flock(t.memory(), address);
+        if (!r) return py::none();
+        return py::make_tuple(r->type, r->whence, r->start, r->length, r->pid);
+      },
+      py::arg("target"), py::arg("address"),
+      "A struct flock (fcntl F_SETLKW / F_OFD_SETLKW): (type, whence, start, length, pid), or None.");
 }
 
 }  // namespace pyhang::bindings

@@ -125,8 +125,8 @@ def test_parked_threads_read_without_stopping_give_the_facts_gdb_gives(scenario,
     exe, env = harness.stripped_interpreter(python)
     script, *args = script.split()
     s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, script)] + args, env=env)
-    # WHEN it is read without stopping it, and then by gdb
-    status, out, err = harness.pyhang_cli("report", "--no-stop", "--json", "-p", s.pid)
+    # WHEN it is read without stopping it, and then by gdb (one look each: gdb's report takes no second one)
+    status, out, err = harness.pyhang_cli("report", "--no-stop", "--once", "--json", "-p", s.pid)
     quiet = harness.validated_report(json.loads(out))
     stopped = harness.report_json(pid=s.pid)
     # (a report was made, and it concludes what the stopped one does)

@@ -57,7 +57,7 @@ def test_python_level_waits_are_named_with_their_objects_state(scenario, python)
         assert b["owner_source"] == "lock-word" and "'%s'" % s.truth["module"] in b["detail"], (where, b)
         # AND the getter of a queue that no other thread reaches from its frames can be woken by nothing
         # in this process: a likely verdict with its evidence (EMPTY is a global: never certain)
-        (n,) = [v for v in report["verdicts"] if v["kind"] == "nothing-can-wake"]
+        (n,) = [v for v in report["verdicts"] if v["kind"] == "nothing-can-wake" and v["facts"]["kind"] == "py-queue-get"]
         getter = truth["queue-getter"]["tid"]
         assert n["threads"] == [getter] and n["facts"]["address"] == truth["queue-getter"]["object_id"], (where, n)
         assert n["facts"]["referenced_by"] == [getter] and n["facts"]["confidence"] == "likely", (where, n)
@@ -73,7 +73,10 @@ def test_python_level_waits_are_named_with_their_objects_state(scenario, python)
         # AND the threads nobody is known to wake are one verdict, never an all-clear; the getter is
         # the nothing-can-wake verdict's, and the event waiter, which no thread waits on, is idle
         (v,) = [v for v in report["verdicts"] if v["kind"] == "owners-unknown"]
-        unknown = {truth[r]["tid"] for r in KINDS if r not in ("queue-getter", "event-waiter")}
+        unknown = {truth[r]["tid"] for r in KINDS if r not in ("queue-getter", "queue-putter", "event-waiter")}
         assert unknown <= set(v["threads"]) and getter not in v["threads"], (where, v)
+        # (the putter to the full queue no other thread reaches can be drained by nothing: a hang of its own)
+        (p,) = [v for v in report["verdicts"] if v["kind"] == "nothing-can-wake" and v["facts"]["kind"] == "py-queue-put"]
+        assert p["threads"] == [truth["queue-putter"]["tid"]], (where, p)
         (idle,) = [v for v in report["verdicts"] if v["kind"] == "idle"]
         assert idle["threads"] == [truth["event-waiter"]["tid"]], (where, idle)

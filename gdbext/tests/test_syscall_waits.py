@@ -78,6 +78,7 @@ def test_each_thread_names_its_system_call_and_object_live(debian):
     sc = got["blocked_on"]["syscall"]
     assert sc["object"]["path"] == s.truth["lock_path"] and want["holder"] in sc["lock_holders"]
     assert "locked by PID %d" % want["holder"] in got["blocked_on"]["detail"]
+    assert "to take an exclusive flock" in got["blocked_on"]["detail"] and sc["lock_mode"] == "exclusive"
     # AND main waits in wait4 for the child; the sleep says how long it lasts
     assert roles["main"][1]["blocked_on"]["syscall"]["child"] == s.truth["child"]
     assert "waits in wait4 for child PID %d to exit" % s.truth["child"] in roles["main"][1]["blocked_on"]["detail"]

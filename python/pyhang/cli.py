@@ -87,12 +87,13 @@ examples:
   pyhang merge /shared/hang/*.json       many ranks' reports grouped by Python stack, the odd ones out
 
 exit status:
-  0  the report was made (for `report`: and it found no deadlock, having read what it
-     needs to rule one out)
+  0  the report was made (for `report`: and every thread is running, idle by design or
+     blocked on threads that can progress: no deadlock, having read what it needs)
   3  `report` was made and found at least one deadlock
   5  `report` was made and found a hang that is no cycle: a ThreadPoolExecutor starving
      itself, an event loop blocked in a task, a lock whose owner is gone, a Queue nothing
-     can fill, the GIL's holder asleep in a system call, a lock copied locked by fork, a
+     can fill or drain, waits that made no progress while nothing could end them (report -p
+     looks twice more without stopping the process, unless --once), the GIL's holder asleep in a system call, a lock copied locked by fork, a
      thread inside an OpenMP pool fork did not copy (--tree: also a process waiting on one
      that cannot serve it, a multiprocessing.Pool task lost with a worker that died); its
      verdict says which
@@ -100,7 +101,8 @@ exit status:
      Python process, or glibc's lock layouts while threads sleep on futexes, could not
      be read, so no deadlock can be ruled out; its "incomplete" verdict says what could
      not be read and what still holds (--tree: in some process); also when a thread
-     waits on a pipe or socket only other processes hold (--tree looks at them)
+     waits on a pipe or socket only other processes hold (--tree looks at them), or on
+     what pyhang cannot name or does not model (its "unaccounted" verdict gives the raw facts)
   1  pyhang could not look at the target; the reason is on stderr (with --json,
      a {"schema": "pyhang-error/1", "error": {...}} document on stdout too)
   2  the arguments are wrong; or `report` was made of a target that runs no Python

@@ -28,7 +28,7 @@ from pyhang.model.waits import LayoutsIssue, LockIdentification, PythonLockWait,
 # The native readers of a system call's arguments in target memory, by the
 # names pyhang.analysis.syscalls.memory_wanted gives them.
 _SYSCALL_READERS = {"pollfds": native.read_pollfds, "fd_set": native.read_fd_set,
-                    "timespec": native.read_timespec, "timeval": native.read_timeval}
+                    "timespec": native.read_timespec, "timeval": native.read_timeval, "flock": native.read_flock}
 
 
 def clock_now(clock):

@@ -44,15 +44,16 @@ def parked_python():
     try:
         facts = json.loads(proc.stdout.readline())
         target = native.Target.live(proc.pid)
-        # Parked: each record says it waits in futex (bounded wait).
+        # Parked: each record says it waits in futex, both on the same word (the lock's semaphore; a
+        # thread still taking the GIL on its way there sleeps in futex too, on another word) (bounded wait).
         deadline = time.monotonic() + 10
-        for t in facts["parked"]:
-            while True:
-                regs = native.parked_registers(target, t["tid"])
-                if regs["state"] == "in-call" and regs["registers"]["orig_rax"] == SYS_FUTEX:
-                    break
-                assert time.monotonic() < deadline, "thread %d never parked: %r" % (t["tid"], regs)
-                time.sleep(0.01)
+        while True:
+            regs = [native.parked_registers(target, t["tid"]) for t in facts["parked"]]
+            if all(r["state"] == "in-call" and r["registers"]["orig_rax"] == SYS_FUTEX for r in regs) and \
+                    len({r["registers"]["rdi"] for r in regs}) == 1:
+                break
+            assert time.monotonic() < deadline, "threads never parked on the lock: %r" % regs
+            time.sleep(0.01)
         yield proc, facts, target
     finally:
         proc.kill()

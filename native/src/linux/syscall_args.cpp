@@ -56,4 +56,19 @@ std::optional<Duration> read_timeval(MemoryReader& memory, Addr address) {
   return read_pair(memory, address, 1000000, 1000);
 }
 
+std::optional<FileLockRange> read_flock(MemoryReader& memory, Addr address) {
+  constexpr std::size_t kSize = 32;
+  if (address == 0) return std::nullopt;
+  std::vector<std::uint8_t> raw = memory.read_bytes(address, kSize);
+  if (raw.size() != kSize) return std::nullopt;
+  FileLockRange r;
+  std::memcpy(&r.type, raw.data(), 2);
+  std::memcpy(&r.whence, raw.data() + 2, 2);
+  std::memcpy(&r.start, raw.data() + 8, 8);
+  std::memcpy(&r.length, raw.data() + 16, 8);
+  std::memcpy(&r.pid, raw.data() + 24, 4);
+  if (r.type < 0 || r.type > 2 || r.whence < 0 || r.whence > 2) return std::nullopt;
+  return r;
+}
+
 }  // namespace pyhang::linux_abi

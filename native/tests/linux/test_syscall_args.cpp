@@ -93,3 +93,35 @@ TEST_CASE("timespec and timeval give a duration, garbage none", "[syscall_args]"
   CHECK_FALSE(read_timespec(m, 0x7000));   // unmapped
   CHECK_FALSE(read_timespec(m, 0));
 }
+
+namespace {
+
+std::vector<std::uint8_t> flock_bytes(short type, short whence, std::int64_t start, std::int64_t length, int pid) {
+  std::vector<std::uint8_t> out(32);
+  std::memcpy(out.data(), &type, 2);
+  std::memcpy(out.data() + 2, &whence, 2);
+  std::memcpy(out.data() + 8, &start, 8);
+  std::memcpy(out.data() + 16, &length, 8);
+  std::memcpy(out.data() + 24, &pid, 4);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a struct flock gives the range an fcntl lock wait wants, and garbage gives none", "[syscall_args]") {
+  ImageReader m;
+  m.add(0x1000, flock_bytes(1, 0, 100, 50, 0));
+  auto got = read_flock(m, 0x1000);
+  REQUIRE(got);
+  CHECK(got->type == 1);
+  CHECK(got->whence == 0);
+  CHECK(got->start == 100);
+  CHECK(got->length == 50);
+  m.add(0x2000, flock_bytes(7, 0, 0, 0, 0));   // no such lock type
+  CHECK_FALSE(read_flock(m, 0x2000));
+  m.add(0x3000, flock_bytes(0, 9, 0, 0, 0));   // no such whence
+  CHECK_FALSE(read_flock(m, 0x3000));
+  m.add(0x4000, std::vector<std::uint8_t>(16)); // cut short
+  CHECK_FALSE(read_flock(m, 0x4000));
+  CHECK_FALSE(read_flock(m, 0));
+}

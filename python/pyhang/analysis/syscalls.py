@@ -29,7 +29,7 @@ _NUMBERS = {name: nr for nr, name in NAMES.items()}
 # "exceptfds" select's bitmaps, "epfd" an epoll instance, "timeout_ms" an
 # int in milliseconds (negative: none), "timespec"/"timeval" a pointer to one
 # (NULL: no timeout), "clockid", "flags", "pid" (wait4), "idtype"/"id"
-# (waitid), "lock_op" (flock), "cmd" (fcntl).
+# (waitid), "lock_op" (flock), "cmd" and "flock" (fcntl: its struct flock).
 _ROLES = {
     "read": ("fd",), "readv": ("fd",), "pread64": ("fd",), "preadv": ("fd",), "preadv2": ("fd",),
     "write": ("fd",), "writev": ("fd",), "pwrite64": ("fd",), "pwritev": ("fd",), "pwritev2": ("fd",),
@@ -46,7 +46,7 @@ _ROLES = {
     "wait4": ("pid",),
     "waitid": ("idtype", "id"),
     "flock": ("fd", "lock_op"),
-    "fcntl": ("fd", "cmd"),
+    "fcntl": ("fd", "cmd", "flock"),
     "nanosleep": ("timespec",),
     "clock_nanosleep": ("clockid", "flags", "timespec"),
     "rt_sigtimedwait": (None, None, "timespec"),
@@ -64,6 +64,9 @@ READS = ("read", "readv", "pread64", "preadv", "preadv2", "recvfrom", "recvmsg",
 WRITES = ("write", "writev", "pwrite64", "pwritev", "pwritev2", "sendto", "sendmsg", "sendmmsg")
 
 F_SETLKW, F_OFD_SETLKW = 7, 38                    # <asm-generic/fcntl.h>
+FLOCK_TYPES = {0: "read", 1: "write", 2: "unlock"}   # F_RDLCK, F_WRLCK, F_UNLCK
+WHENCE = {0: "start", 1: "current", 2: "end"}       # SEEK_SET, SEEK_CUR, SEEK_END
+LOCK_SH, LOCK_EX = 1, 2                           # <asm-generic/fcntl.h>: flock(2)'s operations
 TIMER_ABSTIME = 1                                 # <linux/time.h>
 P_ALL, P_PID, P_PGID, P_PIDFD = 0, 1, 2, 3        # <linux/wait.h>
 CLOCKS = {0: "CLOCK_REALTIME", 1: "CLOCK_MONOTONIC", 7: "CLOCK_BOOTTIME", 11: "CLOCK_TAI"}   # <linux/time.h>
@@ -133,6 +136,8 @@ def memory_wanted(registers):
     for kind in ("timespec", "timeval"):
         if args.get(kind):
             out.append(("timeout", kind, (args[kind],)))
+    if found[1] == "fcntl" and args.get("cmd") in (F_SETLKW, F_OFD_SETLKW) and args.get("flock"):
+        out.append(("flock", "flock", (args["flock"],)))
     return out
 
 
@@ -364,6 +369,16 @@ def waits_on_processes(report):
     return {"waits": waits, "root": root}
 
 
+def _lock_range(flock):
+    """{type, whence, start, length} of the struct flock an fcntl lock wait was read with (native read_flock's
+    tuple), or None when it could not be read."""
+    if not flock:
+        return None
+    kind, whence, start, length = flock[:4]
+    return {"type": FLOCK_TYPES.get(kind, kind), "whence": WHENCE.get(whence, whence), "start": start,
+            "length": length}
+
+
 def syscall_wait(thread, files=None):
     """The BlockedOn of a thread (ThreadSnapshot) parked in a blocking
     system call other than futex, or None.  `files`: {fd: FdObject} from
@@ -395,6 +410,11 @@ def syscall_wait(thread, files=None):
             s.group = ident
     elif call == "fcntl":
         s.lock = args.get("cmd") in (F_SETLKW, F_OFD_SETLKW)
+        s.lock_ofd = args.get("cmd") == F_OFD_SETLKW if s.lock else None
+        s.lock_range = _lock_range(memory.get("flock")) if s.lock else None
+    elif call == "flock":
+        op = args.get("lock_op", 0) & 3
+        s.lock_mode = "exclusive" if op == LOCK_EX else "shared" if op == LOCK_SH else None
     elif call == "restart_syscall":
         s.restarts = _restarted(thread, facts)
     if s.has_fd() and s.object is not None and call in ("flock", "fcntl"):

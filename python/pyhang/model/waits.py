@@ -414,6 +414,9 @@ class SyscallWait:
     group: int | None = None            # waitid on a process group
     lock: bool | None = None            # fcntl: whether it is F_SETLKW / F_OFD_SETLKW
     lock_holders: list[FileLock] | None = None   # flock / fcntl: the processes /proc/locks names
+    lock_mode: str | None = None        # flock: "shared" or "exclusive"
+    lock_range: dict | None = None      # fcntl: {type "read"/"write", whence, start, length (0: to the end)}
+    lock_ofd: bool | None = None        # fcntl: an open file description lock (F_OFD_SETLKW)
     restarts: dict | None = None        # restart_syscall: {syscall, source} of what it restarts; None: unknown
     restarted: bool = False             # named from frame 0 after restart_syscall resumed it (likely)
 

@@ -213,6 +213,9 @@ def _call_summary(b):
     if s.has_fd():
         kind = "epoll fd" if call.startswith("epoll") else "fd"
         line += " on %s %d: %s" % (kind, s.fd, object_text(obj))
+        wanted = lock_wanted_text(s)
+        if wanted:
+            line += "; " + wanted
         if call in ("flock", "fcntl") and obj is not None:
             holders = [h.pid for h in s.lock_holders or () if isinstance(h.pid, int) and h.pid != obj.pid]
             if holders:
@@ -227,6 +230,23 @@ def _call_summary(b):
     if call in ("sync", "fsync", "fdatasync", "msync"):
         return line + " for the disk"
     return "waits in the %s system call" % call
+
+
+def lock_wanted_text(s):
+    """"to take an exclusive flock", "to write-lock bytes 100-149 (fcntl, an open file description lock)": what a
+    file lock wait wants, or None when it is none or it was not read."""
+    if s.name == "flock" and s.lock_mode:
+        return "to take %s %s flock" % ("an" if s.lock_mode == "exclusive" else "a", s.lock_mode)
+    r = s.lock_range if s.name == "fcntl" and s.lock else None
+    if not r:
+        return None
+    verb = {"read": "to read-lock", "write": "to write-lock"}.get(r.get("type"), "to lock (%s)" % r.get("type"))
+    start, length = r.get("start") or 0, r.get("length") or 0
+    span = "from byte %d to the end" % start if length == 0 else \
+        "byte %d" % start if length == 1 else "bytes %d-%d" % (start, start + length - 1)
+    if r.get("whence") not in ("start", None):
+        span += " (from the file's %s)" % r["whence"]
+    return "%s %s (fcntl%s)" % (verb, span, ", an open file description lock" if s.lock_ofd else "")
 
 
 def _object_json(obj):
@@ -269,6 +289,11 @@ def syscall_json(s):
         out["group"] = s.group
     if s.name == "fcntl":
         out["lock"] = s.lock
+        if s.lock:
+            out["lock_range"] = s.lock_range
+            out["lock_ofd"] = s.lock_ofd
+    if s.lock_mode is not None:
+        out["lock_mode"] = s.lock_mode
     if s.lock_holders is not None:
         out["lock_holders"] = [h.pid for h in s.lock_holders]
     if s.name == "restart_syscall":

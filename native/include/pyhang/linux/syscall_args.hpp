@@ -10,7 +10,9 @@
 // (__kernel_fd_set: __FD_SETSIZE bits in unsigned longs, bit fd%64 of word
 // fd/64), include/uapi/linux/time_types.h (__kernel_timespec: s64 tv_sec,
 // long long tv_nsec) and include/uapi/linux/time.h (timeval on x86_64: long
-// tv_sec, long tv_usec).
+// tv_sec, long tv_usec), include/uapi/asm-generic/fcntl.h (struct flock on
+// x86_64: short l_type, short l_whence, off_t l_start, off_t l_len, pid_t
+// l_pid: 32 bytes).
 #pragma once
 
 #include <cstddef>
@@ -51,5 +53,18 @@ struct Duration {
 // fraction out of range).
 std::optional<Duration> read_timespec(MemoryReader& memory, Addr address);
 std::optional<Duration> read_timeval(MemoryReader& memory, Addr address);
+
+// The byte range an fcntl F_SETLKW / F_OFD_SETLKW waits to lock.
+struct FileLockRange {
+  std::int16_t type = 0;      // F_RDLCK 0, F_WRLCK 1, F_UNLCK 2
+  std::int16_t whence = 0;    // SEEK_SET 0, SEEK_CUR 1, SEEK_END 2
+  std::int64_t start = 0;
+  std::int64_t length = 0;    // 0: to the end of the file, however long it grows
+  std::int32_t pid = 0;       // F_OFD_SETLKW: must be 0
+};
+
+// A struct flock; nullopt when it cannot be read or is not one the kernel
+// accepts for a lock (a type or whence out of range).
+std::optional<FileLockRange> read_flock(MemoryReader& memory, Addr address);
 
 }  // namespace pyhang::linux_abi
