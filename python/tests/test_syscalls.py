@@ -20,7 +20,7 @@ from pyhang.model.files import FdObject
 from pyhang.model.kinds import WaitKind
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.report import NativeFrame
-from pyhang.model.waits import SyscallFacts, SyscallWait, from_data
+from pyhang.model.waits import SyscallFacts, SyscallWait, from_data, syscall_of
 from pyhang.render.locks import not_blocked, summary
 from pyhang.render.json import _blocked
 from pyhang.render.names import ThreadNames
@@ -216,8 +216,25 @@ def test_restart_syscall_is_resolved_from_the_kernel_or_frame_0_or_said_unknown(
 
 def test_flock_names_the_holder_from_proc_locks():
     files = {4: {"kind": "file", "path": "/tmp/l", "pid": 10, "lock_holders": [{"pid": 11}, {"pid": 10}]}}
-    b = syscalls.syscall_wait(thread("flock", 4, 2), files=fd_objects(files))
-    assert line(b) == "waits in flock on fd 4: file /tmp/l; locked by PID 11"
+    b = syscalls.syscall_wait(thread("flock", 4, 2), files=fd_objects(files))   # LOCK_EX
+    assert line(b) == "waits in flock on fd 4: file /tmp/l; to take an exclusive flock; locked by PID 11"
+    shared = syscalls.syscall_wait(thread("flock", 4, 1), files=fd_objects(files))   # LOCK_SH
+    assert syscall_of(shared).lock_mode == "shared"
+
+
+def test_an_fcntl_lock_wait_says_its_range_and_garbage_says_none():
+    b = syscalls.syscall_wait(thread("fcntl", 4, syscalls.F_SETLKW, 0x1000,
+                                     syscall={"memory": {"flock": (1, 0, 100, 50, 0)}}))
+    assert syscall_of(b).lock_range == {"type": "write", "whence": "start", "start": 100, "length": 50}
+    assert line(b).startswith("waits in fcntl on fd 4: ") and "to write-lock bytes 100-149 (fcntl)" in line(b)
+    whole = syscalls.syscall_wait(thread("fcntl", 4, syscalls.F_OFD_SETLKW, 0x1000,
+                                         syscall={"memory": {"flock": (0, 2, 0, 0, 0)}}))
+    assert "to read-lock from byte 0 to the end (from the file's end) (fcntl, an open file description lock)" \
+        in line(whole)
+    unread = syscalls.syscall_wait(thread("fcntl", 4, syscalls.F_SETLKW, 0x1000))
+    assert syscall_of(unread).lock_range is None and "-lock" not in line(unread)
+    assert syscalls.memory_wanted({"orig_rax": 72, "rdi": 4, "rsi": syscalls.F_SETLKW, "rdx": 0x1000}) == \
+        [("flock", "flock", (0x1000,))]
 
 
 def test_garbage_registers_give_words_never_a_crash():

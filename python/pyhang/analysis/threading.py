@@ -1,7 +1,7 @@
 """The threading module's Thread objects of one process (the snapshot's
 `threading`: model.threading_facts.ThreadingState), indexed: the Python name of
 each thread, and which thread a join waits for."""
-from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, WaitKind
+from pyhang.model.kinds import Confidence, ExitPath, JoinEvidence, OwnerSource, WaitKind
 from pyhang.model.report import BlockedOn
 from pyhang.model.waits import JoinDetail
 
@@ -79,6 +79,22 @@ def _at_exit(frames):
     return any(f.function.endswith("_shutdown") and f.file.endswith("threading.py") for f in frames)
 
 
+# multiprocessing's exit: util._exit_function runs its finalizers (util.py), a Queue's one joins its feeder
+# thread (queues.py Queue._finalize_join), which must first write everything put to the queue into its pipe.
+_MP_EXIT = ("multiprocessing/util.py", ("_exit_function", "_run_finalizers"))
+_MP_FEEDER_JOIN = ("multiprocessing/queues.py", ("_finalize_join", "Queue._finalize_join"))
+
+
+def exit_path(frames):
+    """The model.kinds.ExitPath of a join made by a thread with these Python frames (PyFrameFacts or
+    PythonFrames), or None when it is no part of an exit."""
+    def has(where):
+        return any(f.function in where[1] and (f.file or "").endswith(where[0]) for f in frames)
+    if not has(_MP_EXIT):
+        return None
+    return ExitPath.QUEUE_FEEDER if has(_MP_FEEDER_JOIN) else ExitPath.FINALIZERS
+
+
 def join_wait(python_lock, joined, frames):
     """BlockedOn for a join on the Thread `joined` (PythonThreads.joined) by
     a thread with these Python frames (PyFrameFacts)."""
@@ -87,7 +103,7 @@ def join_wait(python_lock, joined, frames):
                      owner_source=OwnerSource.THREAD_OBJECT if tid else OwnerSource.UNKNOWN,
                      confidence=Confidence.CERTAIN,
                      join=JoinDetail(name=joined.thread.name, daemon=joined.thread.daemon, shutdown=_at_exit(frames),
-                                     joined_by=JoinEvidence.TSTATE_LOCK if python_lock.kind == WaitKind.PY_LOCK
+                                     exiting=exit_path(frames), joined_by=JoinEvidence.TSTATE_LOCK if python_lock.kind == WaitKind.PY_LOCK
                                      else JoinEvidence.HANDLE))
 
 

@@ -111,6 +111,13 @@ class JoinEvidence:
     SHUTDOWN_ACTIVE = "shutdown-active"   # interpreter exit: the non-daemon threads of threading._active
 
 
+class ExitPath:
+    """How a thread joining another is part of its process's exit (model.waits.JoinDetail.exiting), from its
+    Python frames."""
+    QUEUE_FEEDER = "queue-feeder"   # multiprocessing's exit finalizers join a Queue's feeder thread
+    FINALIZERS = "finalizers"       # multiprocessing's exit finalizers (util._exit_function), another join
+
+
 class MergeProblem:
     """Why `pyhang merge` could not take (all of) a file (the kind of each
     of analysis.merge's problems; the renderer words it, its facts in hand)."""

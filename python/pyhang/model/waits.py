@@ -349,6 +349,7 @@ class JoinDetail:
     names: list[str | None] = field(default_factory=list)   # every Thread waited for (interpreter exit)
     daemon: bool | None = None
     shutdown: bool = False              # at interpreter exit (threading._shutdown)
+    exiting: str | None = None          # model.kinds.ExitPath: the join is part of the process's exit
     joined_by: str | None = None        # model.kinds.JoinEvidence
 
 

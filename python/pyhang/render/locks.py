@@ -1,7 +1,7 @@
 """The sentences that say what a thread waits on and who holds it: the
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import Confidence, JoinEvidence, OwnerSource, PyLockFound, QueueType, WaitKind
+from pyhang.model.kinds import Confidence, ExitPath, JoinEvidence, OwnerSource, PyLockFound, QueueType, WaitKind
 from pyhang.model.waits import ApiDetail, CodeLine, CollectiveDetail, JoinDetail, PythonLockDetail, PythonLockEvidence, syscall_of
 from pyhang.render import syscalls
 from pyhang.render.glibc import evidence_text, layouts_text
@@ -174,6 +174,13 @@ def _api_summary(b, names):
     return "waits in %s" % what
 
 
+# How a join is part of its process's exit (model.kinds.ExitPath), after "waits in Thread.join for X to exit".
+_EXIT_PATHS = {ExitPath.QUEUE_FEEDER: ", as this process exits: multiprocessing's exit finalizers join a Queue's "
+                                      "feeder thread, which must first write everything put to the queue into its "
+                                      "pipe (the reader must read it)",
+               ExitPath.FINALIZERS: ", as this process exits (multiprocessing's exit finalizers)"}
+
+
 def buffered_object(lock):
     """"<_io.BufferedWriter name='<stdout>'>": a buffered I/O object (its PythonLockDetail) as Python's repr()
     names it."""
@@ -247,7 +254,8 @@ def summary(b, names):
         if join.shutdown:
             return "waits at interpreter exit (threading._shutdown) for the non-daemon %s to exit%s" % (
                 _joined(b, names), mark)
-        return "waits in Thread.join for %s to exit%s" % (_joined(b, names), mark)
+        return "waits in Thread.join for %s to exit%s%s" % (_joined(b, names), _EXIT_PATHS.get(join.exiting, ""),
+                                                            mark)
     verb = VERBS.get(b.kind, "waits on " + b.kind)
     where = ""
     if b.address is not None and b.kind != WaitKind.GIL:
