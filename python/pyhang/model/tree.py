@@ -39,9 +39,15 @@ class TreeEdge:
 
 @record
 class TreeDeadlock:
+    """A knot of the tree's wait-for graph (analysis.tree): `nodes`, every
+    one of whose waits can be ended only by other nodes (each of its
+    possible servers, for a wait any of several may end); `edges`, those
+    waits; `waiting`, the threads outside it that wait on it (directly or
+    through one another) and can go on only once it does."""
     nodes: list[Node]
     confidence: str
     edges: list[TreeEdge]
+    waiting: list[Node] = field(default_factory=list)
 
     @property
     def pids(self):
@@ -57,7 +63,6 @@ class TreeReport:
     fork_hazards: list[tuple[int, Hazard]] = field(default_factory=list)   # (pid, hazard)
     truncated: int = 0                # descendants left unexamined beyond the bound
     unfollowed: list[Node] = field(default_factory=list)   # fd waits not followed: no fd table (cores)
-    cycles_truncated: bool = False
     # Waits on a pipe or socket that no holder of the other end serves now
     # (analysis.tree.stalls): {"waiter": Node, "syscall", "fd", "kind", "link",
     # "holders": [{"pid", "comm", "threads": [{"tid", "kind", "syscall"}]}]}
