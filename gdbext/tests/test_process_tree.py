@@ -119,8 +119,9 @@ def test_a_zombie_child_is_one_line_and_a_non_python_child_is_reported_with_nati
     harness.wait_processes_parked([sleeper], calls={sleeper: NUMBERS["clock_nanosleep"]})
     status, doc = tree_of(s.pid)
     got = processes(doc)
-    # THEN the zombie is one line, and the rest of the tree is reported
+    # THEN the zombie is one line saying how it ended (it exited with status 0), and the rest of the tree is reported
     assert "zombie" in got[zombie]["problem"] and got[zombie]["parent_pid"] == s.pid
+    assert (got[zombie]["exit"]["status"], got[zombie]["exit"]["signal"]) == (0, None)
     assert got[sleeper]["target"]["python_version"] is None
     (t,) = got[sleeper]["threads"]
     assert t["native_frames"] and t["blocked_on"]["syscall"]["name"] == "clock_nanosleep"

@@ -62,18 +62,37 @@ def comm(pid, tid=None):
 
 
 def parse_stat(text):
-    """{state, ppid, comm, start_ticks} of the text of a /proc/PID/stat
-    file, or None when it is not one.  The command name is between the
-    first "(" and the last ")": it may hold spaces and parentheses itself.
-    start_ticks (field 22, clock ticks after boot) is None when missing."""
+    """{state, ppid, comm, start_ticks, exit_code} of the text of a
+    /proc/PID/stat file, or None when it is not one.  The command name is
+    between the first "(" and the last ")": it may hold spaces and
+    parentheses itself.  start_ticks (field 22, clock ticks after boot) and
+    exit_code (field 52, Linux 3.5 on: the wait status of a thread that
+    ended, 0 while it lives, and 0 too to a reader not allowed to trace
+    it) are None when missing."""
     if not text or "(" not in text or ")" not in text:
         return None
     name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 1:].split()
     try:
         start = int(rest[19]) if len(rest) > 19 else None
-        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start}
+        code = int(rest[49]) if len(rest) > 49 else None
+        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start, "exit_code": code}
     except (IndexError, ValueError):
         return None
+
+
+def zombie_status(pid, s=None):
+    """The wait status a zombie `pid` will give its parent (stat's exit_code),
+    or None when it cannot be trusted: the kernel shows 0 to a reader that
+    may not trace the process (another user's, and this one not root), and a
+    stat too short has none.  `s`: its parse_stat, when read already."""
+    s = s if s is not None else stat(pid)
+    if s is None or s.get("exit_code") is None:
+        return None
+    try:
+        owner = os.stat("/proc/%d" % pid).st_uid
+    except OSError:
+        return None
+    return s["exit_code"] if os.geteuid() in (0, owner) else None
 
 
 def stat(pid, tid=None):
@@ -81,6 +100,14 @@ def stat(pid, tid=None):
     `tid`), or None when the process or thread is gone: pyhang's one reader
     of that file."""
     return parse_stat(_read("/proc/%d/task/%d/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid, 4096))
+
+
+def task_ids(pid):
+    """[TID] of the threads of process `pid` (/proc/PID/task), [] when it is gone."""
+    try:
+        return sorted(int(t) for t in os.listdir("/proc/%d/task" % pid) if t.isdigit())
+    except OSError:
+        return []
 
 
 def alive(pid):

@@ -2,8 +2,8 @@
 reports: wait4 and pipe waits make edges across processes, their knots
 (every possible server of every member's wait blocked inside the set) are
 deadlocks across processes, one each whatever the number of cycles in it,
-with the chains hanging off them as waiting on them; waits from cores are
-said not followed, and garbage gives no crash."""
+with the chains hanging off them as waiting on them; a zombie says how it
+ended; waits from cores are said not followed, and garbage gives no crash."""
 import json
 import os
 
@@ -16,7 +16,7 @@ from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.record import from_data, replace
 from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
-from pyhang.model.tree import ProcessEntry, TreeReport
+from pyhang.model.tree import ProcessEntry, ProcessExit, TreeReport
 from pyhang.model.waits import GlibcLock, HolderThreadWait, PythonLockDetail, SyscallWait
 from pyhang.render.tree import render_tree_text, tree_json
 
@@ -84,17 +84,41 @@ def test_a_second_holder_thread_waiting_for_the_same_child_is_in_the_one_certain
     assert sorted(e.owner for e in d.edges if e.waiter == (200, 200)) == [(100, 100), (100, 101)]
 
 
-def test_no_cycle_no_deadlock_and_a_process_not_examined_is_one_line():
-    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
-                   ProcessEntry(pid=200, parent_pid=100, problem="a zombie: it exited and its parent has not reaped it"),
+ZOMBIE = "a zombie: it exited and its parent has not reaped it"
+
+
+def zombie(pid, parent, wait_status):
+    return ProcessEntry(pid=pid, parent_pid=parent, problem=ZOMBIE, comm="python3",
+                        exit=ProcessExit(wait_status=wait_status))
+
+
+def test_no_cycle_no_deadlock_and_a_zombie_is_one_line_with_how_it_ended():
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)), zombie(200, 100, 0),
                    process(300, 100, pipe_read(300, [holder(999)])))
-    assert tree.deadlocks == []
+    assert tree.deadlocks == [] and tree.exit_status == 0
     text = render_tree_text(tree)
     assert "No deadlock found across processes." in text
-    assert "PID 200: not examined: a zombie: it exited and its parent has not reaped it" in text
+    assert "PID 200 (python3): exited with status 0, and its parent has not reaped it (a zombie)" in text
     doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
-    assert doc["processes"][1] == {"pid": 200, "problem": "a zombie: it exited and its parent has not reaped it",
-                                   "parent_pid": 100}
+    assert doc["processes"][1] == {"pid": 200, "problem": ZOMBIE, "parent_pid": 100, "comm": "python3",
+                                   "exit": {"wait_status": 0, "status": 0, "signal": None, "signal_name": None,
+                                            "core_dumped": False}}
+
+
+def test_how_a_zombie_ended_is_read_from_its_wait_status():
+    assert (ProcessExit(wait_status=9).signal, ProcessExit(wait_status=9).status) == (9, None)
+    assert (ProcessExit(wait_status=3 << 8).signal, ProcessExit(wait_status=3 << 8).status) == (None, 3)
+    segv = ProcessExit(wait_status=0x80 | 11)
+    assert (segv.signal, segv.core_dumped) == (11, True)
+    unknown = ProcessExit()
+    assert (unknown.signal, unknown.status, unknown.core_dumped) == (None, None, False)
+    tree = analyse(process(100, 1, syscall_thread(100, "pause")), zombie(200, 100, 0x80 | 11),
+                   zombie(300, 100, None))
+    text = render_tree_text(tree)
+    assert "PID 200 (python3): killed by signal 11 (SIGSEGV), core dumped, and its parent" in text
+    assert "PID 300 (python3): exited (how could not be read), and its parent has not reaped it" in text
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    assert doc["processes"][1]["exit"]["signal_name"] == "SIGSEGV"
 
 
 def test_waits_on_fds_from_cores_are_said_not_followed():

@@ -15,12 +15,39 @@ Node = tuple[int, int]   # (pid, tid)
 
 
 @record
+class ProcessExit:
+    """How a process that died and is not reaped yet (a zombie) ended: its
+    wait status as waitpid(2) would give it, which the kernel keeps in
+    /proc/PID/stat's exit_code (field 52) until the parent reaps it; None
+    when it could not be read (no permission, an older kernel)."""
+    wait_status: int | None = None
+
+    @property
+    def signal(self):
+        """The signal that killed it, or None (it exited, or the status is not known)."""
+        ws = self.wait_status
+        return ws & 0x7f if ws is not None and ws & 0x7f not in (0, 0x7f) else None
+
+    @property
+    def status(self):
+        """Its exit status when it exited by itself (exit(), a return from main), else None."""
+        ws = self.wait_status
+        return (ws >> 8) & 0xff if ws is not None and ws & 0x7f == 0 else None
+
+    @property
+    def core_dumped(self):
+        return self.signal is not None and bool(self.wait_status & 0x80)
+
+
+@record
 class ProcessEntry:
     pid: int
     parent_pid: int | None = None
     report: Report | None = None
     problem: str | None = None      # why it was not examined (exited, zombie, no permission, ...)
     comm: str | None = None
+    # A zombie: it died, and how (its exit status or signal); None for a process that lives or is gone.
+    exit: ProcessExit | None = None
     # What the process has at the addresses of locks its fork children wait
     # on ({address: model.lock_objects.LockObject}); None when not asked.
     lock_objects: dict[int, LockObject] | None = None

@@ -7,6 +7,7 @@ import json
 from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
 from pyhang.render import json as render_json
+from pyhang.render.exits import exit_json, exit_text
 from pyhang.render.forks import advice as fork_advice, evidence, hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.names import lock_text
@@ -146,6 +147,8 @@ def _process_line(p, depth):
         reasons = incomplete_reasons(p.report)
         if reasons:
             what += ", report incomplete (%s)" % " and ".join(reasons)
+    elif p.exit is not None:
+        what += ": %s, and its parent has not reaped it (a zombie)" % exit_text(exit_json(p.exit))
     else:
         what += ": not examined: %s" % (p.problem or "unknown reason")
     return "  " + "  " * depth + what
@@ -299,6 +302,10 @@ def tree_json(tree):
             doc = render_json.to_json(p.report)
         else:
             doc = {"pid": p.pid, "problem": p.problem}
+            if p.comm:
+                doc["comm"] = p.comm
+            if p.exit is not None:
+                doc["exit"] = exit_json(p.exit)
         doc["parent_pid"] = p.parent_pid
         processes.append(doc)
     hazards = []
