@@ -3,7 +3,7 @@ reports: wait4 and pipe waits make edges across processes, their knots
 (every possible server of every member's wait blocked inside the set) are
 deadlocks across processes, one each whatever the number of cycles in it,
 with the chains hanging off them as waiting on them; a zombie says how it
-ended; waits from cores are said not followed, and garbage gives no crash."""
+ended, and a wait whose server died is a hang; waits from cores are said not followed, and garbage gives no crash."""
 import json
 import os
 
@@ -12,10 +12,11 @@ from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.model.files import FdHolder, FdObject, FileLock
 from pyhang.analysis.syscall_names import NAMES
-from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
+from pyhang.model.kinds import AccountReason, Confidence, GilState, HazardKind, ThreadState, WaitKind
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.record import from_data, replace
-from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
+from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, \
+    ThreadAccount, ThreadReport
 from pyhang.model.tree import ProcessEntry, ProcessExit, TreeReport
 from pyhang.model.waits import GlibcLock, HolderThreadWait, PythonLockDetail, SyscallWait
 from pyhang.render.tree import render_tree_text, tree_json
@@ -659,3 +660,79 @@ def test_a_pool_result_awaited_while_every_worker_waits_for_a_task_is_a_lost_tas
     running = analyse(process(100, 1, parent.report.threads[0], handler), _worker(200, (QUEUES_PY, "get")))
     assert running.verdicts == []
 
+
+# ---- a wait whose server died --------------------------------------------------------------
+
+def loader(*extra_holders, worker=None, dead=9, dead_parent=100):
+    """A DataLoader-style parent 100 reading its result pipe (held by itself, workers 200 and 300, and
+    `extra_holders`), the workers reading their index pipes (write ends held by the parent), worker 400 dead
+    (`dead`: its wait status) and not reaped."""
+    def index_read(pid):
+        return process(pid, 100, worker(pid) if worker else pipe_read(pid, [holder(100)], link="pipe:[%d]" % pid))
+    holders = [holder(100), holder(200), holder(300)] + [holder(h) for h in extra_holders]
+    parent = process(100, 1, pipe_read(100, holders, link="pipe:[1]"),
+                     _py_thread(101, BlockedOn(kind=WaitKind.PY_CONDITION, confidence=Confidence.CERTAIN)))
+    return [parent, index_read(200), index_read(300), zombie(400, dead_parent, dead)]
+
+
+def test_a_parent_reading_a_pipe_whose_live_writers_all_wait_while_a_sibling_died_is_hung():
+    # GIVEN a parent whose result pipe only it and its idle workers hold, and a worker killed by SIGKILL
+    tree = analyse(*loader())
+    # THEN a hang naming the dead worker and the wait it would have served, never the all-clear
+    assert tree.deadlocks == [] and tree.exit_status == 5
+    ((pid, v),) = tree.verdicts
+    assert (pid, v.kind, v.threads) == (100, "server-died", [100])
+    (w,) = v.facts["waits"]
+    assert (w["link"], w["holders"], w["dead"]) == ("pipe:[1]", [100, 200, 300], [400])
+    (d,) = v.facts["dead"]
+    assert (d["pid"], d["signal"], d["status"], d["evidence"], d["siblings"]) == (400, 9, None, "siblings-hold",
+                                                                                  [200, 300])
+    assert v.facts["confidence"] == Confidence.LIKELY
+    text = render_tree_text(tree)
+    assert text.splitlines()[2].startswith(
+        "Hung without a deadlock: in PID 100 a process that would have served a wait died; ")
+    # (the workers' reads of their index pipes, which only the parent could write, are stalls; the parent's
+    # read is said once, by the verdict)
+    assert sorted(st["waiter"] for st in tree.stalls) == [(200, 200), (300, 300)]
+    assert ("Server died: in PID 100 Thread 1 (LWP 100) waits in read on pipe:[1], whose other end is held by PID 200, "
+            "PID 300 and this process, where every thread but it waits without a timeout on something else: PID 400 "
+            "(python3), a child of PID 100 like PIDs 200, 300, which hold the other end, was killed by signal 9 "
+            "(SIGKILL) and would most likely have served it; nothing left can end this wait [likely: ") in text
+    assert "PID 400 (python3): killed by signal 9 (SIGKILL), and its parent has not reaped it (a zombie)" in text
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    (j,) = doc["verdicts"]
+    assert j["kind"] == "server-died" and j["pid"] == 100 and "BrokenProcessPool" in j["advice"]
+    # AND a parent alone holding the other end of a child killed by a signal: the child inherited it
+    alone = analyse(process(100, 1, pipe_read(100, [holder(100)])), zombie(400, 100, 9))
+    ((_, v),) = alone.verdicts
+    assert v.facts["dead"][0]["evidence"] == "parent-holds" and alone.exit_status == 5
+
+
+def test_no_server_died_while_a_live_holder_may_serve_or_nothing_ties_the_dead_child_to_the_wait():
+    # a worker that runs, or sleeps (its wait ends by itself)
+    running = analyse(*loader(worker=lambda pid: ThreadReport(tid=pid, gdb_num=1, gil=GilState.RELEASED)))
+    sleeping = syscall_thread(300, "clock_nanosleep")
+    sleeping.account = ThreadAccount(state=ThreadState.IDLE, reason=AccountReason.TIMED)
+    timed = loader()
+    timed[2].report.threads = [sleeping]
+    # a holder outside the tree, or one not examined
+    outside = analyse(*loader(999))
+    traced = analyse(*loader(500), ProcessEntry(pid=500, parent_pid=100, problem="traced"))
+    # the dead child exited by itself and no sibling of it holds the other end (the parent alone does)
+    lone = analyse(process(100, 1, pipe_read(100, [holder(100)])), zombie(400, 100, 0))
+    # a dead child of another process, none of whose siblings holds the other end
+    stranger = analyse(*loader(dead_parent=77))
+    for why, tree in {"a worker runs": running, "a worker sleeps": analyse(*timed), "a holder outside": outside,
+                      "a holder not examined": traced, "exited, nothing ties it": lone,
+                      "another's child": stranger}.items():
+        assert [v.kind for _, v in tree.verdicts] == [], why
+    assert lone.exit_status == 0
+
+
+def test_a_wait_a_deadlock_explains_is_not_said_to_have_lost_its_server():
+    # the parent waits for child 200 that reads a pipe only the parent holds; a dead sibling 400 exists
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
+                   process(200, 100, pipe_read(200, [holder(100), holder(300)])),
+                   process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")),
+                   zombie(400, 100, 9))
+    assert tree.deadlocks and tree.verdicts == [] and tree.exit_status == 3

@@ -33,11 +33,12 @@ one process are its own report's.  A wait on a pipe or socket in no knot
 whose other end no one serves now (every thread of every other holder
 blocked on something else) is a stall: a fact of this moment, said with
 what each holder's threads wait on (not a helper process's loop waiting for
-its next request: analysis.idle.helper_loop).  Ranks of one distributed job
+its next request: analysis.idle.helper_loop).  A wait whose server died
+(a zombie child): analysis.dead_servers.  Ranks of one distributed job
 waiting in different collectives: analysis.collectives.  Fork hazards
 across processes: pyhang.analysis.tree_forks.
 """
-from pyhang.analysis import collectives, completeness, idle, pools, syscalls, tree_forks
+from pyhang.analysis import collectives, completeness, dead_servers, idle, pools, syscalls, tree_forks
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
@@ -309,8 +310,8 @@ def _doing(t):
 
 
 def stalls(tree, explained):
-    """Waits on a pipe or a socket, none of `explained` (a deadlock's),
-    whose other end is held only by other examined
+    """Waits on a pipe or a socket, none of `explained` (a deadlock's, a
+    dead server's), whose other end is held only by other examined
     processes none of whose threads can serve it now (_serving).  [dict],
     the TreeReport.stalls shape."""
     processes = {p.pid: p for p in tree.processes}
@@ -337,13 +338,16 @@ def stalls(tree, explained):
 
 
 def analyse(tree: TreeReport):
-    """The tree's edges, its deadlocks across processes (knots), its stalls,
-    its verdicts and its fork hazards, and the exit status over them and
-    every process's report."""
+    """The tree's edges, its deadlocks across processes (knots), the waits
+    whose server died, its stalls, its other verdicts and its fork hazards,
+    and the exit status over them and every process's report."""
     tree.edges, needs = graph(tree)
     tree.deadlocks = deadlocks(needs)
-    tree.stalls = stalls(tree, {n for d in tree.deadlocks for n in d.nodes + d.waiting})
-    tree.verdicts = pools.lost_tasks(tree) + collectives.diverged(tree)
+    explained = {n for d in tree.deadlocks for n in d.nodes + d.waiting}
+    died = dead_servers.verdicts(tree, explained)
+    explained |= {(pid, tid) for pid, v in died for tid in v.threads}
+    tree.stalls = stalls(tree, explained)
+    tree.verdicts = pools.lost_tasks(tree) + died + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
     tree.exit_status = completeness.exit_status(

@@ -94,8 +94,8 @@ class TreeReport:
     # (analysis.tree.stalls): {"waiter": Node, "syscall", "fd", "kind", "link",
     # "holders": [{"pid", "comm", "threads": [{"tid", "kind", "syscall"}]}]}
     stalls: list[dict] = field(default_factory=list)
-    # What hangs across processes without a cycle (analysis.pools): (pid, Verdict), the verdict's
-    # threads those of that process
+    # What hangs across processes without a cycle (analysis.pools, .dead_servers, .collectives):
+    # (pid, Verdict), the verdict's threads those of that process
     verdicts: list[tuple[int, Verdict]] = field(default_factory=list)
     exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 
