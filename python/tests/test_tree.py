@@ -2,8 +2,9 @@
 reports: wait4 and pipe waits make edges across processes, their knots
 (every possible server of every member's wait blocked inside the set) are
 deadlocks across processes, one each whatever the number of cycles in it,
-with the chains hanging off them as waiting on them; a zombie says how it
-ended, and a wait whose server died is a hang; waits from cores are said not followed, and garbage gives no crash."""
+with the chains hanging off them as waiting on them; a wait whose server
+died is a hang; a process not examined is never taken for fine; waits from
+cores are said not followed, and garbage gives no crash."""
 import json
 import os
 
@@ -19,7 +20,7 @@ from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, Py
     ThreadAccount, ThreadReport
 from pyhang.model.tree import ProcessEntry, ProcessExit, TreeReport
 from pyhang.model.waits import GlibcLock, HolderThreadWait, PythonLockDetail, SyscallWait
-from pyhang.render.tree import render_tree_text, tree_json
+from pyhang.render.tree import render_tree_text, tree_headline, tree_json
 
 NUMBERS = {name: nr for nr, name in NAMES.items()}
 
@@ -120,6 +121,26 @@ def test_how_a_zombie_ended_is_read_from_its_wait_status():
     assert "PID 300 (python3): exited (how could not be read), and its parent has not reaped it" in text
     doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
     assert doc["processes"][1]["exit"]["signal_name"] == "SIGSEGV"
+
+
+def test_a_process_that_could_not_be_examined_is_never_counted_as_fine():
+    # GIVEN a tree whose examined processes are all fine (one sleeps, the other waits in pause)
+    fine = [process(100, 1, syscall_thread(100, "pause")), process(300, 100, syscall_thread(300, "pause"))]
+    assert analyse(*fine).exit_status == 0
+    # WHEN one more child could not be examined, a core could not be read, or the tree was bounded
+    traced = ProcessEntry(pid=200, parent_pid=100, problem="it is already traced by process 300")
+    for tree in (analyse(*fine, traced), analyse(*fine, ProcessEntry(pid=0, problem="core.9: not a core"))):
+        # THEN the tree is incomplete (4), and its headline says which
+        assert tree.exit_status == 4 and tree.deadlocks == [] and tree_analysis.unexamined(tree)
+    assert render_tree_text(analyse(*fine, traced)).splitlines()[2] == (
+        "Report incomplete: PID 200 not examined; no deadlock across processes can be ruled out.")
+    bounded = TreeReport(root_pid=100, processes=list(fine), truncated=3)
+    assert tree_analysis.analyse(bounded).exit_status == 4
+    assert "3 more descendants were not examined (the tree is bounded)" in tree_headline(bounded)
+    # AND something worse still wins: a deadlock is 3
+    locked = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
+                     process(200, 100, pipe_read(200, [holder(100)])), replace(traced, pid=400))
+    assert locked.exit_status == 3
 
 
 def test_waits_on_fds_from_cores_are_said_not_followed():

@@ -350,13 +350,23 @@ def analyse(tree: TreeReport):
     tree.verdicts = pools.lost_tasks(tree) + died + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
+    tree.unaccounted = unaccounted(tree)
     tree.exit_status = completeness.exit_status(
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or tree.verdicts or any(completeness.hung(r) for r in reports) or
         [h for _, h in tree.fork_hazards if h.hangs],
-        any(completeness.incomplete(r) for r in reports) or unaccounted(tree),
+        any(completeness.incomplete(r) for r in reports) or tree.unaccounted or unexamined(tree),
         not reports or any(completeness.runs_python(r) for r in reports))
     return tree
+
+
+def unexamined(tree):
+    """[pid] of the tree's processes that could not be examined (gdb could
+    not attach, it exited before it could be, a core that cannot be read),
+    0 for each descendant beyond the bound: none of them is counted as
+    fine.  A zombie is no such process: it is dead, and how it ended is
+    known (ProcessEntry.exit)."""
+    return [p.pid for p in tree.processes if p.report is None and p.exit is None] + [0] * tree.truncated
 
 
 def unaccounted(tree):

@@ -97,6 +97,8 @@ class TreeReport:
     # What hangs across processes without a cycle (analysis.pools, .dead_servers, .collectives):
     # (pid, Verdict), the verdict's threads those of that process
     verdicts: list[tuple[int, Verdict]] = field(default_factory=list)
+    # Threads of Python processes the tree's look together does not account for (analysis.tree.unaccounted)
+    unaccounted: list[Node] = field(default_factory=list)
     exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 
     def process(self, pid):

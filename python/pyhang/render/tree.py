@@ -212,11 +212,26 @@ def tree_headline(tree):
     if hangs:
         return "Hung without a deadlock: %s." % "; ".join(hangs)
     incomplete = [(p.pid, incomplete_reasons(p.report)) for p in tree.processes if p.report is not None]
-    incomplete = [(pid, reasons) for pid, reasons in incomplete if reasons]
-    if incomplete:
+    unread = ["in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete if reasons]
+    # a process that could not be examined, or was left out of a bounded tree, is never taken for fine
+    unseen = [p for p in tree.processes if p.report is None and p.exit is None]
+    if [p for p in unseen if p.pid]:
+        unread.append("%s not examined" % _pids([p.pid for p in unseen if p.pid]))
+    if [p for p in unseen if not p.pid]:
+        unread.append("%s could not be read" % _count(len([p for p in unseen if not p.pid]), "core"))
+    if tree.truncated:
+        unread.append("%d more descendant%s not examined (the tree is bounded)" % (
+            tree.truncated, " was" if tree.truncated == 1 else "s were"))
+    if unread:
         # Never a false all-clear: a process pyhang could not read may hide a wait of a cycle.
-        unread = "; ".join("in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete)
-        return "Report incomplete: %s; no deadlock across processes can be ruled out." % unread
+        return "Report incomplete: %s; no deadlock across processes can be ruled out." % "; ".join(unread)
+    if tree.unaccounted:
+        listed = ", ".join("PID %d LWP %d" % n for n in tree.unaccounted[:MAX_WAITING_LISTED])
+        more = len(tree.unaccounted) - MAX_WAITING_LISTED
+        return ("Not accounted for: %s wait%s on what pyhang cannot name or does not model, or on a process it did "
+                "not examine or name (%s%s); no deadlock across processes among the waits it can follow." % (
+                    _count(len(tree.unaccounted), "thread"), "s" if len(tree.unaccounted) == 1 else "", listed,
+                    ", and %d more" % more if more > 0 else ""))
     return "No deadlock found across processes."
 
 
@@ -337,6 +352,7 @@ def tree_json(tree):
         "exit_status": tree.exit_status,
         "unexamined": tree.truncated,
         "unfollowed": [{"pid": pid, "tid": tid} for pid, tid in tree.unfollowed],
+        "unaccounted": [{"pid": pid, "tid": tid} for pid, tid in tree.unaccounted],
     }
 
 
