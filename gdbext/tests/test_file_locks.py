@@ -46,7 +46,7 @@ def test_a_flock_cycle_across_two_processes_is_one_deadlock_as_a_tree_and_each_s
     tree = harness.validated_tree(json.loads(out))
     assert status == tree["exit_status"] == 4 and tree["deadlocks"] == []
     assert sorted(u["pid"] for u in tree["unaccounted"]) == sorted([s.pid, child])
-    assert tree["headline"].startswith("Not accounted for: 2 threads in PIDs "), tree["headline"]
+    assert tree["headline"].startswith("Not accounted for: 2 threads wait on "), tree["headline"]
 
 
 def test_an_fcntl_range_wait_says_the_range_live_and_from_a_core(scenario):

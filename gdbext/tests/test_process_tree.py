@@ -119,8 +119,9 @@ def test_a_zombie_child_is_one_line_and_a_non_python_child_is_reported_with_nati
     harness.wait_processes_parked([sleeper], calls={sleeper: NUMBERS["clock_nanosleep"]})
     status, doc = tree_of(s.pid)
     got = processes(doc)
-    # THEN the zombie is one line, and the rest of the tree is reported
+    # THEN the zombie is one line saying how it ended (it exited with status 0), and the rest of the tree is reported
     assert "zombie" in got[zombie]["problem"] and got[zombie]["parent_pid"] == s.pid
+    assert (got[zombie]["exit"]["status"], got[zombie]["exit"]["signal"]) == (0, None)
     assert got[sleeper]["target"]["python_version"] is None
     (t,) = got[sleeper]["threads"]
     assert t["native_frames"] and t["blocked_on"]["syscall"]["name"] == "clock_nanosleep"
@@ -129,6 +130,10 @@ def test_a_zombie_child_is_one_line_and_a_non_python_child_is_reported_with_nati
     (t,) = [t for t in got[s.pid]["threads"] if t["tid"] == s.pid]
     assert (t["account"]["state"], t["account"]["reason"]) == ("unaccounted", "own-process")
     assert status == doc["exit_status"] == 4
+    # AND the zombie, which exited by itself and whose siblings hold nothing of that pipe, is not taken for the
+    # server that died: the wait stays unaccounted for, listed as such
+    assert doc["verdicts"] == [] and {"pid": s.pid, "tid": s.pid} in doc["unaccounted"]
+    assert doc["headline"].startswith("Not accounted for: 1 thread waits on what pyhang cannot name"), doc["headline"]
 
 
 def test_a_dataloader_parent_sees_its_workers_copy_its_memory_and_no_cycle_among_them(scenario):

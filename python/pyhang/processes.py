@@ -13,7 +13,7 @@ import types
 from pyhang import gdb_batch, nostop, procfs, transfers
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
-from pyhang.model.tree import ProcessEntry, TreeReport
+from pyhang.model.tree import ProcessEntry, ProcessExit, TreeReport
 
 MAX_PROCESSES = 64       # descendants examined; the rest are counted
 # gdb sessions at once: one per core (each is busy on its own), two at least, eight at most
@@ -104,13 +104,18 @@ def _ask_parents(tree, ask, here=None):
 
 
 def _why_not(pid):
-    """Why a live process is not worth a gdb session, or None."""
+    """(why a live process is not worth a gdb session, or None; its
+    ProcessExit when it is a zombie, else None)."""
     s = procfs.stat(pid)
     if s is None:
-        return "it exited before pyhang could examine it"
+        return "it exited before pyhang could examine it", None
+    if s["state"] == "Z" and len(procfs.task_ids(pid)) > 1:
+        # the main thread ended (pthread_exit) while others run: alive, and no exit to tell
+        return "its main thread exited while its other threads run", None
     if s["state"] == "Z":
-        return "a zombie: it exited and its parent has not reaped it"
-    return None
+        return "a zombie: it exited and its parent has not reaped it", ProcessExit(
+            wait_status=procfs.zombie_status(pid, s))
+    return None, None
 
 
 def _run_all(jobs, gdbext, **where):
@@ -136,11 +141,11 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBE
     if more:
         tree.truncated = max(1, len(procfs.descendants(root, limit * 16)[0]) - limit)
     members = [(root, procfs.parent_pid(root))] + found
-    jobs, problems = [], {}
+    jobs, problems, exits = [], {}, {}
     for pid, parent in members:
         if pid == root and root_report is not None:
             continue
-        problems[pid] = _why_not(pid)
+        problems[pid], exits[pid] = _why_not(pid)
         if problems[pid] is None:
             jobs.append((pid, pid, None))
     results = _run_all(jobs, gdbext, stopping=stopping)
@@ -148,7 +153,7 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBE
         report, problem = (root_report, None) if pid == root and root_report is not None else \
             results.get(pid, (None, problems.get(pid)))
         tree.processes.append(ProcessEntry(pid=pid, parent_pid=parent, report=report, problem=problem,
-                                           comm=(procfs.stat(pid) or {}).get("comm")))
+                                           comm=(procfs.stat(pid) or {}).get("comm"), exit=exits.get(pid)))
     here = (root, root_lock_objects or (lambda addresses: [])) if root_report is not None else None
     _ask_parents(tree, lambda entry, addresses: lock_objects(addresses, pid=entry.pid, gdbext=gdbext,
                                                              stopping=stopping), here)

@@ -62,18 +62,22 @@ def comm(pid, tid=None):
 
 
 def parse_stat(text):
-    """{state, ppid, comm, start_ticks, cpu_ticks} of the text of a
-    /proc/PID/stat file, or None when it is not one.  The command name is
+    """{state, ppid, comm, start_ticks, cpu_ticks, exit_code} of the text of
+    a /proc/PID/stat file, or None when it is not one.  The command name is
     between the first "(" and the last ")": it may hold spaces and
-    parentheses itself.  start_ticks (field 22, clock ticks after boot) and
-    cpu_ticks (utime + stime, fields 14 and 15) are None when missing."""
+    parentheses itself.  start_ticks (field 22, clock ticks after boot),
+    cpu_ticks (utime + stime, fields 14 and 15) and exit_code (field 52,
+    Linux 3.5 on: the wait status of a thread that ended, 0 while it lives,
+    and 0 too to a reader not allowed to trace it) are None when missing."""
     if not text or "(" not in text or ")" not in text:
         return None
     name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 1:].split()
     try:
         start = int(rest[19]) if len(rest) > 19 else None
         cpu = int(rest[11]) + int(rest[12]) if len(rest) > 12 else None
-        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start, "cpu_ticks": cpu}
+        code = int(rest[49]) if len(rest) > 49 else None
+        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start, "cpu_ticks": cpu,
+                "exit_code": code}
     except (IndexError, ValueError):
         return None
 
@@ -93,11 +97,34 @@ def context_switches(pid, tid):
     return found["voluntary_ctxt_switches"], found["nonvoluntary_ctxt_switches"]
 
 
+def zombie_status(pid, s=None):
+    """The wait status a zombie `pid` will give its parent (stat's exit_code),
+    or None when it cannot be trusted: the kernel shows 0 to a reader that
+    may not trace the process (another user's, and this one not root), and a
+    stat too short has none.  `s`: its parse_stat, when read already."""
+    s = s if s is not None else stat(pid)
+    if s is None or s.get("exit_code") is None:
+        return None
+    try:
+        owner = os.stat("/proc/%d" % pid).st_uid
+    except OSError:
+        return None
+    return s["exit_code"] if os.geteuid() in (0, owner) else None
+
+
 def stat(pid, tid=None):
     """parse_stat of /proc/PID/stat (of /proc/PID/task/TID/stat with
     `tid`), or None when the process or thread is gone: pyhang's one reader
     of that file."""
     return parse_stat(_read("/proc/%d/task/%d/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid, 4096))
+
+
+def task_ids(pid):
+    """[TID] of the threads of process `pid` (/proc/PID/task), [] when it is gone."""
+    try:
+        return sorted(int(t) for t in os.listdir("/proc/%d/task" % pid) if t.isdigit())
+    except OSError:
+        return []
 
 
 def alive(pid):

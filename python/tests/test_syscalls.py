@@ -313,11 +313,38 @@ def test_proc_names_the_holder_of_a_file_lock_and_a_closed_fd():
     assert procfs.fd_object(os.getpid(), 99999) == {"kind": "closed"}
 
 
+def _zombie(how):
+    """A child of this process that ended `how` ("exit 3", "kill") and is not reaped: its PID."""
+    pid = os.fork()
+    if pid == 0:
+        if how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(3)
+    while (procfs.stat(pid) or {}).get("state") != "Z":
+        time.sleep(0.01)
+    return pid
+
+
+def test_a_zombie_keeps_its_wait_status_until_it_is_reaped_exit_status_or_signal():
+    # GIVEN two children not reaped: one exited with status 3, one killed by SIGKILL
+    exited, killed = _zombie("exit 3"), _zombie("kill")
+    # WHEN their stat is read, THEN it gives the wait status waitpid then gives their parent
+    read = {pid: procfs.zombie_status(pid) for pid in (exited, killed)}
+    reaped = {pid: os.waitpid(pid, 0)[1] for pid in (exited, killed)}
+    assert read == reaped
+    assert os.WEXITSTATUS(read[exited]) == 3 and os.WTERMSIG(read[killed]) == signal.SIGKILL
+    # AND once reaped there is nothing left to read
+    assert procfs.zombie_status(exited) is None and procfs.stat(exited) is None
+
+
 def test_proc_stat_is_parsed_past_a_command_name_with_spaces_and_parentheses():
     text = "123 (a) b) (c) S 45 123 123 0 -1 4194560 1 0 0 0 7 5 0 0 20 0 1 0 98765 1000 10"
     assert procfs.parse_stat(text) == {"state": "S", "ppid": 45, "comm": "a) b) (c", "start_ticks": 98765,
-                                       "cpu_ticks": 12}   # utime 7 + stime 5
+                                       "cpu_ticks": 12, "exit_code": None}   # utime 7 + stime 5
     assert procfs.parse_stat("1 (x) S 0")["start_ticks"] is None   # a short line still names its parent
+    # field 52, exit_code: a thread's wait status once it ended
+    full = "7 (w) Z 1 " + " ".join(["0"] * 47) + " 137"
+    assert procfs.parse_stat(full)["exit_code"] == 137 and procfs.parse_stat(full)["state"] == "Z"
     assert procfs.parse_stat("garbage") is None and procfs.parse_stat("1 (x) S") is None
     assert procfs.parse_stat("") is None and procfs.parse_stat(None) is None
 

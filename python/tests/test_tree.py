@@ -1,7 +1,10 @@
 """The cross-process analysis without gdb, on synthetic per-process
-reports: wait4 and pipe waits make edges across processes, their cycles are
-deadlocks across processes with the confidence of their weakest edge, waits
-from cores are said not followed, and garbage gives no crash."""
+reports: wait4 and pipe waits make edges across processes, their knots
+(every possible server of every member's wait blocked inside the set) are
+deadlocks across processes, one each whatever the number of cycles in it,
+with the chains hanging off them as waiting on them; a wait whose server
+died is a hang; a process not examined is never taken for fine; waits from
+cores are said not followed, and garbage gives no crash."""
 import json
 import os
 
@@ -10,13 +13,14 @@ from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.model.files import FdHolder, FdObject, FileLock
 from pyhang.analysis.syscall_names import NAMES
-from pyhang.model.kinds import Confidence, GilState, HazardKind, WaitKind
+from pyhang.model.kinds import AccountReason, Confidence, GilState, HazardKind, ThreadState, WaitKind
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.record import from_data, replace
-from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, ThreadReport
-from pyhang.model.tree import ProcessEntry, TreeReport
+from pyhang.model.report import BlockedOn, ForkAnalysis, Hazard, NativeFrame, PythonFrame, Report, TargetInfo, \
+    ThreadAccount, ThreadReport
+from pyhang.model.tree import ProcessEntry, ProcessExit, TreeReport
 from pyhang.model.waits import GlibcLock, HolderThreadWait, PythonLockDetail, SyscallWait
-from pyhang.render.tree import render_tree_text, tree_json
+from pyhang.render.tree import render_tree_text, tree_headline, tree_json
 
 NUMBERS = {name: nr for nr, name in NAMES.items()}
 
@@ -71,24 +75,72 @@ def test_a_holder_with_a_thread_outside_the_cycle_makes_no_deadlock_but_a_stall(
     assert shared.deadlocks == [] and [st["waiter"] for st in shared.stalls] == [(200, 200)]
 
 
-def test_a_second_holder_thread_waiting_on_the_cycle_keeps_it_likely():
-    # the parent's second thread waits for the same child: it cannot write either
+def test_a_second_holder_thread_waiting_for_the_same_child_is_in_the_one_certain_deadlock():
+    # the parent's second thread waits for the same child: it cannot write either, so the child's read
+    # has no server outside the three threads
     tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200), syscall_thread(101, "wait4", child=200)),
                    process(200, 100, pipe_read(200, [holder(100)])))
-    assert tree.deadlocks and {d.confidence for d in tree.deadlocks} == {Confidence.LIKELY}
+    (d,) = tree.deadlocks
+    assert d.nodes == [(100, 100), (100, 101), (200, 200)] and d.confidence == Confidence.CERTAIN
+    # the child's read needs any one of the parent's two threads: both are its edges
+    assert sorted(e.owner for e in d.edges if e.waiter == (200, 200)) == [(100, 100), (100, 101)]
 
 
-def test_no_cycle_no_deadlock_and_a_process_not_examined_is_one_line():
-    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
-                   ProcessEntry(pid=200, parent_pid=100, problem="a zombie: it exited and its parent has not reaped it"),
+ZOMBIE = "a zombie: it exited and its parent has not reaped it"
+
+
+def zombie(pid, parent, wait_status):
+    return ProcessEntry(pid=pid, parent_pid=parent, problem=ZOMBIE, comm="python3",
+                        exit=ProcessExit(wait_status=wait_status))
+
+
+def test_no_cycle_no_deadlock_and_a_zombie_is_one_line_with_how_it_ended():
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)), zombie(200, 100, 0),
                    process(300, 100, pipe_read(300, [holder(999)])))
-    assert tree.deadlocks == []
+    assert tree.deadlocks == [] and tree.exit_status == 0
     text = render_tree_text(tree)
     assert "No deadlock found across processes." in text
-    assert "PID 200: not examined: a zombie: it exited and its parent has not reaped it" in text
+    assert "PID 200 (python3): exited with status 0, and its parent has not reaped it (a zombie)" in text
     doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
-    assert doc["processes"][1] == {"pid": 200, "problem": "a zombie: it exited and its parent has not reaped it",
-                                   "parent_pid": 100}
+    assert doc["processes"][1] == {"pid": 200, "problem": ZOMBIE, "parent_pid": 100, "comm": "python3",
+                                   "exit": {"wait_status": 0, "status": 0, "signal": None, "signal_name": None,
+                                            "core_dumped": False}}
+
+
+def test_how_a_zombie_ended_is_read_from_its_wait_status():
+    assert (ProcessExit(wait_status=9).signal, ProcessExit(wait_status=9).status) == (9, None)
+    assert (ProcessExit(wait_status=3 << 8).signal, ProcessExit(wait_status=3 << 8).status) == (None, 3)
+    segv = ProcessExit(wait_status=0x80 | 11)
+    assert (segv.signal, segv.core_dumped) == (11, True)
+    unknown = ProcessExit()
+    assert (unknown.signal, unknown.status, unknown.core_dumped) == (None, None, False)
+    tree = analyse(process(100, 1, syscall_thread(100, "pause")), zombie(200, 100, 0x80 | 11),
+                   zombie(300, 100, None))
+    text = render_tree_text(tree)
+    assert "PID 200 (python3): killed by signal 11 (SIGSEGV), core dumped, and its parent" in text
+    assert "PID 300 (python3): exited (how could not be read), and its parent has not reaped it" in text
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    assert doc["processes"][1]["exit"]["signal_name"] == "SIGSEGV"
+
+
+def test_a_process_that_could_not_be_examined_is_never_counted_as_fine():
+    # GIVEN a tree whose examined processes are all fine (one sleeps, the other waits in pause)
+    fine = [process(100, 1, syscall_thread(100, "pause")), process(300, 100, syscall_thread(300, "pause"))]
+    assert analyse(*fine).exit_status == 0
+    # WHEN one more child could not be examined, a core could not be read, or the tree was bounded
+    traced = ProcessEntry(pid=200, parent_pid=100, problem="it is already traced by process 300")
+    for tree in (analyse(*fine, traced), analyse(*fine, ProcessEntry(pid=0, problem="core.9: not a core"))):
+        # THEN the tree is incomplete (4), and its headline says which
+        assert tree.exit_status == 4 and tree.deadlocks == [] and tree_analysis.unexamined(tree)
+    assert render_tree_text(analyse(*fine, traced)).splitlines()[2] == (
+        "Report incomplete: PID 200 not examined; no deadlock across processes can be ruled out.")
+    bounded = TreeReport(root_pid=100, processes=list(fine), truncated=3)
+    assert tree_analysis.analyse(bounded).exit_status == 4
+    assert "3 more descendants were not examined (the tree is bounded)" in tree_headline(bounded)
+    # AND something worse still wins: a deadlock is 3
+    locked = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
+                     process(200, 100, pipe_read(200, [holder(100)])), replace(traced, pid=400))
+    assert locked.exit_status == 3
 
 
 def test_waits_on_fds_from_cores_are_said_not_followed():
@@ -99,18 +151,26 @@ def test_waits_on_fds_from_cores_are_said_not_followed():
             "(PID 200 LWP 200)") in render_tree_text(tree)
 
 
-def test_cycles_within_one_process_are_left_to_its_report_and_the_search_is_bounded():
-    # a chain of 40 single-thread processes each reading a pipe held only by the next, the last by the first
+def test_a_ring_and_processes_all_holding_every_pipe_are_each_one_deadlock_not_their_cycles():
+    # a ring of 40 single-thread processes each reading a pipe held only by the next, the last by the first
     n = 40
     procs = [process(100 + i, 1, pipe_read(100 + i, [holder(100 + (i + 1) % n)])) for i in range(n)]
     tree = analyse(*procs)
     (d,) = tree.deadlocks
     assert len(d.pids) == n and d.confidence == Confidence.CERTAIN
-    # every process holding every pipe: many cycles, listed up to the bound
+    # every process holding every pipe: thousands of cycles, one knot
     everyone = [holder(100 + j) for j in range(12)]
     dense = analyse(*[process(100 + i, 1, pipe_read(100 + i, everyone)) for i in range(12)])
-    assert dense.cycles_truncated and len(dense.deadlocks) <= tree_analysis.MAX_CYCLES
-    assert all(d.confidence == Confidence.LIKELY for d in dense.deadlocks)
+    (d,) = dense.deadlocks
+    assert d.pids == list(range(100, 112)) and d.confidence == Confidence.CERTAIN and d.waiting == []
+    assert len(d.edges) == 12 * 11
+
+
+def test_a_knot_within_one_process_is_left_to_its_report():
+    # two threads of one process each reading a pipe only the other thread's process (their own) holds
+    own = process(100, 1, pipe_read(100, [holder(100)]), pipe_read(101, [holder(100)], link="pipe:[8]"))
+    tree = analyse(own)
+    assert tree.deadlocks == [] and sorted(e.owner for e in tree.edges) == [(100, 100), (100, 101)]
 
 
 def test_garbage_facts_give_no_crash():
@@ -178,9 +238,10 @@ def test_readers_of_one_pipe_another_holder_can_write_to_make_no_cycle_with_each
     w1 = process(200, 100, pipe_read(200, [holder(100), holder(300)]))
     w2 = process(300, 100, pipe_read(300, [holder(100), holder(200)]))
     tree = analyse(parent, w1, w2)
-    # THEN the workers wait for the parent, not for each other: no cycle
+    # THEN the parent, which is in no wait the graph knows, could write to both: no deadlock
     assert tree.deadlocks == []
-    assert sorted((e.waiter[0], e.owner[0]) for e in tree.edges) == [(200, 100), (300, 100)]
+    # (each worker's read may be ended by any holder: the parent and the other worker)
+    assert sorted((e.waiter[0], e.owner[0]) for e in tree.edges) == [(200, 100), (200, 300), (300, 100), (300, 200)]
 
 
 def test_readers_of_one_pipe_with_no_other_holder_are_a_real_deadlock():
@@ -192,27 +253,137 @@ def test_readers_of_one_pipe_with_no_other_holder_are_a_real_deadlock():
     assert d.pids == [100, 200] and d.confidence == Confidence.CERTAIN
 
 
-def test_a_real_cycle_through_the_writer_stays_when_readers_are_left_out():
+def test_a_parent_waiting_for_a_worker_and_workers_reading_a_pipe_only_they_hold_are_one_knot():
     # GIVEN the parent waiting for worker 200 to exit, and both workers reading a pipe
     # only the parent could write to (besides each other)
     tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
                    process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                    process(300, 100, pipe_read(300, [holder(100), holder(200)])))
-    # THEN the cycle parent -> worker 200 -> parent is found; the workers make none with each other
-    assert [d.pids for d in tree.deadlocks] == [[100, 200]]
+    # THEN the three are one deadlock: worker 300 could write to worker 200's pipe, but it is stuck
+    # reading too, and its own read can be ended only by the two others
+    (d,) = tree.deadlocks
+    assert d.pids == [100, 200, 300] and d.confidence == Confidence.CERTAIN
 
 
 def test_a_reader_from_the_other_end_or_of_another_pipe_is_still_a_waker():
     # a holder that reads another pipe may still act on ours: 200 and 300 each read what the other holds
+    # and the parent waiting for any child to exit cannot write either: all three are one knot
     tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=-1)),
                    process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                    process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
-    assert [200, 300] in [d.pids for d in tree.deadlocks]
+    assert [d.pids for d in tree.deadlocks] == [[100, 200, 300]]
     # but not while a third holder, in no cycle, could still write to both
     free = analyse(process(100, 1, syscall_thread(100, "pause")),
                    process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                    process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
     assert free.deadlocks == [] and sorted(st["waiter"] for st in free.stalls) == [(200, 200), (300, 300)]
+
+
+# ---- knots: OR-waits -------------------------------------------------------
+
+def knot_of_three(first=200, link="pipe:[%d]", extra=()):
+    """Three single-thread processes, each reading its own pipe whose write ends all three hold (and `extra`)."""
+    pids = [first, first + 1, first + 2]
+    return [process(pid, 100, pipe_read(pid, [holder(o) for o in pids if o != pid] + [holder(e) for e in extra],
+                                        link=link % pid)) for pid in pids]
+
+
+def test_three_processes_reading_pipes_each_holds_the_write_ends_of_are_one_deadlock():
+    tree = analyse(process(100, 1, syscall_thread(100, "pause")), *knot_of_three())
+    # THEN one deadlock with all three, never their pairwise cycles
+    (d,) = tree.deadlocks
+    assert d.nodes == [(200, 200), (201, 201), (202, 202)] and d.confidence == Confidence.CERTAIN
+    # each read may be ended by either of the two others: both are its edges
+    assert sorted((e.waiter[0], e.owner[0]) for e in d.edges) == [
+        (200, 201), (200, 202), (201, 200), (201, 202), (202, 200), (202, 201)]
+    assert tree.stalls == [] and tree.exit_status == 3
+    text = render_tree_text(tree)
+    assert text.splitlines()[2] == "Found one deadlock across 3 processes (certain), 3 threads:"
+    assert "(its process holds the other end of pipe:[201], on which PID 201 (LWP 201) waits)" in text
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    (j,) = doc["deadlocks"]
+    assert j["processes"] == [200, 201, 202] and j["waiting"] == [] and len(j["edges"]) == 6
+
+
+def test_two_knots_are_two_deadlocks_and_one_holder_outside_that_can_run_unties_a_knot():
+    # GIVEN two separate knots of three
+    tree = analyse(process(100, 1, syscall_thread(100, "pause")), *knot_of_three(200) + knot_of_three(300))
+    assert [d.pids for d in tree.deadlocks] == [[200, 201, 202], [300, 301, 302]]
+    assert "Deadlock 2 of 2 across 3 processes (certain), 3 threads:" in render_tree_text(tree)
+    # WHEN one more process holds the write ends of the second knot's pipes and waits on nothing the graph
+    # knows (it sleeps, it runs): it could write, so that knot is no deadlock; the first still is
+    freed = analyse(process(100, 1, syscall_thread(100, "pause")), *knot_of_three(200) + knot_of_three(300, extra=[400]),
+                    process(400, 100, syscall_thread(400, "clock_nanosleep")))
+    assert [d.pids for d in freed.deadlocks] == [[200, 201, 202]]
+    running = ThreadReport(tid=400, gdb_num=1, gil=GilState.RELEASED)
+    assert analyse(*knot_of_three(extra=[400]), process(400, 100, running)).deadlocks == []
+
+
+def test_a_chain_hanging_off_a_knot_waits_on_it_and_is_not_part_of_it():
+    # GIVEN a knot of three; a process reading a pipe only one of them holds; its parent waiting for it
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=500)), *knot_of_three(),
+                   process(500, 100, pipe_read(500, [holder(201)], link="pipe:[5]")))
+    # THEN the knot is the deadlock, and the chain is what waits on it
+    (d,) = tree.deadlocks
+    assert d.pids == [200, 201, 202] and d.waiting == [(100, 100), (500, 500)]
+    # AND the chain is no stall: the deadlock explains it
+    assert tree.stalls == []
+    text = render_tree_text(tree)
+    assert "  waiting on it, not part of it: PID 100 Thread 1 (LWP 100), PID 500 Thread 1 (LWP 500)" in text
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    assert doc["deadlocks"][0]["waiting"] == [{"pid": 100, "tid": 100}, {"pid": 500, "tid": 500}]
+
+
+def test_a_cycle_that_needs_a_knots_thread_too_is_cut_to_the_part_that_needs_only_itself():
+    # GIVEN parent 100 waiting for child 200, whose second thread 201 reads a pipe only the parent holds
+    # (a cycle), while the child's main thread reads a pipe the parent and knot member 300 hold
+    parent = process(100, 1, syscall_thread(100, "wait4", child=200))
+    child = process(200, 100, pipe_read(200, [holder(100), holder(300)], link="pipe:[2]"),
+                    pipe_read(201, [holder(100)], link="pipe:[3]"))
+    knot = [process(300, 100, pipe_read(300, [holder(301)], link="pipe:[30]")),
+            process(301, 100, pipe_read(301, [holder(300)], link="pipe:[31]"))]
+    tree = analyse(parent, child, *knot)
+    # THEN two deadlocks: the knot, and parent and thread 201 (the parent needs every thread of its child to
+    # end: 201's end only likely, as a thread of the child that is not its main one)
+    assert [(d.nodes, d.confidence) for d in tree.deadlocks] == [
+        ([(300, 300), (301, 301)], Confidence.CERTAIN), ([(100, 100), (200, 201)], Confidence.LIKELY)]
+    # AND the child's main thread, which either could serve, waits on both
+    assert all(d.waiting == [(200, 200)] for d in tree.deadlocks)
+
+
+def test_an_or_wait_with_a_server_not_in_the_graph_is_never_proven_unmet():
+    def two(holders_200, complete=True, *more):
+        w = pipe_read(200, holders_200)
+        w.blocked_on.syscall.object.holders_complete = complete
+        return analyse(process(100, 1, syscall_thread(100, "wait4", child=200)), process(200, 100, w), *more)
+    # the cycle itself, then the same with one more holder: outside the tree, not examined, a zombie's
+    # pid, an unreadable pid, or a scan of /proc cut short
+    assert two([holder(100)]).deadlocks
+    assert two([holder(100), holder(999)]).deadlocks == []
+    assert two([holder(100), holder(300)], True, ProcessEntry(pid=300, parent_pid=100, problem="traced")).deadlocks == []
+    assert two([holder(100), replace(holder(0), pid=-1)]).deadlocks == []
+    assert two([holder(100)], False).deadlocks == []
+    # a wait for a child not examined, or for any child when one is not
+    assert analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
+                   ProcessEntry(pid=200, parent_pid=100, problem="traced")).deadlocks == []
+    anyone = analyse(process(100, 1, syscall_thread(100, "wait4", child=-1)),
+                     process(200, 100, pipe_read(200, [holder(100)])),
+                     ProcessEntry(pid=300, parent_pid=100, problem="traced"))
+    assert anyone.deadlocks == []
+
+
+def test_garbage_and_partial_graphs_give_no_crash_and_no_deadlock():
+    odd = [syscall_thread(5, "read", fd=3, object=FdObject(kind="pipe", holders=[FdHolder(pid=None)])),
+           syscall_thread(6, "read", fd=3, object=FdObject(kind="socket", holders=None)),
+           syscall_thread(7, "read", fd=3, object=FdObject(kind="pipe", holders=[])),
+           syscall_thread(8, "wait4", child=-7), syscall_thread(9, "wait4", child=0),
+           syscall_thread(10, "flock", fd=3, object=FdObject(kind="file"), lock_holders=[FileLock(pid=-1)])]
+    tree = analyse(process(5, None, *odd), process(11, 5, ThreadReport(tid=11, gdb_num=1)),
+                   process(12, 5), ProcessEntry(pid=13, parent_pid=5), root=5)
+    assert tree.deadlocks == []
+    json.dumps(tree_json(tree))
+    render_tree_text(tree)
+    assert tree_analysis.knots(set(), {}) == [] and tree_analysis.stuck({}) == set()
 
 
 # ---- fork facts across the tree -------------------------------------------
@@ -509,3 +680,80 @@ def test_a_pool_result_awaited_while_every_worker_waits_for_a_task_is_a_lost_tas
     handler = _py_thread(101, None, (POOL_PY, "Pool._handle_tasks"))
     running = analyse(process(100, 1, parent.report.threads[0], handler), _worker(200, (QUEUES_PY, "get")))
     assert running.verdicts == []
+
+
+# ---- a wait whose server died --------------------------------------------------------------
+
+def loader(*extra_holders, worker=None, dead=9, dead_parent=100):
+    """A DataLoader-style parent 100 reading its result pipe (held by itself, workers 200 and 300, and
+    `extra_holders`), the workers reading their index pipes (write ends held by the parent), worker 400 dead
+    (`dead`: its wait status) and not reaped."""
+    def index_read(pid):
+        return process(pid, 100, worker(pid) if worker else pipe_read(pid, [holder(100)], link="pipe:[%d]" % pid))
+    holders = [holder(100), holder(200), holder(300)] + [holder(h) for h in extra_holders]
+    parent = process(100, 1, pipe_read(100, holders, link="pipe:[1]"),
+                     _py_thread(101, BlockedOn(kind=WaitKind.PY_CONDITION, confidence=Confidence.CERTAIN)))
+    return [parent, index_read(200), index_read(300), zombie(400, dead_parent, dead)]
+
+
+def test_a_parent_reading_a_pipe_whose_live_writers_all_wait_while_a_sibling_died_is_hung():
+    # GIVEN a parent whose result pipe only it and its idle workers hold, and a worker killed by SIGKILL
+    tree = analyse(*loader())
+    # THEN a hang naming the dead worker and the wait it would have served, never the all-clear
+    assert tree.deadlocks == [] and tree.exit_status == 5
+    ((pid, v),) = tree.verdicts
+    assert (pid, v.kind, v.threads) == (100, "server-died", [100])
+    (w,) = v.facts["waits"]
+    assert (w["link"], w["holders"], w["dead"]) == ("pipe:[1]", [100, 200, 300], [400])
+    (d,) = v.facts["dead"]
+    assert (d["pid"], d["signal"], d["status"], d["evidence"], d["siblings"]) == (400, 9, None, "siblings-hold",
+                                                                                  [200, 300])
+    assert v.facts["confidence"] == Confidence.LIKELY
+    text = render_tree_text(tree)
+    assert text.splitlines()[2].startswith(
+        "Hung without a deadlock: in PID 100 a process that would have served a wait died; ")
+    # (the workers' reads of their index pipes, which only the parent could write, are stalls; the parent's
+    # read is said once, by the verdict)
+    assert sorted(st["waiter"] for st in tree.stalls) == [(200, 200), (300, 300)]
+    assert ("Server died: in PID 100 Thread 1 (LWP 100) waits in read on pipe:[1], whose other end is held by PID 200, "
+            "PID 300 and this process, where every thread but it waits without a timeout on something else: PID 400 "
+            "(python3), a child of PID 100 like PIDs 200, 300, which hold the other end, was killed by signal 9 "
+            "(SIGKILL) and would most likely have served it; nothing left can end this wait [likely: ") in text
+    assert "PID 400 (python3): killed by signal 9 (SIGKILL), and its parent has not reaped it (a zombie)" in text
+    doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+    (j,) = doc["verdicts"]
+    assert j["kind"] == "server-died" and j["pid"] == 100 and "BrokenProcessPool" in j["advice"]
+    # AND a parent alone holding the other end of a child killed by a signal: the child inherited it
+    alone = analyse(process(100, 1, pipe_read(100, [holder(100)])), zombie(400, 100, 9))
+    ((_, v),) = alone.verdicts
+    assert v.facts["dead"][0]["evidence"] == "parent-holds" and alone.exit_status == 5
+
+
+def test_no_server_died_while_a_live_holder_may_serve_or_nothing_ties_the_dead_child_to_the_wait():
+    # a worker that runs, or sleeps (its wait ends by itself)
+    running = analyse(*loader(worker=lambda pid: ThreadReport(tid=pid, gdb_num=1, gil=GilState.RELEASED)))
+    sleeping = syscall_thread(300, "clock_nanosleep")
+    sleeping.account = ThreadAccount(state=ThreadState.IDLE, reason=AccountReason.TIMED)
+    timed = loader()
+    timed[2].report.threads = [sleeping]
+    # a holder outside the tree, or one not examined
+    outside = analyse(*loader(999))
+    traced = analyse(*loader(500), ProcessEntry(pid=500, parent_pid=100, problem="traced"))
+    # the dead child exited by itself and no sibling of it holds the other end (the parent alone does)
+    lone = analyse(process(100, 1, pipe_read(100, [holder(100)])), zombie(400, 100, 0))
+    # a dead child of another process, none of whose siblings holds the other end
+    stranger = analyse(*loader(dead_parent=77))
+    for why, tree in {"a worker runs": running, "a worker sleeps": analyse(*timed), "a holder outside": outside,
+                      "a holder not examined": traced, "exited, nothing ties it": lone,
+                      "another's child": stranger}.items():
+        assert [v.kind for _, v in tree.verdicts] == [], why
+    assert lone.exit_status == 0
+
+
+def test_a_wait_a_deadlock_explains_is_not_said_to_have_lost_its_server():
+    # the parent waits for child 200 that reads a pipe only the parent holds; a dead sibling 400 exists
+    tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
+                   process(200, 100, pipe_read(200, [holder(100), holder(300)])),
+                   process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")),
+                   zombie(400, 100, 9))
+    assert tree.deadlocks and tree.verdicts == [] and tree.exit_status == 3

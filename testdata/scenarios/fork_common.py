@@ -70,3 +70,21 @@ def start_blocked(truth, role, call, nr):
     if wait_blocked(os.getpid(), tids[0], nr=nr) is None:
         raise SystemExit("scenario: thread %s did not block in system call %d" % (role, nr))
     return tids[0]
+
+
+def start_loader(ctx, worker_loop, count):
+    """A DataLoader-style set of `count` fork workers (`ctx`: multiprocessing's fork context): one index
+    queue each and one shared data queue, `worker_loop(index_queue, data_queue)` in each, as
+    torch.utils.data.DataLoader lays them out; each worker is sent its index.  (data queue, index queues,
+    workers): keep the index queues, whose pipes close when they are collected."""
+    data_queue = ctx.Queue()
+    index_queues, workers = [], []
+    for _ in range(count):
+        q = ctx.Queue()
+        w = ctx.Process(target=worker_loop, args=(q, data_queue), daemon=True)
+        w.start()
+        index_queues.append(q)
+        workers.append(w)
+    for i, q in enumerate(index_queues):
+        q.put(i)
+    return data_queue, index_queues, workers

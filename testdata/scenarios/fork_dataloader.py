@@ -54,17 +54,9 @@ def report_when_ready(workers):
 
 
 def main():
-    ctx = multiprocessing.get_context("fork")
-    data_queue = ctx.Queue()
-    index_queues, workers = [], []
-    for _ in range(2):
-        q = ctx.Queue()
-        w = ctx.Process(target=worker_loop, args=(q, data_queue), daemon=True)
-        w.start()
-        index_queues.append(q)
-        workers.append(w)
-    for i, q in enumerate(index_queues):
-        q.put(i)
+    # (the index queues are kept: their pipes would close with them)
+    data_queue, index_queues, workers = fork_common.start_loader(  # noqa: F841
+        multiprocessing.get_context("fork"), worker_loop, 2)
     threading.Thread(target=report_when_ready, args=(range(2),), daemon=True).start()
     while True:   # the DataLoader's _try_get_data: a get with a timeout, then a check that workers live
         try:

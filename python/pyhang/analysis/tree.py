@@ -1,4 +1,4 @@
-"""Across processes: the wait-for graph of a process tree and its cycles,
+"""Across processes: the wait-for graph of a process tree and its knots,
 from the per-process reports (plain Python, no gdb, no target).
 
 Nodes are (pid, tid).  Within a process the edges are its report's.  Across
@@ -6,105 +6,145 @@ processes, from the system-call waits (pyhang.analysis.syscalls):
 
 - wait4/waitid on a child waits for the child to exit: an edge to every
   thread of that child (certain to its main thread, which must end for the
-  process to; likely to the others);
+  process to; likely to the others); a wait for any child (-1, 0) may be
+  ended by any one of them;
 - a pipe read or write waits for the processes holding the other end, a
   unix socket for those holding its peer, a flock for the lock's holders:
-  an edge to every thread of each — to those of its threads that wait on
-  the same object or for the waiter's process, when /proc names some —
-  certain when it is the only such process and has one thread, else likely
-  (any of them could write, close or unlock).  A holder whose every thread
-  waits on the same object from the same end as the waiter (another reader
-  of the pipe) is no edge when some other holder could end the wait: it
-  could write only after that one did (pool workers reading one pipe whose
-  write end each inherited would otherwise make cycles with each other).
+  an edge to every thread of each (this process's other threads included),
+  any one of which could write, close or unlock.
 
-A cycle that spans two processes or more is a deadlock across processes
-when none of its waits can be ended by a thread outside it (`proven`: a
-pipe any of a process's threads may write to is stuck only when all of
-them are); cycles within one process are its own report's.  A wait on a pipe or socket
-in no cycle whose other end no one serves now (every thread of every other
-holder blocked on something else) is a stall: a fact of this moment, said
-with what each holder's threads wait on (not a helper process's loop
-waiting for its next request: analysis.idle.helper_loop).  Ranks of one
-distributed job waiting in different collectives: analysis.collectives.
-Fork hazards across processes: pyhang.analysis.tree_forks.
+What each waiting thread needs is a list of `Need`s, all of which must be
+met for its wait to end: a need with one edge (an AND-wait: a lock with one
+owner, a child's exit) is met only by its owner, a need with several (an
+OR-wait: the _ANY_OF kinds, one wait's alternatives) by any one of them.  A
+need is open when one of its possible servers is not in the graph (a holder
+outside the tree or not examined, a scan of /proc cut short): an open need
+is never proven unmet.
+
+A deadlock across processes is a knot (`stuck`, `knots`): a set of threads,
+strongly connected, each of which has a need all of whose possible servers
+are in the set — no edge leads out of it to a thread that can progress (one
+that waits on nothing the graph knows counts as able to).  Several threads
+reading pipes whose write ends each of the others holds are one knot with
+all of them, never several pairwise cycles; a holder outside the set that
+can run makes no deadlock.  Threads stuck only because they wait on a knot
+(a chain hanging off it) are its `waiting`, not its members.  Knots within
+one process are its own report's.  A wait on a pipe or socket in no knot
+whose other end no one serves now (every thread of every other holder
+blocked on something else) is a stall: a fact of this moment, said with
+what each holder's threads wait on (not a helper process's loop waiting for
+its next request: analysis.idle.helper_loop).  A wait whose server died
+(a zombie child): analysis.dead_servers.  Ranks of one distributed job
+waiting in different collectives: analysis.collectives.  Fork hazards
+across processes: pyhang.analysis.tree_forks.
 """
-from pyhang.analysis import collectives, completeness, idle, pools, tree_forks
+from pyhang.analysis import collectives, completeness, dead_servers, idle, pools, syscalls, tree_forks
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 from pyhang.model.waits import SyscallWait, syscall_of
 
-MAX_CYCLES = 32          # cycles listed
-MAX_STEPS = 200000       # steps of the cycle search, for pathological graphs
 _NO_OBJECT = FdObject()  # a wait on no fd, or on one whose object is not known
+# Waits any one of several threads may end (write, send, unlock): one Need with every one of them.
+_ANY_OF = (TreeEdgeKind.PIPE_OTHER_END, TreeEdgeKind.SOCKET_PEER, TreeEdgeKind.FILE_LOCK)
+_RANK = {Confidence.CERTAIN: 2, Confidence.LIKELY: 1}   # anything else (a guess) ranks 0
+
+
+class Need:
+    """One thing a waiting thread needs for its wait to end: `edges` to the
+    threads any one of which can give it (one edge: that thread must);
+    `open`: a possible server is not in the graph, so it is never proven unmet."""
+    __slots__ = ("edges", "open", "owners", "confidence")
+
+    def __init__(self, edges, open=False):
+        self.edges = list(edges)
+        self.open = open or not self.edges
+        self.owners = frozenset(e.owner for e in self.edges)
+        # the least sure of its edges: each must be one the waiter waits for
+        self.confidence = min((e.confidence for e in self.edges), key=lambda c: _RANK.get(c, 0),
+                              default=Confidence.GUESS)
+
+    def unmet(self, within):
+        """Whether every possible server is in `within` (a set of nodes that cannot progress)."""
+        return not self.open and self.owners <= within
 
 
 def _threads(entry):
     return [t.tid for t in entry.report.threads] if entry.report is not None else []
 
 
-def _to_process(edges, waiter, entry, kind, facts, only=(), alone=True):
-    """Edges from `waiter` to every thread of process `entry` (to those of
-    `only` when it names some of them).  `alone`: no other process could
-    end the wait either."""
-    tids = _threads(entry)
-    targets = [t for t in tids if t in only] or tids
-    for tid in targets:
+def _to_process(waiter, entry, kind, facts):
+    """Edges from `waiter` to every thread of process `entry` but itself."""
+    out = []
+    for tid in _threads(entry):
         if (entry.pid, tid) == waiter:
             continue
-        if kind == TreeEdgeKind.CHILD_EXIT:
-            sure = tid == entry.pid
-        else:
-            sure = alone and len(tids) == 1
-        edges.append(TreeEdge(waiter=waiter, owner=(entry.pid, tid), kind=kind,
-                              confidence=Confidence.CERTAIN if sure else Confidence.LIKELY, facts=dict(facts)))
+        sure = kind != TreeEdgeKind.CHILD_EXIT or tid == entry.pid
+        out.append(TreeEdge(waiter=waiter, owner=(entry.pid, tid), kind=kind,
+                            confidence=Confidence.CERTAIN if sure else Confidence.LIKELY, facts=dict(facts)))
+    return out
+
+
+def _examined(entry):
+    return entry is not None and entry.report is not None and bool(entry.report.threads)
 
 
 def _children(processes, pid):
     return [p for p in processes.values() if p.parent_pid == pid]
 
 
-def _fd_waits(entry):
-    """{(link, access)} of the fd objects the threads of a process wait on
-    in system calls, or None when one of its threads waits on nothing such
-    (it runs, sleeps, waits on a lock...): such a process may act by itself."""
-    out = set()
-    for t in entry.report.threads:
-        b = t.blocked_on
-        obj = syscall_of(b).object
-        if obj is None or not obj.link:
-            return None
-        out.add((obj.link, obj.access))
-    return out or None
+def _child_needs(waiter, s, processes, own):
+    """(edges, needs) of a wait for a child to exit: one child's threads must all end (its main
+    thread certainly); for any child (-1, 0) the main thread of any one of them."""
+    child = s.child
+    if child is not None and child > 0:
+        entry = processes.get(child)
+        if entry is None:
+            return [], []
+        edges = _to_process(waiter, entry, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": child})
+        return edges, [Need([e]) for e in edges] if _examined(entry) else [Need(edges, open=True)]
+    if child not in (-1, 0):
+        return [], []
+    edges, mains, opened = [], [], False
+    for c in _children(processes, own):
+        made = _to_process(waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": c.pid})
+        edges += made
+        mains += [e for e in made if e.owner == (c.pid, c.pid)]
+        opened = opened or not _examined(c)
+    return edges, [Need(mains, open=opened)] if edges else []
 
 
-def _mirrors(holders, obj, waits):
-    """PIDs among `holders` of the other end that cannot end the wait by
-    themselves: every thread of theirs waits on this same object, from the
-    same end, as the waiter does (two readers of one pipe), so they can
-    write only after someone else has.  Only when another holder can act:
-    when every holder is such a mirror, nobody else can write, and their
-    edges are what makes the real cycle."""
-    same = {(obj.link, obj.access)}
-    pids = {h.pid for h in holders if waits.get(h.pid) == same}
-    others = [h for h in holders if h.pid not in pids]
-    return pids if others else set()
+def _holder_needs(waiter, holders, complete, processes, kind, facts):
+    """(edges, [the one Need]) of a wait any holder's thread may end (holders: [(pid, extra facts)])."""
+    edges, opened = [], not complete or not holders
+    for pid, extra in holders:
+        entry = processes.get(pid)
+        if pid is None or pid <= 0 or not _examined(entry):
+            opened = True
+            continue
+        edges += _to_process(waiter, entry, kind, dict(facts, **extra))
+    return edges, [Need(edges, open=opened)]
 
 
-def cross_edges(tree):
-    """Every edge of the tree's graph: each report's own, and those the
-    system-call waits make across processes."""
+def _direction(call):
+    return "read" if call in syscalls.READS else "write" if call in syscalls.WRITES else None
+
+
+def graph(tree):
+    """(edges, needs) of the tree's wait-for graph: every edge (each
+    report's own, and those the system-call waits make across processes),
+    and {node: [Need]} of each waiting thread."""
     processes = {p.pid: p for p in tree.processes}
-    waits = {p.pid: _fd_waits(p) for p in tree.processes if p.report is not None}
-    edges = []
+    edges, needs = [], {}
     for p in tree.processes:
         if p.report is None:
             continue
         for e in p.report.edges:
-            edges.append(TreeEdge(waiter=(p.pid, e.waiter), owner=(p.pid, e.owner), kind=e.kind,
-                                  confidence=Confidence.LIKELY if e.source == OwnerSource.HEURISTIC
-                                  else Confidence.CERTAIN, facts={"address": e.address, "source": e.source}))
+            edge = TreeEdge(waiter=(p.pid, e.waiter), owner=(p.pid, e.owner), kind=e.kind,
+                            confidence=Confidence.LIKELY if e.source == OwnerSource.HEURISTIC
+                            else Confidence.CERTAIN, facts={"address": e.address, "source": e.source})
+            edges.append(edge)
+            needs.setdefault(edge.waiter, []).append(Need([edge]))
         for t in p.report.threads:
             b = t.blocked_on
             if b is None or b.kind != WaitKind.SYSCALL:
@@ -113,31 +153,141 @@ def cross_edges(tree):
             waiter = (p.pid, t.tid)
             if not s.fd_table and (s.has_fd() or s.watches_fds):
                 tree.unfollowed.append(waiter)
+            made, wanted = [], []
             if s.waits_for_child():
-                child = s.child
-                targets = [processes[child]] if child is not None and child > 0 and child in processes else \
-                    _children(processes, p.pid) if child in (-1, 0) else []
-                for c in targets:
-                    _to_process(edges, waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": c.pid})
+                made, wanted = _child_needs(waiter, s, processes, p.pid)
             obj = s.object or _NO_OBJECT
             kind = TreeEdgeKind.PIPE_OTHER_END if obj.kind == "pipe" else \
                 TreeEdgeKind.SOCKET_PEER if obj.kind == "socket" else None
-            if kind is not None:
-                holders = obj.holders or ()
-                mirrors = _mirrors(holders, obj, waits)
-                for h in holders:
-                    if h.pid in processes and h.pid not in mirrors:
-                        # the holder's threads parked on it or waiting for this process, when there are
-                        relevant = {x.tid for x in h.threads if x.relevant}
-                        _to_process(edges, waiter, processes[h.pid], kind,
-                                    {"syscall": s.name, "fd": s.fd, "link": obj.link, "holder_fds": list(h.fds)},
-                                    relevant, alone=len(holders) == 1 and obj.holders_complete)
-            lockers = [h for h in s.lock_holders or () if h.pid in processes and h.pid != p.pid]
-            for h in lockers:
-                _to_process(edges, waiter, processes[h.pid], TreeEdgeKind.FILE_LOCK,
-                            {"syscall": s.name, "fd": s.fd, "path": obj.path},
-                            alone=len(lockers) == 1)
-    return edges
+            if kind is not None and s.fd_table:
+                made, wanted = _holder_needs(waiter, [(h.pid, {"holder_fds": list(h.fds)}) for h in obj.holders or ()],
+                                             obj.holders is not None and obj.holders_complete, processes, kind,
+                                             {"syscall": s.name, "fd": s.fd, "link": obj.link,
+                                              "direction": _direction(s.name)})
+            if s.lock_holders and s.fd_table:
+                made, wanted = _holder_needs(waiter, [(pid, {}) for pid in dict.fromkeys(
+                    h.pid for h in s.lock_holders)], True, processes, TreeEdgeKind.FILE_LOCK,
+                    {"syscall": s.name, "fd": s.fd, "path": obj.path})
+            edges += made
+            if wanted:
+                needs.setdefault(waiter, []).extend(wanted)
+    return edges, needs
+
+
+def stuck(needs, within=None):
+    """The threads that cannot progress: the largest set of them (among
+    `within`, all waiting threads by default) each of which has a need
+    whose every possible server is in the set."""
+    out = set(needs if within is None else within)
+    out = {n for n in out if any(not need.open for need in needs.get(n, ()))}
+    changed = True
+    while changed:
+        changed = False
+        for n in sorted(out):
+            if not any(need.unmet(out) for need in needs[n]):
+                out.discard(n)
+                changed = True
+    return out
+
+
+def _strong_components(nodes, succ):
+    """The strongly connected components of the graph `succ` ({node: [node]}) over `nodes` (Tarjan's,
+    without recursion), each sorted."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    for root in sorted(nodes):
+        if root in index:
+            continue
+        work = [(root, iter(succ.get(root, ())))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            nxt = next(it, None)
+            if nxt is not None:
+                if nxt not in nodes:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(succ.get(nxt, ()))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    n = stack.pop()
+                    on_stack.discard(n)
+                    comp.append(n)
+                    if n == node:
+                        break
+                out.append(sorted(comp))
+    return out
+
+
+def _blocking(nodes, needs):
+    """{node: [owner]}: the edges of the needs of `nodes` unmet within them."""
+    return {n: sorted(set().union(*[need.owners for need in needs[n] if need.unmet(nodes)])) for n in nodes}
+
+
+def knots(nodes, needs):
+    """[sorted [node]]: the knots among `nodes` (threads that cannot
+    progress, `stuck`): each a strongly connected set every member of which
+    has a need unmet within the set alone.  A component that needs threads
+    outside itself too is cut down to the part that does not (its core),
+    whose knots are looked for again."""
+    out = []
+    succ = _blocking(nodes, needs)
+    for comp in _strong_components(set(nodes), succ):
+        if len(comp) == 1 and comp[0] not in succ[comp[0]]:
+            continue    # waits on a knot, or on a thread stuck by itself: no cycle of its own
+        core = stuck(needs, comp)
+        if core == set(comp):
+            out.append(comp)
+        elif core:
+            out.extend(knots(core, needs))
+    return out
+
+
+def _deadlock(members, in_knots, needs, succ):
+    """The TreeDeadlock of knot `members`: their needs unmet within it (their
+    edges), its confidence (each member's surest such need; the least sure
+    member's), and the threads stuck (`succ`: their unmet needs' owners) that
+    wait on it, directly or through each other, in no knot (`in_knots`) themselves."""
+    inside = set(members)
+    edges, sure = [], []
+    for n in members:
+        unmet = [need for need in needs[n] if need.unmet(inside)]
+        edges += [e for need in unmet for e in need.edges]
+        sure.append(max((need.confidence for need in unmet), key=lambda c: _RANK.get(c, 0)))
+    waiting, queue = set(), list(inside)
+    back = {}
+    for n, owners in succ.items():
+        for o in owners:
+            back.setdefault(o, set()).add(n)
+    while queue:
+        for w in back.get(queue.pop(), ()):
+            if w not in in_knots and w not in waiting:
+                waiting.add(w)
+                queue.append(w)
+    return TreeDeadlock(nodes=list(members), edges=edges, waiting=sorted(waiting),
+                        confidence=min(sure, key=lambda c: _RANK.get(c, 0)))
+
+
+def deadlocks(needs):
+    """The tree's deadlocks across processes: its knots that span two
+    processes or more, the certain ones first, then by size."""
+    blocked = stuck(needs)
+    succ = _blocking(blocked, needs)
+    found = knots(blocked, needs)
+    in_knots = {n for k in found for n in k}
+    found = [_deadlock(k, in_knots, needs, succ) for k in found if len({pid for pid, _ in k}) > 1]
+    return sorted(found, key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
 
 
 MAX_THREADS_LISTED = 8   # a holder's threads listed in a stall
@@ -159,10 +309,11 @@ def _doing(t):
     return {"tid": t.tid, "kind": b.kind, "syscall": syscall_of(b).name}
 
 
-def stalls(tree, in_cycles):
-    """Waits on a pipe or a socket, in no cycle, whose other end is held
-    only by other examined processes none of whose threads can serve it
-    now (_serving).  [dict], the TreeReport.stalls shape."""
+def stalls(tree, explained):
+    """Waits on a pipe or a socket, none of `explained` (a deadlock's, a
+    dead server's), whose other end is held only by other examined
+    processes none of whose threads can serve it now (_serving).  [dict],
+    the TreeReport.stalls shape."""
     processes = {p.pid: p for p in tree.processes}
     out = []
     for p in tree.processes:
@@ -173,7 +324,7 @@ def stalls(tree, in_cycles):
             if obj is None or obj.kind not in ("pipe", "socket") or not obj.holders or not obj.holders_complete:
                 continue
             holders = obj.holders
-            if (p.pid, t.tid) in in_cycles or any(h.pid == p.pid for h in holders) or idle.helper_loop(t):
+            if (p.pid, t.tid) in explained or any(h.pid == p.pid for h in holders) or idle.helper_loop(t):
                 continue
             if any(_serving(processes.get(h.pid), h) for h in holders):
                 continue
@@ -186,79 +337,17 @@ def stalls(tree, in_cycles):
     return out
 
 
-def cycles(edges):
-    """Elementary cycles of the graph, each from its smallest node, at most
-    MAX_CYCLES of them; (cycles as lists of edges, truncated)."""
-    out = {}
-    for e in edges:
-        out.setdefault(e.waiter, []).append(e)
-    found, steps = [], 0
-    for start in sorted(out):
-        # cycles through `start` whose other nodes are all larger (each cycle once)
-        stack = [(start, iter(out.get(start, ())))]
-        path, on_path = [], {start}
-        while stack:
-            steps += 1
-            if steps > MAX_STEPS or len(found) >= MAX_CYCLES:
-                return found, True
-            node, it = stack[-1]
-            e = next(it, None)
-            if e is None:
-                stack.pop()
-                if path:
-                    on_path.discard(path.pop().owner)
-                continue
-            if e.owner == start:
-                found.append(path + [e])
-            elif e.owner > start and e.owner not in on_path:
-                path.append(e)
-                on_path.add(e.owner)
-                stack.append((e.owner, iter(out.get(e.owner, ()))))
-    return found, False
-
-
-# Waits any one of several threads may end (write, send, unlock): a cycle
-# through one of them holds only if none of the others can end it either.
-_ANY_OF = (TreeEdgeKind.PIPE_OTHER_END, TreeEdgeKind.SOCKET_PEER, TreeEdgeKind.FILE_LOCK)
-
-
-def proven(cycle, out_edges):
-    """Whether `cycle` is a deadlock: for each of its waits that any of
-    several threads may end, every other of those threads is in the cycle
-    or waits on one of its threads.  A thread that waits on something else
-    (a task handler waiting for tasks, a thread asleep) may still write: a
-    cycle through its sibling is then no deadlock (pool plumbing)."""
-    nodes = {e.waiter for e in cycle}
-    for e in cycle:
-        if e.kind not in _ANY_OF:
-            continue
-        for alt in out_edges.get(e.waiter, ()):
-            if alt.kind != e.kind or alt.facts.get("link") != e.facts.get("link") or alt.owner in nodes:
-                continue
-            if not any(x.owner in nodes for x in out_edges.get(alt.owner, ())):
-                return False
-    return True
-
-
 def analyse(tree: TreeReport):
-    """The tree's edges, its deadlocks across processes (a cycle's
-    confidence is that of its weakest edge) and its fork hazards."""
-    tree.edges = cross_edges(tree)
-    found, tree.cycles_truncated = cycles(tree.edges)
-    out_edges = {}
-    for e in tree.edges:
-        out_edges.setdefault(e.waiter, []).append(e)
-    for cycle in found:
-        nodes = [e.waiter for e in cycle]
-        if len({pid for pid, _ in nodes}) < 2 or not proven(cycle, out_edges):
-            continue   # within one process: its own report lists it; or another thread may still end a wait
-        sure = all(e.confidence == Confidence.CERTAIN for e in cycle)
-        tree.deadlocks.append(TreeDeadlock(nodes=nodes, edges=cycle,
-                                           confidence=Confidence.CERTAIN if sure else Confidence.LIKELY))
-    # the certain ones first, then by size
-    tree.deadlocks.sort(key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
-    tree.stalls = stalls(tree, {n for d in tree.deadlocks for n in d.nodes})
-    tree.verdicts = pools.lost_tasks(tree) + collectives.diverged(tree)
+    """The tree's edges, its deadlocks across processes (knots), the waits
+    whose server died, its stalls, its other verdicts and its fork hazards,
+    and the exit status over them and every process's report."""
+    tree.edges, needs = graph(tree)
+    tree.deadlocks = deadlocks(needs)
+    explained = {n for d in tree.deadlocks for n in d.nodes + d.waiting}
+    died = dead_servers.verdicts(tree, explained)
+    explained |= {(pid, tid) for pid, v in died for tid in v.threads}
+    tree.stalls = stalls(tree, explained)
+    tree.verdicts = pools.lost_tasks(tree) + died + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
     tree.unaccounted = unaccounted(tree)
@@ -266,9 +355,18 @@ def analyse(tree: TreeReport):
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or tree.verdicts or any(completeness.hung(r) for r in reports) or
         [h for _, h in tree.fork_hazards if h.hangs],
-        any(completeness.incomplete(r) for r in reports) or tree.unaccounted,
+        any(completeness.incomplete(r) for r in reports) or tree.unaccounted or unexamined(tree),
         not reports or any(completeness.runs_python(r) for r in reports))
     return tree
+
+
+def unexamined(tree):
+    """[pid] of the tree's processes that could not be examined (gdb could
+    not attach, it exited before it could be, a core that cannot be read),
+    0 for each descendant beyond the bound: none of them is counted as
+    fine.  A zombie is no such process: it is dead, and how it ended is
+    known (ProcessEntry.exit)."""
+    return [p.pid for p in tree.processes if p.report is None and p.exit is None] + [0] * tree.truncated
 
 
 def unaccounted(tree):

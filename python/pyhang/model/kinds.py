@@ -151,6 +151,7 @@ class VerdictKind:
     POOL_IDLE = "pool-idle"   # native thread-pool workers (libgomp, ...) waiting for work
     WAITS_ON_PROCESS = "waits-on-process"   # a pipe or socket wait whose other end only other processes hold
     POOL_TASK_LOST = "pool-task-lost"   # (a tree's) a Pool result waited for while every worker waits for a task
+    SERVER_DIED = "server-died"   # (a tree's) a pipe or socket wait no live holder serves, one that would have died
     COLLECTIVE_MISMATCH = "collective-mismatch"   # (a tree's) ranks of one job wait in different collectives
     IDLE = "idle"   # Event/Condition/Queue waits and executor workers between tasks, nothing waiting on them
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
@@ -203,6 +204,14 @@ class HolderEvidence:
     """Why a `holder-exited` verdict takes a Lock's holder for gone (its facts' "evidence")."""
     MANAGER_CLIENT = "manager-client"   # the waiter serves a multiprocessing manager's client: the managed
                                         # object is the server's, and the thread that took it served a client
+
+
+class ServerEvidence:
+    """Why a `server-died` verdict takes a dead child for a server of the wait (its facts' dead[].evidence):
+    a dead process's fds cannot be read."""
+    SIBLINGS_HOLD = "siblings-hold"   # other children of its parent (made alike: a pool's) hold the other end
+    PARENT_HOLDS = "parent-holds"     # killed by a signal, and its parent holds the other end, which a fork
+                                      # child inherits
 
 
 class Unread:
@@ -263,12 +272,14 @@ class Forker:
 HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCKED, VerdictKind.OWNER_GONE,
                  VerdictKind.HOLDER_EXITED,
                  VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS,
-                 VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.NO_PROGRESS)
+                 VerdictKind.POOL_TASK_LOST, VerdictKind.SERVER_DIED, VerdictKind.COLLECTIVE_MISMATCH,
+                 VerdictKind.NO_PROGRESS)
 
 # What is wrong, most serious first, after any deadlock: the order of a
 # report's first lines and of its verdicts.  A hang without a cycle, then
 # what could not be read or named, then what is only worth knowing.
-SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
+SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.SERVER_DIED,
+            VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
             HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
             VerdictKind.NO_PROGRESS,

@@ -15,12 +15,39 @@ Node = tuple[int, int]   # (pid, tid)
 
 
 @record
+class ProcessExit:
+    """How a process that died and is not reaped yet (a zombie) ended: its
+    wait status as waitpid(2) would give it, which the kernel keeps in
+    /proc/PID/stat's exit_code (field 52) until the parent reaps it; None
+    when it could not be read (no permission, an older kernel)."""
+    wait_status: int | None = None
+
+    @property
+    def signal(self):
+        """The signal that killed it, or None (it exited, or the status is not known)."""
+        ws = self.wait_status
+        return ws & 0x7f if ws is not None and ws & 0x7f not in (0, 0x7f) else None
+
+    @property
+    def status(self):
+        """Its exit status when it exited by itself (exit(), a return from main), else None."""
+        ws = self.wait_status
+        return (ws >> 8) & 0xff if ws is not None and ws & 0x7f == 0 else None
+
+    @property
+    def core_dumped(self):
+        return self.signal is not None and bool(self.wait_status & 0x80)
+
+
+@record
 class ProcessEntry:
     pid: int
     parent_pid: int | None = None
     report: Report | None = None
     problem: str | None = None      # why it was not examined (exited, zombie, no permission, ...)
     comm: str | None = None
+    # A zombie: it died, and how (its exit status or signal); None for a process that lives or is gone.
+    exit: ProcessExit | None = None
     # What the process has at the addresses of locks its fork children wait
     # on ({address: model.lock_objects.LockObject}); None when not asked.
     lock_objects: dict[int, LockObject] | None = None
@@ -39,9 +66,15 @@ class TreeEdge:
 
 @record
 class TreeDeadlock:
+    """A knot of the tree's wait-for graph (analysis.tree): `nodes`, every
+    one of whose waits can be ended only by other nodes (each of its
+    possible servers, for a wait any of several may end); `edges`, those
+    waits; `waiting`, the threads outside it that wait on it (directly or
+    through one another) and can go on only once it does."""
     nodes: list[Node]
     confidence: str
     edges: list[TreeEdge]
+    waiting: list[Node] = field(default_factory=list)
 
     @property
     def pids(self):
@@ -57,15 +90,14 @@ class TreeReport:
     fork_hazards: list[tuple[int, Hazard]] = field(default_factory=list)   # (pid, hazard)
     truncated: int = 0                # descendants left unexamined beyond the bound
     unfollowed: list[Node] = field(default_factory=list)   # fd waits not followed: no fd table (cores)
-    cycles_truncated: bool = False
     # Waits on a pipe or socket that no holder of the other end serves now
     # (analysis.tree.stalls): {"waiter": Node, "syscall", "fd", "kind", "link",
     # "holders": [{"pid", "comm", "threads": [{"tid", "kind", "syscall"}]}]}
     stalls: list[dict] = field(default_factory=list)
-    # What hangs across processes without a cycle (analysis.pools): (pid, Verdict), the verdict's
-    # threads those of that process
+    # What hangs across processes without a cycle (analysis.pools, .dead_servers, .collectives):
+    # (pid, Verdict), the verdict's threads those of that process
     verdicts: list[tuple[int, Verdict]] = field(default_factory=list)
-    # Threads the look together does not account for (analysis.tree.unaccounted): Nodes (pid, tid)
+    # Threads of Python processes the tree's look together does not account for (analysis.tree.unaccounted)
     unaccounted: list[Node] = field(default_factory=list)
     exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 

@@ -7,6 +7,7 @@ import json
 from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
 from pyhang.render import json as render_json
+from pyhang.render.exits import exit_json, exit_text
 from pyhang.render.forks import advice as fork_advice, evidence, hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.names import lock_text
@@ -29,18 +30,36 @@ def _node_label(tree, node):
     return "PID %d %s" % (node[0], thread_header(th) if th else "LWP %d" % node[1])
 
 
-def _held_text(h):
-    """Why the thread is what the previous thread of the cycle waits for."""
-    f, waiter = h.facts, "PID %d (LWP %d)" % h.waiter
+def _held_text(held):
+    """Why the thread is what the threads of `held` (edges of one kind and
+    object, whose owner it is) wait for, or None for a wait within its process."""
+    h = held[0]
+    f = h.facts
+    waiters = ", ".join("PID %d (LWP %d)" % e.waiter for e in held)
+    one = len(held) == 1
     if h.kind == TreeEdgeKind.CHILD_EXIT:
-        return "its process is the child %s waits for: it exits only when this thread ends" % waiter
+        return "its process is the child %s wait%s for: it exits only when this thread ends" % (
+            waiters, "s" if one else "")
     if h.kind == TreeEdgeKind.PIPE_OTHER_END:
-        return "its process holds the other end of %s, on which %s waits" % (f.get("link") or "the pipe", waiter)
-    if h.kind == TreeEdgeKind.SOCKET_PEER:
-        return "its process holds the peer of %s, on which %s waits" % (f.get("link") or "the socket", waiter)
-    if h.kind == TreeEdgeKind.FILE_LOCK:
-        return "its process holds the lock on %s that %s waits for" % (f.get("path") or "the file", waiter)
-    return None
+        what = "the other end of %s" % (f.get("link") or "the pipe")
+    elif h.kind == TreeEdgeKind.SOCKET_PEER:
+        what = "the peer of %s" % (f.get("link") or "the socket")
+    elif h.kind == TreeEdgeKind.FILE_LOCK:
+        return "its process holds the lock on %s that %s wait%s for" % (f.get("path") or "the file", waiters,
+                                                                      "s" if one else "")
+    else:
+        return None
+    return "its process holds %s, on which %s wait%s" % (what, waiters, "s" if one else "")
+
+
+def _held_texts(d, node):
+    """The _held_text of each object `node` serves in deadlock `d`."""
+    groups = {}
+    for e in d.edges:
+        if e.owner == node:
+            groups.setdefault((e.kind, e.facts.get("link"), e.facts.get("path")), []).append(e)
+    texts = [_held_text(edges) for edges in groups.values()]
+    return [t for t in texts if t]
 
 
 # A deadlock across processes' next step, by the first kind of wait it has across them.
@@ -56,8 +75,17 @@ _TREE_ADVICE = (
 )
 
 
+# A deadlock whose every wait is a read of a pipe: each process that could write waits to read.
+READERS_ADVICE = ("every process that holds a write end of these pipes waits to read one: a fork child inherits "
+                  "every pipe end, so close in each process the ends it does not use (right after fork; "
+                  "subprocess's close_fds) — a read then ends at end-of-file once the real writers are gone — and "
+                  "let one side write before it reads")
+
+
 def deadlock_advice(d):
     """The advice line of a deadlock across processes (model.tree.TreeDeadlock)."""
+    if d.edges and all(e.kind == TreeEdgeKind.PIPE_OTHER_END and e.facts.get("direction") == "read" for e in d.edges):
+        return READERS_ADVICE
     kinds = {e.kind for e in d.edges}
     for across, advice in _TREE_ADVICE:
         if kinds.intersection(across):
@@ -71,18 +99,23 @@ def render_deadlocks(tree):
     for i, d in enumerate(tree.deadlocks):
         title = "Found one deadlock" if n == 1 else "Deadlock %d of %d" % (i + 1, n)
         out.append("%s across %d processes (%s), %d threads:" % (title, len(d.pids), d.confidence, len(d.nodes)))
-        for e in d.edges:
-            p, th = _thread(tree, e.waiter)
-            out.append("  " + _node_label(tree, e.waiter))
+        for node in d.nodes:
+            p, th = _thread(tree, node)
+            out.append("  " + _node_label(tree, node))
             if th is not None and th.blocked_on is not None:
                 out.append("    " + summary(th.blocked_on, names_of(p.report)))
-            held = next((h for h in d.edges if h.owner == e.waiter), None)
-            text = _held_text(held) if held is not None else None
-            if text:
-                out.append("    (%s)" % text)
+            out.extend("    (%s)" % text for text in _held_texts(d, node))
+        if d.waiting:
+            out.append("  waiting on it, not part of it: %s" % ", ".join(
+                _node_label(tree, w) for w in d.waiting[:MAX_WAITING_LISTED]) +
+                (", and %d more" % (len(d.waiting) - MAX_WAITING_LISTED) if len(d.waiting) > MAX_WAITING_LISTED
+                 else ""))
         out.append("  advice: " + deadlock_advice(d))
         out.append("")
     return out
+
+
+MAX_WAITING_LISTED = 8   # threads waiting on a deadlock named in its text
 
 
 def render_fork_hazards(tree):
@@ -115,6 +148,8 @@ def _process_line(p, depth):
         reasons = incomplete_reasons(p.report)
         if reasons:
             what += ", report incomplete (%s)" % " and ".join(reasons)
+    elif p.exit is not None:
+        what += ": %s, and its parent has not reaped it (a zombie)" % exit_text(exit_json(p.exit))
     else:
         what += ": not examined: %s" % (p.problem or "unknown reason")
     return "  " + "  " * depth + what
@@ -178,17 +213,26 @@ def tree_headline(tree):
     if hangs:
         return "Hung without a deadlock: %s." % "; ".join(hangs)
     incomplete = [(p.pid, incomplete_reasons(p.report)) for p in tree.processes if p.report is not None]
-    incomplete = [(pid, reasons) for pid, reasons in incomplete if reasons]
-    if incomplete:
+    unread = ["in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete if reasons]
+    # a process that could not be examined, or was left out of a bounded tree, is never taken for fine
+    unseen = [p for p in tree.processes if p.report is None and p.exit is None]
+    if [p for p in unseen if p.pid]:
+        unread.append("%s not examined" % _pids([p.pid for p in unseen if p.pid]))
+    if [p for p in unseen if not p.pid]:
+        unread.append("%s could not be read" % _count(len([p for p in unseen if not p.pid]), "core"))
+    if tree.truncated:
+        unread.append("%d more descendant%s not examined (the tree is bounded)" % (
+            tree.truncated, " was" if tree.truncated == 1 else "s were"))
+    if unread:
         # Never a false all-clear: a process pyhang could not read may hide a wait of a cycle.
-        unread = "; ".join("in PID %d %s" % (pid, " and ".join(reasons)) for pid, reasons in incomplete)
-        return "Report incomplete: %s; no deadlock across processes can be ruled out." % unread
+        return "Report incomplete: %s; no deadlock across processes can be ruled out." % "; ".join(unread)
     if tree.unaccounted:
-        pids = sorted({pid for pid, _ in tree.unaccounted})
-        n = len(tree.unaccounted)
-        return ("Not accounted for: %s in %s wait%s on what pyhang cannot name or does not model, or on a process "
-                "outside this tree; no deadlock across processes among the rest." % (
-                    _count(n, "thread"), _pids(pids), "s" if n == 1 else ""))
+        listed = ", ".join("PID %d LWP %d" % n for n in tree.unaccounted[:MAX_WAITING_LISTED])
+        more = len(tree.unaccounted) - MAX_WAITING_LISTED
+        return ("Not accounted for: %s wait%s on what pyhang cannot name or does not model, or on a process it did "
+                "not examine or name (%s%s); no deadlock across processes among the waits it can follow." % (
+                    _count(len(tree.unaccounted), "thread"), "s" if len(tree.unaccounted) == 1 else "", listed,
+                    ", and %d more" % more if more > 0 else ""))
     return "No deadlock found across processes."
 
 
@@ -241,8 +285,6 @@ def render_tree_text(tree):
         out.append("warning: cores record no fd table: waits on pipes and sockets are not followed across processes "
                    "(%s)" % ", ".join("PID %d LWP %d" % n for n in tree.unfollowed[:8]) +
                    ("" if len(tree.unfollowed) <= 8 else ", and %d more" % (len(tree.unfollowed) - 8)))
-    if tree.cycles_truncated:
-        out.append("warning: more cycles than pyhang lists; the first %d are shown" % len(tree.deadlocks))
     out.append("")
     out.extend(tree_answer(tree))
     depth = _depths(tree)
@@ -276,6 +318,10 @@ def tree_json(tree):
             doc = render_json.to_json(p.report)
         else:
             doc = {"pid": p.pid, "problem": p.problem}
+            if p.comm:
+                doc["comm"] = p.comm
+            if p.exit is not None:
+                doc["exit"] = exit_json(p.exit)
         doc["parent_pid"] = p.parent_pid
         processes.append(doc)
     hazards = []
@@ -297,7 +343,8 @@ def tree_json(tree):
         "processes": processes,
         "deadlocks": [{"threads": [tid for _, tid in d.nodes], "processes": d.pids, "confidence": d.confidence,
                        "advice": deadlock_advice(d),
-                       "edges": [_edge_json(tree, e) for e in d.edges]} for d in tree.deadlocks],
+                       "edges": [_edge_json(tree, e) for e in d.edges],
+                       "waiting": [{"pid": pid, "tid": tid} for pid, tid in d.waiting]} for d in tree.deadlocks],
         "fork_hazards": hazards,
         "verdicts": [dict(_verdict_json(v, names_of(tree.process(pid).report)), pid=pid) for pid, v in tree.verdicts],
         "stalls": [{"waiter": st["waiter"][1], "waiter_pid": st["waiter"][0], "syscall": st.get("syscall"),

@@ -3,9 +3,10 @@ title and advice, and the report's headline.  Sentences only: the analysis
 (pyhang.analysis) decided every fact they word."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import HANG_VERDICTS, AccountReason, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, \
-    PythonStatus, ThreadState, Unread, VerdictKind, WaitKind, severity
+    PythonStatus, ServerEvidence, ThreadState, Unread, VerdictKind, WaitKind, severity
 from pyhang.model.report import Hazard
 from pyhang.render.asyncio import loop_blocked_text
+from pyhang.render.exits import exit_text
 from pyhang.render.glibc import layouts_text
 from pyhang.render.locks import rank_text
 from pyhang.render.names import lock_text, object_name
@@ -157,6 +158,37 @@ def pool_task_lost_text(f, names):
             "or the OOM killer); Pool does not run it again [%s: a task could be on its way at this very moment]" % (
                 f["pid"], waiters, "s" if len(f["waits"]) == 1 else "",
                 ", ".join("PID %d" % pid for pid in f["workers"]), f.get("confidence") or "likely"))
+
+
+def _dead_text(d):
+    """"PID 9 (python3), a child of PID 7 like PIDs 8, 10, which hold the other end, was killed by signal 9
+    (SIGKILL)"."""
+    who = "PID %d%s" % (d["pid"], " (%s)" % d["comm"] if d.get("comm") else "")
+    if d.get("evidence") == ServerEvidence.SIBLINGS_HOLD:
+        sib = d["siblings"]
+        why = ", a child of PID %s like %s %s, which hold%s the other end," % (
+            d["parent_pid"], "PID" if len(sib) == 1 else "PIDs", ", ".join(str(p) for p in sib),
+            "s" if len(sib) == 1 else "")
+    else:
+        why = ", a fork child of PID %s, which holds the other end," % d["parent_pid"]
+    how = exit_text(d)
+    return who + why + " " + ("was " + how if how.startswith("killed") else how)
+
+
+def server_died_text(f, names):
+    """"in PID 7 Thread 1 (LWP 7) waits in read on pipe:[5] …: PID 9 (python3), …, was killed by signal 9 …"."""
+    dead = {d["pid"]: d for d in f["dead"]}
+    parts = []
+    for w in f["waits"]:
+        others = [pid for pid in w["holders"] if pid != f["pid"]]
+        held = ("%s%s" % (_pids_text(others), " and this process" if f["pid"] in w["holders"] else "")) \
+            if others else "this process"
+        parts.append("%s waits in %s on %s, whose other end is held by %s, where every thread but it waits "
+                     "without a timeout on something else: %s and would most likely have served it" % (
+                         names(w["tid"]), w.get("syscall") or "a system call", w.get("link") or "a " + w["kind"],
+                         held, " and ".join(_dead_text(dead[pid]) for pid in w["dead"] if pid in dead)))
+    return "in PID %d %s; nothing left can end %s [%s: a dead process's fds cannot be read]" % (
+        f["pid"], "; ".join(parts), "this wait" if len(parts) == 1 else "these waits", f.get("confidence") or "likely")
 
 
 def _collective_part(w, names):
@@ -360,6 +392,8 @@ def verdict_text(v, names):
         return nothing_can_wake_text(v.facts, names)
     if v.kind == VerdictKind.POOL_TASK_LOST:
         return pool_task_lost_text(v.facts, names)
+    if v.kind == VerdictKind.SERVER_DIED:
+        return server_died_text(v.facts, names)
     if v.kind == VerdictKind.COLLECTIVE_MISMATCH:
         return collective_mismatch_text(v.facts)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
@@ -424,7 +458,8 @@ def folded_waits(waits, names):
 TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOOP_BLOCKED: "Event loop blocked",
           VerdictKind.GIL_HOLDER_BLOCKED: "GIL holder blocked", VerdictKind.GIL_NOBODY_HOLDS: "GIL held by nobody",
           VerdictKind.NOTHING_CAN_WAKE: "Nothing can wake", VerdictKind.OWNER_GONE: "Owner gone",
-          VerdictKind.POOL_TASK_LOST: "Pool task lost", VerdictKind.COLLECTIVE_MISMATCH: "Ranks diverged",
+          VerdictKind.POOL_TASK_LOST: "Pool task lost", VerdictKind.SERVER_DIED: "Server died",
+          VerdictKind.COLLECTIVE_MISMATCH: "Ranks diverged",
           VerdictKind.HOLDER_EXITED: "Holder exited",
           VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
           VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
@@ -440,6 +475,7 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.GIL_NOBODY_HOLDS: "every Python thread waits for a GIL nobody holds",
                   VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
                   VerdictKind.POOL_TASK_LOST: "a multiprocessing.Pool task was lost",
+                  VerdictKind.SERVER_DIED: "a process that would have served a wait died",
                   VerdictKind.COLLECTIVE_MISMATCH: "ranks of a distributed job wait in different collectives",
                   VerdictKind.OWNER_GONE: "a lock's owner is gone",
                   VerdictKind.HOLDER_EXITED: "a lock's holder most likely exited",
@@ -461,6 +497,11 @@ ADVICE = {
     VerdictKind.POOL_TASK_LOST: "look for the worker that died (`journalctl -k` or `dmesg`: \"Out of memory: Killed "
                                 "process\"); concurrent.futures.ProcessPoolExecutor raises BrokenProcessPool instead "
                                 "of waiting for ever, and map_async(...).get(timeout) bounds the wait",
+    VerdictKind.SERVER_DIED: "find why the dead process died (a SIGKILL it did not send itself is most often the "
+                             "OOM killer's: `journalctl -k` or `dmesg`); a parent must watch its workers while it waits "
+                             "for them: multiprocessing.connection.wait() on the result pipe and each "
+                             "Process.sentinel, or get(timeout=...) and Process.is_alive() as torch's DataLoader "
+                             "does, or concurrent.futures.ProcessPoolExecutor, which raises BrokenProcessPool",
     VerdictKind.COLLECTIVE_MISMATCH: "find where the diverged ranks' code path parts from the others' (a collective "
                                      "under a condition only some ranks take, an exception caught on one rank); "
                                      "TORCH_DISTRIBUTED_DEBUG=DETAIL makes torch check that every rank calls the "

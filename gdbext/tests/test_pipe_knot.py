@@ -1,0 +1,59 @@
+"""A knot of OR-waits across processes, live: three processes each reading a
+pipe whose write ends all three hold (and nobody else) are one deadlock with
+all three, never their pairwise cycles, and the parent waiting for any of
+them to exit hangs off it, not in it; one more holder of the pipes that
+sleeps outside the knot could write to any of them, so there is no
+deadlock (testdata/scenarios/pipe_knot.py)."""
+import json
+import os
+import sys
+
+import harness
+
+sys.path[0:0] = [os.path.join(harness.build_dir(), "python"), os.path.join(harness.ROOT, "python")]
+from pyhang.analysis.syscall_names import NAMES  # noqa: E402
+
+PY = "/usr/bin/python3.11"
+NUMBERS = {name: nr for nr, name in NAMES.items()}
+
+
+def start(scenario, mode):
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "pipe_knot.py"), mode])
+    readers = [r["pid"] for r in s.truth["readers"]]
+    calls = {pid: NUMBERS["read"] for pid in readers}
+    calls[s.pid] = NUMBERS["wait4"]
+    free = [s.truth["free"]] if s.truth["free"] is not None else []
+    harness.wait_processes_parked(readers + free + [s.pid], calls=calls)
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    doc = harness.validated_tree(json.loads(out))
+    assert doc["exit_status"] == status, err
+    return s, status, doc
+
+
+def test_three_readers_holding_each_others_write_ends_are_one_deadlock_with_the_parent_waiting_on_it(scenario):
+    s, status, doc = start(scenario, "knot")
+    readers = s.truth["readers"]
+    # THEN exactly one deadlock, with all three processes and their threads
+    (d,) = doc["deadlocks"]
+    assert d["processes"] == sorted(r["pid"] for r in readers) and d["confidence"] == "certain", d
+    assert sorted(d["threads"]) == sorted(r["tid"] for r in readers)
+    # AND each reader's wait is its own pipe, any of whose two other holders could end it
+    for r in readers:
+        mine = [e for e in d["edges"] if e["waiter_pid"] == r["pid"]]
+        assert {e["link"] for e in mine} == {r["link"]} and {e["kind"] for e in mine} == {"pipe-other-end"}
+        assert sorted(e["owner_pid"] for e in mine) == sorted(o["pid"] for o in readers if o is not r)
+    # AND the parent in os.wait() waits on the knot without being part of it
+    assert d["waiting"] == [{"pid": s.pid, "tid": harness.role_tid(s, "parent")}]
+    assert status == 3 and doc["headline"] == "Found one deadlock across 3 processes (certain), 3 threads."
+
+
+def test_one_more_holder_that_sleeps_outside_the_knot_unties_it(scenario):
+    s, status, doc = start(scenario, "free")
+    # the fourth child holds the write end of every reader's pipe (what makes this the variant)
+    got = {p["target"]["pid"]: p for p in doc["processes"] if "target" in p}
+    for r in s.truth["readers"]:
+        t = next(t for t in got[r["pid"]]["threads"] if t["tid"] == r["tid"])
+        obj = t["blocked_on"]["syscall"]["object"]
+        assert obj["link"] == r["link"] and s.truth["free"] in {h["pid"] for h in obj["holders"]}
+    # THEN it could write to any of them: no deadlock
+    assert doc["deadlocks"] == [] and status != 3, doc["headline"]

@@ -1,0 +1,70 @@
+"""A child that died explains the wait on what it served, live: a
+DataLoader-style parent reading its result pipe while the worker that was
+to write its result was killed (a zombie, not reaped) and the live workers,
+which hold the pipe's write end too, wait for their next index.  The tree
+gives the zombie's death as a fact (its signal, in JSON and text) and says
+the parent hangs (server-died, exit status 5) naming the dead worker and
+the pipe; it says nothing such while a live worker's wait ends by itself
+(testdata/scenarios/loader_worker_killed.py)."""
+import json
+import os
+import sys
+
+import harness
+
+sys.path[0:0] = [os.path.join(harness.build_dir(), "python"), os.path.join(harness.ROOT, "python")]
+from pyhang.analysis.syscall_names import NAMES  # noqa: E402
+
+PY = "/usr/bin/python3.11"
+NUMBERS = {name: nr for nr, name in NAMES.items()}
+
+
+def start(scenario, mode):
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "loader_worker_killed.py"), mode])
+    harness.wait_processes_parked([w["pid"] for w in s.truth["workers"]] + [s.pid], calls={s.pid: NUMBERS["read"]})
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    doc = harness.validated_tree(json.loads(out))
+    assert doc["exit_status"] == status, err
+    return s, status, doc
+
+
+def zombie_of(doc, pid):
+    (p,) = [p for p in doc["processes"] if p.get("pid") == pid and "target" not in p]
+    return p
+
+
+def test_a_parent_waiting_on_the_result_pipe_of_a_killed_worker_is_hung_naming_the_dead_worker(scenario):
+    s, status, doc = start(scenario, "killed")
+    killed, signal = s.truth["killed"], s.truth["signal"]
+    # THEN the killed worker is in the tree as dead: its signal, read from its stat
+    z = zombie_of(doc, killed)
+    assert z["parent_pid"] == s.pid and z["exit"]["signal"] == signal and z["exit"]["signal_name"] == "SIGKILL"
+    assert z["exit"]["status"] is None
+    # AND the parent's read of the result pipe is a hang naming it, likely; no deadlock
+    assert doc["deadlocks"] == []
+    (v,) = [v for v in doc["verdicts"] if v["kind"] == "server-died"]
+    main = harness.role_tid(s, "main")
+    assert (v["pid"], v["threads"]) == (s.pid, [main]) and v["facts"]["confidence"] == "likely"
+    (w,) = v["facts"]["waits"]
+    live = sorted(x["pid"] for x in s.truth["workers"])
+    assert (w["tid"], w["link"], w["dead"]) == (main, s.truth["result_link"], [killed])
+    assert w["holders"] == sorted([s.pid] + live)
+    (d,) = v["facts"]["dead"]
+    assert (d["pid"], d["signal"], d["evidence"], d["siblings"]) == (killed, signal, "siblings-hold", live)
+    assert status == 5 and doc["headline"] == ("Hung without a deadlock: in PID %d a process that would have served "
+                                               "a wait died." % s.pid)
+    # AND the text says the death where it lists the processes, and the verdict first
+    _, text, _ = harness.pyhang_cli("report", "--tree", "-p", s.pid)
+    assert "PID %d (loader-worker): killed by signal %d (SIGKILL), and its parent has not reaped it (a zombie)" % (
+        killed, signal) in text
+    assert "Server died: in PID %d Thread 1 (LWP %d) waits in read on %s" % (s.pid, main, s.truth["result_link"]) \
+        in text.splitlines()[4], text
+
+
+def test_no_dead_server_is_said_while_a_live_holder_of_the_pipe_only_sleeps(scenario):
+    s, status, doc = start(scenario, "sleeper")
+    # the killed worker is still dead, said so
+    assert zombie_of(doc, s.truth["killed"])["exit"]["signal"] == s.truth["signal"]
+    # but the sleeping worker holds the result pipe's write end and will wake: no hang is claimed for it
+    assert [v for v in doc["verdicts"] if v["kind"] == "server-died"] == [] and doc["deadlocks"] == []
+    assert status != 5, doc["headline"]
