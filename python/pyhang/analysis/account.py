@@ -26,7 +26,7 @@ The last four are problems: a report whose threads include one is never
 an all-clear (analysis.completeness.report_status).  Plain Python over the
 report: the verdicts are made first, the account reads them.
 """
-from pyhang.analysis import syscalls
+from pyhang.analysis import deadlocks, syscalls
 from pyhang.model.kinds import HANG_VERDICTS, AccountReason, HazardKind, ThreadState, Unread, VerdictKind, \
     WaitKind
 from pyhang.model.report import ThreadAccount, Verdict, entry_frame
@@ -215,6 +215,8 @@ def analyse(report, registers=None):
                 state, reason, pids = syscall_class(b, own)
             elif b.owners and b.owner_alive is not False:
                 state, reason = ThreadState.BLOCKED, AccountReason.OWNER
+            elif b.kind == WaitKind.GIL and deadlocks.gil_moved(report):
+                state, reason = ThreadState.RUNNING, AccountReason.GIL_FREE   # the GIL changes hands: it runs
             else:
                 state, reason = ThreadState.UNACCOUNTED, AccountReason.NOT_MODELED
             if state in ThreadState.PROBLEMS:

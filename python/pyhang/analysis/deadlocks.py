@@ -6,7 +6,7 @@ this module gathers the edges it searches and states what a blocked process
 without a cycle suffers from.
 """
 from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
-from pyhang.model.kinds import Confidence, GilState, OwnerSource, VerdictKind, WaitKind
+from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import syscall_of, to_data
 from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, is_one_of, is_system_library
@@ -156,9 +156,16 @@ def idle_pool_library(t, native_depth):
     return library if is_one_of(library, POOL_LIBRARIES) else None
 
 
+def gil_moved(report):
+    """Whether the GIL changed hands between two reads of a process read without stopping it: who holds it is
+    not known because threads are running."""
+    return any(isinstance(w, dict) and w.get("kind") == TargetWarning.GIL_MOVED for w in report.warnings)
+
+
 def _free_gil_waiters(report):
-    """The threads waiting for a GIL that no thread holds (gil.locked False)."""
-    if report.gil.locked is not False:
+    """The threads waiting for a GIL that no thread holds (gil.locked False), or whose holder is not known
+    because it changed hands while the process was read (gil_moved): nobody owns it, not an unknown owner."""
+    if report.gil.locked is not False and not gil_moved(report):
         return []
     return [t.tid for t in report.threads if t.blocked_on is not None and t.blocked_on.kind == WaitKind.GIL
             and not t.blocked_on.owners]
