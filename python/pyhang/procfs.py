@@ -62,16 +62,19 @@ def comm(pid, tid=None):
 
 
 def parse_stat(text):
-    """{state, ppid, comm, start_ticks} of the text of a /proc/PID/stat
-    file, or None when it is not one.  The command name is between the
-    first "(" and the last ")": it may hold spaces and parentheses itself.
-    start_ticks (field 22, clock ticks after boot) is None when missing."""
+    """{state, ppid, comm, start_ticks, exit_code} of the text of a
+    /proc/PID/stat file, or None when it is not one.  The command name is
+    between the first "(" and the last ")": it may hold spaces and
+    parentheses itself.  start_ticks (field 22, clock ticks after boot) and
+    exit_code (field 52, Linux 3.5+: a zombie's status as waitpid() gives
+    it) are None when missing."""
     if not text or "(" not in text or ")" not in text:
         return None
     name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 1:].split()
     try:
         start = int(rest[19]) if len(rest) > 19 else None
-        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start}
+        exit_code = int(rest[49]) if len(rest) > 49 else None
+        return {"state": rest[0], "ppid": int(rest[1]), "comm": name, "start_ticks": start, "exit_code": exit_code}
     except (IndexError, ValueError):
         return None
 
@@ -117,11 +120,24 @@ def descendants(root, limit):
     return out, False
 
 
+def syscall_line(pid, tid):
+    """Thread `tid`'s /proc/PID/task/TID/syscall line as the kernel writes
+    it ("running", "-1 SP PC", or the call's number, six arguments, SP and
+    PC), or None when it cannot be read."""
+    text = _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
+    return text.strip() if text is not None else None
+
+
 def thread_syscall(pid, tid):
     """(number, [six arguments]) of the system call thread `tid` is in, as
     the kernel records it (/proc/PID/task/TID/syscall), or None when it runs,
     is not in one, or cannot be read."""
-    text = _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
+    return parse_syscall(_read("/proc/%d/task/%d/syscall" % (pid, tid), 512))
+
+
+def parse_syscall(text):
+    """(number, [six arguments]) of a /proc/PID/task/TID/syscall line, or
+    None when it names no call (or is no such line)."""
     fields = (text or "").split()
     if len(fields) < 7 or not fields[0].lstrip("-").isdigit() or int(fields[0]) < 0:
         return None
@@ -129,6 +145,49 @@ def thread_syscall(pid, tid):
         return int(fields[0]), [int(a, 16) for a in fields[1:7]]
     except ValueError:
         return None
+
+
+def open_fds(pid, limit=MAX_FDS):
+    """(the fds process `pid` has open, sorted, at most `limit`; whether
+    that is all of them), or None when /proc/PID/fd cannot be read."""
+    try:
+        fds = sorted(int(n) for n in os.listdir("/proc/%d/fd" % pid) if n.isdigit())
+    except OSError:
+        return None
+    return fds[:limit], len(fds) <= limit
+
+
+def environment(pid, names, limit=256):
+    """{name: value} of the variables of `names` in process `pid`'s
+    environment as it was at exec (/proc/PID/environ: what the program
+    changed since is not there), each value cut to `limit` characters; None
+    when it cannot be read."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            data = f.read(8 << 20)
+    except OSError:
+        return None
+    out = {}
+    for entry in data.split(b"\0"):
+        name, eq, value = entry.partition(b"=")
+        key = name.decode("utf-8", "replace")
+        if eq and key in names:
+            out[key] = value.decode("utf-8", "replace")[:limit]
+    return out
+
+
+def children(pid, limit=MAX_PROCESSES):
+    """[(pid, stat)] of the children of process `pid` (parse_stat of each;
+    zombies included), from one scan of /proc, at most `limit`."""
+    found, _ = descendants(pid, limit)
+    out = []
+    for child, parent in found:
+        if parent != pid:
+            break   # descendants lists the children first
+        s = stat(child)
+        if s is not None:
+            out.append((child, s))
+    return out
 
 
 # ---- sockets -----------------------------------------------------------------

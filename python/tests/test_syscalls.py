@@ -298,7 +298,8 @@ def test_proc_names_the_holder_of_a_file_lock_and_a_closed_fd():
 
 def test_proc_stat_is_parsed_past_a_command_name_with_spaces_and_parentheses():
     text = "123 (a) b) (c) S 45 123 123 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 10"
-    assert procfs.parse_stat(text) == {"state": "S", "ppid": 45, "comm": "a) b) (c", "start_ticks": 98765}
+    assert procfs.parse_stat(text) == {"state": "S", "ppid": 45, "comm": "a) b) (c", "start_ticks": 98765,
+                                       "exit_code": None}
     assert procfs.parse_stat("1 (x) S 0")["start_ticks"] is None   # a short line still names its parent
     assert procfs.parse_stat("garbage") is None and procfs.parse_stat("1 (x) S") is None
     assert procfs.parse_stat("") is None and procfs.parse_stat(None) is None
