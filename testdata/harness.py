@@ -482,20 +482,19 @@ def print_tree_report(pid, what):
 
 
 def gcore(pid, directory, complete=True):
-    """A core of process `pid` (a scenario's child) made by gdb's gcore in
-    `directory`.  Where gcore cannot read a mapping from its first page on
-    (a thread stack that starts with a glibc 2.42+ guard page) it writes the
-    segment as zeros; testdata/complete_core.py fills such segments page by
-    page while the process is still stopped.  With complete=False the core
-    is left as gcore wrote it."""
+    """A core of process `pid` (a scenario's child) in `directory`, as gdb's gcore writes it with
+    every thread's stack: pyhang's own `pyhang gcore --no-record` (gdbext/pyhang_gdb/gcore.py reads
+    again, page by page and with the process still stopped, each segment gcore left as zeros because
+    its first page is a glibc 2.42+ guard page), without the record of /proc that `pyhang gcore` adds
+    by default: the core gdb's gcore would make if it could read those stacks.  With complete=False
+    the core is left as gdb's gcore writes it."""
     path = os.path.join(directory, "core.%d" % pid)
     argv = ["gdb", "-nx", "-batch", "-iex", "set debug-file-directory /nonexistent", "-iex", "set auto-load no",
-            "-p", str(pid), "-ex", "gcore " + path]
-    if complete:
-        argv += ["-ex", "python import sys; sys.path.insert(0, %r); import complete_core; complete_core.complete(%r)"
-                 % (os.path.dirname(os.path.abspath(__file__)), path)]
+            "-p", str(pid)]
+    argv += ["-ex", "source " + GDBEXT, "-ex", "pyhang gcore --no-record " + path] if complete else \
+        ["-ex", "gcore " + path]
     r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    if r.returncode != 0 or not os.path.exists(path) or (complete and "complete_core:" not in r.stdout):
+    if r.returncode != 0 or not os.path.exists(path) or (complete and "pyhang: core of process" not in r.stdout):
         raise ScenarioError("gcore failed: %s" % r.stdout[-2000:])
     return path
 

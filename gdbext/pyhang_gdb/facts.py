@@ -14,7 +14,7 @@ from pyhang.analysis.report import analyse
 from pyhang.model.facts import ThreadFacts
 from pyhang.native_facts import NativeFacts
 from pyhang_gdb import collect, decoders
-from pyhang_gdb.session import SESSION
+from pyhang_gdb.session import SESSION, core_path
 
 
 class GdbFacts(NativeFacts):
@@ -64,6 +64,9 @@ class GdbFacts(NativeFacts):
         if self.native_target.kind == "core":
             return None
         return self.native_target.pid or gdb.selected_inferior().pid
+
+    def core_file(self):
+        return core_path()
 
     def sysroot(self):
         try:

@@ -78,7 +78,7 @@ def test_show_pyhang_says_each_setting_as_gdb_says_its_own_switches_on_or_off():
 
 
 # The commands a user types, as `help pyhang` must name them (pyhang_gdb/commands registers them).
-USER_COMMANDS = ("pyhang report", "pyhang snapshot", "pyhang version", "py-bt", "pyhang-py-bt", "py-bt-full",
+USER_COMMANDS = ("pyhang report", "pyhang snapshot", "pyhang gcore", "pyhang version", "py-bt", "pyhang-py-bt", "py-bt-full",
                  "py-locals", "py-print", "py-list", "py-up", "py-down", "gil-holder", "lock-owner", "py-tasks",
                  "fork-hazards")
 

@@ -35,6 +35,8 @@ COMMANDS = {
     "py-locals": ("thread apply all pyhang-py-locals", False, "the locals of every thread's innermost Python frame"),
     "py-tasks": ("py-tasks", False, "every asyncio task, what it awaits, await cycles, blocked event loops"),
     "merge": (None, True, "reports of many processes (ranks, hosts) grouped by Python stack; the odd ones out"),
+    "gcore": (None, False, "a core of the process (--tree: of each process of its tree) that keeps every thread's "
+                           "stack and what /proc knows of it: fd table, file locks, system calls, children"),
 }
 
 # command → its own --help: the options it takes and examples.
@@ -63,12 +65,19 @@ examples:
   pyhang merge /shared/hang/*.json       reports (pyhang report --json) of every rank, grouped
   pyhang merge --dot *.json | dot -Tsvg -o ranks.svg   the groups as a picture, the odd ones out red
   pyhang merge --json a.json tree.json   the pyhang-merge/1 document; a pyhang-tree/1 counts each process""",
+    "gcore": """options: -o FILE (default core.PID; with --tree a prefix: PREFIX.PID, default core), --tree, --stop
+examples:
+  pyhang gcore -p 1234                   core.1234: every thread's stack, and /proc's facts in a note of its own
+  pyhang gcore -p 1234 -o /srv/cores/hung.core
+  pyhang gcore --tree -p 1234 -o /srv/cores/core   one core per process of the tree: core.1234, core.1240, ...
+  pyhang report core.1234 /usr/bin/python3.11      reads the fd table, system calls, children from the core""",
 }
 
 
 def command_help(name):
     """`pyhang COMMAND --help`: what the command prints, its options, examples."""
-    usage = "REPORT.json..." if name == "merge" else "(-p PID | CORE [EXECUTABLE])"
+    usage = "REPORT.json..." if name == "merge" else "-p PID [-o FILE] [--tree]" if name == "gcore" else \
+        "(-p PID | CORE [EXECUTABLE])"
     return "usage: pyhang %s %s\n\n%s: %s\n\n%s\n" % (name, usage, name, COMMANDS[name][2], COMMAND_HELP[name])
 
 
@@ -85,6 +94,7 @@ examples:
   pyhang report --tree -p 1234           the process and its descendants, deadlocks across them first
   pyhang report core.1234 core.1240 ...  one core per process, as a tree (parents from the cores)
   pyhang merge /shared/hang/*.json       many ranks' reports grouped by Python stack, the odd ones out
+  pyhang gcore -p 1234                   core.1234 with every thread's stack and /proc's facts (fds, children)
 
 exit status:
   0  the report was made (for `report`: and every thread is running, idle by design or
@@ -173,6 +183,8 @@ def parser():
                    help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
     p.add_argument("--lib-search-path", metavar="DIR[:DIR]",
                    help="core: directories holding the core's executable and libraries by file name")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="gcore: the core's file (default core.PID); with --tree the prefix of each PREFIX.PID")
     return p
 
 
@@ -214,6 +226,10 @@ def main(argv=None):
     args = p.parse_intermixed_args(argv)
     if args.what == "merge":
         return merge(p, args)
+    if args.what == "gcore":
+        return gcore(p, args)
+    if args.output is not None:
+        p.error("-o goes with `gcore` only")
     _targets(p, args)
     report_only = [o for o, v in (("--pretty", args.pretty), ("--native-depth", args.native_depth is not None),
                                   ("--snapshot", args.snapshot), ("--tree", args.tree), ("--locals", args.locals),
@@ -384,6 +400,38 @@ def merge(p, args):
     return OK
 
 
+
+
+def gcore(p, args):
+    """`pyhang gcore -p PID [-o FILE] [--tree]`: each core written by a gdb of its own (`pyhang
+    gcore` in gdb); one line per process on stdout, one per process that got none on stderr.  OK
+    when every process got its core (a zombie has none to give), else FAILED."""
+    others = [o for o, v in (("--json", args.json), ("--pretty", args.pretty), ("--dot", args.dot),
+                             ("--native-depth", args.native_depth is not None), ("--snapshot", args.snapshot),
+                             ("--locals", args.locals), ("--merged", args.merged), ("--no-stop", args.no_stop),
+                             ("--sysroot", args.sysroot), ("--lib-search-path", args.lib_search_path)) if v]
+    if others:
+        p.error("%s does not go with `gcore`" % others[0])
+    if args.pid is None or args.paths:
+        p.error("give the process: pyhang gcore -p PID [-o FILE]")
+    _analysis_path()
+    from pyhang import processes
+    from pyhang.render.gcore import not_written_text
+    if not os.path.exists("/proc/%d" % args.pid):
+        cause = gdb_batch.no_process(args.pid)
+        return fail(Failure(cause, hint=hint([], args, cause)), False)
+    stopping = processes.ALWAYS if args.stop else processes.AUTO
+    if args.tree:
+        done = processes.gcore_tree(args.pid, os.path.abspath(args.output or "core"), stopping=stopping)
+    else:
+        done = [(args.pid,) + processes.gcore(args.pid, os.path.abspath(args.output or "core.%d" % args.pid),
+                                              stopping=stopping) + (False,)]
+    for pid, line, why, _ in done:
+        if line is not None:
+            sys.stdout.write("pyhang: %s\n" % line)
+        else:
+            sys.stderr.write("pyhang: %s\n" % not_written_text(pid, why))
+    return FAILED if any(line is None and not zombie for _, line, _, zombie in done) else OK
 
 
 def fail(f, as_json):

@@ -7,6 +7,7 @@ process-tree runner (processes) both run gdb so; this module needs neither."""
 import os
 import re
 import struct
+import subprocess
 import sys
 
 from pyhang import procfs
@@ -131,6 +132,29 @@ def open_gdb(args, timeout=None, gdbext=GDBEXT):
         raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
     pipe.before = before
     return pipe
+
+
+def run_command(args, command, timeout=None, gdbext=GDBEXT):
+    """pyhang's lines (without their "pyhang: ") of `command`, run in a gdb of its own on the process
+    or core `args` names, for a command that answers in a line (pyhang gcore); raises Failure, with
+    the cause found in the target itself where gdb could not open it."""
+    before = before_gdb(args)
+    argv = gdb_argv(args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
+                    lib_search_path=args.lib_search_path) + ["-ex", command]
+    try:
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=gdb_env(), timeout=timeout)
+    except OSError as exc:
+        raise Failure("cannot run gdb: %s" % exc, hint="install gdb (apt-get install gdb)")
+    except subprocess.TimeoutExpired:
+        raise Failure("gdb did not finish within %d s" % timeout)
+    said = [l[len("pyhang: "):] for l in r.stdout.splitlines() if l.startswith("pyhang: ")]
+    failed = [l[len("pyhang: "):] for l in r.stderr.splitlines() if l.startswith("pyhang: ")]
+    if failed:
+        raise _failed(failed[-1], _gdb_errors(r.stderr), args, before)
+    if r.returncode != 0 or not said:
+        raise _not_run(None, _gdb_errors(r.stderr), args, before)
+    return said
 
 
 def examine(pipe, args, native_depth=None, locals=False, timeout=None):

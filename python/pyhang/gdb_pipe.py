@@ -148,6 +148,9 @@ def read_here(pipe, pid=None, core=None, executable=None, sysroot=None, search_p
             t = self.by_tid.get(tid)
             return t.host_tid or tid if t is not None else tid
 
+        def core_file(self):
+            return core
+
     try:
         if pid is not None:
             target = native.Target.live(pid)

@@ -10,7 +10,7 @@ import time
 
 import _pyhang_native as native
 
-from pyhang import procfs, sources
+from pyhang import proc_record, procfs, sources
 from pyhang.model.facts import Facts
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import ForkProblem, PythonStatus
@@ -18,6 +18,7 @@ from pyhang.model.facts import frame_self
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
 from pyhang.model.lock_objects import LockObject
+from pyhang.model.proc_record import summary
 from pyhang.model import python_facts
 from pyhang.model.python_values import FrameLocals, attributes_of
 from pyhang.model.references import ObjectPath, ThreadReferences
@@ -75,10 +76,31 @@ class NativeFacts(Facts):
 
     def target_facts(self, **fields):
         """The TargetFacts of `fields` (kind, pid, ... warnings: what the subclass knows of the target),
-        with the executable's problem and the lock layouts' problem and caveat read here."""
+        with the executable's problem, the lock layouts' problem and caveat, and a core's record of /proc
+        (or why the one it holds is not used) read here."""
         reader = self.lock_reader()
+        record, problem = self.proc_record()
+        fields["warnings"] = list(fields.get("warnings") or ()) + ([problem] if problem else [])
         return TargetFacts(executable_problem=self.executable_problem(), lock_problem=from_data(LayoutsIssue, reader.problem),
-                           lock_caveat=from_data(LayoutsIssue, reader.caveat), **fields)
+                           lock_caveat=from_data(LayoutsIssue, reader.caveat),
+                           proc_record=summary(record) if record is not None else None, **fields)
+
+    def core_file(self):
+        """The path of the core the target is, for its record of /proc; None for a process."""
+        return None
+
+    def proc_record(self):
+        """(ProcRecord, None) of a core that holds pyhang gcore's record of /proc; (None, the TargetWarning's
+        data) when the one it holds is not used; (None, None) for a process or a core without one
+        (pyhang.proc_record.read)."""
+        def make():
+            path = self.core_file() if self.native_target.kind == "core" else None
+            return proc_record.read(path, self.native_target.pid) if path else (None, None)
+        return self.once("proc-record", make)
+
+    def recorded(self):
+        """The ProcRecord of a core that holds one in use, else None."""
+        return self.proc_record()[0]
 
     # ---- the questions ----
 
@@ -88,12 +110,22 @@ class NativeFacts(Facts):
     def threads(self, depth, tids=None):
         key = (depth, None if tids is None else tuple(sorted(tids)))
         if key not in self.made:
-            self.made[key] = self._threads(depth, tids)
+            self.made[key] = self._named(self._threads(depth, tids))
         self.by_tid.update((t.tid, t) for t in self.made[key])
         return self.made[key]
 
     def _threads(self, depth, tids):
         raise NotImplementedError
+
+    def _named(self, threads):
+        """`threads`, those of a core without a name (a core keeps none) named as its record of /proc does."""
+        record = self.recorded() if self.native_target.kind == "core" else None
+        if record is not None:
+            names = {t.tid: t.comm for t in record.threads}
+            for t in threads:
+                if t.name is None:
+                    t.name = names.get(t.host_tid or t.tid)
+        return threads
 
     def locks(self, tids):
         return [[tid, self._lock(tid)] for tid in tids]
@@ -131,6 +163,9 @@ class NativeFacts(Facts):
         return [_SYSCALL_READERS[reader](self.native_target, *args) for reader, args in requests]
 
     def clock_now(self, clock):
+        if self.native_target.kind == "core":
+            record = self.recorded()
+            return record.clocks.get(str(clock)) if record is not None else None
         return self.once("clock-%d" % clock, lambda: clock_now(clock))
 
     def host_tid(self, tid):
@@ -143,16 +178,34 @@ class NativeFacts(Facts):
 
     def proc_syscalls(self, tids):
         pid = self.process_id()
-        if not pid or self.native_target.kind == "core":
+        if self.native_target.kind == "core":
+            record = self.recorded()
+            lines = {t.tid: t.syscall for t in record.threads} if record is not None else {}
+            calls = [procfs.parse_syscall(lines.get(self.host_tid(tid))) for tid in tids]
+        elif not pid:
             return [None] * len(tids)
-        calls = [procfs.thread_syscall(pid, self.host_tid(tid)) for tid in tids]
+        else:
+            calls = [procfs.thread_syscall(pid, self.host_tid(tid)) for tid in tids]
         return [call[0] if call else None for call in calls]
 
     def files(self, fds):
         pid = self.process_id()
-        if not pid or self.native_target.kind == "core":
+        if self.native_target.kind == "core":
+            return self._recorded_files(fds)
+        if not pid:
             return None
         return [[fd, from_data(FdObject, obj)] for fd, obj in sorted(procfs.files(pid, sorted(fds)).items())]
+
+    def _recorded_files(self, fds):
+        """files() of a core, from its record of /proc: an fd it does not list was not open, unless the
+        table was recorded in part (then nothing is known); None without a record."""
+        record = self.recorded()
+        if record is None:
+            return None
+        table = {e.fd: e.object for e in record.files}
+        if not record.files_complete and any(fd not in table for fd in fds):
+            return None
+        return [[fd, table.get(fd) or FdObject(kind="closed")] for fd in sorted(fds)]
 
     def object_names(self, addresses):
         found = self.python_locks_decoder().object_names(sorted(addresses))
@@ -174,6 +227,8 @@ class NativeFacts(Facts):
             state = native.asyncio_state(self.interpreter())
             if self.native_target.kind == "live":
                 state["clock"] = time.monotonic()  # a sleep's deadline (loop time) is on this clock
+            elif self.native_target.kind == "core" and self.recorded() is not None and "1" in self.recorded().clocks:
+                state["clock"] = self.recorded().clocks["1"] / 1e9   # ... as it was when the core was made
             return from_data(AsyncioState, state)
         return self.once("asyncio", make)
 

@@ -194,3 +194,42 @@ def core_tree(cores, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None
         return d
     tree.processes.sort(key=lambda p: (depth(p.pid), p.pid))
     return tree_analysis.analyse(tree)
+
+
+def _quoted(path):
+    """`path` as one argument of a gdb command (gdb.string_to_argv)."""
+    return '"%s"' % path.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def gcore(pid, path, gdbext=gdb_batch.GDBEXT, stopping=AUTO):
+    """(pyhang gcore's line, None) once a gdb of its own has written the core of live process `pid`
+    to `path` (`pyhang gcore`: every thread's stack, the record of /proc), or (None, why not): it
+    exited, is a zombie, cannot be traced, or (`stopping` AUTO) a stop would cut a transfer short."""
+    why = _why_not(pid)
+    if why is not None:
+        return None, why
+    because = cut_short(pid, stopping)
+    if because:
+        from pyhang.render.gcore import cut_short_text
+        return None, cut_short_text(because)
+    try:
+        said = gdb_batch.run_command(_target(pid, None, None, None), "pyhang gcore " + _quoted(path),
+                                     timeout=TIMEOUT, gdbext=gdbext)
+    except gdb_batch.Failure as f:
+        return None, f.message + "".join(": %s" % d for d in f.details[:1])
+    return said[-1], None
+
+
+def gcore_tree(root, prefix, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBEXT, stopping=AUTO):
+    """[(pid, pyhang gcore's line or None, why not or None, whether it is a zombie)] of live process
+    `root` and its descendants (as `report --tree` finds them), each core written to PREFIX.PID by a
+    gdb of its own, JOBS at a time; parents first.  A zombie has no memory to write."""
+    found, _ = procfs.descendants(root, limit)
+    pids = [root] + [pid for pid, _ in found]
+    out = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
+        futures = {pool.submit(gcore, pid, "%s.%d" % (prefix, pid), gdbext, stopping): pid for pid in pids}
+        for fut in concurrent.futures.as_completed(futures):
+            out[futures[fut]] = fut.result()
+    return [(pid,) + out[pid] + ((procfs.stat(pid) or {}).get("state") == "Z",) for pid in pids]
+

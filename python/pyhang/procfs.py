@@ -161,11 +161,24 @@ def descendants(root, limit):
     return out, False
 
 
+def syscall_line(pid, tid):
+    """Thread `tid`'s /proc/PID/task/TID/syscall line as the kernel writes
+    it ("running", "-1 SP PC", or the call's number, six arguments, SP and
+    PC), or None when it cannot be read."""
+    text = _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
+    return text.strip() if text is not None else None
+
+
 def thread_syscall(pid, tid):
     """(number, [six arguments]) of the system call thread `tid` is in, as
     the kernel records it (/proc/PID/task/TID/syscall), or None when it runs,
     is not in one, or cannot be read."""
-    text = _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
+    return parse_syscall(_read("/proc/%d/task/%d/syscall" % (pid, tid), 512))
+
+
+def parse_syscall(text):
+    """(number, [six arguments]) of a /proc/PID/task/TID/syscall line, or
+    None when it names no call (or is no such line)."""
     fields = (text or "").split()
     if len(fields) < 7 or not fields[0].lstrip("-").isdigit() or int(fields[0]) < 0:
         return None
@@ -173,6 +186,49 @@ def thread_syscall(pid, tid):
         return int(fields[0]), [int(a, 16) for a in fields[1:7]]
     except ValueError:
         return None
+
+
+def open_fds(pid, limit=MAX_FDS):
+    """(the fds process `pid` has open, sorted, at most `limit`; whether
+    that is all of them), or None when /proc/PID/fd cannot be read."""
+    try:
+        fds = sorted(int(n) for n in os.listdir("/proc/%d/fd" % pid) if n.isdigit())
+    except OSError:
+        return None
+    return fds[:limit], len(fds) <= limit
+
+
+def environment(pid, names, limit=256):
+    """{name: value} of the variables of `names` in process `pid`'s
+    environment as it was at exec (/proc/PID/environ: what the program
+    changed since is not there), each value cut to `limit` characters; None
+    when it cannot be read."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            data = f.read(8 << 20)
+    except OSError:
+        return None
+    out = {}
+    for entry in data.split(b"\0"):
+        name, eq, value = entry.partition(b"=")
+        key = name.decode("utf-8", "replace")
+        if eq and key in names:
+            out[key] = value.decode("utf-8", "replace")[:limit]
+    return out
+
+
+def children(pid, limit=MAX_PROCESSES):
+    """[(pid, stat)] of the children of process `pid` (parse_stat of each;
+    zombies included), from one scan of /proc, at most `limit`."""
+    found, _ = descendants(pid, limit)
+    out = []
+    for child, parent in found:
+        if parent != pid:
+            break   # descendants lists the children first
+        s = stat(child)
+        if s is not None:
+            out.append((child, s))
+    return out
 
 
 # ---- sockets -----------------------------------------------------------------

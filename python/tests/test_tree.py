@@ -147,8 +147,8 @@ def test_waits_on_fds_from_cores_are_said_not_followed():
     tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200), kind="core"),
                    process(200, 100, syscall_thread(200, "read", fd=3, object=None, fd_table=False), kind="core"))
     assert tree.deadlocks == [] and tree.unfollowed == [(200, 200)]
-    assert ("warning: cores record no fd table: waits on pipes and sockets are not followed across processes "
-            "(PID 200 LWP 200)") in render_tree_text(tree)
+    assert ("warning: these cores record no fd table (cores `pyhang gcore` makes do): waits on pipes and sockets "
+            "are not followed across processes (PID 200 LWP 200)") in render_tree_text(tree)
 
 
 def test_a_ring_and_processes_all_holding_every_pipe_are_each_one_deadlock_not_their_cycles():

@@ -2,14 +2,14 @@
 import gdb
 
 from pyhang_gdb import frame_filter, settings, thread_apply
-from pyhang_gdb.commands import fork_hazards, gil_holder, lock_owner, py_bt, py_frames, py_tasks, report
+from pyhang_gdb.commands import fork_hazards, gcore, gil_holder, lock_owner, py_bt, py_frames, py_tasks, report
 
 
 def register():
     settings.register()
     frame_filter.register()
     thread_apply.install()
-    for cls in report.COMMANDS + (py_bt.PythonBacktrace, gil_holder.GilHolder, lock_owner.LockOwner,
+    for cls in report.COMMANDS + (gcore.PyhangGcore, py_bt.PythonBacktrace, gil_holder.GilHolder, lock_owner.LockOwner,
                                   fork_hazards.ForkHazards, py_tasks.PyTasks):
         cls()
     if not _defined("py-bt"):

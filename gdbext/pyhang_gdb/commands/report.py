@@ -25,6 +25,7 @@ Subcommands:
                                               every thread: native frames (and, as decoded, Python frames, GIL, locks)
   pyhang report --tree [--json]               this process and its descendants, deadlocks across them first
   pyhang snapshot FILE                        save what pyhang collected, to analyse again without the target
+  pyhang gcore [FILE]                         a core of the process with every thread's stack and its /proc facts
   pyhang version                              pyhang and the Python gdb embeds
 Commands: py-bt / pyhang-py-bt (Python backtrace of the selected thread), py-locals, py-print NAME,
 py-list, py-up, py-down, py-bt-full (libpython.py's names, also as pyhang-py-...), gil-holder,

@@ -52,7 +52,13 @@ def target_info(answer):
     """The report's TargetInfo of the collector's TargetFacts."""
     return TargetInfo(kind=answer.kind, pid=answer.pid, core=answer.core, executable=answer.executable,
                       namespace_pid=answer.namespace_pid, parent_pid=answer.parent_pid,
-                      executable_problem=answer.executable_problem)
+                      executable_problem=answer.executable_problem, proc_record=answer.proc_record)
+
+
+def proc_known(answer):
+    """Whether what /proc says of the target (TargetFacts `answer`) can be asked: of a live process,
+    and of a core that holds the record `pyhang gcore` made of /proc (pyhang.proc_record)."""
+    return answer.kind != "core" or answer.proc_record is not None
 
 
 def thread_snapshot(t):
@@ -132,10 +138,10 @@ def _add_python_apis(facts, view, snaps):
                                attributes=attributes.get((frame.object, api.attributes)))
 
 
-def add_syscall_facts(facts, kind, snaps):
+def add_syscall_facts(facts, proc, snaps):
     """What the blocking system call of each of `snaps` points at in target
-    memory, and, for restart_syscall on a live target, what the kernel
-    records.  `kind`: the target's kind ("live", "core")."""
+    memory, and, for restart_syscall where /proc is known (`proc`:
+    proc_known), what the kernel records."""
     parked = [(t, syscalls.parked(t.registers)) for t in snaps]
     parked = [(t, call) for t, call in parked if call is not None]
     wanted = [(t, label, [reader, list(args)]) for t, _ in parked
@@ -145,7 +151,7 @@ def add_syscall_facts(facts, kind, snaps):
         t.syscall = SyscallFacts()
     for (t, label, _), value in zip(wanted, read):
         t.syscall.memory[label] = value
-    if kind == "core":
+    if not proc:
         return snaps
     for t, _ in parked:
         clock = syscalls.clock_wanted(t.registers)
@@ -159,10 +165,11 @@ def add_syscall_facts(facts, kind, snaps):
     return snaps
 
 
-def files_of(facts, kind, threads):
+def files_of(facts, proc, threads):
     """{fd: FdObject} from /proc of the fds the threads wait on, or None when
-    not known (a core records no fd table)."""
-    if kind == "core":
+    not known (`proc` false: a core without pyhang gcore's record of /proc
+    holds no fd table)."""
+    if not proc:
         return None
     fds = set()
     for t in threads:
@@ -285,7 +292,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
     names, files = {}, None
     if lock_facts:
         add_lock_facts(facts, view, threads)
-        add_syscall_facts(facts, info.kind, threads)
+        add_syscall_facts(facts, proc_known(target), threads)
         if view.ok:
             names = object_names(facts, threads)
             add_references(facts, threads)
@@ -293,7 +300,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_future_runners(facts, view, threads)
             add_sqlite_connections(facts, view, threads)
             collectives.add_collectives(facts, view, threads)
-        files = files_of(facts, info.kind, threads)
+        files = files_of(facts, proc_known(target), threads)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.warnings),
                            lock_problem=target.lock_problem, lock_caveat=target.lock_caveat, native_depth=depth,
                            threading=facts.threading() if view.ok else None, names=names, files=files,
@@ -336,5 +343,5 @@ def thread(facts, tid, depth=LOCK_FRAME_DEPTH):
         return None, view, None
     (snap,) = resume_unnamed_futex_waits(facts, [thread_snapshot(found[0])])
     add_lock_facts(facts, view, [snap])
-    add_syscall_facts(facts, target.kind, [snap])
-    return snap, view, files_of(facts, target.kind, [snap])
+    add_syscall_facts(facts, proc_known(target), [snap])
+    return snap, view, files_of(facts, proc_known(target), [snap])

@@ -341,6 +341,11 @@ class TargetWarning:
     NOT_STOPPED = "not-stopped"                     # read without stopping the process
     NOT_STOPPED_FOR_TRANSFER = "not-stopped-for-transfer"   # tid, call, fd, what: a stop would cut it short
     GIL_MOVED = "gil-moved"                         # the GIL changed hands between two reads
+    # a core's /proc record (pyhang.proc_record) that is not used: path the core
+    PROC_RECORD_DAMAGED = "proc-record-damaged"     # text: what is wrong with it
+    PROC_RECORD_OTHER_VERSION = "proc-record-other-version"   # text: its schema, other_text ours, given: its pyhang
+    PROC_RECORD_OTHER_CORE = "proc-record-other-core"   # number: its pid, other: the core's; text, other_text: the
+                                                        # core it names and this one (when the pids agree)
     # the analysis's own: a fact it asked for was read in part (problem: a model.unread.ReadProblem)
     THREADING_INCOMPLETE = "threading-incomplete"   # threading's Thread objects
     ASYNCIO_INCOMPLETE = "asyncio-incomplete"       # asyncio's tasks and loops

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pyhang.model.record import field, from_data, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
+from pyhang.model.proc_record import ProcSummary
 from pyhang.model.python_values import LocalValue
 from pyhang.model.unread import ReadProblem
 from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, \
@@ -218,6 +219,9 @@ class TargetInfo:
     namespace_pid: int | None = None  # its pid in its own PID namespace, when that differs
     parent_pid: int | None = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
     executable_problem: dict | str | None = None  # why the executable's file could not be read here (TargetFacts')
+    proc_record: ProcSummary | None = None  # a core's record of /proc, made by pyhang gcore (TargetFacts')
+
+    __nested__ = {"proc_record": ProcSummary}
 
 
 @record

@@ -18,6 +18,7 @@ from pyhang.model.record import field, record
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkFacts
+from pyhang.model.proc_record import ProcSummary
 from pyhang.model.python_facts import PythonState
 from pyhang.model.python_values import FrameLocals
 from pyhang.model.references import ObjectPath
@@ -97,6 +98,8 @@ def _target_dict(t):
          "namespace_pid": t.namespace_pid, "parent_pid": t.parent_pid}
     if t.executable_problem is not None:  # (added after the first snapshots: only when there is one)
         d["executable_problem"] = t.executable_problem
+    if t.proc_record is not None:   # (likewise)
+        d["proc_record"] = to_data(t.proc_record)
     return d
 
 
@@ -137,7 +140,8 @@ def from_dict(d: dict) -> ProcessSnapshot:
     return ProcessSnapshot(
         target=TargetInfo(kind=t["kind"], pid=t.get("pid"), core=t.get("core"), executable=t.get("executable"),
                           namespace_pid=t.get("namespace_pid"), parent_pid=t.get("parent_pid"),
-                          executable_problem=t.get("executable_problem")),
+                          executable_problem=t.get("executable_problem"),
+                          proc_record=from_data(ProcSummary, t.get("proc_record"))),
         python=from_data(PythonState, d.get("python") or None),
         warnings=list(d.get("warnings") or []),
         lock_problem=from_data(LayoutsIssue, d.get("lock_problem")),

@@ -5,6 +5,7 @@ never stops the process); a snapshot keeps it as data (`to_data`, and
 fields."""
 from __future__ import annotations
 
+from pyhang.model.proc_record import ProcSummary
 from pyhang.model.record import field, record
 from pyhang.model.waits import LayoutsIssue
 
@@ -28,5 +29,6 @@ class TargetFacts:
     warnings: list = field(default_factory=list)   # as the collector gives them: {kind: model.kinds.TargetWarning, ...}
     lock_problem: LayoutsIssue | str | None = None   # the native LockReader's problem (older snapshots: a sentence)
     lock_caveat: LayoutsIssue | None = None   # ... and its caveat
+    proc_record: ProcSummary | None = None    # a core's record of /proc (pyhang gcore's), when it holds one in use
 
-    __nested__ = {"lock_problem": LayoutsIssue, "lock_caveat": LayoutsIssue}
+    __nested__ = {"lock_problem": LayoutsIssue, "lock_caveat": LayoutsIssue, "proc_record": ProcSummary}

@@ -204,6 +204,13 @@ def _compact_thread(th, names, merged, seen):
             _compact(_account(th)), _compact(_moved(th)))
 
 
+def proc_record_json(s):
+    """A core's record of /proc (ProcSummary `s`) in the report."""
+    return {"schema": s.schema, "fds": s.fds, "threads": s.threads, "environment": dict(sorted(s.environment.items())),
+            "children": [{"pid": c.pid, "state": c.state, "comm": c.comm, "exit_status": c.exit_status}
+                         for c in s.children]}
+
+
 def to_json(report, merged=False, threads=True) -> dict:
     """The report as a tree of fresh dicts and lists (`threads` False: an
     empty list of threads, for dumps() to fill)."""
@@ -232,6 +239,8 @@ def to_json(report, merged=False, threads=True) -> dict:
         "second_look": _second_look(report),
         "exit_status": report.exit_status,
     }
+    if t.proc_record is not None:    # a core pyhang gcore made: what its record of /proc holds
+        doc["target"]["proc_record"] = proc_record_json(t.proc_record)
     if report.asyncio is not None:   # collected (snapshots recorded before asyncio was read have none)
         doc["asyncio"] = asyncio_json(report, names, lock_text)
     return doc

@@ -42,6 +42,14 @@ _WORDS = {
     TargetWarning.ASYNCIO_INCOMPLETE: lambda w: (
         "asyncio's tasks could not all be read (%s): tasks and what they await may be missing"
         % unread_text(w["problem"])),
+    TargetWarning.PROC_RECORD_DAMAGED: lambda w: (
+        "the record of /proc that pyhang gcore kept in core file %s is damaged (%s): it is not used, and the fd "
+        "table, the system calls and the children are not known, as for a core without one" % (w["path"], w["text"])),
+    TargetWarning.PROC_RECORD_OTHER_VERSION: lambda w: (
+        "the record of /proc in core file %s is %s (written by pyhang %s), which this pyhang does not read (it reads "
+        "%s): it is not used, and the fd table, the system calls and the children are not known, as for a core "
+        "without one" % (w["path"], w["text"] or "of no schema", w.get("given") or "?", w["other_text"])),
+    TargetWarning.PROC_RECORD_OTHER_CORE: lambda w: _other_core(w),
     TargetWarning.GIL_MOVED: lambda w: ("the GIL changed hands while the process was read without stopping it: "
                                         "which thread holds it is not known"),
 }
@@ -93,6 +101,16 @@ def object_problem_text(w):
     if w.get("text") in _FAILURES:
         return reader_failure(w["text"], w.get("other_text") or w.get("path") or "?", w.get("number") or 0)
     return w.get("text") or w.get("kind")
+
+
+def _other_core(w):
+    if w["number"] != w["other"]:
+        whose = "was recorded of process %d, but the core is of process %d" % (w["number"], w["other"])
+    else:
+        whose = "was recorded for another core of process %d (%s; this core: %s)" % (
+            w["number"], w["text"], w["other_text"])
+    return ("the record of /proc in core file %s %s: it is not used, and the fd table, the system calls and the "
+            "children are not known, as for a core without one" % (w["path"], whose))
 
 
 def _zeroed_stacks(tids):

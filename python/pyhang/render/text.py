@@ -6,6 +6,7 @@ from pyhang.model.waits import syscall_of
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
+from pyhang.render.gcore import report_lines as proc_record_lines
 from pyhang.render.target import warning_text
 from pyhang.render.glibc import layouts_text
 from pyhang.render.locks import describe, evidence as wait_evidence, evidence_words, likely_holder_evidence, not_blocked, summary, \
@@ -333,6 +334,8 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
     names = names_of(report)
     out = ["pyhang report: " + describe_target(report)]
     out.extend("warning: " + w for w in warnings(report))
+    if report.target.proc_record is not None:
+        out.extend(proc_record_lines(report.target.proc_record))
     out.append("%d thread%s" % (len(report.threads), "" if len(report.threads) == 1 else "s"))
     out.append("")
     if report.deadlocks:

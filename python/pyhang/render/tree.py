@@ -282,8 +282,8 @@ def render_tree_text(tree):
         out.append("warning: %d more descendant%s not examined (the tree is bounded)" % (
             tree.truncated, " was" if tree.truncated == 1 else "s were"))
     if tree.unfollowed:
-        out.append("warning: cores record no fd table: waits on pipes and sockets are not followed across processes "
-                   "(%s)" % ", ".join("PID %d LWP %d" % n for n in tree.unfollowed[:8]) +
+        out.append("warning: these cores record no fd table (cores `pyhang gcore` makes do): waits on pipes and "
+                   "sockets are not followed across processes (%s)" % ", ".join("PID %d LWP %d" % n for n in tree.unfollowed[:8]) +
                    ("" if len(tree.unfollowed) <= 8 else ", and %d more" % (len(tree.unfollowed) - 8)))
     out.append("")
     out.extend(tree_answer(tree))

@@ -291,8 +291,8 @@ def _pids_text(pids):
 
 # Why an unaccounted wait is not accounted for, by model.kinds.AccountReason: words after "Thread N waits in CALL".
 _UNACCOUNTED_WHY = {
-    AccountReason.NO_FD_TABLE: lambda w: "; a core records no fd table, so what the fd is and who holds its other "
-                                         "end are not known",
+    AccountReason.NO_FD_TABLE: lambda w: "; this core records no fd table (one `pyhang gcore` makes does), so what "
+                                         "the fd is and who holds its other end are not known",
     AccountReason.OWN_PROCESS: lambda w: (", a file lock this process itself holds (under another open file)"
                                           if w.get("call") in ("flock", "fcntl") else
                                           ", whose other end only this process itself holds: none of its threads is "
@@ -518,8 +518,9 @@ ADVICE = {
     VerdictKind.NO_PROGRESS: "find who was meant to end each wait (its object and frames below; `pyhang report "
                              "--locals` shows which frames hold it): nothing in the process is going to",
     VerdictKind.UNACCOUNTED: "judge these waits from their facts: where another process holds the other end, "
-                             "`pyhang report --tree -p PID` from a common ancestor looks at both; a core holds "
-                             "no fd table, a live process does",
+                             "`pyhang report --tree -p PID` from a common ancestor looks at both; a core gdb or "
+                             "the kernel wrote holds no fd table, the live process and a core `pyhang gcore` "
+                             "wrote do",
 }
 
 # A deadlock's next step, by what its threads wait on.

@@ -1,0 +1,145 @@
+"""An ELF core file's program headers and notes, in plain Python (no
+native module, no gdb): the segments a core holds, the notes of its
+PT_NOTE segments, and one more note added to a core.
+
+Only x86_64 cores are read (64-bit, little-endian).  A core's program
+header table says where each segment is in the file: gdb's gcore writes the
+memory (PT_LOAD) first and its notes after, the kernel the notes first.
+`add_note` copies the last PT_NOTE segment to the end of the file with the
+new note after the ones it held, and points that segment's program header
+at the copy: one program header changes (its offset and size), every other
+byte of the core stays where it was, and the core's readers (gdb's BFD, the
+kernel's tools, pyhang's own) read the note with the others.  A note type
+no reader knows is skipped by each of them.
+"""
+import hashlib
+import os
+import struct
+
+PT_LOAD, PT_NOTE = 1, 4
+PN_XNUM = 0xFFFF           # e_phnum when the count is in section 0's sh_info
+_PHDR = struct.Struct("<IIQQQQQQ")   # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align
+MAX_NOTES = 64 << 20       # bytes of a PT_NOTE segment read at most
+
+
+class NotACore(Exception):
+    """The file is no 64-bit little-endian ELF core, or its headers are cut short."""
+
+
+class Segment:
+    """One program header: its index in the table, type, where its bytes are in the file and where in memory."""
+    __slots__ = ("index", "type", "offset", "vaddr", "filesz", "memsz")
+
+    def __init__(self, index, type, offset, vaddr, filesz, memsz):
+        self.index, self.type, self.offset, self.vaddr, self.filesz, self.memsz = \
+            index, type, offset, vaddr, filesz, memsz
+
+
+def _header(f):
+    """(e_phoff, e_phentsize, e_phnum) of an open core file."""
+    f.seek(0)
+    head = f.read(64)
+    if len(head) < 64 or head[:4] != b"\x7fELF":
+        raise NotACore("no ELF header")
+    if head[4] != 2 or head[5] != 1 or struct.unpack_from("<H", head, 16)[0] != 4:
+        raise NotACore("not a 64-bit little-endian core file")
+    phoff, = struct.unpack_from("<Q", head, 32)
+    phentsize, phnum = struct.unpack_from("<HH", head, 54)
+    if phnum == PN_XNUM:   # the count is section 0's sh_info
+        shoff, = struct.unpack_from("<Q", head, 40)
+        f.seek(shoff + 44)
+        raw = f.read(4)
+        if len(raw) < 4:
+            raise NotACore("the program header count's section is cut short")
+        phnum, = struct.unpack("<I", raw)
+    if phentsize < _PHDR.size:
+        raise NotACore("program headers of %d bytes" % phentsize)
+    return phoff, phentsize, phnum
+
+
+def segments(f):
+    """[Segment] of an open core file, in the table's order; NotACore when it has no whole table."""
+    phoff, phentsize, phnum = _header(f)
+    f.seek(phoff)
+    table = f.read(phentsize * phnum)
+    if len(table) < phentsize * phnum:
+        raise NotACore("the program header table is cut short")
+    out = []
+    for i in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, p_filesz, p_memsz, _ = _PHDR.unpack_from(table, i * phentsize)
+        out.append(Segment(i, p_type, p_offset, p_vaddr, p_filesz, p_memsz))
+    return out
+
+
+def _pad(n):
+    return (n + 3) & ~3
+
+
+def notes(data):
+    """[(name, type, desc, start, end)] of the notes in a PT_NOTE segment's bytes (start, end: where
+    each note is in `data`); a note cut short ends the list."""
+    out, at = [], 0
+    while at + 12 <= len(data):
+        namesz, descsz, kind = struct.unpack_from("<III", data, at)
+        name_at = at + 12
+        desc_at = name_at + _pad(namesz)
+        end = desc_at + _pad(descsz)
+        if desc_at + descsz > len(data):
+            break
+        name = data[name_at:name_at + namesz].rstrip(b"\0").decode("latin-1")
+        out.append((name, kind, data[desc_at:desc_at + descsz], at, min(end, len(data))))
+        at = end
+    return out
+
+
+def note_bytes(name, kind, desc):
+    """One ELF note: its header, its name (NUL-ended) and its desc, each padded to 4 bytes."""
+    raw = name.encode("latin-1") + b"\0"
+    return struct.pack("<III", len(raw), len(desc), kind) + raw.ljust(_pad(len(raw)), b"\0") + \
+        desc.ljust(_pad(len(desc)), b"\0")
+
+
+def note_segments(f):
+    """[(Segment, its bytes)] of an open core file's PT_NOTE segments (each read up to MAX_NOTES bytes)."""
+    out = []
+    for s in segments(f):
+        if s.type == PT_NOTE and s.filesz:
+            f.seek(s.offset)
+            out.append((s, f.read(min(s.filesz, MAX_NOTES))))
+    return out
+
+
+def digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def last_notes(path):
+    """(file size, bytes of the last PT_NOTE segment) of core `path`: what add_note will copy."""
+    with open(path, "rb") as f:
+        found = note_segments(f)
+        size = os.fstat(f.fileno()).st_size
+    if not found:
+        raise NotACore("no PT_NOTE segment")
+    return size, found[-1][1]
+
+
+def add_note(path, name, kind, desc):
+    """Adds one note to core `path`: its last PT_NOTE segment, copied to the end of the file (8-byte
+    aligned) with the note after the ones it held.  Returns the offset of the copy."""
+    with open(path, "r+b") as f:
+        found = note_segments(f)
+        if not found:
+            raise NotACore("no PT_NOTE segment")
+        segment, data = found[-1]
+        if len(data) < segment.filesz:
+            raise NotACore("its notes are cut short")
+        phoff, phentsize, _ = _header(f)
+        end = f.seek(0, os.SEEK_END)
+        at = (end + 7) & ~7
+        grown = data + note_bytes(name, kind, desc)
+        f.write(b"\0" * (at - end) + grown)
+        f.seek(phoff + segment.index * phentsize + 8)      # p_offset
+        f.write(struct.pack("<Q", at))
+        f.seek(phoff + segment.index * phentsize + 32)     # p_filesz
+        f.write(struct.pack("<Q", len(grown)))
+    return at
