@@ -205,7 +205,7 @@ def gcore(pid, path, gdbext=gdb_batch.GDBEXT, stopping=AUTO):
     """(pyhang gcore's line, None) once a gdb of its own has written the core of live process `pid`
     to `path` (`pyhang gcore`: every thread's stack, the record of /proc), or (None, why not): it
     exited, is a zombie, cannot be traced, or (`stopping` AUTO) a stop would cut a transfer short."""
-    why = _why_not(pid)
+    why, _ = _why_not(pid)
     if why is not None:
         return None, why
     because = cut_short(pid, stopping)
