@@ -405,23 +405,31 @@ def unix_diag(deadline):
 # ---- file locks ----------------------------------------------------------------
 
 def file_locks(device, inode):
-    """The holders of the locks on one file (/proc/locks): [{pid, type,
-    access}] (pid -1: an open file description lock, which records none)."""
-    out = []
-    text = _read("/proc/locks", 8 << 20) or ""
+    """(holders, unreadable) of the locks on one file (/proc/locks): parse_locks."""
+    return parse_locks(_read("/proc/locks", 8 << 20) or "", device, inode)
+
+
+def parse_locks(text, device, inode):
+    """([{pid, type, access}] of the holders of the locks on one file in the
+    text of /proc/locks (pid -1: an open file description lock, which
+    records none), the number of lines that could not be read).  A line is
+    "N: TYPE ADVISORY|MANDATORY ACCESS PID MAJ:MIN:INODE START END", and
+    "N: -> ..." for a waiter, which holds nothing."""
+    out, unreadable = [], 0
     for line in text.splitlines():
         f = line.split()
-        if len(f) < 6 or "->" in f:
-            continue   # "->" lines are waiters, not holders
-        where = f[5].split(":")
+        if "->" in f:
+            continue
+        where = f[5].split(":") if len(f) >= 6 else []
         try:
             same = (int(where[0], 16), int(where[1], 16), int(where[2])) == \
                 (os.major(device), os.minor(device), inode)
         except (ValueError, IndexError):
+            unreadable += 1
             continue
         if same:
             out.append({"pid": int(f[4]) if f[4].lstrip("-").isdigit() else -1, "type": f[1], "access": f[3]})
-    return out
+    return out, unreadable
 
 
 # ---- fds -------------------------------------------------------------------
@@ -448,7 +456,9 @@ def fd_object(pid, fd):
         try:
             st = os.stat(path)
             obj["inode"] = st.st_ino
-            obj["lock_holders"] = file_locks(st.st_dev, st.st_ino)
+            obj["lock_holders"], unreadable = file_locks(st.st_dev, st.st_ino)
+            if unreadable:
+                obj["locks_unreadable"] = unreadable
         except OSError:
             pass
     else:

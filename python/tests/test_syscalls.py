@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import sys
 import threading
 import time
 
@@ -430,3 +431,38 @@ def test_an_unnamed_resumed_futex_wait_needs_its_word_to_hold_the_value_the_wait
     assert syscalls.futex_wait_candidate(dict(restart, rdi=1)) is None
     assert syscalls.futex_wait_candidate(dict(restart, rsi=1)) is None
     assert syscalls.futex_wait_candidate({"orig_rax": syscalls.FUTEX, "rdi": 0x7000, "rsi": 0}) is None
+
+
+def test_a_damaged_proc_locks_line_is_counted_and_the_readable_holders_still_named():
+    dev = os.makedev(0xfd, 1)
+    text = ("1: FLOCK  ADVISORY  WRITE 4242 fd:01:77 0 EOF\n"
+            "2: POSIX  ADVISORY  READ 17 fd:01:77 0 EOF\n"
+            "3: garbage\n"
+            "4: FLOCK  ADVISORY  WRITE 99 zz:01:77 0 EOF\n"
+            "5: -> FLOCK  ADVISORY  WRITE 555 fd:01:77 0 EOF\n"
+            "6: OFDLCK ADVISORY  WRITE -1 fd:01:77 0 EOF\n"
+            "7: FLOCK  ADVISORY  WRITE 8 fd:01:78 0 EOF\n")
+    holders, unreadable = procfs.parse_locks(text, dev, 77)
+    assert [h["pid"] for h in holders] == [4242, 17, -1] and unreadable == 2   # a waiter (->) holds nothing
+    assert procfs.parse_locks("", dev, 77) == ([], 0)
+    files = {4: {"kind": "file", "path": "/tmp/l", "pid": 10, "lock_holders": holders, "locks_unreadable": 2}}
+    b = syscalls.syscall_wait(thread("flock", 4, 2), files=fd_objects(files))
+    assert line(b).endswith("; locked by PID 4242, PID 17, an open file description (no PID recorded); 2 lines of "
+                            "/proc/locks could not be read (a holder may be missing)")
+
+
+def test_a_lock_on_a_deleted_file_still_names_its_holder(tmp_path):
+    path = str(tmp_path / "gone.lock")
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time\n"
+                               "f = open(%r, 'w'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True)\n"
+                               "time.sleep(60)" % path], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        fd = os.open(path, os.O_RDONLY)
+        os.unlink(path)   # the file is gone from its directory; the fds and the lock remain
+        obj = procfs.fd_object(os.getpid(), fd)
+        assert obj["path"].endswith("(deleted)") and [h["pid"] for h in obj["lock_holders"]] == [holder.pid]
+        os.close(fd)
+    finally:
+        holder.kill()
+        holder.wait()

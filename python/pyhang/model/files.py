@@ -56,6 +56,7 @@ class FdObject:
     path: str | None = None           # a file's
     epoll: list[int] | None = None    # an epoll instance's watched fds
     lock_holders: list[FileLock] | None = None   # a file's locks
+    locks_unreadable: int = 0         # lines of /proc/locks that could not be read (a holder may be missing)
     socket: dict | None = None        # a socket's /proc/net facts, as read (see the module's doc)
     holders: list[FdHolder] | None = None   # a pipe's or socket's other end; None: not looked up
     holders_complete: bool = True     # False: the scan of /proc stopped at its bound

@@ -223,6 +223,9 @@ def _call_summary(b):
                                                    "an open file description (no PID recorded)" for pid in holders)
             elif s.lock:
                 line += "; /proc/locks names no other holder"
+            if obj.locks_unreadable:
+                line += "; %d line%s of /proc/locks could not be read (a holder may be missing)" % (
+                    obj.locks_unreadable, "" if obj.locks_unreadable == 1 else "s")
         other = other_end_text(obj)
         if other:
             line += "; " + other
