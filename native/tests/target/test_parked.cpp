@@ -8,6 +8,10 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 
+#include <chrono>
+#include <optional>
+#include <thread>
+
 #include "pyhang/target/target.hpp"
 #include "support/parked_threads.hpp"
 
@@ -105,7 +109,14 @@ TEST_CASE("a running thread has no registers, an exited one is gone, a core or i
 
   std::atomic<int> exited{0};
   std::thread([&] { exited = static_cast<int>(::gettid()); }).join();
-  auto gone = target->parked_registers(exited);
+  // join() returns when the kernel clears the thread's tid word, a moment before /proc lets go of its
+  // task: wait (bounded) for that, then its record is gone.
+  std::optional<linux_abi::ParkedRegisters> gone;
+  for (int i = 0; i < 2000; ++i) {
+    gone = target->parked_registers(exited);
+    if (!gone || gone->state == ParkState::Gone) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   REQUIRE(gone);
   CHECK(gone->state == ParkState::Gone);
 
