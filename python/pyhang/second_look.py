@@ -68,7 +68,10 @@ def look(pid, tids, interval, sleep=time.sleep):
     target.invalidate()
     after = _interpreter(native, target) if before is not None else None
     second = _sample(pid, hosts.values())
-    moved = set(native.state_moves(before, after)["moved"]) if before is not None and after is not None else None
+    try:
+        moved = set(native.state_moves(before, after)["moved"]) if before is not None and after is not None else None
+    except Exception:  # noqa: BLE001 — frames that cannot be compared are not said to have moved or not
+        moved = None
     out = []
     for tid, host in hosts.items():
         a, b = first.get(host), second.get(host)

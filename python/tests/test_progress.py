@@ -4,20 +4,13 @@ them moved either, are a hang; a thread that moved, or one waiting for what
 comes from outside, keeps them unknown; findings about a thread that moved
 are marked.  On synthetic reports and looks."""
 from pyhang.analysis import account, completeness, progress
-from pyhang.model.kinds import AccountReason, ExitStatus, PythonStatus, ThreadState, VerdictKind, WaitKind
-from pyhang.model.report import BlockedOn, Report, SecondLook, TargetInfo, ThreadLook, ThreadReport, Verdict
+from pyhang.model.kinds import AccountReason, ExitStatus, ThreadState, VerdictKind, WaitKind
+from pyhang.model.report import BlockedOn, SecondLook, ThreadLook, Verdict
 from pyhang.model.waits import SyscallWait
 from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 
-PID = 300
-
-
-def report_of(*waits):
-    r = Report(target=TargetInfo(kind="live", pid=PID), python_status=PythonStatus.OK)
-    for i, b in enumerate(waits):
-        r.threads.append(ThreadReport(tid=PID + i, gdb_num=i + 1, gil="released", blocked_on=b))
-    return r
+from test_thread_classes import PID, report_of  # noqa: E402 (a Python process whose threads PID, PID+1, ... wait)
 
 
 def unknown(tid):
@@ -91,3 +84,12 @@ def test_a_look_that_could_not_be_taken_changes_nothing_and_says_so():
 def test_a_thread_gone_between_the_looks_moved():
     assert ThreadLook(tid=1, gone=True).moved() == ["gone"]
     assert ThreadLook(tid=1).moved() == []   # nothing read: nothing said to move
+
+
+def test_a_look_at_a_process_that_is_gone_says_so_and_raises_nothing():
+    import subprocess
+    from pyhang import second_look
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    look = second_look.look(gone.pid, [gone.pid], 0.01)
+    assert look.problem is not None and look.threads == []

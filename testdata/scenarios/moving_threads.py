@@ -7,7 +7,6 @@ from 3.6 on."""
 import os
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from truth import Truth, gettid, set_os_thread_name  # noqa: E402

@@ -59,13 +59,13 @@ def full():
     bounded.put("first")
     done = threading.Event()
 
-    def produce():
+    def produce(q):
         set_os_thread_name("producer")
         TRUTH.thread(tid=gettid(), name="producer", role="producer")
         done.set()
-        bounded.put("second")        # the consumer is gone: waits for ever
+        q.put("second")              # the consumer is gone: waits for ever
 
-    threading.Thread(target=produce, daemon=True).start()
+    threading.Thread(target=produce, args=(bounded,), daemon=True).start()
     done.wait()
     time.sleep(0.3)
     TRUTH.thread(tid=gettid(), name="full-main", role="main")
