@@ -11,7 +11,8 @@
               unix socketpair.
   pool        a multiprocessing Pool('fork') of 2 workers, each stuck in a task
               that reads a pipe only the parent can write to; the parent
-              joins the pool.
+              joins the pool: a deadlock of all three (through the pool's
+              idle task thread, which only the parent's threads could feed).
   zombie      the parent has a child that exited and was not reaped, and a
               child that runs no Python (`sleep`); it reads a pipe.
   traced      the parent has a child already traced by another child (as
@@ -96,8 +97,11 @@ def pool():
     results = [workers.apply_async(stuck_task, (r, started_w)) for _ in pids]
     for _ in pids:
         os.read(started_r, 1)   # each worker has its task
+    # Every thread of the three processes waits on another of them: the workers on the parent (the only
+    # process that could write their pipe), the parent's threads on the workers (their results, their
+    # exit) or, idle, for work only another of the parent's threads could give.
     ready(syscall=None, children=[{"pid": pid, "role": "worker", "syscall": "read"} for pid in pids],
-          deadlock=[], tasks=len(results))
+          deadlock=[os.getpid()] + pids, tasks=len(results))
     workers.close()
     workers.join()
 

@@ -56,12 +56,12 @@ def _call_name(s):
     return s.name
 
 
-def _timed(s):
+def timed(s):
     """Whether the wait has a finite timeout: it ends by itself."""
     return bool(s.timeout) and s.timeout.get("ns") is not None
 
 
-def _listening(obj):
+def listening(obj):
     socket = (obj.socket or {}) if obj is not None else {}
     return socket.get("state") in ("LISTEN", 10)
 
@@ -88,7 +88,7 @@ def _watched(s, own):
     objects = [w.get("object") for w in s.fds]
     if not objects:
         return ThreadState.IDLE, AccountReason.SIGNAL, []
-    if any(o is not None and (o.kind in _EVENT_OBJECTS or _listening(o)) for o in objects):
+    if any(o is not None and (o.kind in _EVENT_OBJECTS or listening(o)) for o in objects):
         return ThreadState.IDLE, AccountReason.SELECTOR, []
     found = [_other_end(o, own) if o is not None and o.kind in ("pipe", "socket") else
              (ThreadState.UNACCOUNTED, AccountReason.NOT_MODELED, []) for o in objects]
@@ -102,7 +102,7 @@ def syscall_class(b, own):
     BlockedOn) of process `own` that no verdict speaks of."""
     s = syscall_of(b)
     call = _call_name(s)
-    if call in _SLEEPS or _timed(s):
+    if call in _SLEEPS or timed(s):
         return ThreadState.IDLE, AccountReason.TIMED, []
     if call in _SELECTORS:
         return ThreadState.IDLE, AccountReason.SELECTOR, []

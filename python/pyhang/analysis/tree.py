@@ -11,7 +11,11 @@ processes, from the system-call waits (pyhang.analysis.syscalls):
 - a pipe read or write waits for the processes holding the other end, a
   unix socket for those holding its peer, a flock for the lock's holders:
   an edge to every thread of each (this process's other threads included),
-  any one of which could write, close or unlock.
+  any one of which could write, close or unlock;
+- a thread its report calls idle, waiting for work on an object of its
+  process (a queue's get, a condition, a native pool), waits for any other
+  thread of its process to give it (likely): idle threads keep a process
+  able to progress only while some thread that could feed them can.
 
 What each waiting thread needs is a list of `Need`s, all of which must be
 met for its wait to end: a need with one edge (an AND-wait: a lock with one
@@ -38,7 +42,7 @@ its next request: analysis.idle.helper_loop).  A wait whose server died
 waiting in different collectives: analysis.collectives.  Fork hazards
 across processes: pyhang.analysis.tree_forks.
 """
-from pyhang.analysis import collectives, completeness, dead_servers, idle, pools, syscalls, tree_forks
+from pyhang.analysis import account, collectives, completeness, dead_servers, idle, pools, syscalls, tree_forks
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
@@ -126,6 +130,41 @@ def _holder_needs(waiter, holders, complete, processes, kind, facts):
     return edges, [Need(edges, open=opened)]
 
 
+def _waits_for_work(t):
+    a = t.account
+    return a is not None and a.state == ThreadState.IDLE and a.reason == AccountReason.WAITS_FOR_WORK
+
+
+def _work_need(entry, t):
+    """The Need of an idle thread that waits for work on an object of its process (a queue, a
+    condition, a native pool's): any other thread of its process may give it (likely: which of them
+    reach the object is not known).  Alone, a thread of a process with no other is never proven
+    stuck; the edges stay out of the tree's edges (each idle thread would add one to every thread)."""
+    waiter = (entry.pid, t.tid)
+    return Need([TreeEdge(waiter=waiter, owner=(entry.pid, o.tid), kind=TreeEdgeKind.WORK_GIVER,
+                          confidence=Confidence.LIKELY, facts={}) for o in entry.report.threads if o.tid != t.tid])
+
+
+def _poll_needs(waiter, s, processes):
+    """(edges, [the one Need]) of a poll or select on several fds: any one of them ready ends it, so
+    any thread of any process holding the other end of any of them may; a watched fd that is no
+    pipe or socket (an eventfd, a listener, a file) or whose holders are not all known opens it."""
+    edges, opened = [], False
+    for w in s.fds:
+        obj = w.get("object")
+        kind = TreeEdgeKind.PIPE_OTHER_END if obj is not None and obj.kind == "pipe" else \
+            TreeEdgeKind.SOCKET_PEER if obj is not None and obj.kind == "socket" else None
+        if kind is None or account.listening(obj):
+            return [], [Need([], open=True)]
+        made, (need,) = _holder_needs(waiter, [(h.pid, {"holder_fds": list(h.fds)}) for h in obj.holders or ()],
+                                      obj.holders is not None and obj.holders_complete, processes, kind,
+                                      {"syscall": s.name, "fd": w.get("fd"), "link": obj.link,
+                                       "direction": w.get("direction")})
+        edges += made
+        opened = opened or need.open
+    return edges, [Need(edges, open=opened)]
+
+
 def _direction(call):
     return "read" if call in syscalls.READS else "write" if call in syscalls.WRITES else None
 
@@ -147,6 +186,8 @@ def graph(tree):
             needs.setdefault(edge.waiter, []).append(Need([edge]))
         for t in p.report.threads:
             b = t.blocked_on
+            if _waits_for_work(t) and (b is None or b.kind != WaitKind.SYSCALL):
+                needs.setdefault((p.pid, t.tid), []).append(_work_need(p, t))
             if b is None or b.kind != WaitKind.SYSCALL:
                 continue
             s = b.syscall or SyscallWait()
@@ -164,10 +205,18 @@ def graph(tree):
                                              obj.holders is not None and obj.holders_complete, processes, kind,
                                              {"syscall": s.name, "fd": s.fd, "link": obj.link,
                                               "direction": _direction(s.name)})
+            if s.watches_fds and s.fds and s.fd_table:
+                made, wanted = _poll_needs(waiter, s, processes)
             if s.lock_holders and s.fd_table:
                 made, wanted = _holder_needs(waiter, [(pid, {}) for pid in dict.fromkeys(
                     h.pid for h in s.lock_holders)], True, processes, TreeEdgeKind.FILE_LOCK,
                     {"syscall": s.name, "fd": s.fd, "path": obj.path})
+            if account.timed(s):
+                # a wait with a timeout ends by itself: it stays stuck only while what its program does
+                # then (a loop that polls again, as a DataLoader's does) does not serve the others
+                for e in made:
+                    e.confidence = Confidence.LIKELY
+                wanted = [Need(n.edges, open=n.open) for n in wanted]
             edges += made
             if wanted:
                 needs.setdefault(waiter, []).extend(wanted)
@@ -342,10 +391,16 @@ def analyse(tree: TreeReport):
     whose server died, its stalls, its other verdicts and its fork hazards,
     and the exit status over them and every process's report."""
     tree.edges, needs = graph(tree)
-    tree.deadlocks = deadlocks(needs)
+    # A wait whose server died explains the knot it is in: the living are stuck because that
+    # process is gone (had it lived, it would have served the wait), so the death is the answer.
+    died = dead_servers.verdicts(tree)
+    dead_waits = {(pid, tid) for pid, v in died for tid in v.threads}
+    found = deadlocks(needs)
+    tree.deadlocks = [d for d in found if not dead_waits.intersection(d.nodes)]
     explained = {n for d in tree.deadlocks for n in d.nodes + d.waiting}
-    died = dead_servers.verdicts(tree, explained)
+    died = [(pid, v) for pid, v in died if not explained.intersection((pid, tid) for tid in v.threads)]
     explained |= {(pid, tid) for pid, v in died for tid in v.threads}
+    explained |= {n for d in found if d not in tree.deadlocks for n in d.nodes + d.waiting}
     tree.stalls = stalls(tree, explained)
     tree.verdicts = pools.lost_tasks(tree) + died + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
@@ -385,8 +440,22 @@ def unaccounted(tree):
             a = t.account
             if a is None:
                 continue
+            waits_on = a.pids or (_children_known(tree, p) if a.reason == AccountReason.CHILD else [])
             if a.state == ThreadState.UNACCOUNTED or \
                     (a.state == ThreadState.ELSEWHERE and a.reason != AccountReason.OWNER_GONE and
-                     (not a.pids or not set(a.pids) <= pids)):
+                     (not waits_on or not set(waits_on) <= pids)):
                 out.append((p.pid, t.tid))
     return out
+
+
+def _children_known(tree, entry):
+    """[pid] of the children of process `entry` that a wait for any child (wait4(-1)) waits on,
+    when the tree knows them all: those /proc listed (a live tree not cut short), or its core's
+    record of them (pyhang gcore); else [] (a core of gdb's or the kernel's does not say)."""
+    r = entry.report
+    record = r.target.proc_record
+    if record is not None:
+        return [c.pid for c in record.children]
+    if r.target.kind != "live" or tree.truncated:
+        return []
+    return [c.pid for c in _children({p.pid: p for p in tree.processes}, entry.pid)]

@@ -135,6 +135,7 @@ class TreeEdgeKind:
     PIPE_OTHER_END = "pipe-other-end"   # a pipe read or write: the processes holding the other end
     SOCKET_PEER = "socket-peer"         # a unix socket: the processes holding its peer
     FILE_LOCK = "file-lock"             # flock/fcntl: the processes /proc/locks names as holders
+    WORK_GIVER = "work-giver"           # an idle thread waits for work: any other thread of its process may give it
 
 
 class VerdictKind:

@@ -84,9 +84,11 @@ READERS_ADVICE = ("every process that holds a write end of these pipes waits to 
 
 def deadlock_advice(d):
     """The advice line of a deadlock across processes (model.tree.TreeDeadlock)."""
-    if d.edges and all(e.kind == TreeEdgeKind.PIPE_OTHER_END and e.facts.get("direction") == "read" for e in d.edges):
+    # an idle thread's wait for work is no step of its own: the advice is the other waits'
+    edges = [e for e in d.edges if e.kind != TreeEdgeKind.WORK_GIVER]
+    if edges and all(e.kind == TreeEdgeKind.PIPE_OTHER_END and e.facts.get("direction") == "read" for e in edges):
         return READERS_ADVICE
-    kinds = {e.kind for e in d.edges}
+    kinds = {e.kind for e in edges}
     for across, advice in _TREE_ADVICE:
         if kinds.intersection(across):
             return advice
@@ -99,12 +101,15 @@ def render_deadlocks(tree):
     for i, d in enumerate(tree.deadlocks):
         title = "Found one deadlock" if n == 1 else "Deadlock %d of %d" % (i + 1, n)
         out.append("%s across %d processes (%s), %d threads:" % (title, len(d.pids), d.confidence, len(d.nodes)))
+        said = set()   # what a process holds is said once, at its first thread: any of them may serve it
         for node in d.nodes:
             p, th = _thread(tree, node)
             out.append("  " + _node_label(tree, node))
             if th is not None and th.blocked_on is not None:
                 out.append("    " + summary(th.blocked_on, names_of(p.report)))
-            out.extend("    (%s)" % text for text in _held_texts(d, node))
+            held = [t for t in _held_texts(d, node) if (node[0], t) not in said]
+            said.update((node[0], t) for t in held)
+            out.extend("    (%s)" % text for text in held)
         if d.waiting:
             out.append("  waiting on it, not part of it: %s" % ", ".join(
                 _node_label(tree, w) for w in d.waiting[:MAX_WAITING_LISTED]) +
