@@ -45,11 +45,26 @@ def test_a_thread_waiting_for_a_lock_it_acquired_itself_is_a_one_thread_deadlock
         site = e["facts"]["references"]
         assert (site["function"].split(".")[-1], site["line"]) == (held["function"], held["line"]), (where, site)
         assert accounts(doc)[waiter]["state"] == "deadlocked"
-        # AND the text says it waits for itself, where it took the lock, and that a Lock is not re-entrant
         assert "Found one deadlock (likely): a thread waits for itself:" in text, (where, text[:800])
-        assert ("which it acquired itself at File \"%s\", line %d" % (os.path.join(harness.SCENARIOS, "self_deadlock.py"),
-                                                                     held["line"])) in text, (where, text[:1500])
-        assert "a Lock is not re-entrant" in text and "threading.RLock" in d["advice"]
+        held_line = 'File "%s", line %d' % (os.path.join(harness.SCENARIOS, "self_deadlock.py"), held["line"])
+        (t,) = [t for t in doc["threads"] if t["tid"] == waiter]
+        if mode == "with":
+            # AND the text says it waits for itself, where it took the lock, and that a Lock is not re-entrant
+            assert "which it acquired itself at " + held_line in text, (where, text[:1500])
+            assert "a Lock is not re-entrant" in text and "threading.RLock" in d["advice"]
+            assert "handler" not in e["facts"] and not [f for f in t["python_frames"] if "signal" in f]
+            continue
+        # AND a signal handler is named as one, with its signal, and the frame it interrupted, which holds the lock
+        handler = e["facts"]["handler"]
+        assert (handler["function"].split(".")[-1], handler["signal"]) == (s.truth["handler"], s.truth["signal"])
+        interrupted = e["facts"]["interrupted"]
+        assert (interrupted["function"].split(".")[-1], interrupted["line"]) == (held["function"], held["line"])
+        assert [f["signal"] for f in t["python_frames"] if "signal" in f] == [s.truth["signal"]]
+        assert ("in its signal handler %s (for signal %d (SIGUSR1)), which interrupted %s, in %s while that frame "
+                "holds it" % (handler["function"], s.truth["signal"], held_line, interrupted["function"])) in text, \
+            (where, text[:1500])
+        assert "[signal handler for signal %d (SIGUSR1)]" % s.truth["signal"] in text
+        assert d["advice"].startswith("a signal handler runs between two lines of the code it interrupts")
 
 
 def test_a_thread_waiting_for_the_mutex_it_holds_is_a_certain_one_thread_deadlock(scenario):

@@ -57,7 +57,7 @@ config_lock = threading.Lock()
 
 def on_signal(signum, frame):
     TRUTH.thread(tid=gettid(), name="self-main", role="waits-for-itself")
-    TRUTH.write_and_signal_ready(mode=MODE, lock=id(config_lock), handler="on_signal",
+    TRUTH.write_and_signal_ready(mode=MODE, lock=id(config_lock), handler="on_signal", signal=signum,
                                  held_at={"function": frame.f_code.co_name, "line": frame.f_lineno})
     with config_lock:                 # the interrupted frame below holds it
         pass

@@ -66,9 +66,22 @@ def python_lock_holders(threads):
                               source=OwnerSource.HEURISTIC,
                               facts={"references": to_data(b.python.self_frames[0]), "self": True,
                                      "waits_in": to_data(b.evidence.frame) if getattr(b.evidence, "frame", None)
-                                     else None}))
+                                     else None, **_signal_handler(th)}))
         edges += found
     return edges
+
+
+def _signal_handler(th):
+    """{"handler": {function, file, line, signal}, "interrupted": {function, file, line} or None} of a
+    thread whose stack runs a signal handler (the innermost such frame, and the Python frame it
+    interrupted, the next outer one), else {}."""
+    frames = th.python_frames
+    k = next((k for k, f in enumerate(frames) if f.signal is not None), None)
+    if k is None:
+        return {}
+    at = lambda f: {"function": f.function, "file": f.file, "line": f.line}   # noqa: E731
+    return {"handler": dict(at(frames[k]), signal=frames[k].signal),
+            "interrupted": at(frames[k + 1]) if k + 1 < len(frames) else None}
 
 
 def needs_deeper_frames(threads):

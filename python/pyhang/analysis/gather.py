@@ -9,7 +9,7 @@ from memory when they point there.
 """
 from pyhang.analysis import collectives, forks, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView, gil_state
-from pyhang.model.kinds import GilState, WaitKind
+from pyhang.model.kinds import GilState, LocalKind, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
 from pyhang.model.python_values import FrameLocals
@@ -268,6 +268,39 @@ def add_pool_workers(facts, view, threads):
             t.pool_worker = PoolWorker(work_queue=local.address)
 
 
+SIGNAL_FRAMES = 8     # innermost Python frames looked at for a signal handler
+_SIGNALS = range(1, 65)   # Linux's signal numbers, real-time ones included
+
+
+def signal_handler(found):
+    """The signal a frame's handler runs for, from its locals (FrameLocals), or None: a signal
+    handler's two arguments are the signal's number and the frame it interrupted."""
+    args = [v for v in found.locals if v.kind == LocalKind.ARGUMENT][:2] if found is not None else []
+    if len(args) < 2 or args[0].type != "int" or args[1].type != "frame":
+        return None
+    try:
+        number = int(args[0].repr)
+    except (TypeError, ValueError):
+        return None
+    return number if number in _SIGNALS else None
+
+
+def add_signal_handlers(facts, view, threads):
+    """Which of the innermost Python frames run a signal handler, of each thread that waits for a
+    threading.Lock an outer frame of its own references (a self-wait: the handler is often why)."""
+    asked = [(t, k, f) for t in threads if t.python_lock is not None and t.python_lock.self_frames
+             for k, f in enumerate(view.frames(t.tid)[:SIGNAL_FRAMES])]
+    if not asked:
+        return
+    found = facts.frame_locals([[f.frame, f.code] for _, _, f in asked]) or []
+    for t, _, _ in asked:
+        t.signal_frames = {}
+    for (t, k, _), fl in zip(asked, found):
+        number = signal_handler(fl)
+        if number is not None:
+            t.signal_frames[k] = number
+
+
 def add_python_locals(facts, snapshot, view):
     """Each thread's Python frames' locals (`report --locals`)."""
     frames = [(t, f) for t in snapshot.threads for f in view.frames(t.tid)]
@@ -299,6 +332,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_pool_workers(facts, view, threads)
             add_future_runners(facts, view, threads)
             add_sqlite_connections(facts, view, threads)
+            add_signal_handlers(facts, view, threads)
             collectives.add_collectives(facts, view, threads)
         files = files_of(facts, proc_known(target), threads)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.warnings),

@@ -24,6 +24,7 @@ from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, hol
 from pyhang.model import snapshot as snapshots
 from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
 from pyhang.model.kinds import GilState, HazardKind, PythonStatus, TargetWarning, severity
+from pyhang.model.record import replace
 from pyhang.model.report import Report, ThreadReport
 from pyhang.model.unread import read_problem
 
@@ -73,6 +74,9 @@ def threads(snapshot, view=None):
         th.interpreter = pt.interp_id if pt is not None else None
         th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals, gil=th.gil)
         th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
+        for k, number in sorted((snap.signal_frames or {}).items()):
+            if k < len(th.python_frames):   # frames may be shared between threads: this one's is a copy
+                th.python_frames[k] = replace(th.python_frames[k], signal=number)
         for frame, collected in zip(th.python_frames, snap.python_locals or ()):
             frame.locals, frame.locals_problem = collected.locals, read_problem(collected.problem)
         th.blocked_on = locks.settle(locks.blocked_on(view, snap, th.gil, view.holder_of_wait(snap.registers, holder),

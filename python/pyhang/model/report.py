@@ -75,6 +75,9 @@ class PythonFrame:
     source: str | None = None
     source_indent: int = 0     # characters of white space `source` had before it
     c_call: CCall | None = None  # the C callable it calls; None when none is known
+    # A signal handler: the signal it runs for (its arguments are that number and the frame it interrupted,
+    # the next outer one, as the interpreter calls a handler); None: not seen to be one
+    signal: int | None = None
 
 
 @record

@@ -57,6 +57,9 @@ class ThreadSnapshot:
     # A thread whose innermost Python frame is a torch.distributed collective: what it is and the rank and
     # world size read from its frames' locals (analysis.collectives.describe); None for any other thread.
     collective: CollectiveDetail | None = None
+    # Python frames that run a signal handler (gather.add_signal_handlers): {frame index, innermost 0: the
+    # signal}; None when not asked (only a thread waiting for a Lock its own outer frames hold is).
+    signal_frames: dict[int, int] | None = None
 
 
 @record
@@ -129,6 +132,7 @@ def _to_dict(snap, t):
             **({"pool_worker": to_data(th.pool_worker)} if th.pool_worker is not None else {}),
             **({"connections": th.connections} if th.connections is not None else {}),
             **({"collective": to_data(th.collective)} if th.collective is not None else {}),
+            **({"signal_frames": sorted(th.signal_frames.items())} if th.signal_frames is not None else {}),
         } for th in snap.threads],
     }
 
@@ -162,6 +166,8 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 host_tid=th.get("host_tid"), syscall=from_data(SyscallFacts, th.get("syscall")),
                                 python_locals=_locals_from(th.get("python_locals")), pool_worker=from_data(PoolWorker, th.get("pool_worker")),
                                 connections=th.get("connections"),
-                                collective=from_data(CollectiveDetail, th.get("collective")))
+                                collective=from_data(CollectiveDetail, th.get("collective")),
+                                signal_frames=None if th.get("signal_frames") is None else
+                                {int(k): int(v) for k, v in th["signal_frames"]})
                  for th in d.get("threads") or []],
     )

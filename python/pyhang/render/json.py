@@ -45,6 +45,8 @@ def _python_frame(f, native_frame=None):
          "end_line": f.end_line, "col": f.col, "end_col": f.end_col, "c_call": _c_call(f.c_call)}
     if native_frame is not None:  # report --merged
         d["native_frame"] = native_frame
+    if f.signal is not None:  # a signal handler
+        d["signal"] = f.signal
     if f.locals is not None:  # report --locals
         d["locals"] = [{"name": v.name, "kind": v.kind, "type": v.type, "repr": v.repr, "address": v.address}
                        for v in f.locals]

@@ -2,6 +2,7 @@
 object is named by the variable of the program that reaches it."""
 from pyhang.model.kinds import Confidence, ThreadIssueKind, WaitKind
 from pyhang.model.report import PythonFrame
+from pyhang.render.exits import signal_text
 from pyhang.render.unread import unread_text
 
 
@@ -65,7 +66,8 @@ def c_call_line(c):
 
 
 def python_frame_line(f):
-    return 'File "%s", line %s, in %s' % (f.file, f.line if f.line >= 0 else "?", f.function)
+    line = 'File "%s", line %s, in %s' % (f.file, f.line if f.line >= 0 else "?", f.function)
+    return line + "  [signal handler for %s]" % signal_text(f.signal) if f.signal is not None else line
 
 
 def frame_source_lines(f, indent):

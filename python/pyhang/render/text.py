@@ -4,6 +4,7 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictK
 from pyhang.model.report import PythonFrame, Report, ThreadReport, Verdict, entry_frame
 from pyhang.model.waits import syscall_of
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
+from pyhang.render.exits import signal_text
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.gcore import report_lines as proc_record_lines
@@ -223,6 +224,10 @@ _SELF_MUTEX_TYPES = {"mutex-recursive": "a recursive mutex lets its owner lock i
                                          "type was likely misread"}
 
 
+def _frame_at(site):
+    return python_frame_line(PythonFrame(site["function"], site["file"], site["line"])) if site else None
+
+
 def self_wait_text(report, e, names):
     """"waits for threading.Lock 0x… (x), which it acquired itself at File …, line N, in f; a Lock is not
     re-entrant": the one edge of a thread waiting for itself (a one-thread cycle)."""
@@ -231,9 +236,16 @@ def self_wait_text(report, e, names):
     name = object_name(b.name) if b is not None and b.address == e.address and b.name else None
     what = lock_text(e.kind, e.address) + (" (%s)" % name if name else "")
     if e.kind == WaitKind.PY_LOCK:
-        site = (e.facts or {}).get("references")
-        at = python_frame_line(PythonFrame(site["function"], site["file"], site["line"])) if site else \
-            "an outer frame"
+        at = _frame_at((e.facts or {}).get("references")) or "an outer frame"
+        handler = (e.facts or {}).get("handler")
+        if handler:
+            interrupted = e.facts.get("interrupted")
+            holds = "while that frame holds it" if interrupted == e.facts.get("references") else \
+                "while %s, further out, holds it" % at
+            return ("waits for %s in its signal handler %s (for %s), which interrupted %s %s (inside `with`, or "
+                    "after acquire()): the interrupted code can release it only once the handler returns" % (
+                        what, handler["function"], signal_text(handler["signal"]), _frame_at(interrupted) or
+                        "its caller", holds))
         return ("waits for %s, which it acquired itself at %s (that frame of its own stack references it: inside "
                 "`with`, or holding it after acquire()); a Lock is not re-entrant" % (what, at))
     glibc_type = getattr(getattr(b, "glibc", None), "kind", None)

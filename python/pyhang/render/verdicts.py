@@ -537,6 +537,10 @@ DEADLOCK_ADVICE = {
 }
 
 
+SIGNAL_HANDLER_ADVICE = ("a signal handler runs between two lines of the code it interrupts, in the same thread: "
+                         "it must not take a lock that code may hold (not even an RLock, which would let it in "
+                         "mid-update); set a flag or put the work on a queue for another thread, or use "
+                         "signal.set_wakeup_fd")
 SELF_WAIT_ADVICE = {
     WaitKind.PY_LOCK: "a Lock is not re-entrant: where code that holds it calls code that takes it again, use "
                       "threading.RLock or take it only at the outer level; a signal handler must not take a lock "
@@ -551,6 +555,8 @@ def deadlock_advice(d):
     if d.kind == DeadlockKind.AWAIT:
         return DEADLOCK_ADVICE[DeadlockKind.AWAIT]
     if len(d.threads) == 1 and d.edges:
+        if (d.edges[0].facts or {}).get("handler"):
+            return SIGNAL_HANDLER_ADVICE
         return SELF_WAIT_ADVICE.get(d.edges[0].kind, SELF_WAIT_ADVICE[None])
     for kind in (WaitKind.GIL, WaitKind.SQLITE_BUSY):
         if any(e.kind == kind for e in d.edges):
