@@ -294,6 +294,7 @@ class PythonLocks {
       threads.append(e);
     }
     d[key("threads")] = threads;
+    d[key("shutting_down")] = opt(t.shutting_down);
     return d;
   }
 

@@ -44,6 +44,8 @@ def test_a_join_whose_consumers_all_wait_in_get_with_a_task_unfinished_is_a_hang
         assert sorted(v["facts"]["consumers"]) == consumers and v["facts"]["unfinished"] == s.truth["unfinished"]
         assert "its task_done() never called" in v["text"] and "task_done()" in v["advice"]
         assert t["account"]["state"] == "hung"
+        # AND the join is the module's own code: the interpreter is not exiting
+        assert all(x["exiting"] is None for x in doc["threads"]), where
         assert doc["exit_status"] == 5 and doc["headline"] == "Hung without a deadlock: a Queue.join nothing will " \
                                                               "finish.", (where, doc["headline"])
 
@@ -77,3 +79,22 @@ def test_a_put_to_a_full_queue_no_other_thread_reaches_is_a_hang(scenario, pytho
         assert v["threads"] == [producer] and v["facts"]["kind"] == "py-queue-put", (where, v)
         assert v["facts"]["address"] == s.truth["queue"] and v["facts"]["length"] == s.truth["length"] == 1
         assert doc["exit_status"] == 5 and "a Queue.put nothing can drain" in doc["headline"], where
+
+
+@pytest.mark.parametrize("python", queue_interpreters())
+def test_a_join_in_an_atexit_callback_is_said_to_keep_the_exiting_process_from_ending(scenario, python):
+    # GIVEN the same join, made by an atexit callback once the module's code has returned and
+    # threading._shutdown is done (the consumers are daemon threads)
+    exe, s = start(scenario, python, "atexit")
+    joiner = harness.role_tid(s, "joiner")
+    for where, doc, text in harness.cli_live_and_core_reports(s, exe, text=True):
+        got = threads(doc)
+        # THEN the joiner is the thread that runs the interpreter's exit, past threading._shutdown; no other is
+        assert {tid: t["exiting"] for tid, t in got.items()} == {tid: "atexit" if tid == joiner else None
+                                                                 for tid in got}, where
+        # AND the hang is still the join's, and the text says why the process does not end, naming the callback
+        assert doc["exit_status"] == 5 and [v["threads"] for v in doc["verdicts"] if v["kind"] == "nothing-can-wake"] \
+            == [[joiner]], (where, doc["headline"])
+        (line,) = [l for l in text.splitlines() if l.startswith("Exiting: ")]
+        assert "runs the interpreter's exit past threading._shutdown, the atexit callbacks" in line, line
+        assert "here %s (File \"%s\"" % (s.truth["callback"], os.path.join(harness.SCENARIOS, "queue_join.py")) in line

@@ -1,6 +1,6 @@
 """Scenario: queues whose waits nothing will end.
 
-usage: queue_join.py skipped|busy|full
+usage: queue_join.py skipped|busy|full|atexit
   skipped  the main thread waits in Queue.join() for WORK, whose two
            consumers took every item and now wait in get() for more; one
            of them skipped task_done() for an item (an exception path):
@@ -11,9 +11,13 @@ usage: queue_join.py skipped|busy|full
            that consumer's own wait
   full     a producer waits in put() on FULL, a bounded queue that no
            other thread reaches any more (its consumer exited)
+  atexit   skipped, but the join is an atexit callback's (`flush`): the
+           module's code has returned, threading._shutdown is done (the
+           consumers are daemon threads), and the process cannot end
 
 Truth: each thread's role and TID, the queue's id, unfinished tasks and
 length as the program sees them.  Works on every Python from 3.6 on."""
+import atexit
 import os
 import queue
 import sys
@@ -49,8 +53,19 @@ def joined(mode):
     while work.qsize() or work.unfinished_tasks != 1:
         time.sleep(0.01)
     time.sleep(0.3)   # every consumer back in get(), or the slow one in SLOW.wait()
+    if mode == "atexit":
+        atexit.register(flush, work)
+        return        # the module ends: the interpreter exits, and runs flush
     TRUTH.thread(tid=gettid(), name="joiner", role="joiner")
     TRUTH.write_and_signal_ready(mode=mode, queue=id(work), unfinished=work.unfinished_tasks, length=work.qsize())
+    work.join()
+
+
+def flush(work):
+    """An exit handler that waits for the queue's work to be done."""
+    TRUTH.thread(tid=gettid(), name="joiner", role="joiner")
+    TRUTH.write_and_signal_ready(mode="atexit", queue=id(work), unfinished=work.unfinished_tasks,
+                                 length=work.qsize(), callback="flush")
     work.join()
 
 

@@ -55,6 +55,12 @@ ThreadingState threading_state(MemoryReader& memory, const PythonState& state, c
     return out;
   }
   out.imported = true;
+  if (Addr flag = objs.module_attribute("threading", "_SHUTTING_DOWN")) {
+    if (auto v = objs.integer(flag)) out.shutting_down = *v != 0;
+  } else if (Addr main = objs.module_attribute("threading", "_main_thread")) {
+    if (Addr stopped = objs.attribute(main, "_is_stopped"))
+      if (auto v = objs.integer(stopped)) out.shutting_down = *v != 0;
+  }
   // _active: {ident: Thread}; _limbo: {Thread: Thread}, started but not yet running.
   for (const char* table : {"_active", "_limbo"}) {
     ReadProblem p;

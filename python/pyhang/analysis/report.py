@@ -18,7 +18,7 @@ needs and makes the report in steps:
 """
 from pyhang.analysis import account, asyncio, completeness, deadlocks, forks, gather, gc, holders, locks, python_api, sources, \
     syscalls
-from pyhang.analysis.threading import PythonThreads
+from pyhang.analysis.threading import PythonThreads, exiting
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
 from pyhang.model import snapshot as snapshots
@@ -87,6 +87,7 @@ def threads(snapshot, view=None):
         th.python_problem = _python_problem(pt.problem) if pt is not None else None
         th.hidden_interpreters = view.hidden_interpreters(snap.tid)
         report.threads.append(th)
+    exiting(report, snapshot.threading)
     if view.status == PythonStatus.NOT_PYTHON and completeness.python_evidence(
             snapshot.python, snapshot.target.executable, completeness.frame_libraries(snapshot.threads)):
         # A Python process whose runtime was not found: what its threads do with the GIL is not known.

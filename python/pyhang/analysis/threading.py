@@ -85,6 +85,25 @@ _MP_EXIT = ("multiprocessing/util.py", ("_exit_function", "_run_finalizers"))
 _MP_FEEDER_JOIN = ("multiprocessing/queues.py", ("_finalize_join", "Queue._finalize_join"))
 
 
+def exiting(report, threading_state):
+    """Marks the thread that runs the interpreter's exit (ThreadReport.exiting) once threading._shutdown
+    has begun (ThreadingState.shutting_down): the main thread, in threading._shutdown (joining the
+    non-daemon threads) or, after it, in what runs then: atexit callbacks and the finalizers they call."""
+    if threading_state is None or not threading_state.shutting_down:
+        return
+    main = report.thread(report.target.pid) if report.target.pid else None
+    main = main or next((t for t in report.threads if t.gdb_num == 1), None)
+    if main is None or not main.python_frames:
+        return
+    if _at_exit(main.python_frames):
+        main.exiting = ExitPath.THREADING_SHUTDOWN
+    elif main.python_frames[-1].function != "<module>":
+        # the main module's code has returned: what runs now was called by the interpreter's exit (a fork
+        # child's main thread still under its parent's <module> frame, past its own threading._shutdown,
+        # runs multiprocessing's exit code, no atexit callback)
+        main.exiting = ExitPath.ATEXIT
+
+
 def exit_path(frames):
     """The model.kinds.ExitPath of a join made by a thread with these Python frames (PyFrameFacts or
     PythonFrames), or None when it is no part of an exit."""

@@ -116,6 +116,9 @@ class ExitPath:
     Python frames."""
     QUEUE_FEEDER = "queue-feeder"   # multiprocessing's exit finalizers join a Queue's feeder thread
     FINALIZERS = "finalizers"       # multiprocessing's exit finalizers (util._exit_function), another join
+    # The thread that runs the interpreter's exit (ThreadReport.exiting), once threading._shutdown has begun:
+    THREADING_SHUTDOWN = "threading-shutdown"   # in threading._shutdown: it joins every non-daemon thread
+    ATEXIT = "atexit"                           # after it: atexit callbacks (and the finalizers they run)
 
 
 class MergeProblem:

@@ -201,6 +201,9 @@ class ThreadReport:
     account: ThreadAccount | None = None   # its class in the closed-world account (analysis.account)
     # what a second look saw of it (analysis.progress): the facts that moved ([] none), None: no second look
     moved: list[str] | None = None
+    # The thread that runs the interpreter's exit: model.kinds.ExitPath THREADING_SHUTDOWN or ATEXIT
+    # (analysis.threading.exiting); None for every other thread, and while the interpreter is not exiting
+    exiting: str | None = None
 
 
 @record(frozen=True)

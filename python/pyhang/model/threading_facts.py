@@ -33,5 +33,8 @@ class ThreadingState:
     imported: bool = False            # threading is in sys.modules
     problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
     threads: list[ThreadObject] = field(default_factory=list)
+    # threading._shutdown has begun (interpreter exit): _SHUTTING_DOWN (3.9+), else _main_thread._is_stopped;
+    # None when not read
+    shutting_down: bool | None = None
 
     __nested__ = {"threads": ThreadObject, "problem": ReadProblem}

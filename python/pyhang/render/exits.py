@@ -1,7 +1,10 @@
 """How a dead process ended (model.tree.ProcessExit), in a tree's JSON
 and in words: its exit status, or the signal that killed it by name.  The
-words are made from the JSON's facts (a verdict's facts carry the same)."""
+words are made from the JSON's facts (a verdict's facts carry the same).
+And how a living one is exiting (ThreadReport.exiting)."""
 import signal
+
+from pyhang.model.kinds import ExitPath
 
 
 def signal_text(number):
@@ -31,3 +34,20 @@ def signal_name(number):
         return signal.Signals(number).name if number is not None else None
     except ValueError:
         return None
+
+
+EXITING = {
+    ExitPath.THREADING_SHUTDOWN: "%s runs threading._shutdown, which joins every non-daemon thread: the process "
+                                 "ends only once they have ended",
+    ExitPath.ATEXIT: "%s runs the interpreter's exit past threading._shutdown, the atexit callbacks "
+                     "(multiprocessing's finalizers among them)%s: the process ends only once they return",
+}
+
+
+def exiting_text(th, name):
+    """Why thread `th` (ThreadReport, its `exiting` set) keeps its process from ending; `name`: its name."""
+    if th.exiting == ExitPath.ATEXIT:
+        f = th.python_frames[-1] if th.python_frames else None
+        called = ', here %s (File "%s", line %d)' % (f.function, f.file, f.line) if f else ""
+        return EXITING[ExitPath.ATEXIT] % (name, called)
+    return EXITING[th.exiting] % name

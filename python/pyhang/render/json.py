@@ -177,7 +177,7 @@ def _account_counts(report):
 def _thread_tail(th, names):
     """A thread's keys after "python_frames"."""
     return {"native_frames": _native_frames(th), "blocked_on": _blocked(th.blocked_on, names), "problem": thread_problem(th),
-            "gc": thread_gc_json(th), "account": _account(th), "moved": _moved(th)}
+            "gc": thread_gc_json(th), "account": _account(th), "moved": _moved(th), "exiting": th.exiting}
 
 
 def _thread(th, names, python_frames):
@@ -200,10 +200,10 @@ def _compact_thread(th, names, merged, seen):
     the thread's Python frames (_compact_python_frames) and native frames
     (_compact_native_frames) are often another thread's too."""
     return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s,\"account\":%s," \
-        "\"moved\":%s}" % (
+        "\"moved\":%s,\"exiting\":%s}" % (
             _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_native_frames(th, seen),
             _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)),
-            _compact(_account(th)), _compact(_moved(th)))
+            _compact(_account(th)), _compact(_moved(th)), _compact(th.exiting))
 
 
 def proc_record_json(s):

@@ -4,7 +4,7 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictK
 from pyhang.model.report import PythonFrame, Report, ThreadReport, Verdict, entry_frame
 from pyhang.model.waits import syscall_of
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
-from pyhang.render.exits import signal_text
+from pyhang.render.exits import exiting_text, signal_text
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.gcore import report_lines as proc_record_lines
@@ -359,6 +359,7 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
         if accounted:
             out.append(accounted)
     out.extend(finding_lines(report, names, in_tree))
+    out.extend("Exiting: " + exiting_text(th, names(th.tid)) for th in report.threads if th.exiting)
     looked = second_look_line(report)
     if looked:
         out.append(looked)

@@ -49,6 +49,10 @@ struct PyThreadObject {
 struct ThreadingState {
   bool imported = false;                    // threading is in sys.modules
   std::vector<PyThreadObject> threads;      // _active in its order, then _limbo
+  // Whether threading._shutdown has begun (interpreter exit: it joins the non-daemon threads, then the
+  // atexit callbacks run): threading._SHUTTING_DOWN (3.9+), else _main_thread._is_stopped (3.6–3.8);
+  // none when neither could be read.
+  std::optional<bool> shutting_down;
   ReadProblem problem;                      // what could not be read; empty when all was read
 };
 
