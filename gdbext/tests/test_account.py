@@ -83,11 +83,19 @@ def test_a_thread_waiting_for_the_mutex_it_holds_is_a_certain_one_thread_deadloc
         assert doc["exit_status"] == 3
 
 
-def test_an_idle_server_is_accounted_for_and_gets_the_all_clear(scenario):
+def today_interpreters():
+    """Debian's 3.11 and today's Debian interpreters in their roots (trixie's 3.13, unstable's 3.14 and 3.15)."""
+    return [pytest.param(p, id=n) for n, p in sorted(dict(harness.interpreters()).items())
+            if n.startswith("debian-")]
+
+
+@pytest.mark.parametrize("python", today_interpreters())
+def test_an_idle_server_is_accounted_for_and_gets_the_all_clear(scenario, python):
     # GIVEN a server between requests: a selector loop, accept(), idle pool workers, a queue consumer,
     # a stop event, a housekeeping sleep
-    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "idle_server.py")])
-    for where, doc, text in harness.cli_live_and_core_reports(s, PY, text=True):
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "idle_server.py")], env=env)
+    for where, doc, text in harness.cli_live_and_core_reports(s, exe, text=True):
         # THEN every thread is idle, and the report is the all-clear
         got = accounts(doc)
         assert {t["tid"] for t in s.truth["threads"]} == set(got), where

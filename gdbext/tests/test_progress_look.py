@@ -7,6 +7,8 @@ scenarios recorded about themselves."""
 import json
 import os
 
+import pytest
+
 import harness
 
 PY = "/usr/bin/python3.11"
@@ -68,3 +70,16 @@ def test_the_options_of_the_second_look_go_with_report_of_a_live_process():
                  ["report", "--once", "--interval", "1", "-p", "1"], ["report", "--tree", "--once", "-p", "1"]):
         status, _, err = harness.pyhang_cli(*argv)
         assert status == 2 and ("--once" in err or "--interval" in err), (argv, err)
+
+
+@pytest.mark.parametrize("python", [p for n, p in harness.interpreters() if n == "debian-sid-3.14"])
+def test_the_second_look_reads_a_process_run_in_its_own_root(scenario, python):
+    # GIVEN the same hang under Debian unstable's 3.14, run in its root file system as a container runtime does
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "idle_threads.py"), IDLERS])
+    stuck = sorted(harness.role_tid(s, r) for r in ("main", "joined"))
+    doc = report("-p", s.pid)
+    # THEN its threads are looked at again by the TIDs the report names, and the same hang is found
+    look = doc["second_look"]
+    assert look["problem"] is None and look["moved"] == [] and set(stuck) <= set(look["no_progress"]), look
+    assert [sorted(v["threads"]) for v in doc["verdicts"] if v["kind"] == "no-progress"] == [stuck]
+    assert doc["exit_status"] == 5

@@ -18,6 +18,7 @@ they mean for the report."""
 import time
 
 from pyhang import namespaces, procfs
+from pyhang.model.kinds import ReaderFailure
 from pyhang.model.report import SecondLook, ThreadLook
 
 # Time for the threads a stop interrupted to sleep again in their calls (a
@@ -47,6 +48,16 @@ def _interpreter(native, target):
         return None
 
 
+def _failure(exc, pid):
+    """SecondLook.problem of a live target that could not be opened: the ReaderError's reason, path and
+    number (a ReaderFailure's data, worded by render.target); anything else as the process gone."""
+    reason = getattr(exc, "reason", None)
+    if reason is None:
+        return {"reason": ReaderFailure.NO_SUCH_PROCESS, "path": "/proc/%d" % pid, "number": pid}
+    return {"reason": getattr(reason, "text", str(reason)), "path": getattr(exc, "path", ""),
+            "number": getattr(exc, "number", 0)}
+
+
 def _delta(a, b):
     return None if a is None or b is None else b - a
 
@@ -61,7 +72,7 @@ def look(pid, tids, interval, sleep=time.sleep):
     try:
         target = native.Target.live(pid)
     except Exception as exc:  # noqa: BLE001 — gone, or no permission: said, never raised
-        return SecondLook(interval=interval, problem=type(exc).__name__)
+        return SecondLook(interval=interval, problem=_failure(exc, pid))
     first = _sample(pid, hosts.values())
     before = _interpreter(native, target)
     sleep(interval)

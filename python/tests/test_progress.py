@@ -76,9 +76,9 @@ def test_a_look_that_could_not_be_taken_changes_nothing_and_says_so():
     r = report_of(BlockedOn(kind=WaitKind.PY_EVENT, address=16))
     r.verdicts = [unknown(PID)]
     account.analyse(r)
-    assert progress.apply(r, SecondLook(interval=1.0, problem="no-such-process")) == []
+    assert progress.apply(r, SecondLook(interval=1.0, problem={"reason": "no-such-process", "path": "/proc/9", "number": 9})) == []
     assert r.threads[0].moved is None
-    assert "Second look after 1 s: not taken (no-such-process)" in render_text(r)
+    assert "Second look after 1 s: not taken (process 9 does not exist)" in render_text(r)
 
 
 def test_a_thread_gone_between_the_looks_moved():
@@ -93,3 +93,6 @@ def test_a_look_at_a_process_that_is_gone_says_so_and_raises_nothing():
     gone.wait()
     look = second_look.look(gone.pid, [gone.pid], 0.01)
     assert look.problem is not None and look.threads == []
+    # said in words, as any target that cannot be opened is: never an exception's type name
+    from pyhang.render.account import look_problem_text
+    assert look_problem_text(look) == "process %d does not exist" % gone.pid, look.problem

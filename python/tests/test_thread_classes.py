@@ -10,7 +10,8 @@ from pyhang.model.kinds import AccountReason, ExitStatus, PythonStatus, ThreadSt
 from pyhang.model.report import BlockedOn, Deadlock, Edge, Report, TargetInfo, ThreadReport, Verdict
 from pyhang.model.waits import SyscallWait
 from pyhang.render.text import render_text
-from pyhang.render.verdicts import _UNACCOUNTED_WHY, headline, verdict_text
+from pyhang.render.account import _UNACCOUNTED_WHY
+from pyhang.render.verdicts import headline, verdict_text
 from test_analysis import recorded, replay
 
 PID = 100

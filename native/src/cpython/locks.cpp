@@ -37,6 +37,8 @@ struct Ref {
   std::size_t frame = 0;     // index into the thread's frames (0 = innermost)
   std::size_t slot = 0;      // index into the frame's locals + stack
   bool via_method = false;   // found as the __self__ of a bound method
+  std::string method;        // ... that method's name, for a C method (`__exit__`: a `with` block in progress)
+  bool in_stack = false;     // in the frame's value stack (else a local, cell or free variable)
   std::string found_in;      // "sys.stdout": found through a module, not on a frame
 };
 
@@ -48,8 +50,10 @@ class LockFinder {
 
   // Locals + value stack of one frame, as raw words (bounded; the first
   // `limit` only: 1 for a method's `self`).
+  // `locals` (when given): how many of them are locals, cells and frees (the value stack follows).
   std::vector<Addr> frame_slots(const PyFrame& f, ReadProblem& problem,
-                                std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
+                                std::uint64_t limit = std::numeric_limits<std::uint64_t>::max(),
+                                std::uint64_t* locals = nullptr) {
     std::vector<Addr> slots;
     if (!plausible_pointer(f.frame) || !plausible_pointer(f.code)) {
       problem = unread(ReadPart::Code, f.code).within(ReadPart::Frame, f.frame);
@@ -74,6 +78,7 @@ class LockFinder {
           return slots;
         }
         count = (*valuestack - start) / 8 + static_cast<std::uint64_t>(*stacksize);
+        if (locals) *locals = (*valuestack - start) / 8;
         break;
       }
       case FrameModel::InterpreterFrame: {
@@ -83,6 +88,7 @@ class LockFinder {
           return slots;
         }
         start = f.frame + l_.iframe_localsplus;
+        if (locals) *locals = static_cast<std::uint64_t>(*nlocalsplus);
         count = static_cast<std::uint64_t>(*nlocalsplus) + live_stack(f, start + 8 * static_cast<Addr>(*nlocalsplus),
                                                                        static_cast<std::uint64_t>(*stacksize));
         break;
@@ -135,9 +141,24 @@ class LockFinder {
     return *b;
   }
 
+  // Whether a frame's value-stack slots above what it uses now are left out (3.14+ saves the stack
+  // pointer before every call out of the evaluation loop): else a slot may hold what an earlier
+  // instruction left there.
+  bool stack_is_live() const { return l_.has(l_.iframe_stackpointer); }
+
+  // The name of a C method object (a builtin_function_or_method's PyMethodDef.ml_name), "" when unread.
+  std::string c_method_name(Addr method) {
+    if (!l_.has(l_.cfunction_ml) || !l_.has(l_.methoddef_name)) return "";
+    auto ml = mem_.read_pointer(method + static_cast<Addr>(l_.cfunction_ml));
+    auto name = ml && plausible_pointer(*ml) ? mem_.read_pointer(*ml + static_cast<Addr>(l_.methoddef_name))
+                                             : std::nullopt;
+    // a C string need not be aligned as an object is
+    return name && *name >= 0x1000 && *name < (Addr{1} << 47) ? mem_.read_cstring(*name, 64).value_or("") : "";
+  }
+
   // The lock object a value is (a TextIOWrapper stands for its buffered
-  // object), or is a bound method of; 0 when none.
-  Addr lock_in(Addr p, std::string& type, bool& via_method) {
+  // object), or is a bound method of (`method`: its name, for a C method); 0 when none.
+  Addr lock_in(Addr p, std::string& type, bool& via_method, std::string* method = nullptr) {
     via_method = false;
     if (!plausible_pointer(p)) return 0;
     auto tn = objects_.type_name(p);
@@ -159,6 +180,7 @@ class LockFinder {
     if (bl_ && *st == bl_->textio_type) return text_buffer(*self, type);
     if (!is_lock_type(*st)) return 0;
     type = *st;
+    if (method && *tn == "builtin_function_or_method") *method = c_method_name(p);
     return *self;
   }
 
@@ -167,14 +189,16 @@ class LockFinder {
     std::vector<Ref> refs;
     for (std::size_t i = 0; i < t.frames.size() && i < opts_.max_frames; ++i) {
       ReadProblem p;
-      auto slots = frame_slots(t.frames[i], p);
+      std::uint64_t locals = 0;
+      auto slots = frame_slots(t.frames[i], p, std::numeric_limits<std::uint64_t>::max(), &locals);
       if (!p.empty() && problem && problem->empty()) *problem = std::move(p);
       for (std::size_t s = 0; s < slots.size(); ++s) {
         Ref r;
-        r.object = lock_in(slots[s], r.type, r.via_method);
+        r.object = lock_in(slots[s], r.type, r.via_method, &r.method);
         if (!r.object) continue;
         r.frame = i;
         r.slot = s;
+        r.in_stack = s >= locals;
         bool dup = false;
         for (const auto& o : refs) dup |= o.object == r.object && o.frame == r.frame;
         if (!dup) refs.push_back(std::move(r));
@@ -497,11 +521,16 @@ PyLockWait find_python_lock_wait_memory(MemoryReader& mem, const PythonState& st
     }
   }
 
-  // A Lock records no owner: the waiter's own outer frames that reference it (a frame that acquired it and
-  // called further in), then the other threads that reference it.
+  // A Lock records no owner: the waiter's own outer frames that hold it (a frame that acquired it and
+  // called further in), then the other threads that reference it.  Where the value stack's unused slots
+  // are read too (3.6 - 3.13), a reference there may be what an earlier expression left (`LOCK.acquire`'s
+  // method and self): only its bound `__exit__`, which a `with` block keeps there while it runs, or a
+  // variable of the frame is one the frame has.
   if (out.kind == PyLockKind::Lock) {
-    for (const auto& r : refs)
-      if (r.object == match->object && r.frame > match->frame) out.self_frames.push_back(thread->frames[r.frame]);
+    for (const auto& r : refs) {
+      bool kept = !r.in_stack || finder.stack_is_live() || (r.via_method && r.method == "__exit__");
+      if (r.object == match->object && r.frame > match->frame && kept) out.self_frames.push_back(thread->frames[r.frame]);
+    }
   }
   if (out.kind == PyLockKind::Lock && opts.suspects && opts.references) {
     for (const auto& [other, frame] : opts.references->of(match->object)) {

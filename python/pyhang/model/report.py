@@ -168,7 +168,9 @@ class SecondLook:
     """Two no-stop looks `interval` seconds apart after the report's own (pyhang.second_look)."""
     interval: float
     threads: list[ThreadLook] = field(default_factory=list)
-    problem: str | None = None           # why the looks could not be taken (a ReaderFailure or gone), or None
+    # why the looks could not be taken: {reason: model.kinds.ReaderFailure, path, number} (render.target words
+    # it); None when they were
+    problem: dict | None = None
 
     __nested__ = {"threads": ThreadLook}
 

@@ -17,6 +17,7 @@ from pyhang.render.syscalls import syscall_json
 from pyhang.render.target import object_problem_text
 from pyhang.render.names import lock_text
 from pyhang.render.text import edge_evidence, names_of, warnings
+from pyhang.render.account import look_problem_text
 from pyhang.render.verdicts import deadlock_advice, headline, verdict_advice, verdict_text
 from pyhang.render.unread import unread_text
 
@@ -159,7 +160,7 @@ def _second_look(report):
     look = report.second_look
     if look is None:
         return None
-    return {"interval": look.interval, "problem": look.problem,
+    return {"interval": look.interval, "problem": look_problem_text(look) if look.problem is not None else None,
             "moved": [t.tid for t in report.threads if t.moved],
             "no_progress": [t.tid for t in report.threads if t.moved == [] and t.blocked_on is not None]}
 

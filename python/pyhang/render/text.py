@@ -14,8 +14,9 @@ from pyhang.render.locks import describe, evidence as wait_evidence, evidence_wo
     unreadable
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
-from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_PREFIX, account_line, deadlock_advice, findings, headline, \
-    second_look_line, seconds_text, verdict_advice, verdict_text
+from pyhang.render.account import account_line, second_look_line, seconds_text
+from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_PREFIX, deadlock_advice, findings, headline, \
+    verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
 from pyhang.render.unread import unread_text
 

@@ -12,8 +12,9 @@ from pyhang.render.forks import advice as fork_advice, evidence, hazard_json
 from pyhang.render.locks import summary
 from pyhang.render.names import lock_text
 from pyhang.render.text import names_of, render_text, thread_header
+from pyhang.render.account import count as _count
 from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_PREFIX, \
-    TITLES, count as _count, diverged_ranks_text, hang_summaries, headline, incomplete_reasons, verdict_advice, \
+    TITLES, diverged_ranks_text, hang_summaries, headline, incomplete_reasons, verdict_advice, \
     verdict_text
 
 TREE_SCHEMA = "pyhang-tree/1"
