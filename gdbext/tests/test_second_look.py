@@ -4,7 +4,8 @@ poll through restart_syscall, whose number replaces the call's in the
 thread's record while its arguments stay in the registers.  The second
 report, one that does not stop the process, and a core made after the
 first all name the same waits on the same objects (the call named from
-frame 0, or from a futex word still holding the value the wait expected)."""
+frame 0, or from a futex word still holding the value the wait expected),
+and every one of those waits, having a timeout, is idle: the all-clear."""
 import json
 import os
 
@@ -56,3 +57,8 @@ def test_waits_resumed_through_restart_syscall_read_as_the_first_look_read_them(
         assert waits(doc, s) == first, (where, err)
         poll = next(t for t in doc["threads"] if t["tid"] == harness.role_tid(s, "poll-timed"))["blocked_on"]
         assert poll["syscall"].get("restarted") is True and poll["confidence"] == "likely", (where, poll)
+        # AND every wait has a timeout, so every thread is idle and the report is the all-clear: a Lock's
+        # acquire(timeout=...) is no wait of unknown owner (its futex wait has a timeout, or is resumed)
+        accounts = {t["tid"]: t["account"] for t in doc["threads"]}
+        assert accounts[harness.role_tid(s, "lock-timed")]["reason"] == "timed", (where, accounts)
+        assert {a["state"] for a in accounts.values()} == {"idle"} and doc["exit_status"] == 0, (where, doc["headline"])

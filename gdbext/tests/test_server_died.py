@@ -68,3 +68,5 @@ def test_no_dead_server_is_said_while_a_live_holder_of_the_pipe_only_sleeps(scen
     # but the sleeping worker holds the result pipe's write end and will wake: no hang is claimed for it
     assert [v for v in doc["verdicts"] if v["kind"] == "server-died"] == [] and doc["deadlocks"] == []
     assert status != 5, doc["headline"]
+    # AND yet the wait a dead worker would have served is no all-clear: not accounted for (4)
+    assert {"pid": s.pid, "tid": harness.role_tid(s, "main")} in doc["unaccounted"] and status == 4, doc["headline"]

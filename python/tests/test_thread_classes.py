@@ -150,3 +150,13 @@ def test_the_schema_lists_every_class_and_reason_the_account_gives():
     reasons = {v for k, v in vars(AccountReason).items() if k.isupper()}
     assert set(schema["$defs"]["account"]["properties"]["reason"]["enum"]) == reasons
     assert tuple(schema["$defs"]["thread_state"]["enum"]) == ThreadState.ALL
+
+
+def test_a_futex_wait_with_a_timeout_ends_by_itself_and_one_without_does_not():
+    from pyhang.analysis.syscalls import FUTEX, RESTART, timed_futex_wait
+    assert timed_futex_wait({"orig_rax": FUTEX, "rsi": 0x89, "r10": 0x7ffd0000})      # WAIT_BITSET|PRIVATE, abstime
+    assert timed_futex_wait({"orig_rax": RESTART})                                    # resumed: only timed waits are
+    assert not timed_futex_wait({"orig_rax": FUTEX, "rsi": 0x80, "r10": 0})           # sem_wait: no timeout
+    assert not timed_futex_wait({"orig_rax": FUTEX, "rsi": 0x81, "r10": 0x7ffd0000})  # a WAKE is no wait
+    for garbage in (None, {}, {"orig_rax": 0xFFFFFFFFFFFFFFFF}, {"orig_rax": 7, "r10": 1}):
+        assert not timed_futex_wait(garbage)

@@ -217,6 +217,8 @@ def analyse(report, registers=None):
                 state, reason = ThreadState.BLOCKED, AccountReason.OWNER
             elif b.kind == WaitKind.GIL and deadlocks.gil_moved(report):
                 state, reason = ThreadState.RUNNING, AccountReason.GIL_FREE   # the GIL changes hands: it runs
+            elif syscalls.timed_futex_wait(registers.get(t.tid)):
+                state, reason = ThreadState.IDLE, AccountReason.TIMED   # acquire(timeout=...): ends by itself
             else:
                 state, reason = ThreadState.UNACCOUNTED, AccountReason.NOT_MODELED
             if state in ThreadState.PROBLEMS:

@@ -57,9 +57,9 @@ def expected(dead, waiter_pid, holders, processes):
     return None
 
 
-def _served_wait(p, t, processes, tree_pids):
+def _served_wait(p, t, processes, tree_pids, or_may=False):
     """(wait facts, {dead pid: (evidence, siblings)}) of thread `t` of process `p` when its wait is one a dead
-    child would have served and nothing left can, else None."""
+    child would have served and nothing left can (`or_may`: or something left may), else None."""
     if t.account is not None and t.account.state == ThreadState.IDLE:
         return None   # a wait with a timeout ends by itself
     s = syscall_of(t.blocked_on)
@@ -70,7 +70,8 @@ def _served_wait(p, t, processes, tree_pids):
     entries = [processes.get(pid) for pid in sorted(holders)]
     if any(e is None or e.report is None or not e.report.threads for e in entries):
         return None   # a holder outside the tree, or not examined: it may serve
-    if any(_may_serve(x, tree_pids) for e in entries for x in e.report.threads if (e.pid, x.tid) != (p.pid, t.tid)):
+    if not or_may and any(_may_serve(x, tree_pids) for e in entries for x in e.report.threads
+                          if (e.pid, x.tid) != (p.pid, t.tid)):
         return None
     dead = {}
     for z in processes.values():
@@ -113,3 +114,20 @@ def _exit_facts(entry):
     e = entry.exit
     return {"pid": entry.pid, "parent_pid": entry.parent_pid, "comm": entry.comm, "wait_status": e.wait_status,
             "status": e.status, "signal": e.signal, "core_dumped": e.core_dumped}
+
+
+def maybe_lost(tree, explained=()):
+    """[(pid, tid)] of the waits a dead child of the waiter would have served (as verdicts() finds them)
+    while a live holder may still serve them (one sleeps, runs, or waits on what may come): not a hang pyhang
+    can claim, nor an all-clear, since the process that served them is gone (analysis.tree.unaccounted)."""
+    processes = {p.pid: p for p in tree.processes}
+    tree_pids = set(processes)
+    out = []
+    for p in tree.processes:
+        for t in p.report.threads if p.report is not None else ():
+            if (p.pid, t.tid) in explained or t.blocked_on is None:
+                continue
+            if _served_wait(p, t, processes, tree_pids, or_may=True) is not None and \
+                    _served_wait(p, t, processes, tree_pids) is None:
+                out.append((p.pid, t.tid))
+    return out

@@ -354,8 +354,10 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     if across:
         out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
                            facts=across))
-    # a thread another verdict already explains is not also of unknown owner
-    explained = {tid for v in out for tid in v.threads} | {w["tid"] for w in idle_waits}
+    # a thread another verdict already explains is not also of unknown owner, nor one whose wait has a
+    # timeout (a Lock's acquire(timeout=...)): it ends by itself (analysis.account: idle)
+    explained = {tid for v in out for tid in v.threads} | {w["tid"] for w in idle_waits} | \
+        {s.tid for s in snapshots if syscalls.timed_futex_wait(s.registers)}
     unknown = unknown_owners(report, native_depth, explained)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],

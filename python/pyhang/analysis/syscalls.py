@@ -73,6 +73,17 @@ CLOCKS = {0: "CLOCK_REALTIME", 1: "CLOCK_MONOTONIC", 7: "CLOCK_BOOTTIME", 11: "C
 MAX_SELECT_FDS = 1024                             # __FD_SETSIZE
 
 
+def timed_futex_wait(registers):
+    """Whether a thread sleeps in a futex wait with a timeout (its fourth argument, r10, a timespec; a
+    wait the kernel resumes through restart_syscall is one too): a lock's acquire(timeout=...), a
+    Condition's or Event's wait(timeout): it ends by itself."""
+    r = registers or {}
+    nr = in_syscall(r)
+    if nr == RESTART:
+        return True
+    return nr == FUTEX and (r.get("rsi", 0) & 0x7f) in _FUTEX_WAIT_CMDS and bool(r.get("r10"))
+
+
 def in_syscall(registers):
     """The system call number a thread is stopped in, or None."""
     nr = registers.get("orig_rax")

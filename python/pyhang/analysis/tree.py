@@ -405,7 +405,9 @@ def analyse(tree: TreeReport):
     tree.verdicts = pools.lost_tasks(tree) + died + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
-    tree.unaccounted = unaccounted(tree)
+    found = unaccounted(tree)
+    # and a wait a dead child would have served, though a live holder may still: never the all-clear
+    tree.unaccounted = found + [n for n in dead_servers.maybe_lost(tree, explained) if n not in found]
     tree.exit_status = completeness.exit_status(
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or tree.verdicts or any(completeness.hung(r) for r in reports) or
