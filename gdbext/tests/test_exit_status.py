@@ -80,3 +80,30 @@ def test_a_program_that_runs_no_python_is_no_all_clear(scenario):
     s = scenario([harness.fixture_path("prog_parked"), "2"])
     assert status_and_doc("-p", s.pid) == 2
     assert status_and_doc(s.gcore()) == 2
+
+
+def test_an_all_clear_says_the_children_it_did_not_look_at(scenario):
+    # GIVEN a parent asleep whose fork child is asleep too (any child: the parent's report does not look at it)
+    code = ("import os, time\nchild = os.fork()\nif child == 0:\n    time.sleep(600)\n    os._exit(0)\n"
+            "print('READY', child, flush=True)\ntime.sleep(600)\n")
+    parent = subprocess.Popen([PY, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        ready, child = parent.stdout.readline().split()
+        assert ready == "READY"
+        harness.wait_processes_parked([parent.pid, int(child)])
+        # THEN the parent's own report is the all-clear (exit 0), and it names the child it did not look at
+        status, out, err = harness.pyhang_cli("report", "--json", "--once", "-p", parent.pid)
+        doc = harness.validated_report(json.loads(out))
+        assert status == doc["exit_status"] == 0 and doc["children"] == [int(child)], (doc["headline"], err)
+        text = harness.pyhang_cli("report", "--once", "-p", parent.pid)[1]
+        assert ("Its children are not in this report: PID %s; `pyhang report --tree -p %d` looks at them too"
+                % (child, parent.pid)) in text, text[:1000]
+    finally:
+        parent.kill()
+        parent.wait()
+        if child is not None and int(child) > 0:
+            try:
+                os.kill(int(child), 9)
+            except OSError:
+                pass

@@ -313,6 +313,10 @@ def _render_command(snapshot, report, args):
     if args.what == "report":
         if args.pid is not None and not args.once:
             second_look(report, args)
+        if args.pid is not None:
+            # what this report does not look at: a hang in a child is not this process's all-clear to give
+            from pyhang import procfs
+            report.children = [pid for pid, _ in procfs.children(args.pid)]
         _render(report, args)
         return report.exit_status
     from pyhang import thread_commands

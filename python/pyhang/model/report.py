@@ -291,6 +291,9 @@ class Report:
     asyncio: list["AsyncioLoop"] | None = None      # None: not collected; [] no asyncio loop or task
     gc_collecting: bool | None = None               # a garbage collection is in progress; None: not known
     second_look: SecondLook | None = None           # the looks after the report's (analysis.progress); None: one look
+    # A live process's children (/proc), which its report does not look at (the command line's `report -p`);
+    # None when not read
+    children: list[int] | None = None
 
     def thread(self, tid):
         return next((t for t in self.threads if t.tid == tid), None)

@@ -127,6 +127,16 @@ def account_line(report):
                                                           if s in found)
 
 
+def children_line(report):
+    """"Its children are not in this report: PID 7, PID 8; …" of a live process with children, else None."""
+    if not report.children:
+        return None
+    listed = pids_text(report.children[:LISTED]) + (" and %d more" % (len(report.children) - LISTED)
+                                                   if len(report.children) > LISTED else "")
+    return ("Its children are not in this report: %s; `pyhang report --tree -p %d` looks at them too (a hang in "
+            "one of them is not this process's)" % (listed, report.target.pid or 0))
+
+
 def look_problem_text(look):
     """Why the second look could not be taken (SecondLook.problem: a ReaderFailure's data), in words."""
     p = look.problem

@@ -240,6 +240,7 @@ def to_json(report, merged=False, threads=True) -> dict:
         "warnings": warnings(report),
         "account": _account_counts(report),
         "second_look": _second_look(report),
+        "children": None if report.children is None else list(report.children),
         "exit_status": report.exit_status,
     }
     if t.proc_record is not None:    # a core pyhang gcore made: what its record of /proc holds

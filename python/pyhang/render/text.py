@@ -14,7 +14,7 @@ from pyhang.render.locks import describe, evidence as wait_evidence, evidence_wo
     unreadable
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
-from pyhang.render.account import account_line, second_look_line, seconds_text
+from pyhang.render.account import account_line, children_line, second_look_line, seconds_text
 from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_PREFIX, deadlock_advice, findings, headline, \
     verdict_advice, verdict_text
 from pyhang.render.values import frame_locals_text
@@ -359,6 +359,9 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
         accounted = account_line(report)
         if accounted:
             out.append(accounted)
+    children = children_line(report)
+    if children and not in_tree:
+        out.append(children)
     out.extend(finding_lines(report, names, in_tree))
     out.extend("Exiting: " + exiting_text(th, names(th.tid)) for th in report.threads if th.exiting)
     looked = second_look_line(report)
