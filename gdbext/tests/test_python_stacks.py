@@ -125,3 +125,26 @@ def test_a_process_without_python_says_so_plainly(scenario):
     assert {t["gil"] for t in report["threads"]} == {"no-python"}
     text, out = harness.run_gdb_marked("pyhang-py-bt", pid=s.pid)
     assert text.strip() == "this process runs no CPython interpreter pyhang can find"
+
+
+@pytest.mark.parametrize("interpreter", [p for n, p in harness.interpreters() if n in ("debian-3.11", "debian-sid-3.14")])
+def test_a_deep_recursion_reads_as_its_ends_and_a_count_in_the_report_and_py_bt(scenario, interpreter):
+    # GIVEN a thread 5,000 frames deep in one function, and one 300 pairs deep in two calling each other
+    exe, env = harness.stripped_interpreter(interpreter)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "deep_recursion.py")], env=env)
+    main, mutual = (next(t for t in s.truth["threads"] if t["role"] == r) for r in ("main", "mutual"))
+    # WHEN the report and py-bt are read as text
+    _, text, _ = harness.pyhang_cli("report", "--once", "-p", s.pid)
+    _, py_bt, _ = harness.pyhang_cli("py-bt", "-p", s.pid)
+    for what, out in (("report", text), ("py-bt", py_bt)):
+        # THEN each recursion shows once with how often it repeats, then the frames it was entered from
+        assert "[recursion: the frame above {:,} more times]".format(main["repeats"] - 1) in out, (what, out[:3000])
+        assert "[recursion: the 2 frames above {:,} more times, {:,} frames]".format(
+            mutual["repeats"] - 1, 2 * (mutual["repeats"] - 1)) in out, (what, out[:3000])
+        assert "in <module>" in out and "in mutual" in out, what
+        # AND the whole of it is short: the 5,600 frames read as a few lines each side of the counts
+        assert len(out.splitlines()) < 200, (what, len(out.splitlines()))
+    # AND the JSON keeps every frame
+    doc = harness.report_json(pid=s.pid)
+    frames = next(t for t in doc["threads"] if t["tid"] == main["tid"])["python_frames"]
+    assert sum(same_function(f["function"], "descend") for f in frames) == main["repeats"] + 1

@@ -3,6 +3,7 @@ from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
 from pyhang.model.report import PythonFrame, Report, ThreadReport, Verdict, entry_frame
 from pyhang.model.waits import syscall_of
+from pyhang.render import recursion
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.exits import exiting_text, signal_text
 from pyhang.render.forks import evidence, hazard_advice
@@ -141,6 +142,28 @@ def _unread_executable(t):
     return " (its executable could not be read here, so a runtime linked into it could not be looked for)"
 
 
+def python_stack_lines(frames, indent, out, frame_lines):
+    """Each frame's lines (frame_lines(f, indent, out)), recursion folded: a cycle of frames repeated in a
+    row (analysis.recursion) shows once, then how often it repeats; the frames it entered from, below it,
+    show again.  Frames with locals (`--locals`) are never folded: each repeat's differ."""
+    folds = {} if any(f.locals is not None for f in frames) else \
+        {r.start: r for r in recursion.runs(recursion.key(f) for f in frames)}
+    i = 0
+    while i < len(frames):
+        r = folds.get(i)
+        for f in frames[i:i + (r.period if r else 1)]:
+            frame_lines(f, indent, out)
+        if r is None:
+            i += 1
+            continue
+        more = r.repeats - 1
+        out.append(indent + ("[recursion: the frame above {:,} more time{}]".format(more, "" if more == 1 else "s")
+                             if r.period == 1 else
+                             "[recursion: the {} frames above {:,} more time{}, {:,} frames]".format(
+                                 r.period, more, "" if more == 1 else "s", r.period * more)))
+        i = r.end
+
+
 def _python_frame_lines(f, indent, out):
     if f.c_call is not None:
         out.append(indent + c_call_line(f.c_call))
@@ -191,8 +214,7 @@ def _thread_block(th, out, names, also=None, merged=False, interpreters=False, i
         return
     if th.python_frames:
         out.append("  Python stack (innermost first):")
-        for f in th.python_frames:
-            _python_frame_lines(f, "    ", out)
+        python_stack_lines(th.python_frames, "    ", out, _python_frame_lines)
     if th.native_frames:
         out.append("  native frames:")
         out.extend("    " + native_frame_line(i, f) for i, f in enumerate(th.native_frames))
@@ -431,6 +453,13 @@ def render_thread_command(command, report, thread_states, calls):
     return "\n".join(out)
 
 
+def _py_bt_frame_lines(f, indent, out):
+    if f.c_call is not None:
+        out.append(indent + c_call_line(f.c_call))
+    out.append(indent + python_frame_line(f))
+    out.extend(frame_source_lines(f, indent + "  "))
+
+
 def render_py_bt(num, tid, version, gil, thread_state, frames):
     """`py-bt` of one thread.  `thread_state`: the decoded thread state
     (PyThreadFacts; None when the thread has none); `frames`: its PythonFrames."""
@@ -442,11 +471,7 @@ def render_py_bt(num, tid, version, gil, thread_state, frames):
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
         out.append("Traceback (most recent call first):")
-        for f in frames:
-            if f.c_call is not None:
-                out.append("  " + c_call_line(f.c_call))
-            out.append("  " + python_frame_line(f))
-            out.extend(frame_source_lines(f, "    "))
+        python_stack_lines(frames, "  ", out, _py_bt_frame_lines)
     if thread_state.problem:
         out.append("  (incomplete: %s)" % unread_text(thread_state.problem))
     return "\n".join(out)
