@@ -9,7 +9,7 @@ from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import syscall_of, to_data
-from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, is_one_of, is_system_library
+from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, POOL_WAIT_LIBRARIES, is_one_of, is_system_library
 
 
 def _owner_gone(b):
@@ -134,6 +134,14 @@ def idle_loop_library(t):
     return f.library if f is not None and (f.function or "").split("(", 1)[0] in NATIVE_IDLE_LOOPS else None
 
 
+# glibc's functions a thread's stack starts in: below them there is nothing more to unwind.
+THREAD_STARTS = ("start_thread", "clone", "clone3")
+
+
+def _thread_start(frame):
+    return (frame.function or "").lstrip("_").replace("GI_", "", 1).lstrip("_") in THREAD_STARTS
+
+
 def idle_pool_library(t, native_depth):
     """The thread-pool library (POOL_LIBRARIES) `t` is an idle worker of, or
     None.  An idle worker runs no Python, sleeps on a futex that is no known
@@ -147,9 +155,14 @@ def idle_pool_library(t, native_depth):
         return loop
     if t.gil != GilState.NO_PYTHON or b is None or b.kind != WaitKind.FUTEX or b.owners:
         return None
-    if not frames or len(frames) >= native_depth or not is_system_library(frames[-1].library):
+    if not frames or not is_system_library(frames[-1].library) or \
+            len(frames) >= native_depth and not _thread_start(frames[-1]):
         return None  # the stack may go on beyond what was unwound
-    libraries = {f.library for f in frames if not is_system_library(f.library)}
+    own = [i for i, f in enumerate(frames) if not is_system_library(f.library) and
+           not is_one_of(f.library, POOL_WAIT_LIBRARIES)]
+    if any(is_one_of(f.library, POOL_WAIT_LIBRARIES) for f in frames[own[0] if own else 0:]):
+        return None  # a wait library above the pool's frames is a wait its work made, not the pool's own
+    libraries = {frames[i].library for i in own}
     if len(libraries) != 1 or None in libraries:
         return None
     library = libraries.pop()

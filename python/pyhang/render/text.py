@@ -290,9 +290,19 @@ def render_deadlocks(report, names):
                 site = _wait_site(th)
                 if site:
                     out.append("    " + site)
+        if d.component is not None:
+            out.append("  " + component_text(d.component, names))
         out.append("  advice: " + deadlock_advice(d))
         out.append("")
     return out
+
+
+def component_text(c, names):
+    """The line under a cycle that stands for every guessed cycle of its strongly connected component."""
+    return ("shown once for %s%d cycles among %d threads that wait on one another only through guessed owners "
+            "(%d guessed edges): %s" % ("" if c["all_counted"] else "at least ", c["cycles"], len(c["threads"]),
+                                        c["guessed_edges"], ", ".join(names(t) for t in c["threads"][:12]) +
+                                        (", ..." if len(c["threads"]) > 12 else "")))
 
 
 def _same_wait(b):

@@ -471,6 +471,7 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.ASYNCIO_LOOP_BLOCKED: "an asyncio event loop is blocked",
                   HazardKind.ORPHANED_LOCK: "a lock was copied locked by fork",
                   HazardKind.OPENMP_AFTER_FORK: "a thread waits in an OpenMP pool fork did not copy",
+                  HazardKind.GRPC_AFTER_FORK: "a gRPC call waits for threads fork did not copy",
                   VerdictKind.GIL_HOLDER_BLOCKED: "the GIL's holder sleeps without releasing it",
                   VerdictKind.GIL_NOBODY_HOLDS: "every Python thread waits for a GIL nobody holds",
                   VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
