@@ -9,6 +9,8 @@ from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import syscall_of, to_data
+from pyhang.model.files import pg_backend
+from pyhang.analysis.gather import PG_CONNECTIONS
 from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, POOL_WAIT_LIBRARIES, is_one_of, is_system_library
 
 
@@ -89,7 +91,9 @@ def sqlite_holders(threads, snapshots):
     waits for: the other threads whose Python frames hold a
     sqlite3.Connection (ThreadSnapshot.connections), one of which has the
     open transaction.  Never certain: which one holds the lock is not read."""
-    holding = {s.tid: s.connections for s in snapshots if s.connections}
+    holding = {s.tid: [c for c in s.connections if c.get("type") in (None, "sqlite3.Connection")]
+               for s in snapshots if s.connections}
+    holding = {tid: c for tid, c in holding.items() if c}
     edges = []
     for th in threads:
         b = th.blocked_on
@@ -102,12 +106,75 @@ def sqlite_holders(threads, snapshots):
     return edges
 
 
+def _socket_objects(b):
+    """The FdObjects of the sockets a system-call wait (a BlockedOn) is on: its fd's, or those a poll watches."""
+    s = syscall_of(b)
+    objects = [s.object] if s.object is not None else [w["object"] for w in s.fds or () if w.get("object")]
+    return [o for o in objects if o is not None and o.kind == "socket"]
+
+
+def _waiting_backend(b):
+    """(holder, sessions) of the PostgreSQL backend at the other end of the wait `b` whose title says it waits
+    (for a lock: `UPDATE waiting`), with this process's sessions with that server; or None."""
+    for obj in _socket_objects(b):
+        for h in obj.holders or ():
+            backend = pg_backend(h.title)
+            if backend is not None and backend[2].endswith(" waiting"):
+                return h, list(h.sessions or ())
+    return None
+
+
+def database_holders(threads, snapshots):
+    """Likely edges through a PostgreSQL server: a thread whose query waits in the server (its backend's
+    title says `... waiting`: for a lock another session holds) waits on the other threads whose innermost
+    Python frames hold a PostgreSQL connection, when this process has a session whose backend says `idle in
+    transaction` (an open transaction that holds its locks until the program commits it).  And a thread
+    holding such a connection that waits on a threading.Event or Condition another thread reaches from its
+    frames (a likely setter) waits on that thread.  Never certain: the server's lock graph is not read."""
+    conns = {s.tid: [c for c in s.connections or () if c.get("type") in PG_CONNECTIONS] for s in snapshots}
+    conns = {tid: c for tid, c in conns.items() if c}
+    edges, waiting = [], set()
+    for th in threads:
+        found = _waiting_backend(th.blocked_on) if th.blocked_on is not None and \
+            th.blocked_on.kind == WaitKind.SYSCALL else None
+        if found is None:
+            continue
+        backend, sessions = found
+        open_tx = [x for x in sessions if x["state"].startswith("idle in transaction")]
+        if not open_tx:
+            continue
+        waiting.add(th.tid)
+        by_tid = {t.tid: t for t in threads}
+        suspects = [(tid, held) for tid, held in sorted(conns.items()) if tid != th.tid]
+        # a thread whose own recorded wait is on this one (it joins it) is explained by that wait: a suspect only
+        # when no other thread holds a connection
+        free = [(tid, held) for tid, held in suspects if by_tid.get(tid) is None or
+                by_tid[tid].blocked_on is None or th.tid not in by_tid[tid].blocked_on.owners]
+        for tid, held in free or suspects:
+            edges.append(Edge(waiter=th.tid, owner=tid, kind=th.blocked_on.kind, address=None,
+                              source=OwnerSource.HEURISTIC,
+                              facts={"database": {"pid": backend.pid, "title": backend.title},
+                                     "connections": held, "open_transactions": open_tx}))
+    holders = {e.owner for e in edges}
+    for th in threads:
+        b = th.blocked_on
+        api = b.api if b is not None else None
+        if th.tid not in holders or b.kind not in (WaitKind.PY_EVENT, WaitKind.PY_CONDITION) or api is None or \
+                not api.referenced_by:
+            continue
+        for tid in api.referenced_by:
+            if tid != th.tid and tid in waiting:
+                edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=b.address,
+                                  source=OwnerSource.HEURISTIC, facts={"reaches_object": True}))
+    return edges
+
+
 def wait_for_graph(threads, snapshots=()):
     """(edges, deadlocks, truncated): every edge, certain and likely, and
     every cycle in them; truncated when there were more cycles than listed.
     `snapshots`: the ThreadSnapshots, for the connections SQLite waits on."""
     edges = certain_edges(threads) + python_lock_holders(threads) + waitgraph.likely_holders(threads) + \
-        sqlite_holders(threads, snapshots) + queue_join_workers(threads)
+        sqlite_holders(threads, snapshots) + queue_join_workers(threads) + database_holders(threads, snapshots)
     deadlocks, truncated = waitgraph.find_cycles(edges)
     return edges, deadlocks, truncated
 

@@ -214,17 +214,33 @@ def holder_exited_text(f, names):
                           frame.get("line", "?"), f.get("confidence") or "likely"))
 
 
+def _peer_text(p):
+    """"PID 7 (redis-server)", or with the process title a server shows its state in: "PID 9 (postgres:
+    postgres db 127.0.0.1(5012) UPDATE waiting)"."""
+    what = p.get("title") or p.get("comm")
+    return "PID %d (%s)" % (p["pid"], what) if what else "PID %d" % p["pid"]
+
+
+def _process_wait_part(w, names):
+    if w.get("collective"):
+        return _collective_part(w, names)
+    if w["syscall"] in ("wait4", "waitid"):
+        return "%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
+    peers = {p["pid"]: p for p in w.get("peers") or ()}
+    held = ", ".join(_peer_text(peers.get(pid) or {"pid": pid}) for pid in w["pids"])
+    if w["fd"] is None:
+        return "%s waits in %s on fds whose other ends only %s hold%s" % (
+            names(w["tid"]), w["syscall"], held, "s" if len(w["pids"]) == 1 else "")
+    return "%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
+        names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?", held, "s" if len(w["pids"]) == 1 else "")
+
+
 def waits_on_process_text(f, names):
     """Threads waiting on a pipe or socket only other processes hold the
-    other end of, for a child to exit, or for the other ranks in a
-    distributed collective, and the command that examines them together."""
-    parts = [_collective_part(w, names) if w.get("collective") else
-             "%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
-             if w["fd"] is None else
-             "%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
-                 names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
-                 ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
-             for w in f["waits"][:_LISTED]]
+    other end of (with their commands, or the titles servers show their
+    state in), for a child to exit, or for the other ranks in a distributed
+    collective, and the command that examines them together."""
+    parts = [_process_wait_part(w, names) for w in f["waits"][:_LISTED]]
     more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
     others = "the other ranks" if all(w.get("collective") for w in f["waits"]) else "the other process"
     return ("%s%s: whether that ends is up to %s, which this report does not look at; "
@@ -533,6 +549,9 @@ DEADLOCK_ADVICE = {
                   "pybind11, nogil in Cython)",
     WaitKind.SQLITE_BUSY: "commit (or roll back) the open transaction before waiting for work that writes to the "
                           "same database, or do that work on the connection that holds it",
+    "database": "commit (or roll back) the open transaction before waiting for another thread, and give "
+                "PostgreSQL a lock_timeout (SET lock_timeout) so that a query waiting for a row lock fails instead "
+                "of waiting forever; pg_locks and pg_stat_activity on the server show who blocks whom",
     None: "take these locks in one order in every thread (or with a timeout), and never wait for a thread while "
           "holding what it needs",
 }
@@ -556,6 +575,8 @@ def deadlock_advice(d):
     for kind in (WaitKind.GIL, WaitKind.SQLITE_BUSY):
         if any(e.kind == kind for e in d.edges):
             return DEADLOCK_ADVICE[kind]
+    if any((e.facts or {}).get("database") for e in d.edges):
+        return DEADLOCK_ADVICE["database"]
     return DEADLOCK_ADVICE[None]
 
 
