@@ -473,6 +473,16 @@ def pyhang_cli(*args, env=None, timeout=600):
     return r.returncode, r.stdout, r.stderr
 
 
+def report_doc(*target):
+    """(exit status, the validated pyhang-report/1 document) of `pyhang report --json TARGET`, whose exit
+    status must be the document's own."""
+    status, out, err = pyhang_cli("report", "--json", *target)
+    assert "Traceback" not in err, err
+    doc = validated_report(json.loads(out))
+    assert doc["exit_status"] == status, err
+    return status, doc
+
+
 def print_tree_report(pid, what):
     """Prints `pyhang report --tree -p PID` as a user runs it (the examples)."""
     print("$ python/bin/pyhang report --tree -p %d   # %s" % (pid, what))

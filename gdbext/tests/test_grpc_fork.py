@@ -6,7 +6,6 @@ invented cycle (before: "more deadlock cycles than pyhang lists", 1000 of them),
 its child (exit 4).  The worker's call waits on a completion queue that only the parent's threads drove:
 a certain grpc-after-fork hazard, a hang (exit 5), live, from its core and as a tree."""
 import json
-import os
 import subprocess
 
 import pytest
@@ -31,13 +30,6 @@ def grpc_fork():
         s.stop()
 
 
-def report(*args):
-    status, out, err = harness.pyhang_cli("report", "--json", *args)
-    doc = harness.validated_report(json.loads(out))
-    assert doc["exit_status"] == status, err
-    return status, doc
-
-
 def grpc_threads(doc):
     return [t for t in doc["threads"] if any("cygrpc" in (f["library"] or "") for f in t["native_frames"])
             and t["gil"] == "no-python"]
@@ -45,7 +37,7 @@ def grpc_threads(doc):
 
 def test_the_grpc_server_parents_idle_grpc_threads_make_no_cycle_and_it_waits_on_its_worker(grpc_fork):
     s = grpc_fork
-    status, doc = report("-p", s.pid)
+    status, doc = harness.report_doc("-p", s.pid)
     # THEN no deadlock, and no thread is guessed to hold what another gRPC thread waits for
     assert doc["deadlocks"] == [] and [e for e in doc["edges"] if e["source"] == "heuristic"] == []
     # AND gRPC's native threads (executors, timers, event engine) are idle workers of gRPC's pool
@@ -70,7 +62,7 @@ def _worker_hazard(doc, s):
 
 def test_the_workers_call_waits_for_grpc_threads_fork_did_not_copy_live(grpc_fork):
     s = grpc_fork
-    status, doc = report("-p", s.truth["worker"]["pid"])
+    status, doc = harness.report_doc("-p", s.truth["worker"]["pid"])
     _worker_hazard(doc, s)
     assert doc["deadlocks"] == [] and [e for e in doc["edges"] if e["source"] == "heuristic"] == []
     (main,) = [t for t in doc["threads"] if t["tid"] == s.truth["worker"]["tid"]]
@@ -82,7 +74,7 @@ def test_the_workers_call_waits_for_grpc_threads_fork_did_not_copy_live(grpc_for
 def test_the_workers_core_gives_the_same_hang(grpc_fork):
     s = grpc_fork
     core = harness.gcore(s.truth["worker"]["pid"], s.tmp)
-    status, doc = report(core, PY)
+    status, doc = harness.report_doc(core, PY)
     _worker_hazard(doc, s)
     assert doc["deadlocks"] == [] and status == 5
 

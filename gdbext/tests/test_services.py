@@ -8,7 +8,6 @@ its backend named with its process title (`UPDATE waiting`), and with the other 
 the database, never certain.  A redis BLPOP nothing will push to (redis_blpop.py): a wait on the
 redis-server, exit 4.  From a core gdb wrote (no fd table) the socket's peer is unknown: exit 4, never
 an all-clear; from a core `pyhang gcore` wrote, the live answer."""
-import json
 import os
 
 import pytest
@@ -47,14 +46,6 @@ def blpop(redis_server):
         yield s
     finally:
         s.stop()
-
-
-def report(*target):
-    status, out, err = harness.pyhang_cli("report", "--json", *target)
-    assert "Traceback" not in err, err
-    doc = harness.validated_report(json.loads(out))
-    assert doc["exit_status"] == status, err
-    return status, doc
 
 
 def thread(doc, tid):
@@ -100,7 +91,7 @@ def check_row_lock(s, status, doc):
 
 
 def test_a_row_lock_held_across_a_wait_in_the_program_is_a_likely_deadlock_through_the_database(row_lock):
-    status, doc = report("-p", row_lock.pid)
+    status, doc = harness.report_doc("-p", row_lock.pid)
     check_row_lock(row_lock, status, doc)
 
 
@@ -108,12 +99,12 @@ def test_a_pyhang_gcore_core_of_the_row_lock_hang_gives_the_live_answer(row_lock
     core = os.path.join(row_lock.tmp, "core.pyhang.%d" % row_lock.pid)
     status, out, err = harness.pyhang_cli("gcore", "-p", row_lock.pid, "-o", core)
     assert status == 0, err
-    status, doc = report(core, PY)
+    status, doc = harness.report_doc(core, PY)
     check_row_lock(row_lock, status, doc)
 
 
 def test_a_blpop_nothing_pushes_to_waits_on_the_redis_server_named_exit_4(blpop, redis_server):
-    status, doc = report("-p", blpop.pid)
+    status, doc = harness.report_doc("-p", blpop.pid)
     t = _role(blpop, "blpop")
     (w,) = [v for v in doc["verdicts"] if v["kind"] == "waits-on-process"]
     (wait,) = w["facts"]["waits"]
@@ -128,7 +119,7 @@ def test_a_blpop_nothing_pushes_to_waits_on_the_redis_server_named_exit_4(blpop,
 
 def test_a_socket_wait_from_a_core_without_an_fd_table_has_its_peer_unknown_exit_4(blpop):
     core = harness.gcore(blpop.pid, blpop.tmp)   # as gdb's gcore writes it: no record of /proc
-    status, doc = report(core, PY)
+    status, doc = harness.report_doc(core, PY)
     t = _role(blpop, "blpop")
     account = thread(doc, t["tid"])["account"]
     assert account["state"] == "unaccounted" and account["reason"] == "no-fd-table"

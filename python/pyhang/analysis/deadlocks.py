@@ -144,13 +144,10 @@ def database_holders(threads, snapshots):
         if not open_tx:
             continue
         waiting.add(th.tid)
-        by_tid = {t.tid: t for t in threads}
-        suspects = [(tid, held) for tid, held in sorted(conns.items()) if tid != th.tid]
         # a thread whose own recorded wait is on this one (it joins it) is explained by that wait: a suspect only
         # when no other thread holds a connection
-        free = [(tid, held) for tid, held in suspects if by_tid.get(tid) is None or
-                by_tid[tid].blocked_on is None or th.tid not in by_tid[tid].blocked_on.owners]
-        for tid, held in free or suspects:
+        for tid in _unblocked_first(threads, th.tid, [tid for tid in sorted(conns) if tid != th.tid]):
+            held = conns[tid]
             edges.append(Edge(waiter=th.tid, owner=tid, kind=th.blocked_on.kind, address=None,
                               source=OwnerSource.HEURISTIC,
                               facts={"database": {"pid": backend.pid, "title": backend.title},
@@ -169,12 +166,76 @@ def database_holders(threads, snapshots):
     return edges
 
 
+def _unblocked_first(threads, waiter, suspects):
+    """`suspects` (TIDs) without those whose recorded wait is on `waiter` or another suspect (a joiner waits
+    for them: explained by that wait), unless that leaves none."""
+    by_tid = {t.tid: t for t in threads}
+    among = set(suspects) | {waiter}
+
+    def waits_among(tid):
+        b = by_tid[tid].blocked_on if tid in by_tid else None
+        return b is not None and bool(among.intersection(o for o in b.owners if o != tid))
+    free = [tid for tid in suspects if not waits_among(tid)]
+    return free or list(suspects)
+
+
+def pool_holders(threads, snapshots):
+    """Likely edges from a thread waiting in a connection pool's checkout (ThreadSnapshot.pool_checkout: a
+    SQLAlchemy QueuePool, a urllib3 pool with block=True) to the threads whose frames hold one of that pool's
+    connections (ThreadSnapshot.connections with its `pool`): the pool fills again only when they return
+    them."""
+    checkouts = {s.tid: s.pool_checkout for s in snapshots if s.pool_checkout}
+    held = {}
+    for s in snapshots:
+        for c in s.connections or ():
+            if c.get("pool"):
+                held.setdefault(c["pool"], {}).setdefault(s.tid, []).append(c)
+    by_tid = {t.tid: t for t in threads}
+    edges = []
+    for tid, checkout in sorted(checkouts.items()):
+        t = by_tid.get(tid)
+        if t is None or t.blocked_on is None:
+            continue
+        holders = {h: c for h, c in held.get(checkout["pool"], {}).items() if h != tid}
+        for owner in sorted(holders):
+            edges.append(Edge(waiter=tid, owner=owner, kind=t.blocked_on.kind, address=t.blocked_on.address,
+                              source=OwnerSource.HEURISTIC,
+                              facts={"pool": checkout, "connections": holders[owner]}))
+    return edges
+
+
+def barrier_parties(threads):
+    """Likely edges from the threads waiting at a threading.Barrier to the threads that reach it from their
+    frames and do not wait at it: the parties that have not arrived (a thread whose own recorded wait is on
+    another of them comes after it: _unblocked_first)."""
+    at = {}
+    for t in threads:
+        b = t.blocked_on
+        if b is not None and b.kind == WaitKind.PY_BARRIER:
+            at.setdefault(b.address, []).append(t)
+    edges = []
+    for address, waiting in at.items():
+        api = waiting[0].blocked_on.api
+        if api is None or not api.referenced_by:
+            continue
+        here = {t.tid for t in waiting}
+        missing = [tid for tid in api.referenced_by if tid not in here]
+        for t in waiting:
+            for owner in _unblocked_first(threads, t.tid, missing):
+                edges.append(Edge(waiter=t.tid, owner=owner, kind=WaitKind.PY_BARRIER, address=address,
+                                  source=OwnerSource.HEURISTIC, facts={"party": True,
+                                                                       "parties": api.values.get("_parties"),
+                                                                       "waiting": api.values.get("_count")}))
+    return edges
+
+
 def wait_for_graph(threads, snapshots=()):
     """(edges, deadlocks, truncated): every edge, certain and likely, and
     every cycle in them; truncated when there were more cycles than listed.
     `snapshots`: the ThreadSnapshots, for the connections SQLite waits on."""
     edges = certain_edges(threads) + python_lock_holders(threads) + waitgraph.likely_holders(threads) + \
-        sqlite_holders(threads, snapshots) + queue_join_workers(threads) + database_holders(threads, snapshots)
+        sqlite_holders(threads, snapshots) + queue_join_workers(threads) + database_holders(threads, snapshots) + \
+        pool_holders(threads, snapshots) + barrier_parties(threads)
     deadlocks, truncated = waitgraph.find_cycles(edges)
     return edges, deadlocks, truncated
 
@@ -299,6 +360,7 @@ def nothing_can_wake(report, pools=None):
     filled by submit() from whoever holds the executor: its workers waiting
     are idle, not stuck."""
     out = []
+    checked_out = {e.waiter for e in report.edges if (e.facts or {}).get("pool")}   # a pool's holders can fill it
     getters = _queue_waits(report, WaitKind.PY_QUEUE_GET)
     for kind, waits in ((WaitKind.PY_QUEUE_GET, getters), (WaitKind.PY_QUEUE_PUT, _queue_waits(report, WaitKind.PY_QUEUE_PUT))):
         for address, waiting in waits.items():
@@ -311,7 +373,7 @@ def nothing_can_wake(report, pools=None):
                 if maxsize <= 0 or length is None or length < maxsize:
                     continue
             tids = [t.tid for t in waiting]
-            if not _reached_only_by(api, tids):
+            if not _reached_only_by(api, tids) or checked_out.intersection(tids):
                 continue
             out.append(_nothing_can_wake(kind, address, waiting, api))
     for address, waiting in _queue_waits(report, WaitKind.PY_QUEUE_JOIN).items():

@@ -299,6 +299,44 @@ def add_database_facts(facts, view, threads, files):
             t.python_api.references_complete = refs.complete
 
 
+def add_pool_checkouts(facts, view, threads):
+    """For the threads waiting in a connection pool's checkout (python_api.checkout_frame), the pool
+    (ThreadSnapshot.pool_checkout: the checkout frame's `self`); and the pool connections the other threads'
+    innermost frames hold (ThreadSnapshot.connections, with `pool`: the pool they lead to through
+    python_api.POOL_HOLDINGS' attributes)."""
+    waiting = [(t, python_api.checkout_frame(view, t.tid)) for t in threads]
+    waiting = [(t, c) for t, c in waiting if c is not None]
+    if not waiting:
+        return
+    selves = dict(facts.frame_selves([t.tid for t, _ in waiting]) or ())
+    pools = set()
+    for t, (index, function, file) in waiting:
+        own = next((f for f in selves.get(t.tid) or () if f.index == index), None)
+        if own is not None and own.object:
+            t.pool_checkout = {"pool": own.object, "type": own.type,
+                               "frame": {"function": own.function, "file": own.file, "line": own.line}}
+            pools.add(own.object)
+    if not pools:
+        return
+    others = [t for t in threads if t.pool_checkout is None]
+    for t, held in _frame_connections(facts, view, others, tuple(python_api.POOL_HOLDINGS)):
+        found = [dict(c, pool=_follow(facts, c["address"], python_api.POOL_HOLDINGS[c["type"]])) for c in held]
+        found = [c for c in found if c["pool"] in pools]
+        if found:
+            t.connections = (t.connections or []) + found
+
+
+def _follow(facts, address, names):
+    """The address the chain of attributes `names` leads to from the object at `address`, or None."""
+    for name in names:
+        (got,) = facts.attributes([[address, [name]]]) or [None]
+        value = (got or {}).get(name)
+        address = value.address if value is not None else None
+        if not address:
+            return None
+    return address
+
+
 def add_pool_workers(facts, view, threads):
     """The pool of each ThreadPoolExecutor worker: the `work_queue` local of
     its loop's frame (python_api.worker_frame)."""
@@ -343,6 +381,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_pool_workers(facts, view, threads)
             add_future_runners(facts, view, threads)
             add_sqlite_connections(facts, view, threads)
+            add_pool_checkouts(facts, view, threads)
             collectives.add_collectives(facts, view, threads)
         files = files_of(facts, proc_known(target), threads)
         if view.ok:

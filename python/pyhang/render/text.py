@@ -50,6 +50,18 @@ def database_held_text(e):
         "; ".join("backend PID %d: `%s`" % (x["pid"], x["title"]) for x in tx))
 
 
+def _pool_connections(facts):
+    return "; ".join("`%s` (%s in %s, %s:%s)" % (c["name"], c["type"], c["frame"]["function"], c["frame"]["file"],
+                                                 c["frame"]["line"]) for c in facts.get("connections") or ())
+
+
+def pool_held_text(e):
+    """What the owner of a pool edge (analysis.deadlocks.pool_holders) holds."""
+    pool = e.facts["pool"]
+    return "holds a connection of the pool %s at 0x%x that the checkout waits for: %s" % (
+        pool.get("type") or "pool", pool["pool"], _pool_connections(e.facts))
+
+
 def database_evidence(facts):
     """Why a thread is a likely holder of the lock a query waits for in PostgreSQL."""
     d = facts["database"]
@@ -83,6 +95,11 @@ def edge_evidence(e, waiter_blocked=None):
         return likely_holder_evidence(facts)
     if facts.get("database"):
         return database_evidence(facts)
+    if facts.get("pool"):
+        return "holds %s: the pool fills again only when it returns it" % _pool_connections(facts)
+    if facts.get("party"):
+        return ("reaches the Barrier from its Python frames and does not wait at it: a party that has not arrived "
+                "(%s of %s parties wait)" % (facts.get("waiting"), facts.get("parties")))
     if facts.get("reaches_object"):
         return "reaches the object from its Python frames and does not wait on it: it may be the one to set it"
     b = waiter_blocked
@@ -300,6 +317,9 @@ def render_deadlocks(report, names):
                     b = waiter.blocked_on if waiter else None
                     name = object_name(b.name) if b is not None and b.address == h.address else None
                     held = database_held_text(h) if (h.facts or {}).get("database") else \
+                        pool_held_text(h) if (h.facts or {}).get("pool") else \
+                        "has not arrived at %s, which it reaches from its Python frames" % lock_text(
+                            h.kind, h.address) if (h.facts or {}).get("party") else \
                         "reaches %s from its Python frames: likely the thread that sets it" % lock_text(
                             h.kind, h.address) if (h.facts or {}).get("reaches_object") else \
                         "runs the event loop that must complete " + lock_text(h.kind, h.address) \

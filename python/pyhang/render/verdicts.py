@@ -549,6 +549,10 @@ DEADLOCK_ADVICE = {
                   "pybind11, nogil in Cython)",
     WaitKind.SQLITE_BUSY: "commit (or roll back) the open transaction before waiting for work that writes to the "
                           "same database, or do that work on the connection that holds it",
+    "pool": "a thread that holds a pool's connection must not wait for a thread that needs one: return it first "
+            "(close the Connection or leave its `with` block, read a streamed response to its end), or size the pool "
+            "(pool_size + max_overflow, maxsize) for every thread that holds one while it waits; a checkout timeout "
+            "turns the hang into an error",
     "database": "commit (or roll back) the open transaction before waiting for another thread, and give "
                 "PostgreSQL a lock_timeout (SET lock_timeout) so that a query waiting for a row lock fails instead "
                 "of waiting forever; pg_locks and pg_stat_activity on the server show who blocks whom",
@@ -577,6 +581,8 @@ def deadlock_advice(d):
             return DEADLOCK_ADVICE[kind]
     if any((e.facts or {}).get("database") for e in d.edges):
         return DEADLOCK_ADVICE["database"]
+    if any((e.facts or {}).get("pool") for e in d.edges):
+        return DEADLOCK_ADVICE["pool"]
     return DEADLOCK_ADVICE[None]
 
 
