@@ -50,3 +50,32 @@ def test_an_exhausted_queuepool_names_its_holders_and_the_barrier_its_missing_pa
 def test_the_same_from_a_core(exhausted):
     status, doc = harness.report_doc(exhausted.gcore(), PY)
     check(exhausted, status, doc)
+
+
+@pytest.fixture(scope="module")
+def blocking_pool():
+    s = harness.python_scenario(PY, "urllib3_pool_block.py").start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_a_blocking_urllib3_pools_checkout_waits_on_the_thread_streaming_from_its_only_connection(blocking_pool):
+    s = blocking_pool
+    roles = {t["role"]: t["tid"] for t in s.truth["threads"]}
+    status, doc = harness.report_doc("-p", s.pid)
+    # THEN the checkout waits on the streamer, which holds the pool's connection in its frames (`r`, the
+    # HTTPResponse whose _pool is the pool)
+    (e,) = [e for e in doc["edges"] if e["facts"].get("pool")]
+    assert (e["waiter"], e["owner"]) == (roles["checkout"], roles["streamer"])
+    assert e["facts"]["pool"]["pool"] == s.truth["pool"] and e["facts"]["pool"]["type"] == "HTTPConnectionPool"
+    assert [c["type"] for c in e["facts"]["connections"]] == ["HTTPResponse"]
+    accounts = {t["tid"]: t["account"] for t in doc["threads"]}
+    assert accounts[roles["checkout"]]["state"] == "blocked" and accounts[roles["checkout"]]["threads"] == \
+        [roles["streamer"]]
+    # AND the streamer waits on the upstream process; no "nothing can wake", no deadlock: exit 4
+    assert accounts[roles["streamer"]]["state"] == "elsewhere" and accounts[roles["streamer"]]["pids"] == \
+        [s.truth["upstream"]]
+    assert [v for v in doc["verdicts"] if v["kind"] == "nothing-can-wake"] == [] and doc["deadlocks"] == []
+    assert status == 4 and doc["headline"].startswith("Waits on PID %d" % s.truth["upstream"])
