@@ -264,7 +264,7 @@ def test_a_dense_graph_of_1000_guessing_threads_is_one_deadlock_found_in_seconds
     found, truncated = find_cycles(dense)
     took = time.monotonic() - t0
     (d,) = found
-    assert took < waitgraph.MAX_SECONDS + 10, took
+    assert took < 10, took
     assert d.component["threads"] == list(range(1, n + 1)) and not d.component["all_counted"]
     assert d.component["cycles"] >= 1 and not truncated
 

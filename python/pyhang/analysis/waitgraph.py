@@ -177,11 +177,15 @@ def find_cycles(edges, max_cycles=MAX_CYCLES):
     for members in components(out):
         inside = set(members)
         local = {n: [e for e in out.get(n, ()) if e.owner in inside] for n in members}
+        first = {}   # (waiter, owner) → the edge a cycle takes between them: the first, certain ones sorted first
+        for n in members:
+            for e in local[n]:
+                first.setdefault((n, e.owner), e)
         sure, guessed, stopped = [], [], False
         for start in members:
             found, stopped = _search(local, start, max_cycles - len(deadlocks) - len(sure) - len(guessed), budget)
             for threads in found:
-                cycle = [next(e for e in local[a] if e.owner == b) for a, b in zip(threads, threads[1:] + threads[:1])]
+                cycle = [first[a, b] for a, b in zip(threads, threads[1:] + threads[:1])]
                 (guessed if any(_is_heuristic(e) for e in cycle) else sure).append((threads, cycle))
             if stopped:
                 break
