@@ -52,7 +52,7 @@ def thread_state(pid, tid):
 # The system calls a scenario thread may say it parks in (x86_64 numbers):
 # `parked_in` is one name, or a list of the names any of which will do
 # (time.sleep is select(2) / pselect6(2) before 3.11, clock_nanosleep(2) after).
-SYSCALLS = {"poll": 7, "futex": 202, "select": 23, "nanosleep": 35, "clock_nanosleep": 230, "pselect6": 270}
+SYSCALLS = {"poll": 7, "recvfrom": 45, "futex": 202, "select": 23, "nanosleep": 35, "clock_nanosleep": 230, "pselect6": 270}
 
 
 def parked_in(pid, thread):
@@ -471,6 +471,16 @@ def pyhang_cli(*args, env=None, timeout=600):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
                        env=dict(os.environ, PYHANG_BUILD_DIR=build_dir(), **(env or {})))
     return r.returncode, r.stdout, r.stderr
+
+
+def report_doc(*target):
+    """(exit status, the validated pyhang-report/1 document) of `pyhang report --json TARGET`, whose exit
+    status must be the document's own."""
+    status, out, err = pyhang_cli("report", "--json", *target)
+    assert "Traceback" not in err, err
+    doc = validated_report(json.loads(out))
+    assert doc["exit_status"] == status, err
+    return status, doc
 
 
 def print_tree_report(pid, what):

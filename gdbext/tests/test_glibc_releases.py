@@ -139,8 +139,9 @@ def test_every_lock_owner_inside_the_root_live_and_from_core(scenario, inside):
     check_glibc(glibc_seen(core_argv([GLIBC_PROBE], core, exe, root, work)), root)
     status, out, err = harness.pyhang_cli("report", "--json", core, exe, "--sysroot", root, "--lib-search-path", work)
     # Not 4 (incomplete: glibc's lock layouts not known), not 1 (no report).  Whether a
-    # likely deadlock is found (3) is the driver-lock heuristics', not glibc's, affair.
-    assert status in (0, 3), (status, err[-3000:])
+    # likely deadlock is found (3) is the driver-lock heuristics', not glibc's, affair (a C
+    # program with no deadlock: 2, it runs no Python).
+    assert status in (0, 2, 3), (status, err[-3000:])
     report = harness.validated_report(json.loads(out))
     assert not [v for v in report["verdicts"] if v["kind"] == "incomplete"], report["verdicts"]
     check_blocked_on(report, records)

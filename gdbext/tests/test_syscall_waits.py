@@ -102,7 +102,7 @@ def test_each_thread_names_its_system_call_and_object_live(debian):
         [s.truth["child"]]
     assert report["exit_status"] == 4 and report["headline"].startswith("Waits on PID %d: " % s.truth["child"])
     assert v["facts"]["waits"] == [{"tid": roles["main"][1]["tid"], "syscall": "wait4", "fd": None, "link": None,
-                                    "pids": [s.truth["child"]]}] and v["facts"]["root"] == s.pid
+                                    "pids": [s.truth["child"]], "peers": []}] and v["facts"]["root"] == s.pid
     assert "waits in wait4 for its child PID %d to exit" % s.truth["child"] in v["text"]
 
 
@@ -124,6 +124,9 @@ def test_the_child_reading_a_pipe_names_the_parent_waiting_for_it(debian):
     # AND the report says that what it waits for is in another process, and how to look at both
     (v,) = [v for v in report["verdicts"] if v["kind"] == "waits-on-process"]
     assert v["threads"] == [thread["tid"]] and v["facts"]["root"] == s.pid
+    (peer,) = v["facts"]["waits"][0].pop("peers")   # the parent, by its command and command line
+    assert peer == {"pid": s.pid, "comm": "main", "title": "%s -u %s" % (PY, os.path.join(harness.SCENARIOS,
+                                                                                        "syscall_waits.py"))}
     assert v["facts"]["waits"] == [{"tid": thread["tid"], "syscall": "read", "fd": sc["fd"],
                                     "link": s.truth["job_link"], "pids": [s.pid]}]
     assert "`pyhang report --tree -p %d`" % s.pid in v["text"]

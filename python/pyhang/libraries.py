@@ -30,6 +30,13 @@ SQLITE_LIBRARIES = ("libsqlite3.so",)
 # Native thread pools whose workers wait for work between tasks: GCC's and
 # LLVM's/Intel's OpenMP runtimes, PyTorch's pthreadpool, OpenBLAS, oneTBB.
 POOL_LIBRARIES = GOMP_LIBRARIES + ("libomp.so", "libiomp5", "libpthreadpool", "libopenblas", "libtbb.so")
+# gRPC's core (in the Python package's cygrpc module, or a shared libgrpc): its executors, timer threads and
+# event engine's workers wait for work between callbacks.
+GRPC_LIBRARIES = ("cygrpc.", "libgrpc.so", "libgrpc_", "libgpr.so")
+POOL_LIBRARIES += GRPC_LIBRARIES
+# Libraries a native pool's thread sleeps in below its own frames, never where its work runs: Abseil's
+# Mutex and CondVar (their per-thread semaphore), on which gRPC's threads wait.
+POOL_WAIT_LIBRARIES = ("libabsl_synchronization.so",)
 # Native worker loops that wait for work on a condition variable between tasks, by function (their
 # library is a large one that does much else): torch.distributed's gloo process-group workers.
 NATIVE_IDLE_LOOPS = ("c10d::ProcessGroupGloo::runLoop",)

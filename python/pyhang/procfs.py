@@ -14,6 +14,8 @@ import re
 import struct
 import time
 
+from pyhang.model.files import pg_backend
+
 MAX_PROCESSES = 4096     # processes scanned for the other end of a pipe or socket
 MAX_FDS = 4096           # fds looked at per process
 MAX_THREADS = 64         # threads of a holder whose system call is read
@@ -515,8 +517,50 @@ def _unix_peer(diag, inode):
     return {"peer_in_backlog": True}
 
 
-def _holder(pid, fds, access_wanted):
-    """One holder of the other end: {pid, comm, fds, threads} with the
+TITLE_LIMIT = 300   # characters of a process title kept
+
+
+def title(pid):
+    """Process `pid`'s title: its command line as it shows it now (/proc/PID/cmdline, arguments joined by
+    spaces), where servers publish their state (a PostgreSQL backend: `postgres: user db host(port) UPDATE
+    waiting`); None when it cannot be read or is empty (a kernel thread, a zombie)."""
+    text = _read("/proc/%d/cmdline" % pid, 4096)
+    if not text:
+        return None
+    words = [w for w in text.split("\0") if w]
+    return " ".join(words).strip()[:TITLE_LIMIT] or None
+
+
+def pg_sessions(pid, backend):
+    """[{pid, title, state, local}] of the sessions of the PostgreSQL server that runs backend `backend`
+    whose client end is a TCP socket of process `pid`: the backends (the children of the backend's
+    postmaster) whose title names, as its client address, one of `pid`'s local addresses."""
+    s = stat(backend)
+    if s is None or not s.get("ppid"):
+        return []
+    local = set()
+    sockets = dict(inet_sockets(pid))
+    try:
+        links = [os.readlink("/proc/%d/fd/%s" % (pid, fd)) for fd in os.listdir("/proc/%d/fd" % pid)]
+    except OSError:
+        return []
+    for link in links:
+        m = _LINK.match(link)
+        if m and m.group(1) == "socket" and int(m.group(2)) in sockets:
+            address = _endpoint(sockets[int(m.group(2))].get("local"))
+            if address:
+                local.add(address)
+    out = []
+    for child, _ in children(s["ppid"]):
+        t = title(child)
+        b = pg_backend(t)
+        if b and "%s:%d" % (b[0], b[1]) in local:
+            out.append({"pid": child, "title": t, "state": b[2], "local": "%s:%d" % (b[0], b[1])})
+    return out
+
+
+def _holder(pid, fds, access_wanted, client=None):
+    """One holder of the other end: {pid, comm, title, fds, threads} with the
     threads' system calls, or None when none of its fds has the access."""
     kept = [fd for fd in fds if access_wanted is None or _access(pid, fd) in (access_wanted, "read-write")]
     if not kept:
@@ -530,7 +574,11 @@ def _holder(pid, fds, access_wanted):
         call = thread_syscall(pid, tid)
         if call is not None:
             threads.append({"tid": tid, "comm": comm(pid, tid), "nr": call[0], "args": call[1]})
-    return {"pid": pid, "comm": comm(pid), "fds": kept, "threads": threads}
+    out = {"pid": pid, "comm": comm(pid), "title": title(pid), "fds": kept, "threads": threads}
+    if pg_backend(out["title"]) is not None:
+        # a PostgreSQL backend: the other sessions this client process has with the same server
+        out["sessions"] = pg_sessions(client, pid) if client else []
+    return out
 
 
 def files(pid, fds):
@@ -578,7 +626,7 @@ def files(pid, fds):
                 if not (hpid == pid and hfd == fd):
                     by_pid.setdefault(hpid, []).append(hfd)
             for hpid, hfds in sorted(by_pid.items()):
-                h = _holder(hpid, hfds, access)
+                h = _holder(hpid, hfds, access, pid)
                 if h is not None:
                     holders.append(h)
             out[fd]["holders"] = holders

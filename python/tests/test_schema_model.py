@@ -38,7 +38,7 @@ AGREEMENT = {
         "kind": "only an await deadlock carries it (the thread kind is the default)",
         "tasks": "an await deadlock's",
     }, {"advice": "render.verdicts' words for the kind of cycle"}),
-    "await_deadlock": (model.Deadlock, {}, {}),
+    "await_deadlock": (model.Deadlock, {"component": "only a thread cycle standing for guessed ones carries it"}, {}),
     "verdict": (model.Verdict, {}, {"text": "the sentence render words", "advice": "render.verdicts' advice"}),
     "fork_hazard": (model.Hazard, {
         "facts": "worded into `evidence`",

@@ -378,8 +378,8 @@ def _pipe_waiter(own_pid, holders, complete=True, parent=None):
 
 def test_a_pipe_only_other_processes_hold_is_a_wait_on_those_processes_with_the_tree_to_run():
     facts = syscalls.waits_on_processes(_pipe_waiter(100, [90], parent=90))
-    assert facts == {"waits": [{"tid": 100, "syscall": "read", "fd": 3, "link": "pipe:[7]", "pids": [90]}],
-                     "root": 90}
+    assert facts == {"waits": [{"tid": 100, "syscall": "read", "fd": 3, "link": "pipe:[7]", "pids": [90],
+                                "peers": [{"pid": 90, "comm": None, "title": None}]}], "root": 90}
     # a holder that is no parent: the tree of this process's own descendants
     assert syscalls.waits_on_processes(_pipe_waiter(100, [120], parent=90))["root"] == 100
 
@@ -388,6 +388,38 @@ def test_a_pipe_this_process_holds_too_or_whose_holders_were_not_all_found_is_no
     assert syscalls.waits_on_processes(_pipe_waiter(100, [100, 90])) is None
     assert syscalls.waits_on_processes(_pipe_waiter(100, [90], complete=False)) is None
     assert syscalls.waits_on_processes(_pipe_waiter(100, [])) is None
+
+
+def _poll_waiter(own_pid, sockets, timeout_ns=None):
+    """A thread of `own_pid` in poll on one socket per entry of `sockets`: [(holder pid, title)]."""
+    from pyhang.model.report import BlockedOn, Report, TargetInfo, ThreadReport
+    report = Report(target=TargetInfo(kind="live", pid=own_pid))
+    t = ThreadReport(tid=own_pid + 1, gdb_num=2)
+    fds = [{"fd": 4 + i, "direction": "read", "object": from_data(FdObject, {
+        "kind": "socket", "link": "socket:[%d]" % (50 + i), "holders_complete": True,
+        "holders": [{"pid": pid, "comm": "postgres", "title": title, "fds": [7]}]})} for i, (pid, title) in enumerate(sockets)]
+    t.blocked_on = BlockedOn(kind=WaitKind.SYSCALL, syscall=SyscallWait(
+        name="poll", watches_fds=True, fds=fds, fds_count=len(fds), timeout={"ns": timeout_ns}))
+    report.threads = [t]
+    return report
+
+
+def test_a_poll_with_no_timeout_on_a_socket_to_a_server_is_a_wait_on_the_server_named_with_its_title():
+    title = "postgres: postgres postgres 127.0.0.1(56780) UPDATE waiting"
+    facts = syscalls.waits_on_processes(_poll_waiter(100, [(300, title)]))
+    assert facts["waits"] == [{"tid": 101, "syscall": "poll", "fd": 4, "link": "socket:[50]", "pids": [300],
+                               "peers": [{"pid": 300, "comm": "postgres", "title": title}]}]
+    from pyhang.render.verdicts import waits_on_process_text
+    assert waits_on_process_text(facts, lambda tid: "Thread %d" % tid).startswith(
+        "Thread 101 waits in poll on fd 4 (socket:[50]), whose other end only PID 300 (%s) holds" % title)
+
+
+def test_a_poll_with_a_timeout_or_on_an_fd_this_process_holds_is_no_wait_on_another_process():
+    assert syscalls.waits_on_processes(_poll_waiter(100, [(300, None)], timeout_ns=10 ** 9)) is None
+    assert syscalls.waits_on_processes(_poll_waiter(100, [(300, None), (100, None)])) is None
+    # two servers: one wait on both, no single fd
+    (w,) = syscalls.waits_on_processes(_poll_waiter(100, [(300, None), (301, None)]))["waits"]
+    assert (w["fd"], w["pids"]) == (None, [300, 301])
 
 
 def _frames(*names):

@@ -15,7 +15,8 @@ def test_every_verdict_kind_is_ranked_and_titled():
 
 
 def test_every_hang_has_headline_words_and_advice():
-    hangs = set(kinds.HANG_VERDICTS) | {kinds.HazardKind.ORPHANED_LOCK, kinds.HazardKind.OPENMP_AFTER_FORK}
+    hangs = set(kinds.HANG_VERDICTS) | {kinds.HazardKind.ORPHANED_LOCK, kinds.HazardKind.OPENMP_AFTER_FORK,
+                                          kinds.HazardKind.GRPC_AFTER_FORK}
     assert hangs == set(verdicts.HANG_SUMMARIES)
     assert set(kinds.HANG_VERDICTS) | {kinds.VerdictKind.OWNERS_UNKNOWN} <= set(verdicts.ADVICE)
 

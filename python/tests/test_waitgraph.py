@@ -172,8 +172,21 @@ def test_only_locks_that_may_record_no_owner_are_explained():
         assert {e.waiter for e in likely_holders([waiter, thread(2, [(None, VENDOR)], "futex", 0x20)])} == {2}
     for kind in ("mutex", "rwlock", "rwlock-read", "rwlock-write", "futex"):
         waiter = thread(1, [(None, VENDOR)], kind, 0x10)
-        assert [e.owner for e in likely_holders([waiter, thread(2, [(None, VENDOR)], "futex", 0x20)])
+        assert [e.owner for e in likely_holders([waiter, thread(2, [(None, VENDOR)], "semaphore", 0x20)])
                 if e.waiter == 1] == [2]
+
+
+def test_threads_that_wait_in_the_same_library_on_locks_recording_no_owner_guess_no_holder_of_each_other():
+    # gRPC's threads, each parked in absl's per-thread semaphore (a bare futex) below gRPC's own frames
+    absl, grpc = "/usr/lib/x86_64-linux-gnu/libabsl_synchronization.so.20220623.0.0", \
+        "/usr/lib/python3/dist-packages/grpc/_cython/cygrpc.cpython-311-x86_64-linux-gnu.so"
+    frames = [("syscall", LIBC), ("AbslInternalPerThreadSemWait_debian3", absl), (None, grpc), ("start_thread", LIBC)]
+    pool = [thread(tid, frames, "futex", 0x1000 * tid, gil=GilState.NO_PYTHON) for tid in range(1, 7)]
+    assert likely_holders(pool) == []
+    # one of them blocked elsewhere while inside the library (a mutex of its own) stays a suspect
+    elsewhere = thread(9, [("pthread_mutex_lock", LIBC), (None, grpc), (None, absl)], "mutex", 0x99, owners=[3],
+                       gil=GilState.NO_PYTHON)
+    assert {(e.waiter, e.owner) for e in likely_holders(pool + [elsewhere])} == {(tid, 9) for tid in range(1, 7)}
 
 
 def test_driver_libraries_and_helper_threads_are_told_by_name():
@@ -210,3 +223,64 @@ def test_the_evidence_of_a_merely_blocked_thread_says_it_may_hold_the_lock():
     text = _evidence({"library": VENDOR, "library_frame": 1, "driver_library": False, "waits_for_gil": False,
                       "callback": None, "blocked_kind": "condvar"})
     assert text == "frame #1 is in libvendor.so and it is blocked (condvar): it may hold the lock"
+
+
+# ---- guessed cycles: one per strongly connected component, and bounded ----------------
+
+def _guess(w, o):
+    return edge(w, o, "futex", OwnerSource.HEURISTIC)
+
+
+def test_guessed_cycles_among_six_threads_are_one_deadlock_of_their_component_not_409():
+    dense = [_guess(a, b) for a in range(1, 7) for b in range(1, 7) if a != b]   # 409 elementary cycles
+    (d,), truncated = find_cycles(dense)
+    assert not truncated and d.confidence == "likely" and len(d.threads) == 2 and len(d.edges) == 2
+    assert d.component == {"threads": [1, 2, 3, 4, 5, 6], "cycles": 409, "all_counted": True, "guessed_edges": 30}
+
+
+def test_a_component_with_one_guessed_cycle_lists_it_as_before_and_certain_cycles_stay_each_listed():
+    (d,), _ = find_cycles([_guess(1, 2), edge(2, 1)])
+    assert d.threads == [1, 2] and d.component is None and d.confidence == "likely"
+    # two certain cycles through 1 and a guessed pair elsewhere in the same component
+    edges = [edge(1, 2), edge(2, 1), edge(1, 3), edge(3, 1), _guess(2, 3), _guess(3, 2)]
+    found, _ = find_cycles(edges)
+    sure = [d.threads for d in found if d.confidence == "certain"]
+    likely = [d for d in found if d.confidence == "likely"]
+    assert sure == [[1, 2], [1, 3]] and len(likely) == 1 and likely[0].component["threads"] == [1, 2, 3]
+
+
+def test_separate_components_are_separate_deadlocks():
+    edges = [_guess(a, b) for a in (1, 2, 3) for b in (1, 2, 3) if a != b] + \
+        [_guess(a, b) for a in (7, 8, 9) for b in (7, 8, 9) if a != b]
+    found, _ = find_cycles(edges)
+    assert [d.component["threads"] for d in found] == [[1, 2, 3], [7, 8, 9]]
+
+
+def test_a_dense_graph_of_1000_guessing_threads_is_one_deadlock_found_in_seconds():
+    import time
+    n = 1000
+    dense = [_guess(a, b) for a in range(1, n + 1) for b in range(1, n + 1) if a != b]
+    t0 = time.monotonic()
+    found, truncated = find_cycles(dense)
+    took = time.monotonic() - t0
+    (d,) = found
+    assert took < 10, took
+    assert d.component["threads"] == list(range(1, n + 1)) and not d.component["all_counted"]
+    assert d.component["cycles"] >= 1 and not truncated
+
+
+def test_a_dense_graph_of_1000_threads_of_certain_edges_stops_at_the_bounds(monkeypatch):
+    import time
+    n = 1000
+    dense = [edge(a, b) for a in range(1, n + 1) for b in range(1, n + 1) if a != b]
+    monkeypatch.setattr(waitgraph, "MAX_SECONDS", 2.0)
+    t0 = time.monotonic()
+    found, truncated = find_cycles(dense)
+    assert time.monotonic() - t0 < 15 and truncated and 0 < len(found) <= waitgraph.MAX_CYCLES
+
+
+def test_the_components_of_a_graph_are_its_strongly_connected_sets_that_hold_a_cycle():
+    out = {}
+    for e in [edge(1, 2), edge(2, 3), edge(3, 1), edge(3, 4), edge(4, 5), edge(6, 6)]:
+        out.setdefault(e.waiter, []).append(e)
+    assert waitgraph.components(out) == [[1, 2, 3], [6]]

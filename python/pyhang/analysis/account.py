@@ -177,8 +177,8 @@ def _named(report):
     for v in report.verdicts:
         if v.kind == VerdictKind.WAITS_ON_PROCESS:
             for w in v.facts.get("waits", ()):
-                out.setdefault(w["tid"], (ThreadState.ELSEWHERE, AccountReason.CHILD if w.get("fd") is None and
-                                          w.get("syscall") else AccountReason.OTHER_PROCESS, v.kind,
+                out.setdefault(w["tid"], (ThreadState.ELSEWHERE, AccountReason.CHILD if w.get("syscall") in
+                                          ("wait4", "waitid") else AccountReason.OTHER_PROCESS, v.kind,
                                           list(w.get("pids") or ())))
         elif v.kind == VerdictKind.OWNERS_UNKNOWN:
             put(v.threads, ThreadState.UNACCOUNTED, AccountReason.OWNERS_UNKNOWN, v.kind)

@@ -9,7 +9,9 @@ from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import syscall_of, to_data
-from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, is_one_of, is_system_library
+from pyhang.model.files import pg_backend
+from pyhang.analysis.gather import PG_CONNECTIONS
+from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, POOL_WAIT_LIBRARIES, is_one_of, is_system_library
 
 
 def _owner_gone(b):
@@ -102,7 +104,9 @@ def sqlite_holders(threads, snapshots):
     waits for: the other threads whose Python frames hold a
     sqlite3.Connection (ThreadSnapshot.connections), one of which has the
     open transaction.  Never certain: which one holds the lock is not read."""
-    holding = {s.tid: s.connections for s in snapshots if s.connections}
+    holding = {s.tid: [c for c in s.connections if c.get("type") in (None, "sqlite3.Connection")]
+               for s in snapshots if s.connections}
+    holding = {tid: c for tid, c in holding.items() if c}
     edges = []
     for th in threads:
         b = th.blocked_on
@@ -115,12 +119,136 @@ def sqlite_holders(threads, snapshots):
     return edges
 
 
+def _socket_objects(b):
+    """The FdObjects of the sockets a system-call wait (a BlockedOn) is on: its fd's, or those a poll watches."""
+    s = syscall_of(b)
+    objects = [s.object] if s.object is not None else [w["object"] for w in s.fds or () if w.get("object")]
+    return [o for o in objects if o is not None and o.kind == "socket"]
+
+
+def _waiting_backend(b):
+    """(holder, sessions) of the PostgreSQL backend at the other end of the wait `b` whose title says it waits
+    (for a lock: `UPDATE waiting`), with this process's sessions with that server; or None."""
+    for obj in _socket_objects(b):
+        for h in obj.holders or ():
+            backend = pg_backend(h.title)
+            if backend is not None and backend[2].endswith(" waiting"):
+                return h, list(h.sessions or ())
+    return None
+
+
+def database_holders(threads, snapshots):
+    """Likely edges through a PostgreSQL server: a thread whose query waits in the server (its backend's
+    title says `... waiting`: for a lock another session holds) waits on the other threads whose innermost
+    Python frames hold a PostgreSQL connection, when this process has a session whose backend says `idle in
+    transaction` (an open transaction that holds its locks until the program commits it).  And a thread
+    holding such a connection that waits on a threading.Event or Condition another thread reaches from its
+    frames (a likely setter) waits on that thread.  Never certain: the server's lock graph is not read."""
+    conns = {s.tid: [c for c in s.connections or () if c.get("type") in PG_CONNECTIONS] for s in snapshots}
+    conns = {tid: c for tid, c in conns.items() if c}
+    edges, waiting = [], set()
+    for th in threads:
+        found = _waiting_backend(th.blocked_on) if th.blocked_on is not None and \
+            th.blocked_on.kind == WaitKind.SYSCALL else None
+        if found is None:
+            continue
+        backend, sessions = found
+        open_tx = [x for x in sessions if x["state"].startswith("idle in transaction")]
+        if not open_tx:
+            continue
+        waiting.add(th.tid)
+        # a thread whose own recorded wait is on this one (it joins it) is explained by that wait: a suspect only
+        # when no other thread holds a connection
+        for tid in _unblocked_first(threads, th.tid, [tid for tid in sorted(conns) if tid != th.tid]):
+            held = conns[tid]
+            edges.append(Edge(waiter=th.tid, owner=tid, kind=th.blocked_on.kind, address=None,
+                              source=OwnerSource.HEURISTIC,
+                              facts={"database": {"pid": backend.pid, "title": backend.title},
+                                     "connections": held, "open_transactions": open_tx}))
+    holders = {e.owner for e in edges}
+    for th in threads:
+        b = th.blocked_on
+        api = b.api if b is not None else None
+        if th.tid not in holders or b.kind not in (WaitKind.PY_EVENT, WaitKind.PY_CONDITION) or api is None or \
+                not api.referenced_by:
+            continue
+        for tid in api.referenced_by:
+            if tid != th.tid and tid in waiting:
+                edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=b.address,
+                                  source=OwnerSource.HEURISTIC, facts={"reaches_object": True}))
+    return edges
+
+
+def _unblocked_first(threads, waiter, suspects):
+    """`suspects` (TIDs) without those whose recorded wait is on `waiter` or another suspect (a joiner waits
+    for them: explained by that wait), unless that leaves none."""
+    by_tid = {t.tid: t for t in threads}
+    among = set(suspects) | {waiter}
+
+    def waits_among(tid):
+        b = by_tid[tid].blocked_on if tid in by_tid else None
+        return b is not None and bool(among.intersection(o for o in b.owners if o != tid))
+    free = [tid for tid in suspects if not waits_among(tid)]
+    return free or list(suspects)
+
+
+def pool_holders(threads, snapshots):
+    """Likely edges from a thread waiting in a connection pool's checkout (ThreadSnapshot.pool_checkout: a
+    SQLAlchemy QueuePool, a urllib3 pool with block=True) to the threads whose frames hold one of that pool's
+    connections (ThreadSnapshot.connections with its `pool`): the pool fills again only when they return
+    them."""
+    checkouts = {s.tid: s.pool_checkout for s in snapshots if s.pool_checkout}
+    held = {}
+    for s in snapshots:
+        for c in s.connections or ():
+            if c.get("pool"):
+                held.setdefault(c["pool"], {}).setdefault(s.tid, []).append(c)
+    by_tid = {t.tid: t for t in threads}
+    edges = []
+    for tid, checkout in sorted(checkouts.items()):
+        t = by_tid.get(tid)
+        if t is None or t.blocked_on is None:
+            continue
+        holders = {h: c for h, c in held.get(checkout["pool"], {}).items() if h != tid}
+        for owner in sorted(holders):
+            edges.append(Edge(waiter=tid, owner=owner, kind=t.blocked_on.kind, address=t.blocked_on.address,
+                              source=OwnerSource.HEURISTIC,
+                              facts={"pool": checkout, "connections": holders[owner]}))
+    return edges
+
+
+def barrier_parties(threads):
+    """Likely edges from the threads waiting at a threading.Barrier to the threads that reach it from their
+    frames and do not wait at it: the parties that have not arrived (a thread whose own recorded wait is on
+    another of them comes after it: _unblocked_first)."""
+    at = {}
+    for t in threads:
+        b = t.blocked_on
+        if b is not None and b.kind == WaitKind.PY_BARRIER:
+            at.setdefault(b.address, []).append(t)
+    edges = []
+    for address, waiting in at.items():
+        api = waiting[0].blocked_on.api
+        if api is None or not api.referenced_by:
+            continue
+        here = {t.tid for t in waiting}
+        missing = [tid for tid in api.referenced_by if tid not in here]
+        for t in waiting:
+            for owner in _unblocked_first(threads, t.tid, missing):
+                edges.append(Edge(waiter=t.tid, owner=owner, kind=WaitKind.PY_BARRIER, address=address,
+                                  source=OwnerSource.HEURISTIC, facts={"party": True,
+                                                                       "parties": api.values.get("_parties"),
+                                                                       "waiting": api.values.get("_count")}))
+    return edges
+
+
 def wait_for_graph(threads, snapshots=()):
     """(edges, deadlocks, truncated): every edge, certain and likely, and
     every cycle in them; truncated when there were more cycles than listed.
     `snapshots`: the ThreadSnapshots, for the connections SQLite waits on."""
     edges = certain_edges(threads) + python_lock_holders(threads) + waitgraph.likely_holders(threads) + \
-        sqlite_holders(threads, snapshots) + queue_join_workers(threads)
+        sqlite_holders(threads, snapshots) + queue_join_workers(threads) + database_holders(threads, snapshots) + \
+        pool_holders(threads, snapshots) + barrier_parties(threads)
     deadlocks, truncated = waitgraph.find_cycles(edges)
     return edges, deadlocks, truncated
 
@@ -147,6 +275,14 @@ def idle_loop_library(t):
     return f.library if f is not None and (f.function or "").split("(", 1)[0] in NATIVE_IDLE_LOOPS else None
 
 
+# glibc's functions a thread's stack starts in: below them there is nothing more to unwind.
+THREAD_STARTS = ("start_thread", "clone", "clone3")
+
+
+def _thread_start(frame):
+    return (frame.function or "").lstrip("_").replace("GI_", "", 1).lstrip("_") in THREAD_STARTS
+
+
 def idle_pool_library(t, native_depth):
     """The thread-pool library (POOL_LIBRARIES) `t` is an idle worker of, or
     None.  An idle worker runs no Python, sleeps on a futex that is no known
@@ -160,9 +296,14 @@ def idle_pool_library(t, native_depth):
         return loop
     if t.gil != GilState.NO_PYTHON or b is None or b.kind != WaitKind.FUTEX or b.owners:
         return None
-    if not frames or len(frames) >= native_depth or not is_system_library(frames[-1].library):
+    if not frames or not is_system_library(frames[-1].library) or \
+            len(frames) >= native_depth and not _thread_start(frames[-1]):
         return None  # the stack may go on beyond what was unwound
-    libraries = {f.library for f in frames if not is_system_library(f.library)}
+    own = [i for i, f in enumerate(frames) if not is_system_library(f.library) and
+           not is_one_of(f.library, POOL_WAIT_LIBRARIES)]
+    if any(is_one_of(f.library, POOL_WAIT_LIBRARIES) for f in frames[own[0] if own else 0:]):
+        return None  # a wait library above the pool's frames is a wait its work made, not the pool's own
+    libraries = {frames[i].library for i in own}
     if len(libraries) != 1 or None in libraries:
         return None
     library = libraries.pop()
@@ -232,6 +373,7 @@ def nothing_can_wake(report, pools=None):
     filled by submit() from whoever holds the executor: its workers waiting
     are idle, not stuck."""
     out = []
+    checked_out = {e.waiter for e in report.edges if (e.facts or {}).get("pool")}   # a pool's holders can fill it
     getters = _queue_waits(report, WaitKind.PY_QUEUE_GET)
     for kind, waits in ((WaitKind.PY_QUEUE_GET, getters), (WaitKind.PY_QUEUE_PUT, _queue_waits(report, WaitKind.PY_QUEUE_PUT))):
         for address, waiting in waits.items():
@@ -244,7 +386,7 @@ def nothing_can_wake(report, pools=None):
                 if maxsize <= 0 or length is None or length < maxsize:
                     continue
             tids = [t.tid for t in waiting]
-            if not _reached_only_by(api, tids):
+            if not _reached_only_by(api, tids) or checked_out.intersection(tids):
                 continue
             out.append(_nothing_can_wake(kind, address, waiting, api))
     for address, waiting in _queue_waits(report, WaitKind.PY_QUEUE_JOIN).items():

@@ -12,7 +12,7 @@ import os
 from operator import attrgetter
 
 from pyhang.analysis import holders
-from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, is_one_of
+from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, GRPC_LIBRARIES, is_one_of
 from pyhang.model.fork_facts import ForkFacts, PythonForkFacts
 from pyhang.model.kinds import Confidence, Forker, HazardKind, PythonStatus, WaitKind
 from pyhang.model.record import to_data
@@ -155,6 +155,37 @@ def _openmp(a, report, libs, lost):
     a.checked.append(("openmp", {"library": gomp[0], "child": a.child}))
 
 
+# gRPC's Python package: a thread with one of its frames is inside a gRPC call (a blocking unary call's
+# next_event, a stream's iterator, a future's result).
+GRPC_PYTHON = "/grpc/"
+
+
+def _in_grpc_call(t):
+    """The innermost Python frame of `t` in gRPC's package, or None."""
+    return next((f for f in t.python_frames if GRPC_PYTHON in (f.file or "")), None)
+
+
+def _grpc(a, report, libs, lost):
+    """gRPC after fork: gRPC's threads (its pollers, executors, timers) were started before fork, so the child
+    has none of them, and gRPC's fork handlers are off unless GRPC_ENABLE_FORK_SUPPORT is set: a call the child
+    makes waits on a completion queue that the parent's threads drove.  Certain when the child's memory holds
+    descriptors of threads gRPC started (they were not copied) and a thread waits inside a gRPC call."""
+    grpc = [l for l in libs if is_one_of(l, GRPC_LIBRARIES)]
+    if not a.child or not grpc:
+        return
+    pool = [d for d in lost if _started_by(d, GRPC_LIBRARIES)]
+    inside = [(t.tid, _in_grpc_call(t)) for t in report.threads if t.blocked_on is not None]
+    inside = [(tid, f) for tid, f in inside if f is not None]
+    if pool or inside:
+        a.hazards.append(Hazard(HazardKind.GRPC_AFTER_FORK, [tid for tid, _ in inside],
+                                Confidence.CERTAIN if pool and inside else Confidence.LIKELY, "",
+                                {"library": grpc[0], "pool": len(pool), "pool_example": to_data(pool[0]) if pool else None,
+                                 "inside": [tid for tid, _ in inside],
+                                 "calls": [{"tid": tid, "function": f.function, "file": f.file, "line": f.line}
+                                           for tid, f in inside]}))
+    a.checked.append(("grpc", {"library": grpc[0], "child": a.child}))
+
+
 def _cuda(a, libs, py, lost):
     cuda = [l for l in libs if is_one_of(l, CUDA_LIBRARIES)]
     flags = [n for n in ("cuda_initialized", "cuda_in_bad_fork") if getattr(py, n)]
@@ -232,6 +263,7 @@ def analyse(report, facts):
     _orphaned_locks(a, report, facts, proc, lost)
     _openmp(a, report, libs, lost)
     _cuda(a, libs, py, lost)
+    _grpc(a, report, libs, lost)
     _threads_at_fork(a, proc, lost)
     _start_method(a, report, py, libs)
     _cow(a, proc, py)

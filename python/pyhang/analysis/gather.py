@@ -11,6 +11,7 @@ from pyhang.analysis import collectives, forks, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView, gil_state
 from pyhang.model.kinds import GilState, LocalKind, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
+from pyhang.model.files import pg_backend
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
 from pyhang.model.python_values import FrameLocals
 from pyhang.model.record import replace
@@ -242,17 +243,98 @@ def add_sqlite_connections(facts, view, threads):
     busy = [t for t in threads if locks.in_sqlite_busy(t.registers, t.frames)]
     if not busy:
         return
-    frames = [(t, f) for t in threads if t not in busy
-              for f in view.frames(t.tid)[:CONNECTION_FRAMES]]
+    for t, found in _frame_connections(facts, view, [t for t in threads if t not in busy],
+                                       ("sqlite3.Connection",), typed=False):
+        t.connections = found
+
+
+def _frame_connections(facts, view, threads, types, typed=True):
+    """[(thread, [{address, name, frame}])]: the objects of `types` (type names) the innermost Python frames
+    of each of `threads` hold in their locals (each once), with `type` too when `typed`."""
+    frames = [(t, f) for t in threads for f in view.frames(t.tid)[:CONNECTION_FRAMES]]
     found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
-    for t in threads:
-        if t not in busy and view.thread(t.tid) is not None:
-            t.connections = []
+    out = {t.tid: (t, []) for t in threads if view.thread(t.tid) is not None}
     for (t, f), fl in zip(frames, found):
-        for v in fl.locals if fl is not None else ():
-            if v.type == "sqlite3.Connection" and v.address and all(c["address"] != v.address for c in t.connections):
-                t.connections.append({"address": v.address, "name": v.name,
-                                      "frame": {"function": f.function, "file": f.file, "line": f.line}})
+        for v in fl.locals if fl is not None and t.tid in out else ():
+            held = out[t.tid][1]
+            if v.type in types and v.address and all(c["address"] != v.address for c in held):
+                held.append(dict({"address": v.address, "name": v.name,
+                                  "frame": {"function": f.function, "file": f.file, "line": f.line}},
+                                 **({"type": v.type} if typed else {})))
+    return list(out.values())
+
+
+# The connection objects of PostgreSQL's client libraries, by type name.
+PG_CONNECTIONS = ("psycopg2.extensions.connection", "psycopg.Connection")
+
+
+def waits_on_pg_backend(files):
+    """Whether one of the fds threads wait on (`files`: files_of) is a socket whose other end a PostgreSQL
+    backend holds (its title: procfs.pg_backend)."""
+    return any(pg_backend(h.title) is not None for obj in (files or {}).values() for h in obj.holders or ())
+
+
+def add_database_facts(facts, view, threads, files):
+    """When a thread waits on a PostgreSQL backend: the PostgreSQL connections each thread's innermost Python
+    frames hold (ThreadSnapshot.connections, with their `type`), and, for the threads that hold one and wait on
+    a threading.Event or Condition, the threads that reach that object (ApiWait.referenced_by: a likely
+    setter), for the database cycle (analysis.deadlocks.database_holders)."""
+    if not waits_on_pg_backend(files):
+        return
+    holding = []
+    for t, found in _frame_connections(facts, view, threads, PG_CONNECTIONS):
+        if found:
+            t.connections = (t.connections or []) + found
+            holding.append(t)
+    waits = {t.tid: t.python_api.object for t in holding if t.python_api is not None and
+             python_api.api_of(t.python_api) is not None and
+             python_api.api_of(t.python_api).kind in (WaitKind.PY_EVENT, WaitKind.PY_CONDITION)}
+    if not waits:
+        return
+    refs = facts.references(sorted(set(waits.values()))) or ThreadReferences()
+    by_object = {address: tids for address, tids in refs.by_object}
+    for t in holding:
+        if t.tid in waits:
+            t.python_api.referenced_by = list(by_object.get(waits[t.tid], []))
+            t.python_api.references_complete = refs.complete
+
+
+def add_pool_checkouts(facts, view, threads):
+    """For the threads waiting in a connection pool's checkout (python_api.checkout_frame), the pool
+    (ThreadSnapshot.pool_checkout: the checkout frame's `self`); and the pool connections the other threads'
+    innermost frames hold (ThreadSnapshot.connections, with `pool`: the pool they lead to through
+    python_api.POOL_HOLDINGS' attributes)."""
+    waiting = [(t, python_api.checkout_frame(view, t.tid)) for t in threads]
+    waiting = [(t, c) for t, c in waiting if c is not None]
+    if not waiting:
+        return
+    selves = dict(facts.frame_selves([t.tid for t, _ in waiting]) or ())
+    pools = set()
+    for t, (index, function, file) in waiting:
+        own = next((f for f in selves.get(t.tid) or () if f.index == index), None)
+        if own is not None and own.object:
+            t.pool_checkout = {"pool": own.object, "type": own.type,
+                               "frame": {"function": own.function, "file": own.file, "line": own.line}}
+            pools.add(own.object)
+    if not pools:
+        return
+    others = [t for t in threads if t.pool_checkout is None]
+    for t, held in _frame_connections(facts, view, others, tuple(python_api.POOL_HOLDINGS)):
+        found = [dict(c, pool=_follow(facts, c["address"], python_api.POOL_HOLDINGS[c["type"]])) for c in held]
+        found = [c for c in found if c["pool"] in pools]
+        if found:
+            t.connections = (t.connections or []) + found
+
+
+def _follow(facts, address, names):
+    """The address the chain of attributes `names` leads to from the object at `address`, or None."""
+    for name in names:
+        (got,) = facts.attributes([[address, [name]]]) or [None]
+        value = (got or {}).get(name)
+        address = value.address if value is not None else None
+        if not address:
+            return None
+    return address
 
 
 def add_pool_workers(facts, view, threads):
@@ -333,8 +415,11 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_future_runners(facts, view, threads)
             add_sqlite_connections(facts, view, threads)
             add_signal_handlers(facts, view, threads)
+            add_pool_checkouts(facts, view, threads)
             collectives.add_collectives(facts, view, threads)
         files = files_of(facts, proc_known(target), threads)
+        if view.ok:
+            add_database_facts(facts, view, threads, files)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.warnings),
                            lock_problem=target.lock_problem, lock_caveat=target.lock_caveat, native_depth=depth,
                            threading=facts.threading() if view.ok else None, names=names, files=files,

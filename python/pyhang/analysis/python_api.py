@@ -44,6 +44,28 @@ APIS = (
 )
 
 
+# Connection pools whose checkout waits for a connection another thread returns: (file, functions of the
+# checkout frame, whose `self` is the pool).
+POOL_CHECKOUTS = (("/sqlalchemy/pool/impl.py", ("_do_get", "QueuePool._do_get")),
+                  ("/urllib3/connectionpool.py", ("_get_conn", "HTTPConnectionPool._get_conn")))
+# What a thread holding one of a pool's connections has in its frames' locals: type name → the attributes
+# that lead from it to the pool (SQLAlchemy's Connection → its _ConnectionFairy → the pool; urllib3's
+# HTTPResponse, and requests' Response through its raw HTTPResponse).
+POOL_HOLDINGS = {"Connection": ("_dbapi_connection", "_pool"), "HTTPResponse": ("_pool",),
+                 "Response": ("raw", "_pool")}
+# Innermost frames looked at for the checkout.
+CHECKOUT_DEPTH = 8
+
+
+def checkout_frame(view, tid):
+    """(index, function, file, line) of the pool checkout among the innermost frames of `tid`, or None."""
+    for i, (function, file, *rest) in enumerate(view.frame_keys(tid)[:CHECKOUT_DEPTH]):
+        for path, functions in POOL_CHECKOUTS:
+            if function in functions and file.endswith(path):
+                return i, function, file
+    return None
+
+
 def candidates(view, tid):
     """[(frame index, Api)] of the innermost frames of `tid` that may be a
     known API, innermost first: the collection reads their `self` and takes
@@ -76,9 +98,10 @@ def references_wanted(python_api):
     """The object whose referencing threads the collection reads for this
     wait (PythonLocks.thread_references), or None: the queue of a Queue.get,
     put or join, to tell whether any other thread can still put to it, get
-    from it or call its task_done()."""
+    from it or call its task_done(); the Barrier of a Barrier.wait, to name the parties that have not
+    arrived."""
     api = api_of(python_api)
-    return python_api.object if api is not None and api.kind in QUEUE_WAITS else None
+    return python_api.object if api is not None and api.kind in QUEUE_WAITS + (WaitKind.PY_BARRIER,) else None
 
 
 QUEUE_WAITS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_QUEUE_JOIN)

@@ -23,7 +23,7 @@ from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
 from pyhang.model import snapshot as snapshots
 from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
-from pyhang.model.kinds import GilState, HazardKind, PythonStatus, TargetWarning, severity
+from pyhang.model.kinds import GilState, PythonStatus, TargetWarning, severity
 from pyhang.model.record import replace
 from pyhang.model.report import Report, ThreadReport
 from pyhang.model.unread import read_problem
@@ -131,7 +131,8 @@ def conclude(report, snapshot):
     if snapshot.fork_facts is not None:
         report.fork_analysis = forks.analyse(report, snapshot.fork_facts)
         report.fork_hazards = report.fork_analysis.hazards
-        orphaned = {tid for h in report.fork_hazards if h.kind == HazardKind.ORPHANED_LOCK for tid in h.threads}
+        # (a lock copied locked, a gRPC call or OpenMP region waiting for threads fork did not copy)
+        orphaned = {tid for h in report.fork_hazards if h.hangs for tid in h.threads}
         report.verdicts = deadlocks.explained_elsewhere(report.verdicts, orphaned)
     account.analyse(report, {t.tid: t.registers for t in snapshot.threads})
     report.verdicts.sort(key=lambda v: severity(v.kind))

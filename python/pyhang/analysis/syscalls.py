@@ -349,28 +349,62 @@ def _holder_thread(t, h, fd_pid):
     return out
 
 
+def _peers(objects):
+    """[{pid, comm, title}] of the processes holding the other ends of `objects` (FdObjects), each once."""
+    out = {}
+    for obj in objects:
+        for h in obj.holders or ():
+            out.setdefault(h.pid, {"pid": h.pid, "comm": h.comm, "title": h.title})
+    return [out[pid] for pid in sorted(out)]
+
+
+def _polled_elsewhere(s, own):
+    """The FdObjects a poll or select with no timeout watches when every one of them is a pipe or socket whose
+    other end only other processes hold (all of them found): nothing in this process can end the wait; else
+    None."""
+    if not s.watches_fds or s.fds is None or not s.fds or (s.timeout or {}).get("ns") is not None:
+        return None
+    objects = [w["object"] for w in s.fds]
+    if any(o is None or o.kind not in ("pipe", "socket") or not o.holders or not o.holders_complete or
+           own in {h.pid for h in o.holders} for o in objects):
+        return None
+    return objects
+
+
 def waits_on_processes(report):
     """The threads parked on a pipe or socket whose other end only other
-    processes hold (all of them found), or waiting for one child to exit:
-    what they wait for is beyond this report, and `--tree` from `root`
-    examines them together.  Facts of the waits-on-process verdict, or
-    None: {"waits": [{tid, syscall, fd, link, pids}], "root": the process to
-    examine with its descendants}; a wait for a child has no fd and link."""
+    processes hold (all of them found) — read, write, or a poll or select
+    with no timeout all of whose fds are such —, or waiting for one child to
+    exit: what they wait for is beyond this report, and `--tree` from
+    `root` examines them together.  Facts of the waits-on-process verdict,
+    or None: {"waits": [{tid, syscall, fd, link, pids, peers}], "root": the
+    process to examine with its descendants}; a wait for a child has no fd
+    and link; `peers`: {pid, comm, title} of the processes at the other
+    end (a server's title may say its state)."""
     own = report.target.pid
     waits = []
     for t in report.threads:
         b = t.blocked_on
         s = syscall_of(b)
         if s.waits_for_child() and (s.child or 0) > 0:
-            waits.append({"tid": t.tid, "syscall": s.name, "fd": None, "link": None, "pids": [s.child]})
+            waits.append({"tid": t.tid, "syscall": s.name, "fd": None, "link": None, "pids": [s.child], "peers": []})
             continue
         obj = s.object
+        polled = _polled_elsewhere(s, own)
+        if polled is not None:
+            one = s.fds[0] if len(s.fds) == 1 else None
+            peers = _peers(polled)
+            waits.append({"tid": t.tid, "syscall": s.name, "fd": one["fd"] if one else None,
+                          "link": one["object"].link if one else None, "pids": [p["pid"] for p in peers],
+                          "peers": peers})
+            continue
         if obj is None or obj.kind not in ("pipe", "socket") or not obj.holders or not obj.holders_complete:
             continue
         pids = sorted({h.pid for h in obj.holders})
         if own in pids:
             continue
-        waits.append({"tid": t.tid, "syscall": s.name, "fd": s.fd, "link": obj.link, "pids": pids})
+        waits.append({"tid": t.tid, "syscall": s.name, "fd": s.fd, "link": obj.link, "pids": pids,
+                      "peers": _peers([obj])})
     if not waits:
         return None
     others = {pid for w in waits for pid in w["pids"]}

@@ -42,7 +42,8 @@ its next request: analysis.idle.helper_loop).  A wait whose server died
 waiting in different collectives: analysis.collectives.  Fork hazards
 across processes: pyhang.analysis.tree_forks.
 """
-from pyhang.analysis import account, collectives, completeness, dead_servers, idle, pools, syscalls, tree_forks
+from pyhang.analysis import account, collectives, completeness, dead_servers, idle, pools, syscalls, tree_forks, \
+    waitgraph
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
@@ -239,46 +240,6 @@ def stuck(needs, within=None):
     return out
 
 
-def _strong_components(nodes, succ):
-    """The strongly connected components of the graph `succ` ({node: [node]}) over `nodes` (Tarjan's,
-    without recursion), each sorted."""
-    index, low, on_stack, stack, out = {}, {}, set(), [], []
-    for root in sorted(nodes):
-        if root in index:
-            continue
-        work = [(root, iter(succ.get(root, ())))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, it = work[-1]
-            nxt = next(it, None)
-            if nxt is not None:
-                if nxt not in nodes:
-                    continue
-                if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(succ.get(nxt, ()))))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    n = stack.pop()
-                    on_stack.discard(n)
-                    comp.append(n)
-                    if n == node:
-                        break
-                out.append(sorted(comp))
-    return out
-
-
 def _blocking(nodes, needs):
     """{node: [owner]}: the edges of the needs of `nodes` unmet within them."""
     return {n: sorted(set().union(*[need.owners for need in needs[n] if need.unmet(nodes)])) for n in nodes}
@@ -292,7 +253,7 @@ def knots(nodes, needs):
     whose knots are looked for again."""
     out = []
     succ = _blocking(nodes, needs)
-    for comp in _strong_components(set(nodes), succ):
+    for comp in waitgraph.strong_components(set(nodes), succ):
         if len(comp) == 1 and comp[0] not in succ[comp[0]]:
             continue    # waits on a knot, or on a thread stuck by itself: no cycle of its own
         core = stuck(needs, comp)

@@ -9,9 +9,11 @@ path, whether the connection waits in a listener's backlog): `socket` keeps
 them as the collector reads them, and the report gives them as they are."""
 from __future__ import annotations
 
+import re
+
 from pyhang.model.record import field, record
 
-__all__ = ["FileLock", "HolderThread", "FdHolder", "FdObject"]
+__all__ = ["FileLock", "HolderThread", "FdHolder", "FdObject", "pg_backend"]
 
 
 @record
@@ -40,6 +42,9 @@ class FdHolder:
     comm: str | None = None
     fds: list[int] = field(default_factory=list)   # its fds for it
     threads: list[HolderThread] = field(default_factory=list)
+    title: str | None = None          # its process title (procfs.title): a server's state, where it shows it
+    # for a PostgreSQL backend, this client's sessions with its server: [{pid, title, state, local}]
+    sessions: list[dict] | None = None
 
     __nested__ = {"threads": HolderThread}
 
@@ -63,3 +68,12 @@ class FdObject:
 
     __nested__ = {"lock_holders": FileLock, "holders": FdHolder}
 
+
+# A PostgreSQL backend's title: "postgres: USER DB HOST(PORT) STATE" (update_process_title, on by default).
+_PG_BACKEND = re.compile(r"^postgres: (?:\S+: )?\S+ \S+ (\S+)\((\d+)\) (.*)$")
+
+
+def pg_backend(text):
+    """(client host, client port, state) of a PostgreSQL backend's title, or None."""
+    m = _PG_BACKEND.match(text or "")
+    return (m.group(1), int(m.group(2)), m.group(3).strip()) if m else None

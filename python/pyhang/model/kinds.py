@@ -258,6 +258,7 @@ class HazardKind:
     """What a fork child inherited that can never be released."""
     ORPHANED_LOCK = "orphaned-lock"
     OPENMP_AFTER_FORK = "openmp-after-fork"
+    GRPC_AFTER_FORK = "grpc-after-fork"   # a gRPC call in a child forked after gRPC's threads started
     CUDA_AFTER_FORK = "cuda-after-fork"
     THREADS_AT_FORK = "threads-at-fork"
     FORK_START_METHOD = "fork-start-method"
@@ -284,7 +285,7 @@ HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCK
 # what could not be read or named, then what is only worth knowing.
 SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, VerdictKind.SERVER_DIED,
             VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
-            HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK,
+            HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK, HazardKind.GRPC_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
             VerdictKind.NO_PROGRESS,
             VerdictKind.OWNER_GONE, VerdictKind.HOLDER_EXITED, VerdictKind.INCOMPLETE, VerdictKind.WAITS_ON_PROCESS,

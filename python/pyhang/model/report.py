@@ -258,6 +258,9 @@ class Deadlock:
     edges: list[Edge]
     kind: str = DeadlockKind.THREADS     # model.kinds.DeadlockKind
     tasks: list["AsyncioTask"] = field(default_factory=list)   # an await cycle's tasks, in cycle order
+    # A cycle that stands for every guessed cycle of its strongly connected component (analysis.waitgraph):
+    # {"threads": its TIDs, "cycles": how many were counted, "all_counted", "guessed_edges"}; None otherwise.
+    component: dict | None = None
 
 
 @record
@@ -330,7 +333,9 @@ class Hazard:
         copy (certain: the pool's threads are gone and a thread waits in it)."""
         if self.kind == HazardKind.ORPHANED_LOCK:
             return True
-        return self.kind == HazardKind.OPENMP_AFTER_FORK and self.confidence == Confidence.CERTAIN and bool(self.threads)
+        # (a gRPC call in a child whose gRPC threads fork did not copy, too: GRPC_AFTER_FORK)
+        return self.kind in (HazardKind.OPENMP_AFTER_FORK, HazardKind.GRPC_AFTER_FORK) and \
+            self.confidence == Confidence.CERTAIN and bool(self.threads)
 
 
 @record

@@ -54,6 +54,9 @@ class ThreadSnapshot:
     # The sqlite3.Connection objects its Python frames hold, when a thread of the process is in SQLite's busy
     # handler: [{"address", "name", "frame": {function, file, line}}]; None when not asked.
     connections: list[dict] | None = None
+    # A thread waiting in a connection pool's checkout (analysis.python_api.POOL_CHECKOUTS): {"pool" (the
+    # pool's address), "type", "frame": {function, file, line}}; None for any other thread.
+    pool_checkout: dict | None = None
     # A thread whose innermost Python frame is a torch.distributed collective: what it is and the rank and
     # world size read from its frames' locals (analysis.collectives.describe); None for any other thread.
     collective: CollectiveDetail | None = None
@@ -131,6 +134,7 @@ def _to_dict(snap, t):
             **({"python_locals": to_data(th.python_locals)} if th.python_locals is not None else {}),
             **({"pool_worker": to_data(th.pool_worker)} if th.pool_worker is not None else {}),
             **({"connections": th.connections} if th.connections is not None else {}),
+            **({"pool_checkout": th.pool_checkout} if th.pool_checkout is not None else {}),
             **({"collective": to_data(th.collective)} if th.collective is not None else {}),
             **({"signal_frames": sorted(th.signal_frames.items())} if th.signal_frames is not None else {}),
         } for th in snap.threads],
@@ -165,7 +169,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 futex_word=th.get("futex_word"), python_api=from_data(ApiWait, th.get("python_api")),
                                 host_tid=th.get("host_tid"), syscall=from_data(SyscallFacts, th.get("syscall")),
                                 python_locals=_locals_from(th.get("python_locals")), pool_worker=from_data(PoolWorker, th.get("pool_worker")),
-                                connections=th.get("connections"),
+                                connections=th.get("connections"), pool_checkout=th.get("pool_checkout"),
                                 collective=from_data(CollectiveDetail, th.get("collective")),
                                 signal_frames=None if th.get("signal_frames") is None else
                                 {int(k): int(v) for k, v in th["signal_frames"]})

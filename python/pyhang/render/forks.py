@@ -17,6 +17,10 @@ ADVICE = {
     HazardKind.OPENMP_AFTER_FORK: "use multiprocessing.get_context('spawn') or 'forkserver', or call "
                                   "torch.set_num_threads(1) (OMP_NUM_THREADS=1) in the parent before forking: "
                                   "libgomp's pool does not survive fork",
+    HazardKind.GRPC_AFTER_FORK: "create gRPC servers and channels only after fork (in the child), start the worker "
+                                "with multiprocessing.get_context('spawn') or 'forkserver', or set "
+                                "GRPC_ENABLE_FORK_SUPPORT=1 before gRPC starts (its fork handlers then stop and "
+                                "restart gRPC's threads around fork)",
     HazardKind.CUDA_AFTER_FORK: "initialise CUDA only in the children and start them with "
                                 "multiprocessing.get_context('spawn')",
     HazardKind.THREADS_AT_FORK: "fork only while the process has one thread, or use "
@@ -162,6 +166,21 @@ def _openmp(h, f, names):
     return "; ".join(parts)
 
 
+def _grpc(h, f, names):
+    parts = ["%s is loaded" % f["library"]]
+    if f["pool"]:
+        parts.append("gRPC's threads were started before fork: %d of them (%s) ran in the parent and %s not copied"
+                     % (f["pool"], _start_routine(f["pool_example"]), "was" if f["pool"] == 1 else "were"))
+    calls = f.get("calls") or []
+    if calls:
+        parts.append("; ".join("%s waits in a gRPC call (File \"%s\", line %s, in %s) on a completion queue the "
+                               "parent's gRPC threads drove: nothing in this child completes it" % (
+                                   names(c["tid"]), c["file"], c["line"], c["function"]) for c in calls))
+    else:
+        parts.append("no thread is inside a gRPC call yet: the next call may wait forever")
+    return "; ".join(parts)
+
+
 def _cuda(h, f, names):
     parts = []
     if f["library"]:
@@ -238,6 +257,7 @@ def _cow(h, f, names):
 _EVIDENCE = {
     HazardKind.ORPHANED_LOCK: _orphaned_lock,
     HazardKind.OPENMP_AFTER_FORK: _openmp,
+    HazardKind.GRPC_AFTER_FORK: _grpc,
     HazardKind.CUDA_AFTER_FORK: _cuda,
     HazardKind.THREADS_AT_FORK: _threads_at_fork,
     HazardKind.FORK_START_METHOD: _start_method,

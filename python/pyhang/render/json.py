@@ -129,6 +129,8 @@ def _deadlock(report, d, waits):
            "advice": deadlock_advice(d)}
     if d.kind == DeadlockKind.AWAIT:   # thread cycles keep the keys they always had
         out.update(deadlock_json(report, d))
+    elif d.component is not None:
+        out["component"] = dict(d.component)
     return out
 
 

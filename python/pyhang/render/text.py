@@ -45,6 +45,36 @@ def several_interpreters(threads):
     return len({th.interpreter for th in threads if th.interpreter is not None}) > 1
 
 
+def database_held_text(e):
+    """What the owner of a database edge (analysis.deadlocks.database_holders) holds."""
+    tx = e.facts["open_transactions"]
+    return "holds a PostgreSQL connection, and this process has %s open transaction%s (%s)" % (
+        "an" if len(tx) == 1 else len(tx), "" if len(tx) == 1 else "s",
+        "; ".join("backend PID %d: `%s`" % (x["pid"], x["title"]) for x in tx))
+
+
+def _pool_connections(facts):
+    return "; ".join("`%s` (%s in %s, %s:%s)" % (c["name"], c["type"], c["frame"]["function"], c["frame"]["file"],
+                                                 c["frame"]["line"]) for c in facts.get("connections") or ())
+
+
+def pool_held_text(e):
+    """What the owner of a pool edge (analysis.deadlocks.pool_holders) holds."""
+    pool = e.facts["pool"]
+    return "holds a connection of the pool %s at 0x%x that the checkout waits for: %s" % (
+        pool.get("type") or "pool", pool["pool"], _pool_connections(e.facts))
+
+
+def database_evidence(facts):
+    """Why a thread is a likely holder of the lock a query waits for in PostgreSQL."""
+    d = facts["database"]
+    held = "; ".join("`%s` in %s, %s:%s" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
+                     for c in facts.get("connections") or ())
+    return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits on holds a "
+            "PostgreSQL connection (%s) and this process has a session `idle in transaction`: its open "
+            "transaction likely holds that lock (the server's lock graph is not read)" % (d["pid"], d["title"], held))
+
+
 def edge_evidence(e, waiter_blocked=None):
     """Why `e.owner` is thought to hold what `e.waiter` waits for: the
     decoder's own words, else the sentence of the heuristic's facts.
@@ -66,6 +96,15 @@ def edge_evidence(e, waiter_blocked=None):
                          for c in facts.get("connections") or ())
     if "library_frame" in facts:
         return likely_holder_evidence(facts)
+    if facts.get("database"):
+        return database_evidence(facts)
+    if facts.get("pool"):
+        return "holds %s: the pool fills again only when it returns it" % _pool_connections(facts)
+    if facts.get("party"):
+        return ("reaches the Barrier from its Python frames and does not wait at it: a party that has not arrived "
+                "(%s of %s parties wait)" % (facts.get("waiting"), facts.get("parties")))
+    if facts.get("reaches_object"):
+        return "reaches the object from its Python frames and does not wait on it: it may be the one to set it"
     b = waiter_blocked
     if b is not None and b.evidence is None and (b.kind, b.address) == (e.kind, e.address) and e.owner in b.owners:
         return wait_evidence(b) or e.evidence
@@ -312,7 +351,13 @@ def render_deadlocks(report, names):
                     waiter = report.thread(h.waiter)
                     b = waiter.blocked_on if waiter else None
                     name = object_name(b.name) if b is not None and b.address == h.address else None
-                    held = "runs the event loop that must complete " + lock_text(h.kind, h.address) \
+                    held = database_held_text(h) if (h.facts or {}).get("database") else \
+                        pool_held_text(h) if (h.facts or {}).get("pool") else \
+                        "has not arrived at %s, which it reaches from its Python frames" % lock_text(
+                            h.kind, h.address) if (h.facts or {}).get("party") else \
+                        "reaches %s from its Python frames: likely the thread that sets it" % lock_text(
+                            h.kind, h.address) if (h.facts or {}).get("reaches_object") else \
+                        "runs the event loop that must complete " + lock_text(h.kind, h.address) \
                         if h.source == OwnerSource.ASYNCIO_LOOP else \
                         "runs the work item that completes " + lock_text(h.kind, h.address) \
                         if h.source == OwnerSource.WORK_ITEM else _held_text(h.kind, h.address)
@@ -325,9 +370,19 @@ def render_deadlocks(report, names):
                 site = _wait_site(th)
                 if site:
                     out.append("    " + site)
+        if d.component is not None:
+            out.append("  " + component_text(d.component, names))
         out.append("  advice: " + deadlock_advice(d))
         out.append("")
     return out
+
+
+def component_text(c, names):
+    """The line under a cycle that stands for every guessed cycle of its strongly connected component."""
+    return ("shown once for %s%d cycles among %d threads that wait on one another only through guessed owners "
+            "(%d guessed edges): %s" % ("" if c["all_counted"] else "at least ", c["cycles"], len(c["threads"]),
+                                        c["guessed_edges"], ", ".join(names(t) for t in c["threads"][:12]) +
+                                        (", ..." if len(c["threads"]) > 12 else "")))
 
 
 def _same_wait(b):

@@ -207,17 +207,33 @@ def holder_exited_text(f, names):
                           frame.get("line", "?"), f.get("confidence") or "likely"))
 
 
+def _peer_text(p):
+    """"PID 7 (redis-server)", or with the process title a server shows its state in: "PID 9 (postgres:
+    postgres db 127.0.0.1(5012) UPDATE waiting)"."""
+    what = p.get("title") or p.get("comm")
+    return "PID %d (%s)" % (p["pid"], what) if what else "PID %d" % p["pid"]
+
+
+def _process_wait_part(w, names):
+    if w.get("collective"):
+        return _collective_part(w, names)
+    if w["syscall"] in ("wait4", "waitid"):
+        return "%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
+    peers = {p["pid"]: p for p in w.get("peers") or ()}
+    held = ", ".join(_peer_text(peers.get(pid) or {"pid": pid}) for pid in w["pids"])
+    if w["fd"] is None:
+        return "%s waits in %s on fds whose other ends only %s hold%s" % (
+            names(w["tid"]), w["syscall"], held, "s" if len(w["pids"]) == 1 else "")
+    return "%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
+        names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?", held, "s" if len(w["pids"]) == 1 else "")
+
+
 def waits_on_process_text(f, names):
     """Threads waiting on a pipe or socket only other processes hold the
-    other end of, for a child to exit, or for the other ranks in a
-    distributed collective, and the command that examines them together."""
-    parts = [_collective_part(w, names) if w.get("collective") else
-             "%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
-             if w["fd"] is None else
-             "%s waits in %s on fd %s (%s), whose other end only %s hold%s" % (
-                 names(w["tid"]), w["syscall"], w["fd"], w["link"] or "?",
-                 ", ".join("PID %d" % p for p in w["pids"]), "s" if len(w["pids"]) == 1 else "")
-             for w in f["waits"][:_LISTED]]
+    other end of (with their commands, or the titles servers show their
+    state in), for a child to exit, or for the other ranks in a distributed
+    collective, and the command that examines them together."""
+    parts = [_process_wait_part(w, names) for w in f["waits"][:_LISTED]]
     more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
     others = "the other ranks" if all(w.get("collective") for w in f["waits"]) else "the other process"
     return ("%s%s: whether that ends is up to %s, which this report does not look at; "
@@ -372,6 +388,7 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.ASYNCIO_LOOP_BLOCKED: "an asyncio event loop is blocked",
                   HazardKind.ORPHANED_LOCK: "a lock was copied locked by fork",
                   HazardKind.OPENMP_AFTER_FORK: "a thread waits in an OpenMP pool fork did not copy",
+                  HazardKind.GRPC_AFTER_FORK: "a gRPC call waits for threads fork did not copy",
                   VerdictKind.GIL_HOLDER_BLOCKED: "the GIL's holder sleeps without releasing it",
                   VerdictKind.GIL_NOBODY_HOLDS: "every Python thread waits for a GIL nobody holds",
                   VerdictKind.NOTHING_CAN_WAKE: "a Queue.get nothing can fill",
@@ -433,6 +450,13 @@ DEADLOCK_ADVICE = {
                   "pybind11, nogil in Cython)",
     WaitKind.SQLITE_BUSY: "commit (or roll back) the open transaction before waiting for work that writes to the "
                           "same database, or do that work on the connection that holds it",
+    "pool": "a thread that holds a pool's connection must not wait for a thread that needs one: return it first "
+            "(close the Connection or leave its `with` block, read a streamed response to its end), or size the pool "
+            "(pool_size + max_overflow, maxsize) for every thread that holds one while it waits; a checkout timeout "
+            "turns the hang into an error",
+    "database": "commit (or roll back) the open transaction before waiting for another thread, and give "
+                "PostgreSQL a lock_timeout (SET lock_timeout) so that a query waiting for a row lock fails instead "
+                "of waiting forever; pg_locks and pg_stat_activity on the server show who blocks whom",
     None: "take these locks in one order in every thread (or with a timeout), and never wait for a thread while "
           "holding what it needs",
 }
@@ -462,6 +486,10 @@ def deadlock_advice(d):
     for kind in (WaitKind.GIL, WaitKind.SQLITE_BUSY):
         if any(e.kind == kind for e in d.edges):
             return DEADLOCK_ADVICE[kind]
+    if any((e.facts or {}).get("database") for e in d.edges):
+        return DEADLOCK_ADVICE["database"]
+    if any((e.facts or {}).get("pool") for e in d.edges):
+        return DEADLOCK_ADVICE["pool"]
     return DEADLOCK_ADVICE[None]
 
 

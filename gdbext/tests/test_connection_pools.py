@@ -1,0 +1,81 @@
+"""Connection pools name their holders, live and from a core (Debian's python3-sqlalchemy 1.4, packaged
+for python3.11 only): a QueuePool exhausted (pool_size=2, max_overflow=0) whose two holders wait at a
+threading.Barrier for the third party, which waits in the pool's checkout
+(testdata/scenarios/sa_pool_exhausted.py).  The checkout waits on the threads whose frames hold the
+pool's connections (found from their locals: a Connection whose _ConnectionFairy's pool is the one the
+checkout's frame waits in), the Barrier's waiters on the party that has not arrived: a likely deadlock,
+never "a Queue.get nothing can fill"."""
+
+import pytest
+
+import harness
+
+PY = "/usr/bin/python3.11"
+
+
+@pytest.fixture(scope="module")
+def exhausted():
+    s = harness.python_scenario(PY, "sa_pool_exhausted.py").start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def check(s, status, doc):
+    roles = {t["role"]: t["tid"] for t in s.truth["threads"]}
+    holders, waiter = sorted([roles["holder-1"], roles["holder-2"]]), roles["checkout"]
+    # THEN the checkout waits on both holders, through the pool the scenario made
+    pool = [e for e in doc["edges"] if e["facts"].get("pool")]
+    assert sorted(e["owner"] for e in pool) == holders and {e["waiter"] for e in pool} == {waiter}
+    assert all(e["facts"]["pool"]["pool"] == s.truth["pool"] and e["facts"]["pool"]["type"] == "QueuePool"
+               and [c["name"] for c in e["facts"]["connections"]] == ["conn"] for e in pool)
+    # AND each holder at the Barrier waits on the party that has not arrived: the checkout thread
+    party = [e for e in doc["edges"] if e["facts"].get("party")]
+    assert sorted(e["waiter"] for e in party) == holders and {e["owner"] for e in party} == {waiter}
+    assert all(e["address"] == s.truth["barrier"] for e in party)
+    # AND one likely deadlock for their component, no "nothing can wake" for the pool's queue
+    (d,) = doc["deadlocks"]
+    assert d["confidence"] == "likely" and d["component"]["threads"] == sorted(holders + [waiter])
+    assert "pool" in d["advice"]
+    assert [v for v in doc["verdicts"] if v["kind"] == "nothing-can-wake"] == []
+    assert status == 3 and doc["headline"] == "Found one deadlock (likely)."
+
+
+def test_an_exhausted_queuepool_names_its_holders_and_the_barrier_its_missing_party_live(exhausted):
+    status, doc = harness.report_doc("-p", exhausted.pid)
+    check(exhausted, status, doc)
+
+
+def test_the_same_from_a_core(exhausted):
+    status, doc = harness.report_doc(exhausted.gcore(), PY)
+    check(exhausted, status, doc)
+
+
+@pytest.fixture(scope="module")
+def blocking_pool():
+    s = harness.python_scenario(PY, "urllib3_pool_block.py").start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_a_blocking_urllib3_pools_checkout_waits_on_the_thread_streaming_from_its_only_connection(blocking_pool):
+    s = blocking_pool
+    roles = {t["role"]: t["tid"] for t in s.truth["threads"]}
+    status, doc = harness.report_doc("-p", s.pid)
+    # THEN the checkout waits on the streamer, which holds the pool's connection in its frames (`r`, the
+    # HTTPResponse whose _pool is the pool)
+    (e,) = [e for e in doc["edges"] if e["facts"].get("pool")]
+    assert (e["waiter"], e["owner"]) == (roles["checkout"], roles["streamer"])
+    assert e["facts"]["pool"]["pool"] == s.truth["pool"] and e["facts"]["pool"]["type"] == "HTTPConnectionPool"
+    assert [c["type"] for c in e["facts"]["connections"]] == ["HTTPResponse"]
+    accounts = {t["tid"]: t["account"] for t in doc["threads"]}
+    assert accounts[roles["checkout"]]["state"] == "blocked" and accounts[roles["checkout"]]["threads"] == \
+        [roles["streamer"]]
+    # AND the streamer waits on the upstream process; no "nothing can wake", no deadlock: exit 4
+    assert accounts[roles["streamer"]]["state"] == "elsewhere" and accounts[roles["streamer"]]["pids"] == \
+        [s.truth["upstream"]]
+    assert [v for v in doc["verdicts"] if v["kind"] == "nothing-can-wake"] == [] and doc["deadlocks"] == []
+    assert status == 4 and doc["headline"].startswith("Waits on PID %d" % s.truth["upstream"])
