@@ -10,8 +10,9 @@ packages=(cmake make g++ gdb binutils libc6-dev python3-dev python3-pytest pybin
 # The tests also run the real-world cases: PyTorch (OpenMP), numpy and gunicorn from Debian,
 # check every report against docs/pyhang-report-1.schema.json with jsonschema, and name
 # libc's static functions from libc6-dbg as gdb does.
-# mmdebstrap makes the root file systems of today's Debian interpreters (below).
-if [ "${1:-}" = "--tests" ]; then packages+=(python3-torch python3-numpy python3-jsonschema python3-gunicorn python3-aiohttp python3-requests libc6-dbg mmdebstrap graphviz); fi
+# mmdebstrap makes the root file systems of today's Debian interpreters (below); slurm-wlm and munge run
+# the Slurm cluster of `pyhang job`'s tests (testdata/slurm_cluster.py).
+if [ "${1:-}" = "--tests" ]; then packages+=(python3-torch python3-numpy python3-jsonschema python3-gunicorn python3-aiohttp python3-requests libc6-dbg mmdebstrap graphviz slurm-wlm munge); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

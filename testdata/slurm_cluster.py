@@ -17,7 +17,7 @@ import sys
 import time
 
 NODES = ("node1", "node2")
-CPUS = 4          # per node, over what the host has (SlurmdParameters=config_overrides)
+CPUS = 6          # per node, over what the host has (SlurmdParameters=config_overrides)
 
 
 def available():

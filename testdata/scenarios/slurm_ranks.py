@@ -45,6 +45,10 @@ def record_when_blocked(tid, waits, stack, **extra):
                        **extra)
 
 
+def start_recorder(tid, waits, stack, **extra):
+    threading.Thread(target=record_when_blocked, args=(tid, waits, stack), kwargs=extra, daemon=True).start()
+
+
 def prefetch(holding, tids):
     set_os_thread_name("prefetch")
     tids.append(gettid())
@@ -59,10 +63,8 @@ def deadlock(tid):
     with LOCK_A:
         threading.Thread(target=prefetch, args=(holding, tids), name="prefetch", daemon=True).start()
         holding.wait()
-        threading.Thread(target=record_when_blocked, args=(tid, "deadlock", python_stack(1)),
-                         kwargs={"prefetch_tid": tids[0]}, daemon=True).start()
-        with LOCK_B:     # never
-            pass
+        # One line: the recorded line is where it waits for B (never acquired)
+        start_recorder(tid, "deadlock", python_stack(1), prefetch_tid=tids[0]); LOCK_B.acquire()  # noqa: E702
 
 
 def main():
@@ -71,12 +73,10 @@ def main():
     dist.all_reduce(torch.ones(4))   # the job ran one step together
     tid, step = gettid(), torch.ones(4)
 
-    def recorder(waits, stack):
-        threading.Thread(target=record_when_blocked, args=(tid, waits, stack), daemon=True).start()
     if RANK != ODD_RANK:
-        recorder("all_reduce", python_stack(1)); dist.all_reduce(step)  # noqa: E702
+        start_recorder(tid, "all_reduce", python_stack(1)); dist.all_reduce(step)  # noqa: E702
     elif MODE == "collective":
-        recorder("barrier", python_stack(1)); dist.barrier()  # noqa: E702
+        start_recorder(tid, "barrier", python_stack(1)); dist.barrier()  # noqa: E702
     else:
         deadlock(tid)
     time.sleep(3600)

@@ -401,6 +401,15 @@ def rank_classes(members):
     if len(classes) > 1 and classes[0].size > classes[1].size:
         for c in classes[1:]:
             c.odd = True
+    elif len(classes) > 1:
+        # no class is the largest alone (a node's ranks missing, or two against two): those whose own
+        # reports found a hang are the odd ones, against the others
+        for c in classes:
+            c.odd = all(m.exit_status in (ExitStatus.DEADLOCK, ExitStatus.HUNG) for m in c.members)
+        if all(c.odd for c in classes):
+            for c in classes:
+                c.odd = False
+        classes.sort(key=lambda c: c.odd)
     return classes
 
 
