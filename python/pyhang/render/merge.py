@@ -230,6 +230,9 @@ def merge_headline(merge):
         largest = merge.classes[0]
         return class_text(odd[0], largest) + "."
     if len(merge.classes) == 1 and merge.classes[0].key[0] and merge.members:
+        if merge.problems:
+            return "%s wait in %s; no rank of those read is the odd one out, and not every rank could be read." % (
+                ranks_text(merge.classes[0].members), merge.classes[0].key[0])
         return "%s wait in %s: no rank is the odd one out." % (ranks_text(merge.classes[0].members), merge.classes[0].key[0])
     return None
 
