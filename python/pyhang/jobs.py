@@ -145,6 +145,23 @@ def _one_report(pid, deadline, extra):
     return doc, proc.returncode, None
 
 
+def rank_line(node, host, pid, environment, doc, status, problem):
+    """One pyhang-rank/1 document, one line: its summary first (what the
+    merge takes: analysis.merge.summary, with the rank's own facts), so that
+    a merge of thousands decodes that alone (analysis.merge.RANK_PREFIX),
+    then the report and the rest."""
+    from pyhang.analysis import merge
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    s = merge.summary(doc) if schema == merge.REPORT_SCHEMA and isinstance(doc.get("threads"), list) else {}
+    s.update(node=node, rank_pid=pid, rank_environment=environment, report_schema=schema,
+             report_version=doc.get("pyhang_version") if isinstance(doc, dict) else None, problem=problem)
+    compact = (",", ":")
+    line = merge.RANK_PREFIX + json.dumps(s, separators=compact) + ',"report":' + json.dumps(doc, separators=compact)
+    rest = json.dumps({"pyhang_version": VERSION, "node": node, "host": host, "pid": pid, "environment": environment,
+                       "exit_status": status, "problem": problem}, separators=compact)
+    return line + "," + rest[1:]
+
+
 def node_main(argv):
     """`pyhang job-node (--slurm JOB | --ranks) [--deadline S] [--stop]`:
     the node's half; the stream on stdout, exit status 0 when it was whole."""
@@ -169,9 +186,7 @@ def node_main(argv):
     def one(pid):
         env = procfs.environment(pid, JOB_VARIABLES) or {}
         doc, status, problem = _one_report(pid, args.deadline, extra)
-        line = json.dumps({"schema": RANK_SCHEMA, "pyhang_version": VERSION, "node": node, "host": host, "pid": pid,
-                           "environment": env, "exit_status": status, "report": doc, "problem": problem},
-                          separators=(",", ":"))
+        line = rank_line(node, host, pid, env, doc, status, problem)
         with lock:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()

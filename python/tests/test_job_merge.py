@@ -209,3 +209,22 @@ def test_a_late_node_is_stopped_at_its_deadline_and_holds_up_no_other(tmp_path):
     slow, quick = runs
     assert slow.timed_out and jobs.failure(slow, 1.0)[0] == MergeProblem.NODE_TIMEOUT and slow.lines
     assert not quick.timed_out and jobs.failure(quick, 1.0) is None
+
+
+def test_a_node_rank_line_is_merged_from_its_summary_alone_as_the_whole_document_would_be():
+    line = jobs.rank_line("node2", "h", 1004, {"SLURM_PROCID": "3"}, stuck_rank3(), 3, None)
+    whole = json.loads(line)          # one JSON document, its summary first
+    assert line.startswith(merge_analysis.RANK_PREFIX) and whole["report"]["headline"] == "Found one deadlock (likely)."
+    fast = job([("node2", [line, node_line("node2", 1)])])
+    # the same document, its summary left out: the report itself is read
+    del whole["summary"]
+    whole["environment"] = {"SLURM_PROCID": "3"}
+    slow = job([("node2", [json.dumps(whole), node_line("node2", 1)])])
+    assert fast.members == slow.members and fast.members[0].rank == 3 and fast.members[0].main.deadlock
+    # a report the node could not make, and one of another pyhang, through the summary too
+    gone = jobs.rank_line("node2", "h", 1005, {"RANK": "4"}, None, None, "process 1005 is gone")
+    other = jobs.rank_line("node2", "h", 1006, {}, {"schema": "pyhang-report/2", "pyhang_version": "9.0"}, 3, None)
+    m = job([("node2", [gone, other, node_line("node2", 2)])])
+    assert [render_merge.problem_text(p) for p in m.problems] == [
+        "rank 4, PID 1005 has no report: process 1005 is gone",
+        "a document of another pyhang (pyhang-report/2, pyhang 9.0), which this pyhang 0.1.0 does not read: left out"]

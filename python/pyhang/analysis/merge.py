@@ -161,19 +161,20 @@ def rank_of(environment):
 
 
 def _main_wait(doc, threads):
-    """MainWait of a report document's main thread, or None when it has no thread."""
+    """The summary of a report document's main thread ("main" of summary()), or None when it has no thread."""
     listed = [t for t in threads if isinstance(t, dict)]
     main = next((t for t in listed if t.get("python_name") == "MainThread"), listed[0] if listed else None)
     if main is None:
         return None
     frames = main.get("python_frames") if isinstance(main.get("python_frames"), list) else []
-    stack = tuple(_frame(f) for f in frames[:MAX_FRAMES] if isinstance(f, dict))
+    stack = [_frame(f) for f in frames[:MAX_FRAMES] if isinstance(f, dict)]
     b = main.get("blocked_on") if isinstance(main.get("blocked_on"), dict) else {}
     collective = stack[0][0] if stack and b.get("kind") == WaitKind.COLLECTIVE and \
         collectives.collective_frame([_Frame(stack[0])]) is not None else None
     tid = main.get("tid")
-    out = MainWait(name=main.get("python_name") or main.get("name"), tid=tid, stack=stack, collective=collective,
-                   detail=b.get("detail") if isinstance(b.get("detail"), str) else None)
+    out = {"name": main.get("python_name") or main.get("name"), "tid": tid, "stack": stack, "collective": collective,
+           "detail": b.get("detail") if isinstance(b.get("detail"), str) else None, "deadlock": [],
+           "confidence": None, "verdict": None}
     by_tid = {t.get("tid"): t for t in listed}
     for d in doc.get("deadlocks") or []:
         if isinstance(d, dict) and tid in (d.get("threads") or []):
@@ -181,19 +182,25 @@ def _main_wait(doc, threads):
                 t = by_tid.get(other, {})
                 ob = t.get("blocked_on") if isinstance(t.get("blocked_on"), dict) else {}
                 if other != tid:
-                    out.deadlock.append((t.get("python_name") or t.get("name"), other, ob.get("detail")))
-            out.confidence = d.get("confidence")
+                    out["deadlock"].append([t.get("python_name") or t.get("name"), other, ob.get("detail")])
+            out["confidence"] = d.get("confidence")
             break
     for v in doc.get("verdicts") or []:
         if isinstance(v, dict) and tid in (v.get("threads") or []) and v.get("kind") not in _NO_CAUSE \
                 and isinstance(v.get("text"), str):
-            out.verdict = v["text"]
+            out["verdict"] = v["text"]
             break
     return out
 
 
-def _member(source, doc, node=None, environment=None):
-    """A Member from one pyhang-report/1 document; _Foreign when it is not one."""
+def summary(doc):
+    """What the merge takes of one pyhang-report/1 document, as JSON's types:
+    {"pid", "threads": [[name, [[function, file, line], ...]]] (the threads
+    with Python frames), "main" (its main thread's wait, _main_wait),
+    "headline", "exit_status", "environment" (a gcore core's job variables,
+    else null)}.  A node's pyhang job-node writes it ahead of the report in
+    each pyhang-rank/1 document, so that the merge of a large job decodes it
+    alone (read_stream); _Foreign when the document has no threads list."""
     threads = doc.get("threads")
     if not isinstance(threads, list):
         raise _Foreign(MergeProblem.NO_THREADS)
@@ -202,17 +209,43 @@ def _member(source, doc, node=None, environment=None):
     for t in threads[:MAX_THREADS]:
         if not isinstance(t, dict) or not isinstance(t.get("python_frames"), list):
             continue
-        stack = tuple(_frame(f) for f in t["python_frames"][:MAX_FRAMES] if isinstance(f, dict))
+        stack = [_frame(f) for f in t["python_frames"][:MAX_FRAMES] if isinstance(f, dict)]
         if stack:
-            out.append((t.get("python_name") or t.get("name"), stack))
-    if environment is None:   # a core pyhang gcore wrote keeps the job's variables
-        record_ = target.get("proc_record") if isinstance(target.get("proc_record"), dict) else {}
-        environment = record_.get("environment") if isinstance(record_.get("environment"), dict) else None
-    status = doc.get("exit_status")
-    headline = doc.get("headline")
-    return Member(source=source, pid=target.get("pid"), threads=out, node=node, rank=rank_of(environment),
+            out.append([t.get("python_name") or t.get("name"), stack])
+    record_ = target.get("proc_record") if isinstance(target.get("proc_record"), dict) else {}
+    status, headline = doc.get("exit_status"), doc.get("headline")
+    return {"pid": target.get("pid"), "threads": out, "main": _main_wait(doc, threads[:MAX_THREADS]),
+            "headline": headline if isinstance(headline, str) else None,
+            "exit_status": status if isinstance(status, int) else None,
+            "environment": record_.get("environment") if isinstance(record_.get("environment"), dict) else None}
+
+
+def _stack(frames):
+    return tuple((str(f[0]), str(f[1]), f[2] if isinstance(f[2], int) else -1) for f in frames[:MAX_FRAMES]
+                 if isinstance(f, (list, tuple)) and len(f) == 3)
+
+
+def _from_summary(source, s, node=None, environment=None):
+    """A Member from a summary() (one written by a node, or made here)."""
+    threads = [(t[0], _stack(t[1])) for t in s.get("threads") or [] if isinstance(t, (list, tuple)) and len(t) == 2
+               and isinstance(t[1], list)][:MAX_THREADS]
+    m = s.get("main") if isinstance(s.get("main"), dict) else None
+    main = None if m is None else MainWait(
+        name=m.get("name"), tid=m.get("tid"), stack=_stack(m.get("stack") or []), collective=m.get("collective"),
+        detail=m.get("detail"), deadlock=[tuple(d) for d in m.get("deadlock") or [] if isinstance(d, (list, tuple))
+                                          and len(d) == 3],
+        confidence=m.get("confidence"), verdict=m.get("verdict"))
+    env = environment if environment is not None else s.get("environment")
+    status = s.get("exit_status")
+    return Member(source=source, pid=s.get("pid"), threads=[t for t in threads if t[1]], node=node,
+                  rank=rank_of(env if isinstance(env, dict) else None),
                   exit_status=status if isinstance(status, int) else None,
-                  headline=headline if isinstance(headline, str) else None, main=_main_wait(doc, threads[:MAX_THREADS]))
+                  headline=s.get("headline") if isinstance(s.get("headline"), str) else None, main=main)
+
+
+def _member(source, doc, node=None, environment=None):
+    """A Member from one pyhang-report/1 document; _Foreign when it is not one."""
+    return _from_summary(source, summary(doc), node=node, environment=environment)
 
 
 RANK_SCHEMA = "pyhang-rank/1"
@@ -230,6 +263,9 @@ class NodeAnswer:
 
 def _rank(merge, source, doc, node):
     """One pyhang-rank/1 document: a member, or the problem it carries."""
+    if isinstance(doc.get("summary"), dict):
+        _summarised(merge, source, doc["summary"], node)
+        return
     report = doc.get("report")
     environment = doc.get("environment") if isinstance(doc.get("environment"), dict) else {}
     if isinstance(report, dict) and report.get("schema") == REPORT_SCHEMA:
@@ -240,6 +276,25 @@ def _rank(merge, source, doc, node):
     else:
         merge.problems.append(Problem(source, MergeProblem.RANK_NOT_READ, {
             "pid": doc.get("pid"), "rank": rank_of(environment), "problem": str(doc.get("problem") or "no report")}))
+
+
+# A node's rank document begins with its summary (pyhang.jobs.rank_line): the merge decodes that alone.
+RANK_PREFIX = '{"schema":"%s","summary":' % RANK_SCHEMA
+_DECODER = json.JSONDecoder()
+_READ = ("pyhang-report", "pyhang-tree", "pyhang-rank", "pyhang-node")
+
+
+def _summarised(merge, source, s, node):
+    """A pyhang-rank/1 document's summary: a member, or the problem it carries."""
+    environment = s.get("rank_environment") if isinstance(s.get("rank_environment"), dict) else {}
+    if s.get("report_schema") == REPORT_SCHEMA:
+        merge.members.append(_from_summary(source, s, node=s.get("node") or node, environment=environment))
+    elif s.get("report_schema") is not None:
+        merge.problems.append(Problem(source, MergeProblem.OTHER_VERSION, {
+            "schema": s.get("report_schema"), "version": s.get("report_version")}))
+    else:
+        merge.problems.append(Problem(source, MergeProblem.RANK_NOT_READ, {
+            "pid": s.get("rank_pid"), "rank": rank_of(environment), "problem": str(s.get("problem") or "no report")}))
 
 
 def _document(merge, source, doc, node=None):
@@ -266,7 +321,7 @@ def _document(merge, source, doc, node=None):
                 elif isinstance(p, dict):
                     merge.problems.append(Problem(source, MergeProblem.NOT_EXAMINED,
                                                   {"pid": p.get("pid"), "problem": p.get("problem")}))
-        elif isinstance(schema, str) and schema.startswith("pyhang-"):
+        elif isinstance(schema, str) and schema.split("/", 1)[0] in _READ:   # another version of one of ours
             merge.problems.append(Problem(source, MergeProblem.OTHER_VERSION, {
                 "schema": schema, "version": doc.get("pyhang_version")}))
         else:
@@ -308,6 +363,14 @@ def read_stream(merge, node, lines, complete=True, failure=None, source=None):
         line = line.strip()
         if not line:
             continue
+        if line.startswith(RANK_PREFIX):
+            try:
+                s, end = _DECODER.raw_decode(line, len(RANK_PREFIX))
+            except ValueError:
+                s, end = None, 0
+            if isinstance(s, dict) and line.startswith(',"report":', end):
+                _summarised(merge, source, s, node)
+                continue
         try:
             doc = json.loads(line)
         except ValueError:

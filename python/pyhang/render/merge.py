@@ -52,13 +52,11 @@ def difference_text(d):
         return "%s differs: %s is in %s while %d others are in %s" % (
             member_label(d.member), _thread(d.thread), stack_place(d.stack), d.others, stack_place(d.others_stack))
     # the same innermost frame, reached another way: where the two stacks part, from the outermost
-    common = 0
-    while common < min(len(d.stack), len(d.others_stack)) and d.stack[-1 - common] == d.others_stack[-1 - common]:
-        common += 1
+    mine, other = parting(d.stack, d.others_stack)
     return "%s differs: %s is in %s as %d others are, by another path: %d frames where theirs have %d, " \
         "parting at %s against %s" % (
             member_label(d.member), _thread(d.thread), stack_place(d.stack), d.others, len(d.stack), len(d.others_stack),
-            stack_place(d.stack[len(d.stack) - 1 - common:]), stack_place(d.others_stack[len(d.others_stack) - 1 - common:]))
+            stack_place(d.stack[len(mine) - 1:]), stack_place(d.others_stack[len(other) - 1:]))
 
 
 def problem_text(p):
@@ -100,9 +98,16 @@ def _ranks_read(n):
     return "%d rank report%s read before" % (n, "" if n == 1 else "s") if n else "no rank report read"
 
 
+MAX_RANGES = 8           # rank ranges said in one place
+
+
 def ranges_text(numbers):
-    """"0-62, 64-127" """
-    return ", ".join("%d" % a if a == b else "%d-%d" % (a, b) for a, b in merge_ranges(numbers))
+    """"0-62, 64-127"; past MAX_RANGES ranges, the first ones and how many in all."""
+    found = merge_ranges(numbers)
+    text = ", ".join("%d" % a if a == b else "%d-%d" % (a, b) for a, b in found[:MAX_RANGES])
+    if len(found) > MAX_RANGES:
+        text += ", ... (%d in all)" % len(set(numbers))
+    return text
 
 
 def ranks_text(members, limit=MAX_MEMBERS):
@@ -134,6 +139,15 @@ def who(members):
     if nodes and len(nodes) <= 4:
         text += " (on %s)" % ", ".join(nodes)
     return text
+
+
+def parting(stack, others):
+    """Where two stacks (innermost first) part, from the outermost: the
+    frames of each from there inwards."""
+    common = 0
+    while common < min(len(stack), len(others)) and stack[-1 - common] == others[-1 - common]:
+        common += 1
+    return stack[:len(stack) - common], others[:len(others) - common]
 
 
 def _wait_place(key):
@@ -181,9 +195,10 @@ def class_text(c, largest):
         if c.key[0] != largest.key[0]:
             return "%s %s in %s while %s %s in %s" % (who(c.members), "is" if c.size == 1 else "are", c.key[0],
                                                       theirs, "is" if largest.size == 1 else "are", largest.key[0])
-        return "%s %s in %s as %s %s, by another path: %s" % (
+        mine, other = parting(c.key[1], largest.key[1])
+        return "%s %s in %s as %s %s, by another path: at %s against %s" % (
             who(c.members), "is" if c.size == 1 else "are", c.key[0], theirs,
-            "is" if largest.size == 1 else "are", stack_place(c.key[1][1:]))
+            "is" if largest.size == 1 else "are", stack_place(mine), stack_place(other))
     if largest.key[0]:
         return "%s %s not in %s: %s" % (who(c.members), "is" if c.size == 1 else "are", largest.key[0], cause_text(c))
     return "%s %s %s, not where %s %s (%s): %s" % (
