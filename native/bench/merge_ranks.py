@@ -89,6 +89,9 @@ def main():
     p.add_argument("--threads", type=int, default=64)
     p.add_argument("--per-node", type=int, default=80)
     p.add_argument("--template", default=TEMPLATE)
+    p.add_argument("--collect", type=int, metavar="FANOUT",
+                   help="also collect the streams as pyhang job does, one launcher per node (here `cat` of its "
+                        "stream: fake nodes), FANOUT at a time, and time that")
     args = p.parse_args()
     docs = templates(args.template)
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,6 +102,20 @@ def main():
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         took = time.monotonic() - began
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        if args.collect:
+            from pyhang import jobs
+            from pyhang.analysis import merge as merge_analysis
+            began = time.monotonic()
+            runs = jobs.collect([(os.path.basename(f)[:-6], ["cat", f]) for f in files], deadline=60,
+                                fanout=args.collect)
+            collected = time.monotonic() - began
+            m = merge_analysis.Merge()
+            for run in runs:
+                merge_analysis.read_stream(m, run.node, run.lines, failure=jobs.failure(run, 60))
+            merge_analysis.analyse(m)
+            print("collected from %d fake nodes, %d at a time, in %.2f s; then merged in %.2f s (%d ranks, exit "
+                  "status %d)" % (len(runs), args.collect, collected, time.monotonic() - began - collected,
+                                  len(m.members), m.exit_status))
     head = done.stdout.splitlines()[:3]
     print("%d rank documents of %d threads (%d nodes, %.0f MB of JSON): pyhang merge took %.2f s, peak RSS %.0f MB, "
           "exit status %d" % (args.ranks, args.threads, len(files), size / 1e6, took, peak, done.returncode))

@@ -61,6 +61,15 @@ def _runs_python(pid):
         return False
 
 
+def _is_pyhang(pid):
+    """Whether process `pid` is a pyhang of its own (a job-node or report another `pyhang job` runs)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return b"import pyhang.__main__" in f.read(1 << 16)
+    except OSError:
+        return False
+
+
 def listpids(job, node):
     """The PIDs of `job`'s processes on this node, but those of our own
     step, from `scontrol listpids` (the node named, for nodes that share a
@@ -103,13 +112,13 @@ def job_processes(job, node):
                              (not node or e.get("SLURMD_NODENAME") in (None, node)) and
                              (own_step is None or e.get("SLURM_STEP_ID") != own_step))
         found_by = "SLURM_JOB_ID in /proc/PID/environ"
-    return sorted(p for p in set(pids) if p != os.getpid() and _runs_python(p)), found_by
+    return sorted(p for p in set(pids) if p != os.getpid() and _runs_python(p) and not _is_pyhang(p)), found_by
 
 
 def rank_processes():
     """(pids, found_by) of this machine's Python processes whose environment names a rank."""
     pids = _environ_pids(lambda e: any(v in e for v in RANK_VARIABLES))
-    return sorted(p for p in pids if _runs_python(p)), "rank variables (%s) in /proc/PID/environ" % ", ".join(
+    return sorted(p for p in pids if _runs_python(p) and not _is_pyhang(p)), "rank variables (%s) in /proc/PID/environ" % ", ".join(
         RANK_VARIABLES[:3])
 
 
@@ -377,8 +386,8 @@ def progress_line(runs, stream):
     done = [r for r in runs if r.ended is not None]
     ranks = sum(r.out.count(b'"schema":"pyhang-rank/1"') for r in done)
     late = [r.node for r in runs if r.ended is None and r.started is not None and now - r.started > 5]
-    text = "pyhang job: %d of %d nodes answered, %d ranks%s" % (
-        len(done), len(runs), ranks, "; waiting for %s" % ", ".join(late[:4]) + (" ..." if len(late) > 4 else "")
+    text = "pyhang job: %d of %d nodes answered, %d rank%s%s" % (
+        len(done), len(runs), ranks, "" if ranks == 1 else "s", "; waiting for %s" % ", ".join(late[:4]) + (" ..." if len(late) > 4 else "")
         if late else "")
     stream.write("\r\033[K" + text[:200])
     stream.flush()

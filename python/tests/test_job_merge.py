@@ -228,3 +228,16 @@ def test_a_node_rank_line_is_merged_from_its_summary_alone_as_the_whole_document
     assert [render_merge.problem_text(p) for p in m.problems] == [
         "rank 4, PID 1005 has no report: process 1005 is gone",
         "a document of another pyhang (pyhang-report/2, pyhang 9.0), which this pyhang 0.1.0 does not read: left out"]
+
+
+def test_the_progress_line_counts_nodes_and_ranks_and_names_the_late_ones():
+    import io
+    import time
+    done, late, waiting = (jobs.NodeRun(n, []) for n in ("node1", "node2", "node3"))
+    done.started = late.started = waiting.started = time.monotonic() - 10
+    done.ended = time.monotonic()
+    done.out = (jobs.rank_line("node1", "h", 1, {"RANK": "0"}, report(1, ALL_REDUCE), 4, None) + "\n").encode()
+    waiting.started = time.monotonic()
+    out = io.StringIO()
+    jobs.progress_line([done, late, waiting], out)
+    assert out.getvalue() == "\r\033[Kpyhang job: 1 of 3 nodes answered, 1 rank; waiting for node2"
