@@ -414,7 +414,10 @@ def merge(p, args):
 
 def _print_merge(m, args, title="pyhang merge"):
     from pyhang.render import merge as render_merge
-    if args.dot:
+    if args.dot and title != "pyhang merge":     # pyhang job: the prefix tree of the ranks' stacks
+        from pyhang.render.dot import merge_tree_dot
+        sys.stdout.write(merge_tree_dot(m))
+    elif args.dot:
         from pyhang.render.dot import merge_dot
         sys.stdout.write(merge_dot(m))
     else:
@@ -432,7 +435,8 @@ def job_parser():
     which.add_argument("--local", action="store_true", help="this machine's rank processes")
     p.add_argument("--json", action="store_true", help="the pyhang-merge/1 document")
     p.add_argument("--pretty", action="store_true", help="with --json: indented")
-    p.add_argument("--dot", action="store_true", help="the groups in Graphviz DOT")
+    p.add_argument("--dot", action="store_true",
+                   help="the prefix tree of the ranks' main-thread stacks in Graphviz DOT, odd branches red")
     p.add_argument("--save", metavar="DIR", help="keep each node's answer as DIR/NODE.jsonl (pyhang merge reads it)")
     p.add_argument("--fanout", type=int, default=jobs.FANOUT, metavar="N",
                    help="nodes asked at once (default %d)" % jobs.FANOUT)

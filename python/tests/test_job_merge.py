@@ -241,3 +241,13 @@ def test_the_progress_line_counts_nodes_and_ranks_and_names_the_late_ones():
     out = io.StringIO()
     jobs.progress_line([done, late, waiting], out)
     assert out.getvalue() == "\r\033[Kpyhang job: 1 of 3 nodes answered, 1 rank; waiting for node2"
+
+
+def test_the_prefix_tree_as_a_picture_the_odd_branch_red():
+    from pyhang.render.dot import DEADLOCK, merge_tree_dot
+    dot = merge_tree_dot(job(four_ranks()))
+    assert '  t0 [label="ranks 0-3\\n<module> (/job/train.py:86)"];' in dot
+    # a box per run of frames the same ranks share, the edge labelled with them
+    assert '  t1 [label="main (/job/train.py:77)\\nall_reduce (%s:1541)"];' % C10D in dot
+    assert '  t0 -> t1 [label="ranks 0-2"];' in dot
+    assert '  t0 -> t2 [label="rank 3", %s];' % DEADLOCK in dot
