@@ -35,6 +35,8 @@ COMMANDS = {
     "py-locals": ("thread apply all pyhang-py-locals", False, "the locals of every thread's innermost Python frame"),
     "py-tasks": ("py-tasks", False, "every asyncio task, what it awaits, await cycles, blocked event loops"),
     "merge": (None, True, "reports of many processes (ranks, hosts) grouped by Python stack; the odd ones out"),
+    "job": (None, True, "every process of a job on every node (Slurm, ssh, this machine), merged: the odd ranks "
+                        "and why"),
     "gcore": (None, False, "a core of the process (--tree: of each process of its tree) that keeps every thread's "
                            "stack and what /proc knows of it: fd table, file locks, system calls, children"),
 }
@@ -65,6 +67,14 @@ examples:
   pyhang merge /shared/hang/*.json       reports (pyhang report --json) of every rank, grouped
   pyhang merge --dot *.json | dot -Tsvg -o ranks.svg   the groups as a picture, the odd ones out red
   pyhang merge --json a.json tree.json   the pyhang-merge/1 document; a pyhang-tree/1 counts each process""",
+    "job": """options: --json [--pretty], --dot, --save DIR, --fanout N, --deadline S, --remote-pyhang PATH,
+         --srun-arg ARG (repeated), --ssh-arg ARG (repeated), --stop
+examples:
+  pyhang job --slurm 4242                every node of Slurm job 4242 (srun --overlap, no GPU, no memory of
+                                         its own), each process read without stopping it, merged
+  pyhang job --slurm 4242 --save hang/   keeps each node's answer: pyhang merge hang/*.jsonl again later
+  pyhang job --hosts hostfile            the rank processes (RANK, LOCAL_RANK, ... set) of each host, over ssh
+  pyhang job --local                     the rank processes of this machine (a torchrun job)""",
     "gcore": """options: -o FILE (default core.PID; with --tree a prefix: PREFIX.PID, default core), --tree, --stop
 examples:
   pyhang gcore -p 1234                   core.1234: every thread's stack, and /proc's facts in a note of its own
@@ -76,7 +86,8 @@ examples:
 
 def command_help(name):
     """`pyhang COMMAND --help`: what the command prints, its options, examples."""
-    usage = "REPORT.json..." if name == "merge" else "-p PID [-o FILE] [--tree]" if name == "gcore" else \
+    usage = "REPORT.json..." if name == "merge" else "(--slurm JOBID | --hosts FILE | --local)" if name == "job" \
+        else "-p PID [-o FILE] [--tree]" if name == "gcore" else \
         "(-p PID | CORE [EXECUTABLE])"
     return "usage: pyhang %s %s\n\n%s: %s\n\n%s\n" % (name, usage, name, COMMANDS[name][2], COMMAND_HELP[name])
 
@@ -222,6 +233,11 @@ def main(argv=None):
     if named and ("-h" in argv or "--help" in argv):
         sys.stdout.write(command_help(named[0]))
         return OK
+    if argv[:1] == ["job-node"]:     # the node's half of `pyhang job` (pyhang.jobs)
+        from pyhang import jobs
+        return jobs.node_main(argv[1:])
+    if argv[:1] == ["job"]:
+        return job(argv[1:])
     p = parser()
     args = p.parse_intermixed_args(argv)
     if args.what == "merge":
@@ -347,7 +363,7 @@ KEPT = []
 # The commands that read a live process without stopping it (--no-stop, or
 # by default where a stop would cut a transfer short): every one that looks
 # at a process.
-NOT_STOPPED = tuple(c for c in COMMANDS if c != "merge")
+NOT_STOPPED = tuple(c for c in COMMANDS if c not in ("merge", "job"))
 
 
 def report_not_stopped(args):
@@ -396,12 +412,110 @@ def merge(p, args):
         if args.json:
             print(render_merge.dumps(m, args.pretty))
         return FAILED
-    if args.dot:
+    _print_merge(m, args)
+    return m.exit_status
+
+
+def _print_merge(m, args, title="pyhang merge"):
+    from pyhang.render import merge as render_merge
+    if args.dot and title != "pyhang merge":     # pyhang job: the prefix tree of the ranks' stacks
+        from pyhang.render.dot import merge_tree_dot
+        sys.stdout.write(merge_tree_dot(m))
+    elif args.dot:
         from pyhang.render.dot import merge_dot
         sys.stdout.write(merge_dot(m))
     else:
-        print(render_merge.dumps(m, args.pretty) if args.json else render_merge.render_merge_text(m))
-    return OK
+        print(render_merge.dumps(m, args.pretty) if args.json else render_merge.render_merge_text(m, title))
+
+
+def job_parser():
+    from pyhang import jobs
+    p = argparse.ArgumentParser(prog="pyhang job", formatter_class=_Formatter,
+                                description="Every process of a job, on every node, read without stopping it "
+                                            "(pyhang report --no-stop --once) and merged: the odd ranks and why.")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--slurm", metavar="JOBID", help="a running Slurm job: one srun --overlap step per node")
+    which.add_argument("--hosts", metavar="FILE", help="hosts, one a line: ssh to each, its rank processes")
+    which.add_argument("--local", action="store_true", help="this machine's rank processes")
+    p.add_argument("--json", action="store_true", help="the pyhang-merge/1 document")
+    p.add_argument("--pretty", action="store_true", help="with --json: indented")
+    p.add_argument("--dot", action="store_true",
+                   help="the prefix tree of the ranks' main-thread stacks in Graphviz DOT, odd branches red")
+    p.add_argument("--save", metavar="DIR", help="keep each node's answer as DIR/NODE.jsonl (pyhang merge reads it)")
+    p.add_argument("--fanout", type=int, default=jobs.FANOUT, metavar="N",
+                   help="nodes asked at once (default %d)" % jobs.FANOUT)
+    p.add_argument("--deadline", type=float, default=jobs.DEADLINE, metavar="S",
+                   help="seconds each node has to answer; a late one is stopped and named (default %g)"
+                        % jobs.DEADLINE)
+    p.add_argument("--remote-pyhang", metavar="PATH",
+                   help="pyhang's path on the nodes (default: this one's, for srun and --local; `pyhang` for ssh)")
+    p.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
+                   help="an extra srun argument (repeat it), e.g. --srun-arg=--partition=debug")
+    p.add_argument("--ssh-arg", action="append", default=[], metavar="ARG", help="an extra ssh argument (repeat it)")
+    p.add_argument("--stop", action="store_true", help="stop each process to read it (gdb), as report -p does")
+    return p
+
+
+def _own_pyhang():
+    """This pyhang's command line script: the checkout's or the installation's bin/pyhang."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for candidate in (os.path.join(os.path.dirname(package), "bin", "pyhang"),
+                      os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(package))), "bin", "pyhang"),
+                      os.path.join(package, "bin", "pyhang")):
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return "pyhang"
+
+
+def job(argv):
+    """`pyhang job (--slurm JOBID | --hosts FILE | --local)`: each node's
+    answer collected (pyhang.jobs), then merged (analysis.merge); every node
+    or rank that could not be read is one line on stderr.  The exit status
+    is the merge's (the worst of the ranks', incomplete when something is
+    missing and no hang was found); FAILED when the job cannot be asked or
+    no rank could be read."""
+    from pyhang import jobs
+    p = job_parser()
+    args = p.parse_args(argv)
+    if args.dot and args.json:
+        p.error("--dot goes without --json")
+    if args.fanout < 1 or args.deadline <= 0:
+        p.error("--fanout takes a number of nodes >= 1, --deadline seconds > 0")
+    mode = "slurm" if args.slurm else "ssh" if args.hosts else "local"
+    remote = args.remote_pyhang or ("pyhang" if mode == "ssh" else _own_pyhang())
+    try:
+        nodes = jobs.slurm_nodes(args.slurm) if mode == "slurm" else jobs.read_hosts(args.hosts) \
+            if mode == "ssh" else [os.uname().nodename]
+    except jobs.JobError as exc:
+        sys.stderr.write("pyhang job: %s\n" % exc)
+        return FAILED
+    plan = jobs.launchers(mode, args.slurm, nodes, remote, args.deadline, args.srun_arg, args.ssh_arg, args.stop)
+    tty = sys.stderr.isatty()
+    runs = jobs.collect(plan, deadline=args.deadline, fanout=args.fanout,
+                        progress=(lambda r: jobs.progress_line(r, sys.stderr)) if tty else None)
+    if tty:
+        sys.stderr.write("\r\033[K")
+    if args.save:
+        try:
+            jobs.save(runs, args.save)
+        except OSError as exc:
+            sys.stderr.write("pyhang job: cannot save to %s: %s\n" % (args.save, exc.strerror))
+    from pyhang.analysis import merge as merge_analysis
+    from pyhang.render import merge as render_merge
+    m = merge_analysis.Merge()
+    for run in runs:
+        merge_analysis.read_stream(m, run.node, run.lines, failure=jobs.failure(run, args.deadline))
+    merge_analysis.analyse(m)
+    for problem in m.problems:
+        sys.stderr.write("pyhang job: node %s\n" % render_merge.problem_line(problem)[len("pyhang merge: "):])
+    if not m.members:
+        sys.stderr.write("pyhang job: no process of the job could be read on its %d node%s\n" % (
+            len(nodes), "" if len(nodes) == 1 else "s"))
+        if args.json:
+            print(render_merge.dumps(m, args.pretty))
+        return FAILED
+    _print_merge(m, args, "pyhang job%s" % (" %s" % args.slurm if args.slurm else ""))
+    return m.exit_status
 
 
 

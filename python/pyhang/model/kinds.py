@@ -130,6 +130,15 @@ class MergeProblem:
     NO_THREADS = "no-threads"       # a report document without its threads list {"schema"}
     NO_PROCESSES = "no-processes"   # a tree document without its processes list {"schema"}
     NOT_EXAMINED = "not-examined"   # a process of a tree that was not examined {"pid", "problem"}
+    # a job's nodes (pyhang job: the stream of pyhang-rank/1 documents each node's pyhang job-node prints)
+    OTHER_VERSION = "other-version"     # a document of a schema this pyhang does not read {"schema", "version"}
+    GARBAGE = "garbage"                 # lines of a node's stream that are no JSON document {"lines", "first"}
+    TRUNCATED = "truncated"             # a stream that ends without its pyhang-node/1 document {"ranks"}
+    NODE_TIMEOUT = "node-timeout"       # a node that did not answer within its deadline {"deadline", "ranks"}
+    NODE_FAILED = "node-failed"         # a node whose launcher or pyhang failed {"status", "error"}
+    NODE_PROBLEM = "node-problem"       # what a node's pyhang said it could not do {"problem"}
+    NO_RANKS = "no-ranks"               # a node that runs no process of the job {"found_by"}
+    RANK_NOT_READ = "rank-not-read"     # a process of the job whose report could not be made {"pid", "problem"}
 
 
 class TreeEdgeKind:

@@ -14,7 +14,7 @@ torch.distributed collective's in "the other ranks (other processes)").
 """
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
 from pyhang.model.waits import syscall_of
-from pyhang.render.merge import member_label, stack_place
+from pyhang.render.merge import member_label, ranks_text, stack_place
 from pyhang.render.names import lock_text, object_name, thread_title
 
 DEADLOCK = 'color="#c0392b", fontcolor="#c0392b", penwidth=2.2'
@@ -191,5 +191,42 @@ def merge_dot(merge):
         if at is not None and at != 0:
             where = "%s\nwhere %d others are in\n%s" % (stack_place(d.stack), d.others, stack_place(d.others_stack))
             lines.append("  g%d -> g0 [label=%s, %s, %s];" % (at, quoted(where), DEADLOCK, LIKELY))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+MAX_TREE_NODES = 400     # boxes of a prefix tree drawn
+
+
+def merge_tree_dot(merge):
+    """`pyhang job --dot`: the prefix tree of the main threads' Python
+    stacks (STAT's), outermost frame at the top: a box per run of frames
+    the same ranks share, each edge labelled with the ranks that take it;
+    the branches only odd classes take are red."""
+    lines = _header("pyhang job: %d rank%s, where their main threads wait" % (
+        len(merge.members), "" if len(merge.members) == 1 else "s"))
+    odd = {id(m) for c in merge.classes if c.odd for m in c.members}
+    count = [0]
+
+    def box(node, parent):
+        frames = [node.frame]
+        while len(node.children) == 1 and len(next(iter(node.children.values())).members) == len(node.members):
+            node = next(iter(node.children.values()))
+            frames.append(node.frame)
+        name = "t%d" % count[0]
+        count[0] += 1
+        red = all(id(m) in odd for m in node.members)
+        label = "\n".join("%s (%s:%d)" % f for f in frames[:12]) + ("\n..." if len(frames) > 12 else "")
+        if parent is None:
+            label = "%s\n%s" % (ranks_text(node.members), label)
+        lines.append("  %s [label=%s%s];" % (name, quoted(label), ", " + DEADLOCK if red else ""))
+        if parent is not None:
+            lines.append("  %s -> %s [label=%s%s];" % (parent, name, quoted(ranks_text(node.members)),
+                                                     ", " + DEADLOCK if red else ""))
+        for child in node.children.values():
+            if count[0] < MAX_TREE_NODES:
+                box(child, name)
+    for top in merge.tree.children.values():
+        box(top, None)
     lines.append("}")
     return "\n".join(lines) + "\n"
