@@ -105,6 +105,7 @@ examples:
   pyhang report --tree -p 1234           the process and its descendants, deadlocks across them first
   pyhang report core.1234 core.1240 ...  one core per process, as a tree (parents from the cores)
   pyhang merge /shared/hang/*.json       many ranks' reports grouped by Python stack, the odd ones out
+  pyhang job --slurm 4242                every rank of a Slurm job on every node, read and merged: the odd ranks
   pyhang gcore -p 1234                   core.1234 with every thread's stack and /proc's facts (fds, children)
 
 exit status:
@@ -124,6 +125,8 @@ exit status:
      not be read and what still holds (--tree: in some process); also when a thread
      waits on a pipe or socket only other processes hold (--tree looks at them), or on
      what pyhang cannot name or does not model (its "unaccounted" verdict gives the raw facts)
+  merge, job: the worst of the processes' own statuses (3, then 5, then 4); 5 when ranks wait in
+     different collectives; 4 when a file, node or rank could not be read and no hang was found
   1  pyhang could not look at the target; the reason is on stderr (with --json,
      a {"schema": "pyhang-error/1", "error": {...}} document on stdout too)
   2  the arguments are wrong; or `report` was made of a target that runs no Python

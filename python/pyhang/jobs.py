@@ -263,10 +263,17 @@ def read_hosts(path):
     return list(dict.fromkeys(hosts))
 
 
+def node_deadline(deadline):
+    """The seconds a node's pyhang gives each report within the node's own
+    `deadline`: room left for the launcher and the stream (5 s, or a
+    quarter of a short deadline)."""
+    return round(max(deadline - 5, deadline * 0.75), 1)
+
+
 def launchers(mode, job, nodes, remote, deadline, srun_args=(), ssh_args=(), stop=False):
     """[(node, argv)]: how each node is asked."""
     node_args = ["job-node"] + (["--slurm", str(job)] if mode == "slurm" else ["--ranks"]) + \
-        ["--deadline", "%g" % max(1.0, deadline - 5)] + (["--stop"] if stop else [])
+        ["--deadline", "%g" % node_deadline(deadline)] + (["--stop"] if stop else [])
     out = []
     for node in nodes:
         if mode == "slurm":

@@ -251,3 +251,19 @@ def test_the_prefix_tree_as_a_picture_the_odd_branch_red():
     assert '  t1 [label="main (/job/train.py:77)\\nall_reduce (%s:1541)"];' % C10D in dot
     assert '  t0 -> t1 [label="ranks 0-2"];' in dot
     assert '  t0 -> t2 [label="rank 3", %s];' % DEADLOCK in dot
+
+
+def test_a_host_file_and_a_job_id_that_cannot_be_one_are_one_line(tmp_path):
+    import pytest
+    hosts = tmp_path / "hostfile"
+    hosts.write_text("# the job's hosts\nn1 slots=8\n\nn2\nn1\n")
+    assert jobs.read_hosts(str(hosts)) == ["n1", "n2"]
+    (tmp_path / "empty").write_text("# none\n")
+    with pytest.raises(jobs.JobError, match="names no host"):
+        jobs.read_hosts(str(tmp_path / "empty"))
+    with pytest.raises(jobs.JobError, match="cannot read the host file"):
+        jobs.read_hosts(str(tmp_path / "missing"))
+    with pytest.raises(jobs.JobError, match="'4242; rm' is no Slurm job id"):
+        jobs.slurm_nodes("4242; rm")
+    # a node's pyhang gives each report its deadline less what the launcher and the stream need
+    assert jobs.node_deadline(60) == 55 and jobs.node_deadline(4) == 3
