@@ -7,6 +7,7 @@ its child (exit 4).  The worker's call waits on a completion queue that only the
 a certain grpc-after-fork hazard, a hang (exit 5), live, from its core and as a tree."""
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -22,9 +23,16 @@ def grpc_fork():
         pytest.fail("python3-grpcio is not installed for %s (testdata/setup.sh --tests)" % PY)
     s = harness.python_scenario(PY, "grpc_fork.py").start()
     try:
-        worker = s.truth["worker"]["pid"]
-        # the hang must have happened: the worker's call parked, the parent in Process.join (wait4)
-        harness.wait_processes_parked([worker], calls={s.pid: 61})
+        worker, caller = s.truth["worker"]["pid"], s.truth["worker"]["tid"]
+        # the hang must have happened: the parent in Process.join (wait4), the worker's call parked.  Only the
+        # calling thread is waited for: gRPC's poll loop wakes every 200 ms, so on a loaded host the moment
+        # when every thread of the worker sleeps at once may not come
+        deadline = time.monotonic() + 60
+        while harness.thread_syscall(s.pid, s.pid) != 61 or harness.thread_state(worker, caller) != "S":
+            if time.monotonic() > deadline:
+                pytest.fail("the hang did not happen: parent in %s, the worker's call %s" % (
+                    harness.thread_syscall(s.pid, s.pid), harness.thread_state(worker, caller)))
+            time.sleep(0.05)
         yield s
     finally:
         s.stop()
