@@ -131,3 +131,10 @@ def test_a_wait_for_any_child_is_accounted_for_when_the_tree_knows_every_child()
     assert tree_analysis.analyse(TreeReport(root_pid=100, processes=[recorded, cores[1]])).unaccounted == []
     recorded.report.target.proc_record = ProcSummary(children=[ChildProcess(pid=200), ChildProcess(pid=201)])
     assert tree_analysis.analyse(TreeReport(root_pid=100, processes=[recorded, cores[1]])).unaccounted == [(100, 100)]
+
+
+def test_the_idle_threads_of_a_process_past_the_bound_are_never_proven_stuck():
+    # bounded: an edge from each idle thread to every other thread would be n squared
+    many = [idle(1000 + i) for i in range(tree_analysis.MAX_WORK_GIVERS)]
+    tree = analyse(*pool(*many))
+    assert tree.deadlocks == [] and tree.exit_status != 3

@@ -142,8 +142,15 @@ def _work_need(entry, t):
     reach the object is not known).  Alone, a thread of a process with no other is never proven
     stuck; the edges stay out of the tree's edges (each idle thread would add one to every thread)."""
     waiter = (entry.pid, t.tid)
+    if len(entry.report.threads) > MAX_WORK_GIVERS:
+        return Need([], open=True)   # bounded: an edge to every thread of a large pool for each idle one
     return Need([TreeEdge(waiter=waiter, owner=(entry.pid, o.tid), kind=TreeEdgeKind.WORK_GIVER,
                           confidence=Confidence.LIKELY, facts={}) for o in entry.report.threads if o.tid != t.tid])
+
+
+# Threads of a process past which its idle threads' work-giver needs are left open (never proven unmet):
+# each would be an edge to every other thread, n squared in all.
+MAX_WORK_GIVERS = 256
 
 
 def _poll_needs(waiter, s, processes):
