@@ -114,7 +114,7 @@ exit status:
   3  `report` was made and found at least one deadlock
   5  `report` was made and found a hang that is no cycle: a ThreadPoolExecutor starving
      itself, an event loop blocked in a task, a lock whose owner is gone, a Queue nothing
-     can fill or drain, waits that made no progress while nothing could end them (report -p
+     can fill or drain, a lock held across a long sleep, waits that made no progress while nothing could end them (report -p
      looks twice more without stopping the process, unless --once), the GIL's holder asleep in a system call, a lock copied locked by fork, a
      thread inside an OpenMP pool fork did not copy (--tree: also a process waiting on one
      that cannot serve it, a multiprocessing.Pool task lost with a worker that died); its
