@@ -139,10 +139,12 @@ class Scenario:
     def wait_parked(self, deadline):
         """Every thread the program reported must be asleep (state S), and a
         thread that says where it parks (`parked_in`: a system call) asleep in
-        that call: a sleep on the way to it is no hang yet."""
+        that call: a sleep on the way to it is no hang yet.  The threads are those of the process that
+        recorded the truth (its "pid"), which may be a child of the program started."""
         threads = [t for t in self.truth.get("threads", []) if t.get("parked", True)]
+        pid = self.truth.get("pid") or self.pid   # the process that recorded them (a child of the program's own)
         while time.monotonic() < deadline:
-            if all(thread_state(self.pid, t["tid"]) in ("S", "D") and parked_in(self.pid, t) for t in threads):
+            if all(thread_state(pid, t["tid"]) in ("S", "D") and parked_in(pid, t) for t in threads):
                 time.sleep(self.settle)
                 return
             time.sleep(0.05)

@@ -257,7 +257,7 @@ def main(argv=None):
         p.error("--dot goes without --json")
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
-    if (args.once or args.interval is not None) and (args.what != "report" or args.pid is None or args.tree):
+    if (args.once or args.interval is not None) and (args.what != "report" or args.pid is None):
         p.error("%s goes with `report -p PID`" % ("--once" if args.once else "--interval"))
     if args.once and args.interval is not None:
         p.error("--once goes without --interval")
@@ -601,7 +601,8 @@ def report_tree(args):
         cause = gdb_batch.no_process(args.pid)
         return fail(Failure(cause, hint=hint([], args, cause)), args.json)
     stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
-    tree = processes.live_tree(args.pid, stopping=stopping) if args.pid is not None else \
+    interval = None if args.once else args.interval if args.interval is not None else SECOND_LOOK_INTERVAL
+    tree = processes.live_tree(args.pid, stopping=stopping, look_interval=interval) if args.pid is not None else \
         processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)
     if args.dot:
         from pyhang.render.dot import tree_dot
