@@ -16,7 +16,7 @@ IDLERS = "4"
 
 
 def report(*args):
-    status, out, err = harness.pyhang_cli("report", "--json", *args)
+    status, out, err = harness.pyhang_cli("report", "--json", *args, look=True)
     doc = harness.validated_report(json.loads(out))
     assert doc["exit_status"] == status, err
     return doc
@@ -60,7 +60,7 @@ def test_a_running_thread_moves_and_keeps_the_unknown_wait_unknown(scenario):
     # AND the wait stays unknown: the runner might still set the Event (exit 4, no no-progress verdict)
     assert not [v for v in doc["verdicts"] if v["kind"] == "no-progress"]
     assert threads[waiter]["account"]["state"] == "unaccounted" and doc["exit_status"] == 4
-    status, text, _ = harness.pyhang_cli("report", "-p", s.pid)
+    status, text, _ = harness.pyhang_cli("report", "-p", s.pid, look=True)
     assert "Second look after 0.5 s: 1 of 1 blocked thread made no progress; 1 moved (Thread 2 (LWP %d): cpu" % runner \
         in text, text[:2500]
 
@@ -73,7 +73,7 @@ def test_a_tree_looks_at_every_process_again_at_once_and_a_child_whose_waits_did
     s = scenario([PY, "-c", parent])
     child = s.truth["pid"]
     stuck = sorted(harness.role_tid(s, r) for r in ("main", "joined"))
-    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid, look=True)
     tree = harness.validated_tree(json.loads(out))
     procs = {p["target"]["pid"]: p for p in tree["processes"] if "target" in p}
     # THEN both processes were looked at again, in one interval, and the child's two waits are a hang
