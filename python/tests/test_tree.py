@@ -300,6 +300,14 @@ def test_three_processes_reading_pipes_each_holds_the_write_ends_of_are_one_dead
     doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
     (j,) = doc["deadlocks"]
     assert j["processes"] == [200, 201, 202] and j["waiting"] == [] and len(j["edges"]) == 6
+    assert "moved between" not in text
+
+
+def test_a_knot_member_the_second_look_saw_move_is_said_to_have_moved():
+    procs = knot_of_three()
+    procs[1].report.threads[0].moved = ["cpu", "syscall"]
+    text = render_tree_text(analyse(process(100, 1, syscall_thread(100, "pause")), *procs))
+    assert "moved between the second look's looks (cpu, syscall): this may be contention" in text
 
 
 def test_two_knots_are_two_deadlocks_and_one_holder_outside_that_can_run_unties_a_knot():
