@@ -454,7 +454,7 @@ def job_parser():
                    help="pyhang's path on the nodes (default: this one's, for srun and --local; `pyhang` for ssh)")
     p.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
                    help="an extra srun argument (repeat it), e.g. --srun-arg=--partition=debug")
-    p.add_argument("--ssh-arg", action="append", default=[], metavar="ARG", help="an extra ssh argument (repeat it)")
+    p.add_argument("--ssh-arg", action="append", default=[], metavar="ARG", help="an extra ssh argument (repeat it; --ssh-arg=-p for one that starts with a dash)")
     p.add_argument("--stop", action="store_true", help="stop each process to read it (gdb), as report -p does")
     return p
 
