@@ -54,7 +54,7 @@ def test_a_join_while_a_consumer_holds_an_item_waits_on_that_consumer(scenario):
     # GIVEN a Queue.join while one consumer still works on its item (waiting on an Event nothing sets yet)
     exe, s = start(scenario, "/usr/bin/python3.11", "busy")
     joiner = harness.role_tid(s, "joiner")
-    for where, doc in harness.cli_live_and_core_reports(s, exe):
+    for where, doc in harness.cli_live_and_core_reports(s, exe, look=True):
         got = threads(doc)
         busy = [tid for tid, t in got.items() if (t["blocked_on"] or {}).get("kind") == "py-event"]
         assert len(busy) == 1, (where, busy)
