@@ -107,3 +107,17 @@ def test_a_sleeper_that_is_one_of_two_suspects_or_waited_on_from_a_deadlock_is_n
     r = report([sleeping({"ns": HOUR}, name="nanosleep"), lock_wait()], [(1, 0, WaitKind.PY_LOCK, OwnerSource.LOCK_WORD)])
     r.deadlocks = [Deadlock(threads=[101, 102], confidence="certain", edges=[])]
     assert not held.verdicts(r)
+
+
+def test_from_a_core_without_a_clock_a_lock_held_across_an_absolute_sleep_is_not_accounted_for():
+    # a core gdb wrote: the holder sleeps until 1000 s on CLOCK_MONOTONIC, and nothing says when that is
+    r = judged(report([sleeping({"ns": 10 ** 12, "absolute": True, "clock": "CLOCK_MONOTONIC"}), lock_wait()],
+                      [(1, 0, WaitKind.PY_LOCK, OwnerSource.LOCK_WORD)]))
+    assert not [v for v in r.verdicts if v.kind == VerdictKind.HELD_ACROSS_SLEEP]
+    waiter = r.thread(101)
+    assert (waiter.account.state, waiter.account.reason) == (ThreadState.UNACCOUNTED, AccountReason.SLEEP_UNKNOWN)
+    assert r.exit_status == ExitStatus.INCOMPLETE and headline(r) != "No deadlock found."
+    (v,) = [v for v in r.verdicts if v.kind == VerdictKind.UNACCOUNTED]
+    assert v.facts["waits"][0]["sleepers"] == [100]
+    assert "T101 waits in threading.Lock 0x1000, held by LWP 100, which sleeps until a deadline on its clock; a " \
+           "core gdb or the kernel wrote records no clock" in verdict_text(v, lambda t: "T%d" % t)

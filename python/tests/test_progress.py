@@ -96,3 +96,31 @@ def test_a_look_at_a_process_that_is_gone_says_so_and_raises_nothing():
     # said in words, as any target that cannot be opened is: never an exception's type name
     from pyhang.render.account import look_problem_text
     assert look_problem_text(look) == "process %d does not exist" % gone.pid, look.problem
+
+
+def test_a_thread_waiting_on_another_process_may_end_an_unknown_wait_and_keeps_it_unknown():
+    # a Pool's main thread waits on a result its result-handler thread completes once a worker writes
+    from test_thread_classes import pipe, syscall
+    r = report_of(BlockedOn(kind=WaitKind.PY_EVENT, address=16), syscall("read", fd=4, fd_table=True, object=pipe(7)))
+    r.verdicts = [unknown(PID)]
+    before, stuck = looked(r, still(PID), still(PID + 1))
+    assert r.threads[1].account.state == ThreadState.ELSEWHERE
+    assert stuck == [] and r.exit_status == before == ExitStatus.INCOMPLETE
+
+
+def test_a_wait_on_a_process_shared_futex_is_never_judged_stuck_by_one_process_look():
+    # an idle multiprocessing.Pool worker waits on the pool's shared semaphore, which a sibling process holds
+    r = report_of(BlockedOn(kind=WaitKind.FUTEX, address=16))
+    r.verdicts = [unknown(PID)]
+    account.analyse(r, {PID: {"orig_rax": 202, "rsi": 0, "rdi": 16}})   # FUTEX_WAIT, no FUTEX_PRIVATE_FLAG
+    assert r.threads[0].account.state == ThreadState.UNACCOUNTED
+    assert r.threads[0].account.reason == AccountReason.SHARED_FUTEX
+    r.exit_status = completeness.report_status(r)
+    assert progress.apply(r, SecondLook(interval=0.5, threads=[still(PID)])) == []
+    assert not [v for v in r.verdicts if v.kind == VerdictKind.NO_PROGRESS]
+    # a private one (a threading.Lock's) is judged as before
+    r = report_of(BlockedOn(kind=WaitKind.FUTEX, address=16))
+    r.verdicts = [unknown(PID)]
+    account.analyse(r, {PID: {"orig_rax": 202, "rsi": 128, "rdi": 16}})
+    assert r.threads[0].account.reason == AccountReason.OWNERS_UNKNOWN
+    assert progress.apply(r, SecondLook(interval=0.5, threads=[still(PID)])) == [PID]

@@ -160,3 +160,16 @@ def test_a_futex_wait_with_a_timeout_ends_by_itself_and_one_without_does_not():
     assert not timed_futex_wait({"orig_rax": FUTEX, "rsi": 0x81, "r10": 0x7ffd0000})  # a WAKE is no wait
     for garbage in (None, {}, {"orig_rax": 0xFFFFFFFFFFFFFFFF}, {"orig_rax": 7, "r10": 1}):
         assert not timed_futex_wait(garbage)
+
+
+def test_a_timed_poll_on_pipes_only_other_processes_serve_waits_on_them_and_one_on_its_own_pipe_is_idle():
+    # a DataLoader's parent polls its workers' result pipe 5 s at a time, in a loop
+    def polls(*pids):
+        return syscall("poll", timeout={"ns": 5 * 10 ** 9}, fd_table=True,
+                       fds=[{"fd": 4, "direction": "read", "object": pipe(*pids)}])
+    assert classes(report_of(polls(7, 8))) == [(ThreadState.ELSEWHERE, AccountReason.OTHER_PROCESS)]
+    assert report_of(polls(7)).threads[0].account is None   # (classes() makes it)
+    r = report_of(polls(7, 8))
+    classes(r)
+    assert r.threads[0].account.pids == [7, 8] and r.exit_status == ExitStatus.INCOMPLETE
+    assert classes(report_of(polls(PID))) == [(ThreadState.IDLE, AccountReason.TIMED)]

@@ -26,7 +26,7 @@ The last four are problems: a report whose threads include one is never
 an all-clear (analysis.completeness.report_status).  Plain Python over the
 report: the verdicts are made first, the account reads them.
 """
-from pyhang.analysis import deadlocks, syscalls
+from pyhang.analysis import deadlocks, held, syscalls
 from pyhang.model.kinds import HANG_VERDICTS, AccountReason, HazardKind, ThreadState, Unread, VerdictKind, \
     WaitKind
 from pyhang.model.report import ThreadAccount, Verdict, entry_frame
@@ -102,7 +102,15 @@ def syscall_class(b, own):
     BlockedOn) of process `own` that no verdict speaks of."""
     s = syscall_of(b)
     call = _call_name(s)
-    if call in _SLEEPS or timed(s):
+    if call in _SLEEPS:
+        return ThreadState.IDLE, AccountReason.TIMED, []
+    if timed(s):
+        # a poll with a timeout on pipes or sockets only other processes serve (a DataLoader's parent polling its
+        # workers' pipe, 5 s at a time, in a loop) waits on them, timeout or not: whether it ends, they say
+        if call in _POLLS and s.fds and s.fd_table:
+            found = _watched(s, own)
+            if found[0] == ThreadState.ELSEWHERE:
+                return found
         return ThreadState.IDLE, AccountReason.TIMED, []
     if call in _SELECTORS:
         return ThreadState.IDLE, AccountReason.SELECTOR, []
@@ -203,12 +211,15 @@ def analyse(report, registers=None):
     for e in report.edges:
         owners.setdefault(e.waiter, []).append(e.owner)
     unsaid = []
+    sleepers = held.unknown_sleepers(report) if any(owners.values()) else set()
     for t in report.threads:
         b = t.blocked_on
         state, reason, finding, pids = named.get(t.tid, (None, None, None, []))
         if state is None:
             if b is None:
                 state, reason = ThreadState.RUNNING, AccountReason.ON_CPU
+            elif t.tid in owners and set(owners[t.tid]) <= sleepers:
+                state, reason = ThreadState.UNACCOUNTED, AccountReason.SLEEP_UNKNOWN   # (a core: no clock)
             elif t.tid in owners:
                 state, reason = ThreadState.BLOCKED, AccountReason.OWNER
             elif b.kind == WaitKind.SYSCALL:
@@ -221,9 +232,17 @@ def analyse(report, registers=None):
                 state, reason = ThreadState.IDLE, AccountReason.TIMED   # acquire(timeout=...): ends by itself
             else:
                 state, reason = ThreadState.UNACCOUNTED, AccountReason.NOT_MODELED
+            if state == ThreadState.UNACCOUNTED and reason == AccountReason.NOT_MODELED and \
+                    syscalls.shared_futex_wait(registers.get(t.tid)):
+                reason = AccountReason.SHARED_FUTEX   # its owner may be another process: a second look cannot judge it
             if state in ThreadState.PROBLEMS:
-                unsaid.append(_raw_wait(t, reason, pids, registers.get(t.tid)))
+                w = _raw_wait(t, reason, pids, registers.get(t.tid))
+                if reason == AccountReason.SLEEP_UNKNOWN:
+                    w["sleepers"] = sorted(set(owners[t.tid]))
+                unsaid.append(w)
                 finding = VerdictKind.UNACCOUNTED
+        elif reason == AccountReason.OWNERS_UNKNOWN and syscalls.shared_futex_wait(registers.get(t.tid)):
+            reason = AccountReason.SHARED_FUTEX
         waits_for = sorted(dict.fromkeys(owners.get(t.tid, ()))) if state in (ThreadState.BLOCKED,
                                                                              ThreadState.DEADLOCKED) else []
         t.account = ThreadAccount(state=state, reason=reason, finding=finding, threads=waits_for, pids=pids)

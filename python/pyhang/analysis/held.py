@@ -49,6 +49,26 @@ def sleep_left(t):
     return {"call": call, "requested_ns": timeout["ns"]}
 
 
+def unknown_sleepers(report):
+    """The TIDs of threads others wait on for a lock they hold while they sleep until a deadline whose distance
+    is not known (an absolute sleep read from a core that records no clock): whether the waiters are stuck, a
+    core cannot say (analysis.account: unaccounted, never blocked on an owner that can progress)."""
+    out = set()
+    for e in report.edges:
+        if e.kind not in HELD_KINDS or e.owner == e.waiter or e.owner in out:
+            continue
+        t = report.thread(e.owner)
+        b = t.blocked_on if t is not None else None
+        if b is None or b.kind != WaitKind.SYSCALL:
+            continue
+        s = syscall_of(b)
+        call = (s.restarts or {}).get("syscall") if s.name == "restart_syscall" else s.name
+        timeout = s.timeout or {}
+        if call in _SLEEPS and timeout.get("absolute") and timeout.get("ns") is not None and "left_ns" not in timeout:
+            out.add(e.owner)
+    return out
+
+
 def _behind(edges, stuck):
     """The threads every edge of which leads to a thread of `stuck` or to one of these (they wait, through a
     chain of held locks and joins, only for the sleepers): found from the sleepers outwards, each edge once."""

@@ -11,7 +11,9 @@ Each thread gets the facts that moved between the looks (ThreadReport.moved:
   model) that did not move become a hang (the no-progress verdict, exit 5)
   when nothing that could end their waits moved either: no thread of the
   process moved, and no thread waits for what comes from outside (a client,
-  a signal, the terminal, a timer: analysis.account's idle reasons).  Where
+  a signal, the terminal, a timer: analysis.account's idle reasons; another
+  process's answer on a pipe, socket, child or file lock; a process-shared
+  futex, which another process may wake).  Where
   some thread ran meanwhile, or one could still be woken from outside, they
   stay unaccounted, and the verdict's facts say which threads moved.
 
@@ -25,6 +27,11 @@ from pyhang.model.report import ThreadAccount, Verdict
 # could still end a wait pyhang cannot name.
 _WOKEN_FROM_OUTSIDE = (AccountReason.SELECTOR, AccountReason.LISTENER, AccountReason.SIGNAL,
                        AccountReason.TERMINAL, AccountReason.TIMED)
+# Waits on other processes that those processes may answer (a pipe's other end, a child's exit, a file lock, a
+# socket's peer): a thread woken by one may go on to end a wait pyhang cannot name (a Pool's result handler,
+# once a worker writes, completes the result the main thread waits for).
+_ANSWERED_FROM_OUTSIDE = (AccountReason.OTHER_PROCESS, AccountReason.CHILD, AccountReason.FILE_LOCK,
+                          AccountReason.PEER)
 
 
 def apply(report, look):
@@ -42,8 +49,10 @@ def apply(report, look):
         named = [tid for tid in v.threads if tid in moved]
         if named:
             v.facts = dict(v.facts or {}, moved=named)
-    outside = [th.tid for th in report.threads if th.account is not None and th.account.state == ThreadState.IDLE
-               and th.account.reason in _WOKEN_FROM_OUTSIDE]
+    outside = [th.tid for th in report.threads if th.account is not None and (
+        th.account.state == ThreadState.IDLE and th.account.reason in _WOKEN_FROM_OUTSIDE or
+        th.account.state == ThreadState.ELSEWHERE and th.account.reason in _ANSWERED_FROM_OUTSIDE or
+        th.account.state == ThreadState.UNACCOUNTED and th.account.reason == AccountReason.SHARED_FUTEX)]
     stuck = [th.tid for th in report.threads if th.account is not None and th.moved == []
              and th.account.state == ThreadState.UNACCOUNTED]
     if not stuck or moved or outside:

@@ -84,6 +84,17 @@ def timed_futex_wait(registers):
     return nr == FUTEX and (r.get("rsi", 0) & 0x7f) in _FUTEX_WAIT_CMDS and bool(r.get("r10"))
 
 
+FUTEX_PRIVATE_FLAG = 128                          # <linux/futex.h>
+
+
+def shared_futex_wait(registers):
+    """Whether a thread sleeps in a futex wait on a process-shared word (no FUTEX_PRIVATE_FLAG in its op:
+    a multiprocessing Lock or Semaphore, a pshared mutex or sem_t): another process may wake it."""
+    r = registers or {}
+    op = r.get("rsi", 0)
+    return in_syscall(r) == FUTEX and (op & 0x7f) in _FUTEX_WAIT_CMDS and not op & FUTEX_PRIVATE_FLAG
+
+
 def in_syscall(registers):
     """The system call number a thread is stopped in, or None."""
     nr = registers.get("orig_rax")

@@ -212,6 +212,10 @@ class AccountReason:
     NO_OTHER_END = "no-other-end"         # unaccounted: a pipe nobody holds the other end of (the call returns)
     NOT_MODELED = "not-modeled"           # unaccounted: a wait pyhang does not model
     NO_PROGRESS = "no-progress"           # hung: a second look saw it and every thread that could end it not move
+    SHARED_FUTEX = "shared-futex"         # unaccounted: a process-shared futex (multiprocessing's locks): another
+                                          # process may wake it
+    SLEEP_UNKNOWN = "sleep-unknown"       # unaccounted: its lock's holder sleeps until a deadline a core (no
+                                          # clock) cannot measure
 
 
 class HolderEvidence:

@@ -23,9 +23,9 @@ def library(path):
 def _raw_call_text(w):
     """"read on fd 5 (pipe:[123])", "semop (arguments 0x3, 0x7ffd…, 0x1)": the call an unaccounted wait is in."""
     if w.get("call") is None:
-        what = "futex(2) on the word 0x%x" % w["futex"] if w.get("futex") else lock_text(w["kind"], w["address"]) \
-            if w.get("kind") else "an unknown wait"
-        return what
+        if w.get("futex") and w.get("reason") != AccountReason.SLEEP_UNKNOWN:   # (that one's lock is known)
+            return "futex(2) on the word 0x%x" % w["futex"]
+        return lock_text(w["kind"], w["address"]) if w.get("kind") else "an unknown wait"
     text = w["call"]
     if w.get("fd") is not None:
         text += " on fd %d" % w["fd"] + (" (%s)" % w["link"] if w.get("link") else "")
@@ -96,6 +96,13 @@ _UNACCOUNTED_WHY = {
                                                                   "s" if len(w["pids"]) == 1 else ""),
     AccountReason.PEER: lambda w: "; its peer is no process found on this machine (another host, or a network "
                                   "namespace pyhang did not scan)",
+    AccountReason.SHARED_FUTEX: lambda w: ", a process-shared word (a multiprocessing Lock, Semaphore or Queue's "
+                                          "lock): another process may hold it and wake it",
+    AccountReason.SLEEP_UNKNOWN: lambda w: ", held by %s, which sleep%s until a deadline on its clock; a core "
+                                           "gdb or the kernel wrote records no clock, so how long is not known "
+                                           "(live, or from a core `pyhang gcore` wrote, it is)" % (
+        ", ".join("LWP %d" % t for t in w.get("sleepers") or ()) or "its holder",
+        "s" if len(w.get("sleepers") or ()) <= 1 else ""),
 }
 
 
