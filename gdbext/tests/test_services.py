@@ -13,39 +13,20 @@ import os
 import pytest
 
 import harness
-import servers
 
 PY = "/usr/bin/python3.11"
 
 
 @pytest.fixture(scope="module")
-def postgres():
-    with servers.postgres() as pg:
-        yield pg
-
-
-@pytest.fixture(scope="module")
-def redis_server():
-    with servers.redis() as r:
-        yield r
-
-
-@pytest.fixture(scope="module")
 def row_lock(postgres):
-    s = harness.python_scenario(PY, "pg_row_lock.py", env={"PYHANG_PG_DSN": postgres.dsn()}).start()
-    try:
+    with harness.python_scenario(PY, "pg_row_lock.py", env={"PYHANG_PG_DSN": postgres.dsn()}) as s:
         yield s
-    finally:
-        s.stop()
 
 
 @pytest.fixture(scope="module")
 def blpop(redis_server):
-    s = harness.python_scenario(PY, "redis_blpop.py", env={"PYHANG_REDIS_PORT": str(redis_server.port)}).start()
-    try:
+    with harness.python_scenario(PY, "redis_blpop.py", env={"PYHANG_REDIS_PORT": str(redis_server.port)}) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def thread(doc, tid):

@@ -5,7 +5,7 @@ The cycle search and the driver-lock heuristic are pyhang.analysis.waitgraph;
 this module gathers the edges it searches and states what a blocked process
 without a cycle suffers from.
 """
-from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
+from pyhang.analysis import collectives, grpc_calls, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import syscall_of, to_data
@@ -335,11 +335,11 @@ def unknown_owners(report, native_depth=None, explained=()):
     TIDs other verdicts speak of."""
     waiting = {e.waiter for e in report.edges}
     waiting.update(_free_gil_waiters(report))
-    # A system call's wait (a pipe, a child, a sleep) has no owning thread:
+    # A system call's wait (a pipe, a child, a sleep) has no owning thread, nor a gRPC call's (its server):
     # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
             if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
-            and t.blocked_on.kind != WaitKind.SYSCALL and not _owner_gone(t.blocked_on)
+            and t.blocked_on.kind not in (WaitKind.SYSCALL, WaitKind.GRPC_CALL) and not _owner_gone(t.blocked_on)
             and t.tid not in explained and not (native_depth and idle_pool_library(t, native_depth))]
 
 
@@ -493,6 +493,10 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
         out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in pool_workers],
                            facts={"workers": [{"tid": tid, "library": lib} for tid, lib in pool_workers]}))
     across = collectives.process_waits(report, syscalls.waits_on_processes(report))
+    calls = grpc_calls.process_waits(report)
+    if calls:
+        across = dict(across or {"waits": [], "root": report.target.pid})
+        across["waits"] = list(across["waits"]) + calls
     if across:
         out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
                            facts=across))

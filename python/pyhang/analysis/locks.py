@@ -8,7 +8,7 @@ answer (which facts a thread needs is analysis.gather's rule).
 """
 import bisect
 
-from pyhang.analysis import collectives, syscalls
+from pyhang.analysis import collectives, grpc_calls, syscalls
 from pyhang.analysis.python_api import api_wait
 from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
@@ -178,8 +178,8 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
             b = thread_join(b.address, joined)
     if b is None:
         b = sqlite_busy(syscalls.syscall_wait(thread, files), thread.frames)
-    return collectives.collective_wait(b, view.frames(thread.tid), thread.collective,
-                                       thread.frames)
+    b = collectives.collective_wait(b, view.frames(thread.tid), thread.collective, thread.frames)
+    return grpc_calls.call_wait(b, thread, files)
 
 
 _SLEEPS = ("nanosleep", "clock_nanosleep")

@@ -1,0 +1,171 @@
+"""gRPC client calls waiting for their server.
+
+A blocking gRPC call (a unary call, `channel.unary_unary(...)(request)`,
+or a stream-unary one) runs `_blocking` in grpc/_channel.py, which sleeps
+in cygrpc's `next_event`: the calling thread polls its completion queue
+(epoll_wait on gRPC's epoll instance, with a 200 ms timeout so that it can
+look for a KeyboardInterrupt), or sleeps on gRPC's condition variable while
+another thread of the process polls.  Read as a system call, that is an idle
+timed poll; it is a wait for the server's answer, which ends only when the
+server answers (or the call's deadline passes, when it was given one).
+
+Named from what the program holds: the call from the frame (its function
+and file), whether it has a deadline from the frame's `timeout` argument; the channel's connections
+from the epoll instance the thread polls (/proc/PID/fdinfo: the fds it
+watches), the TCP or unix sockets among them, with the processes holding
+their other ends on this machine (procfs.files, as for any socket wait).
+A call with a deadline ends by itself: it stays what its native wait is.
+"""
+from pyhang.analysis import syscalls
+from pyhang.model.files import endpoint
+from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, WaitKind
+from pyhang.model.report import BlockedOn
+from pyhang.model.waits import GrpcCallDetail, syscall_of
+
+CHANNEL_FILE = "grpc/_channel.py"
+# The frames of grpc/_channel.py a blocking call waits in (co_name, and the qualified name from 3.11).
+CALL_FUNCTIONS = ("_blocking", "_UnaryUnaryMultiCallable._blocking", "_StreamUnaryMultiCallable._blocking")
+CALL_DEPTH = 2          # innermost Python frames looked at: the call frame calls next_event (C) directly
+# Native waits of a call: gRPC's poller (epoll, or poll on older engines), or its condition variable (a bare
+# futex where glibc's layouts are unknown) while another thread polls.
+POLLS = ("epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll")
+SLEEPS = (WaitKind.CONDVAR, WaitKind.FUTEX)
+
+
+def call_index(keys):
+    """The index of the gRPC call frame among a thread's innermost frames (`keys`: view.frame_keys), or None."""
+    for i, (function, file, *_) in enumerate(keys[:CALL_DEPTH]):
+        if function in CALL_FUNCTIONS and (file or "").replace("\\", "/").endswith(CHANNEL_FILE):
+            return i
+    return None
+
+
+def add_calls(facts, view, threads):
+    """ThreadSnapshot.grpc_call of each thread in a blocking gRPC call: {"deadline", "frame"}, from the call
+    frame's `timeout` argument (the method is bytes, `self._method`, which the attribute reader does not
+    decode)."""
+    waiting = [(t, call_index(view.frame_keys(t.tid))) for t in threads]
+    waiting = [(t, view.frames(t.tid)[i]) for t, i in waiting if i is not None]
+    if not waiting:
+        return
+    found = facts.frame_locals([[f.frame, f.code] for _, f in waiting]) or []
+    for (t, f), fl in zip(waiting, found):
+        timeout = next((v for v in (fl.locals if fl is not None else ()) if v.name == "timeout"), None)
+        t.grpc_call = {"frame": {"function": f.function, "file": f.file, "line": f.line},
+                       # None: no deadline (it waits until the server answers); else the timeout's repr
+                       "deadline": None if timeout is None or timeout.repr == "None" else timeout.repr}
+
+
+def epoll_fds(threads, files):
+    """The fds the epoll instances that gRPC calls poll watch, which `files` (procfs's) does not hold yet."""
+    out = set()
+    for t in threads:
+        if t.grpc_call is None:
+            continue
+        for fd in syscalls.fds_wanted(t.registers, t.syscall.memory if t.syscall is not None else None):
+            obj = (files or {}).get(fd)
+            out.update(x for x in (obj.epoll or ()) if obj is not None and x not in files)
+    return sorted(out)
+
+
+def add_sockets(facts, threads, files):
+    """Adds to `files` (procfs's fds of the process, or None for a core without them) the fds the epoll
+    instances of the gRPC calls watch: the channel's connections are among them."""
+    if files is None:
+        return
+    wanted = epoll_fds(threads, files)
+    found = facts.files(wanted) if wanted else None
+    for fd, obj in found or ():
+        files[int(fd)] = obj
+
+
+def _connected(obj):
+    s = obj.socket or {}
+    return obj.kind == "socket" and s.get("state") not in ("LISTEN", 10) and \
+        s.get("protocol") in ("tcp", "tcp6", "unix")
+
+
+def _sockets(b, files):
+    """[{fd, link, local, peer, pids, peers}] of the connected sockets the epoll instance `b` polls watches."""
+    s = syscall_of(b)
+    epoll = s.object.epoll if s.object is not None else None
+    out = []
+    for fd in epoll or ():
+        obj = (files or {}).get(fd)
+        if obj is None or not _connected(obj):
+            continue
+        sock = obj.socket or {}
+        holders = [h for h in obj.holders or ()] if obj.holders is not None else None
+        out.append({"fd": fd, "link": obj.link, "local": endpoint(sock.get("local")) or sock.get("path"),
+                    "peer": endpoint(sock.get("peer")) or sock.get("peer_path"),
+                    "pids": None if holders is None else sorted({h.pid for h in holders}),
+                    "peers": [{"pid": h.pid, "comm": h.comm, "title": h.title} for h in holders or ()],
+                    "complete": bool(obj.holders_complete) if holders is not None else False})
+    return out
+
+
+def call_wait(b, thread, files):
+    """`b`, or, for a thread in a blocking gRPC call with no deadline (ThreadSnapshot.grpc_call) whose native
+    wait is gRPC's (its poll, or its condition variable with no owner), the call's wait: on the server, which
+    no thread here owns; likely (the call is told from its frame, the connections from the poller's fds)."""
+    call = thread.grpc_call
+    if call is None or call.get("deadline") is not None or b is None:
+        return b
+    if b.kind == WaitKind.SYSCALL:
+        native = syscall_of(b).name
+        if native not in POLLS:
+            return b
+    elif b.kind in SLEEPS and not b.owners:
+        native = b.kind
+    else:
+        return b
+    detail = GrpcCallDetail(frame=call.get("frame"), native_wait=native,
+                            sockets=_sockets(b, files) if b.kind == WaitKind.SYSCALL else [],
+                            fd_table=files is not None)
+    return BlockedOn(kind=WaitKind.GRPC_CALL, address=None, library=b.library, owners=[],
+                     owner_source=OwnerSource.UNKNOWN, confidence=Confidence.LIKELY, grpc=detail,
+                     syscall=b.syscall)
+
+
+def _elsewhere(d, own):
+    """The pids holding the other ends of the call's connections, when every connection's other end is known
+    and only other processes hold it; else None."""
+    if not d.sockets or not all(s["complete"] and s["pids"] for s in d.sockets):
+        return None
+    pids = sorted({p for s in d.sockets for p in s["pids"]})
+    return None if own in pids else pids
+
+
+def process_waits(report):
+    """The waits-on-process entries of the gRPC calls whose connections only other processes hold the other
+    ends of: {tid, syscall, fd, link, pids, peers, grpc: {targets}}: the connections' peer addresses."""
+    out = []
+    for t in report.threads:
+        b = t.blocked_on
+        if b is None or b.kind != WaitKind.GRPC_CALL:
+            continue
+        d = b.grpc
+        pids = _elsewhere(d, report.target.pid)
+        if pids is None:
+            continue
+        one = d.sockets[0] if len(d.sockets) == 1 else None
+        peers = {p["pid"]: p for s in d.sockets for p in s["peers"]}
+        out.append({"tid": t.tid, "syscall": d.native_wait, "fd": one["fd"] if one else None,
+                    "link": one["link"] if one else None, "pids": pids, "peers": [peers[p] for p in sorted(peers)],
+                    "grpc": {"targets": [s["peer"] for s in d.sockets]}})
+    return out
+
+
+def account_class(b, own):
+    """(class, reason, pids) of a gRPC call no verdict names: its server is not a process found here."""
+    d = b.grpc
+    if not d.fd_table:
+        return ThreadState.UNACCOUNTED, AccountReason.NO_FD_TABLE, []
+    if not d.sockets:
+        return ThreadState.UNACCOUNTED, AccountReason.NOT_MODELED, []
+    if not all(s["complete"] for s in d.sockets):
+        return ThreadState.UNACCOUNTED, AccountReason.HOLDERS_UNKNOWN, []
+    pids = sorted({p for s in d.sockets for p in s["pids"] or ()})
+    if own in pids:
+        return ThreadState.UNACCOUNTED, AccountReason.OWN_PROCESS, pids
+    return ThreadState.ELSEWHERE, AccountReason.PEER if not pids else AccountReason.OTHER_PROCESS, pids
