@@ -5,8 +5,9 @@ A unary call with no deadline to a server whose handler never returns: the calli
 completion queue (a timed epoll_wait, which alone would read as idle).  Its Python frame (_blocking in
 grpc/_channel.py, no timeout) makes it a `grpc-call` wait: on the channel's connection (a socket the epoll
 instance watches) whose other end the server process holds, a waits-on-process wait, exit 4, never an
-all-clear.  From a core gdb wrote (no fd table) the connection is unknown: exit 4.  A gRPC server idling for
-requests (no call made) is healthy: exit 0."""
+all-clear.  From a core gdb wrote (no fd table) the connection is unknown: exit 4.  The server, its handler
+waiting for ever inside that request, is never an all-clear either (a handler serves a request in flight:
+never idle); a gRPC server idling for requests (no call made) is healthy: exit 0."""
 import os
 
 import pytest
@@ -86,6 +87,15 @@ def test_from_a_core_without_an_fd_table_the_call_is_unaccounted_never_an_all_cl
     assert call["blocked_on"]["kind"] == "grpc-call"
     assert call["account"]["state"] == "unaccounted" and call["account"]["reason"] == "no-fd-table"
     assert status == 4 and doc["headline"] != "No deadlock found."
+
+
+def test_a_server_whose_handler_waits_for_ever_inside_a_request_is_never_an_all_clear(client, server):
+    # (the client fixture made the call: the server's handler waits on an Event nothing sets)
+    status, doc = harness.report_doc("--once", "-p", server.pid)
+    handler = _thread(doc, client.truth["arrived"]["tid"])
+    assert handler["blocked_on"]["kind"] == "py-event" and handler["account"]["state"] != "idle"
+    assert [v for v in doc["verdicts"] if v["kind"] == "idle" and handler["tid"] in v["threads"]] == []
+    assert status != 0 and doc["headline"] != "No deadlock found."
 
 
 def test_a_grpc_server_idling_for_requests_is_healthy_exit_0():

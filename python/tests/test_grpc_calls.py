@@ -1,10 +1,11 @@
 """A blocking gRPC client call is a wait on its server (pyhang.analysis.grpc_calls), not the idle timed poll
-its native wait looks like: synthetic threads and fds, no gRPC."""
-from pyhang.analysis import account, grpc_calls
+its native wait looks like; a server thread running a handler serves a request in flight, never idle:
+synthetic threads and fds, no gRPC."""
+from pyhang.analysis import account, grpc_calls, idle
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, ThreadState, WaitKind
 from pyhang.model.record import from_data
-from pyhang.model.report import BlockedOn, Report, TargetInfo, ThreadReport
+from pyhang.model.report import BlockedOn, PythonFrame, Report, TargetInfo, ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.waits import SyscallWait
 
@@ -91,3 +92,16 @@ def test_the_account_gives_a_call_its_class_not_the_idle_of_its_timed_poll():
     account.analyse(report)
     assert report.threads[0].account.state == ThreadState.ELSEWHERE
     assert [v.kind for v in report.verdicts] == ["unaccounted"]
+
+
+def _event_waiter(tid, frames):
+    return ThreadReport(tid=tid, gdb_num=tid, blocked_on=BlockedOn(kind=WaitKind.PY_EVENT, address=0x7000),
+                        python_frames=[PythonFrame(f, path, 1) for f, path in frames])
+
+
+def test_a_server_thread_running_a_grpc_handler_is_never_idle_one_between_requests_is():
+    handler = _event_waiter(3, [("Event.wait", "/usr/lib/python3.11/threading.py"), ("hang", "/srv/app.py"),
+                                ("_unary_response_in_pool", "/usr/lib/python3/dist-packages/grpc/_server.py")])
+    between = _event_waiter(4, [("Event.wait", "/usr/lib/python3.11/threading.py"), ("run", "/srv/app.py")])
+    report = Report(target=TargetInfo(kind="live", pid=OWN), threads=[handler, between])
+    assert [w["tid"] for w in idle.idle_waits(report, [])] == [4]

@@ -32,6 +32,18 @@ POLLS = ("epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll")
 SLEEPS = (WaitKind.CONDVAR, WaitKind.FUTEX)
 
 
+SERVER_FILE = "grpc/_server.py"
+# The frames of grpc/_server.py that run a method's handler in the server's thread pool: a request in flight.
+HANDLER_FUNCTIONS = ("_unary_response_in_pool", "_stream_response_in_pool")
+
+
+def serving(t):
+    """The frame of `t` (a ThreadReport) that runs a gRPC server's handler, or None: a thread there serves a
+    request whose client waits for the answer, so that its wait is never idle (analysis.idle)."""
+    return next((f for f in t.python_frames if f.function in HANDLER_FUNCTIONS and
+                 (f.file or "").replace("\\", "/").endswith(SERVER_FILE)), None)
+
+
 def call_index(keys):
     """The index of the gRPC call frame among a thread's innermost frames (`keys`: view.frame_keys), or None."""
     for i, (function, file, *_) in enumerate(keys[:CALL_DEPTH]):
