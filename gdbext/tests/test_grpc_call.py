@@ -60,7 +60,7 @@ def test_a_call_without_deadline_to_a_server_that_never_answers_waits_on_the_ser
     # the premise, as the server saw it: the call arrived in its handler, from the client's socket
     arrived = client.truth["arrived"]
     assert arrived["pid"] == server.pid and arrived["peer"].startswith("ipv4:127.0.0.1:")
-    status, doc = harness.report_doc("--once", "-p", client.pid)
+    status, doc = harness.report_doc("-p", client.pid)   # with the second look
     call = _role(client, "call")
     b = _thread(doc, call["tid"])["blocked_on"]
     # THEN the calling thread waits in the call, not in an idle poll
@@ -77,6 +77,8 @@ def test_a_call_without_deadline_to_a_server_that_never_answers_waits_on_the_ser
     assert _local_port(client.pid, wait["fd"]) == int(arrived["peer"].rsplit(":", 1)[1])
     account = _thread(doc, call["tid"])["account"]
     assert account["state"] == "elsewhere" and account["pids"] == [server.pid]
+    # AND the second look takes the call's poll waking every 200 ms for what it is: no progress
+    assert _thread(doc, call["tid"])["moved"] == [] and "moved" not in w["facts"]
     assert doc["deadlocks"] == [] and status == 4 and doc["headline"].startswith("Waits on PID %d" % server.pid)
 
 

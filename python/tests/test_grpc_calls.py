@@ -5,7 +5,7 @@ from pyhang.analysis import account, grpc_calls, idle
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, ThreadState, WaitKind
 from pyhang.model.record import from_data
-from pyhang.model.report import BlockedOn, PythonFrame, Report, TargetInfo, ThreadReport
+from pyhang.model.report import BlockedOn, PythonFrame, Report, TargetInfo, ThreadLook, ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.waits import SyscallWait
 
@@ -105,3 +105,13 @@ def test_a_server_thread_running_a_grpc_handler_is_never_idle_one_between_reques
     between = _event_waiter(4, [("Event.wait", "/usr/lib/python3.11/threading.py"), ("run", "/srv/app.py")])
     report = Report(target=TargetInfo(kind="live", pid=OWN), threads=[handler, between])
     assert [w["tid"] for w in idle.idle_waits(report, [])] == [4]
+
+
+def test_a_second_look_at_a_waiting_call_takes_its_periodic_wake_for_no_progress_its_frames_moving_for_progress():
+    files = _files()
+    call = ThreadReport(tid=101, gdb_num=2, blocked_on=grpc_calls.call_wait(_poll(files), _caller(), files))
+    woke = ThreadLook(tid=101, cpu_ticks=1, voluntary=3, involuntary=0, syscall_changed=True, stack_moved=False)
+    assert grpc_calls.progress(call, woke.moved()) == []
+    assert grpc_calls.progress(call, ThreadLook(tid=101, voluntary=3, stack_moved=True).moved()) == ["stack"]
+    other = ThreadReport(tid=102, gdb_num=3, blocked_on=_poll(files))
+    assert grpc_calls.progress(other, woke.moved()) == ["cpu", "switches", "syscall"]

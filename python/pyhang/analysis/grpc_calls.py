@@ -139,6 +139,20 @@ def call_wait(b, thread, files):
                      syscall=b.syscall)
 
 
+# What a second look sees a waiting call do by design: it wakes every 200 ms (CPU time, context switches, its
+# system call between gRPC's poll and its futex); its Python frames stay.
+PERIODIC_WAKE = ("cpu", "switches", "syscall")
+
+
+def progress(t, moved):
+    """What of `moved` (a second look's ThreadLook.moved) is progress for `t` (a ThreadReport): for a gRPC call,
+    only its Python frames moving or its exit."""
+    b = t.blocked_on
+    if b is None or b.kind != WaitKind.GRPC_CALL:
+        return moved
+    return [m for m in moved if m not in PERIODIC_WAKE]
+
+
 def _elsewhere(d, own):
     """The pids holding the other ends of the call's connections, when every connection's other end is known
     and only other processes hold it; else None."""
