@@ -266,6 +266,18 @@ def _frame_connections(facts, view, threads, types, typed=True):
 
 # The connection objects of PostgreSQL's client libraries, by type name.
 PG_CONNECTIONS = ("psycopg2.extensions.connection", "psycopg.Connection")
+PSYCOPG2_CONNECTION = PG_CONNECTIONS[0]
+
+
+def _add_pg_status(facts, connections):
+    """Each psycopg2 connection's `status` (psycopg2.extensions.STATUS_*: 1 ready, 2 in a transaction, 5
+    prepared) and `closed`, integer members of its C type; None where not read."""
+    answers = facts.attributes([[c["address"], ["status", "closed"]] for c in connections]) or [] \
+        if connections else []
+    for c, got in zip(connections, answers):
+        for name in ("status", "closed"):
+            v = (got or {}).get(name)
+            c[name] = v.integer if v is not None else None
 
 
 def waits_on_pg_backend(files):
@@ -286,6 +298,7 @@ def add_database_facts(facts, view, threads, files):
         if found:
             t.connections = (t.connections or []) + found
             holding.append(t)
+    _add_pg_status(facts, [c for t in holding for c in t.connections if c.get("type") == PSYCOPG2_CONNECTION])
     waits = {t.tid: t.python_api.object for t in holding if t.python_api is not None and
              python_api.api_of(t.python_api) is not None and
              python_api.api_of(t.python_api).kind in (WaitKind.PY_EVENT, WaitKind.PY_CONDITION)}
