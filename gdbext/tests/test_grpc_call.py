@@ -5,7 +5,8 @@ A unary call with no deadline to a server whose handler never returns: the calli
 completion queue (a timed epoll_wait, which alone would read as idle).  Its Python frame (_blocking in
 grpc/_channel.py, no timeout) makes it a `grpc-call` wait: on the channel's connection (a socket the epoll
 instance watches) whose other end the server process holds, a waits-on-process wait, exit 4, never an
-all-clear.  From a core gdb wrote (no fd table) the connection is unknown: exit 4.  The server, its handler
+all-clear; so is a future's result() with no timeout (a Condition.wait of 100 ms at a time), whose
+connection is not named.  From a core gdb wrote (no fd table) the connection is unknown: exit 4.  The server, its handler
 waiting for ever inside that request, is never an all-clear either (a handler serves a request in flight:
 never idle); a gRPC server idling for requests (no call made) is healthy: exit 0."""
 import os
@@ -80,6 +81,19 @@ def test_a_call_without_deadline_to_a_server_that_never_answers_waits_on_the_ser
     # AND the second look takes the call's poll waking every 200 ms for what it is: no progress
     assert _thread(doc, call["tid"])["moved"] == [] and "moved" not in w["facts"]
     assert doc["deadlocks"] == [] and status == 4 and doc["headline"].startswith("Waits on PID %d" % server.pid)
+
+
+def test_a_futures_result_without_timeout_is_a_wait_on_the_call_never_its_timed_condition_wait():
+    # the call made with .future(): result() waits on the call's Condition, 100 ms at a time
+    with _server() as srv, harness.python_scenario(PY, "grpc_call.py", "client-future", srv.truth["port"],
+                                                   env={"PYHANG_GRPC_ARRIVED": srv.env["PYHANG_GRPC_ARRIVED"]}) as c:
+        assert c.truth["arrived"]["pid"] == srv.pid
+        status, doc = harness.report_doc("--once", "-p", c.pid)
+        call = _thread(doc, _role(c, "call")["tid"])
+        assert call["blocked_on"]["kind"] == "grpc-call" and "grpc/_common.py's wait" in call["blocked_on"]["evidence"]
+        # (its own thread polls nothing: the channel's connection is gRPC's channel thread's, not named here)
+        assert call["account"]["state"] == "unaccounted" and call["account"]["reason"] == "not-modeled"
+        assert status == 4 and doc["headline"] != "No deadlock found."
 
 
 def test_from_a_core_without_an_fd_table_the_call_is_unaccounted_never_an_all_clear(client):

@@ -115,3 +115,13 @@ def test_a_second_look_at_a_waiting_call_takes_its_periodic_wake_for_no_progress
     assert grpc_calls.progress(call, ThreadLook(tid=101, voluntary=3, stack_moved=True).moved()) == ["stack"]
     other = ThreadReport(tid=102, gdb_num=3, blocked_on=_poll(files))
     assert grpc_calls.progress(other, woke.moved()) == ["cpu", "switches", "syscall"]
+
+
+def test_a_futures_result_and_a_blocking_call_are_found_by_their_frames_a_server_waiting_for_termination_is_not():
+    channel, common = "/usr/lib/python3/dist-packages/grpc/_channel.py", "/usr/lib/python3/dist-packages/grpc/_common.py"
+    assert grpc_calls.call_frames([("_UnaryUnaryMultiCallable._blocking", channel, 933)]) == (0, None)
+    future = [("Condition.wait", "/usr/lib/python3.11/threading.py", 324), ("_wait_once", common, 112),
+              ("wait", common, 150), ("_MultiThreadedRendezvous.result", channel, 733)]
+    assert grpc_calls.call_frames(future) == (3, 2)
+    serving = future[:3] + [("_Server.wait_for_termination", "/usr/lib/python3/dist-packages/grpc/_server.py", 1)]
+    assert grpc_calls.call_frames(serving) is None

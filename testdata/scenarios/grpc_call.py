@@ -12,7 +12,10 @@ call made, the process only waits for requests (healthy).
 `client PORT`: a thread (role call) calls /pyhang.Hang/Hang on
 127.0.0.1:PORT with no timeout and waits for the reply for ever; gRPC's
 completion queue polls in that thread (epoll_wait, waking every 200 ms to
-look for a KeyboardInterrupt).  The main thread joins it.  Ready once the
+look for a KeyboardInterrupt).  `client-future PORT`: the same call made
+with .future(), whose result() (no timeout) waits in grpc/_common.py's
+wait on the call's Condition, 100 ms at a time, while gRPC's channel
+thread polls.  The main thread joins it.  Ready once the
 server's handler recorded the call: the hang happened.
 
 Truth: each thread's TID and role, the port; the client's also the server's
@@ -60,11 +63,18 @@ def call(port, result):
     result.append(channel.unary_unary(METHOD)(b"ping"))   # no timeout: waits for ever
 
 
-def client(port):
+def call_future(port, result):
+    set_os_thread_name("grpc-call")
+    TRUTH.thread(tid=gettid(), name="grpc-call", role="call", parked=False)
+    channel = grpc.insecure_channel("127.0.0.1:%d" % port)
+    result.append(channel.unary_unary(METHOD).future(b"ping").result())   # no timeout either
+
+
+def client(port, target=call):
     set_os_thread_name("grpc-client")
     TRUTH.thread(tid=gettid(), name="grpc-client", role="main", parked_in="futex")
     arrived = os.environ["PYHANG_GRPC_ARRIVED"]
-    t = threading.Thread(target=call, args=(port, []), daemon=True)
+    t = threading.Thread(target=target, args=(port, []), daemon=True)
     t.start()
     while not os.path.exists(arrived):
         time.sleep(0.01)
@@ -78,4 +88,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "server":
         server()
     else:
-        client(int(sys.argv[2]))
+        client(int(sys.argv[2]), call_future if sys.argv[1] == "client-future" else call)

@@ -8,6 +8,8 @@ look for a KeyboardInterrupt), or sleeps on gRPC's condition variable while
 another thread of the process polls.  Read as a system call, that is an idle
 timed poll; it is a wait for the server's answer, which ends only when the
 server answers (or the call's deadline passes, when it was given one).
+A future's result() and a response stream's next() wait in grpc/_common.py's
+`wait`, a Condition.wait of 100 ms at a time, as timed as the poll.
 
 Named from what the program holds: the call from the frame (its function
 and file), whether it has a deadline from the frame's `timeout` argument; the channel's connections
@@ -26,10 +28,15 @@ CHANNEL_FILE = "grpc/_channel.py"
 # The frames of grpc/_channel.py a blocking call waits in (co_name, and the qualified name from 3.11).
 CALL_FUNCTIONS = ("_blocking", "_UnaryUnaryMultiCallable._blocking", "_StreamUnaryMultiCallable._blocking")
 CALL_DEPTH = 2          # innermost Python frames looked at: the call frame calls next_event (C) directly
+COMMON_FILE = "grpc/_common.py"
+COMMON_WAIT = "wait"    # grpc._common.wait: Condition.wait(timeout=0.1) until the rendezvous is done
+WAIT_DEPTH = 4          # Condition.wait, _wait_once, wait: the channel's frame is next
+DEADLINE_ATTRIBUTE = "_deadline"   # a rendezvous's deadline (a float of time.time()), None for none
 # Native waits of a call: gRPC's poller (epoll, or poll on older engines), or its condition variable (a bare
-# futex where glibc's layouts are unknown) while another thread polls.
+# futex where glibc's layouts are unknown) while another thread polls; a future's or a stream's wait sleeps on
+# its rendezvous's threading.Condition, which the channel's own thread notifies when the answer comes.
 POLLS = ("epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll")
-SLEEPS = (WaitKind.CONDVAR, WaitKind.FUTEX)
+SLEEPS = (WaitKind.CONDVAR, WaitKind.FUTEX, WaitKind.PY_CONDITION)
 
 
 SERVER_FILE = "grpc/_server.py"
@@ -44,28 +51,57 @@ def serving(t):
                  (f.file or "").replace("\\", "/").endswith(SERVER_FILE)), None)
 
 
-def call_index(keys):
-    """The index of the gRPC call frame among a thread's innermost frames (`keys`: view.frame_keys), or None."""
+def _in(file, path):
+    return (file or "").replace("\\", "/").endswith(path)
+
+
+def call_frames(keys):
+    """(index of the frame of grpc/_channel.py the call waits in, index of grpc/_common.py's `wait` below it or
+    None) among a thread's innermost frames (`keys`: view.frame_keys), or None: a blocking call's `_blocking`,
+    or a future's result() or a stream's next() waiting in _common.wait (a Condition.wait of 100 ms at a time)."""
     for i, (function, file, *_) in enumerate(keys[:CALL_DEPTH]):
-        if function in CALL_FUNCTIONS and (file or "").replace("\\", "/").endswith(CHANNEL_FILE):
-            return i
+        if function in CALL_FUNCTIONS and _in(file, CHANNEL_FILE):
+            return i, None
+    for i, (function, file, *_) in enumerate(keys[:WAIT_DEPTH]):
+        if function == COMMON_WAIT and _in(file, COMMON_FILE) and i + 1 < len(keys) and _in(keys[i + 1][1], CHANNEL_FILE):
+            return i + 1, i
     return None
 
 
+def _timeout(locals_):
+    """The repr of the `timeout` local of a frame's locals ({name: LocalValue}), None for none or not found."""
+    v = locals_.get("timeout")
+    return None if v is None or v.repr == "None" else v.repr
+
+
 def add_calls(facts, view, threads):
-    """ThreadSnapshot.grpc_call of each thread in a blocking gRPC call: {"deadline", "frame"}, from the call
-    frame's `timeout` argument (the method is bytes, `self._method`, which the attribute reader does not
-    decode)."""
-    waiting = [(t, call_index(view.frame_keys(t.tid))) for t in threads]
-    waiting = [(t, view.frames(t.tid)[i]) for t, i in waiting if i is not None]
+    """ThreadSnapshot.grpc_call of each thread in a gRPC client call: {"deadline", "frame"}: `_blocking`'s
+    `timeout` argument, or for a future's or a stream's wait its rendezvous's `_deadline` (the call frame's
+    `self`) and the wait's own `timeout` (result(timeout=...)); a deadline that cannot be read counts as none
+    (the wait is then never taken for idle).  (The method is bytes, `self._method`, which the attribute
+    reader does not decode.)"""
+    waiting = [(t, call_frames(view.frame_keys(t.tid))) for t in threads]
+    waiting = [(t, [view.frames(t.tid)[i] for i in found if i is not None]) for t, found in waiting if found]
     if not waiting:
         return
-    found = facts.frame_locals([[f.frame, f.code] for _, f in waiting]) or []
-    for (t, f), fl in zip(waiting, found):
-        timeout = next((v for v in (fl.locals if fl is not None else ()) if v.name == "timeout"), None)
-        t.grpc_call = {"frame": {"function": f.function, "file": f.file, "line": f.line},
+    asked = [f for _, frames in waiting for f in frames]
+    answers = iter(facts.frame_locals([[f.frame, f.code] for f in asked]) or [None] * len(asked))
+    selves = []
+    for t, frames in waiting:
+        found = [{v.name: v for v in (fl.locals if fl is not None else ())} for fl in (next(answers, None)
+                                                                                     for _ in frames)]
+        call = frames[0]
+        t.grpc_call = {"frame": {"function": call.function, "file": call.file, "line": call.line},
                        # None: no deadline (it waits until the server answers); else the timeout's repr
-                       "deadline": None if timeout is None or timeout.repr == "None" else timeout.repr}
+                       "deadline": next((x for x in map(_timeout, found) if x is not None), None)}
+        own = found[0].get("self")
+        if len(frames) > 1 and own is not None and own.address:
+            selves.append((t, own.address))
+    got = facts.attributes([[address, [DEADLINE_ATTRIBUTE]] for _, address in selves]) or [] if selves else []
+    for (t, _), attributes in zip(selves, got):
+        v = (attributes or {}).get(DEADLINE_ATTRIBUTE)
+        if v is not None and v.kind not in ("none", "None") and v.real is not None:
+            t.grpc_call["deadline"] = t.grpc_call["deadline"] or repr(v.real)
 
 
 def epoll_fds(threads, files):

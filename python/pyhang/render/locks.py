@@ -240,6 +240,10 @@ def grpc_call_summary(d, confidence=None):
 
 def grpc_call_evidence(d):
     frame = d.frame or {}
+    if d.native_wait == WaitKind.PY_CONDITION:
+        return ("its Python frame %s (grpc/_channel.py) waits in grpc/_common.py's wait, 100 ms at a time, on its "
+                "call's threading.Condition, which the channel's own thread notifies when the answer comes; the "
+                "call has no deadline" % (frame.get("function") or "result"))
     return ("its Python frame %s (grpc/_channel.py) has no timeout and it %s, as gRPC's next_event does until the "
             "call's answer comes" % (frame.get("function") or "_blocking",
                                      "polls in %s" % d.native_wait if d.native_wait in _POLL_CALLS else
