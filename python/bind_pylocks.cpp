@@ -47,6 +47,7 @@
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/cpython/locks.hpp"
+#include "pyhang/cpython/members.hpp"
 #include "pyhang/cpython/object_names.hpp"
 #include "pyhang/cpython/pyobjects.hpp"
 #include "pyhang/cpython/threading.hpp"
@@ -58,6 +59,21 @@ namespace pyhang::bindings {
 namespace {
 
 py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
+
+// An integer member of a C type (cpython::int_member) as value_dict gives an int: no object, address 0.
+py::dict int_member_dict(std::int64_t n) {
+  py::dict d;
+  d[key("address")] = 0;
+  d[key("type")] = "int";
+  d[key("kind")] = py::str(to_string(cpython::ValueKind::Int));
+  d[key("boolean")] = py::none();
+  d[key("integer")] = n;
+  d[key("real")] = py::none();
+  d[key("text")] = py::none();
+  d[key("length")] = py::none();
+  d[key("problem")] = py::none();
+  return d;
+}
 
 py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
@@ -202,7 +218,13 @@ class PythonLocks {
     py::dict out;
     for (const auto& name : names) {
       Addr a = objects_->attribute(object, name);
-      out[py::str(name)] = a ? py::object(value_dict(*objects_, a)) : py::object(py::none());
+      if (a) {
+        out[py::str(name)] = value_dict(*objects_, a);
+      } else if (auto n = cpython::int_member(target_->memory(), state(), object, name)) {
+        out[py::str(name)] = int_member_dict(*n);   // a C type's integer member (PyMemberDef): no object
+      } else {
+        out[py::str(name)] = py::none();
+      }
     }
     return out;
   }

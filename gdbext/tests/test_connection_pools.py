@@ -4,7 +4,12 @@ threading.Barrier for the third party, which waits in the pool's checkout
 (testdata/scenarios/sa_pool_exhausted.py).  The checkout waits on the threads whose frames hold the
 pool's connections (found from their locals: a Connection whose _ConnectionFairy's pool is the one the
 checkout's frame waits in), the Barrier's waiters on the party that has not arrived: a likely deadlock,
-never "a Queue.get nothing can fill"."""
+never "a Queue.get nothing can fill".  The same for urllib3's pools (block=True) and redis-py's
+BlockingConnectionPool (against a real redis-server, testdata/servers.py): the checkout waits on the thread
+holding the only connection, which waits on the server: exit 4.
+
+psycopg2's own pools (psycopg2.pool.SimpleConnectionPool, ThreadedConnectionPool) never wait for a
+connection: an exhausted pool raises PoolError at once, so there is no checkout to name holders for."""
 
 import pytest
 
@@ -15,11 +20,8 @@ PY = "/usr/bin/python3.11"
 
 @pytest.fixture(scope="module")
 def exhausted():
-    s = harness.python_scenario(PY, "sa_pool_exhausted.py").start()
-    try:
+    with harness.python_scenario(PY, "sa_pool_exhausted.py") as s:
         yield s
-    finally:
-        s.stop()
 
 
 def check(s, status, doc):
@@ -54,11 +56,8 @@ def test_the_same_from_a_core(exhausted):
 
 @pytest.fixture(scope="module")
 def blocking_pool():
-    s = harness.python_scenario(PY, "urllib3_pool_block.py").start()
-    try:
+    with harness.python_scenario(PY, "urllib3_pool_block.py") as s:
         yield s
-    finally:
-        s.stop()
 
 
 def test_a_blocking_urllib3_pools_checkout_waits_on_the_thread_streaming_from_its_only_connection(blocking_pool):
@@ -79,3 +78,32 @@ def test_a_blocking_urllib3_pools_checkout_waits_on_the_thread_streaming_from_it
         [s.truth["upstream"]]
     assert [v for v in doc["verdicts"] if v["kind"] == "nothing-can-wake"] == [] and doc["deadlocks"] == []
     assert status == 4 and doc["headline"].startswith("Waits on PID %d" % s.truth["upstream"])
+
+
+@pytest.fixture(scope="module")
+def redis_pool(redis_server):
+    with harness.python_scenario(PY, "redis_pool_block.py", env={"PYHANG_REDIS_PORT": str(redis_server.port)}) as s:
+        yield s
+
+
+def test_an_exhausted_redis_blocking_pools_checkout_waits_on_the_thread_whose_command_holds_its_connection(
+        redis_pool, redis_server):
+    s = redis_pool
+    roles = {t["role"]: t["tid"] for t in s.truth["threads"]}
+    status, doc = harness.report_doc("--once", "-p", s.pid)
+    # THEN the checkout waits on the thread running BLPOP, whose execute_command frame holds the pool's
+    # connection (`conn`, in the frame whose `pool` is the pool the checkout waits in)
+    (e,) = [e for e in doc["edges"] if e["facts"].get("pool")]
+    assert (e["waiter"], e["owner"]) == (roles["checkout"], roles["blpop"])
+    assert e["facts"]["pool"]["pool"] == s.truth["pool"] and e["facts"]["pool"]["type"] == "BlockingConnectionPool"
+    assert [(c["name"], c["type"], c["frame"]["function"]) for c in e["facts"]["connections"]] == \
+        [("conn", "Connection", "Redis.execute_command")]
+    # AND the holder waits on the redis-server: no "nothing can wake", no deadlock, exit 4
+    accounts = {t["tid"]: t["account"] for t in doc["threads"]}
+    assert accounts[roles["checkout"]]["state"] == "blocked" and \
+        accounts[roles["checkout"]]["threads"] == [roles["blpop"]]
+    assert accounts[roles["blpop"]]["state"] == "elsewhere" and accounts[roles["blpop"]]["pids"] == [redis_server.pid]
+    (w,) = [v for v in doc["verdicts"] if v["kind"] == "waits-on-process"]
+    assert [(x["tid"], x["fd"]) for x in w["facts"]["waits"]] == [(roles["blpop"], s.truth["fd"])]
+    assert [v for v in doc["verdicts"] if v["kind"] == "nothing-can-wake"] == [] and doc["deadlocks"] == []
+    assert status == 4 and doc["headline"].startswith("Waits on PID %d" % redis_server.pid)

@@ -5,7 +5,8 @@ stopped by pid), with Debian's python3-psycopg2 and python3-redis (packaged for 
 A psycopg2 row-lock hang (testdata/scenarios/pg_row_lock.py): the waiting query's thread is a wait on
 its backend named with its process title (`UPDATE waiting`), and with the other thread's session
 `idle in transaction` and that thread waiting on an Event the waiter reaches, a likely deadlock through
-the database, never certain.  A redis BLPOP nothing will push to (redis_blpop.py): a wait on the
+the database, never certain; the link points at the thread whose connection is inside a transaction,
+never at a third one whose connection is outside any.  A redis BLPOP nothing will push to (redis_blpop.py): a wait on the
 redis-server, exit 4.  From a core gdb wrote (no fd table) the socket's peer is unknown: exit 4, never
 an all-clear; from a core `pyhang gcore` wrote, the live answer."""
 import os
@@ -13,39 +14,20 @@ import os
 import pytest
 
 import harness
-import servers
 
 PY = "/usr/bin/python3.11"
 
 
 @pytest.fixture(scope="module")
-def postgres():
-    with servers.postgres() as pg:
-        yield pg
-
-
-@pytest.fixture(scope="module")
-def redis_server():
-    with servers.redis() as r:
-        yield r
-
-
-@pytest.fixture(scope="module")
 def row_lock(postgres):
-    s = harness.python_scenario(PY, "pg_row_lock.py", env={"PYHANG_PG_DSN": postgres.dsn()}).start()
-    try:
+    with harness.python_scenario(PY, "pg_row_lock.py", env={"PYHANG_PG_DSN": postgres.dsn()}) as s:
         yield s
-    finally:
-        s.stop()
 
 
 @pytest.fixture(scope="module")
 def blpop(redis_server):
-    s = harness.python_scenario(PY, "redis_blpop.py", env={"PYHANG_REDIS_PORT": str(redis_server.port)}).start()
-    try:
+    with harness.python_scenario(PY, "redis_blpop.py", env={"PYHANG_REDIS_PORT": str(redis_server.port)}) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def thread(doc, tid):
@@ -65,6 +47,7 @@ def test_the_hang_happened_in_the_server_the_backends_say_waiting_and_idle_in_tr
     # the server's own view, before pyhang's: the premise of the tests below
     assert _backend_title(_role(row_lock, "waits-row")["backend"]).endswith("UPDATE waiting")
     assert _backend_title(_role(row_lock, "holds-row")["backend"]).endswith("idle in transaction")
+    assert _backend_title(_role(row_lock, "idle-conn")["backend"]).endswith(" idle")
 
 
 def check_row_lock(s, status, doc):
@@ -74,6 +57,10 @@ def check_row_lock(s, status, doc):
     assert sorted(d["threads"]) == sorted([a["tid"], b["tid"]]) and d["confidence"] == "likely"
     (db,) = [e for e in d["edges"] if e["facts"].get("database")]
     assert (db["waiter"], db["owner"]) == (b["tid"], a["tid"]) and db["source"] == "heuristic"
+    # AND only to the thread whose connection is inside a transaction (psycopg2's connection.status, read from
+    # its C type's member table): never to the one holding a connection outside any transaction
+    assert [e["owner"] for e in doc["edges"] if e["facts"].get("database")] == [a["tid"]]
+    assert [(c["status"], c["closed"]) for c in db["facts"]["connections"]] == [(2, 0)]
     assert db["facts"]["database"]["pid"] == b["backend"]
     assert db["facts"]["database"]["title"].endswith("UPDATE waiting")
     (tx,) = db["facts"]["open_transactions"]

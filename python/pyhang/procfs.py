@@ -14,7 +14,7 @@ import re
 import struct
 import time
 
-from pyhang.model.files import pg_backend
+from pyhang.model.files import endpoint, pg_backend
 
 MAX_PROCESSES = 4096     # processes scanned for the other end of a pipe or socket
 MAX_FDS = 4096           # fds looked at per process
@@ -287,22 +287,12 @@ def inet_sockets(pid):
     return out
 
 
-def _endpoint(address):
-    """An address as both ends of a connection show it: an IPv4-mapped IPv6
-    address ([::ffff:127.0.0.1]:80, a dual-stack socket's) as the IPv4 one."""
-    if address and address.startswith("[::ffff:") and "]:" in address:
-        host, port = address[len("[::ffff:"):].split("]:")
-        if host.count(".") == 3:
-            return "%s:%s" % (host, port)
-    return address
-
-
 def _tcp_table(pid):
     """[(inode, local, peer, state)] of every TCP socket of the process's
     network namespace, those without an inode included (a connection the
     kernel accepted that no accept() has taken yet: it waits in its
     listener's backlog)."""
-    return [(inode, _endpoint(local), _endpoint(peer), state)
+    return [(inode, endpoint(local), endpoint(peer), state)
             for _, inode, local, peer, state in _inet_rows(pid, ("tcp", "tcp6"))]
 
 
@@ -312,7 +302,7 @@ def tcp_peer(pid, socket_facts):
     holding it, or {inode, backlog: True} of the listening socket in whose
     backlog it still waits (no process has accepted it); None when the
     other end is not here (another host) or the socket is not connected."""
-    local, peer = _endpoint(socket_facts.get("local")), _endpoint(socket_facts.get("peer"))
+    local, peer = endpoint(socket_facts.get("local")), endpoint(socket_facts.get("peer"))
     if not local or not peer or peer.endswith(":0"):
         return None
     table = _tcp_table(pid)
@@ -547,7 +537,7 @@ def pg_sessions(pid, backend):
     for link in links:
         m = _LINK.match(link)
         if m and m.group(1) == "socket" and int(m.group(2)) in sockets:
-            address = _endpoint(sockets[int(m.group(2))].get("local"))
+            address = endpoint(sockets[int(m.group(2))].get("local"))
             if address:
                 local.add(address)
     out = []

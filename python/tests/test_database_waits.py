@@ -1,7 +1,8 @@
 """Waits on a database server (pyhang.analysis.deadlocks.database_holders): a query whose PostgreSQL
 backend says it waits (`UPDATE waiting`) waits on the threads holding a PostgreSQL connection when this
 process has a session `idle in transaction`; a connection holder waiting on an Event the query's thread
-reaches waits back: a likely cycle through the database, never certain.  Synthetic facts, no server."""
+reaches waits back: a likely cycle through the database, never certain; of the holders, those whose
+connection is inside a transaction (psycopg2's connection.status).  Synthetic facts, no server."""
 from pyhang.analysis import deadlocks, waitgraph
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import WaitKind
@@ -30,9 +31,9 @@ def _event_waiter(tid, reached_by):
     return ThreadReport(tid=tid, gdb_num=tid, blocked_on=b)
 
 
-def _holding(tid):
+def _holding(tid, status=None):
     return ThreadSnapshot(num=tid, tid=tid, connections=[{"address": 0x9000 + tid, "name": "conn", "type":
-                                                          "psycopg2.extensions.connection",
+                                                          "psycopg2.extensions.connection", "status": status,
                                                           "frame": {"function": "f", "file": "app.py", "line": 3}}])
 
 
@@ -66,3 +67,15 @@ def test_a_thread_that_joins_the_query_is_a_holder_only_when_no_other_holds_a_co
 def test_an_event_nobody_waiting_on_the_database_reaches_makes_no_edge_back():
     edges = deadlocks.database_holders([_query(2, [OPEN_TX]), _event_waiter(3, [7])], [_holding(3)])
     assert {(e.waiter, e.owner) for e in edges} == {(2, 3)}
+
+
+def test_the_link_points_at_the_holders_whose_connection_is_inside_a_transaction_never_outside_any():
+    # psycopg2's connection.status: 2 in a transaction, 1 ready (none open); None where it was not read
+    threads = [_query(2, [OPEN_TX]), _event_waiter(3, [2]), _event_waiter(4, [9]), _event_waiter(5, [9])]
+
+    def owners(snaps):
+        return {e.owner for e in deadlocks.database_holders(threads, snaps) if e.waiter == 2}
+    assert owners([_holding(2, 2), _holding(3, 2), _holding(4, 1), _holding(5)]) == {3}
+    # no holder known to be in a transaction: those whose status is unknown, never one known to be outside
+    assert owners([_holding(2, 2), _holding(4, 1), _holding(5)]) == {5}
+    assert owners([_holding(2, 2), _holding(4, 1)]) == set()

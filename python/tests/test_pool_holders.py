@@ -1,10 +1,12 @@
 """Connection pools and Barriers name who can end their waits (pyhang.analysis.deadlocks.pool_holders,
 barrier_parties): a checkout waits on the threads holding that pool's connections; a Barrier's waiters on
 the threads that reach it and have not arrived (not those whose own recorded wait is on another of
-them); a pool whose queue another thread's connection can refill is never "nothing can wake".
+them); a pool whose queue another thread's connection can refill is never "nothing can wake"; a redis-py
+connection is its pool's where the frame holding it names that pool (python_api.frame_pool_holdings).
 Synthetic facts."""
-from pyhang.analysis import deadlocks
+from pyhang.analysis import deadlocks, python_api
 from pyhang.model.kinds import WaitKind
+from pyhang.model.python_values import LocalValue
 from pyhang.model.report import BlockedOn, ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.waits import ApiDetail
@@ -48,3 +50,22 @@ def test_a_barrier_nobody_else_reaches_names_no_party():
     assert deadlocks.barrier_parties([_waiting(2, WaitKind.PY_BARRIER, 0x200, [2]),
                                       _waiting(3, WaitKind.PY_BARRIER, 0x200)]) == []
     assert deadlocks.barrier_parties([_waiting(2, WaitKind.PY_BARRIER, 0x200, None)]) == []
+
+
+def _local(name, type_, address):
+    return LocalValue(name=name, kind="local", address=address, type=type_)
+
+
+def test_a_redis_connection_is_held_for_the_pool_its_frame_names_and_only_that_one():
+    # Redis.execute_command's frame: `pool` (the BlockingConnectionPool) and `conn` (its connection)
+    frame = [_local("self", "Redis", 0x10), _local("pool", "BlockingConnectionPool", POOL),
+             _local("conn", "Connection", 0x20)]
+    assert [(v.name, pool) for v, pool in python_api.frame_pool_holdings(frame, {POOL})] == [("conn", POOL)]
+    # a frame whose pool is another one holds nothing of this pool; a frame without a pool local neither
+    assert python_api.frame_pool_holdings(frame, {OTHER}) == []
+    assert python_api.frame_pool_holdings([_local("conn", "Connection", 0x20)], {POOL}) == []
+
+
+def test_redis_pools_checkout_is_the_blocking_pools_only():
+    checkout = next(c for c in python_api.POOL_CHECKOUTS if c[0] == "/redis/connection.py")
+    assert checkout[2] == ("BlockingConnectionPool",)   # ConnectionPool.get_connection never waits

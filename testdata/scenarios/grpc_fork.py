@@ -18,13 +18,12 @@ python3-grpcio exists (Debian packages it for 3.11 only in bookworm)."""
 import multiprocessing
 import os
 import sys
-from concurrent import futures
-
 import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from truth import Truth, gettid, set_os_thread_name  # noqa: E402
 import fork_common  # noqa: E402
+import grpc_common  # noqa: E402
 
 TRUTH = Truth()
 RECORD = os.environ["PYHANG_TRUTH"] + ".worker"
@@ -45,11 +44,7 @@ def worker(port):
 
 def main():
     set_os_thread_name("grpc-parent")
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
-        "pyhang.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)})])
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
+    server, port = grpc_common.start_server("pyhang.Echo", "Echo", echo, 4)
     channel = grpc.insecure_channel("127.0.0.1:%d" % port)
     assert channel.unary_unary("/pyhang.Echo/Echo")(b"warm") == b"warm"
     TRUTH.thread(tid=gettid(), name="grpc-parent", role="main", parked=False)

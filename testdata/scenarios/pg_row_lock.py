@@ -6,8 +6,10 @@ does not commit, then waits for an Event that thread B sets after its own
 UPDATE of that row.  B (role waits-row) sends the UPDATE, which waits in
 the server for A's row lock: B sits in poll on its TCP socket to its
 backend, whose process title says `UPDATE waiting`; A's backend says
-`idle in transaction`.  The main thread joins B.  Nothing in the program
-can end it: a cycle through the database.
+`idle in transaction`.  A third thread (role idle-conn) holds a connection
+outside any transaction (its backend says `idle`) and waits on an Event
+nothing sets: it holds no lock B could wait for.  The main thread joins B.
+Nothing in the program can end it: a cycle through the database.
 
 Truth: each thread's TID, role, the fd of its connection and the PID of its
 backend (pg_backend_pid())."""
@@ -57,6 +59,14 @@ def waits_row(updated, done):
     conn.commit()
 
 
+def idle_conn(never):
+    set_os_thread_name("idle-conn")
+    conn, backend = connect()   # committed: no transaction, no row lock
+    TRUTH.thread(tid=gettid(), name="idle-conn", role="idle-conn", fd=conn.fileno(), backend=backend,
+                 parked_in="futex")
+    never.wait()
+
+
 def main():
     set_os_thread_name("pg-main")
     setup = psycopg2.connect(DSN)
@@ -72,7 +82,8 @@ def main():
     b = threading.Thread(target=waits_row, args=(updated, done), daemon=True)
     a.start()
     b.start()
-    while len(TRUTH.data["threads"]) < 3:
+    threading.Thread(target=idle_conn, args=(threading.Event(),), daemon=True).start()
+    while len(TRUTH.data["threads"]) < 4:
         threading.Event().wait(0.01)
     TRUTH.write_and_signal_ready()
     b.join()

@@ -2,6 +2,7 @@
 // pyhang/cpython/pyobjects.hpp): dict tables (combined and split), tuples
 // and lists, set tables, instance attributes, sys.modules and module globals.
 
+#include "cpython/member_defs.hpp"
 #include "cpython/pyobjects_impl.hpp"
 
 namespace pyhang::cpython {
@@ -152,22 +153,13 @@ std::vector<std::pair<std::string, Addr>> PyObjects::slots(Addr obj, std::size_t
     members.push_back(t.ptr(l.type_tp_members));
     type = t.ptr(l.type_tp_base);
   }
-  const auto size = static_cast<std::size_t>(l.memberdef_size);
   for (auto it = members.rbegin(); it != members.rend() && out.size() < max; ++it) {
     if (!plausible_pointer(*it)) continue;
-    std::vector<std::uint8_t> defs(kMaxMembers * size);
-    defs.resize(mem.read_partial(*it, defs.data(), defs.size()) / size * size);
-    for (std::size_t at = 0; at + size <= defs.size() && out.size() < max; at += size) {
-      Addr name = 0;
-      std::int32_t kind = 0;
-      std::int64_t offset = 0;
-      std::memcpy(&name, defs.data() + at + l.memberdef_name, sizeof name);
-      std::memcpy(&kind, defs.data() + at + l.memberdef_type, sizeof kind);
-      std::memcpy(&offset, defs.data() + at + l.memberdef_offset, sizeof offset);
-      if (!name) break;  // the table's end
-      if (kind != l.t_object_ex || offset <= 0 || offset > 4096 || !plausible_pointer(name)) continue;
-      auto text = mem.read_cstring(name, 256);
-      Addr value = mem.read_pointer(obj + static_cast<Addr>(offset)).value_or(0);
+    for (const auto& d : detail::member_defs(mem, l, *it, kMaxMembers)) {
+      if (out.size() >= max) break;
+      if (d.kind != l.t_object_ex || d.offset <= 0 || d.offset > 4096 || !plausible_pointer(d.name)) continue;
+      auto text = mem.read_cstring(d.name, 256);
+      Addr value = mem.read_pointer(obj + static_cast<Addr>(d.offset)).value_or(0);
       if (text && value) out.emplace_back(*text, value);  // a slot never assigned is NULL
     }
   }

@@ -26,7 +26,7 @@ The last four are problems: a report whose threads include one is never
 an all-clear (analysis.completeness.report_status).  Plain Python over the
 report: the verdicts are made first, the account reads them.
 """
-from pyhang.analysis import deadlocks, held, syscalls
+from pyhang.analysis import deadlocks, grpc_calls, held, syscalls
 from pyhang.model.kinds import HANG_VERDICTS, AccountReason, HazardKind, ThreadState, Unread, VerdictKind, \
     WaitKind
 from pyhang.model.report import ThreadAccount, Verdict, entry_frame
@@ -224,6 +224,8 @@ def analyse(report, registers=None):
                 state, reason = ThreadState.BLOCKED, AccountReason.OWNER
             elif b.kind == WaitKind.SYSCALL:
                 state, reason, pids = syscall_class(b, own)
+            elif b.kind == WaitKind.GRPC_CALL:
+                state, reason, pids = grpc_calls.account_class(b, own)
             elif b.owners and b.owner_alive is not False:
                 state, reason = ThreadState.BLOCKED, AccountReason.OWNER
             elif b.kind == WaitKind.GIL and deadlocks.gil_moved(report):

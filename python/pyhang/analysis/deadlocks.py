@@ -5,7 +5,7 @@ The cycle search and the driver-lock heuristic are pyhang.analysis.waitgraph;
 this module gathers the edges it searches and states what a blocked process
 without a cycle suffers from.
 """
-from pyhang.analysis import collectives, held, idle, python_api, syscalls, waitgraph
+from pyhang.analysis import collectives, grpc_calls, held, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import syscall_of, to_data
@@ -140,7 +140,8 @@ def _waiting_backend(b):
 def database_holders(threads, snapshots):
     """Likely edges through a PostgreSQL server: a thread whose query waits in the server (its backend's
     title says `... waiting`: for a lock another session holds) waits on the other threads whose innermost
-    Python frames hold a PostgreSQL connection, when this process has a session whose backend says `idle in
+    Python frames hold a PostgreSQL connection inside a transaction (psycopg2's connection.status; where it was
+    not read, any connection: _in_transaction), when this process has a session whose backend says `idle in
     transaction` (an open transaction that holds its locks until the program commits it).  And a thread
     holding such a connection that waits on a threading.Event or Condition another thread reaches from its
     frames (a likely setter) waits on that thread.  Never certain: the server's lock graph is not read."""
@@ -159,7 +160,8 @@ def database_holders(threads, snapshots):
         waiting.add(th.tid)
         # a thread whose own recorded wait is on this one (it joins it) is explained by that wait: a suspect only
         # when no other thread holds a connection
-        for tid in _unblocked_first(threads, th.tid, [tid for tid in sorted(conns) if tid != th.tid]):
+        for tid in _unblocked_first(threads, th.tid, _in_transaction([tid for tid in sorted(conns) if tid != th.tid],
+                                                                     conns)):
             held = conns[tid]
             edges.append(Edge(waiter=th.tid, owner=tid, kind=th.blocked_on.kind, address=None,
                               source=OwnerSource.HEURISTIC,
@@ -177,6 +179,21 @@ def database_holders(threads, snapshots):
                 edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=b.address,
                                   source=OwnerSource.HEURISTIC, facts={"reaches_object": True}))
     return edges
+
+
+# psycopg2's connection.status of a connection inside a transaction (STATUS_BEGIN, STATUS_PREPARED)
+PG_IN_TRANSACTION = (2, 5)
+
+
+def _in_transaction(tids, conns):
+    """Of `tids` (threads holding PostgreSQL connections: `conns`, {tid: [connection]}), those holding a
+    connection inside a transaction (its `status`: gather._add_pg_status), the only sessions that hold a
+    transaction's locks; where none is known to be, those holding one whose status was not read; never a thread
+    whose every connection is known to be outside a transaction."""
+    def states(tid):
+        return {c.get("status") in PG_IN_TRANSACTION if c.get("status") is not None else None for c in conns[tid]}
+    inside = [tid for tid in tids if True in states(tid)]
+    return inside or [tid for tid in tids if None in states(tid)]
 
 
 def _unblocked_first(threads, waiter, suspects):
@@ -335,11 +352,11 @@ def unknown_owners(report, native_depth=None, explained=()):
     TIDs other verdicts speak of."""
     waiting = {e.waiter for e in report.edges}
     waiting.update(_free_gil_waiters(report))
-    # A system call's wait (a pipe, a child, a sleep) has no owning thread:
+    # A system call's wait (a pipe, a child, a sleep) has no owning thread, nor a gRPC call's (its server):
     # its blocked line says what it waits for.
     return [(t.tid, t.blocked_on.kind, t.blocked_on.address) for t in report.threads
             if t.blocked_on is not None and not t.blocked_on.owners and t.tid not in waiting
-            and t.blocked_on.kind != WaitKind.SYSCALL and not _owner_gone(t.blocked_on)
+            and t.blocked_on.kind not in (WaitKind.SYSCALL, WaitKind.GRPC_CALL) and not _owner_gone(t.blocked_on)
             and t.tid not in explained and not (native_depth and idle_pool_library(t, native_depth))]
 
 
@@ -494,6 +511,10 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
         out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in pool_workers],
                            facts={"workers": [{"tid": tid, "library": lib} for tid, lib in pool_workers]}))
     across = collectives.process_waits(report, syscalls.waits_on_processes(report))
+    calls = grpc_calls.process_waits(report)
+    if calls:
+        across = dict(across or {"waits": [], "root": report.target.pid})
+        across["waits"] = list(across["waits"]) + calls
     if across:
         out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
                            facts=across))

@@ -7,7 +7,7 @@ Python lock is asked of the Python-lock search, a bare futex's word is read
 when it may be a pthread_join, a parked system call's arguments are read
 from memory when they point there.
 """
-from pyhang.analysis import collectives, forks, locks, python_api, syscalls
+from pyhang.analysis import collectives, forks, grpc_calls, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView, gil_state
 from pyhang.model.kinds import GilState, LocalKind, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
@@ -266,6 +266,18 @@ def _frame_connections(facts, view, threads, types, typed=True):
 
 # The connection objects of PostgreSQL's client libraries, by type name.
 PG_CONNECTIONS = ("psycopg2.extensions.connection", "psycopg.Connection")
+PSYCOPG2_CONNECTION = PG_CONNECTIONS[0]
+
+
+def _add_pg_status(facts, connections):
+    """Each psycopg2 connection's `status` (psycopg2.extensions.STATUS_*: 1 ready, 2 in a transaction, 5
+    prepared) and `closed`, integer members of its C type; None where not read."""
+    answers = facts.attributes([[c["address"], ["status", "closed"]] for c in connections]) or [] \
+        if connections else []
+    for c, got in zip(connections, answers):
+        for name in ("status", "closed"):
+            v = (got or {}).get(name)
+            c[name] = v.integer if v is not None else None
 
 
 def waits_on_pg_backend(files):
@@ -286,6 +298,7 @@ def add_database_facts(facts, view, threads, files):
         if found:
             t.connections = (t.connections or []) + found
             holding.append(t)
+    _add_pg_status(facts, [c for t in holding for c in t.connections if c.get("type") == PSYCOPG2_CONNECTION])
     waits = {t.tid: t.python_api.object for t in holding if t.python_api is not None and
              python_api.api_of(t.python_api) is not None and
              python_api.api_of(t.python_api).kind in (WaitKind.PY_EVENT, WaitKind.PY_CONDITION)}
@@ -310,9 +323,9 @@ def add_pool_checkouts(facts, view, threads):
         return
     selves = dict(facts.frame_selves([t.tid for t, _ in waiting]) or ())
     pools = set()
-    for t, (index, function, file) in waiting:
+    for t, (index, function, file, types) in waiting:
         own = next((f for f in selves.get(t.tid) or () if f.index == index), None)
-        if own is not None and own.object:
+        if own is not None and own.object and (not types or (own.type or "").rsplit(".", 1)[-1] in types):
             t.pool_checkout = {"pool": own.object, "type": own.type,
                                "frame": {"function": own.function, "file": own.file, "line": own.line}}
             pools.add(own.object)
@@ -324,6 +337,25 @@ def add_pool_checkouts(facts, view, threads):
         found = [c for c in found if c["pool"] in pools]
         if found:
             t.connections = (t.connections or []) + found
+    for t, found in _frame_pool_connections(facts, view, others, pools):
+        held = [c for c in found if all(c["address"] != h["address"] for h in t.connections or ())]
+        if held:
+            t.connections = (t.connections or []) + held
+
+
+def _frame_pool_connections(facts, view, threads, pools):
+    """[(thread, [{address, name, type, frame, pool}])]: the pools' connections the innermost Python frames of
+    each of `threads` hold where the frame names the pool itself (python_api.frame_pool_holdings)."""
+    frames = [(t, f) for t in threads for f in view.frames(t.tid)[:CONNECTION_FRAMES]]
+    found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
+    out = {}
+    for (t, f), fl in zip(frames, found):
+        for v, pool in python_api.frame_pool_holdings(fl.locals if fl is not None else [], pools):
+            held = out.setdefault(t.tid, (t, []))[1]
+            if all(c["address"] != v.address for c in held):
+                held.append({"address": v.address, "name": v.name, "type": v.type, "pool": pool,
+                             "frame": {"function": f.function, "file": f.file, "line": f.line}})
+    return list(out.values())
 
 
 def _follow(facts, address, names):
@@ -417,8 +449,10 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             add_signal_handlers(facts, view, threads)
             add_pool_checkouts(facts, view, threads)
             collectives.add_collectives(facts, view, threads)
+            grpc_calls.add_calls(facts, view, threads)
         files = files_of(facts, proc_known(target), threads)
         if view.ok:
+            grpc_calls.add_sockets(facts, threads, files)
             add_database_facts(facts, view, threads, files)
     snap = ProcessSnapshot(target=info, python=state, threads=threads, warnings=list(target.warnings),
                            lock_problem=target.lock_problem, lock_caveat=target.lock_caveat, native_depth=depth,

@@ -8,10 +8,11 @@ a thread is idle by design (a server's stop event, a pool between tasks);
 400 of them are one line, not 400 blocked threads of unknown owner.
 
 A Queue.get that nothing can fill is not idle: deadlocks.nothing_can_wake
-says so first.  Everything else blocked without an owner stays the
+says so first; nor is a thread running a gRPC server's handler (a request
+in flight, whose client waits: grpc_calls.serving).  Everything else blocked without an owner stays the
 owners-unknown verdict's: never a false all-clear.
 """
-from pyhang.analysis import python_api
+from pyhang.analysis import grpc_calls, python_api
 from pyhang.model.kinds import VerdictKind, WaitKind
 from pyhang.model.report import Verdict
 
@@ -58,7 +59,7 @@ def idle_waits(report, snapshots, taken=()):
     out = []
     for t in report.threads:
         b = t.blocked_on
-        if b is None or b.owners or t.tid in pointed_at or t.tid in taken:
+        if b is None or b.owners or t.tid in pointed_at or t.tid in taken or grpc_calls.serving(t) is not None:
             continue
         queue = _pool_queue(t, by_tid.get(t.tid))
         if queue is not None:

@@ -8,7 +8,7 @@ answer (which facts a thread needs is analysis.gather's rule).
 """
 import bisect
 
-from pyhang.analysis import collectives, syscalls
+from pyhang.analysis import collectives, grpc_calls, syscalls
 from pyhang.analysis.python_api import api_wait
 from pyhang.analysis.threading import join_wait, shutdown_wait
 from pyhang.libraries import SQLITE_LIBRARIES, is_one_of
@@ -154,6 +154,11 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
     `bases` thread_bases() of the process, `python_threads` its
     analysis.threading.PythonThreads, `files` the process's fds from /proc
     (None when not known) for a thread parked in another system call."""
+    b = _blocked_on(view, thread, gil, gil_holder, bases, python_threads, files)
+    return grpc_calls.call_wait(b, thread, files)   # a gRPC call's wait, whichever wait it sleeps in
+
+
+def _blocked_on(view, thread, gil, gil_holder, bases, python_threads, files):
     if gil == GilState.WAITING:
         return gil_wait(gil_holder)
     b = from_native(thread.lock)
@@ -178,8 +183,7 @@ def blocked_on(view, thread, gil, gil_holder, bases, python_threads, files=None)
             b = thread_join(b.address, joined)
     if b is None:
         b = sqlite_busy(syscalls.syscall_wait(thread, files), thread.frames)
-    return collectives.collective_wait(b, view.frames(thread.tid), thread.collective,
-                                       thread.frames)
+    return collectives.collective_wait(b, view.frames(thread.tid), thread.collective, thread.frames)
 
 
 _SLEEPS = ("nanosleep", "clock_nanosleep")

@@ -18,8 +18,11 @@ Each thread gets the facts that moved between the looks (ThreadReport.moved:
   stay unaccounted, and the verdict's facts say which threads moved.
 
 Waits on other processes (ThreadState.ELSEWHERE) stay what they are: this
-look does not see the other processes.
+look does not see the other processes.  A gRPC call's poll wakes every
+200 ms by design: only its Python frames moving is progress
+(grpc_calls.progress).
 """
+from pyhang.analysis import grpc_calls
 from pyhang.model.kinds import AccountReason, ThreadState, VerdictKind, severity
 from pyhang.model.report import ThreadAccount, Verdict
 
@@ -43,7 +46,7 @@ def apply(report, look):
     seen = {t.tid: t for t in look.threads}
     for th in report.threads:
         t = seen.get(th.tid)
-        th.moved = t.moved() if t is not None else None
+        th.moved = grpc_calls.progress(th, t.moved()) if t is not None else None
     moved = sorted(th.tid for th in report.threads if th.moved)
     for v in report.verdicts:
         named = [tid for tid in v.threads if tid in moved]

@@ -45,25 +45,46 @@ APIS = (
 
 
 # Connection pools whose checkout waits for a connection another thread returns: (file, functions of the
-# checkout frame, whose `self` is the pool).
-POOL_CHECKOUTS = (("/sqlalchemy/pool/impl.py", ("_do_get", "QueuePool._do_get")),
-                  ("/urllib3/connectionpool.py", ("_get_conn", "HTTPConnectionPool._get_conn")))
+# checkout frame, whose `self` is the pool, and the type names that pool may have: () for any; redis-py's
+# ConnectionPool has a get_connection too, which never waits).
+POOL_CHECKOUTS = (("/sqlalchemy/pool/impl.py", ("_do_get", "QueuePool._do_get"), ()),
+                  ("/urllib3/connectionpool.py", ("_get_conn", "HTTPConnectionPool._get_conn"), ()),
+                  ("/redis/connection.py", ("get_connection", "BlockingConnectionPool.get_connection"),
+                   ("BlockingConnectionPool",)))
 # What a thread holding one of a pool's connections has in its frames' locals: type name → the attributes
 # that lead from it to the pool (SQLAlchemy's Connection → its _ConnectionFairy → the pool; urllib3's
 # HTTPResponse, and requests' Response through its raw HTTPResponse).
 POOL_HOLDINGS = {"Connection": ("_dbapi_connection", "_pool"), "HTTPResponse": ("_pool",),
                  "Response": ("raw", "_pool")}
+# A pool's connection held in a frame that names the pool in a local, where the connection leads nowhere
+# back to its pool (redis-py's Connection): the connection's type names → the local naming the pool
+# (Redis.execute_command's `pool`, with its `conn`).
+POOL_FRAME_HOLDINGS = {("Connection", "SSLConnection", "UnixDomainSocketConnection"): "pool"}
 # Innermost frames looked at for the checkout.
 CHECKOUT_DEPTH = 8
 
 
 def checkout_frame(view, tid):
-    """(index, function, file, line) of the pool checkout among the innermost frames of `tid`, or None."""
+    """(index, function, file, types) of the pool checkout among the innermost frames of `tid`, or None:
+    `types` the type names its `self` must have (POOL_CHECKOUTS; () for any)."""
     for i, (function, file, *rest) in enumerate(view.frame_keys(tid)[:CHECKOUT_DEPTH]):
-        for path, functions in POOL_CHECKOUTS:
+        for path, functions, types in POOL_CHECKOUTS:
             if function in functions and file.endswith(path):
-                return i, function, file
+                return i, function, file, types
     return None
+
+
+def frame_pool_holdings(locals_, pools):
+    """[(local, pool)] of a frame's locals (LocalValues) that are a pool's connection by POOL_FRAME_HOLDINGS:
+    a connection of one of its types, in a frame whose local of that name is one of `pools` (addresses)."""
+    out = []
+    by_name = {v.name: v for v in locals_}
+    for types, name in POOL_FRAME_HOLDINGS.items():
+        pool = by_name.get(name)
+        if pool is None or pool.address not in pools:
+            continue
+        out += [(v, pool.address) for v in locals_ if v.type in types and v.address]
+    return out
 
 
 def candidates(view, tid):

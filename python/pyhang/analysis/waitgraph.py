@@ -260,8 +260,10 @@ def fellow_waiter(th, library):
     lock that records no owner: its being inside `library` is its own wait,
     no evidence that it holds another lock there (a pool of threads parked
     in one library's wait, gRPC's in absl's per-thread semaphore, would
-    otherwise each guess all the others)."""
-    return owner_unrecorded(th.blocked_on) and _wait_site_library(th) == library
+    otherwise each guess all the others).  A gRPC call (its poll, or gRPC's wait while another thread polls)
+    waits there for its server, as such a waiter does."""
+    grpc_call = th.blocked_on is not None and th.blocked_on.kind == WaitKind.GRPC_CALL
+    return (owner_unrecorded(th.blocked_on) or grpc_call) and _wait_site_library(th) == library
 
 
 def likely_holders(threads):

@@ -69,6 +69,16 @@ class FdObject:
     __nested__ = {"lock_holders": FileLock, "holders": FdHolder}
 
 
+def endpoint(address):
+    """An address as both ends of a connection show it: an IPv4-mapped IPv6
+    address ([::ffff:127.0.0.1]:80, a dual-stack socket's) as the IPv4 one."""
+    if address and address.startswith("[::ffff:") and "]:" in address:
+        host, port = address[len("[::ffff:"):].split("]:")
+        if host.count(".") == 3:
+            return "%s:%s" % (host, port)
+    return address
+
+
 # A PostgreSQL backend's title: "postgres: USER DB HOST(PORT) STATE" (update_process_title, on by default).
 _PG_BACKEND = re.compile(r"^postgres: (?:\S+: )?\S+ \S+ (\S+)\((\d+)\) (.*)$")
 

@@ -64,6 +64,7 @@ class WaitKind:
     SYSCALL = "syscall"               # parked in a blocking system call other than futex (analysis.syscalls)
     SQLITE_BUSY = "sqlite-busy"       # asleep in SQLite's busy handler: another connection holds a database lock
     COLLECTIVE = "collective"         # in a torch.distributed collective (all_reduce, barrier, ...): the other ranks
+    GRPC_CALL = "grpc-call"           # a gRPC client call (a blocking unary call) waiting for its server's answer
 
 
 class GlibcLockKind:

@@ -12,7 +12,7 @@ from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, O
 from pyhang.model.proc_record import ProcSummary
 from pyhang.model.python_values import LocalValue
 from pyhang.model.unread import ReadProblem
-from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, HowIdentified, JoinDetail, \
+from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, GrpcCallDetail, HowIdentified, JoinDetail, \
     LayoutsIssue, PythonLockDetail, PythonLockEvidence, SyscallWait
 
 
@@ -103,6 +103,7 @@ class BlockedOn:
     api: ApiDetail | None = None            # a Python-level API (Queue.get, Future.result, ...)
     join: JoinDetail | None = None          # Thread.join, interpreter exit
     collective: CollectiveDetail | None = None   # a torch.distributed collective
+    grpc: GrpcCallDetail | None = None      # a gRPC client call
     syscall: SyscallWait | None = None      # a system call (kind syscall; SQLite's busy handler: its sleep)
 
 

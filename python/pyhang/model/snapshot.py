@@ -60,6 +60,9 @@ class ThreadSnapshot:
     # A thread whose innermost Python frame is a torch.distributed collective: what it is and the rank and
     # world size read from its frames' locals (analysis.collectives.describe); None for any other thread.
     collective: CollectiveDetail | None = None
+    # A thread in a gRPC client call (analysis.grpc_calls.call_frame): {"method", "frame": {function, file,
+    # line}}, the method read from the call frame's `self`; None for any other thread.
+    grpc_call: dict | None = None
     # Python frames that run a signal handler (gather.add_signal_handlers): {frame index, innermost 0: the
     # signal}; None when not asked (only a thread waiting for a Lock its own outer frames hold is).
     signal_frames: dict[int, int] | None = None
@@ -136,6 +139,7 @@ def _to_dict(snap, t):
             **({"connections": th.connections} if th.connections is not None else {}),
             **({"pool_checkout": th.pool_checkout} if th.pool_checkout is not None else {}),
             **({"collective": to_data(th.collective)} if th.collective is not None else {}),
+            **({"grpc_call": th.grpc_call} if th.grpc_call is not None else {}),
             **({"signal_frames": sorted(th.signal_frames.items())} if th.signal_frames is not None else {}),
         } for th in snap.threads],
     }
@@ -171,6 +175,7 @@ def from_dict(d: dict) -> ProcessSnapshot:
                                 python_locals=_locals_from(th.get("python_locals")), pool_worker=from_data(PoolWorker, th.get("pool_worker")),
                                 connections=th.get("connections"), pool_checkout=th.get("pool_checkout"),
                                 collective=from_data(CollectiveDetail, th.get("collective")),
+                                grpc_call=th.get("grpc_call"),
                                 signal_frames=None if th.get("signal_frames") is None else
                                 {int(k): int(v) for k, v in th["signal_frames"]})
                  for th in d.get("threads") or []],

@@ -369,6 +369,19 @@ class CollectiveDetail:
 
 
 @record
+class GrpcCallDetail:
+    """A gRPC client call a thread waits in (BlockedOn.grpc: analysis.grpc_calls): its frame, what it sleeps
+    on, and the channel's connections: the TCP or unix sockets gRPC's poller watches (the epoll instance the
+    thread polls), each {fd, link, local, peer (the channel's target as the kernel says it), pids (the
+    processes holding the other end on this machine; None: not found), peers ({pid, comm, title}),
+    complete}."""
+    frame: dict | None = None           # {function, file, line} of the call's frame in grpc/_channel.py
+    native_wait: str | None = None      # the system call it polls in, or the WaitKind it sleeps on
+    sockets: list[dict] = field(default_factory=list)
+    fd_table: bool = False              # the process's fds are known (a live process, a pyhang gcore core)
+
+
+@record
 class FrameSelf:
     """The `self` of one of a thread's innermost Python frames (the
     frame_selves question: native PythonLocks.frame_selves)."""

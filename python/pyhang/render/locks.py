@@ -2,7 +2,7 @@
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, ExitPath, JoinEvidence, OwnerSource, PyLockFound, QueueType, WaitKind
-from pyhang.model.waits import ApiDetail, CodeLine, CollectiveDetail, JoinDetail, PythonLockDetail, PythonLockEvidence, syscall_of
+from pyhang.model.waits import ApiDetail, CodeLine, CollectiveDetail, GrpcCallDetail, JoinDetail, PythonLockDetail, PythonLockEvidence, syscall_of
 from pyhang.render import syscalls
 from pyhang.render.glibc import evidence_text, layouts_text
 from pyhang.render.names import lock_text, object_name, thread_issues_text
@@ -33,6 +33,7 @@ _NO_PYTHON_LOCK = PythonLockDetail()
 _NO_API = ApiDetail()
 _NO_JOIN = JoinDetail()
 _NO_COLLECTIVE = CollectiveDetail()
+_NO_GRPC = GrpcCallDetail()
 
 
 def owner_text(b, names):
@@ -208,6 +209,51 @@ def rank_text(rank, size):
     return "of %d ranks" % size if size is not None else ""
 
 
+def _connection_text(c):
+    """"127.0.0.1:50051 (fd 5), whose other end PID 7 (python3 server.py) holds"."""
+    where = "%s (fd %d)" % (c.get("peer") or c.get("link") or "?", c["fd"])
+    peers = [p for p in c.get("peers") or ()]
+    if peers:
+        held = ", ".join("PID %d (%s)" % (p["pid"], p.get("title") or p.get("comm")) if p.get("title") or
+                         p.get("comm") else "PID %d" % p["pid"] for p in peers)
+        return "%s, whose other end %s hold%s" % (where, held, "s" if len(peers) == 1 else "")
+    if c.get("pids") == []:
+        return "%s, whose other end no process of this machine holds" % where
+    return "%s, whose other end could not be found" % where
+
+
+def grpc_call_summary(d, confidence=None):
+    """"waits in a gRPC call with no deadline for its server's answer, on the channel's connection to
+    127.0.0.1:50051 (fd 5), whose other end PID 7 (...) holds [likely]"."""
+    call = "waits in a gRPC call with no deadline for its server's answer"
+    if d.sockets:
+        where = "; ".join(_connection_text(c) for c in d.sockets[:_LISTED_CONNECTIONS])
+        more = " and %d more" % (len(d.sockets) - _LISTED_CONNECTIONS) if len(d.sockets) > _LISTED_CONNECTIONS \
+            else ""
+        call += ", on the channel's connection%s to %s%s" % ("" if len(d.sockets) == 1 else "s", where, more)
+    elif not d.fd_table:
+        call += " (its connection is unknown: a core without pyhang gcore's record has no fd table)"
+    else:
+        call += " (gRPC's poller watches no connected socket that pyhang found)"
+    return "%s [%s]" % (call, confidence or "likely")
+
+
+def grpc_call_evidence(d):
+    frame = d.frame or {}
+    if d.native_wait == WaitKind.PY_CONDITION:
+        return ("its Python frame %s (grpc/_channel.py) waits in grpc/_common.py's wait, 100 ms at a time, on its "
+                "call's threading.Condition, which the channel's own thread notifies when the answer comes; the "
+                "call has no deadline" % (frame.get("function") or "result"))
+    return ("its Python frame %s (grpc/_channel.py) has no timeout and it %s, as gRPC's next_event does until the "
+            "call's answer comes" % (frame.get("function") or "_blocking",
+                                     "polls in %s" % d.native_wait if d.native_wait in _POLL_CALLS else
+                                     "sleeps on a %s while another thread polls" % (d.native_wait or "futex")))
+
+
+_LISTED_CONNECTIONS = 3
+_POLL_CALLS = ("epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll")
+
+
 def collective_summary(c, confidence=None):
     """"waits for the other ranks in all_reduce (gloo, rank 1 of 3; rank and world size from the locals of run):
     they are other processes [likely]"."""
@@ -244,6 +290,8 @@ def summary(b, names):
                                                                        b.confidence or "likely"))
     if b.kind == WaitKind.COLLECTIVE:
         return collective_summary(b.collective or _NO_COLLECTIVE, b.confidence)
+    if b.kind == WaitKind.GRPC_CALL:
+        return grpc_call_summary(b.grpc or _NO_GRPC, b.confidence)
     if b.kind == WaitKind.PY_JOIN:
         join = b.join or _NO_JOIN
         mark = " [%s]" % b.confidence if b.confidence and b.confidence != Confidence.CERTAIN else ""
@@ -325,6 +373,8 @@ def evidence(b):
     api = b.api or _NO_API
     if b.kind in _API_KINDS and api.api_file:
         return "self of %s (%s)" % (api.frame.function if api.frame else None, api.api_file.strip("/>"))
+    if b.kind == WaitKind.GRPC_CALL:
+        return grpc_call_evidence(b.grpc or _NO_GRPC)
     s = syscall_of(b)
     if s.number is not None:
         return "orig_rax %d (%s) and its argument registers" % (s.number, s.name)

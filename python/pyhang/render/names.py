@@ -106,7 +106,8 @@ def lock_reference(where):
     return "references the lock in %s (inside `with lock:`, or holding it in a variable)" % site
 
 
-_NOUNS = {WaitKind.SQLITE_BUSY: "a SQLite database lock", WaitKind.COLLECTIVE: "a distributed collective", WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitKind.PY_LOCK: "threading.Lock",
+_NOUNS = {WaitKind.SQLITE_BUSY: "a SQLite database lock", WaitKind.COLLECTIVE: "a distributed collective",
+          WaitKind.GRPC_CALL: "a gRPC call", WaitKind.RWLOCK_READ: "rwlock", WaitKind.RWLOCK_WRITE: "rwlock", WaitKind.PY_LOCK: "threading.Lock",
           WaitKind.PY_RLOCK: "threading.RLock", WaitKind.PY_CONDITION: "threading.Condition",
           WaitKind.PY_QUEUE_GET: "Queue.get of", WaitKind.PY_QUEUE_PUT: "Queue.put of",
           WaitKind.PY_QUEUE_JOIN: "Queue.join of",

@@ -221,6 +221,11 @@ def _process_wait_part(w, names):
         return "%s waits in %s for its child PID %d to exit" % (names(w["tid"]), w["syscall"], w["pids"][0])
     peers = {p["pid"]: p for p in w.get("peers") or ()}
     held = ", ".join(_peer_text(peers.get(pid) or {"pid": pid}) for pid in w["pids"])
+    if w.get("grpc"):
+        g = w["grpc"]
+        return "%s waits in a gRPC call with no deadline for the answer of its server at %s, which only %s " \
+               "hold%s" % (names(w["tid"]), ", ".join(t or "?" for t in g.get("targets") or ()) or "?", held,
+                           "s" if len(w["pids"]) == 1 else "")
     if w["fd"] is None:
         return "%s waits in %s on fds whose other ends only %s hold%s" % (
             names(w["tid"]), w["syscall"], held, "s" if len(w["pids"]) == 1 else "")
