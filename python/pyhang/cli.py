@@ -585,7 +585,9 @@ def _analysis_path():
 
 
 def _no_analysis(exc, as_json):
-    return fail(Failure("cannot load the analysis (%s)" % exc, hint="build pyhang first: testdata/setup.sh"), as_json)
+    from pyhang import native_module
+    build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(gdb_batch.ROOT, "build")
+    return fail(Failure(native_module.problem(gdb_batch.ROOT, build, exc)), as_json)
 
 
 def report_tree(args):
