@@ -6,6 +6,7 @@ debugger knows over a pipe (pyhang.gdb_batch, pyhang.gdb_pipe), or, with
 user would type them, and only pyhang's answer is printed.  See `pyhang
 --help` (the epilog below) for the contract scripts rely on."""
 import argparse
+import errno
 import gc
 import importlib
 import json
@@ -378,16 +379,38 @@ def report_not_stopped(args):
         from pyhang import nostop
     except ImportError as exc:
         return _no_analysis(exc, args.json)
+    from pyhang import procfs
+    before = procfs.stat(args.pid)
     try:
         snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
                                           locals=args.locals or args.what in ("py-bt-full", "py-locals"),
                                           because=args.cut_short, kept=KEPT)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
-        from pyhang.render.target import reader_error_text
-        return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, reader_error_text(exc)),
-                            hint="check the pid, and that this user may read its memory (ptrace_scope, as for "
-                                 "gdb -p)"), args.json)
+        return fail(not_read_failure(args.pid, before, exc), args.json)
+    gone = not_read_failure(args.pid, before) if before is not None else None
+    if gone is not None:   # it exited while it was read: what was read is no report of it
+        return fail(gone, args.json)
     return _render_command(snapshot, report, args)
+
+
+def not_read_failure(pid, before, exc=None):
+    """Why live process `pid` (procfs.stat `before` the read) was not read without stopping it: it exited
+    meanwhile, this user may not read it, or what the reader said (`exc`); None when it is there and
+    no read failed."""
+    from pyhang import live_causes
+    from pyhang.render import failures
+    from pyhang.render.target import reader_error_text
+    cause = gdb_batch.process_problem(pid, before, failures.EXITED_DURING_READ)
+    if cause is not None:
+        return Failure(cause, hint=failures.no_process_hint(pid, live_causes.namespaced_as(pid))
+                       if before is None else None)
+    if exc is None:
+        return None
+    if live_causes.maps_errno(pid) in (errno.EACCES, errno.EPERM):
+        why = live_causes.permission(pid)
+        return Failure(failures.no_permission(pid, why) if why else failures.cannot_read(pid, reader_error_text(exc)),
+                       hint=failures.PTRACE_HINT)
+    return Failure(failures.cannot_read(pid, reader_error_text(exc)))
 
 
 def merge(p, args):

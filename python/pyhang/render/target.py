@@ -59,7 +59,7 @@ _FAILURES = {
     ReaderFailure.OTHER: lambda path, n: "cannot read %s" % path,
     ReaderFailure.CANNOT_OPEN: lambda path, n: "cannot open %s: %s" % (path, os.strerror(n)),
     ReaderFailure.CANNOT_MAP: lambda path, n: "cannot map %s: %s" % (path, os.strerror(n)),
-    ReaderFailure.MAPS_UNREADABLE: lambda path, n: "cannot read %s (the process is gone?)" % path,
+    ReaderFailure.MAPS_UNREADABLE: lambda path, n: "cannot read %s" % path,
     ReaderFailure.NOT_REGULAR_FILE: lambda path, n: "%s is not a regular file" % path,
     ReaderFailure.NOT_ELF: lambda path, n: "%s is not an ELF file" % path,
     ReaderFailure.UNSUPPORTED_ELF: lambda path, n: "%s is not a 64-bit little-endian x86_64 ELF file" % path,
