@@ -324,10 +324,13 @@ def core_options(executable):
 
 def core_file(executable, path):
     """Where pyhang reads a file of a core of `executable`'s process: under
-    the sysroot a container's interpreter's core is opened with, else at the
-    path itself (pyhang.sources)."""
+    the sysroot a container's interpreter's core is opened with when it is
+    there (the standard library), then at the path itself (the program's
+    files, bound in from this machine) (pyhang.sources)."""
     inside = containers.inside(executable)
-    return (inside[0] if inside else "") + path
+    if inside and os.path.isfile(inside[0] + path):
+        return inside[0] + path
+    return path
 
 
 def expected_lock_kind(record):
