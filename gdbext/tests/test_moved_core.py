@@ -184,13 +184,18 @@ def test_a_containers_core_says_to_give_its_root_and_reads_whole_with_it(scenari
     # THEN nothing is claimed: the report is incomplete, and one line says how to read it whole
     assert status == 4, report["verdicts"]
     assert [v["facts"]["unread"] for v in report["verdicts"] if v["kind"] == "incomplete"][0] == "python-state"
-    (hint,) = [w for w in report["warnings"] if "--sysroot DIR" in w]
-    assert "container" in hint, hint
+    (hint,) = [w for w in report["warnings"] if "pass --sysroot" in w]
+    assert "pass --sysroot /proc/PID/root (PID: a process still running in that container) or the container's root" \
+        in hint, hint
+    # AND the text gives that one line before the thread count, in place of a line for each file not here
+    status, text, _ = harness.pyhang_cli("report", core)
+    head = text.split("\n3 threads\n", 1)[0].splitlines()
+    assert status == 4 and len(head) == 2 and head[1] == "warning: " + hint, head
     # AND given the container's root, the deadlock is found, certain, with no such line
     status, out, _ = harness.pyhang_cli("report", "--json", core, *harness.core_options(python))
     report = harness.validated_report(json.loads(out))
     assert status == 3 and report["deadlocks"][0]["confidence"] == "certain", report["deadlocks"]
-    assert not [w for w in report["warnings"] if "--sysroot DIR" in w], report["warnings"]
+    assert not [w for w in report["warnings"] if "pass --sysroot" in w], report["warnings"]
 
 
 @pytest.fixture(scope="module")
