@@ -3,6 +3,7 @@ the command line's first line of stderr, with exit status 1: it exited
 while it was read without stopping it, it belongs to another user, it
 simply exited before pyhang looked.  Each is made to happen with real
 processes."""
+import json
 import os
 import signal
 import subprocess
@@ -140,3 +141,47 @@ def _inner_pid(pid):
     except (OSError, ValueError):
         return None
     return None
+
+
+def _cut(path, fraction=0.5):
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(int(size * fraction))
+    return size
+
+
+@pytest.mark.parametrize("writer", ["pyhang-gcore", "kernel"])
+def test_a_core_cut_in_half_that_keeps_its_notes_is_reported_with_what_it_lost(scenario, tmp_path, writer):
+    # GIVEN a deadlock's core written by `pyhang gcore` (notes first, as the kernel's) or by the kernel, cut in half
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    if writer == "kernel":
+        core = s.kernel_core()
+        if core is None:
+            pytest.skip("this machine pipes cores to a handler (kernel.core_pattern); no kernel core to cut")
+    else:
+        core = str(tmp_path / "core")
+        status, out, err = harness.pyhang_cli("gcore", "-p", s.pid, "-o", core)
+        assert status == 0, err
+    _cut(core)
+    # WHEN the command line reports on it
+    status, out, err = harness.pyhang_cli("report", "--json", core, PY)
+    # THEN it is a report, not a failure: every thread the scenario had, and one warning of how much was lost
+    assert status != 1, err
+    report = harness.validated_report(json.loads(out))
+    assert {t["tid"] for t in report["threads"]} == {t["tid"] for t in s.truth["threads"]}
+    (cut,) = [w for w in report["warnings"] if "is truncated" in w]
+    assert "core file %s is truncated" % core in cut and "unknown" in cut, cut
+    assert report["exit_status"] != 0 or report["deadlocks"], report["verdicts"]   # never an all-clear of half a core
+
+
+def test_a_gdb_gcore_core_cut_short_says_its_notes_were_lost_in_one_line(scenario):
+    # GIVEN a core gdb's gcore wrote (memory first, notes last), cut in half
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    core = s.gcore()
+    size = _cut(core)
+    # WHEN the command line reports on it
+    status, out, err = harness.pyhang_cli("report", core, PY)
+    # THEN it exits 1, and its first line says by how much it was cut and that the cut took every thread
+    first = err.splitlines()[0]
+    assert status == 1 and first.startswith("pyhang: %s is a truncated core: %d bytes of the " % (core, size // 2)), err
+    assert "the cut took its notes, which gdb's gcore writes last" in first and "pyhang gcore" in first, first

@@ -300,17 +300,20 @@ def core_problem(path):
             phoff, = struct.unpack_from("<Q", head, 32)
             phentsize, phnum = struct.unpack_from("<HH", head, 54)
             need = phoff + phentsize * phnum
+            notes_end = 0
             if size >= need and phentsize >= 40:
                 f.seek(phoff)
                 table = f.read(phentsize * phnum)
                 for i in range(phnum):
-                    _, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+                    p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
                     need = max(need, p_offset + p_filesz)
+                    if p_type == 4:   # PT_NOTE
+                        notes_end = max(notes_end, p_offset + p_filesz)
     except FileNotFoundError:
         return "%s does not exist" % path
     except OSError as exc:
         return "%s cannot be read: %s" % (path, exc.strerror or exc)
     if size < need:
-        return ("%s is a truncated core: %d bytes of the %d its headers describe (cut short while it was "
-                "written or copied)" % (path, size, need))
+        from pyhang.render.failures import truncated_core
+        return truncated_core(path, size, need, notes_lost=size < notes_end)
     return None

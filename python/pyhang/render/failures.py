@@ -33,3 +33,14 @@ def cannot_read(pid, what):
 # What each reader failure of a process read without stopping it means, by errno of /proc/PID/maps.
 EXITED_DURING_READ = "while pyhang read it without stopping it"
 EXITED_DURING_ATTACH = "while gdb was attaching to it"
+
+
+def truncated_core(path, size, need, notes_lost):
+    """A core cut short, which gdb refused: by how much, and, when the cut took its notes, what that lost."""
+    said = "%s is a truncated core: %d bytes of the %d its headers describe (cut short while it was written or " \
+           "copied)" % (path, size, need)
+    if notes_lost:
+        said += (", and the cut took its notes, which gdb's gcore writes last: every thread, its registers and the "
+                 "mapped files are lost, so no thread of it can be read (a core the kernel or `pyhang gcore` "
+                 "writes has its notes first, and keeps them when cut)")
+    return said
