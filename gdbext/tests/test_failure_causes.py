@@ -185,3 +185,19 @@ def test_a_gdb_gcore_core_cut_short_says_its_notes_were_lost_in_one_line(scenari
     first = err.splitlines()[0]
     assert status == 1 and first.startswith("pyhang: %s is a truncated core: %d bytes of the " % (core, size // 2)), err
     assert "the cut took its notes, which gdb's gcore writes last" in first and "pyhang gcore" in first, first
+
+
+def test_a_statically_linked_program_is_said_to_be_one_live_without_stopping_and_from_its_core(scenario):
+    # GIVEN a C program linked statically (gcc -static): threads parked on a condvar, no libc.so mapped
+    exe = harness.fixture_path("prog_parked_static")
+    s = scenario([exe, "2"])
+    said = "locks: %s is linked statically (no libc.so is mapped)" % exe
+    for where, target in (("gdb", ["-p", s.pid, "--once"]), ("no-stop", ["--no-stop", "-p", s.pid, "--once"]),
+                          ("core", [s.gcore(), exe])):
+        status, out, err = harness.pyhang_cli("report", "--json", *target)
+        report = harness.validated_report(json.loads(out))
+        # THEN every thread is read, the one warning says the program is static (never "static binary or musl?"),
+        # and no deadlock is ruled out on layouts pyhang does not know
+        assert {t["tid"] for t in report["threads"]} == {t["tid"] for t in s.truth["threads"]}, where
+        assert [w for w in report["warnings"] if w.startswith(said)], (where, report["warnings"])
+        assert status == 4 and "musl" not in out, (where, status)
