@@ -207,7 +207,6 @@ def notes_first(path):
             for s, data in notes_:
                 os.pwrite(fd, data, placed[s.index])
             _copy(src.fileno(), fd, end - start, start, start + shift)
-        os.fsync(fd)
     except BaseException:
         os.close(fd)
         os.unlink(tmp)
