@@ -256,3 +256,28 @@ def test_the_documented_form_without_the_executable_warns_of_nothing_when_the_co
         assert report["warnings"] == [], report["warnings"]
         assert report["target"]["executable"] == "/usr/bin/python3.11" and report["target"]["executable_problem"] is None
     assert status == 0 and "warning" not in text + err and "Traceback" in text, (text, err)
+
+
+def test_a_containers_core_read_with_a_running_processs_root_has_every_frames_line_in_gdb_and_the_command_line(
+        scenario):
+    # GIVEN a deadlock's core made in a container of Debian unstable, the container still running
+    python = next((p for n, p in harness.interpreters() if n == "debian-sid-3.14"), None)
+    if python is None:
+        pytest.skip("no Debian unstable root here (testdata/containers.py)")
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    core = s.gcore()
+    root = "/proc/%d/root" % s.pid
+    # WHEN it is read with the advice's sysroot, /proc/PID/root, on the command line and in gdb
+    status, out, _ = harness.pyhang_cli("report", "--json", core, "--sysroot", root)
+    cli_doc = harness.validated_report(json.loads(out))
+    r = subprocess.run(["gdb", "-nx", "-batch", "-iex", "set sysroot " + root, "-c", core, "-ex",
+                        "source " + harness.GDBEXT, "-ex", "pyhang report --json"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True, timeout=300)
+    gdb_doc = harness.validated_report(json.loads(r.stdout[r.stdout.index("{"):]))
+    # THEN both find the certain deadlock, and every Python frame of the scenario has its line: the program's
+    # (bound in from the host) and the standard library's (the container's own)
+    assert status == 3 and cli_doc["deadlocks"][0]["confidence"] == "certain"
+    for where, doc in (("command line", cli_doc), ("gdb", gdb_doc)):
+        frames = [f for t in doc["threads"] for f in t["python_frames"] if f["file"].endswith(".py")]
+        assert {f["file"].rsplit("/", 1)[1] for f in frames} >= {"lock_abba.py", "threading.py"}, where
+        assert all(f["source"] for f in frames), (where, [f for f in frames if not f["source"]])
