@@ -6,7 +6,6 @@ debugger knows over a pipe (pyhang.gdb_batch, pyhang.gdb_pipe), or, with
 user would type them, and only pyhang's answer is printed.  See `pyhang
 --help` (the epilog below) for the contract scripts rely on."""
 import argparse
-import errno
 import gc
 import importlib
 import json
@@ -386,31 +385,19 @@ def report_not_stopped(args):
                                           locals=args.locals or args.what in ("py-bt-full", "py-locals"),
                                           because=args.cut_short, kept=KEPT)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
-        return fail(not_read_failure(args.pid, before, exc), args.json)
-    gone = not_read_failure(args.pid, before) if before is not None else None
+        message, what_to_do = not_read(args.pid, before, exc)
+        return fail(Failure(message, hint=what_to_do), args.json)
+    gone = not_read(args.pid, before) if before is not None else None
     if gone is not None:   # it exited while it was read: what was read is no report of it
-        return fail(gone, args.json)
+        return fail(Failure(gone[0], hint=gone[1]), args.json)
     return _render_command(snapshot, report, args)
 
 
-def not_read_failure(pid, before, exc=None):
-    """Why live process `pid` (procfs.stat `before` the read) was not read without stopping it: it exited
-    meanwhile, this user may not read it, or what the reader said (`exc`); None when it is there and
-    no read failed."""
+def not_read(pid, before, exc=None):
+    """(message, hint) of why `pid` was not read without stopping it (live_causes.not_read), or None."""
     from pyhang import live_causes
-    from pyhang.render import failures
-    from pyhang.render.target import reader_error_text
-    cause = gdb_batch.process_problem(pid, before, failures.EXITED_DURING_READ)
-    if cause is not None:
-        return Failure(cause, hint=failures.no_process_hint(pid, live_causes.namespaced_as(pid))
-                       if before is None else None)
-    if exc is None:
-        return None
-    if live_causes.maps_errno(pid) in (errno.EACCES, errno.EPERM):
-        why = live_causes.permission(pid)
-        return Failure(failures.no_permission(pid, why) if why else failures.cannot_read(pid, reader_error_text(exc)),
-                       hint=failures.PTRACE_HINT)
-    return Failure(failures.cannot_read(pid, reader_error_text(exc)))
+    from pyhang.render.failures import EXITED_DURING_READ
+    return live_causes.not_read(pid, before, gdb_batch.process_problem(pid, before, EXITED_DURING_READ), exc)
 
 
 def merge(p, args):
@@ -544,8 +531,6 @@ def job(argv):
     return m.exit_status
 
 
-
-
 def gcore(p, args):
     """`pyhang gcore -p PID [-o FILE] [--tree]`: each core written by a gdb of its own (`pyhang
     gcore` in gdb); one line per process on stdout, one per process that got none on stderr.  OK
@@ -589,16 +574,6 @@ def fail(f, as_json):
         print(json.dumps({"schema": ERROR_SCHEMA, "pyhang_version": VERSION,
                           "error": {"message": f.message, "gdb": f.details, "hint": f.hint}}))
     return FAILED
-
-
-
-
-
-
-
-
-
-
 
 
 def _analysis_path():

@@ -4,7 +4,8 @@ namespace, a container, has that pid inside it), it exited while it was
 read, or this user may not read it (another user's process, or
 /proc/sys/kernel/yama/ptrace_scope).  The command line asks these once a
 read failed, or after a read without stopping, whose reads may have been
-of a process that was going away."""
+of a process that was going away (not_read: the command line's first line and hint)."""
+import errno
 import os
 
 from pyhang import procfs
@@ -76,3 +77,20 @@ def maps_errno(pid):
         return None
     except OSError as exc:
         return exc.errno
+
+
+def not_read(pid, before, cause=None, exc=None):
+    """(the first line, what to do) of why live process `pid` (procfs.stat `before` the read) was not read
+    without stopping it: `cause`, how it exited meanwhile (gdb_batch.process_problem), or that this user may
+    not read it, or what the reader said (`exc`); None when it is there and no read failed."""
+    from pyhang.render import failures
+    from pyhang.render.target import reader_error_text
+    if cause is not None:
+        return cause, failures.no_process_hint(pid, namespaced_as(pid)) if before is None else None
+    if exc is None:
+        return None
+    if maps_errno(pid) in (errno.EACCES, errno.EPERM):
+        why = permission(pid)
+        return (failures.no_permission(pid, why) if why else failures.cannot_read(pid, reader_error_text(exc)),
+                failures.PTRACE_HINT)
+    return failures.cannot_read(pid, reader_error_text(exc)), None
