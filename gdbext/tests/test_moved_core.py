@@ -191,6 +191,9 @@ def test_a_containers_core_says_to_give_its_root_and_reads_whole_with_it(scenari
     status, text, _ = harness.pyhang_cli("report", core)
     head = text.split("\n3 threads\n", 1)[0].splitlines()
     assert status == 4 and len(head) == 2 and head[1] == "warning: " + hint, head
+    # AND what is incomplete is advised the same way, never to name the interpreter nor to install debug symbols
+    advice = [l for l in text.splitlines() if l.startswith("  advice: ")]
+    assert advice and all("--sysroot, as the warning above says" in l for l in advice), advice
     # AND given the container's root, the deadlock is found, certain, with no such line
     status, out, _ = harness.pyhang_cli("report", "--json", core, *harness.core_options(python))
     report = harness.validated_report(json.loads(out))
