@@ -326,10 +326,13 @@ def core_options(executable):
 
 def core_file(executable, path):
     """Where pyhang reads a file of a core of `executable`'s process: under
-    the sysroot a container's interpreter's core is opened with, else at the
-    path itself (pyhang.sources)."""
+    the sysroot a container's interpreter's core is opened with when it is
+    there (the standard library), then at the path itself (the program's
+    files, bound in from this machine) (pyhang.sources)."""
     inside = containers.inside(executable)
-    return (inside[0] if inside else "") + path
+    if inside and os.path.isfile(inside[0] + path):
+        return inside[0] + path
+    return path
 
 
 def expected_lock_kind(record):
@@ -549,3 +552,28 @@ def wait_processes_parked(pids, calls=None, timeout=60):
             return
         time.sleep(0.05)
     raise ScenarioError("processes did not park: %s" % pids)
+
+
+def child_left_unreaped(argv, ready=False):
+    """(pid, its parent's pid: this process, end) of a process started here and not reaped until `end()`:
+    killed, it stays a zombie.  `ready`: wait for its first line (READY) first."""
+    p = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE if ready else None, text=True)
+    if ready:
+        p.stdout.readline()
+    return p.pid, os.getpid(), lambda: (p.kill(), p.wait())
+
+
+def child_reaped_at_exit(argv, ready=False):
+    """(pid, its parent's pid, end) of a process whose parent (started here) reaps it as soon as it exits.
+    `ready`: the parent waits for its first line (READY) before it says the pid."""
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\nready = %r\n"
+                               "p = subprocess.Popen(%r, stdout=subprocess.PIPE if ready else None, text=True)\n"
+                               "if ready:\n    p.stdout.readline()\nprint(p.pid, flush=True)\np.wait()"
+                               % (ready, [str(a) for a in argv])], stdout=subprocess.PIPE, text=True)
+    pid = int(parent.stdout.readline())
+
+    def end():
+        if os.path.exists("/proc/%d" % pid):
+            os.kill(pid, signal.SIGKILL)
+        parent.wait()
+    return pid, parent.pid, end

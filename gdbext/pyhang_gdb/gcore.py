@@ -11,7 +11,9 @@ first page cannot be read is read again page by page, the unreadable pages
 them.  The process is still stopped, so the copy is the memory gcore's
 registers belong to.  Then, still stopped, /proc is read
 (pyhang.proc_record.collect) and kept in the core as one more note
-(pyhang.proc_record.write)."""
+(pyhang.proc_record.write), and the notes are moved before the memory, as
+the kernel lays out a core: gdb's gcore writes them last, so any cut of the
+file loses every thread (pyhang.core_notes.notes_first)."""
 import gdb
 
 from pyhang import core_notes, proc_record
@@ -56,4 +58,5 @@ def write_core(path, pid, record=True):
     if record:
         data = proc_record.collect(pid)
         proc_record.write(path, data)
+        core_notes.notes_first(path)   # as the kernel writes a core: a cut one keeps its threads
     return filled, data

@@ -134,21 +134,12 @@ def _killing_gdb(directory, until):
 
 def _unreaped():
     """(pid, its parent's pid, end) of a process this test starts and does not reap yet."""
-    p = subprocess.Popen(["sleep", "1000"])
-    return p.pid, os.getpid(), lambda: (p.kill(), p.wait())
+    return harness.child_left_unreaped(["sleep", "1000"])
 
 
 def _reaped():
     """(pid, its parent's pid, end) of a process whose parent reaps it as soon as it exits."""
-    parent = subprocess.Popen([PY, "-c", "import os\npid = os.fork()\nif pid == 0:\n    os.execvp('sleep', ['sleep', '1000'])\n"
-                                         "print(pid, flush=True)\nos.waitpid(pid, 0)"], stdout=subprocess.PIPE, text=True)
-    pid = int(parent.stdout.readline())
-
-    def end():
-        if os.path.exists("/proc/%d" % pid):
-            os.kill(pid, signal.SIGKILL)
-        parent.wait()
-    return pid, parent.pid, end
+    return harness.child_reaped_at_exit(["sleep", "1000"])
 
 
 @pytest.mark.parametrize("command", ["report", "py-bt"])

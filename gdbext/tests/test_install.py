@@ -6,6 +6,7 @@ checkout's or the build's."""
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -154,3 +155,64 @@ def test_sourcing_the_installed_pyhang_gdb_loads_the_installed_modules(installat
     share = os.path.realpath(os.path.join(prefix, "share", "pyhang"))
     for path in line.split()[1:]:
         assert os.path.realpath(path).startswith(share + os.sep), (path, r.stdout)
+
+
+def test_an_installed_module_for_another_python_says_so_and_how_to_install_again_not_a_checkouts_script(prefix,
+                                                                                                     tmp_path):
+    # GIVEN an installed tree (relocatable: copied) whose native module was built for another Python
+    tree = str(tmp_path / "inst")
+    shutil.copytree(prefix, tree, symlinks=True)
+    (module,) = glob.glob(os.path.join(tree, "share", "pyhang", "python", "_pyhang_native*.so"))
+    os.rename(module, os.path.join(os.path.dirname(module), "_pyhang_native.cpython-39-x86_64-linux-gnu.so"))
+    env = _environment_without_checkout()
+    # WHEN gdb sources its pyhang.gdb, and its command line is run
+    gdb_out = subprocess.run(["gdb", "-nx", "-batch", "-ex", "source " + os.path.join(
+        tree, "share", "pyhang", "gdbext", "pyhang.gdb")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=120, env=env, cwd=tree).stdout
+    cli = subprocess.run([os.path.join(tree, "bin", "pyhang"), "report", "--no-stop", "-p", str(os.getpid())],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, env=env, cwd=tree)
+    # THEN each says in one line that the installation's module is for another Python, and to build and install
+    # again, naming no script an installation does not have
+    said = [l for l in gdb_out.splitlines() if l.startswith("pyhang:")]
+    assert len(said) == 1, gdb_out
+    assert cli.returncode == 1 and cli.stderr.splitlines()[0].startswith("pyhang: "), cli.stderr
+    for line in (said[0], cli.stderr.splitlines()[0]):
+        assert "_pyhang_native.cpython-39-x86_64-linux-gnu.so was built for another Python" in line, line
+        assert "cmake --install build --prefix %s" % tree in line, line
+        assert "demo.sh" not in line and "setup.sh" not in line and "run-tests.sh" not in line, line
+
+
+def test_install_lays_out_the_manual_page_and_the_bash_completion_and_they_work(installation):
+    # GIVEN the installed manual page and completion
+    man = os.path.join(installation, "share", "man", "man1", "pyhang.1")
+    completion = os.path.join(installation, "share", "bash-completion", "completions", "pyhang")
+    assert os.path.isfile(man) and os.path.isfile(completion)
+    # THEN man renders the page, and bash, given the completion, completes pyhang's commands
+    page = subprocess.run(["man", "-l", man], stdout=subprocess.PIPE, text=True, timeout=60,
+                          env=dict(os.environ, MANWIDTH="100")).stdout
+    assert "pyhang - why is this Python program stuck?" in re.sub(".\b", "", page), page[:400]
+    said = subprocess.run(["bash", "--norc", "-c", "source %s; COMP_WORDS=(pyhang rep); COMP_CWORD=1; _pyhang; "
+                                                   "echo ${COMPREPLY[@]}" % completion],
+                          stdout=subprocess.PIPE, text=True, timeout=60).stdout.split()
+    assert said == ["report"]
+
+
+def test_a_plain_configure_builds_for_the_python_gdb_embeds_not_the_first_python3_on_the_path(tmp_path):
+    # GIVEN a PATH whose first python3 is another version than the one gdb embeds (pyenv's, say)
+    other = next((p for p in sorted(glob.glob("/root/.pyenv/versions/3.1[02]*/bin/python3")) +
+                  ["/usr/bin/python3.13", "/usr/bin/python3.12"] if os.path.exists(p)), None)
+    if other is None:
+        pytest.skip("no Python of another version than gdb's on this machine")
+    (tmp_path / "bin").mkdir()
+    os.symlink(other, str(tmp_path / "bin" / "python3"))
+    # WHEN cmake configures the checkout, told nothing of gdb's Python
+    r = subprocess.run(["cmake", "-S", harness.ROOT, "-B", str(tmp_path / "build"), "-DPYHANG_TESTS=OFF"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                       env=dict(os.environ, PATH="%s:%s" % (tmp_path / "bin", os.environ["PATH"])))
+    assert r.returncode == 0, r.stdout
+    # THEN it asked gdb, says so, and builds for the Python gdb embeds (this test runs under it)
+    cache = (tmp_path / "build" / "CMakeCache.txt").read_text()
+    chosen = re.search(r"^Python_EXECUTABLE:\w+=(.*)$", cache, re.M) or re.search(
+        r"^PYHANG_GDB_PYTHON:\w+=(.*)$", cache, re.M)
+    assert os.path.realpath(chosen.group(1)) == os.path.realpath(PYTHON), (chosen.group(1), r.stdout)
+    assert "embeds Python %d.%d: building for" % sys.version_info[:2] in r.stdout, r.stdout

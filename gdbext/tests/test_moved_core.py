@@ -184,13 +184,21 @@ def test_a_containers_core_says_to_give_its_root_and_reads_whole_with_it(scenari
     # THEN nothing is claimed: the report is incomplete, and one line says how to read it whole
     assert status == 4, report["verdicts"]
     assert [v["facts"]["unread"] for v in report["verdicts"] if v["kind"] == "incomplete"][0] == "python-state"
-    (hint,) = [w for w in report["warnings"] if "--sysroot DIR" in w]
-    assert "container" in hint, hint
+    (hint,) = [w for w in report["warnings"] if "pass --sysroot" in w]
+    assert "pass --sysroot /proc/PID/root (PID: a process still running in that container) or the container's root" \
+        in hint, hint
+    # AND the text gives that one line before the thread count, in place of a line for each file not here
+    status, text, _ = harness.pyhang_cli("report", core)
+    head = text.split("\n3 threads\n", 1)[0].splitlines()
+    assert status == 4 and len(head) == 2 and head[1] == "warning: " + hint, head
+    # AND what is incomplete is advised the same way, never to name the interpreter nor to install debug symbols
+    advice = [l for l in text.splitlines() if l.startswith("  advice: ")]
+    assert advice and all("--sysroot, as the warning above says" in l for l in advice), advice
     # AND given the container's root, the deadlock is found, certain, with no such line
     status, out, _ = harness.pyhang_cli("report", "--json", core, *harness.core_options(python))
     report = harness.validated_report(json.loads(out))
     assert status == 3 and report["deadlocks"][0]["confidence"] == "certain", report["deadlocks"]
-    assert not [w for w in report["warnings"] if "--sysroot DIR" in w], report["warnings"]
+    assert not [w for w in report["warnings"] if "pass --sysroot" in w], report["warnings"]
 
 
 @pytest.fixture(scope="module")
@@ -251,3 +259,28 @@ def test_the_documented_form_without_the_executable_warns_of_nothing_when_the_co
         assert report["warnings"] == [], report["warnings"]
         assert report["target"]["executable"] == "/usr/bin/python3.11" and report["target"]["executable_problem"] is None
     assert status == 0 and "warning" not in text + err and "Traceback" in text, (text, err)
+
+
+def test_a_containers_core_read_with_a_running_processs_root_has_every_frames_line_in_gdb_and_the_command_line(
+        scenario):
+    # GIVEN a deadlock's core made in a container of Debian unstable, the container still running
+    python = next((p for n, p in harness.interpreters() if n == "debian-sid-3.14"), None)
+    if python is None:
+        pytest.skip("no Debian unstable root here (testdata/containers.py)")
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    core = s.gcore()
+    root = "/proc/%d/root" % s.pid
+    # WHEN it is read with the advice's sysroot, /proc/PID/root, on the command line and in gdb
+    status, out, _ = harness.pyhang_cli("report", "--json", core, "--sysroot", root)
+    cli_doc = harness.validated_report(json.loads(out))
+    r = subprocess.run(["gdb", "-nx", "-batch", "-iex", "set sysroot " + root, "-c", core, "-ex",
+                        "source " + harness.GDBEXT, "-ex", "pyhang report --json"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True, timeout=300)
+    gdb_doc = harness.validated_report(json.loads(r.stdout[r.stdout.index("{"):]))
+    # THEN both find the certain deadlock, and every Python frame of the scenario has its line: the program's
+    # (bound in from the host) and the standard library's (the container's own)
+    assert status == 3 and cli_doc["deadlocks"][0]["confidence"] == "certain"
+    for where, doc in (("command line", cli_doc), ("gdb", gdb_doc)):
+        frames = [f for t in doc["threads"] for f in t["python_frames"] if f["file"].endswith(".py")]
+        assert {f["file"].rsplit("/", 1)[1] for f in frames} >= {"lock_abba.py", "threading.py"}, where
+        assert all(f["source"] for f in frames), (where, [f for f in frames if not f["source"]])

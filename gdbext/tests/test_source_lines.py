@@ -73,10 +73,14 @@ def test_each_frame_has_the_line_its_file_holds_and_its_columns_live_and_from_a_
     # interpreter's standard library is not on this machine's), none where it has none; and on
     # 3.11+ the instruction's columns, as co_positions() gives them
     check_frames(live, s.truth, lambda path: True, "live")
-    # AND from a core, the files are read under the sysroot gdb is given (a container's root),
-    # else where the core names them
-    core = harness.report_json(executable=python[0], core=s.gcore())
-    check_frames(core, s.truth, core_readable(python[0]), "core")
+    # AND from a core, in gdb and on the command line alike, each file is read under the sysroot given
+    # (a container's root: its standard library), else where the core names it (the program's files,
+    # bound into the container from this machine)
+    core = s.gcore()
+    check_frames(harness.report_json(executable=python[0], core=core), s.truth, core_readable(python[0]), "gdb core")
+    exe = [] if harness.core_options(python[0]) else [python[0]]   # a container's: the one its core names
+    status, out, err = harness.pyhang_cli("report", "--json", *harness.core_options(python[0]), core, *exe)
+    check_frames(harness.validated_report(json.loads(out)), s.truth, core_readable(python[0]), "command line core")
 
 
 def test_the_text_report_and_py_bt_show_the_line_under_each_frame_with_carets_on_3_11(scenario, python):

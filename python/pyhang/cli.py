@@ -378,16 +378,26 @@ def report_not_stopped(args):
         from pyhang import nostop
     except ImportError as exc:
         return _no_analysis(exc, args.json)
+    from pyhang import procfs
+    before = procfs.stat(args.pid)
     try:
         snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
                                           locals=args.locals or args.what in ("py-bt-full", "py-locals"),
                                           because=args.cut_short, kept=KEPT)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
-        from pyhang.render.target import reader_error_text
-        return fail(Failure("cannot read process %d without stopping it: %s" % (args.pid, reader_error_text(exc)),
-                            hint="check the pid, and that this user may read its memory (ptrace_scope, as for "
-                                 "gdb -p)"), args.json)
+        message, what_to_do = not_read(args.pid, before, exc)
+        return fail(Failure(message, hint=what_to_do), args.json)
+    gone = not_read(args.pid, before) if before is not None else None
+    if gone is not None:   # it exited while it was read: what was read is no report of it
+        return fail(Failure(gone[0], hint=gone[1]), args.json)
     return _render_command(snapshot, report, args)
+
+
+def not_read(pid, before, exc=None):
+    """(message, hint) of why `pid` was not read without stopping it (live_causes.not_read), or None."""
+    from pyhang import live_causes
+    from pyhang.render.failures import EXITED_DURING_READ
+    return live_causes.not_read(pid, before, gdb_batch.process_problem(pid, before, EXITED_DURING_READ), exc)
 
 
 def merge(p, args):
@@ -521,8 +531,6 @@ def job(argv):
     return m.exit_status
 
 
-
-
 def gcore(p, args):
     """`pyhang gcore -p PID [-o FILE] [--tree]`: each core written by a gdb of its own (`pyhang
     gcore` in gdb); one line per process on stdout, one per process that got none on stderr.  OK
@@ -568,16 +576,6 @@ def fail(f, as_json):
     return FAILED
 
 
-
-
-
-
-
-
-
-
-
-
 def _analysis_path():
     """The native module, for reading a target here (--no-stop, and what gdb
     need not send), and process trees; not for the analysis."""
@@ -585,7 +583,9 @@ def _analysis_path():
 
 
 def _no_analysis(exc, as_json):
-    return fail(Failure("cannot load the analysis (%s)" % exc, hint="build pyhang first: testdata/setup.sh"), as_json)
+    from pyhang import native_module
+    build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(gdb_batch.ROOT, "build")
+    return fail(Failure(native_module.problem(gdb_batch.ROOT, build, exc)), as_json)
 
 
 def report_tree(args):

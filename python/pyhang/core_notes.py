@@ -143,3 +143,74 @@ def add_note(path, name, kind, desc):
         f.seek(phoff + segment.index * phentsize + 32)     # p_filesz
         f.write(struct.pack("<Q", len(grown)))
     return at
+
+
+def _copy(src, dst, count, at_src, at_dst):
+    """`count` bytes of file `src` from `at_src` to file `dst` at `at_dst` (in the kernel where it can)."""
+    while count > 0:
+        try:
+            n = os.copy_file_range(src, dst, min(count, 1 << 30), at_src, at_dst)
+        except OSError:
+            n = 0
+        if n <= 0:   # another file system, or a kernel without it: through this process
+            data = os.pread(src, min(count, 1 << 24), at_src)
+            if not data:
+                raise NotACore("the core ends before its memory does")
+            n = os.pwrite(dst, data, at_dst)
+        count, at_src, at_dst = count - n, at_src + n, at_dst + n
+
+
+def notes_first(path):
+    """Rewrites core `path` with its notes right after the program header table and its memory after
+    them, as the kernel lays out a core: a core cut short (a full disk, a copy stopped) still has its
+    threads, their registers and its mapped files, with the memory it kept.  gdb's gcore writes the notes
+    last, where every cut loses them.  The memory keeps its place within a page; the section headers (gdb's
+    copy of what the program headers say) are left out, as the kernel leaves them out.  Returns the
+    notes' new offset."""
+    PAGE = 4096
+    with open(path, "rb") as f:
+        segments_ = segments(f)
+        phoff, phentsize, phnum = _header(f)
+        f.seek(0)
+        head = bytearray(f.read(64))
+        f.seek(phoff)
+        table = bytearray(f.read(phentsize * phnum))
+        notes_ = []
+        for s in segments_:
+            if s.type == PT_NOTE and s.filesz:
+                f.seek(s.offset)
+                notes_.append((s, f.read(s.filesz)))
+        size = os.fstat(f.fileno()).st_size
+    if phnum >= PN_XNUM or phoff != 64:
+        raise NotACore("a program header table pyhang does not move notes before (%d entries at %d)" % (phnum, phoff))
+    if any(len(data) < s.filesz for s, data in notes_):
+        raise NotACore("its notes are cut short")
+    loads = [s for s in segments_ if s.type != PT_NOTE and s.filesz]
+    start = min((s.offset for s in loads), default=size)
+    end = max((s.offset + s.filesz for s in loads), default=start)
+    at = (phoff + phentsize * phnum + 7) & ~7
+    placed = {}
+    for s, data in notes_:
+        placed[s.index] = at
+        at = (at + len(data) + 7) & ~7
+    shift = max(0, at - start + PAGE - 1) // PAGE * PAGE
+    for s in segments_:
+        offset = placed.get(s.index, s.offset + shift if s.filesz and s.type != PT_NOTE else s.offset)
+        struct.pack_into("<Q", table, s.index * phentsize + 8, offset)
+    struct.pack_into("<Q", head, 40, 0)            # e_shoff: no section headers
+    struct.pack_into("<HHH", head, 58, 0, 0, 0)    # e_shentsize, e_shnum, e_shstrndx
+    tmp = path + ".pyhang-notes-first"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, os.stat(path).st_mode & 0o777)
+    try:
+        with open(path, "rb") as src:
+            os.pwrite(fd, bytes(head) + bytes(table), 0)
+            for s, data in notes_:
+                os.pwrite(fd, data, placed[s.index])
+            _copy(src.fileno(), fd, end - start, start, start + shift)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
+    return min(placed.values(), default=0)

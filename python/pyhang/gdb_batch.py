@@ -117,6 +117,11 @@ def _failed(message, gdb_errors, args, before=None):
             return Failure(cause, gdb_errors, hint(gdb_errors, args, cause))
         message = ("gdb cannot attach to process %d" % args.pid if args.pid is not None
                    else "gdb cannot open the core %s" % args.core)
+        if args.pid is not None and "Operation not permitted" in " ".join(gdb_errors):
+            from pyhang import live_causes
+            from pyhang.render.failures import no_permission
+            why = live_causes.permission(args.pid)
+            message = no_permission(args.pid, why) if why else message
     return Failure(message, gdb_errors, hint(gdb_errors, args))
 
 
@@ -224,22 +229,21 @@ def _gdb_errors(stderr):
 def hint(gdb_errors, args, cause=None):
     """What to do about the commonest reasons gdb cannot look at a target
     (`cause`: the one target_problem found, if any)."""
+    from pyhang import live_causes
+    from pyhang.render import failures
     text = " ".join(gdb_errors)
     if cause is not None:
-        return _NO_PROCESS_HINT % args.pid if args.pid is not None and cause == no_process(args.pid) else None
+        return failures.no_process_hint(args.pid, live_causes.namespaced_as(args.pid)) \
+            if args.pid is not None and cause == no_process(args.pid) else None
     if "Operation not permitted" in text:
-        return ("attaching needs ptrace permission: run as the process's user or root, check "
-                "/proc/sys/kernel/yama/ptrace_scope (1 lets only a parent attach: use sudo, or set it to 0), "
-                "and in a container add --cap-add=SYS_PTRACE")
-    if "No such process" in text:
-        return _NO_PROCESS_HINT % args.pid
+        return failures.PTRACE_HINT
+    if "No such process" in text and args.pid is not None:
+        return failures.no_process_hint(args.pid, live_causes.namespaced_as(args.pid))
     if args.core and ("No such file" in text or "not in executable format" in text or "not a core" in text
                       or "Can't open" in text or "Invalid argument" in text):
         return "%s is not a core file gdb can read" % args.core
     return None
 
-
-_NO_PROCESS_HINT = "no process %s here: check the pid (in a container, give the pid the host sees)"
 
 
 def target_problem(args, before=None):
@@ -258,20 +262,23 @@ def no_process(pid):
     return "there is no process %d" % pid
 
 
-def process_problem(pid, before):
-    """Why process `pid` cannot be attached to, from /proc now and
-    `before` (its procfs.stat before gdb started, None when there was none):
-    it was never there, it exited meanwhile (its pid may be another
-    process's now), or it is a zombie; None when it is there."""
+def process_problem(pid, before, during=None):
+    """Why process `pid` cannot be attached to (or read: `during` says
+    while what, render.failures), from /proc now and `before` (its
+    procfs.stat before gdb started, None when there was none): it was never
+    there, it exited meanwhile (its pid may be another process's now), or
+    it is a zombie; None when it is there."""
+    from pyhang.render.failures import EXITED_DURING_ATTACH
+    during = " " + (during or EXITED_DURING_ATTACH)
     now = procfs.stat(pid)
     if before is None:
         return no_process(pid) if now is None else None
     was_zombie = before["state"] in ("Z", "X")
     if now is None or now["start_ticks"] != before["start_ticks"]:
-        return "process %d has exited%s" % (pid, "" if was_zombie else " while gdb was attaching to it")
+        return "process %d has exited%s" % (pid, "" if was_zombie else during)
     if now["state"] in ("Z", "X"):
         return ("process %d has exited%s: it is a zombie, which its parent (PID %d) has not reaped, and holds no "
-                "threads or memory to read" % (pid, "" if was_zombie else " while gdb was attaching to it", now["ppid"]))
+                "threads or memory to read" % (pid, "" if was_zombie else during, now["ppid"]))
     return None
 
 
@@ -293,17 +300,20 @@ def core_problem(path):
             phoff, = struct.unpack_from("<Q", head, 32)
             phentsize, phnum = struct.unpack_from("<HH", head, 54)
             need = phoff + phentsize * phnum
+            notes_end = 0
             if size >= need and phentsize >= 40:
                 f.seek(phoff)
                 table = f.read(phentsize * phnum)
                 for i in range(phnum):
-                    _, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+                    p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
                     need = max(need, p_offset + p_filesz)
+                    if p_type == 4:   # PT_NOTE
+                        notes_end = max(notes_end, p_offset + p_filesz)
     except FileNotFoundError:
         return "%s does not exist" % path
     except OSError as exc:
         return "%s cannot be read: %s" % (path, exc.strerror or exc)
     if size < need:
-        return ("%s is a truncated core: %d bytes of the %d its headers describe (cut short while it was "
-                "written or copied)" % (path, size, need))
+        from pyhang.render.failures import truncated_core
+        return truncated_core(path, size, need, notes_lost=size < notes_end)
     return None

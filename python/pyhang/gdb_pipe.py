@@ -151,6 +151,9 @@ def read_here(pipe, pid=None, core=None, executable=None, sysroot=None, search_p
         def core_file(self):
             return core
 
+        def sysroot(self):   # where the core's files are, as gdb was told (gdb_batch.gdb_argv)
+            return os.path.abspath(sysroot) if sysroot else None
+
     try:
         if pid is not None:
             target = native.Target.live(pid)

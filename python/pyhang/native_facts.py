@@ -6,6 +6,7 @@ from here everything but the threads and the target itself.
 A subclass gives `threads` (`_threads`) and `target`, and may give the
 decoders from caches of its own (gdb keeps them for the stop, shared with
 its other commands)."""
+import os
 import time
 
 import _pyhang_native as native
@@ -13,6 +14,7 @@ import _pyhang_native as native
 from pyhang import proc_record, procfs, sources
 from pyhang.model.facts import Facts
 from pyhang.model.files import FdObject
+from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
 from pyhang.model.kinds import ForkProblem, PythonStatus
 from pyhang.model.facts import frame_self
 from pyhang.model.asyncio_facts import AsyncioState
@@ -81,9 +83,26 @@ class NativeFacts(Facts):
         reader = self.lock_reader()
         record, problem = self.proc_record()
         fields["warnings"] = list(fields.get("warnings") or ()) + ([problem] if problem else [])
-        return TargetFacts(executable_problem=self.executable_problem(), lock_problem=from_data(LayoutsIssue, reader.problem),
+        lock_problem = from_data(LayoutsIssue, reader.problem)
+        if lock_problem is not None and lock_problem.kind == LayoutsProblem.LIBC_NOT_MAPPED:
+            lock_problem.detail, lock_problem.library = self._no_glibc(fields.get("executable"))
+        return TargetFacts(executable_problem=self.executable_problem(), lock_problem=lock_problem,
                            lock_caveat=from_data(LayoutsIssue, reader.caveat),
                            proc_record=summary(record) if record is not None else None, **fields)
+
+    def _no_glibc(self, executable):
+        """Why no glibc is mapped in the target, from the files it maps: (LibcAbsence.MUSL, musl's libc) or
+        (LibcAbsence.STATIC, the executable) when no libc.so is mapped at all."""
+        try:
+            paths = [o["path"] for o in self.native_target.objects()]
+        except Exception:  # noqa: BLE001 — the files mapped are not known: said as before
+            return "", ""
+        musl = next((p for p in paths if os.path.basename(p).startswith(("ld-musl", "libc.musl"))), None)
+        if musl:
+            return LibcAbsence.MUSL, musl
+        if not any(os.path.basename(p).startswith("libc.so") for p in paths):
+            return LibcAbsence.STATIC, executable or self.native_target.executable or ""
+        return "", ""
 
     def core_file(self):
         """The path of the core the target is, for its record of /proc; None for a process."""

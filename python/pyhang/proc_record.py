@@ -82,6 +82,16 @@ def write(path, data):
     core_notes.add_note(path, NOTE_NAME, NT_PYHANG_PROC, json.dumps(data, separators=(",", ":")).encode())
 
 
+def _before_memory(path, offset):
+    """Whether the note segment at `offset` of core `path` comes before every segment of memory."""
+    try:
+        with open(path, "rb") as f:
+            return all(offset < seg.offset for seg in core_notes.segments(f)
+                       if seg.type == core_notes.PT_LOAD and seg.filesz)
+    except (OSError, core_notes.NotACore):
+        return False
+
+
 def raw(path):
     """(the bytes of core `path`'s record note, the bytes of the notes before it in its segment, the
     segment's offset); None when it holds no record (or is no core: gdb says why)."""
@@ -158,9 +168,10 @@ def read(path, core_pid):
     pid, tied = record.pid, (record.core.size, record.core.notes_sha256)
     if core_pid is not None and pid != core_pid:
         return None, _problem(TargetWarning.PROC_RECORD_OTHER_CORE, path, number=pid, other=core_pid)
-    # add_note copied the notes to the end of the core as it was, 8-byte aligned
+    # add_note copied the notes to the end of the core as it was, 8-byte aligned; pyhang gcore then put them
+    # before the memory (core_notes.notes_first), where the size the core had is no longer their offset
     here = core_notes.digest(before)
-    if (tied[0] + 7) & ~7 != offset or tied[1] != here:
+    if ((tied[0] + 7) & ~7 != offset and not _before_memory(path, offset)) or tied[1] != here:
         return None, _problem(TargetWarning.PROC_RECORD_OTHER_CORE, path, number=pid, other=core_pid,
                               text="%d bytes, notes %s" % (tied[0], tied[1][:16]),
                               other_text="%d bytes, notes %s" % (offset, here[:16]))

@@ -3,8 +3,11 @@ file system (the collectors' side of the `source_lines` question):
 
 - a live process through /proc/PID/root (it may run in a container whose
   root is not ours), a relative co_filename through /proc/PID/cwd;
-- a core under gdb's sysroot (`set sysroot`, the command line's
-  `--sysroot`), else at the path itself; a relative path is not read (the
+- a core under its sysroot (gdb's `set sysroot`, the command line's
+  `--sysroot`: the same for both), then at the path itself, as the core's
+  libraries are looked for: a container's own files (the standard library)
+  are under its root, the program's files a runtime bound in from the
+  host are where the host has them; a relative path is not read (the
   process's working directory is not in a core).
 
 Bounded: at most MAX_FILE_BYTES of a file are read (a line past them is not
@@ -27,17 +30,19 @@ class SourceFiles:
     that stands for the target's `/`; `cwd`: the one for its working
     directory, or None when not known."""
 
-    def __init__(self, root="/", cwd=None):
+    def __init__(self, root="/", cwd=None, then_here=False):
+        """`then_here`: a file not under `root` is read at its own path on this machine (a core's sysroot)."""
         self.root = root or "/"
         self.cwd = cwd
+        self.then_here = then_here and self.root != "/"
         self.files = {}   # target path → ([line text] or None, why unreadable), each read once
 
-    def host_path(self, path):
-        """Where this machine reads the target's `path`, or None."""
+    def host_path(self, path, base=None):
+        """Where this machine reads the target's `path` (under `base`, default the root), or None."""
         if not path or path.startswith("<") or "\0" in path:
             return None
         if path.startswith("/"):
-            base = self.root
+            base = base or self.root
         elif self.cwd:
             base = self.cwd
         else:
@@ -50,7 +55,10 @@ class SourceFiles:
         if path not in self.files:
             host = self.host_path(path)
             lines, why = _read(host)
-            if why and host and host != path:
+            if why and self.then_here and path.startswith("/"):
+                lines, here_why = _read(self.host_path(path, "/"))
+                why = None if lines is not None else "%s (read at %s and at %s)" % (here_why, host, path)
+            elif why and host and host != path:
                 why += " (read at %s)" % host
             self.files[path] = lines, why
         return self.files[path]
@@ -104,7 +112,7 @@ def for_live(pid):
 
 
 def for_core(sysroot):
-    """The files of a core, under gdb's `sysroot`."""
+    """The files of a core: under its `sysroot` (gdb's, or the command line's), then where it names them."""
     if sysroot and sysroot.startswith("target:"):
         sysroot = sysroot[len("target:"):]
-    return SourceFiles(sysroot or "/")
+    return SourceFiles(sysroot or "/", then_here=True)

@@ -122,7 +122,7 @@ def test_cli_without_a_built_pyhang_says_how_to_build_it(scenario, tmp_path):
     s = scenario([harness.fixture_path("prog_parked"), "1"])
     status, out, err = cli("report", "--json", "-p", s.pid, build=tmp_path)
     e = error_document(out)
-    assert status == 1 and "not built" in e["message"] and "run-tests.sh" in e["message"]
+    assert status == 1 and "not built" in e["message"] and "cmake --build %s" % tmp_path in e["message"]
     assert "Traceback" not in err
 
 

@@ -229,3 +229,16 @@ def test_the_caveat_of_layouts_used_for_a_release_newer_than_checked_is_a_warnin
     assert line in render_json.to_json(report)["warnings"]
     assert "warning: " + line in render_text(report).splitlines()
     assert not report.verdicts or all(v.kind != VerdictKind.INCOMPLETE for v in report.verdicts)
+
+
+def test_a_target_without_glibc_is_said_to_be_static_or_musl_and_otherwise_makes_no_guess():
+    from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
+    from pyhang.model.waits import LayoutsIssue
+    from pyhang.render.glibc import layouts_text
+    static = LayoutsIssue(kind=LayoutsProblem.LIBC_NOT_MAPPED, detail=LibcAbsence.STATIC, library="/srv/app/tool")
+    musl = LayoutsIssue(kind=LayoutsProblem.LIBC_NOT_MAPPED, detail=LibcAbsence.MUSL, library="/lib/ld-musl-x86_64.so.1")
+    neither = LayoutsIssue(kind=LayoutsProblem.LIBC_NOT_MAPPED)
+    assert layouts_text(static).startswith("/srv/app/tool is linked statically (no libc.so is mapped)")
+    assert layouts_text(musl).startswith("the target's libc is musl (/lib/ld-musl-x86_64.so.1), not glibc")
+    assert layouts_text(neither) == "no libc is mapped in the target: glibc version unknown"
+    assert all("?" not in layouts_text(i) for i in (static, musl, neither))

@@ -109,3 +109,25 @@ def test_a_zombie_child_is_recorded_with_its_exit_status():
         child.wait()
     # THEN the record has it as a zombie with the status waitpid() gives
     assert children[child.pid]["state"] == "Z" and children[child.pid]["exit_status"] == 3 << 8
+
+
+def test_notes_moved_before_the_memory_keep_the_record_tied_and_survive_a_cut(tmp_path):
+    # GIVEN a recorded core in gdb's layout (memory, then notes), its notes moved first as pyhang gcore does
+    path = recorded(tmp_path)
+    core_notes.notes_first(path)
+    # THEN the notes come before the memory, the memory's bytes keep their place within a page, and the record
+    # is still this core's
+    with open(path, "rb") as f:
+        (notes, data), = core_notes.note_segments(f)
+        load = next(s for s in core_notes.segments(f) if s.type == core_notes.PT_LOAD)
+        f.seek(load.offset)
+        assert f.read(4096) == b"\x11" * 4096
+    assert notes.offset < load.offset and load.offset % 4096 == (64 + 2 * 56) % 4096
+    record, problem = proc_record.read(path, os.getpid())
+    assert problem is None and record.pid == os.getpid()
+    # AND cut inside its memory, the core still holds every note and the record
+    with open(path, "r+b") as f:
+        f.truncate(load.offset + 100)
+    with open(path, "rb") as f:
+        (_, kept), = core_notes.note_segments(f)
+    assert kept == data and proc_record.read(path, os.getpid())[1] is None

@@ -83,3 +83,9 @@ def test_the_link_check_sees_links():
     """The link pattern finds the README's links into docs/ (else the test above proves nothing)."""
     targets = [t for _, t in relative_links(README)]
     assert "docs/commands/README.md" in targets and "docs/json-contract.md" in targets, targets
+
+
+def test_readme_gives_the_manual_build_for_the_python_gdb_embeds():
+    """A newcomer building by hand is told to build for gdb's Python, not the first python3 on the PATH."""
+    shown = [l for l in code_lines(lines(README)) if l.startswith("cmake -S . -B build")]
+    assert shown and "-DPYHANG_GDB_PYTHON=" in shown[0], shown

@@ -32,6 +32,20 @@ def test_a_core_reads_under_its_sysroot_and_never_a_relative_path():
     assert sources.for_core(None).host_path("x.py") is None
 
 
+def test_a_core_reads_each_file_under_its_sysroot_first_then_where_the_core_names_it(tmp_path):
+    # GIVEN a container's root holding its standard library, and a program file only this machine has
+    root = tmp_path / "root"
+    write(str(root / "usr/lib/python3.14/threading.py"), b"# the container's\n")
+    write(str(tmp_path / "usr/lib/python3.14/threading.py"), b"# this machine's\n")
+    write(str(tmp_path / "srv/app.py"), b"main()\n")
+    files = sources.for_core(str(root))
+    # THEN the root's file is read where it has one, this machine's where it has none, a live root never so
+    assert files.answer([[str(tmp_path / "usr/lib/python3.14/threading.py"), 1], [str(tmp_path / "srv/app.py"), 1],
+                         ["/usr/lib/python3.14/threading.py", 1]]) == ["# this machine's", "main()", "# the container's"]
+    assert files.read("/nowhere.py")[1].endswith("(read at %s/nowhere.py and at /nowhere.py)" % root)
+    assert sources.SourceFiles(str(root)).lines(str(tmp_path / "srv/app.py")) is None
+
+
 def test_long_lines_are_cut_large_files_read_in_part_and_fifos_not_opened(tmp_path, monkeypatch):
     write(str(tmp_path / "long.py"), b"y = '" + b"a" * 500 + b"'\n")
     files = sources.SourceFiles(str(tmp_path))

@@ -141,6 +141,15 @@ class IdentifyProblem:
     ALL = (FUTEX_UNREADABLE, NO_REGISTERS, NOT_FUTEX_WAIT, LAYOUTS_UNKNOWN)
 
 
+class LibcAbsence:
+    """Why no glibc is mapped in a target (model.waits.LayoutsIssue.detail of libc-not-mapped), from the files
+    it maps: none is a libc (a statically linked executable), or the libc is musl's.  Found in Python
+    (native_facts), so no native name table."""
+    STATIC = "static"
+    MUSL = "musl"
+    ALL = (STATIC, MUSL)
+
+
 class LayoutsProblem:
     """Why glibc's lock layouts cannot be used for a target, or need a caveat (model.waits.LayoutsIssue.kind;
     the native LayoutsProblem name table; worded by render.glibc)."""

@@ -9,7 +9,7 @@ pthread_t cannot be mapped to TIDs (DescriptorsIssue).  One table
 of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
 the decoders' own sentence where these records are: it is shown as it is."""
 from pyhang.model.glibc_kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, \
-    LockEvidence, LockProblem, ScoreReason, ThreadListProblem
+    LibcAbsence, LockEvidence, LockProblem, ScoreReason, ThreadListProblem
 from pyhang.model.kinds import ReaderFailure, TargetWarning
 from pyhang.render.target import object_problem_text, reader_failure
 
@@ -207,10 +207,17 @@ DESCRIPTOR_CHECKS = {
     DescriptorCheck.LIST_T_PREV: "_thread_db_list_t_prev describes %(desc)s" + _POINTERS,
 }
 
+# Why no glibc is mapped in a target (libc-not-mapped's detail): %(library)s, the executable or musl's libc.
+NO_GLIBC = {
+    LibcAbsence.STATIC: "%(library)s is linked statically (no libc.so is mapped), so the glibc built into it has no "
+                        "version pyhang can read and its lock layouts are not known",
+    LibcAbsence.MUSL: "the target's libc is musl (%(library)s), not glibc: pyhang reads glibc's lock layouts only",
+}
+
 # Why the lock layouts cannot be used, or their caveat; the LayoutsIssue's fields, and %(release)s ("glibc 2.45"
 # or "glibc is only known to be 2.41 or later (from its version-definitions)"), %(why)s, %(range)s.
 LAYOUTS_PROBLEMS = {
-    LayoutsProblem.LIBC_NOT_MAPPED: "libc is not mapped in the target (static binary or musl?): glibc version unknown",
+    LayoutsProblem.LIBC_NOT_MAPPED: "no libc is mapped in the target: glibc version unknown",
     LayoutsProblem.LIBC_UNREADABLE: "cannot open %(library)s%(why)s: glibc version unknown",
     LayoutsProblem.NO_VERSION: "no glibc version found in %(library)s (no __nptl_version, banner or GLIBC_2.x versions)",
     LayoutsProblem.NOT_A_VERSION: "not a glibc version: %(version)s",
@@ -266,6 +273,8 @@ def layouts_text(issue):
     if isinstance(issue, str):
         return issue
     why = ""
+    if issue.kind == LayoutsProblem.LIBC_NOT_MAPPED and issue.detail in NO_GLIBC:
+        return NO_GLIBC[issue.detail] % {"library": issue.library or "its executable"}
     if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail in vars(ReaderFailure).values():
         return "%s: glibc version unknown" % reader_failure(issue.detail, issue.library, issue.error_number)
     if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail == TargetWarning.BUILD_ID_MISMATCH:

@@ -26,9 +26,9 @@ _WORDS = {
         "gdb was given the executable %s, but the target runs %s: gdb's own frames may be wrong; pyhang reads %s"
         % (w["given"], w["path"], w["path"])),
     TargetWarning.FILES_MISSING: lambda w: (
-        "%d of the %d files the core's process mapped are missing here or are other builds: a core made in a "
-        "container or on another machine is read with the files of its own root file system, given with "
-        "--sysroot DIR (in gdb: set sysroot DIR, before the core is loaded)" % (w["number"], w["other"])),
+        "%d of the %d files the core's process mapped are missing here or are other builds: it ran in a container "
+        "or on another machine; pass --sysroot /proc/PID/root (PID: a process still running in that container) or "
+        "the container's root (in gdb: set sysroot DIR, before the core is loaded)" % (w["number"], w["other"])),
     TargetWarning.ZEROED_STACKS: lambda w: _zeroed_stacks(w["tids"]),
     TargetWarning.NOT_STOPPED: lambda w: ("taken without stopping the process: threads that were running are shown "
                                           "as running, and what they hold may change while it is read"),
@@ -59,7 +59,7 @@ _FAILURES = {
     ReaderFailure.OTHER: lambda path, n: "cannot read %s" % path,
     ReaderFailure.CANNOT_OPEN: lambda path, n: "cannot open %s: %s" % (path, os.strerror(n)),
     ReaderFailure.CANNOT_MAP: lambda path, n: "cannot map %s: %s" % (path, os.strerror(n)),
-    ReaderFailure.MAPS_UNREADABLE: lambda path, n: "cannot read %s (the process is gone?)" % path,
+    ReaderFailure.MAPS_UNREADABLE: lambda path, n: "cannot read %s" % path,
     ReaderFailure.NOT_REGULAR_FILE: lambda path, n: "%s is not a regular file" % path,
     ReaderFailure.NOT_ELF: lambda path, n: "%s is not an ELF file" % path,
     ReaderFailure.UNSUPPORTED_ELF: lambda path, n: "%s is not a 64-bit little-endian x86_64 ELF file" % path,
@@ -122,6 +122,23 @@ def _zeroed_stacks(tids):
             "process, has them" % (len(tids), "" if one else "s",
                                    ", ".join(str(t) for t in tids[:8]) + (", ..." if len(tids) > 8 else ""),
                                    "its" if one else "their", "its" if one else "their"))
+
+
+# What FILES_MISSING says for every file at once: the warnings of each file that is missing or another
+# build, and that gdb was given no executable (it is one of them), which the text leaves out beside it.
+_PER_FILE = (TargetWarning.SYMBOLS_UNREADABLE, TargetWarning.BUILD_ID_MISMATCH, TargetWarning.NO_EXECUTABLE_GIVEN)
+
+
+def files_missing(warnings):
+    """Whether the target's warnings say most of a core's files are not here (a container's, another machine's)."""
+    return any(isinstance(w, dict) and w.get("kind") == TargetWarning.FILES_MISSING for w in warnings)
+
+
+def folded(warnings):
+    """The warnings a person reads: with FILES_MISSING, its one line of advice stands for each file's own."""
+    if not files_missing(warnings):
+        return list(warnings)
+    return [w for w in warnings if not (isinstance(w, dict) and w.get("kind") in _PER_FILE)]
 
 
 def warning_text(w):

@@ -9,7 +9,7 @@ from pyhang.render.exits import exiting_text, signal_text
 from pyhang.render.forks import evidence, hazard_advice
 from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.gcore import report_lines as proc_record_lines
-from pyhang.render.target import warning_text
+from pyhang.render.target import files_missing, folded, warning_text
 from pyhang.render.glibc import layouts_text
 from pyhang.render.locks import describe, evidence as wait_evidence, evidence_words, likely_holder_evidence, not_blocked, summary, \
     unreadable
@@ -124,9 +124,12 @@ def python_status_line(status):
     return "the Python state could not be read (%s)" % status
 
 
-def warnings(report: Report):
-    """Every warning of the report, in words, in the order they arose."""
-    out = [warning_text(w) for w in report.warnings]
+def warnings(report: Report, fold=False):
+    """Every warning of the report, in words, in the order they arose; `fold`: for a person, one line of
+    advice for a core whose files are not here in place of one per file (render.target.folded)."""
+    out = [warning_text(w) for w in (folded(report.warnings) if fold else report.warnings)]
+    if fold and files_missing(report.warnings):
+        return out + [line for line in warnings(report)[len(report.warnings):] if not line.startswith("locks: ")]
     line = python_status_line(report.python_status)
     if line and report.python_status != PythonStatus.NOT_PYTHON:
         out.append(line)
@@ -164,16 +167,18 @@ def describe_target(report: Report):
     elif report.python_status in (PythonStatus.UNSUPPORTED, PythonStatus.UNREADABLE):
         parts.append("a Python runtime of unknown version")   # found, and its version not read
     else:
-        parts.append("no Python runtime found" + _unread_executable(t))
+        parts.append("no Python runtime found" + _unread_executable(t, report.warnings))
     return ", ".join(parts)
 
 
-def _unread_executable(t):
+def _unread_executable(t, report_warnings=()):
     """Why "no Python runtime found" may be wrong: the executable, where a
     runtime linked into it is found, could not be read here; for a core,
     what to give."""
     if not t.executable_problem:
         return ""
+    if t.kind == "core" and files_missing(report_warnings):
+        return " (its executable is not here: the core's files are not, see --sysroot below)"
     if t.kind == "core":
         return (" (its executable could not be read here, so a runtime linked into it could not be looked for: if "
                 "it ran Python, give the interpreter: pyhang report %s /path/to/python3.X, in gdb: gdb "
@@ -423,7 +428,7 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
     pair; `in_tree`: one process of a tree's report (finding_lines)."""
     names = names_of(report)
     out = ["pyhang report: " + describe_target(report)]
-    out.extend("warning: " + w for w in warnings(report))
+    out.extend("warning: " + w for w in warnings(report, fold=True))
     if report.target.proc_record is not None:
         out.extend(proc_record_lines(report.target.proc_record))
     out.append("%d thread%s" % (len(report.threads), "" if len(report.threads) == 1 else "s"))

@@ -12,6 +12,7 @@ from pyhang.render.exits import exit_text
 from pyhang.render.glibc import layouts_text
 from pyhang.render.locks import held_across_sleep_text, rank_text
 from pyhang.render.names import lock_text, object_name
+from pyhang.render.target import files_missing
 
 
 def holder_blocked_text(facts, names):
@@ -508,6 +509,9 @@ def verdict_advice(v, report=None):
     """The advice line of verdict `v` (of `report`), or None when it needs none (idle threads, a wait whose
     next step its own sentence gives)."""
     if v.kind == VerdictKind.INCOMPLETE:
+        if report is not None and report.target.kind == "core" and files_missing(report.warnings):
+            return "the native stacks and system-call waits below still hold; this part is read once the core is " \
+                   "given the files of the root it ran in (--sysroot, as the warning above says)"
         if v.facts.get("unread") == Unread.LOCK_LAYOUTS:
             sysroot = "a core of a process that ran in another root file system (a container) is read with its " \
                       "own libc given `--sysroot ROOT`; else " if report is not None and \

@@ -1,0 +1,96 @@
+"""Why a live process cannot be read, as /proc shows it (data; the words
+are render.failures'): it is not there (and whether a process of a PID
+namespace, a container, has that pid inside it), it exited while it was
+read, or this user may not read it (another user's process, or
+/proc/sys/kernel/yama/ptrace_scope).  The command line asks these once a
+read failed, or after a read without stopping, whose reads may have been
+of a process that was going away (not_read: the command line's first line and hint)."""
+import errno
+import os
+
+from pyhang import procfs
+
+MAX_SCANNED = 1 << 16    # processes whose NSpid is read, at most, to find one a container calls `pid`
+
+
+def _status_ids(pid, field):
+    """The numbers of a /proc/PID/status line ("Uid", "NSpid"), or None."""
+    text = procfs._read("/proc/%d/status" % pid, 1 << 16)
+    for line in (text or "").splitlines():
+        if line.startswith(field + ":"):
+            try:
+                return [int(x) for x in line.split()[1:]]
+            except ValueError:
+                return None
+    return None
+
+
+def namespaced_as(pid):
+    """[host pid] of the processes that PID namespaces below ours (containers) call `pid`."""
+    found = []
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()][:MAX_SCANNED]
+    except OSError:
+        return []
+    for host in pids:
+        ids = _status_ids(host, "NSpid")
+        if ids and len(ids) > 1 and ids[-1] == pid and host != pid:
+            found.append(host)
+    return sorted(found)
+
+
+def _user(uid):
+    try:
+        import pwd
+        return "%s (uid %d)" % (pwd.getpwuid(uid).pw_name, uid)
+    except (ImportError, KeyError):
+        return "uid %d" % uid
+
+
+def ptrace_scope():
+    text = procfs._read("/proc/sys/kernel/yama/ptrace_scope", 64)
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def permission(pid):
+    """Why this process may not read process `pid`, as data, or None when nothing says it may not:
+    {"owner": its user, "me": ours} when it is another user's (and we are not root), else
+    {"scope": ptrace_scope} when Yama restricts reading even one's own processes."""
+    uids = _status_ids(pid, "Uid")
+    me = os.geteuid()
+    if uids and me != 0 and uids[1] != me:
+        return {"owner": _user(uids[1]), "me": _user(me)}
+    scope = ptrace_scope()
+    if scope and scope >= 1 and me != 0:
+        return {"scope": scope}
+    return None
+
+
+def maps_errno(pid):
+    """The errno of opening /proc/PID/maps here (what a reader of the process's memory needs first), or None."""
+    try:
+        with open("/proc/%d/maps" % pid, "rb") as f:
+            f.read(1)
+        return None
+    except OSError as exc:
+        return exc.errno
+
+
+def not_read(pid, before, cause=None, exc=None):
+    """(the first line, what to do) of why live process `pid` (procfs.stat `before` the read) was not read
+    without stopping it: `cause`, how it exited meanwhile (gdb_batch.process_problem), or that this user may
+    not read it, or what the reader said (`exc`); None when it is there and no read failed."""
+    from pyhang.render import failures
+    from pyhang.render.target import reader_error_text
+    if cause is not None:
+        return cause, failures.no_process_hint(pid, namespaced_as(pid)) if before is None else None
+    if exc is None:
+        return None
+    if maps_errno(pid) in (errno.EACCES, errno.EPERM):
+        why = permission(pid)
+        return (failures.no_permission(pid, why) if why else failures.cannot_read(pid, reader_error_text(exc)),
+                failures.PTRACE_HINT)
+    return failures.cannot_read(pid, reader_error_text(exc)), None

@@ -1,0 +1,46 @@
+"""The words of why a live process could not be read (pyhang.live_causes'
+data): the first line the command line prints on stderr, and what to do."""
+
+PTRACE_HINT = ("reading a process needs ptrace permission: run as the process's user or root, check "
+               "/proc/sys/kernel/yama/ptrace_scope (1 lets only a parent attach: use sudo, or set it to 0), and in a "
+               "container add --cap-add=SYS_PTRACE")
+
+
+def no_process_hint(pid, namespaced):
+    """What to do about a pid no process has (`namespaced`: live_causes.namespaced_as(pid))."""
+    if namespaced:
+        return ("no process has pid %d here, but %s: give the pid this machine sees, pyhang report -p %d" % (
+            pid, ", ".join("PID %d is process %d of its PID namespace (a container)" % (h, pid) for h in namespaced[:4]),
+            namespaced[0]))
+    return "no process has pid %d now: it has exited, or the pid is wrong" % pid
+
+
+def no_permission(pid, why):
+    """The first line for a process this user may not read (`why`: live_causes.permission(pid))."""
+    if "owner" in why:
+        return "this user, %s, may not read process %d: it runs as %s" % (why["me"], pid, why["owner"])
+    return ("this user may not read process %d: /proc/sys/kernel/yama/ptrace_scope is %d, which lets %s" % (
+        pid, why["scope"], "only a parent or root read a process" if why["scope"] == 1 else
+        "only root read a process" if why["scope"] == 2 else "no one read a process"))
+
+
+def cannot_read(pid, what):
+    """The first line for a process read without stopping it that could not be read, for a reason that is
+    neither its exit nor permission (`what`: the reader's failure in words)."""
+    return "cannot read process %d without stopping it: %s" % (pid, what)
+
+
+# What each reader failure of a process read without stopping it means, by errno of /proc/PID/maps.
+EXITED_DURING_READ = "while pyhang read it without stopping it"
+EXITED_DURING_ATTACH = "while gdb was attaching to it"
+
+
+def truncated_core(path, size, need, notes_lost):
+    """A core cut short, which gdb refused: by how much, and, when the cut took its notes, what that lost."""
+    said = "%s is a truncated core: %d bytes of the %d its headers describe (cut short while it was written or " \
+           "copied)" % (path, size, need)
+    if notes_lost:
+        said += (", and the cut took its notes, which gdb's gcore writes last: every thread, its registers and the "
+                 "mapped files are lost, so no thread of it can be read (a core the kernel or `pyhang gcore` "
+                 "writes has its notes first, and keeps them when cut)")
+    return said
