@@ -20,7 +20,7 @@ from pyhang.model.report import PythonFrame
 from pyhang.render import values as text
 from pyhang.render.names import c_call_line
 from pyhang.render.text import py_bt_header, python_status_line
-from pyhang_gdb import collect, decoders, facts
+from pyhang_gdb import collect, decoders, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.frame_filter import native_names
 from pyhang_gdb.session import SESSION
@@ -246,7 +246,8 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
         snap, view = collect.selected_thread(0)
         gil = gil_state(view, snap.tid, snap.registers)
         pt = view.thread(snap.tid)
-        out = [py_bt_header(snap.num, snap.tid, view.version, gil, pt.interp_id if pt is not None else None)]
+        out = [py_bt_header(snap.num, snap.tid, view.version, gil, pt.interp_id if pt is not None else None,
+                            named=not thread_apply.active())]   # gdb's `thread apply` has just named the thread
         # What each frame calls in C, a line of its own above it (as py-bt shows it)
         analysed = python_frames(view, snap.tid, gil=gil)
         for i, f in enumerate(frames.frames):

@@ -11,12 +11,11 @@ loop's thread in the wait-for graph.
     loop_verdicts(report)         # a verdict per loop blocked inside a task step
     await_cycles(report, snapshot)  # Deadlocks of kind "await"
 """
-import re
 
 from pyhang.model.asyncio_facts import LoopFacts
 from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, FutureState, GilState, OwnerSource, VerdictKind, \
     TargetWarning, WaitKind
-from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict
+from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict, program_frame
 from pyhang.model.waits import ApiDetail, syscall_of
 
 PENDING = FutureState.PENDING
@@ -134,18 +133,6 @@ def _task_model(t, facts, running):
 _BUSY = (GilState.RELEASED, GilState.WAITING)
 
 _NO_LOOP = LoopFacts()   # the loop of tasks whose loop was not found: nothing known of it
-
-# Where the standard library and installed packages live: a frame there is
-# not the program's own.
-_LIBRARY = re.compile(r"(/lib/python\d[\d.]*/|/site-packages/|/dist-packages/|^<frozen )")
-
-
-def program_frame(frames):
-    """The innermost of `frames` that is the program's own (outside the
-    standard library and installed packages): where it made the call that
-    blocks; None when every frame is a library's."""
-    return next((f for f in frames if not _LIBRARY.search(f.file or "")), None)
-
 
 def _frame_facts(f):
     return {"function": f.function, "file": f.file, "line": f.line} if f is not None else None
