@@ -203,18 +203,22 @@ def analyse(report, snapshot):
 def _owned_by_loop(report, future, loop, task):
     """A thread waiting on `future` (a concurrent.futures.Future) waits for
     the thread of `loop`, which completes it through `task` (None: a ready
-    callback that will create the task)."""
+    callback that will create the task).  The loop's own thread waiting on
+    it waits for itself (run_coroutine_threadsafe(..., loop).result() on
+    that loop's thread): the loop cannot run while its thread waits;
+    api.asyncio's "self" says so."""
     if loop is None or loop.thread is None:
         return
     for th in report.threads:
         b = th.blocked_on
-        if b is None or b.kind != WaitKind.PY_FUTURE or b.address != future or b.owners or th.tid == loop.thread:
+        if b is None or b.kind != WaitKind.PY_FUTURE or b.address != future or b.owners:
             continue
         b.owners = [loop.thread]
         b.owner_source = OwnerSource.ASYNCIO_LOOP
         b.owner_alive = True
         b.api = b.api or ApiDetail()
-        b.api.asyncio = {"task": task.name if task else None, "loop": loop.address, "thread": loop.thread}
+        b.api.asyncio = {"task": task.name if task else None, "loop": loop.address, "thread": loop.thread,
+                         **({"self": True} if th.tid == loop.thread else {})}
         if task is not None:
             task.completes_for.append(th.tid)
 

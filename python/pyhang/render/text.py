@@ -335,6 +335,10 @@ def self_wait_text(report, e, names):
                         "its caller", holds))
         return ("waits for %s, which it acquired itself at %s (that frame of its own stack references it: inside "
                 "`with`, or holding it after acquire()); a Lock is not re-entrant" % (what, at))
+    if e.kind == WaitKind.PY_FUTURE:
+        return ("waits for %s, which only a task of the event loop 0x%x completes; that loop runs on this very "
+                "thread, which waits instead of running it (run_coroutine_threadsafe(..., loop).result() on the "
+                "loop's own thread)" % (what, (e.facts or {}).get("loop") or 0))
     glibc_type = getattr(getattr(b, "glibc", None), "kind", None)
     why = _SELF_MUTEX_TYPES.get(glibc_type, "a %s is not re-entrant" % ("normal mutex" if e.kind == WaitKind.MUTEX
                                                                        else "rwlock"))

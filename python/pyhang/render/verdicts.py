@@ -478,6 +478,9 @@ SELF_WAIT_ADVICE = {
     WaitKind.PY_LOCK: "a Lock is not re-entrant: where code that holds it calls code that takes it again, use "
                       "threading.RLock or take it only at the outer level; a signal handler must not take a lock "
                       "the code it interrupts may hold (set a flag, or use signal.set_wakeup_fd)",
+    WaitKind.PY_FUTURE: "on the event loop's own thread, never wait on the Future of run_coroutine_threadsafe(): "
+                        "await the coroutine itself (or `await asyncio.wrap_future(future)`); "
+                        "run_coroutine_threadsafe(...).result() is for other threads",
     None: "a normal mutex is not re-entrant: make it PTHREAD_MUTEX_RECURSIVE, or take it only at the outer level "
           "(PTHREAD_MUTEX_ERRORCHECK makes a second lock fail with EDEADLK instead of hanging)",
 }
