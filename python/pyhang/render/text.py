@@ -260,7 +260,7 @@ def _thread_block(th, out, names, also=None, merged=False, interpreters=False, i
         out.append("  and %d more thread%s in the same state with the same stacks: %s" % (
             len(also), "" if len(also) == 1 else "s",
             ", ".join("LWP %d" % t.tid for t in also[:12]) + (", ..." if len(also) > 12 else "")))
-        objects = [t.blocked_on.address for t in [th] + list(also)]
+        objects = [t.blocked_on.address if t.blocked_on is not None else None for t in [th] + list(also)]
         if len(set(objects)) > 1:   # the same wait on objects of their own (each worker's Future)
             out.append("  each waits on an object of its own: %s" % (
                 ", ".join("0x%x" % a if a is not None else "?" for a in objects[:13]) +
