@@ -85,7 +85,7 @@ def drawn(s, pid=None, python=PY):
 
 
 def findings_of(dot_text, pid, tid):
-    """The first line of each finding box the thread's box is linked to."""
+    """The first line of each finding box the thread's box is linked to, most serious first."""
     _, nodes, edges = parsed(dot_text)
     return [nodes[b][0] for a, b, _ in edges if a == "p%d_t%d" % (pid, tid) and b.startswith("p%d_f" % pid)]
 
@@ -119,7 +119,9 @@ def test_a_lock_copied_locked_by_fork_is_drawn_in_the_child(scenario):
     out, doc = drawn(s, pid=child["pid"])
     assert_titled_with_the_headline(out, doc)
     assert doc["headline"].startswith("Hung without a deadlock: a lock was copied locked by fork"), doc["headline"]
-    assert findings_of(out, child["pid"], child["tid"]) == ["A lock was copied locked by fork"], out
+    # THEN the child's waiter is linked to that finding first, and to the lock's owner being gone
+    assert findings_of(out, child["pid"], child["tid"]) == ["A lock was copied locked by fork",
+                                                            "A lock's owner is gone"], out
 
 
 def test_an_event_loop_blocked_in_a_task_is_drawn_at_the_coroutines_own_call(scenario):

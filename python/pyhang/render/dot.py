@@ -99,27 +99,30 @@ def _finding_label(f, names):
     return "\n".join([title[:1].upper() + title[1:]] + lines)
 
 
-def _finding_lines(report, pid, indent):
-    """(lines, {TID: the node of the first finding naming it}) of the report's verdicts and fork hazards,
-    most serious first: a box each, a dotted line to each thread it names."""
+def _finding_lines(report, pid, indent, in_tree=False):
+    """(lines, {TID: the nodes of the findings naming it, most serious first}) of the report's verdicts and
+    fork hazards, most serious first: a box each.  `in_tree`: a process of a tree, whose waits on other
+    processes are its edges across them."""
     names = names_of(report)
-    lines, first = [], {}
+    lines, named = [], {}
     for i, f in enumerate(findings(report)):
+        if in_tree and f.kind == VerdictKind.WAITS_ON_PROCESS:
+            continue
         node = "p%d_f%d" % (pid or 0, i)
         lines.append(indent + "%s [label=%s, %s];" % (node, quoted(_finding_label(f, names)),
                                                       HANG_FINDING if _finding_hangs(f) else OTHER_FINDING))
-        for tid in f.threads:
-            first.setdefault(tid, node)
-    return lines, first
+        for tid in dict.fromkeys(f.threads):
+            named.setdefault(tid, []).append(node)
+    return lines, named
 
 
-def _process_lines(report, pid, cycle_edges, indent, also=()):
+def _process_lines(report, pid, cycle_edges, indent, also=(), in_tree=False):
     """Boxes and edges of one process's report; `also`: TIDs to show
     besides (the ends of edges to other processes)."""
     threads = {t.tid: t for t in report.threads}
     shown, lines, unknown = set(also), [], 0
-    finding_lines, finding_of = _finding_lines(report, pid, indent)
-    shown.update(tid for tid in finding_of if tid in threads)
+    finding_lines, findings_of = _finding_lines(report, pid, indent, in_tree)
+    shown.update(tid for tid in findings_of if tid in threads)
     for e in report.edges:
         shown.update((e.waiter, e.owner))
     for t in report.threads:
@@ -145,19 +148,20 @@ def _process_lines(report, pid, cycle_edges, indent, also=()):
         lines.append(indent + "%s -> %s [%s];" % (_node_id(pid, e.waiter), _node_id(pid, e.owner), ", ".join(attrs)))
     lines += finding_lines
     waiters = {e.waiter for e in report.edges}
-    for t in report.threads:
-        node = finding_of.get(t.tid)
-        if node is None:
+    for tid in sorted(findings_of):
+        if tid not in shown:
             continue
-        b = t.blocked_on
-        # a thread in a finding: its wait, when no edge of its own says it, labels its line to the finding
-        label = _wait_label(b.kind, b.address, b.name) if b is not None and t.tid not in waiters and \
-            b.kind != WaitKind.SYSCALL else syscall_of(b).name if b is not None and b.kind == WaitKind.SYSCALL else None
-        lines.append(indent + "%s -> %s [%s%s];" % (_node_id(pid, t.tid), node, IN_FINDING,
-                                                    ", label=%s" % quoted(label) if label else ""))
+        t = threads.get(tid)
+        b = t.blocked_on if t is not None else None
+        # a thread in a finding: its wait, when no edge of its own says it, labels its line to the first finding
+        label = None if b is None else syscall_of(b).name if b.kind == WaitKind.SYSCALL else \
+            _wait_label(b.kind, b.address, b.name) if tid not in waiters else None
+        for k, node in enumerate(findings_of[tid]):
+            lines.append(indent + "%s -> %s [%s%s];" % (_node_id(pid, tid), node, IN_FINDING,
+                                                        ", label=%s" % quoted(label) if label and not k else ""))
     for t in report.threads:
         b = t.blocked_on
-        if b is None or b.owners or b.kind == WaitKind.SYSCALL or t.tid in waiters or t.tid in finding_of:
+        if b is None or b.owners or b.kind == WaitKind.SYSCALL or t.tid in waiters or t.tid in findings_of:
             continue
         unknown += 1
         node = "p%d_unknown%d" % (pid or 0, unknown)
@@ -216,7 +220,7 @@ def tree_dot(tree):
             title += "\nnot examined: %s" % (entry.problem or "?")
         lines.append("    label=%s; style=rounded; color=\"#888888\";" % quoted(title))
         if entry.report is not None:
-            lines += _process_lines(entry.report, entry.pid, cycle_edges, "    ", ends)
+            lines += _process_lines(entry.report, entry.pid, cycle_edges, "    ", ends, in_tree=True)
         lines.append("    p%d_anchor [shape=point, style=invis];" % entry.pid)
         lines.append("  }")
     reports = {p.pid: p.report for p in tree.processes if p.report is not None}
