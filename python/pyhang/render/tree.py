@@ -139,9 +139,8 @@ def render_fork_hazards(tree):
             out.append("  advice: " + fork_advice(h))
     for pid, h in tree.fork_hazards:
         if not h.facts.get("processes"):
-            names = names_of(tree.process(pid).report)
-            out.append("Fork hazard [%s] in PID %d: %s" % (h.kind, pid, hazard_title(h)))
-            out.append("  evidence: " + evidence(h, names))
+            out.append("Fork hazard [%s] in PID %d: %s; PID %d's report below says why" % (
+                h.kind, pid, hazard_title(h), pid))
     return out
 
 
