@@ -25,7 +25,7 @@ libpython.py already defined it."""
         frames = python_frames(view, snap.tid, gil=gil)
         add_frame_sources(facts.facts(), frames)  # read from the target's files, once per file and stop
         print(render_py_bt(snap.num, snap.tid, view.version, gil, view.thread(snap.tid), frames,
-                           named=not thread_apply.active()))   # gdb's `thread apply` has just named the thread
+                           named=not thread_apply.named(snap)))
 
 
 class PyBt(PythonBacktrace):

@@ -247,7 +247,7 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
         gil = gil_state(view, snap.tid, snap.registers)
         pt = view.thread(snap.tid)
         out = [py_bt_header(snap.num, snap.tid, view.version, gil, pt.interp_id if pt is not None else None,
-                            named=not thread_apply.active())]   # gdb's `thread apply` has just named the thread
+                            named=not thread_apply.named(snap))]
         # What each frame calls in C, a line of its own above it (as py-bt shows it)
         analysed = python_frames(view, snap.tid, gil=gil)
         for i, f in enumerate(frames.frames):
