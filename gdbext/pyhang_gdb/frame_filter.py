@@ -8,8 +8,9 @@ them), e.g.
           [Python] park () at /srv/app.py:17
           [Python] settle () at /srv/app.py:42
 
-A stack deeper than pyhang keeps (model.report.FramesOmitted) pairs from
-both ends, its middle one line where it would be; when the Python frames
+Recursion is folded as py-bt folds it; a stack deeper than pyhang keeps
+(model.report.FramesOmitted) pairs from both ends, its middle one line
+where it would be; when the Python frames
 cannot be paired with the evaluation-loop frames at all, one line before
 the backtrace says so and why (`py-bt` lists them).  Anything else that goes
 wrong leaves the backtrace as gdb prints it."""
@@ -19,7 +20,8 @@ from gdb.FrameDecorator import FrameDecorator
 from pyhang.analysis.eval_frames import EVAL_LOOP_NAMES, pair_indices
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import FramesOmitted
-from pyhang.render.text import omitted_line, unpaired_line
+from pyhang.render import recursion
+from pyhang.render.text import omitted_line, recursion_line, unpaired_line
 from pyhang.render.values import python_frame_function
 from pyhang_gdb import decoders, settings
 from pyhang_gdb.session import SESSION
@@ -85,7 +87,8 @@ class _PythonFrame:
 
 
 class _NoteFrame(_PythonFrame):
-    """A line among the Python frames that is none of them: where a deep stack's middle was left out."""
+    """A line among the Python frames that is none of them: how often a recursion repeats, where a deep
+    stack's middle was left out."""
 
     def function(self):
         return self._frame
@@ -134,13 +137,26 @@ def _pairing():
         gdb.write(unpaired_line(len(frames) + (omitted.count if omitted else 0),
                                 sum(1 for n in names if n in EVAL_LOOP_NAMES)) + "\n")
         return {}
-    out = {}
-    for level, run in pairs.items():
-        out[level] = []
-        for i in run:
-            if omitted is not None and i == omitted.at:
-                out[level].append(omitted_line(omitted, len(frames)))
-            out[level].append(frames[i])
+    return {level: _folded([frames[i] for i in run], run.index(omitted.at) if omitted and omitted.at in run
+                           else None, omitted, len(frames)) for level, run in pairs.items()}
+
+
+def _folded(run, cut, omitted, kept):
+    """The Python frames of one evaluation-loop call, recursion folded as py-bt folds it (a repeated cycle
+    once, then a line saying how often it repeats), and at `cut` the line for a deep stack's omitted middle."""
+    folds = {r.start: r for r in recursion.stack_runs(run, cut)}
+    out, j = [], 0
+    while j < len(run):
+        if j == cut:
+            out.append(omitted_line(omitted, kept))
+        r = folds.get(j)
+        if r is None:
+            out.append(run[j])
+            j += 1
+            continue
+        out.extend(run[j:j + r.period])
+        out.append(recursion_line(r))
+        j = r.end
     return out
 
 

@@ -215,12 +215,17 @@ def python_stack_lines(frames, indent, out, frame_lines, omitted=None):
         if r is None:
             i += 1
             continue
-        more = r.repeats - 1
-        out.append(indent + ("[recursion: the frame above {:,} more time{}]".format(more, "" if more == 1 else "s")
-                             if r.period == 1 else
-                             "[recursion: the {} frames above {:,} more time{}, {:,} frames]".format(
-                                 r.period, more, "" if more == 1 else "s", r.period * more)))
+        out.append(indent + recursion_line(r))
         i = r.end
+
+
+def recursion_line(r):
+    """The line under the first repeat of a recursion.Run: how often the frames above it repeat."""
+    more = r.repeats - 1
+    if r.period == 1:
+        return "[recursion: the frame above {:,} more time{}]".format(more, "" if more == 1 else "s")
+    return "[recursion: the {} frames above {:,} more time{}, {:,} frames]".format(
+        r.period, more, "" if more == 1 else "s", r.period * more)
 
 
 def _python_frame_lines(f, indent, out):
