@@ -139,10 +139,12 @@ class Scenario:
     def wait_parked(self, deadline):
         """Every thread the program reported must be asleep (state S), and a
         thread that says where it parks (`parked_in`: a system call) asleep in
-        that call: a sleep on the way to it is no hang yet."""
+        that call: a sleep on the way to it is no hang yet.  The threads are those of the process that
+        recorded the truth (its "pid"), which may be a child of the program started."""
         threads = [t for t in self.truth.get("threads", []) if t.get("parked", True)]
+        pid = self.truth.get("pid") or self.pid   # the process that recorded them (a child of the program's own)
         while time.monotonic() < deadline:
-            if all(thread_state(self.pid, t["tid"]) in ("S", "D") and parked_in(self.pid, t) for t in threads):
+            if all(thread_state(pid, t["tid"]) in ("S", "D") and parked_in(pid, t) for t in threads):
                 time.sleep(self.settle)
                 return
             time.sleep(0.05)
@@ -248,16 +250,16 @@ def live_and_core_reports(s, executable):
     yield "core", report_json(executable=executable, core=s.gcore())
 
 
-def cli_live_and_core_reports(s, executable, text=False):
+def cli_live_and_core_reports(s, executable, text=False, look=False):
     """(where, JSON report[, text report]) of `pyhang report` on the scenario's process, then on a
-    gcore core of it; each JSON validated, its exit_status the command's."""
+    gcore core of it; each JSON validated, its exit_status the command's (`look`: pyhang_cli's)."""
     core = s.gcore()
     for where, target in (("live", ["-p", s.pid]), ("core", [*core_options(executable), core, executable])):
-        status, out, err = pyhang_cli("report", "--json", *target)
+        status, out, err = pyhang_cli("report", "--json", *target, look=look)
         doc = validated_report(json.loads(out))
         assert doc["exit_status"] == status, (where, err)
         if text:
-            yield where, doc, pyhang_cli("report", *target)[1]
+            yield where, doc, pyhang_cli("report", *target, look=look)[1]
         else:
             yield where, doc
 
@@ -465,9 +467,19 @@ def kept(data, again):
     return data == again
 
 
-def pyhang_cli(*args, env=None, timeout=600):
-    """(exit status, stdout, stderr) of python/bin/pyhang."""
-    r = subprocess.run([os.path.join(ROOT, "python", "bin", "pyhang")] + [str(a) for a in args],
+# What a `report` of a live process is told about its second look: nothing (it takes one: the user's default).
+_LOOK_OPTIONS = ("--once", "--interval")
+
+
+def pyhang_cli(*args, env=None, timeout=600, look=False):
+    """(exit status, stdout, stderr) of python/bin/pyhang.  A `report -p` (or `--tree -p`) takes one look
+    (`--once` is added) unless `look` is true or the arguments say how to look: the second look costs half a
+    second a report, and only the tests of the second look need one (test_progress_look and the tests that
+    pass look=True)."""
+    args = [str(a) for a in args]
+    if not look and args[:1] == ["report"] and "-p" in args and not any(a in _LOOK_OPTIONS for a in args):
+        args.insert(1, "--once")
+    r = subprocess.run([os.path.join(ROOT, "python", "bin", "pyhang")] + args,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
                        env=dict(os.environ, PYHANG_BUILD_DIR=build_dir(), **(env or {})))
     return r.returncode, r.stdout, r.stderr

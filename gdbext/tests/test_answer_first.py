@@ -24,7 +24,7 @@ def answer(text):
 
 def both(s, exe):
     """(where, JSON report, text report) live and from a core."""
-    return harness.cli_live_and_core_reports(s, exe, text=True)
+    return harness.cli_live_and_core_reports(s, exe, text=True, look=True)
 
 
 def idle_params():

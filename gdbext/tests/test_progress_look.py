@@ -16,7 +16,7 @@ IDLERS = "4"
 
 
 def report(*args):
-    status, out, err = harness.pyhang_cli("report", "--json", *args)
+    status, out, err = harness.pyhang_cli("report", "--json", *args, look=True)
     doc = harness.validated_report(json.loads(out))
     assert doc["exit_status"] == status, err
     return doc
@@ -60,14 +60,37 @@ def test_a_running_thread_moves_and_keeps_the_unknown_wait_unknown(scenario):
     # AND the wait stays unknown: the runner might still set the Event (exit 4, no no-progress verdict)
     assert not [v for v in doc["verdicts"] if v["kind"] == "no-progress"]
     assert threads[waiter]["account"]["state"] == "unaccounted" and doc["exit_status"] == 4
-    status, text, _ = harness.pyhang_cli("report", "-p", s.pid)
+    status, text, _ = harness.pyhang_cli("report", "-p", s.pid, look=True)
     assert "Second look after 0.5 s: 1 of 1 blocked thread made no progress; 1 moved (Thread 2 (LWP %d): cpu" % runner \
         in text, text[:2500]
 
 
+def test_a_tree_looks_at_every_process_again_at_once_and_a_child_whose_waits_did_not_move_is_a_hang(scenario):
+    # GIVEN a parent that waits for its child (a known child: accounted for in the tree), and the child the
+    # process above: two waits nothing in it can end, every other thread idle
+    parent = "import subprocess, sys; sys.exit(subprocess.call([sys.executable, '-u', %r, %r]))" % (
+        os.path.join(harness.SCENARIOS, "idle_threads.py"), IDLERS)
+    s = scenario([PY, "-c", parent])
+    child = s.truth["pid"]
+    stuck = sorted(harness.role_tid(s, r) for r in ("main", "joined"))
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid, look=True)
+    tree = harness.validated_tree(json.loads(out))
+    procs = {p["target"]["pid"]: p for p in tree["processes"] if "target" in p}
+    # THEN both processes were looked at again, in one interval, and the child's two waits are a hang
+    assert set(procs) == {s.pid, child}
+    assert all(p["second_look"] is not None and p["second_look"]["interval"] == 0.5 for p in procs.values())
+    assert [sorted(v["threads"]) for v in procs[child]["verdicts"] if v["kind"] == "no-progress"] == [stuck]
+    assert status == tree["exit_status"] == 5, err
+    # AND with --once the tree takes one look: the child's waits stay unknown (exit 4)
+    status, out, _ = harness.pyhang_cli("report", "--tree", "--once", "--json", "-p", s.pid)
+    once = json.loads(out)
+    assert status == once["exit_status"] == 4
+    assert all(p.get("second_look") is None for p in once["processes"] if "target" in p)
+
+
 def test_the_options_of_the_second_look_go_with_report_of_a_live_process():
     for argv in (["report", "--once", "core.1"], ["py-bt", "--once", "-p", "1"], ["report", "--interval", "0", "-p", "1"],
-                 ["report", "--once", "--interval", "1", "-p", "1"], ["report", "--tree", "--once", "-p", "1"]):
+                 ["report", "--once", "--interval", "1", "-p", "1"]):
         status, _, err = harness.pyhang_cli(*argv)
         assert status == 2 and ("--once" in err or "--interval" in err), (argv, err)
 

@@ -114,7 +114,7 @@ exit status:
   3  `report` was made and found at least one deadlock
   5  `report` was made and found a hang that is no cycle: a ThreadPoolExecutor starving
      itself, an event loop blocked in a task, a lock whose owner is gone, a Queue nothing
-     can fill or drain, waits that made no progress while nothing could end them (report -p
+     can fill or drain, a lock held across a long sleep, waits that made no progress while nothing could end them (report -p
      looks twice more without stopping the process, unless --once), the GIL's holder asleep in a system call, a lock copied locked by fork, a
      thread inside an OpenMP pool fork did not copy (--tree: also a process waiting on one
      that cannot serve it, a multiprocessing.Pool task lost with a worker that died); its
@@ -269,7 +269,7 @@ def main(argv=None):
         p.error("--dot goes without --json")
     if args.what != "report" and (report_only or args.json):
         p.error("%s goes with `report` only" % (report_only or ["--json"])[0])
-    if (args.once or args.interval is not None) and (args.what != "report" or args.pid is None or args.tree):
+    if (args.once or args.interval is not None) and (args.what != "report" or args.pid is None):
         p.error("%s goes with `report -p PID`" % ("--once" if args.once else "--interval"))
     if args.once and args.interval is not None:
         p.error("--once goes without --interval")
@@ -466,7 +466,7 @@ def job_parser():
                    help="pyhang's path on the nodes (default: this one's, for srun and --local; `pyhang` for ssh)")
     p.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
                    help="an extra srun argument (repeat it), e.g. --srun-arg=--partition=debug")
-    p.add_argument("--ssh-arg", action="append", default=[], metavar="ARG", help="an extra ssh argument (repeat it)")
+    p.add_argument("--ssh-arg", action="append", default=[], metavar="ARG", help="an extra ssh argument (repeat it; --ssh-arg=-p for one that starts with a dash)")
     p.add_argument("--stop", action="store_true", help="stop each process to read it (gdb), as report -p does")
     return p
 
@@ -615,7 +615,8 @@ def report_tree(args):
         cause = gdb_batch.no_process(args.pid)
         return fail(Failure(cause, hint=hint([], args, cause)), args.json)
     stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
-    tree = processes.live_tree(args.pid, stopping=stopping) if args.pid is not None else \
+    interval = None if args.once else args.interval if args.interval is not None else SECOND_LOOK_INTERVAL
+    tree = processes.live_tree(args.pid, stopping=stopping, look_interval=interval) if args.pid is not None else \
         processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)
     if args.dot:
         from pyhang.render.dot import tree_dot

@@ -130,12 +130,14 @@ def _run_all(jobs, gdbext, **where):
 
 
 def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBEXT, root_lock_objects=None,
-              stopping=AUTO):
+              stopping=AUTO, look_interval=None):
     """The TreeReport of live process `root` and its descendants.
     `root_report`: the root's Report when the caller made it (pyhang in gdb
     attached to it), else the root is examined like the others;
     `root_lock_objects(addresses)`: then the root's lock objects, asked there;
-    `stopping`: whether each process may be stopped (AUTO, ALWAYS, NEVER)."""
+    `stopping`: whether each process may be stopped (AUTO, ALWAYS, NEVER);
+    `look_interval`: seconds between the two looks of a second look at every
+    process examined, taken together once every stop is over (None: one look)."""
     found, more = procfs.descendants(root, limit)
     tree = TreeReport(root_pid=root, truncated=0)
     if more:
@@ -157,7 +159,22 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBE
     here = (root, root_lock_objects or (lambda addresses: [])) if root_report is not None else None
     _ask_parents(tree, lambda entry, addresses: lock_objects(addresses, pid=entry.pid, gdbext=gdbext,
                                                              stopping=stopping), here)
+    if look_interval is not None:
+        second_looks(tree, look_interval)
     return tree_analysis.analyse(tree)
+
+
+def second_looks(tree, interval):
+    """Each examined process of `tree` looked at twice more without stopping it, all in one interval, and
+    what that means for its report (analysis.progress); the tree's analysis then reads the reports so
+    concluded."""
+    from pyhang import second_look
+    from pyhang.analysis import completeness, progress
+    reports = {p.pid: p.report for p in tree.processes if p.report is not None and p.report.target.kind == "live"}
+    looks = second_look.look_many({pid: [t.tid for t in r.threads] for pid, r in reports.items()}, interval)
+    for pid, report in reports.items():
+        progress.apply(report, looks[pid])
+        report.exit_status = completeness.report_status(report)
 
 
 def core_tree(cores, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None):

@@ -65,20 +65,35 @@ def _delta(a, b):
 def look(pid, tids, interval, sleep=time.sleep):
     """SecondLook of the threads `tids` (as the report names them: the
     target's own TIDs) of live process `pid`, two looks `interval` s apart."""
+    return look_many({pid: tids}, interval, sleep)[pid]
+
+
+def look_many(targets, interval, sleep=time.sleep):
+    """{pid: SecondLook} of live processes `targets` ({pid: [TID]}, as look's), looked at together: every
+    first look, one interval, every second look (a tree's processes cost one interval, not one each)."""
     import _pyhang_native as native
-    tids_map = namespaces.live_tids(pid)
-    hosts = {tid: tids_map.to_host(tid) for tid in tids}
+    out, opened = {}, {}
     sleep(SETTLE)
-    try:
-        target = native.Target.live(pid)
-    except Exception as exc:  # noqa: BLE001 — gone, or no permission: said, never raised
-        return SecondLook(interval=interval, problem=_failure(exc, pid))
-    first = _sample(pid, hosts.values())
-    before = _interpreter(native, target)
-    sleep(interval)
-    target.invalidate()
-    after = _interpreter(native, target) if before is not None else None
-    second = _sample(pid, hosts.values())
+    for pid, tids in targets.items():
+        tids_map = namespaces.live_tids(pid)
+        hosts = {tid: tids_map.to_host(tid) for tid in tids}
+        try:
+            target = native.Target.live(pid)
+        except Exception as exc:  # noqa: BLE001 — gone, or no permission: said, never raised
+            out[pid] = SecondLook(interval=interval, problem=_failure(exc, pid))
+            continue
+        opened[pid] = (hosts, target, _sample(pid, hosts.values()), _interpreter(native, target))
+    if opened:
+        sleep(interval)
+    for pid, (hosts, target, first, before) in opened.items():
+        target.invalidate()
+        after = _interpreter(native, target) if before is not None else None
+        out[pid] = _compared(hosts, first, _sample(pid, hosts.values()), before, after, interval, native)
+    return out
+
+
+def _compared(hosts, first, second, before, after, interval, native):
+    """The SecondLook of one process from its two samples and two reads of its interpreter."""
     try:
         moved = set(native.state_moves(before, after)["moved"]) if before is not None and after is not None else None
     except Exception:  # noqa: BLE001 — frames that cannot be compared are not said to have moved or not

@@ -35,13 +35,13 @@ CASES = {
 }
 
 
+# The cases whose evidence makes a fork child (each kind alone); the others make none.
+CHILDREN = {"proc: same address space as the parent", "multiprocessing: a forked process object",
+            "fork bootstrap frames", "descriptors of threads that ran at fork"}
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_is_child_says_what_the_fork_analysis_concludes(case):
+def test_the_analysis_and_the_collections_early_question_both_give_each_cases_answer(case):
     rep, facts = CASES[case][0], from_data(ForkFacts, CASES[case][1])
-    assert is_child(rep, facts) == analyse(rep, facts).child
-
-
-def test_each_kind_of_evidence_alone_makes_a_child_and_none_makes_none():
-    children = {c for c, (rep, facts) in CASES.items() if is_child(rep, from_data(ForkFacts, facts))}
-    assert children == {"proc: same address space as the parent", "multiprocessing: a forked process object",
-                        "fork bootstrap frames", "descriptors of threads that ran at fork"}
+    want = case in CHILDREN
+    assert analyse(rep, facts).child is want and is_child(rep, facts) is want

@@ -2,6 +2,7 @@
 import pytest
 
 from pyhang.model.record import field, from_data, record, replace, to_data
+from pyhang.model.report import Hazard
 
 
 @record
@@ -117,3 +118,16 @@ def test_the_build_compiles_every_model_record_init_ahead_and_a_class_takes_it_f
     # THEN it holds them all, from the staged package's own bytecode cache
     assert out.returncode == 0, out.stderr
     assert os.path.realpath(out.stdout.strip()).startswith(os.path.realpath(os.path.join(build, "python")))
+
+
+def test_post_init_runs_last_with_every_field_set_as_a_dataclasses_does():
+    @record
+    class Sorted:
+        threads: list
+        name: str = "x"
+
+        def __post_init__(self):
+            self.threads = sorted(self.threads) + [self.name]
+
+    assert Sorted([3, 1, 2], name="n").threads == [1, 2, 3, "n"]
+    assert Hazard(kind="k", threads=[9, 4], confidence="likely", variant="").threads == [4, 9]

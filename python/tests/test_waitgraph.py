@@ -256,27 +256,24 @@ def test_separate_components_are_separate_deadlocks():
     assert [d.component["threads"] for d in found] == [[1, 2, 3], [7, 8, 9]]
 
 
-def test_a_dense_graph_of_1000_guessing_threads_is_one_deadlock_found_in_seconds():
-    import time
+def test_a_dense_graph_of_1000_guessing_threads_is_one_deadlock_within_the_step_bound(monkeypatch):
+    # The step bound, not the clock, decides here (how long it takes is native/bench's to measure): with the
+    # time bound out of reach a loaded host gives the same answer as an idle one.
+    monkeypatch.setattr(waitgraph, "MAX_SECONDS", 3600.0)
     n = 1000
     dense = [_guess(a, b) for a in range(1, n + 1) for b in range(1, n + 1) if a != b]
-    t0 = time.monotonic()
     found, truncated = find_cycles(dense)
-    took = time.monotonic() - t0
     (d,) = found
-    assert took < 10, took
     assert d.component["threads"] == list(range(1, n + 1)) and not d.component["all_counted"]
     assert d.component["cycles"] >= 1 and not truncated
 
 
 def test_a_dense_graph_of_1000_threads_of_certain_edges_stops_at_the_bounds(monkeypatch):
-    import time
     n = 1000
     dense = [edge(a, b) for a in range(1, n + 1) for b in range(1, n + 1) if a != b]
     monkeypatch.setattr(waitgraph, "MAX_SECONDS", 2.0)
-    t0 = time.monotonic()
     found, truncated = find_cycles(dense)
-    assert time.monotonic() - t0 < 15 and truncated and 0 < len(found) <= waitgraph.MAX_CYCLES
+    assert truncated and 0 < len(found) <= waitgraph.MAX_CYCLES
 
 
 def test_the_components_of_a_graph_are_its_strongly_connected_sets_that_hold_a_cycle():

@@ -5,7 +5,7 @@ The cycle search and the driver-lock heuristic are pyhang.analysis.waitgraph;
 this module gathers the edges it searches and states what a blocked process
 without a cycle suffers from.
 """
-from pyhang.analysis import collectives, idle, python_api, syscalls, waitgraph
+from pyhang.analysis import collectives, held, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.waits import syscall_of, to_data
@@ -490,6 +490,7 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     pools = python_api.pools(snapshots)
     out += nothing_can_wake(report, pools)
     out += executor_starvation(report, pools)
+    out += held.verdicts(report)
     idle_waits = idle.idle_waits(report, snapshots, taken={tid for v in out for tid in v.threads})
     pool_workers = [(t.tid, idle_pool_library(t, native_depth)) for t in report.threads] if native_depth else []
     pool_workers = [(tid, lib) for tid, lib in pool_workers if lib]

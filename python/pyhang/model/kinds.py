@@ -170,6 +170,7 @@ class VerdictKind:
     INCOMPLETE = "incomplete"   # what pyhang needs could not be read (model.kinds.Unread): no all-clear possible
     UNACCOUNTED = "unaccounted"   # waits no other finding explains and pyhang does not model: their raw facts
     NO_PROGRESS = "no-progress"   # a second look: unaccounted waits that did not move, nor did anything to end them
+    HELD_ACROSS_SLEEP = "held-across-sleep"   # threads wait for a lock whose holder sleeps long (analysis.held)
 
 
 class ThreadState:
@@ -287,7 +288,7 @@ HANG_VERDICTS = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.ASYNCIO_LOOP_BLOCK
                  VerdictKind.HOLDER_EXITED,
                  VerdictKind.NOTHING_CAN_WAKE, VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS,
                  VerdictKind.POOL_TASK_LOST, VerdictKind.SERVER_DIED, VerdictKind.COLLECTIVE_MISMATCH,
-                 VerdictKind.NO_PROGRESS)
+                 VerdictKind.NO_PROGRESS, VerdictKind.HELD_ACROSS_SLEEP)
 
 # What is wrong, most serious first, after any deadlock: the order of a
 # report's first lines and of its verdicts.  A hang without a cycle, then
@@ -296,7 +297,7 @@ SEVERITY = (VerdictKind.EXECUTOR_STARVATION, VerdictKind.POOL_TASK_LOST, Verdict
             VerdictKind.COLLECTIVE_MISMATCH, VerdictKind.ASYNCIO_LOOP_BLOCKED,
             HazardKind.ORPHANED_LOCK, HazardKind.OPENMP_AFTER_FORK, HazardKind.GRPC_AFTER_FORK,
             VerdictKind.GIL_HOLDER_BLOCKED, VerdictKind.GIL_NOBODY_HOLDS, VerdictKind.NOTHING_CAN_WAKE,
-            VerdictKind.NO_PROGRESS,
+            VerdictKind.NO_PROGRESS, VerdictKind.HELD_ACROSS_SLEEP,
             VerdictKind.OWNER_GONE, VerdictKind.HOLDER_EXITED, VerdictKind.INCOMPLETE, VerdictKind.WAITS_ON_PROCESS,
             VerdictKind.OWNERS_UNKNOWN, VerdictKind.UNACCOUNTED,
             VerdictKind.GIL_HANDOVER, VerdictKind.POOL_IDLE, VerdictKind.IDLE)

@@ -12,7 +12,8 @@ functions through the compiler.
 A record class gets an __init__ taking its annotated fields in order
 (positional or by keyword; a field with a default or a default_factory may be
 left out), and __repr__ and __eq__ over those fields, as dataclass gives
-them; like a dataclass with eq, it is not hashable.  `record(frozen=True)`
+them; like a dataclass with eq, it is not hashable; a __post_init__ the class
+defines runs last, as a dataclass's does.  `record(frozen=True)`
 forbids assigning a field after __init__ and makes instances hashable by
 their fields.  No inheritance between records, no other options: the model
 needs none.
@@ -98,6 +99,8 @@ def _make(cls, frozen):
             value = name
         body.append(("object.__setattr__(self, %r, %s)" if frozen else "self.%s = %s") % (
             (name, value) if frozen else (name, value)))
+    if "__post_init__" in cls.__dict__:   # as a dataclass: called last, with every field set
+        body.append("self.__post_init__()")
     source = "def __init__(self, %s):\n    %s\n" % (", ".join(params), "\n    ".join(body or ["pass"]))
     MADE.append(source)
     cls.__init__ = _first_init(cls, source, env)

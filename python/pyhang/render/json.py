@@ -31,10 +31,12 @@ def _verdict_facts(facts):
         out["name"] = object_name(out["name"])
     if out.get("unread") == Unread.LOCK_LAYOUTS:   # incomplete: why the layouts are not known, worded
         out["problem"] = layouts_text(out.get("problem"))
-    if isinstance(out.get("waits"), list):   # owners-unknown, idle: the object of each wait
-        out["waits"] = [dict(w, name=object_name(w["name"])) if isinstance(w, dict) and w.get("name") else w
-                        for w in out["waits"]]
+    for key in ("waits", "locks"):   # owners-unknown, idle: the object of each wait; held-across-sleep: each lock
+        if isinstance(out.get(key), list):
+            out[key] = [dict(w, name=object_name(w["name"])) if isinstance(w, dict) and w.get("name") else w
+                        for w in out[key]]
     return out
+
 
 def _c_call(c):
     if c is None:

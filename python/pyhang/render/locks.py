@@ -5,7 +5,7 @@ from pyhang.model.kinds import Confidence, ExitPath, JoinEvidence, OwnerSource, 
 from pyhang.model.waits import ApiDetail, CodeLine, CollectiveDetail, JoinDetail, PythonLockDetail, PythonLockEvidence, syscall_of
 from pyhang.render import syscalls
 from pyhang.render.glibc import evidence_text, layouts_text
-from pyhang.render.names import object_name, thread_issues_text
+from pyhang.render.names import lock_text, object_name, thread_issues_text
 
 _API_KINDS = (WaitKind.PY_QUEUE_GET, WaitKind.PY_QUEUE_PUT, WaitKind.PY_QUEUE_JOIN, WaitKind.PY_SEMAPHORE, WaitKind.PY_EVENT,
               WaitKind.PY_BARRIER, WaitKind.PY_FUTURE, WaitKind.PY_IMPORT_LOCK)
@@ -384,3 +384,32 @@ def likely_holder_evidence(facts):
     if facts.get("waits_for_gil"):
         return "%s and it waits for the GIL: it likely holds the lock it took inside %s%s" % (where, name, driver)
     return "%s and it is blocked (%s): it may hold the lock%s" % (where, facts.get("blocked_kind"), driver)
+
+
+_LISTED_WAITERS = 8   # waiters named in a held-across-sleep line; the rest are counted
+
+
+def held_across_sleep_text(f, names):
+    """"Thread 2 (LWP 9) "holder" holds threading.Lock 0x… (__main__.LOCK) while it sleeps, for another 3596 s,
+    in sleep_forever (app.py line 44); Thread 3 (LWP 10) waits for it [likely: …]" (a held-across-sleep
+    verdict's facts: analysis.held)."""
+    locks = " and ".join(lock_text(x["kind"], x["address"]) + (" (%s)" % object_name(x["name"]) if x.get("name")
+                                                                   else "") for x in f["locks"])
+    likely = any(x.get("source") == OwnerSource.HEURISTIC for x in f["locks"])
+    how = "for another %s" % syscalls.duration(f["left_ns"]) if f.get("left_ns") is not None else \
+        "in a sleep of %s" % syscalls.duration(f["requested_ns"])
+    frame = f.get("frame") or {}
+    where = " in %s (%s line %s)" % (frame.get("function") or "?", basename(frame.get("file")) or "?",
+                                     frame.get("line", "?")) if frame else ""
+    waiters = f["waiters"]
+    text = "%s %s %s while it sleeps (%s) %s%s; %s wait%s for it" % (
+        names(f["holder"]), "most likely holds" if likely else "holds", locks, f["call"], how, where,
+        ", ".join(names(t) for t in waiters[:_LISTED_WAITERS]) +
+        (", and %d more" % (len(waiters) - _LISTED_WAITERS) if len(waiters) > _LISTED_WAITERS else ""),
+        "s" if len(waiters) == 1 else "")
+    behind = f.get("behind") or []
+    if behind:
+        text += ", and %d more thread%s wait%s on them" % (len(behind), "" if len(behind) == 1 else "s",
+                                                          "s" if len(behind) == 1 else "")
+    return text + " [%s: it may release %s when it wakes; until then none of them can run]" % (
+        f.get("confidence") or Confidence.LIKELY, "it" if len(f["locks"]) == 1 else "them")

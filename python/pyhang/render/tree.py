@@ -108,6 +108,9 @@ def render_deadlocks(tree):
             out.append("  " + _node_label(tree, node))
             if th is not None and th.blocked_on is not None:
                 out.append("    " + summary(th.blocked_on, names_of(p.report)))
+            if th is not None and th.moved:
+                out.append("    moved between the second look's looks (%s): this may be contention, not a deadlock" %
+                           ", ".join(th.moved))
             held = [t for t in _held_texts(d, node) if (node[0], t) not in said]
             said.update((node[0], t) for t in held)
             out.extend("    (%s)" % text for text in held)

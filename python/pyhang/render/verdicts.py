@@ -10,7 +10,7 @@ from pyhang.render.account import LISTED as _LISTED, count, library as _lib, pid
 from pyhang.render.asyncio import loop_blocked_text
 from pyhang.render.exits import exit_text
 from pyhang.render.glibc import layouts_text
-from pyhang.render.locks import rank_text
+from pyhang.render.locks import held_across_sleep_text, rank_text
 from pyhang.render.names import lock_text, object_name
 
 
@@ -318,6 +318,8 @@ def verdict_text(v, names):
         return nothing_can_wake_text(v.facts, names)
     if v.kind == VerdictKind.POOL_TASK_LOST:
         return pool_task_lost_text(v.facts, names)
+    if v.kind == VerdictKind.HELD_ACROSS_SLEEP:
+        return held_across_sleep_text(v.facts, names)
     if v.kind == VerdictKind.SERVER_DIED:
         return server_died_text(v.facts, names)
     if v.kind == VerdictKind.COLLECTIVE_MISMATCH:
@@ -389,7 +391,7 @@ TITLES = {VerdictKind.EXECUTOR_STARVATION: "Starvation", VerdictKind.ASYNCIO_LOO
           VerdictKind.INCOMPLETE: "Report incomplete", VerdictKind.OWNERS_UNKNOWN: "Owner unknown",
           VerdictKind.WAITS_ON_PROCESS: "Waits on another process", VerdictKind.GIL_HANDOVER: "GIL handover",
           VerdictKind.POOL_IDLE: "Idle", VerdictKind.IDLE: "Idle", VerdictKind.UNACCOUNTED: "Not accounted for",
-          VerdictKind.NO_PROGRESS: "No progress"}
+          VerdictKind.NO_PROGRESS: "No progress", VerdictKind.HELD_ACROSS_SLEEP: "Held across a sleep"}
 
 # What the first line says of a hang without a cycle (ExitStatus.HUNG), most serious first.
 HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves itself",
@@ -405,7 +407,8 @@ HANG_SUMMARIES = {VerdictKind.EXECUTOR_STARVATION: "a ThreadPoolExecutor starves
                   VerdictKind.COLLECTIVE_MISMATCH: "ranks of a distributed job wait in different collectives",
                   VerdictKind.OWNER_GONE: "a lock's owner is gone",
                   VerdictKind.HOLDER_EXITED: "a lock's holder most likely exited",
-                  VerdictKind.NO_PROGRESS: "blocked threads made no progress and nothing can end their waits"}
+                  VerdictKind.NO_PROGRESS: "blocked threads made no progress and nothing can end their waits",
+                  VerdictKind.HELD_ACROSS_SLEEP: "a lock is held across a long sleep"}
 
 # The next step for each verdict: what to change, or what to look at next.
 ADVICE = {
@@ -440,6 +443,9 @@ ADVICE = {
                                "Lock (or restart the manager) after a client was killed",
     VerdictKind.OWNERS_UNKNOWN: "find the thread meant to release, set or complete each object: "
                                 "`pyhang report --locals` shows which frames hold it",
+    VerdictKind.HELD_ACROSS_SLEEP: "never sleep holding a lock: leave the `with` block (or release()) before "
+                                   "time.sleep, or wait on a threading.Condition of that lock with wait(timeout), "
+                                   "which releases it while it waits",
     VerdictKind.GIL_HANDOVER: "look again: one of these threads should hold the GIL by then",
     VerdictKind.NO_PROGRESS: "find who was meant to end each wait (its object and frames below; `pyhang report "
                              "--locals` shows which frames hold it): nothing in the process is going to",
