@@ -49,8 +49,8 @@ class _Frame(FrameDecorator):
     def elided(self):
         if not self._run:
             return super().elided()
-        return [_PythonFrame(self.inferior_frame(), f) if not isinstance(f, str) else _NoteFrame(self.inferior_frame(), f)
-                for f in self._run]
+        native = self.inferior_frame()
+        return [_PythonFrame(native, f) if not isinstance(f, str) else _NoteFrame(native, f) for f in self._run]
 
 
 class _PythonFrame:

@@ -51,3 +51,10 @@ def test_dot_parses_what_the_renderer_writes():
     r = subprocess.run(["dot", "-Tsvg"], input=report_dot(report()).encode(), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
     assert r.returncode == 0 and b"<svg" in r.stdout, r.stderr
+
+
+def test_a_native_lock_with_no_variable_naming_it_is_labelled_with_its_elf_symbol():
+    r = report()
+    r.threads[0].blocked_on.symbol = "drv_lock"
+    line = next(l for l in report_dot(r).splitlines() if "p10_t11 -> p10_t12" in l)
+    assert "mutex 0x20\\n(drv_lock)" in line, line

@@ -54,10 +54,15 @@ def _node_id(pid, tid):
     return "p%d_t%d" % (pid or 0, tid)
 
 
-def _wait_label(kind, address, name=None):
+def _wait_label(kind, address, name=None, symbol=None):
+    """What is waited for: the object, and the variable that names it, else the ELF symbol it lies in."""
     text = lock_text(kind, address)
-    name = object_name(name)
+    name = object_name(name) or symbol
     return text + ("\n(%s)" % name if name else "")
+
+
+def _blocked_label(b):
+    return _wait_label(b.kind, b.address, b.name, b.symbol)
 
 
 def _frame_place(f):
@@ -138,9 +143,10 @@ def _process_lines(report, pid, cycle_edges, indent, also=(), in_tree=False):
                                                                                   "threads)" % tid)))
     for e in report.edges:
         waiter = threads.get(e.waiter)
-        name = waiter.blocked_on.name if waiter and waiter.blocked_on and waiter.blocked_on.address == e.address \
-            else None
-        attrs = ["label=%s" % quoted(_wait_label(e.kind, e.address, name))]
+        b = waiter.blocked_on if waiter is not None else None
+        own = b is not None and b.address == e.address
+        label = _blocked_label(b) if own else _wait_label(e.kind, e.address)
+        attrs = ["label=%s" % quoted(label)]
         if ((pid, e.waiter), (pid, e.owner)) in cycle_edges:
             attrs.append(DEADLOCK)
         if e.source == OwnerSource.HEURISTIC:
@@ -155,7 +161,7 @@ def _process_lines(report, pid, cycle_edges, indent, also=(), in_tree=False):
         b = t.blocked_on if t is not None else None
         # a thread in a finding: its wait, when no edge of its own says it, labels its line to the first finding
         label = None if b is None else syscall_of(b).name if b.kind == WaitKind.SYSCALL else \
-            _wait_label(b.kind, b.address, b.name) if tid not in waiters else None
+            _blocked_label(b) if tid not in waiters else None
         for k, node in enumerate(findings_of[tid]):
             lines.append(indent + "%s -> %s [%s%s];" % (_node_id(pid, tid), node, IN_FINDING,
                                                         ", label=%s" % quoted(label) if label and not k else ""))
@@ -169,7 +175,7 @@ def _process_lines(report, pid, cycle_edges, indent, also=(), in_tree=False):
         note = "the other ranks (other processes)" if b.kind == WaitKind.COLLECTIVE else "owner unknown"
         lines.append(indent + "%s [label=%s, %s];" % (node, quoted(note), UNKNOWN))
         lines.append(indent + "%s -> %s [label=%s, %s];" % (_node_id(pid, t.tid), node,
-                                                            quoted(_wait_label(b.kind, b.address, b.name)), LIKELY))
+                                                            quoted(_blocked_label(b)), LIKELY))
     return lines
 
 

@@ -571,9 +571,8 @@ def render_py_bt(num, tid, version, gil, thread_state, frames, named=True):
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
         out.append("Traceback (most recent call first):")
-        omitted = FramesOmitted(at=thread_state.frames_omitted_at, count=thread_state.frames_omitted) \
-            if thread_state is not None and thread_state.frames_omitted and len(frames) > thread_state.frames_omitted_at \
-            else None
+        at, count = thread_state.frames_omitted_at, thread_state.frames_omitted
+        omitted = FramesOmitted(at=at, count=count) if count and len(frames) > at else None
         python_stack_lines(frames, "  ", out, _py_bt_frame_lines, omitted)
     if thread_state.problem:
         out.append("  (incomplete: %s)" % unread_text(thread_state.problem))
