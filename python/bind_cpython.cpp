@@ -194,6 +194,8 @@ py::dict thread_dict(const std::shared_ptr<const void>& owner, const cpython::Py
   d[key("thread_id")] = t.thread_id;
   d[key("native_tid")] = opt(t.native_tid);
   d[key("frames")] = Frames(std::shared_ptr<const std::vector<cpython::PyFrame>>(owner, &t.frames), conv);
+  d[key("frames_omitted")] = t.frames_omitted;
+  d[key("frames_omitted_at")] = t.frames_omitted_at;
   d[key("problem")] = read_problem_dict(t.problem);
   d[key("attached")] = opt(t.attached);
   d[key("holds_gil")] = t.holds_gil;

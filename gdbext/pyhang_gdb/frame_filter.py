@@ -8,12 +8,20 @@ them), e.g.
           [Python] park () at /srv/app.py:17
           [Python] settle () at /srv/app.py:42
 
-Anything that goes wrong leaves the backtrace as gdb prints it."""
+Recursion is folded as py-bt folds it; a stack deeper than pyhang keeps
+(model.report.FramesOmitted) pairs from both ends, its middle one line
+where it would be; when the Python frames
+cannot be paired with the evaluation-loop frames at all, one line before
+the backtrace says so and why (`py-bt` lists them).  Anything else that goes
+wrong leaves the backtrace as gdb prints it."""
 import gdb
 from gdb.FrameDecorator import FrameDecorator
 
-from pyhang.analysis.eval_frames import EVAL_LOOP_NAMES, pair_runs
+from pyhang.analysis.eval_frames import EVAL_LOOP_NAMES, pair_indices
 from pyhang.analysis.python_state import PythonView
+from pyhang.model.report import FramesOmitted
+from pyhang.render import recursion
+from pyhang.render.text import omitted_line, recursion_line, unpaired_line
 from pyhang.render.values import python_frame_function
 from pyhang_gdb import decoders, settings
 from pyhang_gdb.session import SESSION
@@ -41,7 +49,8 @@ class _Frame(FrameDecorator):
     def elided(self):
         if not self._run:
             return super().elided()
-        return [_PythonFrame(self.inferior_frame(), f) for f in self._run]
+        native = self.inferior_frame()
+        return [_PythonFrame(native, f) if not isinstance(f, str) else _NoteFrame(native, f) for f in self._run]
 
 
 class _PythonFrame:
@@ -77,6 +86,20 @@ class _PythonFrame:
         return None
 
 
+class _NoteFrame(_PythonFrame):
+    """A line among the Python frames that is none of them: how often a recursion repeats, where a deep
+    stack's middle was left out."""
+
+    def function(self):
+        return self._frame
+
+    def filename(self):
+        return None
+
+    def line(self):
+        return None
+
+
 def native_names(thread):
     """The function names of the thread's native frames, innermost first,
     indexed by gdb's frame level (once per stop)."""
@@ -97,6 +120,8 @@ def native_names(thread):
 
 
 def _pairing():
+    """{gdb frame level: [Python frames, or a line that stands for frames left out]}; a line on gdb's
+    output first when the thread has Python frames that cannot be paired."""
     thread = gdb.selected_thread()
     if thread is None:
         return {}
@@ -104,7 +129,35 @@ def _pairing():
     t = view.thread(thread.ptid[1]) if view.ok else None
     if t is None or not t.frames:
         return {}
-    return pair_runs(native_names(thread), t.frames)
+    frames = list(t.frames)
+    omitted = FramesOmitted(at=t.frames_omitted_at, count=t.frames_omitted) if t.frames_omitted else None
+    names = native_names(thread)
+    pairs = pair_indices(names, frames, omitted)
+    if not pairs:
+        gdb.write(unpaired_line(len(frames) + (omitted.count if omitted else 0),
+                                sum(1 for n in names if n in EVAL_LOOP_NAMES)) + "\n")
+        return {}
+    return {level: _folded([frames[i] for i in run], run.index(omitted.at) if omitted and omitted.at in run
+                           else None, omitted, len(frames)) for level, run in pairs.items()}
+
+
+def _folded(run, cut, omitted, kept):
+    """The Python frames of one evaluation-loop call, recursion folded as py-bt folds it (a repeated cycle
+    once, then a line saying how often it repeats), and at `cut` the line for a deep stack's omitted middle."""
+    folds = {r.start: r for r in recursion.stack_runs(run, cut)}
+    out, j = [], 0
+    while j < len(run):
+        if j == cut:
+            out.append(omitted_line(omitted, kept))
+        r = folds.get(j)
+        if r is None:
+            out.append(run[j])
+            j += 1
+            continue
+        out.extend(run[j:j + r.period])
+        out.append(recursion_line(r))
+        j = r.end
+    return out
 
 
 def _decorate(d, pairs):

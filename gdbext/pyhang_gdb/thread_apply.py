@@ -33,6 +33,12 @@ def active():
     return _DEPTH[0] > 0
 
 
+def named(snap):
+    """Whether gdb's `thread apply` header has just named the thread of ThreadSnapshot `snap` as pyhang would:
+    under it, and by the same TID (in a PID namespace gdb's header gives the host's LWP, pyhang the target's)."""
+    return active() and snap.host_tid in (None, snap.tid)
+
+
 def _user_defined(command):
     """Whether `command` is a user-defined command (`help` would not tell: it
     falls back on a prefix that takes arguments, as `thread` does)."""

@@ -138,3 +138,24 @@ def test_a_sleep_due_while_its_loop_is_blocked_is_said_overdue_and_why(scenario)
     assert m and abs(float(m.group(1)) - s.truth["tasks"]["overdue"]["when"]) < 1e-3 and float(m.group(2)) > 0, line
     # AND the blocked loop's verdict names the call it is blocked in
     assert re.search(r"is blocked inside task 'blocker': .*, waiting in the clock_nanosleep system call;", text), text
+
+
+@pytest.mark.parametrize("python", [p for p in interpreters() if p.id in ("debian-3.11", "debian-sid-3.14")])
+def test_run_coroutine_threadsafe_result_on_the_loops_own_thread_is_a_certain_wait_for_itself(scenario, python):
+    # GIVEN a coroutine that hands work to its own loop with run_coroutine_threadsafe and waits on .result()
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "loop_self_wait.py")], env=env)
+    loop = harness.role_tid(s, "loop")
+    future = s.truth["threads"][0]["future"]
+    for where, doc, text in harness.cli_live_and_core_reports(s, exe, text=True):
+        # THEN one certain deadlock of that one thread: its edge to itself is the Future only its loop completes
+        assert doc["exit_status"] == 3, (where, doc["headline"])
+        (d,) = doc["deadlocks"]
+        assert d["threads"] == [loop] and d["confidence"] == "certain", (where, d)
+        (e,) = d["edges"]
+        assert (e["waiter"], e["owner"], e["kind"], e["address"]) == (loop, loop, "py-future", future), (where, e)
+        assert e["facts"]["self"] is True and e["facts"]["loop"], (where, e)
+        # AND the text says so, and the advice is to await the coroutine instead
+        assert "Found one deadlock (certain): a thread waits for itself:" in text, (where, text[:800])
+        assert "that loop runs on this very thread, which waits instead of running it" in text, (where, text[:1500])
+        assert "await the coroutine itself" in d["advice"], d["advice"]

@@ -88,16 +88,22 @@ def test_py_bt_shows_the_c_callable_above_the_frame_that_calls_it(calls):
     sleeper = harness.role_tid(s, "sleep")
     # WHEN py-bt prints every thread's stack
     text, _ = harness.run_gdb_marked("thread apply all py-bt", pid=s.pid)
-    block = text[text.index("(LWP %d)" % sleeper):]
+    block = text[thread_at(text, sleeper):]
     lines = block.splitlines()
     at = next(k for k, line in enumerate(lines) if line.strip().startswith("File ") and "in sleeper" in line)
     # THEN the line above the sleeper's frame names time.sleep as CPython's repr does
     assert lines[at - 1].strip() == "<built-in function sleep>  [C: time.sleep]", block
 
 
+def thread_at(text, tid):
+    """Where the thread's header is in `text`: pyhang's "(LWP 7)", or gdb's `thread apply` one, "(Thread 0x… (LWP
+    7) …):" or, without libthread_db, "(LWP 7 "name"):"."""
+    return re.search(r"\(LWP %d[ )]" % tid, text).start()
+
+
 def sleeper_lines(text, sleeper):
     """The lines of `text` from the sleeper thread's header on, and the index of its `sleeper` frame."""
-    lines = text[text.index("(LWP %d)" % sleeper):].splitlines()
+    lines = text[thread_at(text, sleeper):].splitlines()
     return lines, next(k for k, line in enumerate(lines) if "File " in line and "in sleeper" in line)
 
 

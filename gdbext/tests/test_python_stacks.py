@@ -56,12 +56,18 @@ def test_python_frames_equal_what_each_thread_recorded_live_and_from_core(scenar
     assert {t["gil"] for t in live["threads"]} == {"released"}
 
 
-def test_py_bt_under_thread_apply_all_prints_every_stack(scenario, python):
+def test_py_bt_under_thread_apply_all_prints_every_stack_under_gdbs_header_without_naming_the_thread_again(
+        scenario, python):
     s = start(scenario, python, "parked_threads.py", 2, 1)
     text, out = harness.run_gdb_marked("thread apply all pyhang-py-bt", pid=s.pid)
     assert "Traceback" not in out.replace("Traceback (most recent call first):", "")
-    for t in s.truth["threads"]:
-        assert "(LWP %d), Python %s, GIL: released" % (t["tid"], s.truth["python"]) in text
+    lines = text.splitlines()
+    # gdb's header "Thread N (Thread 0x… (LWP x) "name"):" (the host's LWP in a container), then pyhang's first
+    # line without the thread
+    headers = [k for k, line in enumerate(lines) if line.startswith("Thread ") and line.endswith("):")]
+    assert [lines[k + 1] for k in headers].count("Python %s, GIL: released" % s.truth["python"]) == \
+        len(s.truth["threads"]), text
+    assert not [line for line in lines if ", Python %s, GIL: " % s.truth["python"] in line], text
     inner = s.truth["threads"][0]["stack"][0]
     assert 'File "%s", line %d, in ' % (inner["file"], inner["line"]) in text
 
@@ -144,7 +150,50 @@ def test_a_deep_recursion_reads_as_its_ends_and_a_count_in_the_report_and_py_bt(
         assert "in <module>" in out and "in mutual" in out, what
         # AND the whole of it is short: the 5,600 frames read as a few lines each side of the counts
         assert len(out.splitlines()) < 200, (what, len(out.splitlines()))
-    # AND the JSON keeps every frame
+    # AND the JSON keeps every frame, and gives the folded form: each recursion's place, period and count
     doc = harness.report_json(pid=s.pid)
-    frames = next(t for t in doc["threads"] if t["tid"] == main["tid"])["python_frames"]
+    threads = {t["tid"]: t for t in doc["threads"]}
+    frames = threads[main["tid"]]["python_frames"]
     assert sum(same_function(f["function"], "descend") for f in frames) == main["repeats"] + 1
+    (run,) = threads[main["tid"]]["python_recursion"]
+    assert (run["period"], run["repeats"]) == (1, main["repeats"]) and same_function(
+        frames[run["start"]]["function"], "descend"), run
+    (run,) = threads[mutual["tid"]]["python_recursion"]
+    pair = threads[mutual["tid"]]["python_frames"][run["start"]:run["start"] + 2]
+    assert (run["period"], run["repeats"]) == (2, mutual["repeats"]), run
+    assert sorted(f["function"].split(".")[-1] for f in pair) == mutual["functions"], pair
+    assert threads[main["tid"]]["python_frames_omitted"] is None
+
+
+@pytest.mark.parametrize("interpreter", [p for n, p in harness.interpreters() if n in ("debian-3.11", "pyenv-3.10.13")])
+def test_a_stack_deeper_than_pyhang_keeps_shows_both_ends_and_counts_the_middle_in_json_text_and_gdbs_bt(
+        scenario, interpreter):
+    # GIVEN a thread 12,000 frames deep: past the 10,000 innermost frames pyhang keeps whole
+    exe, env = harness.stripped_interpreter(interpreter)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "deep_recursion.py"), "12000"], env=env)
+    main = next(t for t in s.truth["threads"] if t["role"] == "main")
+    depth = main["repeats"] + 3    # park, descend(0), the recursion's descends, <module>
+    # WHEN the JSON report is read
+    doc = harness.report_json(pid=s.pid)
+    t = next(t for t in doc["threads"] if t["tid"] == main["tid"])
+    # THEN its innermost 10,000 frames and outermost 1,000 are kept (the entry: <module>), the middle counted
+    frames, omitted = t["python_frames"], t["python_frames_omitted"]
+    assert omitted == {"at": 10000, "count": depth - 11000} and len(frames) == 11000, omitted
+    assert same_function(frames[0]["function"], "park") and frames[-1]["function"] == "<module>"
+    # AND the folded form never runs across the middle
+    assert [(r["start"], r["period"]) for r in t["python_recursion"]] == [(2, 1), (10000, 1)], t["python_recursion"]
+    # AND the text says how many frames it does not show, where
+    _, text, _ = harness.pyhang_cli("report", "--once", "-p", s.pid)
+    assert "[{:,} frames not shown between these: the stack is {:,} frames deep; its innermost 10,000 and " \
+           "outermost 1,000 are shown]".format(depth - 11000, depth) in text, text[:3000]
+    # AND gdb's bt shows the frames kept under the evaluation loops that run them, the middle as one line
+    bt, _ = harness.run_gdb_marked("bt", pid=s.pid)
+    assert "[Python] park" in bt and "[Python] <module>" in bt, bt[:2000]
+    assert bt.count("frames not shown between these") == 1 and "pyhang: this thread's" not in bt
+    if doc["target"]["python_version"].startswith("3.10"):
+        # (one evaluation-loop call per frame: each under its own native frame, nothing to fold within one)
+        assert bt.count("[Python] ") == 11000
+    else:
+        # (one call runs the whole recursion: folded as py-bt folds it, on each side of the middle)
+        assert "[recursion: the frame above {:,} more times]".format(10000 - 3) in bt, bt[:2000]
+        assert "[recursion: the frame above {:,} more times]".format(1000 - 2) in bt and bt.count("[Python] ") == 5

@@ -169,9 +169,16 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
 
+SHORT_USAGE = """pyhang COMMAND -p PID [options]              a live process
+       pyhang COMMAND CORE [EXECUTABLE] [options]   a core file
+       pyhang merge REPORT.json...  |  pyhang job (--slurm JOBID | --hosts FILE | --local)
+  COMMAND: %s; `pyhang --help`: every option, the exit statuses and examples""" % ", ".join(
+    c for c in COMMANDS if c not in ("merge", "job"))
+
+
 def parser():
     p = argparse.ArgumentParser(prog="pyhang", description="Why is this Python program stuck?",
-                                epilog=EPILOG, formatter_class=_Formatter)
+                                usage=SHORT_USAGE, epilog=EPILOG, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version="pyhang %s (%s)" % (VERSION, SCHEMA))
     p.add_argument("what", type=_command, metavar="COMMAND",
                    help="; ".join("%s: %s" % (k, v[2]) for k, v in COMMANDS.items()))
@@ -242,7 +249,12 @@ def main(argv=None):
     if argv[:1] == ["job"]:
         return job(argv[1:])
     p = parser()
+    if not argv:   # what to type, not argparse's list of missing arguments
+        p.print_usage(sys.stderr)
+        return USAGE
     args = p.parse_intermixed_args(argv)
+    if args.pretty and not args.json:
+        p.error("--pretty goes with --json: it indents the JSON document")
     if args.what == "merge":
         return merge(p, args)
     if args.what == "gcore":
@@ -492,6 +504,8 @@ def job(argv):
     args = p.parse_args(argv)
     if args.dot and args.json:
         p.error("--dot goes without --json")
+    if args.pretty and not args.json:
+        p.error("--pretty goes with --json: it indents the JSON document")
     if args.fanout < 1 or args.deadline <= 0:
         p.error("--fanout takes a number of nodes >= 1, --deadline seconds > 0")
     mode = "slurm" if args.slurm else "ssh" if args.hosts else "local"

@@ -156,7 +156,9 @@ class NativeFacts(Facts):
         frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in t.frames]
         found = from_data(LockIdentification, self.lock_reader().identify(tid, t.registers, frames))
         if found.kind and found.address:
-            found.library = self.native_target.symbolize([found.address])[0][1]
+            symbol, found.library, offset, _ = self.native_target.symbolize([found.address])[0]
+            # the ELF symbol the lock is in (a library's global, as gdb names it: drv_lock, or drv_state+0x8)
+            found.symbol = (symbol if not offset else "%s+0x%x" % (symbol, offset)) if symbol else None
         return found
 
     def python_locks(self, waits):

@@ -490,6 +490,25 @@ def test_threads_waiting_on_different_locks_are_never_printed_as_one():
     assert "and 1 more thread in the same state with the same stacks: LWP 12" in text
 
 
+def test_workers_each_waiting_on_a_future_of_their_own_in_the_same_code_are_one_block_naming_each_future():
+    from pyhang.model.kinds import GilState, OwnerSource, WaitKind
+    from pyhang.model.report import BlockedOn, PythonFrame, Report, ThreadReport
+    # GIVEN three pool workers with one stack, each waiting for the result of its own Future
+    report = Report(target=TargetInfo(kind="live", pid=10))
+    for i, tid in enumerate((11, 12, 13)):
+        th = ThreadReport(tid=tid, gdb_num=i + 1, name="worker", gil=GilState.RELEASED, python_frames=[
+            PythonFrame("Future.result", "/usr/lib/python3.11/concurrent/futures/_base.py", 451),
+            PythonFrame("task", "/srv/app.py", 9)])
+        th.blocked_on = BlockedOn(kind=WaitKind.PY_FUTURE, address=0x1000 * (i + 1), owners=[],
+                                  owner_source=OwnerSource.UNKNOWN)
+        report.threads.append(th)
+    text = render_text(report)
+    # THEN they are one block, which names the Future each waits on
+    assert "and 2 more threads in the same state with the same stacks: LWP 12, LWP 13" in text, text
+    assert "each waits on an object of its own: 0x1000, 0x2000, 0x3000" in text, text
+    assert text.count("Python stack (innermost first):") == 1
+
+
 def test_gil_state_follows_the_futex_each_thread_sleeps_on():
     view = python_state.PythonView(from_data(PythonState, {"status": "ok", "threads": [
         {"tstate": 1, "native_tid": 10, "holds_gil": True, "frames": []},

@@ -31,6 +31,24 @@ def test_cli_refuses_both_or_neither_target():
     assert r.returncode != 0 and "give either -p PID or a core file" in r.stderr
 
 
+def test_bare_pyhang_says_in_its_short_usage_how_to_name_a_process_or_a_core():
+    # GIVEN pyhang run with no argument at all
+    r = subprocess.run([CLI], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # THEN a usage error whose first lines show -p PID and a core, and the commands, not argparse's list of
+    # missing arguments
+    assert r.returncode == 2 and r.stdout == "", r
+    first = r.stderr.splitlines()[:4]
+    assert first[0].startswith("usage: pyhang COMMAND -p PID"), first
+    assert "pyhang COMMAND CORE [EXECUTABLE]" in first[1] and "report, py-bt" in first[3], first
+    assert "required" not in r.stderr
+
+
+def test_pretty_without_json_is_refused_not_silently_ignored():
+    for argv in (["report", "--pretty", "-p", "1"], ["job", "--local", "--pretty"]):
+        r = subprocess.run([CLI] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert r.returncode == 2 and "--pretty goes with --json" in r.stderr, (argv, r.stderr)
+
+
 def cli(*argv, user=None, build=None, command=CLI):
     """(exit status, stdout, stderr) of the command line."""
     env = dict(os.environ, PYHANG_BUILD_DIR=build or harness.build_dir())

@@ -51,3 +51,33 @@ def test_dot_parses_what_the_renderer_writes():
     r = subprocess.run(["dot", "-Tsvg"], input=report_dot(report()).encode(), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
     assert r.returncode == 0 and b"<svg" in r.stdout, r.stderr
+
+
+def test_a_native_lock_with_no_variable_naming_it_is_labelled_with_its_elf_symbol():
+    r = report()
+    r.threads[0].blocked_on.symbol = "drv_lock"
+    line = next(l for l in report_dot(r).splitlines() if "p10_t11 -> p10_t12" in l)
+    assert "mutex 0x20\\n(drv_lock)" in line, line
+
+
+def test_every_verdict_and_hazard_kind_has_a_title_for_its_box():
+    from pyhang.model.kinds import HazardKind, VerdictKind
+    from pyhang.render.dot import FINDING_TITLES
+    from pyhang.render.forks import HAZARD_TITLES
+    from pyhang.render.verdicts import HANG_SUMMARIES
+
+    def kinds(cls):
+        return [v for k, v in vars(cls).items() if k.isupper() and isinstance(v, str)]
+    assert [k for k in kinds(VerdictKind) if k not in HANG_SUMMARIES and k not in FINDING_TITLES] == []
+    assert [k for k in kinds(HazardKind) if k not in HAZARD_TITLES] == []
+
+
+def test_a_finding_is_a_box_linked_to_each_thread_it_names_and_replaces_its_owner_unknown_note():
+    from pyhang.model.kinds import VerdictKind
+    from pyhang.model.report import Verdict
+    r = report()
+    r.verdicts = [Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[13],
+                          facts={"waits": [{"tid": 13, "kind": WaitKind.FUTEX, "address": 0x30, "name": None}]})]
+    text = report_dot(r)
+    assert "p10_f0 [label=\"Waits on objects whose owner pyhang cannot name" in text, text
+    assert "p10_t13 -> p10_f0 [style=dotted" in text and "p10_unknown" not in text, text

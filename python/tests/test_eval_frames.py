@@ -37,3 +37,22 @@ def test_one_frame_object_repeated_in_a_stack_is_paired_by_its_positions():
     entry = frame("descend", True)
     assert pair_indices(["wait", EVAL_LOOP, "call", EVAL_LOOP], [recurse, entry, recurse, entry]) == {
         1: [0, 1], 3: [2, 3]}
+
+
+def test_a_stack_whose_middle_was_not_kept_pairs_from_both_ends():
+    from pyhang.model.report import FramesOmitted
+    # GIVEN 3.10's model: one loop per frame, 2 innermost and 2 outermost frames kept, 3 left out between
+    frames = [frame("f")] * 2 + [frame("f"), frame("<module>")]
+    names = ["sleep"] + [EVAL_LOOP] * 7 + ["main"]
+    omitted = FramesOmitted(at=2, count=3)
+    # THEN the kept frames pair with the loops at each end, the three loops between with nothing
+    assert pair_indices(names, frames, omitted) == {1: [0], 2: [1], 6: [2], 7: [3]}
+    assert pair_indices(names[:-2] + ["main"], frames, omitted) == {}    # a loop short: no pairing
+    # AND 3.11's: runs end at entry frames; with none in the middle one loop runs both kept ends of its run
+    frames = [frame("inner"), frame("f"), frame("f"), frame("<module>", entry=True)]
+    assert pair_indices(["wait", EVAL_LOOP, "main"], frames, omitted) == {1: [0, 1, 2, 3]}
+    # AND with entry frames in the middle, more loops than runs: the ends pair from each side
+    frames = [frame("inner", entry=True), frame("f"), frame("f", entry=True), frame("<module>", entry=True)]
+    assert pair_indices(["wait", EVAL_LOOP, "c", EVAL_LOOP, EVAL_LOOP, EVAL_LOOP, EVAL_LOOP, "main"], frames,
+                        omitted) == {1: [0], 3: [1], 5: [2], 6: [3]}
+    assert pair_indices(["wait", EVAL_LOOP, EVAL_LOOP, "main"], frames, omitted) == {}

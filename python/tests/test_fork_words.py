@@ -37,3 +37,18 @@ def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded
 
 def test_an_issue_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
     assert forks.fork_problem({"kind": kinds.ForkProblem.TOO_MANY_MAPPINGS}) == "too-many-mappings (None)"
+
+
+def test_a_trees_line_for_a_hazard_of_one_process_says_what_it_is_whether_it_hangs_and_where_it_is_explained():
+    from pyhang.model.kinds import Confidence, HazardKind
+    from pyhang.model.report import Hazard
+    from pyhang.model.tree import TreeReport
+    from pyhang.render.tree import render_fork_hazards
+    tree = TreeReport(root_pid=7, fork_hazards=[
+        (7, Hazard(kind=HazardKind.FORK_START_METHOD, threads=[], confidence=Confidence.CERTAIN, variant="")),
+        (9, Hazard(kind=HazardKind.THREADS_AT_FORK, threads=[], confidence=Confidence.CERTAIN, variant=""))])
+    assert render_fork_hazards(tree) == [
+        "Fork hazard [fork-start-method] in PID 7: multiprocessing starts its processes with fork while threads run "
+        "(a risk, not a hang by itself); PID 7's report below says why",
+        "Fork hazard [threads-at-fork] in PID 9: the process had other threads when it was forked (a risk, not a "
+        "hang by itself); PID 9's report below says why"]

@@ -17,7 +17,7 @@ AGREEMENT = {
         "python_at": "pairs native with Python frames; the JSON puts native_frame on each Python frame instead",
         "hidden_interpreters": "3.12's thread states of other interpreters on the thread, worded into `problem`",
         "python_problem": "what of its Python thread state could not be read, worded into `problem`",
-    }, {}),
+    }, {"python_recursion": "render's fold of python_frames (render.recursion)"}),
     "blocked_on": (model.BlockedOn, {
         "glibc": "the decoded glibc lock, worded into `detail`",
         "python": "a Python lock's details, worded into `detail`",
@@ -25,6 +25,7 @@ AGREEMENT = {
         "join": "a join's Thread names, worded into `detail` and `evidence`",
         "collective": "a torch.distributed collective's rank and backend, worded into `detail` and `evidence`",
         "condvar_mutex": "worded into `detail` (\"it must then reacquire mutex 0x…\")",
+        "symbol": "the ELF symbol holding the lock, worded into `detail` (\"(drv_lock in libdriver.so)\")",
     }, {
         "detail": "the sentence render.locks words from the record",
     }),

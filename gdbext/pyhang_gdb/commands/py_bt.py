@@ -3,7 +3,7 @@ from pyhang.analysis.python_state import gil_state, python_frames
 from pyhang.analysis.sources import add_frame_sources
 from pyhang.model.kinds import PythonStatus
 from pyhang.render.text import python_status_line, render_py_bt
-from pyhang_gdb import collect, facts
+from pyhang_gdb import collect, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 
 
@@ -24,7 +24,8 @@ libpython.py already defined it."""
         gil = gil_state(view, snap.tid, snap.registers)
         frames = python_frames(view, snap.tid, gil=gil)
         add_frame_sources(facts.facts(), frames)  # read from the target's files, once per file and stop
-        print(render_py_bt(snap.num, snap.tid, view.version, gil, view.thread(snap.tid), frames))
+        print(render_py_bt(snap.num, snap.tid, view.version, gil, view.thread(snap.tid), frames,
+                           named=not thread_apply.named(snap)))
 
 
 class PyBt(PythonBacktrace):

@@ -16,11 +16,11 @@ from pyhang.analysis.python_state import gil_state, python_frames
 from pyhang.model.kinds import LocalKind, PythonStatus
 from pyhang.model.python_values import LocalValue
 from pyhang.model.record import from_data
-from pyhang.model.report import PythonFrame
+from pyhang.model.report import FramesOmitted, PythonFrame
 from pyhang.render import values as text
 from pyhang.render.names import c_call_line
 from pyhang.render.text import py_bt_header, python_status_line
-from pyhang_gdb import collect, decoders, facts
+from pyhang_gdb import collect, decoders, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.frame_filter import native_names
 from pyhang_gdb.session import SESSION
@@ -55,8 +55,11 @@ class _Frames:
         self.frames = []
         self.status_line = python_status_line(view.status) if not view.ok else None
         thread = view.thread(snap.tid) if view.status in (PythonStatus.OK, PythonStatus.FINALIZING) else None
+        self.omitted = None
         if thread is not None:
             self.frames = thread.frames
+            if thread.frames_omitted:   # a stack too deep to keep whole pairs from both ends
+                self.omitted = FramesOmitted(at=thread.frames_omitted_at, count=thread.frames_omitted)
         self._pairs = None
         stored, level = _selection().get(self.tid), _gdb_level()
         if stored and stored[1] == level:  # gdb's frame is where the last py-up/py-down left it
@@ -72,7 +75,8 @@ class _Frames:
     def pairs(self):
         """{gdb frame level: [indices of the Python frames it runs]}; {} when unpaired."""
         if self._pairs is None:
-            self._pairs = pair_indices(native_names(gdb.selected_thread()), self.frames) if self.frames else {}
+            self._pairs = pair_indices(native_names(gdb.selected_thread()), self.frames, self.omitted) \
+                if self.frames else {}
         return self._pairs
 
     def _index_at_or_above(self, level):
@@ -246,7 +250,8 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
         snap, view = collect.selected_thread(0)
         gil = gil_state(view, snap.tid, snap.registers)
         pt = view.thread(snap.tid)
-        out = [py_bt_header(snap.num, snap.tid, view.version, gil, pt.interp_id if pt is not None else None)]
+        out = [py_bt_header(snap.num, snap.tid, view.version, gil, pt.interp_id if pt is not None else None,
+                            named=not thread_apply.named(snap))]
         # What each frame calls in C, a line of its own above it (as py-bt shows it)
         analysed = python_frames(view, snap.tid, gil=gil)
         for i, f in enumerate(frames.frames):

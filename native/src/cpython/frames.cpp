@@ -4,6 +4,8 @@
 // that is readable but whose code object is not is one unknown frame: the
 // walk goes on to the older frames, which its link still reaches.
 
+#include <algorithm>
+#include <deque>
 #include <iterator>
 
 #include "cpython/internal.hpp"
@@ -34,6 +36,51 @@ void finish(FrameWalk& walk, int unknown) {
   if (unknown > 1) walk.problem.count = unknown;
 }
 
+// The frames a walk keeps: the first `inner` in `inner_frames`, then, with
+// `outer` > 0, the last `outer` in a ring; the frames pushed out of the
+// ring are counted.  last(): the frame pushed last (null before any).
+class Kept {
+ public:
+  Kept(std::vector<PyFrame>& inner_frames, std::size_t inner, std::size_t outer)
+      : inner_frames_(inner_frames), inner_(inner), outer_(outer) {}
+  void push(PyFrame f) {
+    if (inner_frames_.size() < inner_ || outer_ == 0) {
+      inner_frames_.push_back(std::move(f));
+      return;
+    }
+    if (ring_.size() == outer_) {
+      ring_.pop_front();
+      ++omitted_;
+    }
+    ring_.push_back(std::move(f));
+  }
+  PyFrame* last() {
+    if (!ring_.empty()) return &ring_.back();
+    return inner_frames_.empty() ? nullptr : &inner_frames_.back();
+  }
+  // walk.frames: the innermost, then the outermost; what was left out between.
+  void finish(FrameWalk& walk) {
+    walk.frames.reserve(inner_frames_.size() + ring_.size());
+    walk.frames.assign(std::make_move_iterator(inner_frames_.begin()), std::make_move_iterator(inner_frames_.end()));
+    walk.frames.insert(walk.frames.end(), std::make_move_iterator(ring_.begin()), std::make_move_iterator(ring_.end()));
+    if (omitted_ > 0) {
+      walk.omitted = omitted_;
+      walk.omitted_at = inner_frames_.size();
+    }
+  }
+
+ private:
+  std::vector<PyFrame>& inner_frames_;
+  std::size_t inner_, outer_;
+  std::deque<PyFrame> ring_;
+  std::size_t omitted_ = 0;
+};
+
+// The guard of a walk: past max_frames only when the outermost frames are kept too.
+std::size_t walk_limit(const Options& o, bool both_ends) {
+  return both_ends && o.outermost_frames > 0 ? std::max(o.max_walk, o.max_frames) : o.max_frames;
+}
+
 // Fills function/file/line from a code object; false when it is not one.
 bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFrame& out, ReadProblem& problem) {
   const CodeInfo& code = codes.get(code_addr);
@@ -55,10 +102,13 @@ bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFram
 
 // <= 3.10: tstate->frame, then f_back.  f_lasti counts layout.lasti_unit
 // bytes; while a trace function is set, f_lineno is kept exact by CPython.
-FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) {
+FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top, bool both_ends) {
   const Layout& l = objects.layout();
+  const Options& o = objects.options();
   FrameWalk walk;
-  ChainGuard guard(objects.options().max_frames, ReadPart::Frame);
+  ChainGuard guard(walk_limit(o, both_ends), ReadPart::Frame);
+  std::vector<PyFrame> inner;
+  Kept kept(inner, o.max_frames, both_ends ? o.outermost_frames : 0);
   const std::size_t span = span_of({l.frame_back, l.frame_code, l.frame_lasti, l.frame_lineno, l.frame_trace});
   int unknown = 0;
   for (Addr f = top; f != 0; ) {
@@ -77,7 +127,7 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
     ReadProblem problem;
     if (!describe(codes, fr.ptr(l.frame_code), std::int64_t{lasti} * l.lasti_unit, out, problem)) {
       note_unknown(walk, std::move(problem), f, unknown);
-      walk.frames.push_back(unknown_frame(f, fr.ptr(l.frame_code)));
+      kept.push(unknown_frame(f, fr.ptr(l.frame_code)));
       f = fr.ptr(l.frame_back);
       continue;
     }
@@ -86,9 +136,10 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
       if (lineno && *lineno > 0) out.line = *lineno;  // (<= 3.10: no columns to keep in step)
     }
     if (walk.problem.empty() && !problem.empty()) walk.problem = std::move(problem);
-    walk.frames.push_back(std::move(out));
+    kept.push(std::move(out));
     f = fr.ptr(l.frame_back);
   }
+  kept.finish(walk);
   finish(walk, unknown);
   return walk;
 }
@@ -98,10 +149,11 @@ FrameWalk walk_frame_objects(ObjectReader& objects, CodeCache& codes, Addr top) 
 // instruction pointer is before the code's first traceable instruction)
 // are skipped.  Entry frames: is_entry (3.11), or the frame just inside a
 // C-stack shim (3.12+).
-FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr top) {
+FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr top, bool both_ends) {
   const Layout& l = objects.layout();
+  const Options& o = objects.options();
   FrameWalk walk;
-  ChainGuard guard(objects.options().max_frames, ReadPart::Frame);
+  ChainGuard guard(walk_limit(o, both_ends), ReadPart::Frame);
   const std::size_t span = span_of({l.iframe_code, l.iframe_previous, l.iframe_instr, l.iframe_owner, l.iframe_is_entry});
   // 3.13's slot is f_executable, which may hold another object than code.
   const bool executable_slot = l.has(l.iframe_executable);
@@ -109,6 +161,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
   // vector of the exact size: no growing and moving for every thread.
   static thread_local std::vector<PyFrame> frames;
   frames.clear();
+  Kept kept(frames, o.max_frames, both_ends ? o.outermost_frames : 0);
   int unknown = 0;
   RemoteStruct fr;  // one buffer for every frame's bytes
   for (Addr f = top; f != 0; ) {
@@ -123,7 +176,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     Addr previous = fr.ptr(l.iframe_previous);
     auto owner = fr.get<std::int8_t>(l.iframe_owner);
     if (owner && l.has(l.owner_cstack) && *owner >= l.owner_cstack) {
-      if (!frames.empty()) frames.back().entry_frame = true;
+      if (PyFrame* newer = kept.last()) newer->entry_frame = true;
       f = previous;
       continue;
     }
@@ -135,7 +188,7 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
         continue;
       }
       note_unknown(walk, code.problem, f, unknown);
-      frames.push_back(unknown_frame(f, code_addr));
+      kept.push(unknown_frame(f, code_addr));
       f = previous;
       continue;
     }
@@ -152,20 +205,20 @@ FrameWalk walk_interpreter_frames(ObjectReader& objects, CodeCache& codes, Addr 
     describe(codes, code_addr, offset, out, problem);
     out.entry_frame = fr.get<std::uint8_t>(l.iframe_is_entry).value_or(0) != 0;
     if (walk.problem.empty() && !problem.empty()) walk.problem = std::move(problem);
-    frames.push_back(std::move(out));
+    kept.push(std::move(out));
     f = previous;
   }
-  walk.frames.assign(std::make_move_iterator(frames.begin()), std::make_move_iterator(frames.end()));
+  kept.finish(walk);
   finish(walk, unknown);
   return walk;
 }
 
 }  // namespace
 
-FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame) {
+FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame, bool both_ends) {
   switch (objects.layout().frame_model) {
-    case FrameModel::FrameObject: return walk_frame_objects(objects, codes, top_frame);
-    case FrameModel::InterpreterFrame: return walk_interpreter_frames(objects, codes, top_frame);
+    case FrameModel::FrameObject: return walk_frame_objects(objects, codes, top_frame, both_ends);
+    case FrameModel::InterpreterFrame: return walk_interpreter_frames(objects, codes, top_frame, both_ends);
   }
   return {};
 }

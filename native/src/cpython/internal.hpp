@@ -223,11 +223,18 @@ class ChainGuard {
 };
 
 // Frames of one thread, innermost first, from its top frame.
+// With `both_ends`, a stack deeper than options().max_frames keeps its
+// innermost max_frames and its outermost options().outermost_frames (where
+// the program entered it), the frames between counted (`omitted`, which
+// would stand before frames[max_frames]); the walk then goes on for up to
+// options().max_walk links.  Without it, the innermost max_frames only.
 struct FrameWalk {
   std::vector<PyFrame> frames;
   ReadProblem problem;
+  std::size_t omitted = 0;      // frames between the innermost and the outermost kept
+  std::size_t omitted_at = 0;   // their place: the number of innermost frames kept
 };
-FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame);
+FrameWalk walk_frames(ObjectReader& objects, CodeCache& codes, Addr top_frame, bool both_ends = false);
 
 // The C callable a frame calls (cpython/ccalls.cpp).  callable_depth: how
 // many value-stack slots below the stack pointer a call instruction's

@@ -149,8 +149,10 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
       info.native_tid = static_cast<int>(*tid);
     if (auto state = ts.get<std::int32_t>(l.tstate_state)) info.attached = (*state == l.thread_attached);
     if (opts.frames) {
-      auto walk = detail::walk_frames(objects, codes, tops[i]);
+      auto walk = detail::walk_frames(objects, codes, tops[i], /*both_ends=*/true);
       info.frames = std::move(walk.frames);
+      info.frames_omitted = walk.omitted;
+      info.frames_omitted_at = walk.omitted_at;
       detail::add_c_calls(objects, codes, info.frames);
       info.problem = problems[i].empty() ? walk.problem : problems[i];
     }

@@ -251,19 +251,54 @@ TEST_CASE("a code object whose name or file is unreadable: the problem names the
   }
 }
 
-TEST_CASE("a very long frame chain stops at the frame limit", "[cpython]") {
-  const Layout& l = layout(12);
+// 50 frames f0 (outermost) .. f49 (innermost), on one thread, walked keeping the innermost 20 and
+// `outermost` outermost frames, `max_walk` links at most.
+static PyThreadInfo deep_thread(const Layout& l, std::size_t outermost, std::size_t max_walk = 1000000) {
   World w(l);
-  Addr code = w.img.code("deep", "d.py", 1, whole_code_at(l, 0));
   Addr f = 0;
-  for (int i = 0; i < 50; ++i) f = make_frame(w.img, code, f);
+  for (int i = 0; i < 50; ++i)
+    f = make_frame(w.img, w.img.code("f" + std::to_string(i), "d.py", 1, whole_code_at(l, 0)), f);
   w.img.link_threads(w.interp, {w.img.thread_state(w.interp, f, 1, 1)});
   Options opts;
   opts.max_frames = 20;
+  opts.outermost_frames = outermost;
+  opts.max_walk = max_walk;
   auto st = w.inspect(opts);
   REQUIRE(st.threads.size() == 1);
-  CHECK(st.threads[0].frames.size() == 20);
-  CHECK(st.threads[0].problem == ReadProblem{{{ReadPart::Frame, 0, {}, 0}}, ReadWhy::StoppedAfter, {}, 20});
+  return st.threads[0];
+}
+
+TEST_CASE("a stack deeper than the frame limit keeps its innermost and outermost frames, the middle counted",
+          "[cpython]") {
+  for (int minor : {10, 12}) {
+    INFO("3." << minor);
+    auto th = deep_thread(layout(minor), 5);
+    REQUIRE(th.frames.size() == 25);
+    CHECK(th.frames[0].function == "f49");
+    CHECK(th.frames[19].function == "f30");
+    CHECK(th.frames[20].function == "f4");     // where the program entered the stack
+    CHECK(th.frames[24].function == "f0");
+    CHECK(th.frames_omitted == 25);
+    CHECK(th.frames_omitted_at == 20);
+    CHECK(th.problem.empty());                 // nothing unread: every link was followed
+  }
+}
+
+TEST_CASE("a very long frame chain stops at the walk limit, and without outermost frames at the frame limit",
+          "[cpython]") {
+  SECTION("past max_walk links the walk stops and says so; the frames kept last are the last walked") {
+    auto th = deep_thread(layout(12), 5, 30);
+    REQUIRE(th.frames.size() == 25);
+    CHECK(th.frames.back().function == "f20");
+    CHECK(th.frames_omitted == 5);
+    CHECK(th.problem == ReadProblem{{{ReadPart::Frame, 0, {}, 0}}, ReadWhy::StoppedAfter, {}, 30});
+  }
+  SECTION("no outermost frames kept: the innermost max_frames, then the stop") {
+    auto th = deep_thread(layout(12), 0);
+    CHECK(th.frames.size() == 20);
+    CHECK(th.frames_omitted == 0);
+    CHECK(th.problem == ReadProblem{{{ReadPart::Frame, 0, {}, 0}}, ReadWhy::StoppedAfter, {}, 20});
+  }
 }
 
 TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warnings, not garbage", "[cpython]") {

@@ -11,12 +11,11 @@ loop's thread in the wait-for graph.
     loop_verdicts(report)         # a verdict per loop blocked inside a task step
     await_cycles(report, snapshot)  # Deadlocks of kind "await"
 """
-import re
 
 from pyhang.model.asyncio_facts import LoopFacts
 from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, FutureState, GilState, OwnerSource, VerdictKind, \
     TargetWarning, WaitKind
-from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict
+from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict, program_frame
 from pyhang.model.waits import ApiDetail, syscall_of
 
 PENDING = FutureState.PENDING
@@ -135,18 +134,6 @@ _BUSY = (GilState.RELEASED, GilState.WAITING)
 
 _NO_LOOP = LoopFacts()   # the loop of tasks whose loop was not found: nothing known of it
 
-# Where the standard library and installed packages live: a frame there is
-# not the program's own.
-_LIBRARY = re.compile(r"(/lib/python\d[\d.]*/|/site-packages/|/dist-packages/|^<frozen )")
-
-
-def program_frame(frames):
-    """The innermost of `frames` that is the program's own (outside the
-    standard library and installed packages): where it made the call that
-    blocks; None when every frame is a library's."""
-    return next((f for f in frames if not _LIBRARY.search(f.file or "")), None)
-
-
 def _frame_facts(f):
     return {"function": f.function, "file": f.file, "line": f.line} if f is not None else None
 
@@ -216,18 +203,22 @@ def analyse(report, snapshot):
 def _owned_by_loop(report, future, loop, task):
     """A thread waiting on `future` (a concurrent.futures.Future) waits for
     the thread of `loop`, which completes it through `task` (None: a ready
-    callback that will create the task)."""
+    callback that will create the task).  The loop's own thread waiting on
+    it waits for itself (run_coroutine_threadsafe(..., loop).result() on
+    that loop's thread): the loop cannot run while its thread waits;
+    api.asyncio's "self" says so."""
     if loop is None or loop.thread is None:
         return
     for th in report.threads:
         b = th.blocked_on
-        if b is None or b.kind != WaitKind.PY_FUTURE or b.address != future or b.owners or th.tid == loop.thread:
+        if b is None or b.kind != WaitKind.PY_FUTURE or b.address != future or b.owners:
             continue
         b.owners = [loop.thread]
         b.owner_source = OwnerSource.ASYNCIO_LOOP
         b.owner_alive = True
         b.api = b.api or ApiDetail()
-        b.api.asyncio = {"task": task.name if task else None, "loop": loop.address, "thread": loop.thread}
+        b.api.asyncio = {"task": task.name if task else None, "loop": loop.address, "thread": loop.thread,
+                         **({"self": True} if th.tid == loop.thread else {})}
         if task is not None:
             task.completes_for.append(th.tid)
 

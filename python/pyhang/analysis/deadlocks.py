@@ -34,10 +34,14 @@ def certain_edges(threads):
         b = th.blocked_on
         if b is None:
             continue
+        loop_self = b.kind == WaitKind.PY_FUTURE and b.owner_source == OwnerSource.ASYNCIO_LOOP
         for owner in b.owners:
-            if owner != th.tid or b.kind in SELF_WAIT_KINDS:
+            if owner != th.tid or b.kind in SELF_WAIT_KINDS or loop_self:
+                # (a Future only the waiter's own event loop completes: a loop blocked by its own thread's wait)
                 edges.append(Edge(waiter=th.tid, owner=owner, kind=b.kind, address=b.address,
-                                  source=b.owner_source, evidence=b.evidence or ""))
+                                  source=b.owner_source, evidence=b.evidence or "",
+                                  facts={"self": True, "loop": b.api.asyncio.get("loop")}
+                                  if owner == th.tid and loop_self else {}))
     return edges
 
 

@@ -47,25 +47,58 @@ def python_runs(frames):
     return [[frames[i] for i in run] for run in _index_runs(frames)]
 
 
-def _pair(native_names, frames):
-    """{index into native_names: run of indices into frames}, or {}."""
+def _split(frames, lo, hi, per_frame):
+    """Runs of indices lo..hi-1 of `frames`: single frames (`per_frame`: the 3.6 - 3.10 model), else runs
+    ending at an entry frame, the frames past the last one a run of their own."""
+    if per_frame:
+        return [[i] for i in range(lo, hi)]
+    runs, run = [], []
+    for i in range(lo, hi):
+        run.append(i)
+        if frames[i].entry_frame:
+            runs.append(run)
+            run = []
+    return runs + ([run] if run else [])
+
+
+def _pair(native_names, frames, omitted=None):
+    """{index into native_names: run of indices into frames}, or {}.  `omitted`: the FramesOmitted of a
+    stack too deep to keep whole (its middle was not kept): the innermost runs pair with the innermost
+    evaluation-loop frames, the outermost runs with the outermost, and the loops between run the frames
+    left out.  With none, the counts must agree."""
     loops = [i for i, name in enumerate(native_names) if name in EVAL_LOOP_NAMES]  # is_eval_loop
     if not loops:
         return {}
-    runs = _index_runs(frames)
-    if len(loops) != len(runs):
+    if omitted is None or not 0 < omitted.at < len(frames):
+        runs = _index_runs(frames)
+        if len(loops) != len(runs):
+            return {}
+        return dict(zip(loops, runs))
+    per_frame = not any(_entries(frames))
+    at = omitted.at
+    inner, outer = _split(frames, 0, at, per_frame), _split(frames, at, len(frames), per_frame)
+    if per_frame:   # one loop per frame, kept or not
+        if len(loops) != len(frames) + omitted.count:
+            return {}
+        return dict(zip(loops[:at] + loops[len(loops) - len(outer):], inner + outer))
+    straddles = not frames[at - 1].entry_frame   # the innermost kept run goes on into the middle
+    if straddles and len(loops) == len(inner) + len(outer) - 1:
+        # no entry frame in the middle: the loop running the innermost kept run's end runs the outermost's start
+        runs = inner[:-1] + [inner[-1] + outer[0]] + outer[1:]
+        return dict(zip(loops, runs))
+    if len(loops) < len(inner) + len(outer):
         return {}
-    return dict(zip(loops, runs))
+    return dict(zip(loops[:len(inner)] + loops[len(loops) - len(outer):], inner + outer))
 
 
-def pair_runs(native_names, frames):
+def pair_runs(native_names, frames, omitted=None):
     """{index into native_names: run of Python frames} for every
     evaluation-loop frame, or {} when the counts disagree."""
     frames = list(frames)   # each made once (a thread's frames are made when asked for)
-    return {n: [frames[i] for i in run] for n, run in _pair(native_names, frames).items()}
+    return {n: [frames[i] for i in run] for n, run in _pair(native_names, frames, omitted).items()}
 
 
-def pair_indices(native_names, frames):
+def pair_indices(native_names, frames, omitted=None):
     """pair_runs() as indices: {native frame index: [Python frame indices]}
     (a frame may appear twice in `frames`: runs are told apart by position)."""
-    return _pair(native_names, frames)
+    return _pair(native_names, frames, omitted)

@@ -30,6 +30,7 @@ def from_native(identified):
     if identified is None or not identified.kind:
         return None
     return BlockedOn(kind=identified.kind, address=identified.address, library=identified.library,
+                     symbol=identified.symbol,
                      owners=list(identified.owners), owner_source=identified.owner_source or OwnerSource.UNKNOWN,
                      confidence=identified.confidence, evidence=identified.evidence, glibc=identified.lock,
                      condvar_mutex=identified.condvar_mutex)

@@ -3,10 +3,11 @@ indexed for the questions the analysis asks: which thread state belongs to
 a TID, which GIL a futex address belongs to, what each thread does with the
 GIL, the Python frames of a thread."""
 from pyhang.analysis import syscalls
+from pyhang.libraries import is_one_of
 from pyhang.model.kinds import Confidence, GilState, PythonStatus
 from pyhang.model.python_facts import PythonState
 from pyhang.model.record import replace
-from pyhang.model.report import CCall, GilSummary, PythonFrame, entry_frame
+from pyhang.model.report import CCall, FramesOmitted, GilSummary, PythonFrame, entry_frame
 
 
 class PythonView:
@@ -137,8 +138,22 @@ def one_thread(states, version):
     nested = sorted(busy, key=lambda s: s.interp_id == 0)   # stable: list order among the others
     frames = [f for s in nested for f in s.frames]
     problems = [s.problem for s in nested if s.problem]   # each state's, innermost first: none is dropped
+    omitted, at, before = 0, 0, 0
+    for s in nested:   # (the first state whose stack was too deep to keep whole: its middle's place in all)
+        if s.frames_omitted and not omitted:
+            omitted, at = s.frames_omitted, before + s.frames_omitted_at
+        before += len(s.frames)
     return replace(nested[0], frames=frames, holds_gil=any(s.holds_gil for s in nested),
-                   problem=problems[0] if len(problems) == 1 else problems or None), [s.interp_id for s in nested], []
+                   problem=problems[0] if len(problems) == 1 else problems or None,
+                   frames_omitted=omitted, frames_omitted_at=at), [s.interp_id for s in nested], []
+
+
+def frames_omitted(view, tid):
+    """The FramesOmitted of the thread's Python stack, None when it is whole."""
+    t = view.thread(tid)
+    if t is None or not t.frames_omitted:
+        return None
+    return FramesOmitted(at=t.frames_omitted_at, count=t.frames_omitted)
 
 
 def gil_state(view, tid, registers):
@@ -257,13 +272,29 @@ def _waits_on(view, tid, gil):
     return t.interp_id == gil.interp_id or t.interp_id not in {g.interp_id for g in view.gils}
 
 
-def holder_blocked(tid, registers, frames):
+def ctypes_call(frames):
+    """Whether native `frames` (innermost first) are a ctypes call of a foreign function: libffi's call
+    below ctypes' own module."""
+    ffi = next((i for i, f in enumerate(frames) if is_one_of(f.library, ("libffi.",))), None)
+    return ffi is not None and any(is_one_of(f.library, ("_ctypes.",)) for f in frames[ffi:])
+
+
+def holder_blocked(tid, registers, frames, python_frames=()):
     """The classic hang: the GIL holder sleeps in a system call.  The facts
-    of it ({tid, syscall, function, library}), or None."""
+    of it ({tid, syscall, function, library}), or None.  A holder inside a
+    ctypes call (ctypes_call) also has "ctypes": True and the Python frame
+    that made the call ("caller": {function, file, line}): ctypes keeps the
+    GIL during a call only for a function flagged to use the Python C API
+    (a ctypes.PyDLL library's, ctypes.pythonapi)."""
     nr = syscalls.in_syscall(registers)
     if nr is None or nr not in syscalls.BLOCKING:
         return None
     where = entry_frame(frames)
     lib = next((f.library for f in frames if f.library), None)
-    return {"tid": tid, "syscall": syscalls.name(nr), "function": where.function if where else None,
-            "library": lib}
+    out = {"tid": tid, "syscall": syscalls.name(nr), "function": where.function if where else None,
+           "library": lib}
+    if ctypes_call(frames):
+        out["ctypes"] = True
+        caller = python_frames[0] if python_frames else None
+        out["caller"] = {"function": caller.function, "file": caller.file, "line": caller.line} if caller else None
+    return out

@@ -20,7 +20,8 @@ from pyhang.analysis import account, asyncio, completeness, deadlocks, forks, ga
     syscalls
 from pyhang.analysis.threading import PythonThreads, exiting
 from pyhang.analysis.eval_frames import pair_indices
-from pyhang.analysis.python_state import PythonView, gil_state, gil_summary, holder_blocked, main_gil, python_frames
+from pyhang.analysis.python_state import PythonView, frames_omitted, gil_state, gil_summary, holder_blocked, main_gil, \
+    python_frames
 from pyhang.model import snapshot as snapshots
 from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
 from pyhang.model.kinds import GilState, PythonStatus, TargetWarning, severity
@@ -73,7 +74,8 @@ def threads(snapshot, view=None):
         pt = view.thread(snap.tid)
         th.interpreter = pt.interp_id if pt is not None else None
         th.python_frames = python_frames(view, snap.tid, shared=not snap.python_locals, gil=th.gil)
-        th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames)
+        th.python_frames_omitted = frames_omitted(view, snap.tid)
+        th.python_at = pair_indices([f.function for f in snap.frames], th.python_frames, th.python_frames_omitted)
         for k, number in sorted((snap.signal_frames or {}).items()):
             if k < len(th.python_frames):   # frames may be shared between threads: this one's is a copy
                 th.python_frames[k] = replace(th.python_frames[k], signal=number)
@@ -120,7 +122,8 @@ def conclude(report, snapshot):
     snap = next((s for s in snapshot.threads if s.tid == holder), None) if holder else None
     if snap is not None and PythonView(snapshot.python).gil_of_wait(syscalls.futex_address(snap.registers)) is None:
         # (a holder sleeping on the GIL's own condition or mutex is handing it over, not blocked elsewhere)
-        blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames)
+        blocked = holder_blocked(holder, snap.registers, report.thread(holder).native_frames,
+                                 report.thread(holder).python_frames)
     # Most serious first (model.kinds.SEVERITY): the report's first lines are its answer.
     exited = holders.verdicts(report)
     report.verdicts = sorted(completeness.verdicts(report, snapshot) + exited +

@@ -45,6 +45,10 @@ class PyThreadFacts:
     thread_id: int = 0                # the pthread_t (threading.get_ident())
     native_tid: int | None = None     # the LWP (3.11+), None when not known
     frames: Sequence[PyFrameFacts] = field(default_factory=list)   # innermost first
+    # a stack deeper than the walker keeps: how many frames between its innermost and outermost kept were
+    # left out, and where (they would stand before frames[frames_omitted_at]); 0: none
+    frames_omitted: int = 0
+    frames_omitted_at: int = 0
     problem: object = None            # why its frames are incomplete, as the native reader gives it; None: they are not
     attached: bool | None = None
     holds_gil: bool = False

@@ -6,6 +6,8 @@ command did not compute keep their empty value (None, [] or "unknown").
 Sentences are not stored here: the renderer writes them from these facts.
 """
 from __future__ import annotations
+import re
+
 from pyhang.model.record import field, from_data, record
 
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
@@ -43,6 +45,18 @@ def entry_frame(frames):
     if in_run:
         return in_run[-1]
     return next((f for f in frames if named(f)), None)
+
+
+# Where the standard library and installed packages live: a frame there is
+# not the program's own.
+_LIBRARY = re.compile(r"(/lib/python\d[\d.]*/|/site-packages/|/dist-packages/|^<frozen )")
+
+
+def program_frame(frames):
+    """The innermost of `frames` (PythonFrames) that is the program's own (outside the
+    standard library and installed packages): where it made the call that
+    blocks; None when every frame is a library's."""
+    return next((f for f in frames if not _LIBRARY.search(f.file or "")), None)
 
 
 @record(frozen=True)
@@ -86,6 +100,7 @@ class BlockedOn:
     kind: str                           # model.kinds.WaitKind
     address: int | None = None
     library: str | None = None       # the mapped object holding `address`
+    symbol: str | None = None        # the ELF symbol holding `address` (a library's global: "drv_lock")
     name: str | None = None          # a global that refers to the object at `address` ("__main__.config_lock")
     owners: list[int] = field(default_factory=list)   # TIDs
     owner_source: str = OwnerSource.UNKNOWN
@@ -176,6 +191,15 @@ class SecondLook:
     __nested__ = {"threads": ThreadLook}
 
 
+@record(frozen=True)
+class FramesOmitted:
+    """The middle of a Python stack deeper than the native walker keeps (cpython::Options::max_frames
+    innermost, outermost_frames outermost): `count` frames between python_frames[at - 1] and
+    python_frames[at] were walked past, not kept."""
+    at: int
+    count: int
+
+
 @record
 class ThreadReport:
     tid: int
@@ -189,6 +213,8 @@ class ThreadReport:
     # thread state on any thread): their frames are not shown (render words it with the thread's problem)
     hidden_interpreters: list[int] = field(default_factory=list)
     python_frames: list[PythonFrame] = field(default_factory=list)
+    # the middle of a stack too deep to keep whole: frames not in python_frames; None when it is whole
+    python_frames_omitted: FramesOmitted | None = None
     native_frames: list[NativeFrame] = field(default_factory=list)
     blocked_on: BlockedOn | None = None
     # what could not be read about this thread (its unwinding, gdb): ThreadIssues (an older snapshot's: a sentence)

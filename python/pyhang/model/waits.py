@@ -172,6 +172,7 @@ class LockIdentification:
     kind: str | None = None           # model.kinds.WaitKind; None: not waiting on a lock
     address: int | None = None
     library: str | None = None        # the mapped object holding `address` (the collector adds it)
+    symbol: str | None = None         # the ELF symbol holding `address`, "name" or "name+0x8" (the collector's)
     futex: int | None = None          # the futex word slept on
     futex_op: int | None = None
     futex_value: int | None = None

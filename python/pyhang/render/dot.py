@@ -12,14 +12,37 @@ a deadlock are red and bold, likely ones dashed.  A wait whose owner pyhang
 cannot name ends in a grey "owner unknown" note, never on a thread (a
 torch.distributed collective's in "the other ranks (other processes)").
 """
-from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
+import textwrap
+
+from pyhang.model.kinds import HANG_VERDICTS, Confidence, OwnerSource, VerdictKind, WaitKind
+from pyhang.model.report import Hazard, program_frame
 from pyhang.model.waits import syscall_of
+from pyhang.render.forks import HAZARD_TITLES, evidence as hazard_evidence
 from pyhang.render.merge import member_label, ranks_text, stack_place
 from pyhang.render.names import lock_text, object_name, thread_title
+from pyhang.render.text import names_of
+from pyhang.render.verdicts import HANG_SUMMARIES, QUEUE_SUMMARIES, findings, headline, verdict_text
 
 DEADLOCK = 'color="#c0392b", fontcolor="#c0392b", penwidth=2.2'
 LIKELY = "style=dashed"
 UNKNOWN = 'shape=note, style="filled,dashed", fillcolor="#eeeeee", color="#888888", fontcolor="#555555"'
+# A finding (a verdict or fork hazard): a hang's red, the rest grey
+HANG_FINDING = 'shape=box, style="filled", fillcolor="#fadbd8", color="#c0392b", fontcolor="#78281f"'
+OTHER_FINDING = 'shape=box, style="filled", fillcolor="#f2f3f4", color="#888888", fontcolor="#444444"'
+IN_FINDING = 'style=dotted, color="#888888", arrowhead=none'
+
+# The first line of a finding's box, for the kinds HANG_SUMMARIES does not name
+FINDING_TITLES = {
+    VerdictKind.GIL_HANDOVER: "the GIL is being handed over",
+    VerdictKind.OWNERS_UNKNOWN: "waits on objects whose owner pyhang cannot name",
+    VerdictKind.POOL_IDLE: "native pool workers wait for work (idle by design)",
+    VerdictKind.WAITS_ON_PROCESS: "waits on other processes",
+    VerdictKind.IDLE: "idle: waits for work or an event (by design)",
+    VerdictKind.INCOMPLETE: "report incomplete",
+    VerdictKind.UNACCOUNTED: "not accounted for: waits pyhang does not model",
+}
+FINDING_WIDTH = 56     # characters of a finding's text on one line of its box
+FINDING_LINES = 6      # lines of its text at most
 
 
 def quoted(text):
@@ -31,26 +54,80 @@ def _node_id(pid, tid):
     return "p%d_t%d" % (pid or 0, tid)
 
 
-def _wait_label(kind, address, name=None):
+def _wait_label(kind, address, name=None, symbol=None):
+    """What is waited for: the object, and the variable that names it, else the ELF symbol it lies in."""
     text = lock_text(kind, address)
-    name = object_name(name)
+    name = object_name(name) or symbol
     return text + ("\n(%s)" % name if name else "")
 
 
+def _blocked_label(b):
+    return _wait_label(b.kind, b.address, b.name, b.symbol)
+
+
+def _frame_place(f):
+    return "%s:%s in %s" % (f.file.rsplit("/", 1)[-1], f.line, f.function)
+
+
 def _thread_box(th, pid, in_cycle):
+    """A thread's box: its title, the program's own innermost frame (where it made the call that waits),
+    and the innermost frame when that is a library's."""
     label = thread_title(th.gdb_num, th.tid, th.name, th.python_name)
-    where = th.python_frames[0] if th.python_frames else None
-    if where is not None:
-        label += "\n%s:%s in %s" % (where.file.rsplit("/", 1)[-1], where.line, where.function)
+    own = program_frame(th.python_frames)
+    if own is not None:
+        label += "\n" + _frame_place(own)
+    inner = th.python_frames[0] if th.python_frames else None
+    if inner is not None and inner is not own:
+        label += "\n(in %s)" % _frame_place(inner) if own is not None else "\n" + _frame_place(inner)
     style = ', color="#c0392b", penwidth=2' if in_cycle else ""
     return "%s [label=%s%s];" % (_node_id(pid, th.tid), quoted(label), style)
 
 
-def _process_lines(report, pid, cycle_edges, indent, also=()):
+def _finding_title(f):
+    if isinstance(f, Hazard):
+        return "fork hazard: " + HAZARD_TITLES[f.kind] if not f.hangs else HAZARD_TITLES[f.kind]
+    queue = QUEUE_SUMMARIES.get((f.facts or {}).get("kind")) if f.kind == VerdictKind.NOTHING_CAN_WAKE else None
+    return queue or HANG_SUMMARIES.get(f.kind) or FINDING_TITLES.get(f.kind) or f.kind
+
+
+def _finding_hangs(f):
+    return f.hangs if isinstance(f, Hazard) else f.kind in HANG_VERDICTS
+
+
+def _finding_label(f, names):
+    """A finding's box: what it is, then its sentence (the text report's), wrapped and cut short."""
+    text = hazard_evidence(f, names) if isinstance(f, Hazard) else verdict_text(f, names)
+    lines = textwrap.wrap(text or "", FINDING_WIDTH)
+    if len(lines) > FINDING_LINES:
+        lines = lines[:FINDING_LINES - 1] + [lines[FINDING_LINES - 1][:FINDING_WIDTH - 4] + " ..."]
+    title = _finding_title(f)
+    return "\n".join([title[:1].upper() + title[1:]] + lines)
+
+
+def _finding_lines(report, pid, indent, in_tree=False):
+    """(lines, {TID: the nodes of the findings naming it, most serious first}) of the report's verdicts and
+    fork hazards, most serious first: a box each.  `in_tree`: a process of a tree, whose waits on other
+    processes are its edges across them."""
+    names = names_of(report)
+    lines, named = [], {}
+    for i, f in enumerate(findings(report)):
+        if in_tree and f.kind == VerdictKind.WAITS_ON_PROCESS:
+            continue
+        node = "p%d_f%d" % (pid or 0, i)
+        lines.append(indent + "%s [label=%s, %s];" % (node, quoted(_finding_label(f, names)),
+                                                      HANG_FINDING if _finding_hangs(f) else OTHER_FINDING))
+        for tid in dict.fromkeys(f.threads):
+            named.setdefault(tid, []).append(node)
+    return lines, named
+
+
+def _process_lines(report, pid, cycle_edges, indent, also=(), in_tree=False):
     """Boxes and edges of one process's report; `also`: TIDs to show
     besides (the ends of edges to other processes)."""
     threads = {t.tid: t for t in report.threads}
     shown, lines, unknown = set(also), [], 0
+    finding_lines, findings_of = _finding_lines(report, pid, indent, in_tree)
+    shown.update(tid for tid in findings_of if tid in threads)
     for e in report.edges:
         shown.update((e.waiter, e.owner))
     for t in report.threads:
@@ -66,17 +143,31 @@ def _process_lines(report, pid, cycle_edges, indent, also=()):
                                                                                   "threads)" % tid)))
     for e in report.edges:
         waiter = threads.get(e.waiter)
-        name = waiter.blocked_on.name if waiter and waiter.blocked_on and waiter.blocked_on.address == e.address \
-            else None
-        attrs = ["label=%s" % quoted(_wait_label(e.kind, e.address, name))]
+        b = waiter.blocked_on if waiter is not None else None
+        own = b is not None and b.address == e.address
+        label = _blocked_label(b) if own else _wait_label(e.kind, e.address)
+        attrs = ["label=%s" % quoted(label)]
         if ((pid, e.waiter), (pid, e.owner)) in cycle_edges:
             attrs.append(DEADLOCK)
         if e.source == OwnerSource.HEURISTIC:
             attrs.append(LIKELY)
         lines.append(indent + "%s -> %s [%s];" % (_node_id(pid, e.waiter), _node_id(pid, e.owner), ", ".join(attrs)))
+    lines += finding_lines
+    waiters = {e.waiter for e in report.edges}
+    for tid in sorted(findings_of):
+        if tid not in shown:
+            continue
+        t = threads.get(tid)
+        b = t.blocked_on if t is not None else None
+        # a thread in a finding: its wait, when no edge of its own says it, labels its line to the first finding
+        label = None if b is None else syscall_of(b).name if b.kind == WaitKind.SYSCALL else \
+            _blocked_label(b) if tid not in waiters else None
+        for k, node in enumerate(findings_of[tid]):
+            lines.append(indent + "%s -> %s [%s%s];" % (_node_id(pid, tid), node, IN_FINDING,
+                                                        ", label=%s" % quoted(label) if label and not k else ""))
     for t in report.threads:
         b = t.blocked_on
-        if b is None or b.owners or b.kind == WaitKind.SYSCALL or any(e.waiter == t.tid for e in report.edges):
+        if b is None or b.owners or b.kind == WaitKind.SYSCALL or t.tid in waiters or t.tid in findings_of:
             continue
         unknown += 1
         node = "p%d_unknown%d" % (pid or 0, unknown)
@@ -84,7 +175,7 @@ def _process_lines(report, pid, cycle_edges, indent, also=()):
         note = "the other ranks (other processes)" if b.kind == WaitKind.COLLECTIVE else "owner unknown"
         lines.append(indent + "%s [label=%s, %s];" % (node, quoted(note), UNKNOWN))
         lines.append(indent + "%s -> %s [label=%s, %s];" % (_node_id(pid, t.tid), node,
-                                                            quoted(_wait_label(b.kind, b.address, b.name)), LIKELY))
+                                                            quoted(_blocked_label(b)), LIKELY))
     return lines
 
 
@@ -111,9 +202,8 @@ def report_dot(report):
     """The wait-for graph of one process's Report."""
     t = report.target
     pid = t.pid or 0
-    found = "%d deadlock%s" % (len(report.deadlocks), "" if len(report.deadlocks) == 1 else "s") \
-        if report.deadlocks else "no deadlock"
-    lines = _header("pyhang report: %s %s, %s" % ("core" if t.kind == "core" else "process", t.core or pid, found))
+    lines = _header("pyhang report: %s %s\n%s" % ("core" if t.kind == "core" else "process", t.core or pid,
+                                                 "\n".join(textwrap.wrap(headline(report), 100))))
     cycle_edges = {((pid, e.waiter), (pid, e.owner)) for d in report.deadlocks for e in d.edges}
     lines += _process_lines(report, pid, cycle_edges, "  ")
     lines.append("}")
@@ -136,7 +226,7 @@ def tree_dot(tree):
             title += "\nnot examined: %s" % (entry.problem or "?")
         lines.append("    label=%s; style=rounded; color=\"#888888\";" % quoted(title))
         if entry.report is not None:
-            lines += _process_lines(entry.report, entry.pid, cycle_edges, "    ", ends)
+            lines += _process_lines(entry.report, entry.pid, cycle_edges, "    ", ends, in_tree=True)
         lines.append("    p%d_anchor [shape=point, style=invis];" % entry.pid)
         lines.append("  }")
     reports = {p.pid: p.report for p in tree.processes if p.report is not None}

@@ -44,6 +44,23 @@ FORKER_ADVICE = {
 }
 
 
+# What each kind of hazard is, in a few words (a tree's line for a hazard of one process, a picture's box).
+HAZARD_TITLES = {
+    HazardKind.ORPHANED_LOCK: "a lock was copied locked by fork",
+    HazardKind.OPENMP_AFTER_FORK: "OpenMP's threads were started before fork",
+    HazardKind.GRPC_AFTER_FORK: "gRPC's threads were started before fork",
+    HazardKind.CUDA_AFTER_FORK: "CUDA was initialised before fork",
+    HazardKind.THREADS_AT_FORK: "the process had other threads when it was forked",
+    HazardKind.FORK_START_METHOD: "multiprocessing starts its processes with fork while threads run",
+    HazardKind.COW_REFCOUNT: "children copy the memory they inherited by only reading its objects",
+}
+
+
+def hazard_title(h):
+    """What hazard `h` is, in a few words, and whether it is a hang or a risk."""
+    return "%s (%s)" % (HAZARD_TITLES[h.kind], "a hang" if h.hangs else "a risk, not a hang by itself")
+
+
 def advice(h):
     """The advice of hazard `h`: for who forked it where that changes the fix, else its kind's."""
     return FORKER_ADVICE.get((h.facts.get("forked_by"), h.kind)) or ADVICE[h.kind]

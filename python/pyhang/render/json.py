@@ -5,6 +5,7 @@ import json
 
 from pyhang import SCHEMA, VERSION
 from pyhang.model.kinds import DeadlockKind
+from pyhang.render import recursion
 from pyhang.render.asyncio import asyncio_json, deadlock_json
 from pyhang.render.forks import hazard_json
 from pyhang.render.gc import report_gc_json, thread_gc_json
@@ -105,6 +106,33 @@ def _compact_python_frames(th, merged, seen):
     return text
 
 
+def _recursion(th):
+    """The python_recursion of a thread's stack: each run of frames repeated in a row (render.recursion), as
+    {"start", "period", "repeats"} indices into python_frames."""
+    o = th.python_frames_omitted
+    return [{"start": r.start, "period": r.period, "repeats": r.repeats}
+            for r in recursion.stack_runs(th.python_frames, o.at if o is not None else None)]
+
+
+def _omitted_at(th):
+    return th.python_frames_omitted.at if th.python_frames_omitted is not None else None
+
+
+def _omitted(th):
+    o = th.python_frames_omitted
+    return None if o is None else {"at": o.at, "count": o.count}
+
+
+def _compact_folds(th, seen):
+    """The compact python_recursion and python_frames_omitted of a thread, ',' joined; a stack that is
+    another thread's (the same frame objects) is folded once (`seen` keeps it)."""
+    key = ("folds", _omitted_at(th)) + tuple(map(id, th.python_frames))
+    text = seen.get(key)
+    if text is None:
+        text = seen[key] = _compact(_recursion(th))
+    return "\"python_recursion\":%s,\"python_frames_omitted\":%s" % (text, _compact(_omitted(th)))
+
+
 def _blocked(b, names):
     if b is None:
         return None
@@ -186,7 +214,8 @@ def _thread_tail(th, names):
 
 
 def _thread(th, names, python_frames):
-    return {**_thread_head(th), "python_frames": python_frames, **_thread_tail(th, names)}
+    return {**_thread_head(th), "python_frames": python_frames, "python_recursion": _recursion(th),
+            "python_frames_omitted": _omitted(th), **_thread_tail(th, names)}
 
 
 def _compact_native_frames(th, seen):
@@ -204,9 +233,10 @@ def _compact_thread(th, names, merged, seen):
     """_compact(_thread(...)), put together from the encodings of its parts:
     the thread's Python frames (_compact_python_frames) and native frames
     (_compact_native_frames) are often another thread's too."""
-    return "%s,\"python_frames\":%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s,\"account\":%s," \
-        "\"moved\":%s,\"exiting\":%s}" % (
-            _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_native_frames(th, seen),
+    return "%s,\"python_frames\":%s,%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s," \
+        "\"account\":%s,\"moved\":%s,\"exiting\":%s}" % (
+            _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_folds(th, seen),
+            _compact_native_frames(th, seen),
             _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)),
             _compact(_account(th)), _compact(_moved(th)), _compact(th.exiting))
 

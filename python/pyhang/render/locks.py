@@ -311,7 +311,8 @@ def summary(b, names):
         if b.name:
             where += " (%s)" % object_name(b.name)
         if b.library:
-            where += " (%s)" % basename(b.library)
+            where += " (%s)" % (basename(b.library) if not b.symbol or b.name else
+                                "%s in %s" % (b.symbol, basename(b.library)))
     line = "%s%s: %s" % (verb, where, owner_text(b, names))
     if b.confidence and b.confidence != Confidence.CERTAIN:
         line += " [%s]" % b.confidence

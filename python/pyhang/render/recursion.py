@@ -51,3 +51,14 @@ def runs(keys, max_period=MAX_PERIOD, min_repeats=MIN_REPEATS):
         out.append(best)
         i = best.end
     return out
+
+
+def stack_runs(frames, omitted_at=None):
+    """runs() of a thread's PythonFrames, none across `omitted_at` (the place of a deep stack's middle
+    that was not kept, FramesOmitted.at: the frames each side of it are not neighbours)."""
+    cuts = [0, len(frames)] if not omitted_at else [0, omitted_at, len(frames)]
+    out = []
+    for lo, hi in zip(cuts, cuts[1:]):
+        out += [Run(start=lo + r.start, period=r.period, repeats=r.repeats)
+                for r in runs(key(f) for f in frames[lo:hi])]
+    return out

@@ -1,7 +1,7 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
-from pyhang.model.report import PythonFrame, Report, ThreadReport, Verdict, entry_frame
+from pyhang.model.report import FramesOmitted, PythonFrame, Report, ThreadReport, Verdict, entry_frame
 from pyhang.model.waits import syscall_of
 from pyhang.render import recursion
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
@@ -186,26 +186,51 @@ def _unread_executable(t, report_warnings=()):
     return " (its executable could not be read here, so a runtime linked into it could not be looked for)"
 
 
-def python_stack_lines(frames, indent, out, frame_lines):
+def omitted_line(omitted, shown):
+    """The line standing for the middle of a stack too deep to keep whole (FramesOmitted), `shown` its frames
+    kept."""
+    return "[{:,} frames not shown between these: the stack is {:,} frames deep; its innermost {:,} and " \
+        "outermost {:,} are shown]".format(omitted.count, shown + omitted.count, omitted.at, shown - omitted.at)
+
+
+def unpaired_line(python_frames, loops):
+    """gdb's `bt` of a thread whose Python frames cannot be put under the evaluation-loop frames that run them."""
+    why = "no frame of gdb's stack is CPython's evaluation loop" if not loops else \
+        "gdb's stack has {:,} evaluation-loop call{}, which do not match them (the thread may be entering or " \
+        "leaving Python, or gdb's unwinding stopped early)".format(loops, "" if loops == 1 else "s")
+    return "pyhang: this thread's {:,} Python frame{} are not shown in this backtrace: {}; `py-bt` lists " \
+        "them".format(python_frames, "" if python_frames == 1 else "s", why)
+
+
+def python_stack_lines(frames, indent, out, frame_lines, omitted=None):
     """Each frame's lines (frame_lines(f, indent, out)), recursion folded: a cycle of frames repeated in a
     row (analysis.recursion) shows once, then how often it repeats; the frames it entered from, below it,
-    show again.  Frames with locals (`--locals`) are never folded: each repeat's differ."""
+    show again.  Frames with locals (`--locals`) are never folded: each repeat's differ.  `omitted`: the
+    FramesOmitted of a stack too deep to keep whole, said where its middle would be."""
+    at = omitted.at if omitted is not None else None
     folds = {} if any(f.locals is not None for f in frames) else \
-        {r.start: r for r in recursion.runs(recursion.key(f) for f in frames)}
+        {r.start: r for r in recursion.stack_runs(frames, at)}
     i = 0
     while i < len(frames):
+        if i == at:
+            out.append(indent + omitted_line(omitted, len(frames)))
         r = folds.get(i)
         for f in frames[i:i + (r.period if r else 1)]:
             frame_lines(f, indent, out)
         if r is None:
             i += 1
             continue
-        more = r.repeats - 1
-        out.append(indent + ("[recursion: the frame above {:,} more time{}]".format(more, "" if more == 1 else "s")
-                             if r.period == 1 else
-                             "[recursion: the {} frames above {:,} more time{}, {:,} frames]".format(
-                                 r.period, more, "" if more == 1 else "s", r.period * more)))
+        out.append(indent + recursion_line(r))
         i = r.end
+
+
+def recursion_line(r):
+    """The line under the first repeat of a recursion.Run: how often the frames above it repeat."""
+    more = r.repeats - 1
+    if r.period == 1:
+        return "[recursion: the frame above {:,} more time{}]".format(more, "" if more == 1 else "s")
+    return "[recursion: the {} frames above {:,} more time{}, {:,} frames]".format(
+        r.period, more, "" if more == 1 else "s", r.period * more)
 
 
 def _python_frame_lines(f, indent, out):
@@ -245,6 +270,11 @@ def _thread_block(th, out, names, also=None, merged=False, interpreters=False, i
         out.append("  and %d more thread%s in the same state with the same stacks: %s" % (
             len(also), "" if len(also) == 1 else "s",
             ", ".join("LWP %d" % t.tid for t in also[:12]) + (", ..." if len(also) > 12 else "")))
+        objects = [t.blocked_on.address if t.blocked_on is not None else None for t in [th] + list(also)]
+        if len(set(objects)) > 1:   # the same wait on objects of their own (each worker's Future)
+            out.append("  each waits on an object of its own: %s" % (
+                ", ".join("0x%x" % a if a is not None else "?" for a in objects[:13]) +
+                (", ..." if len(objects) > 13 else "")))
     if thread_problem(th):
         out.append("  problem: " + thread_problem(th))
     if th.blocked_on:
@@ -258,7 +288,7 @@ def _thread_block(th, out, names, also=None, merged=False, interpreters=False, i
         return
     if th.python_frames:
         out.append("  Python stack (innermost first):")
-        python_stack_lines(th.python_frames, "    ", out, _python_frame_lines)
+        python_stack_lines(th.python_frames, "    ", out, _python_frame_lines, th.python_frames_omitted)
     if th.native_frames:
         out.append("  native frames:")
         out.extend("    " + native_frame_line(i, f) for i, f in enumerate(th.native_frames))
@@ -315,6 +345,10 @@ def self_wait_text(report, e, names):
                         "its caller", holds))
         return ("waits for %s, which it acquired itself at %s (that frame of its own stack references it: inside "
                 "`with`, or holding it after acquire()); a Lock is not re-entrant" % (what, at))
+    if e.kind == WaitKind.PY_FUTURE:
+        return ("waits for %s, which only a task of the event loop 0x%x completes; that loop runs on this very "
+                "thread, which waits instead of running it (run_coroutine_threadsafe(..., loop).result() on the "
+                "loop's own thread)" % (what, (e.facts or {}).get("loop") or 0))
     glibc_type = getattr(getattr(b, "glibc", None), "kind", None)
     why = _SELF_MUTEX_TYPES.get(glibc_type, "a %s is not re-entrant" % ("normal mutex" if e.kind == WaitKind.MUTEX
                                                                        else "rwlock"))
@@ -390,13 +424,21 @@ def component_text(c, names):
                                         (", ..." if len(c["threads"]) > 12 else "")))
 
 
+# Waits on an object each call makes its own (a submit's Future): threads in the same code wait on objects
+# that differ by address only, and are one block (_thread_block lists the objects).
+OWN_OBJECT_WAITS = (WaitKind.PY_FUTURE,)
+
+
 def _same_wait(b):
-    """What two threads' waits must share to be printed as one block."""
+    """What two threads' waits must share to be printed as one block: the object (a lock's address: two locks
+    are never one), or for a wait in OWN_OBJECT_WAITS its kind, name and owners."""
     if b is None:
         return None
     if b.kind == WaitKind.SYSCALL:   # the same call on the same fd or child (a sleep's deadline may differ)
         s = syscall_of(b)
         return (b.kind, s.name, s.fd, s.child, b.confidence)
+    if b.kind in OWN_OBJECT_WAITS:
+        return (b.kind, object_name(b.name), tuple(b.owners), b.owner_source, b.confidence)
     return (b.kind, b.address, tuple(b.owners), b.confidence)
 
 
@@ -483,11 +525,13 @@ def render_text(report: Report, merged=False, in_tree=False) -> str:
     return "\n".join(out)
 
 
-def py_bt_header(num, tid, version, gil, interpreter=None):
+def py_bt_header(num, tid, version, gil, interpreter=None, named=True):
     """The first line of `py-bt` and `py-bt-full`: the thread, its Python, the subinterpreter it runs in (not
-    said for the main one, 0) and its GIL state."""
+    said for the main one, 0) and its GIL state.  `named` False: without the thread, which gdb's `thread
+    apply` has just named in its own header."""
     where = ", interpreter %d" % interpreter if interpreter else ""
-    return "%s, Python %s%s, GIL: %s" % (thread_label(num, tid), version, where, gil)
+    line = "Python %s%s, GIL: %s" % (version, where, gil)
+    return "%s, %s" % (thread_label(num, tid), line) if named else line
 
 
 def render_thread_command(command, report, thread_states, calls):
@@ -520,18 +564,21 @@ def _py_bt_frame_lines(f, indent, out):
     out.extend(frame_source_lines(f, indent + "  "))
 
 
-def render_py_bt(num, tid, version, gil, thread_state, frames):
+def render_py_bt(num, tid, version, gil, thread_state, frames, named=True):
     """`py-bt` of one thread.  `thread_state`: the decoded thread state
-    (PyThreadFacts; None when the thread has none); `frames`: its PythonFrames."""
-    label = thread_label(num, tid)
+    (PyThreadFacts; None when the thread has none); `frames`: its PythonFrames.
+    `named` False: the thread is not named again (under gdb's `thread apply`, which named it)."""
     if thread_state is None:
-        return "%s has no Python thread state: it runs no Python code" % label
-    out = [py_bt_header(num, tid, version, gil, thread_state.interp_id)]
+        return "%s has no Python thread state: it runs no Python code" % (
+            thread_label(num, tid) if named else "no Python thread state here:")
+    out = [py_bt_header(num, tid, version, gil, thread_state.interp_id, named)]
     if not frames:
         out.append("  (no Python frame: the thread is between Python calls or has not started)")
     else:
         out.append("Traceback (most recent call first):")
-        python_stack_lines(frames, "  ", out, _py_bt_frame_lines)
+        at, count = thread_state.frames_omitted_at, thread_state.frames_omitted
+        omitted = FramesOmitted(at=at, count=count) if count and len(frames) > at else None
+        python_stack_lines(frames, "  ", out, _py_bt_frame_lines, omitted)
     if thread_state.problem:
         out.append("  (incomplete: %s)" % unread_text(thread_state.problem))
     return "\n".join(out)

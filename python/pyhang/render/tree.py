@@ -8,7 +8,7 @@ from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
 from pyhang.render import json as render_json
 from pyhang.render.exits import exit_json, exit_text
-from pyhang.render.forks import advice as fork_advice, evidence, hazard_json
+from pyhang.render.forks import advice as fork_advice, evidence, hazard_json, hazard_title
 from pyhang.render.locks import summary
 from pyhang.render.names import lock_text
 from pyhang.render.text import names_of, render_text, thread_header
@@ -142,7 +142,8 @@ def render_fork_hazards(tree):
             out.append("  advice: " + fork_advice(h))
     for pid, h in tree.fork_hazards:
         if not h.facts.get("processes"):
-            out.append("Fork hazard [%s] in PID %d" % (h.kind, pid))
+            out.append("Fork hazard [%s] in PID %d: %s; PID %d's report below says why" % (
+                h.kind, pid, hazard_title(h), pid))
     return out
 
 

@@ -2,7 +2,7 @@
 title and advice, and the report's headline.  Sentences only: the analysis
 (pyhang.analysis) decided every fact they word."""
 from pyhang.libraries import basename
-from pyhang.model.kinds import HANG_VERDICTS, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, \
+from pyhang.model.kinds import HANG_VERDICTS, Confidence, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, \
     PythonStatus, ServerEvidence, ThreadState, Unread, VerdictKind, WaitKind, severity
 from pyhang.model.report import Hazard
 from pyhang.render.account import LISTED as _LISTED, count, library as _lib, pids_text as _pids_text, seconds_text, \
@@ -20,6 +20,11 @@ def holder_blocked_text(facts, names):
     inside = " in %s" % facts["function"] if facts.get("function") else ""
     if facts.get("library"):
         inside += " (%s)" % basename(facts["library"])
+    if facts.get("ctypes"):
+        c = facts.get("caller")
+        inside += ", in a C function called through ctypes%s, which keeps the GIL during the call only for a " \
+                  "function of a ctypes.PyDLL library (or ctypes.pythonapi)" % (
+                      ' from File "%s", line %s, in %s' % (c["file"], c["line"], c["function"]) if c else "")
     return ("%s holds the GIL while blocked in the %s system call%s: "
             "no other thread can run Python until it returns" % (names(facts["tid"]), facts["syscall"], inside))
 
@@ -310,8 +315,11 @@ def verdict_text(v, names):
         f = v.facts
         return ("every worker of the ThreadPoolExecutor whose work queue is 0x%x (%s) waits for the result of a "
                 "pending concurrent.futures.Future, which no worker has taken: if they were submitted to this pool, "
-                "none can ever run (starvation) [%s: the pool's queue was not read]" % (
-                    f["work_queue"], ", ".join(names(t) for t in f["workers"]), f.get("confidence") or "likely"))
+                "none can ever run (starvation)%s" % (
+                    f["work_queue"], ", ".join(names(t) for t in f["workers"]),
+                    "" if f.get("confidence") == Confidence.CERTAIN else
+                    "; likely, not certain: pyhang does not read the pool's queue of work, so that these futures "
+                    "are waiting in it is not proven"))
     if v.kind == VerdictKind.NOTHING_CAN_WAKE:
         return nothing_can_wake_text(v.facts, names)
     if v.kind == VerdictKind.POOL_TASK_LOST:
@@ -482,6 +490,9 @@ SELF_WAIT_ADVICE = {
     WaitKind.PY_LOCK: "a Lock is not re-entrant: where code that holds it calls code that takes it again, use "
                       "threading.RLock or take it only at the outer level; a signal handler must not take a lock "
                       "the code it interrupts may hold (set a flag, or use signal.set_wakeup_fd)",
+    WaitKind.PY_FUTURE: "on the event loop's own thread, never wait on the Future of run_coroutine_threadsafe(): "
+                        "await the coroutine itself (or `await asyncio.wrap_future(future)`); "
+                        "run_coroutine_threadsafe(...).result() is for other threads",
     None: "a normal mutex is not re-entrant: make it PTHREAD_MUTEX_RECURSIVE, or take it only at the outer level "
           "(PTHREAD_MUTEX_ERRORCHECK makes a second lock fail with EDEADLK instead of hanging)",
 }
@@ -520,10 +531,16 @@ def verdict_advice(v, report=None):
                              "the owners"
         return "the native stacks and system-call waits below still hold; `pyhang report CORE PYTHON` names the " \
                "interpreter when a core's executable moved"
+    if v.kind == VerdictKind.GIL_HOLDER_BLOCKED and v.facts.get("ctypes"):
+        return CTYPES_ADVICE
     if v.kind == VerdictKind.NOTHING_CAN_WAKE and v.facts.get("kind") in QUEUE_ADVICE:
         return QUEUE_ADVICE[v.facts["kind"]]
     return ADVICE.get(v.kind)
 
+
+CTYPES_ADVICE = "load the library with ctypes.CDLL, not ctypes.PyDLL: CDLL releases the GIL around each call " \
+                "(PyDLL keeps it, for functions that call the Python C API); a function of ctypes.pythonapi cannot " \
+                "block without holding it"
 
 QUEUE_ADVICE = {
     WaitKind.PY_QUEUE_PUT: "check that the consumer did not exit (an exception in it ends it silently); give put() a "

@@ -73,6 +73,11 @@ struct PyThreadInfo {
   std::uint64_t thread_id = 0;            // PyThreadState.thread_id: the pthread_t
   std::optional<int> native_tid;          // the LWP, when known
   std::vector<PyFrame> frames;            // innermost first
+  // A stack deeper than Options::max_frames: its innermost max_frames and
+  // outermost Options::outermost_frames are in `frames`, this many between
+  // them are not, and would stand before frames[frames_omitted_at].
+  std::size_t frames_omitted = 0;
+  std::size_t frames_omitted_at = 0;
   ReadProblem problem;                    // why frames may be incomplete; empty when all is well
   std::optional<bool> attached;           // 3.13+: tstate->state == _Py_THREAD_ATTACHED
   bool holds_gil = false;
@@ -269,7 +274,9 @@ struct PythonState {
 struct Options {
   std::size_t max_interpreters = 1024;
   std::size_t max_threads = 100000;  // per interpreter
-  std::size_t max_frames = 10000;    // per thread
+  std::size_t max_frames = 10000;    // per thread: the innermost kept
+  std::size_t outermost_frames = 1000;   // per thread deeper than max_frames: the outermost kept too
+  std::size_t max_walk = 1000000;    // per thread: frames walked to reach the outermost
   std::size_t max_string = 1 << 16;  // characters of one str
   std::size_t max_table = 1 << 22;   // bytes of one line table
   bool frames = true;                // false: threads and GIL only
