@@ -26,6 +26,7 @@ AGREEMENT = {
         "collective": "a torch.distributed collective's rank and backend, worded into `detail` and `evidence`",
         "condvar_mutex": "worded into `detail` (\"it must then reacquire mutex 0x…\")",
         "symbol": "the ELF symbol holding the lock, worded into `detail` (\"(drv_lock in libdriver.so)\")",
+        "grpc": "a gRPC client call's method, channel and connection, worded into `detail` and `evidence`",
     }, {
         "detail": "the sentence render.locks words from the record",
     }),
