@@ -5,7 +5,8 @@ thread's record while its arguments stay in the registers.  The second
 report, one that does not stop the process, and a core made after the
 first all name the same waits on the same objects (the call named from
 frame 0, or from a futex word still holding the value the wait expected),
-and every one of those waits, having a timeout, is idle: the all-clear."""
+and every one of those waits, having a timeout, is idle: the all-clear (from
+the core, but for the poll, whose pipe a core gdb wrote does not describe)."""
 import json
 import os
 
@@ -61,4 +62,11 @@ def test_waits_resumed_through_restart_syscall_read_as_the_first_look_read_them(
         # acquire(timeout=...) is no wait of unknown owner (its futex wait has a timeout, or is resumed)
         accounts = {t["tid"]: t["account"] for t in doc["threads"]}
         assert accounts[harness.role_tid(s, "lock-timed")]["reason"] == "timed", (where, accounts)
-        assert {a["state"] for a in accounts.values()} == {"idle"} and doc["exit_status"] == 0, (where, doc["headline"])
+        if where == "core":
+            # (but a core gdb wrote records no fd table: who serves the polled pipe is not known, never the
+            # all-clear)
+            poller = accounts.pop(harness.role_tid(s, "poll-timed"))
+            assert (poller["state"], poller["reason"], doc["exit_status"]) == ("unaccounted", "no-fd-table", 4), where
+        else:
+            assert doc["exit_status"] == 0, (where, doc["headline"])
+        assert {a["state"] for a in accounts.values()} == {"idle"}, (where, doc["headline"])

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-from pyhang import cli  # noqa: E402
+from pyhang import cli, merge_commands  # noqa: E402
 
 MAN = os.path.join(ROOT, "docs", "pyhang.1")
 COMPLETION = os.path.join(ROOT, "python", "bin", "pyhang-completion.bash")
@@ -31,7 +31,7 @@ def test_the_manual_page_names_every_command_and_every_long_option():
     # THEN each command has its own entry, and each option of `pyhang` and `pyhang job` is named
     for command in cli.COMMANDS:
         assert re.search(r"^\.B %s$" % re.escape(command), text, re.M), command
-    for option in _long_options(cli.parser()) | _long_options(cli.job_parser()):
+    for option in _long_options(cli.parser()) | _long_options(merge_commands.job_parser()):
         assert re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(option), text), option
 
 
@@ -56,7 +56,7 @@ def test_the_completion_lists_are_the_command_lines_own():
     options = _long_options(cli.parser())
     report = _completion_list("_pyhang_report_options")
     assert options - {"--version", "--output"} == {o for o in report if o.startswith("--")}
-    assert _completion_list("_pyhang_job_options") == _long_options(cli.job_parser())
+    assert _completion_list("_pyhang_job_options") == _long_options(merge_commands.job_parser())
 
 
 def _complete(*words):

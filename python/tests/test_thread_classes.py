@@ -173,3 +173,9 @@ def test_a_timed_poll_on_pipes_only_other_processes_serve_waits_on_them_and_one_
     classes(r)
     assert r.threads[0].account.pids == [7, 8] and r.exit_status == ExitStatus.INCOMPLETE
     assert classes(report_of(polls(PID))) == [(ThreadState.IDLE, AccountReason.TIMED)]
+    # from a core that records no fd table, who serves them is not known: never the all-clear
+    r = report_of(syscall("poll", timeout={"ns": 5 * 10 ** 9}, fd_table=False, fds=[{"fd": 4, "direction": "read"}]))
+    assert classes(r) == [(ThreadState.UNACCOUNTED, AccountReason.NO_FD_TABLE)] and r.exit_status == ExitStatus.INCOMPLETE
+    # a sleep through a poll that watches no fd is a sleep, core or not
+    assert classes(report_of(syscall("poll", timeout={"ns": 10 ** 12}, fd_table=False, fds=[]))) == [
+        (ThreadState.IDLE, AccountReason.TIMED)]

@@ -111,6 +111,8 @@ def syscall_class(b, own):
             found = _watched(s, own)
             if found[0] == ThreadState.ELSEWHERE:
                 return found
+        elif call in _POLLS and s.fds:   # a core gdb or the kernel wrote: who serves those fds is not known
+            return ThreadState.UNACCOUNTED, AccountReason.NO_FD_TABLE, []
         return ThreadState.IDLE, AccountReason.TIMED, []
     if call in _SELECTORS:
         return ThreadState.IDLE, AccountReason.SELECTOR, []
