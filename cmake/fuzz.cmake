@@ -10,7 +10,7 @@
 # In the normal build with the tests, when clang++ links a libFuzzer
 # program, ctest gets "fuzz: build" (the sanitizer build in <build>/fuzz),
 # one "fuzz: <target>" per target, a short run on its committed corpus
-# (PYHANG_FUZZ_SECONDS each, 10 by default), and "sanitizers: unit tests",
+# (PYHANG_FUZZ_SECONDS each, 5 by default), and "sanitizers: unit tests",
 # every Catch2 test under the sanitizers, stack use after return included.
 # Without clang or libFuzzer the entries are not registered and a status
 # line says why.
@@ -54,6 +54,7 @@ if(PYHANG_FUZZ)
     # The tests' own code unoptimised: it compiles in less time (the
     # library under test keeps the build's -O1).
     target_compile_options(pyhang_unit_tests PRIVATE -O0)
+    pyhang_catch_header(pyhang_unit_tests)
   endif()
   return()
 endif()
@@ -61,7 +62,7 @@ endif()
 if(NOT PYHANG_TESTS)
   return()
 endif()
-set(PYHANG_FUZZ_SECONDS 10 CACHE STRING "Seconds each fuzz target runs in the test suite")
+set(PYHANG_FUZZ_SECONDS 5 CACHE STRING "Seconds each fuzz target runs in the test suite")
 find_program(PYHANG_CLANGXX clang++)
 find_program(PYHANG_CLANG clang)
 set(PYHANG_FUZZ_PROBE_DIR ${CMAKE_BINARY_DIR}/fuzz-probe)

@@ -488,10 +488,10 @@ def pyhang_cli(*args, env=None, timeout=600, look=False):
     return r.returncode, r.stdout, r.stderr
 
 
-def report_doc(*target):
+def report_doc(*target, look=False):
     """(exit status, the validated pyhang-report/1 document) of `pyhang report --json TARGET`, whose exit
-    status must be the document's own."""
-    status, out, err = pyhang_cli("report", "--json", *target)
+    status must be the document's own (`look`: pyhang_cli's)."""
+    status, out, err = pyhang_cli("report", "--json", *target, look=look)
     assert "Traceback" not in err, err
     doc = validated_report(json.loads(out))
     assert doc["exit_status"] == status, err

@@ -184,13 +184,21 @@ def test_fork_pool_task_takes_an_rlock_a_parent_thread_held(scenario):
 
 
 # The layouts at both ends of what pyhang reads (3.6: PyFrameObject chains, 3.13: _PyInterpreterFrame and
-# PyThreadState's new fields); Debian's 3.11 runs the two tests above.
-EDGE_VERSIONS = ("pyenv-3.6.", "pyenv-3.13.", "debian-sid-3.14", "debian-sid-3.15")
+# PyThreadState's new fields, today's 3.14 and 3.15), each with one of the two locks (Debian's 3.11 runs both
+# in the two tests above): a Lock on 3.6 and 3.14, an RLock on 3.13 and 3.15.
+EDGE_VERSIONS = {"pyenv-3.6.": "lock", "pyenv-3.13.": "rlock", "debian-sid-3.14": "lock", "debian-sid-3.15": "rlock"}
 
 
-@pytest.mark.parametrize("python", [p for p in harness.interpreter_params()
-                                    if p.id.startswith(EDGE_VERSIONS)])
-@pytest.mark.parametrize("mode", ["lock", "rlock"])
+def _edge_params():
+    out = []
+    for p in harness.interpreter_params():
+        mode = next((m for prefix, m in EDGE_VERSIONS.items() if p.id.startswith(prefix)), None)
+        if mode:
+            out.append(pytest.param(p.values[0], mode, id="%s-%s" % (mode, p.id)))
+    return out
+
+
+@pytest.mark.parametrize("python,mode", _edge_params())
 def test_a_lock_copied_into_fork_workers_names_the_parent_thread_on_stripped_interpreters(scenario, python, mode):
     # GIVEN a parent thread holding a Lock (or a Condition's RLock) while a fork Pool's task takes it, on a
     # stripped interpreter

@@ -61,7 +61,7 @@ def test_a_call_without_deadline_to_a_server_that_never_answers_waits_on_the_ser
     # the premise, as the server saw it: the call arrived in its handler, from the client's socket
     arrived = client.truth["arrived"]
     assert arrived["pid"] == server.pid and arrived["peer"].startswith("ipv4:127.0.0.1:")
-    status, doc = harness.report_doc("-p", client.pid)   # with the second look
+    status, doc = harness.report_doc("-p", client.pid, look=True)   # with the second look
     call = _role(client, "call")
     b = _thread(doc, call["tid"])["blocked_on"]
     # THEN the calling thread waits in the call, not in an idle poll

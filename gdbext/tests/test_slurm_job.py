@@ -182,9 +182,14 @@ def test_a_node_that_does_not_answer_is_named_and_the_rest_merged(jobs):
     assert "pyhang job: node node2: no complete answer within its deadline of 4s" in err, err
     assert status == 4, (status, out, err)
     assert "Incomplete:" in out, out
-    # AND the late launcher's step was stopped: no wrapper sleeps on
-    time.sleep(1)
-    left = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).startswith("sleep\0" + "300")]
+    # AND the late launcher's step was stopped: no wrapper sleeps on, once Slurm has ended the step (slurmd
+    # kills its processes after srun is gone: within seconds, not at once)
+    deadline = time.monotonic() + 30
+    while True:
+        left = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).startswith("sleep\0" + "300")]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert left == [], left
 
 
