@@ -14,6 +14,7 @@ import sys
 
 from pyhang import SCHEMA, VERSION, gdb_batch, options, transfers
 from pyhang.gdb_batch import Failure, hint
+from pyhang.help_format import Formatter as _Formatter
 
 ERROR_SCHEMA = "pyhang-error/1"
 
@@ -142,31 +143,6 @@ def _command(name):
     near = difflib.get_close_matches(name, COMMANDS, n=1)
     raise argparse.ArgumentTypeError("unknown command %r%s (commands: %s)" % (
         name, "; did you mean %r?" % near[0] if near else "", ", ".join(COMMANDS)))
-
-
-def _columns():
-    """The terminal's width as shutil.get_terminal_size() finds it ($COLUMNS,
-    else stdout's terminal, else 80)."""
-    try:
-        columns = int(os.environ.get("COLUMNS", 0))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter, as wide as the terminal, without importing
-    shutil for it: argparse makes a formatter for every option it is given,
-    and shutil (with the compression modules it imports) was a tenth of the
-    command line's start."""
-
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
 
 SHORT_USAGE = """pyhang COMMAND -p PID [options]              a live process

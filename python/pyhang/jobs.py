@@ -40,7 +40,9 @@ NODE_SCHEMA = "pyhang-node/1"
 RANK_VARIABLES = ("RANK", "LOCAL_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
 DEADLINE = 60.0          # seconds a node has to answer (--deadline)
 FANOUT = 32              # nodes asked at once (--fanout)
-KILL_GRACE = 2.0         # seconds between SIGTERM and SIGKILL of a late launcher
+# Seconds between SIGTERM and SIGKILL of a late launcher: srun, on SIGTERM, has slurmd end the step's processes
+# on the node and then exits; killed before it has, it leaves them running (a loaded host took over 2 s).
+KILL_GRACE = 5.0
 # What a step into a running job asks for: nothing the job holds (no GPU, no memory of its own, one CPU
 # shared with the job's steps), so that it never waits for the job's own resources.
 SRUN_ARGS = ("--overlap", "--mem=0", "--gres=none", "--cpus-per-task=1", "--quiet")

@@ -6,7 +6,10 @@ import argparse
 import os
 import sys
 
-from pyhang.cli import FAILED, _Formatter
+from pyhang.help_format import Formatter as _Formatter
+from pyhang.model.kinds import ExitStatus
+
+FAILED = ExitStatus.FAILED
 
 
 def merge(p, args):
