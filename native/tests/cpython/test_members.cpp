@@ -15,24 +15,12 @@ using pyhang::cpython::testing::Objects;
 
 namespace {
 
-struct Member {
-  Addr name;
-  std::int32_t kind;
-  std::int64_t offset;
-};
+using Member = Objects::MemberDef;
 
 // A static type (no Py_TPFLAGS_HEAPTYPE) with `members`, derived from `base` (0: none).
 Addr member_type(Objects& o, const std::string& type_name, const std::vector<Member>& members, Addr base) {
   Addr t = o.img.type(type_name, 0);
-  Addr defs = o.img.alloc(static_cast<std::size_t>(o.l.memberdef_size) * (members.size() + 1));
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    Addr d = defs + i * static_cast<Addr>(o.l.memberdef_size);
-    o.img.put<Addr>(d, o.l.memberdef_name, members[i].name);
-    o.img.put<std::int32_t>(d, o.l.memberdef_type, members[i].kind);
-    o.img.put<std::int64_t>(d, o.l.memberdef_offset, members[i].offset);
-  }
-  o.img.put<Addr>(t, o.l.type_tp_members, defs);
-  o.img.put<Addr>(t, o.l.type_tp_base, base);
+  o.member_table(t, members, base);
   return t;
 }
 

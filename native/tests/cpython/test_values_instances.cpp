@@ -51,15 +51,11 @@ struct Instances : Objects {
   // after `first`), no __dict__, derived from `base` (0: object).
   Addr slots_class(const std::string& name, const std::vector<std::string>& names, std::int64_t first, Addr base) {
     Addr t = img.type(name, flag(l.tpflags_heaptype));
-    Addr defs = img.alloc(static_cast<std::size_t>(l.memberdef_size) * (names.size() + 1));
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      Addr d = defs + i * static_cast<Addr>(l.memberdef_size);
-      img.put<Addr>(d, l.memberdef_name, img.cstring(names[i]));
-      img.put<std::int32_t>(d, l.memberdef_type, static_cast<std::int32_t>(l.t_object_ex));
-      img.put<std::int64_t>(d, l.memberdef_offset, first + 8 * static_cast<std::int64_t>(i));
-    }
-    img.put<Addr>(t, l.type_tp_members, defs);
-    img.put<Addr>(t, l.type_tp_base, base);
+    std::vector<MemberDef> members;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      members.push_back({img.cstring(names[i]), static_cast<std::int32_t>(l.t_object_ex),
+                         first + 8 * static_cast<std::int64_t>(i)});
+    member_table(t, members, base);
     return t;
   }
 };

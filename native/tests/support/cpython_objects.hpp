@@ -241,6 +241,25 @@ struct Objects {
     return keys;
   }
 
+  // One PyMemberDef of a type's tp_members table.
+  struct MemberDef {
+    Addr name;             // its C string
+    std::int32_t kind;     // T_INT, T_LONG, T_OBJECT_EX, ... (structmember.h)
+    std::int64_t offset;
+  };
+  // `type`'s tp_members: a table of `members`, ended by a zeroed entry, and its tp_base `base` (0: none).
+  void member_table(Addr type, const std::vector<MemberDef>& members, Addr base) {
+    Addr defs = img.alloc(static_cast<std::size_t>(l.memberdef_size) * (members.size() + 1));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      Addr d = defs + i * static_cast<Addr>(l.memberdef_size);
+      img.put<Addr>(d, l.memberdef_name, members[i].name);
+      img.put<std::int32_t>(d, l.memberdef_type, members[i].kind);
+      img.put<std::int64_t>(d, l.memberdef_offset, members[i].offset);
+    }
+    img.put<Addr>(type, l.type_tp_members, defs);
+    img.put<Addr>(type, l.type_tp_base, base);
+  }
+
   // A state whose main interpreter's sys.modules is `modules`.
   PythonState state(Addr modules) {
     Addr interp = img.alloc(static_cast<std::size_t>(l.interp_modules) + 8);
