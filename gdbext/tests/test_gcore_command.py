@@ -181,16 +181,19 @@ def test_gcore_tree_writes_one_core_per_process_whose_reports_give_the_live_tree
     assert lines[0].startswith("pyhang: core of process %d written to " % s.pid)
     for path, pid in zip(paths, (s.pid, child)):
         assert proc_record.read(path, pid)[0].pid == pid
-    # AND the cores together give the live tree's answer, pipes followed: the same deadlocks (none proven: the
-    # parent's sleeping threads could still write the pipe its child reads), the same threads not accounted for
+    # AND the cores together give the live tree's answer, pipes followed: the same deadlock (likely: the
+    # parent's sleeping threads could still write the pipe its child reads), the same sleepers named, the same
+    # threads not accounted for
     status, out, _ = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
     live = harness.validated_tree(json.loads(out))
     status_cores, out, err = harness.pyhang_cli("report", "--json", *paths)
     tree = harness.validated_tree(json.loads(out))
-    assert [(d["processes"], sorted(d["threads"])) for d in tree["deadlocks"]] == \
-        [(d["processes"], sorted(d["threads"])) for d in live["deadlocks"]]
-    assert tree["unaccounted"] == live["unaccounted"] and tree["unaccounted"], (tree["unaccounted"], live)
-    assert tree["unfollowed"] == [] and status_cores == status == 4, err
+    def knots(doc):
+        return [(d["processes"], sorted(d["threads"]), d["confidence"],
+                 sorted((z["tid"], z["call"]) for z in d["sleepers"])) for d in doc["deadlocks"]]
+    assert knots(tree) == knots(live) and [k[2] for k in knots(live)] == ["likely"], knots(live)
+    assert tree["unaccounted"] == live["unaccounted"], (tree["unaccounted"], live)
+    assert tree["unfollowed"] == [] and status_cores == status == 3, err
 
 
 def test_gcore_of_a_process_that_is_not_there_fails_in_one_line():

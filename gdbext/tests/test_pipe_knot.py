@@ -47,13 +47,37 @@ def test_three_readers_holding_each_others_write_ends_are_one_deadlock_with_the_
     assert status == 3 and doc["headline"] == "Found one deadlock across 3 processes (certain), 3 threads."
 
 
-def test_one_more_holder_that_sleeps_outside_the_knot_unties_it(scenario):
-    s, status, doc = start(scenario, "free")
-    # the fourth child holds the write end of every reader's pipe (what makes this the variant)
+def fourth_holds_every_pipe(s, doc):
+    """The fourth child holds the write end of every reader's pipe (what makes these two the variants)."""
     got = {p["target"]["pid"]: p for p in doc["processes"] if "target" in p}
     for r in s.truth["readers"]:
         t = next(t for t in got[r["pid"]]["threads"] if t["tid"] == r["tid"])
         obj = t["blocked_on"]["syscall"]["object"]
         assert obj["link"] == r["link"] and s.truth["free"] in {h["pid"] for h in obj["holders"]}
-    # THEN it could write to any of them: no deadlock
-    assert doc["deadlocks"] == [] and status != 3, doc["headline"]
+
+
+def test_one_more_holder_that_wakes_often_outside_the_knot_unties_it(scenario):
+    s, status, doc = start(scenario, "free")
+    fourth_holds_every_pipe(s, doc)
+    # THEN it could write to any of them whenever it wakes: no deadlock, and every wait is on a process that runs
+    assert doc["deadlocks"] == [] and doc["unaccounted"] == [], doc["headline"]
+    assert status == 0 and doc["headline"] == "No deadlock found across processes.", doc["headline"]
+
+
+def test_a_knot_whose_only_other_holder_sleeps_an_hour_is_a_likely_deadlock_that_names_the_sleeper(scenario):
+    s, status, doc = start(scenario, "asleep")
+    fourth_holds_every_pipe(s, doc)
+    readers = s.truth["readers"]
+    # THEN the three readers are one knot, likely (the sleeper may write when it wakes), that names the sleeper
+    (d,) = doc["deadlocks"]
+    assert d["processes"] == sorted(r["pid"] for r in readers) and d["confidence"] == "likely", d
+    (z,) = d["sleepers"]
+    assert (z["pid"], z["tid"], z["call"]) == (s.truth["free"], s.truth["free"], "clock_nanosleep"), z
+    assert 0 < z["left_ns"] <= 3600 * 10 ** 9
+    # AND no edge of the knot leads to the sleeper: its members wait on one another
+    assert {e["owner_pid"] for e in d["edges"]} == {r["pid"] for r in readers}
+    assert "sleeps" in d["advice"] and status == 3, (status, d["advice"])
+    assert doc["headline"] == "Found one deadlock across 3 processes (likely), 3 threads.", doc["headline"]
+    _, text, _ = harness.pyhang_cli("report", "--tree", "-p", s.pid)
+    line = next(x for x in text.splitlines() if "unless it wakes and serves them" in x)
+    assert "PID %d " % s.truth["free"] in line and "sleeps (clock_nanosleep) for another" in line, line

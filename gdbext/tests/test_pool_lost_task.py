@@ -5,7 +5,9 @@ the workers reading the task pipe, whose write end any parent thread may
 write to — is no deadlock: the parent's task handler, waiting for tasks, is
 one of those threads, and no cycle runs through it.  What is said instead:
 the awaited task is in no worker's hands (pool-task-lost, likely); never
-of a pool whose workers are inside their tasks."""
+of a pool whose workers are inside their tasks.  A healthy pool between
+tasks is no problem anywhere: its workers' reports, its parent's and the
+tree's exit 0, live (after a second look too) and from cores."""
 import json
 import os
 
@@ -39,3 +41,31 @@ def test_a_pool_whose_workers_are_inside_their_tasks_lost_none(scenario):
     status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
     doc = harness.validated_tree(json.loads(out))
     assert doc["verdicts"] == [] and status == 5, err
+
+
+def test_a_pool_between_tasks_is_idle_in_every_report_live_and_from_cores(scenario, tmp_path):
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "pool_idle.py"), "3"])
+    workers = s.truth["workers"]
+    harness.wait_processes_parked(workers + [s.pid])
+    # THEN each worker, alone, is idle: waiting for its next task (in the task pipe's read, or for its lock,
+    # a process-shared semaphore) is what it is for; a second look does not call that "no progress"
+    for i, pid in enumerate(workers):
+        status, doc = harness.report_doc("-p", pid, look=i == 0)
+        (t,) = doc["threads"]
+        assert t["account"]["state"] == "idle" and t["account"]["reason"] == "waits-for-work", t["account"]
+        assert status == 0 and doc["headline"] == "No deadlock found.", doc["headline"]
+    # AND the parent, whose pool threads wait for results and for workers' exits, and the tree
+    status, doc = harness.report_doc("-p", s.pid)
+    assert status == 0, [(t["tid"], t["account"]) for t in doc["threads"]]
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    tree = harness.validated_tree(json.loads(out))
+    assert (status, tree["stalls"], tree["deadlocks"]) == (0, [], []), tree["headline"]
+    # AND from a core of a worker (gdb's: no fd table) and the tree's cores pyhang gcore writes
+    status, doc = harness.report_doc(harness.gcore(workers[0], str(tmp_path)), PY)
+    assert status == 0, [(t["tid"], t["account"]) for t in doc["threads"]]
+    status, _, err = harness.pyhang_cli("gcore", "--tree", "-p", s.pid, "-o", str(tmp_path / "tree"))
+    cores = [str(tmp_path / ("tree.%d" % pid)) for pid in [s.pid] + workers]
+    assert status == 0, err
+    status, out, err = harness.pyhang_cli("report", "--json", *cores)
+    tree = harness.validated_tree(json.loads(out))
+    assert status == tree["exit_status"] == 0, tree["headline"]

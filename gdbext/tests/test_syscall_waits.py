@@ -132,6 +132,27 @@ def test_the_child_reading_a_pipe_names_the_parent_waiting_for_it(debian):
     assert "`pyhang report --tree -p %d`" % s.pid in v["text"]
 
 
+def test_as_a_tree_parent_and_child_are_a_likely_deadlock_unless_the_parents_sleepers_write(debian):
+    s = debian
+    # WHEN pyhang looks at the parent and its child together
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    doc = harness.validated_tree(json.loads(out))
+    roles = {t["role"]: t["tid"] for t in s.truth["threads"]}
+    # THEN the parent's waiters and the child are one knot: the child reads the job pipe only the parent can
+    # write, the parent waits for the child, the locker for the child's flock, and the parent's other waiters
+    # for pipes and sockets only the parent holds
+    (d,) = doc["deadlocks"]
+    assert d["processes"] == sorted([s.pid, s.truth["child"]]) and d["confidence"] == "likely", d
+    assert sorted(d["threads"]) == sorted([roles[r] for r in ("main", "reader", "poller", "receiver", "locker")] +
+                                          [s.truth["child"]])
+    # AND what could still end it is named: the parent's sleeping thread and the one in pause(), which hold
+    # the other ends too (a thread of the process may write them when it wakes: likely, never certain)
+    got = {(z["tid"], z["call"]) for z in d["sleepers"]}
+    calls = {t["role"]: t["syscall"] for t in s.truth["threads"]}
+    assert got == {(roles["sleeper"], calls["sleeper"]), (roles["pauser"], "pause")}, d["sleepers"]
+    assert status == 3 and doc["exit_status"] == 3, (status, doc["headline"])
+
+
 def test_from_a_core_the_calls_are_named_and_the_fd_objects_unknown(debian):
     s = debian
     report = harness.report_json(executable=PY, core=s.gcore())

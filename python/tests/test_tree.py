@@ -60,16 +60,29 @@ def test_a_parent_waiting_for_a_child_that_reads_its_pipe_is_a_certain_deadlock(
 
 
 def test_a_holder_with_a_thread_outside_the_cycle_makes_no_deadlock_but_a_stall():
-    # the parent has two threads: either could write to the pipe, and the one in pause() is in no cycle
-    busy = analyse(process(100, 1, syscall_thread(100, "wait4", child=-1), syscall_thread(101, "pause")),
+    # the parent has two threads: either could write to the pipe, and the one in epoll_wait (serving
+    # clients) is in no cycle
+    busy = analyse(process(100, 1, syscall_thread(100, "wait4", child=-1), syscall_thread(101, "epoll_wait")),
                    process(200, 100, pipe_read(200, [holder(100)])))
     assert busy.deadlocks == []
     assert [st["waiter"] for st in busy.stalls] == [(200, 200)] and busy.exit_status == 5
     # another process (not waiting on the cycle) holds the write end too
     shared = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
                      process(200, 100, pipe_read(200, [holder(100), holder(300)])),
-                     process(300, 100, syscall_thread(300, "pause")))
+                     process(300, 100, syscall_thread(300, "epoll_wait")))
     assert shared.deadlocks == [] and [st["waiter"] for st in shared.stalls] == [(200, 200)]
+
+
+def test_a_holder_outside_the_cycle_that_waits_for_a_signal_only_leaves_a_likely_deadlock_that_names_it():
+    # the same, the other holder's thread in pause(): it serves nothing until a signal comes
+    for pause in ((100, 101), (300, 300)):
+        extra = [syscall_thread(101, "pause")] if pause[0] == 100 else []
+        tree = analyse(process(100, 1, syscall_thread(100, "wait4", child=200), *extra),
+                       process(200, 100, pipe_read(200, [holder(100)] + ([holder(300)] if pause[0] == 300 else []))),
+                       *([process(300, 100, syscall_thread(300, "pause"))] if pause[0] == 300 else []))
+        (d,) = tree.deadlocks
+        assert d.nodes == [(100, 100), (200, 200)] and d.confidence == Confidence.LIKELY, pause
+        assert d.sleepers == [{"pid": pause[0], "tid": pause[1], "call": "pause"}] and tree.exit_status == 3
 
 
 def test_a_second_holder_thread_waiting_for_the_same_child_is_in_the_one_certain_deadlock():
@@ -231,7 +244,7 @@ def test_no_stall_when_a_holder_may_serve_the_wait_or_the_wait_is_in_a_cycle():
 def test_readers_of_one_pipe_another_holder_can_write_to_make_no_cycle_with_each_other():
     # GIVEN a parent that could write (its thread waits on nothing of the pipe) and two workers
     # reading the pipe whose write end each of them inherited
-    parent = process(100, 1, syscall_thread(100, "pause"))
+    parent = process(100, 1, syscall_thread(100, "epoll_wait"))
     w1 = process(200, 100, pipe_read(200, [holder(100), holder(300)]))
     w2 = process(300, 100, pipe_read(300, [holder(100), holder(200)]))
     tree = analyse(parent, w1, w2)
@@ -270,7 +283,7 @@ def test_a_reader_from_the_other_end_or_of_another_pipe_is_still_a_waker():
                    process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
     assert [d.pids for d in tree.deadlocks] == [[100, 200, 300]]
     # but not while a third holder, in no cycle, could still write to both
-    free = analyse(process(100, 1, syscall_thread(100, "pause")),
+    free = analyse(process(100, 1, syscall_thread(100, "epoll_wait")),
                    process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                    process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
     assert free.deadlocks == [] and sorted(st["waiter"] for st in free.stalls) == [(200, 200), (300, 300)]

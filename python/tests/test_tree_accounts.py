@@ -138,3 +138,50 @@ def test_the_idle_threads_of_a_process_past_the_bound_are_never_proven_stuck():
     many = [idle(1000 + i) for i in range(tree_analysis.MAX_WORK_GIVERS)]
     tree = analyse(*pool(*many))
     assert tree.deadlocks == [] and tree.exit_status != 3
+
+
+def readers_and(fourth):
+    """Three readers each reading a pipe whose write ends all three and process 500 hold, beside `fourth`,
+    the one thread of process 500."""
+    readers = [process(pid, 1, pipe_read(pid, [holder(o) for o in (200, 201, 202, 500)], link="pipe:[%d]" % pid))
+               for pid in (200, 201, 202)]
+    return readers + [process(500, 1, fourth)]
+
+
+def sleeping(tid, ns, absolute=False):
+    timeout = {"ns": ns, "absolute": absolute}
+    if absolute:
+        timeout["left_ns"] = ns
+    return syscall_thread(tid, "clock_nanosleep", timeout=timeout)
+
+
+def test_a_knot_whose_other_holder_sleeps_long_or_waits_for_a_signal_is_likely_and_names_it():
+    hour = 3600 * 10 ** 9
+    for fourth, facts in ((sleeping(500, hour, absolute=True), {"call": "clock_nanosleep", "left_ns": hour}),
+                          (sleeping(500, hour), {"call": "clock_nanosleep", "requested_ns": hour}),
+                          (syscall_thread(500, "pause"), {"call": "pause"})):
+        tree = analyse(*readers_and(fourth), root=1)
+        # THEN the readers are one knot: likely (the sleeper may write when it wakes), the sleeper named
+        (d,) = tree.deadlocks
+        assert d.pids == [200, 201, 202] and d.confidence == Confidence.LIKELY, fourth
+        assert d.sleepers == [dict(facts, pid=500, tid=500)]
+        assert {e.owner[0] for e in d.edges} == {200, 201, 202} and tree.exit_status == 3
+        doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
+        assert doc["deadlocks"][0]["sleepers"] == [dict(facts, pid=500, tid=500)]
+        assert "unless it wakes and serves them: PID 500 " in render_tree_text(tree)
+
+
+def test_a_holder_that_sleeps_briefly_runs_or_waits_for_clients_unties_the_knot():
+    for fourth in (sleeping(500, 10 ** 9, absolute=True), sleeping(500, 10 ** 9), running(500),
+                   syscall_thread(500, "epoll_wait"), syscall_thread(500, "rt_sigtimedwait", timeout={"ns": 10 ** 9})):
+        tree = analyse(*readers_and(fourth), root=1)
+        assert tree.deadlocks == [], fourth
+
+
+def test_a_knot_that_holds_with_every_thread_awake_names_no_sleeper():
+    # the fourth process sleeps an hour but holds none of the pipes: the knot is certain, as before
+    readers = [process(pid, 1, pipe_read(pid, [holder(o) for o in (200, 201, 202)], link="pipe:[%d]" % pid))
+               for pid in (200, 201, 202)]
+    tree = analyse(*readers, process(500, 1, sleeping(500, 3600 * 10 ** 9)), root=1)
+    (d,) = tree.deadlocks
+    assert d.confidence == Confidence.CERTAIN and d.sleepers == []

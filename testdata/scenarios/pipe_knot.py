@@ -8,12 +8,15 @@ for any child to exit (os.wait): it hangs off the knot, not in it.
 
   knot   as above
   free   a fourth child holds the write ends of the three pipes too, and
-         sleeps: it could write to any of them, so there is no deadlock
+         wakes every half second (as a writer that sends now and then
+         does): it could write to any of them, so there is no deadlock
+  asleep the same fourth child sleeps an hour at a time: until it wakes
+         nothing can end the reads, a likely deadlock that names it
 
 Truth: the parent's PID (its main thread, role "parent"), "readers": [{pid,
 tid, link}] (link: the pipe it reads, "pipe:[N]"), "free": the fourth
 child's PID or null, "mode".  Works on every Python from 3.6 on.
-usage: pipe_knot.py knot|free"""
+usage: pipe_knot.py knot|free|asleep"""
 import os
 import sys
 import time
@@ -40,14 +43,14 @@ def main():
             os._exit(0)
         readers.append({"pid": pid, "tid": pid, "link": os.readlink("/proc/self/fd/%d" % pipes[i][0])})
     free = None
-    if MODE == "free":
+    if MODE in ("free", "asleep"):
         free = os.fork()
         if free == 0:
             set_os_thread_name("knot-free")
             for r, _ in pipes:
-                os.close(r)       # a writer of every pipe, which could write at any time
+                os.close(r)       # a writer of every pipe, which could write whenever it wakes
             while True:
-                time.sleep(3600)
+                time.sleep(0.5 if MODE == "free" else 3600)
     for r, w in pipes:
         os.close(r)
         os.close(w)

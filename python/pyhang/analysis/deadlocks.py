@@ -515,6 +515,11 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
         out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in pool_workers],
                            facts={"workers": [{"tid": tid, "library": lib} for tid, lib in pool_workers]}))
     across = collectives.process_waits(report, syscalls.waits_on_processes(report))
+    if across and idle_waits:
+        # a Pool worker reading its task pipe waits for work its parent gives: idle, not a wait on that process
+        idle_tids = {w["tid"] for w in idle_waits}
+        across = dict(across, waits=[w for w in across["waits"] if w["tid"] not in idle_tids]) \
+            if any(w["tid"] not in idle_tids for w in across["waits"]) else None
     calls = grpc_calls.process_waits(report)
     if calls:
         across = dict(across or {"waits": [], "root": report.target.pid})

@@ -49,6 +49,29 @@ def sleep_left(t):
     return {"call": call, "requested_ns": timeout["ns"]}
 
 
+# Waits that only a signal ends (no timeout): the thread does nothing else until one comes.
+_SIGNAL_WAITS = ("pause", "rt_sigsuspend", "rt_sigtimedwait")
+
+
+def long_sleep(t):
+    """{"call", "left_ns" or "requested_ns"} of thread `t` when it sleeps for at least LONG_SLEEP_NS more
+    (sleep_left), {"call"} alone when it waits for a signal with no timeout (pause, sigsuspend, sigwait, a
+    select of no fds): it serves nothing until then; else None."""
+    sleep = sleep_left(t)
+    if sleep is not None:
+        ns = sleep.get("left_ns", sleep.get("requested_ns"))
+        return sleep if ns is not None and ns >= LONG_SLEEP_NS else None
+    b = t.blocked_on
+    if b is None or b.kind != WaitKind.SYSCALL:
+        return None
+    s = syscall_of(b)
+    call = (s.restarts or {}).get("syscall") if s.name == "restart_syscall" else s.name
+    untimed = not s.timeout or s.timeout.get("ns") is None
+    if untimed and (call in _SIGNAL_WAITS or (call in _SELECTS and s.fds is not None and not s.fds)):
+        return {"call": call}
+    return None
+
+
 def unknown_sleepers(report):
     """The TIDs of threads others wait on for a lock they hold while they sleep until a deadline whose distance
     is not known (an absolute sleep read from a core that records no clock): whether the waiters are stuck, a

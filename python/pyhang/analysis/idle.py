@@ -3,7 +3,10 @@ Event.wait, Condition.wait or Queue.get, or a ThreadPoolExecutor worker
 waiting for its next work item, that no other thread waits on (no edge
 points at it: nobody joins it, nobody waits for something it holds).  The
 main thread is never idle: when it waits, the program waits (for a
-Pool.map's result, a server's stop event): its wait stays a finding.  Such
+Pool.map's result, a server's stop event): its wait stays a finding --
+but for a multiprocessing Pool worker's main thread waiting for its next
+task (analysis.pools.waits_for_pool_work), which is what that process is
+for; so are the pool's own threads waiting for results and exits.  Such
 a thread is idle by design (a server's stop event, a pool between tasks);
 400 of them are one line, not 400 blocked threads of unknown owner.
 
@@ -12,7 +15,7 @@ says so first; nor is a thread running a gRPC server's handler (a request
 in flight, whose client waits: grpc_calls.serving).  Everything else blocked without an owner stays the
 owners-unknown verdict's: never a false all-clear.
 """
-from pyhang.analysis import grpc_calls, python_api
+from pyhang.analysis import grpc_calls, pools, python_api
 from pyhang.model.kinds import VerdictKind, WaitKind
 from pyhang.model.report import Verdict
 
@@ -50,17 +53,24 @@ def helper_loop(t):
 
 
 def idle_waits(report, snapshots, taken=()):
-    """[{tid, kind, address, name, work_queue}]: the idle threads of `report`
+    """[{tid, kind, address, name, work_queue, pool_loop}]: the idle threads of `report`
     (`snapshots`: the ThreadSnapshots, for pool workers' queues; `taken`:
     TIDs another verdict already speaks of)."""
     pointed_at = {e.owner for e in report.edges}
-    pointed_at.add(report.target.namespace_pid or report.target.pid)   # the main thread
     by_tid = {s.tid: s for s in snapshots}
     out = []
+    main = report.target.namespace_pid or report.target.pid
     for t in report.threads:
         b = t.blocked_on
         if b is None or b.owners or t.tid in pointed_at or t.tid in taken or grpc_calls.serving(t) is not None:
             continue
+        loop = pools.waits_for_pool_work(t)
+        if loop is not None:
+            out.append({"tid": t.tid, "kind": b.kind, "address": b.address, "name": None, "work_queue": None,
+                        "pool_loop": loop})
+            continue
+        if t.tid == main:
+            continue   # the main thread's wait is the program's (a Pool.map's result, a server's stop event)
         queue = _pool_queue(t, by_tid.get(t.tid))
         if queue is not None:
             out.append({"tid": t.tid, "kind": b.kind, "address": b.address, "name": None, "work_queue": queue})

@@ -13,10 +13,14 @@ from pyhang.model.kinds import Confidence, VerdictKind
 from pyhang.model.report import Verdict
 
 POOL_FILE = "multiprocessing/pool.py"
-# Where an idle worker waits for its next task: the queue's get, its lock, the connection's read.
-PLUMBING = ("multiprocessing/queues.py", "multiprocessing/connection.py", "multiprocessing/synchronize.py")
+# Where an idle worker waits for its next task: the queue's get, its lock, the connection's read (and the
+# selector the worker handler's wait for a worker's exit polls through).
+PLUMBING = ("multiprocessing/queues.py", "multiprocessing/connection.py", "multiprocessing/synchronize.py",
+            "/selectors.py")
 RESULT_WAITS = ("wait", "get")          # ApplyResult.wait / .get (MapResult's are ApplyResult's)
 POOL_THREADS = ("_handle_tasks", "_handle_results", "_handle_workers")
+# Frames of pool.py between a pool thread's loop and the plumbing it waits in.
+_POOL_PLUMBING = ("_wait_for_updates",)
 
 
 def _bare(function):
@@ -34,16 +38,32 @@ def result_wait(t):
     return next((f for f in t.python_frames if _in_pool(f, RESULT_WAITS)), None)
 
 
+def _waits_in_loop(t, loops):
+    """The loop (the bare name of a function of pool.py among `loops`) whose frame thread `t` is blocked
+    under with only multiprocessing's plumbing above it: waiting for what that loop hands on, in no task's
+    frame; else None."""
+    if t is None or t.blocked_on is None:
+        return None
+    frames = t.python_frames
+    at = next((i for i, f in enumerate(frames) if _in_pool(f, loops)), None)
+    if at is None or not all((f.file or "").endswith(PLUMBING) or _in_pool(f, _POOL_PLUMBING) for f in frames[:at]):
+        return None
+    return _bare(frames[at].function)
+
+
+def waits_for_pool_work(t):
+    """The loop ("worker", "_handle_results", "_handle_workers") in which thread `t` waits for work as a
+    Pool's processes do between tasks: a worker's loop waiting for its next task (the worker process's main
+    thread), or one of the pool's own threads waiting for a result or a worker's exit; else None.  Idle by
+    design (analysis.idle)."""
+    return _waits_in_loop(t, ("worker",) + POOL_THREADS)
+
+
 def idle_worker(report):
     """Whether a process is a Pool worker waiting for its next task: its
     main thread runs Pool's `worker` loop and is blocked with only the task
     queue's plumbing above that loop (no task's frame)."""
-    main = _main_thread(report)
-    if main is None or main.blocked_on is None:
-        return False
-    frames = main.python_frames
-    at = next((i for i, f in enumerate(frames) if _in_pool(f, ("worker",))), None)
-    return at is not None and all((f.file or "").endswith(PLUMBING) for f in frames[:at])
+    return _waits_in_loop(_main_thread(report), ("worker",)) is not None
 
 
 def _main_thread(report):

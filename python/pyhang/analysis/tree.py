@@ -37,13 +37,14 @@ one process are its own report's.  A wait on a pipe or socket in no knot
 whose other end no one serves now (every thread of every other holder
 blocked on something else) is a stall: a fact of this moment, said with
 what each holder's threads wait on (not a helper process's loop waiting for
-its next request: analysis.idle.helper_loop).  A wait whose server died
+its next request, analysis.idle.helper_loop, nor a wait its report calls
+idle: a Pool worker reading its task pipe).  A wait whose server died
 (a zombie child): analysis.dead_servers.  Ranks of one distributed job
 waiting in different collectives: analysis.collectives.  Fork hazards
 across processes: pyhang.analysis.tree_forks.
 """
-from pyhang.analysis import account, collectives, completeness, dead_servers, idle, pools, syscalls, tree_forks, \
-    waitgraph
+from pyhang.analysis import account, collectives, completeness, dead_servers, held, idle, pools, syscalls, \
+    tree_forks, waitgraph
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
@@ -61,9 +62,9 @@ class Need:
     `open`: a possible server is not in the graph, so it is never proven unmet."""
     __slots__ = ("edges", "open", "owners", "confidence")
 
-    def __init__(self, edges, open=False):
+    def __init__(self, edges, open=False, empty_is_open=True):
         self.edges = list(edges)
-        self.open = open or not self.edges
+        self.open = open or (empty_is_open and not self.edges)
         self.owners = frozenset(e.owner for e in self.edges)
         # the least sure of its edges: each must be one the waiter waits for
         self.confidence = min((e.confidence for e in self.edges), key=lambda c: _RANK.get(c, 0),
@@ -307,6 +308,53 @@ def deadlocks(needs):
     return sorted(found, key=lambda d: (d.confidence != Confidence.CERTAIN, len(d.nodes), d.nodes))
 
 
+def asleep(tree, needs):
+    """{node: sleep facts (held.long_sleep)} of the threads that a pipe's, a
+    socket's or a file lock's waiter counts on to serve it (holders of the
+    other end) while they sleep for long or wait for a signal only."""
+    servers = {e.owner for ns in needs.values() for n in ns for e in n.edges if e.kind in _ANY_OF}
+    out = {}
+    for p in tree.processes:
+        for t in p.report.threads if p.report is not None else ():
+            node = (p.pid, t.tid)
+            facts = held.long_sleep(t) if node in servers and node not in needs else None
+            if facts is not None:
+                out[node] = facts
+    return out
+
+
+def _awake(need, sleepers):
+    """`need` served only by its servers that do not sleep (a pipe's, a socket's, a file lock's; `sleepers`):
+    with none left it is unmet, never open."""
+    if need.open or not any(e.kind in _ANY_OF and e.owner in sleepers for e in need.edges):
+        return need
+    return Need([e for e in need.edges if e.owner not in sleepers], empty_is_open=False)
+
+
+def sleepy_deadlocks(needs, sleepers, found):
+    """The knots that hold while the `sleepers` (asleep) sleep: each of
+    their members' pipe, socket or file-lock waits could be served, besides
+    by one another, only by a thread that sleeps for long (or waits for a
+    signal).  Likely, never certain: a sleeper may serve them when it wakes.
+    Each TreeDeadlock names those sleepers; knots already in `found` (a
+    deadlock with them awake) are not said again."""
+    if not sleepers:
+        return []
+    taken = {n for d in found for n in d.nodes}
+    without = {node: [_awake(n, sleepers) for n in ns] for node, ns in needs.items()}
+    out = []
+    for d in deadlocks(without):
+        if taken.intersection(d.nodes):
+            continue
+        members = set(d.nodes)
+        cut = sorted({e.owner for n in d.nodes for need in needs[n] if _awake(need, sleepers).unmet(members)
+                      for e in need.edges if e.owner in sleepers})
+        d.confidence = Confidence.LIKELY
+        d.sleepers = [dict(sleepers[n], pid=n[0], tid=n[1]) for n in cut]
+        out.append(d)
+    return out
+
+
 MAX_THREADS_LISTED = 8   # a holder's threads listed in a stall
 
 
@@ -341,7 +389,8 @@ def stalls(tree, explained):
             if obj is None or obj.kind not in ("pipe", "socket") or not obj.holders or not obj.holders_complete:
                 continue
             holders = obj.holders
-            if (p.pid, t.tid) in explained or any(h.pid == p.pid for h in holders) or idle.helper_loop(t):
+            if (p.pid, t.tid) in explained or any(h.pid == p.pid for h in holders) or idle.helper_loop(t) or \
+                    _waits_for_work(t):   # a Pool worker reading its task pipe: between tasks, by design
                 continue
             if any(_serving(processes.get(h.pid), h) for h in holders):
                 continue
@@ -364,6 +413,7 @@ def analyse(tree: TreeReport):
     died = dead_servers.verdicts(tree)
     dead_waits = {(pid, tid) for pid, v in died for tid in v.threads}
     found = deadlocks(needs)
+    found += sleepy_deadlocks(needs, asleep(tree, needs), found)
     tree.deadlocks = [d for d in found if not dead_waits.intersection(d.nodes)]
     explained = {n for d in tree.deadlocks for n in d.nodes + d.waiting}
     died = [(pid, v) for pid, v in died if not explained.intersection((pid, tid) for tid in v.threads)]
@@ -373,7 +423,8 @@ def analyse(tree: TreeReport):
     tree.verdicts = pools.lost_tasks(tree) + died + collectives.diverged(tree)
     tree.fork_hazards = tree_forks.hazards(tree)
     reports = [p.report for p in tree.processes if p.report is not None]
-    found = unaccounted(tree)
+    in_deadlocks = {n for d in tree.deadlocks for n in d.nodes + d.waiting}   # a knot accounts for its threads
+    found = [n for n in unaccounted(tree) if n not in in_deadlocks]
     # and a wait a dead child would have served, though a live holder may still: never the all-clear
     tree.unaccounted = found + [n for n in dead_servers.maybe_lost(tree, explained) if n not in found]
     tree.exit_status = completeness.exit_status(

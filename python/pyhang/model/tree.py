@@ -75,6 +75,9 @@ class TreeDeadlock:
     confidence: str
     edges: list[TreeEdge]
     waiting: list[Node] = field(default_factory=list)
+    # A knot that holds while threads that could serve it sleep (analysis.tree.sleepy_deadlocks): each
+    # {"pid", "tid", "call", and "left_ns" or "requested_ns" for a sleep (none: it waits for a signal)}
+    sleepers: list[dict] = field(default_factory=list)
 
     @property
     def pids(self):

@@ -10,6 +10,7 @@ from pyhang.render import json as render_json
 from pyhang.render.exits import exit_json, exit_text
 from pyhang.render.forks import advice as fork_advice, evidence, hazard_json, hazard_title
 from pyhang.render.locks import summary
+from pyhang.render.syscalls import duration
 from pyhang.render.names import lock_text
 from pyhang.render.text import names_of, render_text, thread_header
 from pyhang.render.account import count as _count
@@ -83,8 +84,17 @@ READERS_ADVICE = ("every process that holds a write end of these pipes waits to 
                   "let one side write before it reads")
 
 
+# A knot that holds while the other holders of its pipes sleep: the sleeper is what could end it.
+SLEEPERS_ADVICE = ("a thread that sleeps while it holds the other end of a pipe, a socket or a file lock serves "
+                   "nobody until it wakes: close in that process the ends it does not use (a fork child inherits "
+                   "every end), or wake it when there is something to write (an Event or a Condition, not "
+                   "time.sleep)")
+
+
 def deadlock_advice(d):
     """The advice line of a deadlock across processes (model.tree.TreeDeadlock)."""
+    if d.sleepers:
+        return SLEEPERS_ADVICE
     # an idle thread's wait for work is no step of its own: the advice is the other waits'
     edges = [e for e in d.edges if e.kind != TreeEdgeKind.WORK_GIVER]
     if edges and all(e.kind == TreeEdgeKind.PIPE_OTHER_END and e.facts.get("direction") == "read" for e in edges):
@@ -114,6 +124,9 @@ def render_deadlocks(tree):
             held = [t for t in _held_texts(d, node) if (node[0], t) not in said]
             said.update((node[0], t) for t in held)
             out.extend("    (%s)" % text for text in held)
+        if d.sleepers:
+            out.append("  unless it wakes and serves them: " + "; ".join(
+                "%s %s" % (_node_label(tree, (z["pid"], z["tid"])), sleeper_text(z)) for z in d.sleepers))
         if d.waiting:
             out.append("  waiting on it, not part of it: %s" % ", ".join(
                 _node_label(tree, w) for w in d.waiting[:MAX_WAITING_LISTED]) +
@@ -194,6 +207,17 @@ def render_stalls(tree):
             st.get("syscall") or "a system call", st.get("link") or "a " + st["kind"], holders))
     out.append("")
     return out
+
+
+def sleeper_text(z):
+    """"sleeps (clock_nanosleep) for another 59 min 58 s, and its process holds the other ends too", from a knot's sleeper."""
+    if z.get("left_ns") is not None:
+        how = "sleeps (%s) for another %s" % (z["call"], duration(z["left_ns"]))
+    elif z.get("requested_ns") is not None:
+        how = "sleeps (%s) in a sleep of %s" % (z["call"], duration(z["requested_ns"]))
+    else:
+        how = "waits for a signal (%s)" % z["call"]
+    return how + ", and its process holds the other ends too"
 
 
 def tree_headline(tree):
@@ -354,7 +378,8 @@ def tree_json(tree):
         "deadlocks": [{"threads": [tid for _, tid in d.nodes], "processes": d.pids, "confidence": d.confidence,
                        "advice": deadlock_advice(d),
                        "edges": [_edge_json(tree, e) for e in d.edges],
-                       "waiting": [{"pid": pid, "tid": tid} for pid, tid in d.waiting]} for d in tree.deadlocks],
+                       "waiting": [{"pid": pid, "tid": tid} for pid, tid in d.waiting],
+                       "sleepers": [dict(z) for z in d.sleepers]} for d in tree.deadlocks],
         "fork_hazards": hazards,
         "verdicts": [dict(_verdict_json(v, names_of(tree.process(pid).report)), pid=pid) for pid, v in tree.verdicts],
         "stalls": [{"waiter": st["waiter"][1], "waiter_pid": st["waiter"][0], "syscall": st.get("syscall"),

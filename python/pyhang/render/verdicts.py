@@ -360,6 +360,10 @@ def _waited_text(w):
     """"threading.Event 0x… (__main__.stop)", or "the work queue 0x… of their ThreadPoolExecutor"."""
     if w.get("work_queue"):
         return "the work queue 0x%x of their ThreadPoolExecutor" % w["work_queue"]
+    if w.get("pool_loop") == "worker":
+        return "its multiprocessing Pool's task queue (a worker between tasks, fed by the pool's parent)"
+    if w.get("pool_loop"):
+        return "its multiprocessing Pool's workers (the pool's %s thread)" % w["pool_loop"]
     if w["kind"] == WaitKind.SYSCALL:
         return ("the %s system call" % w["call"] if w.get("call") else "a system call") + \
             (" on %s" % w["link"] if w.get("link") else "")
@@ -372,7 +376,8 @@ def folded_waits(waits, names):
     4 (LWP 10), …, and 396 more": the waits of a verdict's facts, one part per object waited on."""
     groups = {}
     for w in waits:
-        groups.setdefault((w["kind"], w["address"], w.get("work_queue"), w.get("call"), w.get("link")), []).append(w)
+        groups.setdefault((w["kind"], w["address"], w.get("work_queue"), w.get("pool_loop"), w.get("call"),
+                           w.get("link")), []).append(w)
     parts = []
     for members in list(groups.values())[:_LISTED]:
         what = _waited_text(members[0])
