@@ -52,7 +52,7 @@ def test_a_pool_between_tasks_is_idle_in_every_report_live_and_from_cores(scenar
     for i, pid in enumerate(workers):
         status, doc = harness.report_doc("-p", pid, look=i == 0)
         (t,) = doc["threads"]
-        assert t["account"]["state"] == "idle" and t["account"]["reason"] == "waits-for-work", t["account"]
+        assert t["account"]["state"] == "idle" and t["account"]["reason"] == "pool-work", t["account"]
         assert status == 0 and doc["headline"] == "No deadlock found.", doc["headline"]
     # AND the parent, whose pool threads wait for results and for workers' exits, and the tree
     status, doc = harness.report_doc("-p", s.pid)

@@ -435,6 +435,21 @@ def test_a_pool_result_awaited_while_every_worker_waits_for_a_task_is_a_lost_tas
     assert running.verdicts == []
 
 
+def test_a_pool_result_wait_is_accounted_for_by_the_pools_workers_in_the_tree():
+    # GIVEN a parent waiting in Pool.map, its report unable to name who sets the result's Event
+    event = BlockedOn(kind=WaitKind.PY_EVENT, confidence=Confidence.CERTAIN)
+    main = _py_thread(100, event, ("/usr/lib/python3.11/threading.py", "Event.wait"),
+                      (POOL_PY, "ApplyResult.wait"), (POOL_PY, "Pool.map"))
+    main.account = ThreadAccount(state=ThreadState.UNACCOUNTED, reason=AccountReason.OWNERS_UNKNOWN)
+    sleeping = syscall_thread(200, "clock_nanosleep", timeout={"ns": 10 ** 9}).blocked_on
+    worker = process(200, 100, _py_thread(200, sleeping, ("/srv/app.py", "work"), (POOL_PY, "worker")))
+    tree = analyse(process(100, 1, main), worker)
+    # THEN the tree accounts for it: it waits on the pool's workers (any may run its task), one of which runs
+    assert tree.unaccounted == [] and tree.deadlocks == [] and tree.exit_status == 0
+    # AND alone, with no worker of it in the tree, it stays not accounted for
+    assert analyse(process(100, 1, main)).unaccounted == [(100, 100)]
+
+
 # ---- a wait whose server died --------------------------------------------------------------
 
 def loader(*extra_holders, worker=None, dead=9, dead_parent=100):

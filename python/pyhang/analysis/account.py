@@ -195,6 +195,8 @@ def _named(report):
         elif v.kind == VerdictKind.INCOMPLETE and v.facts.get("unread") == Unread.LOCK_LAYOUTS:
             put(v.threads, ThreadState.UNACCOUNTED, AccountReason.UNREAD, v.kind)
         elif v.kind in _IDLE_VERDICTS:
+            pool = {w["tid"] for w in v.facts.get("waits", ()) if w.get("pool_loop")}
+            put([t for t in v.threads if t in pool], ThreadState.IDLE, AccountReason.POOL_WORK, v.kind)
             put(v.threads, ThreadState.IDLE, AccountReason.WAITS_FOR_WORK, v.kind)
         elif v.kind == VerdictKind.GIL_HANDOVER:
             put(v.threads, ThreadState.RUNNING, AccountReason.GIL_FREE, v.kind)

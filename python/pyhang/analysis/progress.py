@@ -29,7 +29,8 @@ from pyhang.model.report import ThreadAccount, Verdict
 # Idle reasons of threads that outside events may wake (a client, a signal, the user, a timer): any of them
 # could still end a wait pyhang cannot name.
 _WOKEN_FROM_OUTSIDE = (AccountReason.SELECTOR, AccountReason.LISTENER, AccountReason.SIGNAL,
-                       AccountReason.TERMINAL, AccountReason.TIMED)
+                       AccountReason.TERMINAL, AccountReason.TIMED,
+                       AccountReason.POOL_WORK)   # a Pool's result handler, woken by a worker's result
 # Waits on other processes that those processes may answer (a pipe's other end, a child's exit, a file lock, a
 # socket's peer): a thread woken by one may go on to end a wait pyhang cannot name (a Pool's result handler,
 # once a worker writes, completes the result the main thread waits for).

@@ -15,7 +15,10 @@ processes, from the system-call waits (pyhang.analysis.syscalls):
 - a thread its report calls idle, waiting for work on an object of its
   process (a queue's get, a condition, a native pool), waits for any other
   thread of its process to give it (likely): idle threads keep a process
-  able to progress only while some thread that could feed them can.
+  able to progress only while some thread that could feed them can;
+- a thread waiting for a multiprocessing Pool's result (Pool.map) waits
+  for any of the pool's workers among its children (likely: which one runs
+  the task is not known).
 
 What each waiting thread needs is a list of `Need`s, all of which must be
 met for its wait to end: a need with one edge (an AND-wait: a lock with one
@@ -134,7 +137,8 @@ def _holder_needs(waiter, holders, complete, processes, kind, facts):
 
 def _waits_for_work(t):
     a = t.account
-    return a is not None and a.state == ThreadState.IDLE and a.reason == AccountReason.WAITS_FOR_WORK
+    return a is not None and a.state == ThreadState.IDLE and a.reason in (AccountReason.WAITS_FOR_WORK,
+                                                                           AccountReason.POOL_WORK)
 
 
 def _work_need(entry, t):
@@ -174,6 +178,22 @@ def _poll_needs(waiter, s, processes):
     return edges, [Need(edges, open=opened)]
 
 
+def _pool_workers(processes, entry):
+    """The examined multiprocessing Pool workers among the children of `entry` (analysis.pools.is_worker)."""
+    return [c for c in _children(processes, entry.pid) if _examined(c) and pools.is_worker(c.report)]
+
+
+def _result_need(waiter, entry, processes):
+    """The Need of a thread of `entry` waiting for a multiprocessing Pool's result (Pool.map, an ApplyResult's
+    get): any of the pool's workers (their main threads) may be the one running its task (likely); None when
+    the tree has no worker of it."""
+    workers = _pool_workers(processes, entry)
+    if not workers:
+        return None
+    return Need([TreeEdge(waiter=waiter, owner=(w.pid, w.pid), kind=TreeEdgeKind.POOL_RESULT,
+                          confidence=Confidence.LIKELY, facts={}) for w in workers])
+
+
 def _direction(call):
     return "read" if call in syscalls.READS else "write" if call in syscalls.WRITES else None
 
@@ -197,6 +217,9 @@ def graph(tree):
             b = t.blocked_on
             if _waits_for_work(t) and (b is None or b.kind != WaitKind.SYSCALL):
                 needs.setdefault((p.pid, t.tid), []).append(_work_need(p, t))
+            result = _result_need((p.pid, t.tid), p, processes) if pools.result_wait(t) is not None else None
+            if result is not None:
+                needs.setdefault((p.pid, t.tid), []).append(result)
             if b is None or b.kind != WaitKind.SYSCALL:
                 continue
             s = b.syscall or SyscallWait()
@@ -452,6 +475,7 @@ def unaccounted(tree):
     a child, a socket's peer elsewhere).  A wait on a process of the tree
     is its cross-process analysis's (edges, deadlocks, stalls)."""
     pids = {p.pid for p in tree.processes}
+    processes = {p.pid: p for p in tree.processes}
     out = []
     for p in tree.processes:
         r = p.report
@@ -459,8 +483,8 @@ def unaccounted(tree):
             continue
         for t in r.threads:
             a = t.account
-            if a is None:
-                continue
+            if a is None or (pools.result_wait(t) is not None and _pool_workers(processes, p)):
+                continue   # a Pool's result wait waits on the pool's workers, which the tree has looked at
             waits_on = a.pids or (_children_known(tree, p) if a.reason == AccountReason.CHILD else [])
             if a.state == ThreadState.UNACCOUNTED or \
                     (a.state == ThreadState.ELSEWHERE and a.reason != AccountReason.OWNER_GONE and

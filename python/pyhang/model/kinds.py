@@ -149,6 +149,8 @@ class TreeEdgeKind:
     SOCKET_PEER = "socket-peer"         # a unix socket: the processes holding its peer
     FILE_LOCK = "file-lock"             # flock/fcntl: the processes /proc/locks names as holders
     WORK_GIVER = "work-giver"           # an idle thread waits for work: any other thread of its process may give it
+    POOL_RESULT = "pool-result"         # a multiprocessing Pool's result wait: any of the pool's workers may be
+                                        # the one running its task
 
 
 class VerdictKind:
@@ -192,6 +194,8 @@ class AccountReason:
     ON_CPU = "on-cpu"                     # running: in no blocking call
     GIL_FREE = "gil-free"                 # running: takes a GIL no thread holds (a hand-over)
     WAITS_FOR_WORK = "waits-for-work"     # idle: the idle or pool-idle verdict
+    POOL_WORK = "pool-work"               # idle: a multiprocessing Pool's loop waiting for a task, a result or a
+                                          # worker's exit, which the pool's other processes give
     TIMED = "timed"                       # idle: a sleep, or a wait with a timeout
     SELECTOR = "selector"                 # idle: epoll_wait, or a poll/select on a listener or event fd
     LISTENER = "listener"                 # idle: accept
