@@ -309,8 +309,12 @@ def _render(report, args):
     if args.dot:
         from pyhang.render.dot import report_dot
         sys.stdout.write(report_dot(report))
+    elif args.json and not args.pretty:
+        for piece in render_json.pieces(report, merged=args.merged):   # a thread at a time: never held whole
+            sys.stdout.write(piece)
+        sys.stdout.write("\n")
     elif args.json:
-        print(render_json.dumps(report, pretty=args.pretty, merged=args.merged))
+        print(render_json.dumps(report, pretty=True, merged=args.merged))
     else:
         print(render_text(report, merged=args.merged))
 
