@@ -233,6 +233,17 @@ def add_future_runners(facts, view, threads):
 
 
 CONNECTION_FRAMES = 16   # innermost Python frames of a thread whose locals are looked at for connections
+# Frames whose locals one search for connections reads at most, over every thread: a process of thousands of
+# threads gets fewer frames a thread (never fewer than CONNECTION_FRAMES_LEAST), so the search stays bounded.
+CONNECTION_FRAMES_TOTAL = 4096
+CONNECTION_FRAMES_LEAST = 2
+
+
+def _searched_frames(view, threads):
+    """[(thread, frame)]: the innermost Python frames of each of `threads` whose locals a search for
+    connections reads: CONNECTION_FRAMES each, fewer when that would pass CONNECTION_FRAMES_TOTAL in all."""
+    depth = max(CONNECTION_FRAMES_LEAST, min(CONNECTION_FRAMES, CONNECTION_FRAMES_TOTAL // max(1, len(threads))))
+    return [(t, f) for t in threads for f in view.frames(t.tid)[:depth]]
 
 
 def add_sqlite_connections(facts, view, threads):
@@ -251,7 +262,7 @@ def add_sqlite_connections(facts, view, threads):
 def _frame_connections(facts, view, threads, types, typed=True):
     """[(thread, [{address, name, frame}])]: the objects of `types` (type names) the innermost Python frames
     of each of `threads` hold in their locals (each once), with `type` too when `typed`."""
-    frames = [(t, f) for t in threads for f in view.frames(t.tid)[:CONNECTION_FRAMES]]
+    frames = _searched_frames(view, threads)
     found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
     out = {t.tid: (t, []) for t in threads if view.thread(t.tid) is not None}
     for (t, f), fl in zip(frames, found):
@@ -346,7 +357,7 @@ def add_pool_checkouts(facts, view, threads):
 def _frame_pool_connections(facts, view, threads, pools):
     """[(thread, [{address, name, type, frame, pool}])]: the pools' connections the innermost Python frames of
     each of `threads` hold where the frame names the pool itself (python_api.frame_pool_holdings)."""
-    frames = [(t, f) for t in threads for f in view.frames(t.tid)[:CONNECTION_FRAMES]]
+    frames = _searched_frames(view, threads)
     found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
     out = {}
     for (t, f), fl in zip(frames, found):
