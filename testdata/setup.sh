@@ -12,10 +12,11 @@ packages=(cmake make g++ gdb binutils libc6-dev python3-dev python3-pytest pybin
 # libc's static functions from libc6-dbg as gdb does.
 # The services' cases (gRPC, a real PostgreSQL and redis-server on loopback, their clients, SQLAlchemy's pool).
 # mmdebstrap makes the root file systems of today's Debian interpreters (below); slurm-wlm and munge run
-# the Slurm cluster of `pyhang job`'s tests (testdata/slurm_cluster.py), openssh-server its --hosts tests' sshd.
+# the Slurm cluster of `pyhang job`'s tests (testdata/slurm_cluster.py), openssh-server its --hosts tests' sshd,
+# musl-tools a program on musl's libc (prog_parked_musl).
 if [ "${1:-}" = "--tests" ]; then packages+=(python3-torch python3-numpy python3-jsonschema python3-gunicorn python3-aiohttp python3-requests libc6-dbg mmdebstrap graphviz
   python3-grpcio postgresql redis-server python3-redis python3-psycopg2 python3-sqlalchemy slurm-wlm munge
-  openssh-server); fi
+  openssh-server musl-tools); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

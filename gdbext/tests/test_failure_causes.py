@@ -201,3 +201,20 @@ def test_a_statically_linked_program_is_said_to_be_one_live_without_stopping_and
         assert {t["tid"] for t in report["threads"]} == {t["tid"] for t in s.truth["threads"]}, where
         assert [w for w in report["warnings"] if w.startswith(said)], (where, report["warnings"])
         assert status == 4 and "musl" not in out, (where, status)
+
+
+def test_a_program_on_musls_libc_is_said_to_be_one_live_without_stopping_and_from_its_core(scenario):
+    # GIVEN a C program built with musl-gcc (Debian's musl, whose libc is /usr/lib/x86_64-linux-musl/libc.so)
+    exe = harness.fixture_path("prog_parked_musl")
+    assert os.path.exists(exe), "%s was not built: musl-tools is missing (testdata/setup.sh --tests)" % exe
+    s = scenario([exe, "2"])
+    for where, target in (("gdb", ["-p", s.pid, "--once"]), ("no-stop", ["--no-stop", "-p", s.pid, "--once"]),
+                          ("core", [s.gcore(), exe])):
+        status, out, err = harness.pyhang_cli("report", "--json", *target)
+        report = harness.validated_report(json.loads(out))
+        # THEN every thread is read, and the one warning says the libc is musl's, not a glibc of no version
+        assert {t["tid"] for t in report["threads"]} == {t["tid"] for t in s.truth["threads"]}, where
+        said = [w for w in report["warnings"] if "the target's libc is musl (" in w]
+        assert len(said) == 1 and "x86_64-linux-musl/libc.so" in said[0], (where, report["warnings"])
+        assert not [w for w in report["warnings"] if "no glibc version found" in w], (where, report["warnings"])
+        assert status == 4, (where, status)

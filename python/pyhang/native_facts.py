@@ -42,6 +42,15 @@ def clock_now(clock):
         return None
 
 
+def musl_libc(path):
+    """Whether the file at `path` is musl's libc: Alpine's ld-musl-ARCH.so.1 or libc.musl-ARCH.so.1, or a libc.so in a
+    directory of musl's (Debian's /usr/lib/x86_64-linux-musl/libc.so, whose loader ld-musl links to it)."""
+    base = os.path.basename(path or "")
+    if base.startswith(("ld-musl", "libc.musl")):
+        return True
+    return base.startswith("libc.so") and "musl" in os.path.dirname(path)
+
+
 class NativeFacts(Facts):
     """Facts of the native Target `native_target` (see the module's doc)."""
 
@@ -86,6 +95,9 @@ class NativeFacts(Facts):
         lock_problem = from_data(LayoutsIssue, reader.problem)
         if lock_problem is not None and lock_problem.kind == LayoutsProblem.LIBC_NOT_MAPPED:
             lock_problem.detail, lock_problem.library = self._no_glibc(fields.get("executable"))
+        elif lock_problem is not None and lock_problem.kind == LayoutsProblem.NO_VERSION and \
+                musl_libc(lock_problem.library):
+            lock_problem.detail = LibcAbsence.MUSL   # Debian's musl names its libc libc.so, in a musl directory
         return TargetFacts(executable_problem=self.executable_problem(), lock_problem=lock_problem,
                            lock_caveat=from_data(LayoutsIssue, reader.caveat),
                            proc_record=summary(record) if record is not None else None, **fields)
@@ -97,7 +109,7 @@ class NativeFacts(Facts):
             paths = [o["path"] for o in self.native_target.objects()]
         except Exception:  # noqa: BLE001 — the files mapped are not known: said as before
             return "", ""
-        musl = next((p for p in paths if os.path.basename(p).startswith(("ld-musl", "libc.musl"))), None)
+        musl = next((p for p in paths if musl_libc(p)), None)
         if musl:
             return LibcAbsence.MUSL, musl
         if not any(os.path.basename(p).startswith("libc.so") for p in paths):

@@ -242,3 +242,11 @@ def test_a_target_without_glibc_is_said_to_be_static_or_musl_and_otherwise_makes
     assert layouts_text(musl).startswith("the target's libc is musl (/lib/ld-musl-x86_64.so.1), not glibc")
     assert layouts_text(neither) == "no libc is mapped in the target: glibc version unknown"
     assert all("?" not in layouts_text(i) for i in (static, musl, neither))
+
+
+def test_musls_libc_is_known_by_alpines_names_and_by_debians_musl_directory():
+    from pyhang.native_facts import musl_libc
+    for path in ("/lib/ld-musl-x86_64.so.1", "/usr/lib/libc.musl-x86_64.so.1", "/usr/lib/x86_64-linux-musl/libc.so"):
+        assert musl_libc(path), path
+    for path in ("/usr/lib/x86_64-linux-gnu/libc.so.6", "/opt/musl-app/libfoo.so", "", None):
+        assert not musl_libc(path), path

@@ -273,7 +273,7 @@ def layouts_text(issue):
     if isinstance(issue, str):
         return issue
     why = ""
-    if issue.kind == LayoutsProblem.LIBC_NOT_MAPPED and issue.detail in NO_GLIBC:
+    if issue.kind in (LayoutsProblem.LIBC_NOT_MAPPED, LayoutsProblem.NO_VERSION) and issue.detail in NO_GLIBC:
         return NO_GLIBC[issue.detail] % {"library": issue.library or "its executable"}
     if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail in vars(ReaderFailure).values():
         return "%s: glibc version unknown" % reader_failure(issue.detail, issue.library, issue.error_number)
