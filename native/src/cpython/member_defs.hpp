@@ -17,6 +17,10 @@ struct MemberDef {
   std::int64_t offset = 0;
 };
 
+// The bounds of both readers: classes walked up tp_base, and entries read of one class's table.
+constexpr int kMaxBases = 32;
+constexpr std::size_t kMaxMembers = 64;
+
 // The entries of the table at `table` up to its end (a NULL name), at most
 // `max`; fewer where the rest of the table cannot be read.
 std::vector<MemberDef> member_defs(MemoryReader& mem, const Layout& l, Addr table, std::size_t max);

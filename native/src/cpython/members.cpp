@@ -16,8 +16,8 @@ using detail::plausible_pointer;
 using detail::RemoteStruct;
 using detail::span_of;
 
-constexpr int kMaxBases = 32;            // classes walked up tp_base
-constexpr std::size_t kMaxMembers = 64;  // PyMemberDef entries read of one class
+using detail::kMaxBases;
+using detail::kMaxMembers;
 constexpr std::int64_t kMaxOffset = 1 << 16;
 constexpr Addr kUserSpaceEnd = Addr{1} << 47;   // x86_64's user addresses
 

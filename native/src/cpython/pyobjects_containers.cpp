@@ -123,12 +123,8 @@ std::optional<std::vector<std::pair<Addr, Addr>>> PyObjects::instance_attributes
   return impl_->instance_attributes(obj, max, problem);
 }
 
-namespace {
-
-constexpr int kMaxBases = 32;      // classes walked up tp_base for __slots__
-constexpr std::size_t kMaxMembers = 64;  // PyMemberDef entries read of one class
-
-}  // namespace
+using detail::kMaxBases;
+using detail::kMaxMembers;
 
 std::vector<std::pair<std::string, Addr>> PyObjects::slots(Addr obj, std::size_t max, ReadProblem* problem) {
   std::vector<std::pair<std::string, Addr>> out;

@@ -13,12 +13,12 @@ using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::layout;
 using pyhang::cpython::testing::make_frame;
 using pyhang::cpython::testing::whole_code_at;
-using World = pyhang::cpython::testing::InterpreterWorld;  // (python_locks_world.hpp has a World of its own)
+using pyhang::cpython::testing::InterpreterWorld;
 
 TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagree with the table", "[cpython]") {
   const Layout& l = layout(13);
   SECTION("identical offsets: used silently") {
-    World w(l);
+    InterpreterWorld w(l);
     w.img.link_threads(w.interp, {w.img.thread_state(w.interp, 0, 1, 1)});
     auto st = w.inspect();
     CHECK(st.warnings.empty());
@@ -26,7 +26,7 @@ TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagre
     CHECK(st.threads.size() == 1);
   }
   SECTION("a moved field: the target's offset wins, with a warning") {
-    World w(l);
+    InterpreterWorld w(l);
     // The target says thread_id sits 8 bytes later than the table thinks.
     w.img.put<std::uint64_t>(w.runtime, l.dbg_tstate_thread_id, static_cast<std::uint64_t>(l.tstate_thread_id + 8));
     Addr t = w.img.thread_state(w.interp, 0, 1, 1);
@@ -41,7 +41,7 @@ TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagre
     CHECK(st.warnings[0].text3 == l.generated_from);
   }
   SECTION("a struct's size alone differs (a build's configuration): taken without a warning") {
-    World w(l);
+    InterpreterWorld w(l);
     w.img.put<std::uint64_t>(w.runtime, l.dbg_interp_size, static_cast<std::uint64_t>(l.interp_size + 8));
     w.img.link_threads(w.interp, {w.img.thread_state(w.interp, 0, 1, 1)});
     auto st = w.inspect();
@@ -50,7 +50,7 @@ TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagre
     CHECK(st.effective_layout->interp_size == l.interp_size + 8);
   }
   SECTION("implausible offsets: the table is used, with a warning") {
-    World w(l);
+    InterpreterWorld w(l);
     w.img.put<std::uint64_t>(w.runtime, l.dbg_tstate_next, 1u << 30);
     w.img.link_threads(w.interp, {w.img.thread_state(w.interp, 0, 1, 1)});
     auto st = w.inspect();
@@ -61,7 +61,7 @@ TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagre
     CHECK(st.warnings[0].count == 0);  // the generated table is used
   }
   SECTION("no cookie: the table is used, with a warning") {
-    World w(l);
+    InterpreterWorld w(l);
     w.img.put_bytes(w.runtime, "garbage!", 8);
     auto st = w.inspect();
     REQUIRE_FALSE(st.warnings.empty());
@@ -71,14 +71,14 @@ TEST_CASE("3.13 reads the target's _Py_DebugOffsets and warns where they disagre
 
 namespace {
 
-// A World whose inspect() reads with an explicit layout (a stand-in table).
-PythonState inspect_with(World& w, const Layout& l) {
+// A InterpreterWorld whose inspect() reads with an explicit layout (a stand-in table).
+PythonState inspect_with(InterpreterWorld& w, const Layout& l) {
   auto mem = w.img.reader();
   return inspect_memory(mem, l, w.roots(), {});
 }
 
 // Stamps the runtime's _Py_DebugOffsets with another CPython version.
-void say_version(World& w, int minor, int patch) {
+void say_version(InterpreterWorld& w, int minor, int patch) {
   const Layout& l = w.img.layout();
   w.img.put<std::uint64_t>(w.runtime, l.dbg_version, (3u << 24) | (static_cast<unsigned>(minor) << 16) | (patch << 8) | 0xf0);
 }
@@ -90,7 +90,7 @@ TEST_CASE("3.13 - 3.15 read threads and frames through the target's _Py_DebugOff
     CAPTURE(minor);
     const Layout& l = layout(minor);
     REQUIRE(l.has_debug_offsets);
-    World w(l);
+    InterpreterWorld w(l);
     Addr code = w.img.code("work", "/srv/job.py", 10, whole_code_at(l, 2));
     Addr top = make_frame(w.img, code, 0);
     w.img.link_threads(w.interp, {w.img.thread_state(w.interp, top, 0x7f00aa, 4242)});
@@ -109,7 +109,7 @@ TEST_CASE("3.13 - 3.15 read threads and frames through the target's _Py_DebugOff
 TEST_CASE("3.14+ frame slots are tagged stack references: the code object is found under the tag bits", "[cpython]") {
   const Layout& l = layout(14);
   REQUIRE(l.stackref_tag_bits == 3);
-  World w(l);
+  InterpreterWorld w(l);
   Addr code = w.img.code("tagged", "/srv/t.py", 5, whole_code_at(l, 0));
   Addr top = make_frame(w.img, code, 0);
   w.img.put<std::uint64_t>(top, l.iframe_code, code | 1);  // Py_TAG_REFCNT: a deferred reference
@@ -131,7 +131,7 @@ TEST_CASE("a minor newer than every table is read through its own _Py_DebugOffse
   const Layout& newest = layout(15);
 
   SECTION("offsets that moved in the new release are taken from the target") {
-    World w(newest);
+    InterpreterWorld w(newest);
     say_version(w, 16, 0);
     // The new release moved native_thread_id 16 bytes on.
     w.img.put<std::uint64_t>(w.runtime, newest.dbg_tstate_native_thread_id,
@@ -145,7 +145,7 @@ TEST_CASE("a minor newer than every table is read through its own _Py_DebugOffse
     CHECK(st.threads[0].native_tid == 777);
   }
   SECTION("without a readable _Py_DebugOffsets nothing is decoded: a precise refusal, not the old table") {
-    World w(newest);
+    InterpreterWorld w(newest);
     say_version(w, 16, 0);
     w.img.put_bytes(w.runtime, "garbage!", 8);
     auto st = inspect_with(w, *stand_in);
@@ -157,7 +157,7 @@ TEST_CASE("a minor newer than every table is read through its own _Py_DebugOffse
     CHECK(st.warnings.back().text2 == "3.16");
   }
   SECTION("a version field that is not the release's own is refused too") {
-    World w(newest);  // says 3.15
+    InterpreterWorld w(newest);  // says 3.15
     auto st = inspect_with(w, *stand_in);
     CHECK(st.status == Status::Unsupported);
     CHECK(st.warnings.back().kind == StateProblem::DebugOffsetsVersion);
@@ -170,7 +170,7 @@ TEST_CASE("a free-threaded build is refused, never decoded with the default buil
     CAPTURE(minor);
     const Layout& l = layout(minor);
     REQUIRE(l.has(l.dbg_free_threaded));
-    World w(l);
+    InterpreterWorld w(l);
     w.img.put<std::uint64_t>(w.runtime, l.dbg_free_threaded, 1);
     w.img.link_threads(w.interp, {w.img.thread_state(w.interp, 0, 1, 1)});
     auto st = w.inspect();
@@ -189,7 +189,7 @@ TEST_CASE("garbage in _Py_DebugOffsets gives correct layouts or a precise proble
     for (std::int64_t at = 16; at + 8 <= l.dbg_size; at += 8) {
       for (std::uint64_t junk : {~std::uint64_t{0}, std::uint64_t{1} << 40, std::uint64_t{0x41414141}, std::uint64_t{24}}) {
         CAPTURE(minor, at, junk);
-        World w(l);
+        InterpreterWorld w(l);
         w.img.put<std::uint64_t>(w.runtime, at, junk);
         w.img.link_threads(w.interp, {w.img.thread_state(w.interp, 0, 1, 1)});
         auto st = w.inspect();

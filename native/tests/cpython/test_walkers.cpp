@@ -12,7 +12,7 @@ using namespace pyhang::cpython;
 using pyhang::cpython::testing::Image;
 using pyhang::cpython::testing::layout;
 using pyhang::cpython::testing::make_frame;
-using World = pyhang::cpython::testing::InterpreterWorld;  // (python_locks_world.hpp has a World of its own)
+using pyhang::cpython::testing::InterpreterWorld;
 using pyhang::cpython::testing::whole_code_at;
 
 
@@ -22,7 +22,7 @@ TEST_CASE("a thread's frame chain gives function, file and line innermost first,
   for (int minor = 6; minor <= 13; ++minor) {
     const Layout& l = layout(minor);
     INFO("3." << minor);
-    World w(l);
+    InterpreterWorld w(l);
     Addr outer_code = w.img.code("main", "/app/main.py", 10, whole_code_at(l, 5));
     Addr inner_code = w.img.code("Worker.wait", "/app/wörker.py", 40, whole_code_at(l, 2));
     Addr outer = make_frame(w.img, outer_code, 0);
@@ -52,7 +52,7 @@ TEST_CASE("a thread's frame chain gives function, file and line innermost first,
 TEST_CASE("PyFrameObject f_lasti is in bytes up to 3.9 and in code units in 3.10", "[cpython]") {
   for (int minor : {9, 10}) {
     const Layout& l = layout(minor);
-    World w(l);
+    InterpreterWorld w(l);
     // [0,4) bytes -> line 2, then line 7 from byte 4 on
     std::vector<std::uint8_t> table = l.linetable == LineTableFormat::Lnotab
                                           ? std::vector<std::uint8_t>{0, 1, 4, 5}
@@ -69,7 +69,7 @@ TEST_CASE("PyFrameObject f_lasti is in bytes up to 3.9 and in code units in 3.10
 
 TEST_CASE("3.11 entry frames come from is_entry; incomplete frames are skipped", "[cpython]") {
   const Layout& l = layout(11);
-  World w(l);
+  InterpreterWorld w(l);
   Addr code = w.img.code("g", "g.py", 1, whole_code_at(l, 0));
   w.img.put<std::int32_t>(code, l.code_firsttraceable, 2);
   Addr outer = w.img.interpreter_frame(code, 8, 0, 0, /*is_entry=*/true);
@@ -88,7 +88,7 @@ TEST_CASE("3.12+ C-stack shim frames are skipped and mark the frame above them a
   for (int minor : {12, 13}) {
     const Layout& l = layout(minor);
     INFO("3." << minor);
-    World w(l);
+    InterpreterWorld w(l);
     Addr code = w.img.code("h", "h.py", 1, whole_code_at(l, 0));
     Addr shim_code = w.img.code("<shim>", "<shim>", 0, whole_code_at(l, 0));
     Addr outer = w.img.interpreter_frame(code, 4, 0);
@@ -110,7 +110,7 @@ TEST_CASE("str of every kind decodes to UTF-8: ASCII, latin-1, UCS-2, UCS-4", "[
   for (int minor : {6, 11, 12, 13}) {
     const Layout& l = layout(minor);
     INFO("3." << minor);
-    World w(l);
+    InterpreterWorld w(l);
     const std::vector<std::pair<std::u32string, std::string>> cases = {
         {U"plain", "plain"},
         {U"caf\u00e9", "caf\xc3\xa9"},
@@ -139,7 +139,7 @@ TEST_CASE("garbage frame chains end with a problem: a cycle, an unmapped pointer
     const Layout& l = layout(minor);
     INFO("3." << minor);
     SECTION("cycle") {
-      World w(l);
+      InterpreterWorld w(l);
       Addr code = w.img.code("loop", "l.py", 1, whole_code_at(l, 0));
       Addr a = make_frame(w.img, code, 0);
       Addr b = make_frame(w.img, code, a);
@@ -151,7 +151,7 @@ TEST_CASE("garbage frame chains end with a problem: a cycle, an unmapped pointer
       CHECK(st.threads[0].problem == ReadProblem{{{ReadPart::Frame, 0, {}, 0}}, ReadWhy::Loops, {}, 0, b});
     }
     SECTION("unmapped frame") {
-      World w(l);
+      InterpreterWorld w(l);
       Addr code = w.img.code("ok", "ok.py", 1, whole_code_at(l, 0));
       Addr f = make_frame(w.img, code, Image::kUnmapped);
       w.img.link_threads(w.interp, {w.img.thread_state(w.interp, f, 1, 1)});
@@ -161,7 +161,7 @@ TEST_CASE("garbage frame chains end with a problem: a cycle, an unmapped pointer
       CHECK(says(st.threads[0].problem, ReadWhy::Unreadable, {{ReadPart::Frame, Image::kUnmapped}}));
     }
     SECTION("code pointer to something that is not a code object") {
-      World w(l);
+      InterpreterWorld w(l);
       Addr not_code = w.img.str("not code");
       Addr f = make_frame(w.img, not_code, 0);
       w.img.link_threads(w.interp, {w.img.thread_state(w.interp, f, 1, 1)});
@@ -177,7 +177,7 @@ TEST_CASE("garbage frame chains end with a problem: a cycle, an unmapped pointer
       }
     }
     SECTION("huge str and bytes lengths") {
-      World w(l);
+      InterpreterWorld w(l);
       Addr code = w.img.code("fine", "fine.py", 1, whole_code_at(l, 0));
       Addr name = w.img.str("name");
       w.img.put<std::int64_t>(name, l.unicode_length, std::int64_t{1} << 60);
@@ -205,7 +205,7 @@ TEST_CASE("a frame whose code pointer is bad is one unknown frame, and the older
   for (int minor = 6; minor <= 13; ++minor) {
     const Layout& l = layout(minor);
     INFO("3." << minor);
-    World w(l);
+    InterpreterWorld w(l);
     Addr outer_code = w.img.code("main", "/app/main.py", 10, whole_code_at(l, 5));
     Addr inner_code = w.img.code("work", "/app/work.py", 40, whole_code_at(l, 2));
     Addr outer = make_frame(w.img, outer_code, 0);
@@ -234,7 +234,7 @@ TEST_CASE("a code object whose name or file is unreadable: the problem names the
   for (int minor = 6; minor <= 13; ++minor) {
     const Layout& l = layout(minor);
     INFO("3." << minor);
-    World w(l);
+    InterpreterWorld w(l);
     Addr code = w.img.code("work", "/app/work.py", 40, whole_code_at(l, 2));
     const Addr bad_name = Image::kUnmapped + 0x40;
     w.img.put<Addr>(code, l.has(l.code_qualname) ? l.code_qualname : l.code_name, bad_name);
@@ -254,7 +254,7 @@ TEST_CASE("a code object whose name or file is unreadable: the problem names the
 // 50 frames f0 (outermost) .. f49 (innermost), on one thread, walked keeping the innermost 20 and
 // `outermost` outermost frames, `max_walk` links at most.
 static PyThreadInfo deep_thread(const Layout& l, std::size_t outermost, std::size_t max_walk = 1000000) {
-  World w(l);
+  InterpreterWorld w(l);
   Addr f = 0;
   for (int i = 0; i < 50; ++i)
     f = make_frame(w.img, w.img.code("f" + std::to_string(i), "d.py", 1, whole_code_at(l, 0)), f);
@@ -306,7 +306,7 @@ TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warni
     const Layout& l = layout(minor);
     INFO("3." << minor);
     SECTION("tstate->interp does not point back (layout mismatch)") {
-      World w(l);
+      InterpreterWorld w(l);
       Addr good = w.img.thread_state(w.interp, 0, 1, 1);
       Addr bad = w.img.thread_state(w.interp + 64, 0, 2, 2);
       w.img.link_threads(w.interp, {good, bad});
@@ -319,7 +319,7 @@ TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warni
       CHECK(st.warnings[0].expected == w.interp);
     }
     SECTION("thread list cycle") {
-      World w(l);
+      InterpreterWorld w(l);
       Addr a = w.img.thread_state(w.interp, 0, 1, 1);
       Addr b = w.img.thread_state(w.interp, 0, 2, 2);
       w.img.link_threads(w.interp, {a, b});
@@ -331,7 +331,7 @@ TEST_CASE("thread lists are validated: wrong back-pointers and cycles give warni
       CHECK(loop);
     }
     SECTION("interpreter list pointing into unmapped memory") {
-      World w(l);
+      InterpreterWorld w(l);
       w.img.put<Addr>(w.interp, l.interp_next, Image::kUnmapped);
       auto st = w.inspect();
       bool unreadable = false;
@@ -355,7 +355,7 @@ TEST_CASE("the GIL holder comes from the GIL state, and wait addresses inside it
   for (int minor : {7, 11, 12, 13}) {
     const Layout& l = layout(minor);
     INFO("3." << minor);
-    World w(l);
+    InterpreterWorld w(l);
     Addr t1 = w.img.thread_state(w.interp, 0, 1, 101);
     Addr t2 = w.img.thread_state(w.interp, 0, 2, 102);
     w.img.link_threads(w.interp, {t1, t2});
@@ -391,7 +391,7 @@ TEST_CASE("the GIL holder comes from the GIL state, and wait addresses inside it
 
 TEST_CASE("an unlocked GIL has no holder even though last_holder is set", "[cpython]") {
   const Layout& l = layout(10);
-  World w(l);
+  InterpreterWorld w(l);
   Addr t1 = w.img.thread_state(w.interp, 0, 1, 1);
   w.img.link_threads(w.interp, {t1});
   Addr gil = w.runtime + l.runtime_ceval_gil;
@@ -406,7 +406,7 @@ TEST_CASE("an unlocked GIL has no holder even though last_holder is set", "[cpyt
 
 TEST_CASE("a GIL whose locked word is neither 0 nor 1 is reported as a layout mismatch", "[cpython]") {
   const Layout& l = layout(9);
-  World w(l);
+  InterpreterWorld w(l);
   w.img.put<std::int32_t>(w.runtime + l.runtime_ceval_gil, l.gil_locked, 12345);
   auto st = w.inspect();
   REQUIRE(st.gils.size() == 1);
@@ -418,7 +418,7 @@ TEST_CASE("a GIL whose locked word is neither 0 nor 1 is reported as a layout mi
 
 TEST_CASE("3.6 without _PyRuntime: the holder is _PyThreadState_Current", "[cpython]") {
   const Layout& l = layout(6);
-  World w(l);
+  InterpreterWorld w(l);
   Addr t1 = w.img.thread_state(w.interp, 0, 1, 1);
   Addr t2 = w.img.thread_state(w.interp, 0, 2, 2);
   w.img.link_threads(w.interp, {t1, t2});
@@ -438,7 +438,7 @@ TEST_CASE("3.6 without _PyRuntime: the holder is _PyThreadState_Current", "[cpyt
 
 TEST_CASE("3.13 thread states say whether they are attached", "[cpython]") {
   const Layout& l = layout(13);
-  World w(l);
+  InterpreterWorld w(l);
   Addr a = w.img.thread_state(w.interp, 0, 1, 1);
   Addr d = w.img.thread_state(w.interp, 0, 2, 2);
   w.img.put<std::int32_t>(a, l.tstate_state, static_cast<std::int32_t>(l.thread_attached));

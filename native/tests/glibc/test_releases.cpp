@@ -172,9 +172,9 @@ TEST_CASE("a release older than every row is refused as before", "[glibc][releas
 
 TEST_CASE("the newest sid and trixie libc files choose their rows from their own file", "[glibc][releases][release]") {
   int roots_read = 0;
-  for (const char* root : testing::kReleaseRoots) {
+  for (const char* root : pyhang::testing::kReleaseRoots) {
     INFO(root);
-    auto libc = testing::open_release_libc(root);
+    auto libc = pyhang::testing::open_release_libc(root);
     if (!libc) continue;
     ++roots_read;
     auto v = detect_version(*libc);
@@ -186,7 +186,7 @@ TEST_CASE("the newest sid and trixie libc files choose their rows from their own
     const bool checked = std::pair(v->major, v->minor) < newest().max_exclusive;
     CHECK(!c.issue == checked);
   }
-  if (roots_read == 0) PYHANG_SKIP(testing::no_release_roots());
+  if (roots_read == 0) PYHANG_SKIP(pyhang::testing::no_release_roots());
 }
 
 // The words below are what Debian's glibc 2.41 and 2.43 hold (read from a

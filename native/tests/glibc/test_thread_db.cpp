@@ -52,10 +52,10 @@ std::shared_ptr<ElfFile> libc_with(const std::vector<Symbol>& symbols) {
     std::memcpy(data.data() + at.back(), s.words.data(), 4 * s.words.size());
   }
   auto build = [&](std::uint64_t base) {
-    std::vector<testing::TestSymbol> syms;
+    std::vector<pyhang::testing::TestSymbol> syms;
     for (std::size_t i = 0; i < symbols.size(); ++i)
       syms.push_back({symbols[i].name, base + at[i], symbols[i].size, true, STT_OBJECT});
-    return ElfFile::from_image(FileImage::from_bytes(testing::build_shared_object(syms, ".tdb", data), "libc.so.6"));
+    return ElfFile::from_image(FileImage::from_bytes(pyhang::testing::build_shared_object(syms, ".tdb", data), "libc.so.6"));
   };
   const auto first = build(0x100);
   const ElfSection* section = first->section(".tdb");
@@ -162,9 +162,9 @@ TEST_CASE("absent descriptors contradict nothing, but the TID and struct size ar
 TEST_CASE("Debian's glibc 2.41 and newest libc: version from __nptl_version, descriptors that vouch",
           "[glibc][thread_db][release]") {
   int roots_read = 0;
-  for (const char* root : testing::kReleaseRoots) {
+  for (const char* root : pyhang::testing::kReleaseRoots) {
     INFO(root);
-    auto libc = testing::open_release_libc(root);
+    auto libc = pyhang::testing::open_release_libc(root);
     if (!libc) continue;
     ++roots_read;
     auto v = detect_version(*libc);
@@ -186,7 +186,7 @@ TEST_CASE("Debian's glibc 2.41 and newest libc: version from __nptl_version, des
     INFO((check.differs.empty() ? "" : std::string(to_string(check.differs[0].kind))));
     CHECK(check.vouches());
   }
-  if (roots_read == 0) PYHANG_SKIP(testing::no_release_roots());
+  if (roots_read == 0) PYHANG_SKIP(pyhang::testing::no_release_roots());
 }
 
 TEST_CASE("a real libc whose tid descriptor was made 64-bit is refused for TIDs and lock layouts, by name",
