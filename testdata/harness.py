@@ -383,6 +383,17 @@ def interpreter_params():
     return [pytest.param(path, id=name) for name, path in interpreters()]
 
 
+# Debian's own interpreter and today's newest in its root: the pair the tests of one class of hang run on.
+DEBIAN_AND_SID = ("debian-3.11", "debian-sid-3.14")
+
+
+def interpreter_params_of(names=DEBIAN_AND_SID):
+    """The interpreters of interpreters() named `names`, in that order, as pytest parameters (id: the name)."""
+    import pytest
+    found = dict(interpreters())
+    return [pytest.param(found[n], id=n) for n in names if n in found]
+
+
 def role_tid(s, role):
     """The TID of the thread a scenario recorded with `role`."""
     return next(t["tid"] for t in s.truth["threads"] if t["role"] == role)
