@@ -250,11 +250,18 @@ def live_and_core_reports(s, executable):
     yield "core", report_json(executable=executable, core=s.gcore())
 
 
-def cli_live_and_core_reports(s, executable, text=False, look=False):
+def cli_live_and_core_reports(s, executable, text=False, look=False, recorded=False):
     """(where, JSON report[, text report]) of `pyhang report` on the scenario's process, then on a
-    gcore core of it; each JSON validated, its exit_status the command's (`look`: pyhang_cli's)."""
-    core = s.gcore()
-    for where, target in (("live", ["-p", s.pid]), ("core", [*core_options(executable), core, executable])):
+    gcore core of it ("core"), and with `recorded` on the core `pyhang gcore` writes of it, with its
+    record of /proc ("pyhang-gcore"); each JSON validated, its exit_status the command's (`look`:
+    pyhang_cli's)."""
+    targets = [("live", ["-p", s.pid]), ("core", [*core_options(executable), s.gcore(), executable])]
+    if recorded:
+        path = os.path.join(s.tmp, "recorded.%d" % s.pid)
+        status, out, err = pyhang_cli("gcore", "-p", s.pid, "-o", path)
+        assert status == 0, (out, err)
+        targets.append(("pyhang-gcore", [*core_options(executable), path, executable]))
+    for where, target in targets:
         status, out, err = pyhang_cli("report", "--json", *target, look=look)
         doc = validated_report(json.loads(out))
         assert doc["exit_status"] == status, (where, err)
@@ -381,6 +388,23 @@ def interpreter_params():
     """interpreters() as pytest parameters (id: the interpreter's name)."""
     import pytest
     return [pytest.param(path, id=name) for name, path in interpreters()]
+
+
+# Debian's own interpreter and today's newest in its root: the pair the tests of one class of hang run on.
+DEBIAN_AND_SID = ("debian-3.11", "debian-sid-3.14")
+
+
+def is_sid_314(python):
+    """Whether `python` is Debian unstable's 3.14 in its root (today's interpreter, on which a test of many
+    interpreters also reads the core `pyhang gcore` writes: cli_live_and_core_reports(recorded=...))."""
+    return python == dict(interpreters()).get("debian-sid-3.14")
+
+
+def interpreter_params_of(names=DEBIAN_AND_SID):
+    """The interpreters of interpreters() named `names`, in that order, as pytest parameters (id: the name)."""
+    import pytest
+    found = dict(interpreters())
+    return [pytest.param(found[n], id=n) for n in names if n in found]
 
 
 def role_tid(s, role):

@@ -5,7 +5,8 @@ socket's other end, file locks, each thread's system call, the children),
 kept in a note of the core.  A report of such a core gives the live
 report's accounts and verdicts; a record that is damaged, of another
 version or of another core is one warning, and the core reads as one
-without it."""
+without it.  A core's answers on Debian's 3.11 and on unstable's 3.14 in
+its root (its cores read with the root as the sysroot)."""
 import json
 import os
 import shutil
@@ -28,6 +29,23 @@ def debian():
     s = harness.python_scenario(PY, "syscall_waits.py").start()
     yield s
     s.stop()
+
+
+SID = dict(harness.interpreters()).get("debian-sid-3.14")
+
+
+@pytest.fixture(scope="module")
+def sid():
+    """The same under Debian unstable's 3.14 in its root."""
+    s = harness.python_scenario(SID, "syscall_waits.py").start()
+    yield s
+    s.stop()
+
+
+def started():
+    """(the module fixture of a syscall_waits.py process, its interpreter) on Debian's 3.11 and unstable's 3.14."""
+    return [pytest.param("debian", PY, id="debian-3.11")] + \
+        ([pytest.param("sid", SID, id="debian-sid-3.14")] if SID else [])
 
 
 def pyhang_gcore(*args):
@@ -59,26 +77,36 @@ def by_role(doc, truth):
     return {t["role"]: threads[t["tid"]] for t in truth["threads"]}
 
 
-@pytest.fixture(scope="module")
-def cores(debian, tmp_path_factory):
-    """{"recorded": `pyhang gcore`'s core of the parent, "plain": the parent's core without the record,
-    "child": `pyhang gcore`'s core of the child}."""
-    where = tmp_path_factory.mktemp("cores")
-    s = debian
+def recorded_cores(s, where):
+    """{"recorded": `pyhang gcore`'s core of the parent, "child": `pyhang gcore`'s core of the child}."""
     out = {"recorded": str(where / "parent.core"), "child": str(where / "child.core")}
     pyhang_gcore("-p", s.pid, "-o", out["recorded"])
     pyhang_gcore("-p", s.truth["child"], "-o", out["child"])
-    out["plain"] = harness.gcore(s.pid, str(where))
     return out
 
 
-def test_a_pyhang_gcore_core_gives_the_live_reports_accounts_and_verdicts(debian, cores):
-    s = debian
+@pytest.fixture(scope="module")
+def cores(debian, tmp_path_factory):
+    """recorded_cores() of the Debian process, and "plain": the parent's core without the record."""
+    where = tmp_path_factory.mktemp("cores")
+    out = recorded_cores(debian, where)
+    out["plain"] = harness.gcore(debian.pid, str(where))
+    return out
+
+
+@pytest.fixture(scope="module")
+def sid_cores(sid, tmp_path_factory):
+    return recorded_cores(sid, tmp_path_factory.mktemp("sid-cores"))
+
+
+@pytest.mark.parametrize("which, python", started())
+def test_a_pyhang_gcore_core_gives_the_live_reports_accounts_and_verdicts(request, which, python):
+    s, cores = request.getfixturevalue(which), request.getfixturevalue("cores" if which == "debian" else "sid_cores")
     # GIVEN the live report, whose pipe, socket and flock waits /proc explains
     status, live, _ = report("-p", s.pid)
     # WHEN the core pyhang gcore made is reported by the command line, and by gdb's `pyhang report`
-    core_status, core, _ = report(cores["recorded"], PY)
-    in_gdb = harness.report_json(executable=PY, core=cores["recorded"])
+    core_status, core, _ = report(*harness.core_options(python), cores["recorded"], python)
+    in_gdb = harness.report_json(executable=python, core=cores["recorded"])
     # THEN every thread has the live report's account, and the verdicts are the live ones
     assert accounts(core) == accounts(live) and accounts(in_gdb) == accounts(live)
     assert verdicts(core) == verdicts(live) and verdicts(in_gdb) == verdicts(live)
@@ -171,7 +199,9 @@ def test_a_record_that_cannot_be_used_is_one_warning_and_the_core_reads_as_one_w
 
 
 def test_gcore_tree_writes_one_core_per_process_whose_reports_give_the_live_trees_answer(debian, tmp_path):
-    s = debian
+    # (on 3.14 in its root the trees of pyhang gcore --tree's cores are those of test_file_locks, test_pipe_knot,
+    # test_server_died, test_pool_lost_task and test_process_tree)
+    s, python = debian, PY
     child = s.truth["child"]
     # WHEN pyhang gcore --tree makes the cores of the parent and its child
     lines = pyhang_gcore("--tree", "-p", s.pid, "-o", str(tmp_path / "core"))
@@ -186,7 +216,7 @@ def test_gcore_tree_writes_one_core_per_process_whose_reports_give_the_live_tree
     # threads not accounted for
     status, out, _ = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
     live = harness.validated_tree(json.loads(out))
-    status_cores, out, err = harness.pyhang_cli("report", "--json", *paths)
+    status_cores, out, err = harness.pyhang_cli("report", "--json", *harness.core_options(python), *paths)
     tree = harness.validated_tree(json.loads(out))
     def knots(doc):
         return [(d["processes"], sorted(d["threads"]), d["confidence"],

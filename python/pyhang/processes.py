@@ -103,6 +103,9 @@ def _ask_parents(tree, ask, here=None):
             entries[futures[fut]].lock_objects = fut.result()
 
 
+ZOMBIE = "a zombie: it exited and its parent has not reaped it"
+
+
 def _why_not(pid):
     """(why a live process is not worth a gdb session, or None; its
     ProcessExit when it is a zombie, else None)."""
@@ -113,9 +116,22 @@ def _why_not(pid):
         # the main thread ended (pthread_exit) while others run: alive, and no exit to tell
         return "its main thread exited while its other threads run", None
     if s["state"] == "Z":
-        return "a zombie: it exited and its parent has not reaped it", ProcessExit(
-            wait_status=procfs.zombie_status(pid, s))
+        return ZOMBIE, ProcessExit(wait_status=procfs.zombie_status(pid, s))
     return None, None
+
+
+def _recorded_zombies(tree):
+    """The zombie children the cores' records of /proc name (pyhang gcore writes none of a zombie, which has
+    no memory), each an entry as a live tree has it, with its wait status: the death that explains the waits
+    on what it served, as it does live.  A child of which a core is given is that core's."""
+    pids = {p.pid for p in tree.processes}
+    for p in list(tree.processes):
+        summary = p.report.target.proc_record if p.report is not None else None
+        for c in (summary.children if summary is not None else []):
+            if c.state == "Z" and c.pid not in pids:
+                pids.add(c.pid)
+                tree.processes.append(ProcessEntry(pid=c.pid, parent_pid=p.pid, problem=ZOMBIE, comm=c.comm,
+                                                   exit=ProcessExit(wait_status=c.exit_status)))
 
 
 def _run_all(jobs, gdbext, **where):
@@ -194,6 +210,7 @@ def core_tree(cores, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None
                                                comm=os.path.basename(t.executable or "") or None))
         else:
             tree.processes.append(ProcessEntry(pid=0, problem="%s: %s" % (core, problem)))
+    _recorded_zombies(tree)
     _ask_parents(tree, lambda entry, addresses: lock_objects(
         addresses, core=core_of[entry.pid], gdbext=gdbext, sysroot=sysroot, lib_search_path=lib_search_path))
     pids = {p.pid for p in tree.processes}

@@ -131,3 +131,13 @@ def test_notes_moved_before_the_memory_keep_the_record_tied_and_survive_a_cut(tm
     with open(path, "rb") as f:
         (_, kept), = core_notes.note_segments(f)
     assert kept == data and proc_record.read(path, os.getpid())[1] is None
+
+
+def test_what_a_record_holds_is_said_in_words_of_its_counts():
+    from pyhang.model.proc_record import ChildProcess, ProcSummary
+    from pyhang.render.gcore import recorded_text
+    two = ProcSummary(fds=17, threads=4, children=[ChildProcess(pid=7, state="S"), ChildProcess(pid=8, state="Z")])
+    assert recorded_text(two) == "17 fds, the system calls of 4 threads, 2 child processes"
+    assert recorded_text(ProcSummary(fds=1, threads=1, children=[ChildProcess(pid=7)])) == \
+        "1 fd, the system calls of 1 thread, 1 child process"
+    assert recorded_text(ProcSummary(fds=3, threads=1)) == "3 fds, the system calls of 1 thread, no child process"

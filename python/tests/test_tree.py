@@ -133,6 +133,29 @@ def test_how_a_zombie_ended_is_read_from_its_wait_status():
     assert doc["processes"][1]["exit"]["signal_name"] == "SIGSEGV"
 
 
+def test_a_tree_of_cores_lists_the_zombies_their_parents_records_name_and_the_death_explains_the_wait():
+    # GIVEN the cores pyhang gcore --tree wrote of a parent reading a pipe and of its live worker, which holds the
+    # pipe's write end too: the killed worker got no core, the parent's record of /proc names it, dead
+    from pyhang import processes
+    from pyhang.model.proc_record import ChildProcess, ProcSummary
+    parent = process(100, 1, pipe_read(100, [holder(100), holder(300)]), kind="core")
+    parent.report.target.proc_record = ProcSummary(children=[ChildProcess(pid=200, state="Z", comm="worker",
+                                                                          exit_status=9),
+                                                             ChildProcess(pid=300, state="S", comm="worker")])
+    live_worker = process(300, 100, syscall_thread(300, "pause"), kind="core")
+    tree = TreeReport(root_pid=100, processes=[parent, live_worker])
+    processes._recorded_zombies(tree)
+    # THEN the zombie is the tree's, as a live tree has it: its parent, the line, how it ended; the child of
+    # which a core was given is that core's alone
+    assert [(p.pid, p.parent_pid, p.report is None) for p in tree.processes] == [(100, 1, False), (300, 100, False),
+                                                                                 (200, 100, True)]
+    dead = tree.processes[2]
+    assert (dead.problem, dead.comm, dead.exit.signal) == (ZOMBIE, "worker", 9)
+    # AND its death explains the parent's wait as live: a server that died (5), never the all-clear
+    tree = tree_analysis.analyse(tree)
+    assert [(pid, v.kind) for pid, v in tree.verdicts] == [(100, "server-died")] and tree.exit_status == 5
+
+
 def test_a_process_that_could_not_be_examined_is_never_counted_as_fine():
     # GIVEN a tree whose examined processes are all fine (one sleeps, the other waits in pause)
     fine = [process(100, 1, syscall_thread(100, "pause")), process(300, 100, syscall_thread(300, "pause"))]

@@ -1,16 +1,12 @@
 """The words of `pyhang gcore`: the core written, what it kept, and why a
 process of a tree got none; and of a core's record of /proc in a report."""
-
-
-def _count(n, what):
-    return "%d %s%s" % (n, what, "" if n == 1 else "s")
+from pyhang.render.account import count as _count
 
 
 def recorded_text(s):
     """What a record of /proc holds (a model.proc_record.ProcSummary)."""
-    return "%s, the system calls of %s, %s" % (_count(s.fds, "fd"), _count(s.threads, "thread"),
-                                                _count(len(s.children), "child process") if s.children
-                                                else "no child process")
+    children = _count(len(s.children), "child process", "child processes") if s.children else "no child process"
+    return "%s, the system calls of %s, %s" % (_count(s.fds, "fd"), _count(s.threads, "thread"), children)
 
 
 def written_text(path, pid, pages, recorded):
