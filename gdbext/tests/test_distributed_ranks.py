@@ -7,12 +7,15 @@ main thread waits for the other ranks in its collective (blocked_on kind
 is a wait on other processes, never "owner unknown"; the tree over the
 launcher names the diverged rank first, as `pyhang merge` does; the
 multiprocessing resource tracker, idle, is no headline.  Live, from a core
-of each rank, and as a tree."""
+of each rank (Debian's torch), and as a tree."""
 import json
 
 import pytest
 
 import harness
+
+
+CORES_ON = "/usr/bin/python3.11"   # the interpreter whose ranks' cores are read too
 
 
 def params():
@@ -26,14 +29,17 @@ def params():
 @pytest.fixture(scope="module", params=params())
 def job(request):
     """The scenario (torch imports take seconds: started once per interpreter), its ranks by rank, the tree over
-    its launcher (JSON, live), and the tree of a core of each rank."""
+    its launcher (JSON, live), and the tree of a core of each rank: on Debian's torch only (three cores of a
+    torch process are the slowest part of the suite; a core of 3.14 is read by the other tests)."""
     python = request.param
     with harness.python_scenario(python, "gloo_ranks.py", ready_timeout=180) as s:
         ranks = {r["rank"]: r for r in s.truth["ranks"]}
         harness.wait_processes_parked([r["pid"] for r in ranks.values()])
         live = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
-        cores = [harness.gcore(ranks[rank]["pid"], s.tmp) for rank in sorted(ranks)]
-        from_cores = harness.pyhang_cli("report", "--json", *harness.core_options(python), *cores)
+        from_cores = None
+        if python == CORES_ON:
+            cores = [harness.gcore(ranks[rank]["pid"], s.tmp) for rank in sorted(ranks)]
+            from_cores = harness.pyhang_cli("report", "--json", *harness.core_options(python), *cores)
         yield s, ranks, live, from_cores
 
 
@@ -77,7 +83,7 @@ def _check_rank(doc, r, world_size, where):
 
 def test_each_rank_waits_for_the_other_ranks_in_its_collective_live_and_from_its_core(job):
     s, ranks, live, from_cores = job
-    for where, (status, out, err) in (("live", live), ("core", from_cores)):
+    for where, (status, out, err) in [("live", live)] + ([("core", from_cores)] if from_cores else []):
         tree = harness.validated_tree(json.loads(out))
         for rank, r in ranks.items():
             _check_rank(_process(tree, r["pid"]), r, s.truth["world_size"], "%s rank %d" % (where, rank))
@@ -110,6 +116,9 @@ def test_the_tree_over_the_launcher_names_the_diverged_rank_first(job):
 
 
 def test_the_cores_of_the_ranks_name_the_diverged_rank_too(job):
-    s, ranks, _, (status, out, err) = job
+    s, ranks, _, from_cores = job
+    if from_cores is None:
+        pytest.skip("the ranks' cores are read on %s's torch only" % CORES_ON)
+    status, out, err = from_cores
     _check_diverged(harness.validated_tree(json.loads(out)), s, ranks)
     assert status == 5, err

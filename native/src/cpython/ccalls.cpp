@@ -324,7 +324,7 @@ void add_c_calls(ObjectReader& objects, CodeCache& codes, std::vector<PyFrame>& 
     // in the same loop, and its slot is no callable's any more.
     if (i > 0 && !own_loop && !frames[i - 1].entry_frame) continue;
     if (frames[i].function == "<unknown>") continue;
-    frames[i].c_call = frame_c_call(objects, codes, frames[i]);
+    if (auto call = frame_c_call(objects, codes, frames[i])) frames[i].c_call = std::make_shared<const CCall>(std::move(*call));
   }
 }
 

@@ -63,7 +63,8 @@ struct PyFrame {
   // The C callable this frame calls: for the innermost frame, or a frame
   // whose newer neighbour C called into the evaluation loop; none when not
   // known (versions that record no stack pointer during a call: <= 3.13).
-  std::optional<CCall> c_call;
+  // Held apart (most frames call none): a thread's frames stay small.
+  std::shared_ptr<const CCall> c_call;
 };
 
 struct PyThreadInfo {
