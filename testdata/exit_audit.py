@@ -16,12 +16,14 @@ Prints one markdown table (scenario, mode, the four exit statuses, judgement, re
 exits 1 when any report contradicts its judgement or could not be made (status 1, a crash, a timeout, a
 scenario that did not start).  Far too slow for the suite (minutes): run it by hand (docs/developing.md).
 
-usage: testdata/exit_audit.py [--python EXE] [--only KEY...] [-j N] [--json FILE] [--list]
+usage: testdata/exit_audit.py [--python EXE] [--only KEY...] [-j N] [--json FILE] [--table-from FILE] [--list]
   --python  the interpreter the scenarios run on (default Debian's /usr/bin/python3.11): a pyenv one, or a
             launcher of testdata/containers.py (its cores are read with the root as the sysroot)
   --only    these keys only (SCENARIO or SCENARIO:MODE; a bare scenario name takes all its modes)
   -j N      N cases at once (default 1; on this 2-core machine use -j2 with nice)
   --json    also write every report's exit status, headline and thread accounts to FILE (for a fix)
+  --table-from  no run: the table of the reports a --json FILE kept, judged by today's table (after a
+            judgement is corrected)
 """
 import argparse
 import collections
@@ -31,7 +33,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import traceback
 
@@ -476,35 +477,49 @@ def selected(only):
     return out
 
 
+def run_all(cases, python, jobs):
+    """(results, skipped, version) of running `cases` on `python`, `jobs` at once."""
+    version = python_version(python)
+    skipped = {c.key: why for c in cases for why in [why_not(c, python, version)] if why}
+    todo = [c for c in cases if c.key not in skipped]
+    results = {}
+    with services_for(todo) as running:
+        audit = Audit(python, running)
+        with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+            for r in pool.map(audit.run, todo):
+                results[r["key"]] = r
+                print("exit_audit: %s %s s" % (r["key"], r["seconds"]), file=sys.stderr, flush=True)
+    return results, skipped, version
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="exit_audit.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", default=DEBIAN_PY)
     ap.add_argument("--only", nargs="+", metavar="KEY")
     ap.add_argument("-j", type=int, default=1, dest="jobs")
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--table-from", metavar="FILE", help="judge again the reports a --json FILE kept (no run)")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
     cases = selected(a.only)
     if a.list:
         print("\n".join("%s  %s: %s" % (c.key, c.judge, c.reason) for c in cases))
         return 0
-    version = python_version(a.python)
-    skipped = {c.key: why for c in cases for why in [why_not(c, a.python, version)] if why}
-    todo = [c for c in cases if c.key not in skipped]
-    results, lock = {}, threading.Lock()
-    with services_for(todo) as running:
-        audit = Audit(a.python, running)
-        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
-            for r in pool.map(audit.run, todo):
-                with lock:
-                    results[r["key"]] = r
-                print("exit_audit: %s %s s" % (r["key"], r["seconds"]), file=sys.stderr, flush=True)
+    if a.table_from:
+        with open(a.table_from) as f:
+            kept = json.load(f)
+        python, results, skipped = kept["python"], kept["results"], kept["skipped"]
+        version = tuple(kept.get("version") or python_version(python))
+        cases = [c for c in cases if c.key in results or c.key in skipped]
+    else:
+        python = a.python
+        results, skipped, version = run_all(cases, python, a.jobs)
     table, bad = rows(cases, results, skipped)
-    print("Python: %s (%d.%d)\n" % (a.python, *version))
+    print("Python: %s (%d.%d)\n" % (python, *version))
     print(markdown(table))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"python": a.python, "results": results, "skipped": skipped}, f, indent=1)
+            json.dump({"python": python, "version": version, "results": results, "skipped": skipped}, f, indent=1)
     return 1 if bad else 0
 
 
