@@ -31,8 +31,10 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -71,13 +73,34 @@ def judge_of(c, mode):
     return (c.tree or c.judge) if mode == "tree" else c.judge
 
 
+READY_TIMEOUT = 90   # s: Scenario.start reads the program's lines with no deadline of its own
+
+
+def started(s):
+    """s.start(), its program killed when it has not got ready in READY_TIMEOUT (one that hangs before it
+    prints READY, on an interpreter it does not support, would hold the audit for ever)."""
+    done = threading.Event()
+
+    def kill():
+        if not done.is_set() and s.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(s.proc.pid, signal.SIGKILL)
+    timer = threading.Timer(READY_TIMEOUT, kill)
+    timer.start()
+    try:
+        return s.start()
+    finally:
+        done.set()
+        timer.cancel()
+
+
 def _grpc_client(python, env):
     server = harness.python_scenario(python, "grpc_call.py", "server", env=env)
     server.env["PYHANG_GRPC_ARRIVED"] = os.path.join(server.tmp, "arrived.json")
-    server.start()
+    started(server)
     try:
-        client = harness.python_scenario(python, "grpc_call.py", "client", server.truth["port"],
-                                         env=dict(env, PYHANG_GRPC_ARRIVED=server.env["PYHANG_GRPC_ARRIVED"])).start()
+        client = started(harness.python_scenario(python, "grpc_call.py", "client", server.truth["port"],
+                                                 env=dict(env, PYHANG_GRPC_ARRIVED=server.env["PYHANG_GRPC_ARRIVED"])))
     except BaseException:
         server.stop()
         raise
@@ -87,8 +110,8 @@ def _grpc_client(python, env):
 def _gunicorn(python, env):
     app = os.path.join(harness.SCENARIOS, "gunicorn_app")
     env = dict(env, PYTHONPATH=app)
-    return [harness.Scenario([python, "-u", "-m", "gunicorn", "--preload", "-w", "1", "--timeout", "3600",
-                              "-b", "unix:gunicorn.sock", "app:application"], env=env).start()]
+    return [started(harness.Scenario([python, "-u", "-m", "gunicorn", "--preload", "-w", "1", "--timeout", "3600",
+                                      "-b", "unix:gunicorn.sock", "app:application"], env=env))]
 
 
 def _ranks(rank, world):
@@ -141,13 +164,14 @@ CASES = [
     case("queue_join:full", "queue_join.py", ["full"], HUNG, "put() on a full queue no consumer reaches any more"),
     case("queue_join:atexit", "queue_join.py", ["atexit"], HUNG, "skipped's join, run by an atexit callback"),
     case("loop_blocked:sleep", "loop_blocked.py", [], HUNG,
-         "an event loop blocked by time.sleep(3600) in a task while another task waits to run"),
+         "an event loop blocked by time.sleep(3600) in a task while another task waits to run", minimum=(3, 7)),
     case("loop_blocked:socket", "loop_blocked.py", ["socket"], HUNG,
-         "an event loop blocked reading a socket nothing sends to"),
+         "an event loop blocked reading a socket nothing sends to", minimum=(3, 7)),
     case("loop_self_wait", "loop_self_wait.py", [], HUNG,
-         "the loop's thread waits on .result() of work for its own loop"),
-    case("asyncio_tasks", "asyncio_tasks.py", [], HUNG, "await cycles; a second loop blocked by synchronous calls"),
-    case("asyncio_tasks:pure", "asyncio_tasks.py", ["pure"], HUNG, "the same with pure-Python tasks"),
+         "the loop's thread waits on .result() of work for its own loop", minimum=(3, 7)),
+    case("asyncio_tasks", "asyncio_tasks.py", [], HUNG, "await cycles; a second loop blocked by synchronous calls",
+         minimum=(3, 8)),
+    case("asyncio_tasks:pure", "asyncio_tasks.py", ["pure"], HUNG, "the same with pure-Python tasks", minimum=(3, 8)),
     case("sqlite_future", "sqlite_future.py", [], BORDERLINE,
          "main waits for a future whose SQLite busy handler waits on "
          "main's transaction: ends only when the busy timeout runs out (then the work item fails)"),
@@ -193,9 +217,9 @@ CASES = [
          "a Pool worker killed in a task: map waits for the lost task"),
     case("manager_lock", "manager_lock.py", [], HUNG, "a manager Lock held by a killed client; main asks for it"),
     case("manager_lock:simplequeue", "manager_lock.py", ["simplequeue"], HUNG,
-         "the same, and a get on an empty SimpleQueue"),
+         "the same, and a get on an empty SimpleQueue", minimum=(3, 7)),
     case("mp_feeder_exit", "mp_feeder_exit.py", [], HUNG,
-         "the worker's exit joins its feeder, which writes a pipe the parent reads after join"),
+         "the worker's exit joins its feeder, which writes a pipe the parent reads after join", minimum=(3, 8)),
     case("pipe_knot:knot", "pipe_knot.py", ["knot"], HUNG, "three readers, each the only writers of the others' pipes"),
     case("pipe_knot:free", "pipe_knot.py", ["free"], HUNG,
          "the same with a fourth writer that sleeps for ever: no cycle, but nothing ever writes"),
@@ -361,7 +385,7 @@ class Audit:
         if c.start:
             return c.start(self.python, self.env(c))
         argv = [self.python, "-u", os.path.join(harness.SCENARIOS, c.script)] + c.args
-        return [harness.Scenario(argv, env=self.env(c)).start()]
+        return [started(harness.Scenario(argv, env=self.env(c)))]
 
     def report(self, mode, s):
         if mode == "live":

@@ -73,3 +73,13 @@ def test_no_scenario_asks_for_the_current_event_loop_where_none_runs():
             if isinstance(call.func, ast.Attribute) and call.func.attr == "get_event_loop":
                 found.append("%s:%d" % (name, call.lineno))
     assert found == []
+
+
+def test_no_case_runs_on_a_python_older_than_its_scenario_says_it_works_on():
+    said = re.compile(r"from 3\.(\d+) on|Python 3\.(\d+) on|CPython 3\.(\d+)\+|on 3\.(\d+) and later")
+    for c in exit_audit.CASES:
+        if not c.script.endswith(".py"):
+            continue
+        doc = ast.get_docstring(ast.parse(open(os.path.join(exit_audit.harness.SCENARIOS, c.script)).read())) or ""
+        lowest = max([(3, int("".join(m))) for m in said.findall(" ".join(doc.split()))], default=(3, 6))
+        assert c.minimum >= lowest, (c.key, c.minimum, lowest)
