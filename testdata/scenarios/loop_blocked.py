@@ -45,4 +45,4 @@ async def main():
     await handler()
 
 
-asyncio.get_event_loop().run_until_complete(main())
+asyncio.new_event_loop().run_until_complete(main())   # (3.14: get_event_loop() makes no loop)

@@ -46,7 +46,8 @@ def main():
         threading.Thread(target=target, daemon=True).start()
     for _ in range(2):
         started.acquire()
-    TRUTH.thread(tid=gettid(), role="sleeper", parked_in="clock_nanosleep")
+    # (time.sleep is select(2) or pselect6(2) before 3.11)
+    TRUTH.thread(tid=gettid(), role="sleeper", parked_in=["clock_nanosleep", "select", "pselect6"])
     TRUTH.write_and_signal_ready()
     time.sleep(3600)
 

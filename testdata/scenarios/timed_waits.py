@@ -51,7 +51,7 @@ def event_timed():
 def poll_timed():
     poller = select.poll()
     poller.register(READ_END, select.POLLIN)
-    record("poll-timed", parked_in="poll")
+    record("poll-timed", parked_in=["poll", "ppoll"])   # ppoll(2) from 3.15
     poller.poll(3600 * 1000)
 
 

@@ -66,6 +66,20 @@ def idle_worker(report):
     return _waits_in_loop(_main_thread(report), ("worker",)) is not None
 
 
+def worker_handler_between_looks(t):
+    """Whether thread `t` is a Pool's worker handler between two looks at its workers: Pool._handle_workers
+    sleeping in its loop (time.sleep(0.1), Python 3.7 and before; from 3.8 it waits on the workers'
+    sentinels, a poll the tree follows).  It only replaces a worker that exited: it writes no pipe and puts
+    on no queue of theirs, so its sleep serves no other process's wait."""
+    f = t.python_frames[0] if t.blocked_on is not None and t.python_frames else None
+    return f is not None and _in_pool(f, ("_handle_workers",))
+
+
+def workers_of(processes, pid):
+    """The ProcessEntries among `processes` ({pid: entry}) that are Pool workers of process `pid`."""
+    return [c for c in processes.values() if c.parent_pid == pid and c.report is not None and is_worker(c.report)]
+
+
 def _main_thread(report):
     return report.thread(report.target.namespace_pid or report.target.pid) if report is not None else None
 

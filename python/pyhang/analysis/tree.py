@@ -123,6 +123,18 @@ def _child_needs(waiter, s, processes, own):
     return edges, [Need(mains, open=opened)] if edges else []
 
 
+def _workers_exit_needs(waiter, s, processes, own):
+    """(edges, needs) of a Pool's worker handler between two looks (pools.worker_handler_between_looks): it
+    waits for any one of the pool's workers to exit (likely: read from its frames)."""
+    mains = []
+    for c in pools.workers_of(processes, own):
+        mains += [e for e in _to_process(waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": c.pid})
+                  if e.owner == (c.pid, c.pid)]
+    for e in mains:
+        e.confidence = Confidence.LIKELY
+    return mains, [Need(mains)] if mains else []
+
+
 def _holder_needs(waiter, holders, complete, processes, kind, facts):
     """(edges, [the one Need]) of a wait any holder's thread may end (holders: [(pid, extra facts)])."""
     edges, opened = [], not complete or not holders
@@ -243,6 +255,8 @@ def graph(tree):
                 made, wanted = _holder_needs(waiter, [(pid, {}) for pid in dict.fromkeys(
                     h.pid for h in s.lock_holders)], True, processes, TreeEdgeKind.FILE_LOCK,
                     {"syscall": s.name, "fd": s.fd, "path": obj.path})
+            if not made and pools.worker_handler_between_looks(t):
+                made, wanted = _workers_exit_needs(waiter, s, processes, p.pid)
             if account.timed(s):
                 # a wait with a timeout ends by itself: it stays stuck only while what its program does
                 # then (a loop that polls again, as a DataLoader's does) does not serve the others
