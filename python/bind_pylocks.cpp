@@ -213,11 +213,20 @@ class PythonLocks {
     }
     return out;
   }
+  static constexpr std::size_t kMaxSlots = 64;   // __slots__ members looked at for an attribute
   py::dict attributes(Addr object, const std::vector<std::string>& names) {
     if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state());
     py::dict out;
     for (const auto& name : names) {
       Addr a = objects_->attribute(object, name);
+      if (!a) {
+        // not in its instance dict: a __slots__ member of its class (SQLAlchemy 2's _ConnectionFairy._pool)
+        for (const auto& [slot, value] : objects_->slots(object, kMaxSlots))
+          if (slot == name) {
+            a = value;
+            break;
+          }
+      }
       if (a) {
         out[py::str(name)] = value_dict(*objects_, a);
       } else if (auto n = cpython::int_member(target_->memory(), state(), object, name)) {

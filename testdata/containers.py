@@ -32,6 +32,11 @@ ROOTS = [
 # the torch.distributed scenario on today's interpreter and torch (about 650 MB, a minute or two).
 LIBRARY_ROOTS = [
     ("sid-torch", "sid", ["python3.14", "python3-torch"], [("debian-sid-3.14-torch", "/usr/bin/python3.14")]),
+    # unstable's clients of the services' tests (psycopg2 2.9, SQLAlchemy 2.0, redis-py 6, grpcio 1.51,
+    # urllib3 2), for 3.14; the servers they talk to stay the host's, on loopback (about 220 MB)
+    ("sid-services", "sid", ["python3.14", "python3-psycopg2", "python3-sqlalchemy", "python3-redis",
+                             "python3-grpcio", "python3-urllib3"],
+     [("debian-sid-3.14-services", "/usr/bin/python3.14")]),
 ]
 
 # Runs argv[2:] inside root argv[1], in the mount namespace `unshare --mount`

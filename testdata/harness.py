@@ -383,6 +383,16 @@ def torch_interpreters():
     return found
 
 
+def services_interpreters():
+    """(name, path) of the interpreters with the services' clients (psycopg2, SQLAlchemy, redis-py, grpcio,
+    urllib3): Debian's 3.11 with Debian 12's packages, and Debian unstable's 3.14 with its own in the root
+    file system made for them (containers.LIBRARY_ROOTS).  The servers they talk to are the host's."""
+    found = [("debian-3.11", "/usr/bin/python3.11")] if os.path.exists("/usr/bin/python3.11") else []
+    found.extend((name, path) for name, path, _ in containers.interpreters(containers.LIBRARY_ROOTS)
+                 if name.endswith("-services"))
+    return found
+
+
 # ------------------------------------------------ stripped interpreters ----
 
 def interpreter_params():
@@ -521,6 +531,21 @@ def report_doc(*target, look=False):
     doc = validated_report(json.loads(out))
     assert doc["exit_status"] == status, err
     return status, doc
+
+
+def tree_doc(pid):
+    """(exit status, the validated pyhang-tree/1 document) of `pyhang report --tree --json -p PID`, whose exit
+    status must be the document's own."""
+    status, out, err = pyhang_cli("report", "--tree", "--json", "-p", pid)
+    assert "Traceback" not in err, err
+    doc = validated_tree(json.loads(out))
+    assert doc["exit_status"] == status, err
+    return status, doc
+
+
+def tree_pids(doc):
+    """The PIDs of a pyhang-tree/1 document's processes, in its order."""
+    return [p["target"]["pid"] if "target" in p else p["pid"] for p in doc["processes"]]
 
 
 def print_tree_report(pid, what):

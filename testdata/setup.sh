@@ -39,7 +39,8 @@ fi
 # Debian unstable's python3.14 and python3.15 (glibc 2.43) and trixie's
 # python3.13 (glibc 2.41), each in a root file system made once per machine
 # outside the checkout (testdata/containers.py; about a minute each), and one
-# of unstable with its PyTorch for the torch.distributed tests (about 650 MB).
+# of unstable with its PyTorch for the torch.distributed tests (about 650 MB), and one of unstable with
+# the services' clients (psycopg2, SQLAlchemy, redis-py, grpcio, urllib3: about 220 MB).
 if [ "${1:-}" = "--tests" ]; then
   python3 "$ROOT/testdata/containers.py" >/dev/null || echo "pyhang: warning: the root file systems of today's interpreters could not all be made; their tests will not run" >&2
 fi

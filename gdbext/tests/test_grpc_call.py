@@ -1,5 +1,7 @@
-"""A gRPC client call waiting on its server, against a real gRPC server in another process (Debian's
-python3-grpcio, packaged for python3.11 only; testdata/scenarios/grpc_call.py).
+"""A gRPC client call waiting on its server, against a real gRPC server in another process (Debian 12's
+python3-grpcio 1.51 on its 3.11, and Debian unstable's on its 3.14 in a root file system of its own,
+containers.LIBRARY_ROOTS: sid-services, whose Abseil is a library of its own and whose glibc names no
+start_thread; testdata/scenarios/grpc_call.py).
 
 A unary call with no deadline to a server whose handler never returns: the calling thread polls gRPC's
 completion queue (a timed epoll_wait, which alone would read as idle).  Its Python frame (_blocking in
@@ -8,32 +10,37 @@ instance watches) whose other end the server process holds, a waits-on-process w
 all-clear; so is a future's result() with no timeout (a Condition.wait of 100 ms at a time), whose
 connection is not named.  From a core gdb wrote (no fd table) the connection is unknown: exit 4.  The server, its handler
 waiting for ever inside that request, is never an all-clear either (a handler serves a request in flight:
-never idle); a gRPC server idling for requests (no call made) is healthy: exit 0."""
+never idle); a gRPC server idling for requests (no call made) is healthy: exit 0.  As a tree over the
+client: the call's wait on the server, a process outside the tree, named with its title (exit 4); gRPC's
+own idle threads no unaccounted waits."""
 import os
 
 import pytest
 
 import harness
 
-PY = "/usr/bin/python3.11"
+
+@pytest.fixture(scope="module", params=[pytest.param(path, id=name) for name, path in harness.services_interpreters()])
+def python(request):
+    return request.param
 
 
-def _server():
+def _server(python):
     """The server scenario, not started: it records the call it gets in its own directory."""
-    s = harness.python_scenario(PY, "grpc_call.py", "server")
+    s = harness.python_scenario(python, "grpc_call.py", "server")
     s.env["PYHANG_GRPC_ARRIVED"] = os.path.join(s.tmp, "arrived.json")
     return s
 
 
 @pytest.fixture(scope="module")
-def server():
-    with _server() as s:
+def server(python):
+    with _server(python) as s:
         yield s
 
 
 @pytest.fixture(scope="module")
-def client(server):
-    with harness.python_scenario(PY, "grpc_call.py", "client", server.truth["port"],
+def client(python, server):
+    with harness.python_scenario(python, "grpc_call.py", "client", server.truth["port"],
                                  env={"PYHANG_GRPC_ARRIVED": server.env["PYHANG_GRPC_ARRIVED"]}) as s:
         yield s
 
@@ -83,9 +90,9 @@ def test_a_call_without_deadline_to_a_server_that_never_answers_waits_on_the_ser
     assert doc["deadlocks"] == [] and status == 4 and doc["headline"].startswith("Waits on PID %d" % server.pid)
 
 
-def test_a_futures_result_without_timeout_is_a_wait_on_the_call_never_its_timed_condition_wait():
+def test_a_futures_result_without_timeout_is_a_wait_on_the_call_never_its_timed_condition_wait(python):
     # the call made with .future(): result() waits on the call's Condition, 100 ms at a time
-    with _server() as srv, harness.python_scenario(PY, "grpc_call.py", "client-future", srv.truth["port"],
+    with _server(python) as srv, harness.python_scenario(python, "grpc_call.py", "client-future", srv.truth["port"],
                                                    env={"PYHANG_GRPC_ARRIVED": srv.env["PYHANG_GRPC_ARRIVED"]}) as c:
         assert c.truth["arrived"]["pid"] == srv.pid
         status, doc = harness.report_doc("--once", "-p", c.pid)
@@ -96,13 +103,30 @@ def test_a_futures_result_without_timeout_is_a_wait_on_the_call_never_its_timed_
         assert status == 4 and doc["headline"] != "No deadlock found."
 
 
-def test_from_a_core_without_an_fd_table_the_call_is_unaccounted_never_an_all_clear(client):
+def test_from_a_core_without_an_fd_table_the_call_is_unaccounted_never_an_all_clear(python, client):
     core = harness.gcore(client.pid, client.tmp)
-    status, doc = harness.report_doc(core, PY)
+    status, doc = harness.report_doc(*harness.core_options(python), core, python)
     call = _thread(doc, _role(client, "call")["tid"])
     assert call["blocked_on"]["kind"] == "grpc-call"
     assert call["account"]["state"] == "unaccounted" and call["account"]["reason"] == "no-fd-table"
+    # (and only the call: gRPC's own threads, parked in Abseil's semaphore below gRPC's frames, are idle)
+    assert [t["tid"] for t in doc["threads"] if t["account"]["state"] == "unaccounted"] == [call["tid"]]
     assert status == 4 and doc["headline"] != "No deadlock found."
+
+
+def test_the_tree_over_the_client_names_the_server_as_a_process_outside_it_no_other_wait_unaccounted(client, server):
+    status, doc = harness.tree_doc(client.pid)
+    call = _role(client, "call")
+    # THEN the call's wait is the one outside the tree: on the server process, named with its title
+    (w,) = doc["outside"]
+    assert (w["pid"], w["tid"], w["pids"]) == (client.pid, call["tid"], [server.pid])
+    assert "grpc_call.py server" in w["peers"][0]["title"]
+    # AND nothing else is unaccounted (gRPC's idle threads), no invented cycle or stall: exit 4
+    assert doc["unaccounted"] == [{"pid": client.pid, "tid": call["tid"]}]
+    assert doc["deadlocks"] == [] and doc["stalls"] == []
+    assert status == 4 and doc["headline"].startswith(
+        "Not accounted for: waits on a process outside the tree, which pyhang does not look into: PID %d LWP %d on "
+        "PID %d" % (client.pid, call["tid"], server.pid))
 
 
 def test_a_server_whose_handler_waits_for_ever_inside_a_request_is_never_an_all_clear(client, server):
@@ -114,8 +138,8 @@ def test_a_server_whose_handler_waits_for_ever_inside_a_request_is_never_an_all_
     assert status != 0 and doc["headline"] != "No deadlock found."
 
 
-def test_a_grpc_server_idling_for_requests_is_healthy_exit_0():
-    with _server() as s:
+def test_a_grpc_server_idling_for_requests_is_healthy_exit_0(python):
+    with _server(python) as s:
         status, doc = harness.report_doc("--once", "-p", s.pid)
         assert not os.path.exists(s.env["PYHANG_GRPC_ARRIVED"])   # no call was made to it
         assert [t["tid"] for t in doc["threads"] if t["account"]["state"] in ("elsewhere", "unaccounted", "hung")] \

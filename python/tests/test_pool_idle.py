@@ -40,3 +40,14 @@ def test_idle_workers_are_one_verdict_and_other_unknown_waits_stay_owners_unknow
     assert got[VerdictKind.POOL_IDLE].threads == [2]
     assert got[VerdictKind.POOL_IDLE].facts == {"workers": [{"tid": 2, "library": GOMP}]}
     assert got[VerdictKind.OWNERS_UNKNOWN].threads == [3]
+
+
+def test_a_stack_unwound_again_deeper_and_ended_short_of_that_depth_is_whole_without_start_thread_named():
+    # gRPC's worker on Debian unstable: Abseil's own library, gRPC's frames, and a stripped glibc whose
+    # start_thread has no name: 10 frames, more than the first depth (8), fewer than the deeper one (16)
+    absl = "/usr/lib/x86_64-linux-gnu/libabsl_synchronization.so.20260526.0.0"
+    cygrpc = "/usr/lib/python3/dist-packages/grpc/_cython/cygrpc.cpython-314-x86_64-linux-gnu.so"
+    stack = [LIBC] + [absl] * 4 + [cygrpc] * 3 + [LIBC, LIBC]
+    assert idle_pool_library(thread(2, stack), DEPTH) == cygrpc
+    # the same at exactly the deeper depth may go on below: never taken for whole
+    assert idle_pool_library(thread(2, [LIBC] + [absl] * 4 + [cygrpc] * 9 + [LIBC, LIBC]), DEPTH) is None

@@ -144,9 +144,12 @@ def _waiting_backend(b):
 def database_holders(threads, snapshots):
     """Likely edges through a PostgreSQL server: a thread whose query waits in the server (its backend's
     title says `... waiting`: for a lock another session holds) waits on the other threads whose innermost
-    Python frames hold a PostgreSQL connection inside a transaction (psycopg2's connection.status; where it was
-    not read, any connection: _in_transaction), when this process has a session whose backend says `idle in
-    transaction` (an open transaction that holds its locks until the program commits it).  And a thread
+    Python frames hold a PostgreSQL connection whose backend is a session `idle in transaction` of this
+    process (an open transaction that holds its locks until the program commits it), matched by the backend's
+    PID its connection holds (_by_backend; psycopg2's connection.status, inside a transaction, said as
+    corroboration); where no connection's backend could be read, those holding one inside a transaction
+    (connection.status; where not read either, any connection: _in_transaction), never a thread whose every
+    connection's backend is known to be another.  And a thread
     holding such a connection that waits on a threading.Event or Condition another thread reaches from its
     frames (a likely setter) waits on that thread.  Never certain: the server's lock graph is not read."""
     conns = {s.tid: [c for c in s.connections or () if c.get("type") in PG_CONNECTIONS] for s in snapshots}
@@ -162,15 +165,23 @@ def database_holders(threads, snapshots):
         if not open_tx:
             continue
         waiting.add(th.tid)
+        others = [tid for tid in sorted(conns) if tid != th.tid]
+        matched = _by_backend(others, conns, {x["pid"]: x for x in open_tx})
         # a thread whose own recorded wait is on this one (it joins it) is explained by that wait: a suspect only
         # when no other thread holds a connection
-        for tid in _unblocked_first(threads, th.tid, _in_transaction([tid for tid in sorted(conns) if tid != th.tid],
-                                                                     conns)):
+        suspects = sorted(matched) if matched else _in_transaction(
+            [tid for tid in others if not _backends_known(conns[tid])], conns)
+        for tid in _unblocked_first(threads, th.tid, suspects):
             held = conns[tid]
+            facts = {"database": {"pid": backend.pid, "title": backend.title},
+                     "connections": held, "open_transactions": open_tx}
+            if tid in matched:
+                # the owner's own session, by its connection's backend PID: the socket peer that holds the locks
+                facts["backend"] = matched[tid]
+                facts["status_agrees"] = any(c.get("status") in PG_IN_TRANSACTION for c in held
+                                             if c.get("backend_pid") == matched[tid]["pid"])
             edges.append(Edge(waiter=th.tid, owner=tid, kind=th.blocked_on.kind, address=None,
-                              source=OwnerSource.HEURISTIC,
-                              facts={"database": {"pid": backend.pid, "title": backend.title},
-                                     "connections": held, "open_transactions": open_tx}))
+                              source=OwnerSource.HEURISTIC, facts=facts))
     holders = {e.owner for e in edges}
     for th in threads:
         b = th.blocked_on
@@ -187,6 +198,24 @@ def database_holders(threads, snapshots):
 
 # psycopg2's connection.status of a connection inside a transaction (STATUS_BEGIN, STATUS_PREPARED)
 PG_IN_TRANSACTION = (2, 5)
+
+
+def _backends_known(connections):
+    """Whether the backend of every one of `connections` is known (gather._add_pg_backends)."""
+    return all(c.get("backend_pid") for c in connections)
+
+
+def _by_backend(tids, conns, open_tx):
+    """{tid: session} of the threads of `tids` holding a connection whose backend (its PGconn's backend PID:
+    gather._add_pg_backends) is one of `open_tx` ({pid: session} of the sessions `idle in transaction`): the
+    sessions that hold a transaction's locks, matched to their threads by the socket's other end."""
+    out = {}
+    for tid in tids:
+        for c in conns[tid]:
+            if c.get("backend_pid") in open_tx:
+                out[tid] = open_tx[c["backend_pid"]]
+                break
+    return out
 
 
 def _in_transaction(tids, conns):
@@ -298,6 +327,19 @@ def idle_loop_library(t):
 
 # glibc's functions a thread's stack starts in: below them there is nothing more to unwind.
 THREAD_STARTS = ("start_thread", "clone", "clone3")
+# How deep blocked threads are unwound again when a lock records no owner (analysis.report.frames_wanted).
+HEURISTIC_NATIVE_DEPTH = 16
+
+
+def _unwound_whole(frames, native_depth):
+    """Whether `frames` is a thread's whole native stack: it ends in glibc's thread start, or the unwinder
+    stopped short of the depth it was asked for (`native_depth`, or HEURISTIC_NATIVE_DEPTH for a thread unwound
+    again deeper: more frames than `native_depth`).  A glibc without symbols (a distribution's stripped libc,
+    no libc6-dbg) names no start_thread: the depth says it."""
+    if frames and _thread_start(frames[-1]):
+        return True
+    asked = native_depth if len(frames) <= native_depth else HEURISTIC_NATIVE_DEPTH
+    return len(frames) < asked
 
 
 def _thread_start(frame):
@@ -317,8 +359,7 @@ def idle_pool_library(t, native_depth):
         return loop
     if t.gil != GilState.NO_PYTHON or b is None or b.kind != WaitKind.FUTEX or b.owners:
         return None
-    if not frames or not is_system_library(frames[-1].library) or \
-            len(frames) >= native_depth and not _thread_start(frames[-1]):
+    if not frames or not is_system_library(frames[-1].library) or not _unwound_whole(frames, native_depth):
         return None  # the stack may go on beyond what was unwound
     own = [i for i, f in enumerate(frames) if not is_system_library(f.library) and
            not is_one_of(f.library, POOL_WAIT_LIBRARIES)]

@@ -282,13 +282,78 @@ PSYCOPG2_CONNECTION = PG_CONNECTIONS[0]
 
 def _add_pg_status(facts, connections):
     """Each psycopg2 connection's `status` (psycopg2.extensions.STATUS_*: 1 ready, 2 in a transaction, 5
-    prepared) and `closed`, integer members of its C type; None where not read."""
-    answers = facts.attributes([[c["address"], ["status", "closed"]] for c in connections]) or [] \
+    prepared), `closed` and `server_version`, integer members of its C type; None where not read."""
+    answers = facts.attributes([[c["address"], ["status", "closed", "server_version"]] for c in connections]) or [] \
         if connections else []
     for c, got in zip(connections, answers):
-        for name in ("status", "closed"):
+        for name in ("status", "closed", "server_version"):
             v = (got or {}).get(name)
             c[name] = v.integer if v is not None else None
+
+
+# Where a psycopg2 connection's PGconn is found, and its backend's PID in it.  psycopg2's connectionObject
+# keeps `PGconn *pgconn` right after `int server_version` (its connection.h, 2.x); server_version is a member
+# of its type, read by name, so its offset is where its value is among the object's first words (one place
+# only, or nothing is taken).  libpq's PGconn keeps the backend's PID (`be_pid`: PQbackendPID) at an offset of its own version
+# (0x308 in libpq 15, 0x410 in 18): it is found as the one word of the struct's first PGCONN_WORDS that is
+# the PID of one of this process's sessions with the server (their backends, from the server's process titles).
+PG_OBJECT_WORDS = 64
+PGCONN_WORDS = 512
+_USER_SPACE_END = 1 << 47
+
+
+def _pgconn_pointers(facts, connections):
+    """The PGconn address of each psycopg2 connection (its `server_version`'s value found once among the
+    object's first words, the pointer after it), or None, in order."""
+    wanted = [(c, [c["address"] + 4 * i for i in range(PG_OBJECT_WORDS)]) for c in connections
+              if c.get("server_version") and c.get("address")]
+    answers = facts.words([a for _, addresses in wanted for a in addresses]) or [] if wanted else []
+    at, found = 0, {}
+    for c, addresses in wanted:
+        words = answers[at:at + len(addresses)]
+        at += len(addresses)
+        hits = [i for i, w in enumerate(words) if w is not None and w == c["server_version"]]
+        if len(hits) != 1:
+            continue
+        first = (4 * hits[0] + 4 + 7) // 8 * 2   # the next 8-aligned word
+        if first + 1 < len(words) and words[first] is not None and words[first + 1] is not None:
+            pointer = words[first] | words[first + 1] << 32
+            if 0 < pointer < _USER_SPACE_END and pointer % 8 == 0:
+                found[id(c)] = pointer
+    return [found.get(id(c)) for c in connections]
+
+
+def _add_pg_backends(facts, connections, backends):
+    """Each psycopg2 connection's `backend_pid`: the one PID of `backends` (this process's PostgreSQL
+    backends) its PGconn holds, or None where not read, not found, or found more than once (two
+    connections claiming one backend: neither is kept)."""
+    pointers = _pgconn_pointers(facts, connections) if backends and connections else [None] * len(connections)
+    wanted = [(c, [p + 4 * i for i in range(PGCONN_WORDS)]) for c, p in zip(connections, pointers) if p]
+    answers = facts.words([a for _, addresses in wanted for a in addresses]) or [] if wanted else []
+    at, claims = 0, {}
+    for c in connections:
+        c["backend_pid"] = None
+    for c, addresses in wanted:
+        words = answers[at:at + len(addresses)]
+        at += len(addresses)
+        pids = {w for w in words if w is not None and w in backends}
+        if len(pids) == 1:
+            claims.setdefault(pids.pop(), []).append(c)
+    for pid, claimed in claims.items():
+        if len(claimed) == 1:
+            claimed[0]["backend_pid"] = pid
+
+
+def pg_backends(files):
+    """{pid} of the PostgreSQL backends this process has sessions with, as the fds threads wait on show them
+    (the backends holding their other ends, with their servers' other sessions of this process)."""
+    out = set()
+    for obj in (files or {}).values():
+        for h in obj.holders or ():
+            if pg_backend(h.title) is not None:
+                out.add(h.pid)
+                out.update(x["pid"] for x in h.sessions or ())
+    return out
 
 
 def waits_on_pg_backend(files):
@@ -309,7 +374,9 @@ def add_database_facts(facts, view, threads, files):
         if found:
             t.connections = (t.connections or []) + found
             holding.append(t)
-    _add_pg_status(facts, [c for t in holding for c in t.connections if c.get("type") == PSYCOPG2_CONNECTION])
+    psycopg2 = [c for t in holding for c in t.connections if c.get("type") == PSYCOPG2_CONNECTION]
+    _add_pg_status(facts, psycopg2)
+    _add_pg_backends(facts, psycopg2, pg_backends(files))
     waits = {t.tid: t.python_api.object for t in holding if t.python_api is not None and
              python_api.api_of(t.python_api) is not None and
              python_api.api_of(t.python_api).kind in (WaitKind.PY_EVENT, WaitKind.PY_CONDITION)}

@@ -32,7 +32,7 @@ from pyhang.model.unread import read_problem
 # Deep enough to see a driver library below a Python callback
 # (PyGILState_Ensure, ctypes, libffi, the driver): the driver-lock heuristics
 # look this deep at blocked threads when some lock records no owner.
-HEURISTIC_NATIVE_DEPTH = 16
+HEURISTIC_NATIVE_DEPTH = deadlocks.HEURISTIC_NATIVE_DEPTH
 
 
 def gil_holder(view):

@@ -49,7 +49,8 @@ across processes: pyhang.analysis.tree_forks.
 from pyhang.analysis import account, collectives, completeness, dead_servers, held, idle, pools, syscalls, \
     tree_forks, waitgraph
 from pyhang.model.files import FdObject
-from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, WaitKind
+from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, VerdictKind, \
+    WaitKind
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
 from pyhang.model.waits import SyscallWait, syscall_of
 
@@ -464,6 +465,7 @@ def analyse(tree: TreeReport):
     found = [n for n in unaccounted(tree) if n not in in_deadlocks]
     # and a wait a dead child would have served, though a live holder may still: never the all-clear
     tree.unaccounted = found + [n for n in dead_servers.maybe_lost(tree, explained) if n not in found]
+    tree.outside = outside(tree)
     tree.exit_status = completeness.exit_status(
         tree.deadlocks or any(r.deadlocks for r in reports),
         tree.stalls or tree.verdicts or any(completeness.hung(r) for r in reports) or
@@ -504,6 +506,27 @@ def unaccounted(tree):
                     (a.state == ThreadState.ELSEWHERE and a.reason != AccountReason.OWNER_GONE and
                      (not waits_on or not set(waits_on) <= pids)):
                 out.append((p.pid, t.tid))
+    return out
+
+
+def outside(tree):
+    """[{waiter, pids, peers}] of the unaccounted threads (tree.unaccounted) that wait on processes outside
+    the tree, each named: a socket's or pipe's other end held only by processes the tree does not hold (a
+    server: a database, a cache, an upstream service), with what their own report says of those processes
+    (its waits-on-process verdict's peers: command and process title).  The tree cannot look into them: the
+    wait stays unaccounted (exit 4), said as a wait on that process."""
+    pids = {p.pid for p in tree.processes}
+    out = []
+    for pid, tid in tree.unaccounted:
+        entry = tree.process(pid)
+        r = entry.report if entry is not None else None
+        t = next((t for t in r.threads if t.tid == tid), None) if r is not None else None
+        a = t.account if t is not None else None
+        if a is None or a.state != ThreadState.ELSEWHERE or not a.pids or set(a.pids) & pids:
+            continue
+        peers = [dict(p) for v in r.verdicts if v.kind == VerdictKind.WAITS_ON_PROCESS
+                 for w in v.facts.get("waits") or () if w.get("tid") == tid for p in w.get("peers") or ()]
+        out.append({"waiter": (pid, tid), "pids": sorted(a.pids), "peers": peers})
     return out
 
 

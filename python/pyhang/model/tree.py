@@ -102,6 +102,9 @@ class TreeReport:
     verdicts: list[tuple[int, Verdict]] = field(default_factory=list)
     # Threads of Python processes the tree's look together does not account for (analysis.tree.unaccounted)
     unaccounted: list[Node] = field(default_factory=list)
+    # Of those, the waits on processes outside the tree (a database, a cache, an upstream server: analysis.tree.
+    # outside): {"waiter": Node, "pids": [pid], "peers": [{"pid", "comm", "title"}]}
+    outside: list[dict] = field(default_factory=list)
     exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 
     def process(self, pid):

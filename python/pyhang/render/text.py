@@ -47,6 +47,10 @@ def several_interpreters(threads):
 
 def database_held_text(e):
     """What the owner of a database edge (analysis.deadlocks.database_holders) holds."""
+    own = e.facts.get("backend")
+    if own:
+        return "holds a PostgreSQL connection whose backend, PID %d, says `%s`: an open transaction" % (
+            own["pid"], own["title"])
     tx = e.facts["open_transactions"]
     return "holds a PostgreSQL connection, and this process has %s open transaction%s (%s)" % (
         "an" if len(tx) == 1 else len(tx), "" if len(tx) == 1 else "s",
@@ -70,6 +74,14 @@ def database_evidence(facts):
     d = facts["database"]
     held = "; ".join("`%s` in %s, %s:%s" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
                      for c in facts.get("connections") or ())
+    own = facts.get("backend")
+    if own:
+        return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits "
+                "on holds a PostgreSQL connection (%s) whose backend (PID %d, the connection's own) says `%s`%s: its "
+                "open transaction likely holds that lock (the server's lock graph is not read)" % (
+                    d["pid"], d["title"], held, own["pid"], own["state"],
+                    ", and the connection's status says inside a transaction" if facts.get("status_agrees") else
+                    ", though the connection's status does not say inside a transaction"))
     return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits on holds a "
             "PostgreSQL connection (%s) and this process has a session `idle in transaction`: its open "
             "transaction likely holds that lock (the server's lock graph is not read)" % (d["pid"], d["title"], held))

@@ -261,13 +261,35 @@ def tree_headline(tree):
         # Never a false all-clear: a process pyhang could not read may hide a wait of a cycle.
         return "Report incomplete: %s; no deadlock across processes can be ruled out." % "; ".join(unread)
     if tree.unaccounted:
-        listed = ", ".join("PID %d LWP %d" % n for n in tree.unaccounted[:MAX_WAITING_LISTED])
-        more = len(tree.unaccounted) - MAX_WAITING_LISTED
-        return ("Not accounted for: %s wait%s on what pyhang cannot name or does not model, or on a process it did "
-                "not examine or name (%s%s); no deadlock across processes among the waits it can follow." % (
-                    _count(len(tree.unaccounted), "thread"), "s" if len(tree.unaccounted) == 1 else "", listed,
-                    ", and %d more" % more if more > 0 else ""))
+        said = []
+        if tree.outside:
+            said.append("waits on %s outside the tree, which pyhang does not look into: %s" % (
+                "a process" if len({p for w in tree.outside for p in w["pids"]}) == 1 else "processes",
+                "; ".join(_outside_text(w) for w in tree.outside[:MAX_WAITING_LISTED]) +
+                (", and %d more" % (len(tree.outside) - MAX_WAITING_LISTED)
+                 if len(tree.outside) > MAX_WAITING_LISTED else "")))
+        outside = {w["waiter"] for w in tree.outside}
+        rest = [n for n in tree.unaccounted if n not in outside]
+        if rest:
+            listed = ", ".join("PID %d LWP %d" % n for n in rest[:MAX_WAITING_LISTED])
+            more = len(rest) - MAX_WAITING_LISTED
+            said.append("%s wait%s on what pyhang cannot name or does not model, or on a process it did not examine "
+                        "or name (%s%s)" % (_count(len(rest), "thread"), "s" if len(rest) == 1 else "", listed,
+                                            ", and %d more" % more if more > 0 else ""))
+        return "Not accounted for: %s; no deadlock across processes among the waits it can follow." % "; ".join(said)
     return "No deadlock found across processes."
+
+
+def _outside_text(w):
+    """"PID 9 LWP 10 on PID 3 (redis-server `/usr/bin/redis-server 127.0.0.1:6379`)": a wait on processes
+    outside the tree (analysis.tree.outside), each with its command and process title where known."""
+    peers = {p["pid"]: p for p in w["peers"]}
+
+    def one(pid):
+        p = peers.get(pid) or {}
+        about = " ".join(x for x in (p.get("comm"), "`%s`" % p["title"] if p.get("title") else None) if x)
+        return "PID %d%s" % (pid, " (%s)" % about if about else "")
+    return "PID %d LWP %d on %s" % (w["waiter"][0], w["waiter"][1], ", ".join(one(pid) for pid in w["pids"]))
 
 
 def _tree_first_line(tree):
@@ -389,6 +411,8 @@ def tree_json(tree):
         "unexamined": tree.truncated,
         "unfollowed": [{"pid": pid, "tid": tid} for pid, tid in tree.unfollowed],
         "unaccounted": [{"pid": pid, "tid": tid} for pid, tid in tree.unaccounted],
+        "outside": [{"pid": w["waiter"][0], "tid": w["waiter"][1], "pids": w["pids"], "peers": w["peers"]}
+                    for w in tree.outside],
     }
 
 
