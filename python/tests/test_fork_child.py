@@ -20,6 +20,10 @@ LAUNCH = [("worker", "/app/w.py", 3), ("BaseProcess._bootstrap", "/usr/lib/pytho
           ("Popen._launch", "/usr/lib/python3.11/multiprocessing/popen_fork.py", 71),
           ("<module>", "/app/main.py", 9)]
 PLAIN = [("serve", "/app/server.py", 40), ("<module>", "/app/server.py", 60)]
+# The parent's thread still in os.fork (an at-fork handler of a library waits): _launch, no _bootstrap inside it
+FORKING = [("Popen._launch", "/usr/lib/python3.11/multiprocessing/popen_fork.py", 66),
+           ("BaseProcess.start", "/usr/lib/python3.11/multiprocessing/process.py", 121),
+           ("<module>", "/app/main.py", 9)]
 
 CASES = {
     "nothing": (report(PLAIN), {}),
@@ -30,6 +34,7 @@ CASES = {
         report(PLAIN), {"python": {"current_process_type": "ForkProcess", "parent_pid": 7}}),
     "multiprocessing: the main process": (report(PLAIN), {"python": {"current_process_type": "_MainProcess"}}),
     "fork bootstrap frames": (report(PLAIN, LAUNCH), {}),
+    "the parent inside os.fork in _launch": (report(PLAIN, FORKING), {}),
     "descriptors of threads that ran at fork": (report(PLAIN), {"descriptors": [{"address": 1, "exited": False}]}),
     "descriptors of exited threads only": (report(PLAIN), {"descriptors": [{"address": 1, "exited": True}]}),
 }

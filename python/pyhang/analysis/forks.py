@@ -69,10 +69,12 @@ def _child(a, report, proc, py, lost):
         if not any(file.endswith("popen_fork.py") for file in set(map(_FILE, t.python_frames))):
             continue
         files = [(os.path.basename(f.file), f.function.rsplit(".", 1)[-1]) for f in t.python_frames]
-        if ("popen_fork.py", "_launch") in files:
+        # the child runs the process's _bootstrap from inside _launch (innermost first: before it); a thread in
+        # _launch with no _bootstrap inside it may be the parent's, still in os.fork (its at-fork handlers)
+        launch = files.index(("popen_fork.py", "_launch")) if ("popen_fork.py", "_launch") in files else None
+        if launch is not None and ("process.py", "_bootstrap") in files[:launch]:
             a.child = True
-            a.child_evidence.append(("fork-bootstrap", {"thread": t.tid,
-                                                        "bootstrap": ("process.py", "_bootstrap") in files}))
+            a.child_evidence.append(("fork-bootstrap", {"thread": t.tid, "bootstrap": True}))
             break
     if lost:
         a.child = True
