@@ -26,8 +26,6 @@ namespace py = pybind11;
 namespace pyhang::bindings {
 namespace {
 
-py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
-py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::list objects(const std::vector<Addr>& addrs, const std::vector<std::string>& types) {
   py::list out;

@@ -15,7 +15,6 @@ namespace pyhang::bindings {
 
 namespace {
 
-py::object text(const std::string& s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::list problem_list(const std::vector<cpython::ReadProblem>& problems) {
   py::list out;

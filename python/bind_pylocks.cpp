@@ -58,7 +58,6 @@ namespace py = pybind11;
 namespace pyhang::bindings {
 namespace {
 
-py::object addr(Addr a) { return a ? py::cast(a) : py::none(); }
 
 // An integer member of a C type (cpython::int_member) as value_dict gives an int: no object, address 0.
 py::dict int_member_dict(std::int64_t n) {
@@ -75,7 +74,6 @@ py::dict int_member_dict(std::int64_t n) {
   return d;
 }
 
-py::object text(std::string_view s) { return s.empty() ? py::object(py::none()) : py::str(s); }
 
 py::dict frame_dict(const std::string& function, const std::string& file, int line) {
   py::dict f;

@@ -24,11 +24,10 @@ namespace py = pybind11;
 namespace pyhang::bindings {
 namespace {
 
-py::object address(Addr a) { return a ? py::cast(a) : py::none(); }
 
 py::dict value_dict(const cpython::RenderedValue& v) {
   py::dict d;
-  d["address"] = address(v.address);
+  d["address"] = addr(v.address);
   d["type"] = v.type;
   d["repr"] = v.repr;
   d["complete"] = v.complete;
@@ -72,9 +71,9 @@ class PythonValues {
     }
     py::dict d;
     d["locals"] = locals;
-    d["f_locals"] = address(fl.f_locals);
-    d["globals"] = address(fl.globals);
-    d["builtins"] = address(fl.builtins);
+    d["f_locals"] = addr(fl.f_locals);
+    d["globals"] = addr(fl.globals);
+    d["builtins"] = addr(fl.builtins);
     d["problem"] = read_problem_dict(fl.problem);
     return d;
   }
@@ -85,7 +84,7 @@ class PythonValues {
       py::gil_scoped_release nogil;
       v = objects_.dict_get(dict, name);
     }
-    return address(v);
+    return addr(v);
   }
 
   bool ok() const { return renderer_.ok(); }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "pyhang/base/names.hpp"
@@ -45,6 +46,14 @@ inline pybind11::handle key(const char* literal) {
     if (k == nullptr) throw pybind11::error_already_set();
   }
   return k;
+}
+
+// None for address 0 (no object), else the address.
+inline pybind11::object addr(Addr a) { return a ? pybind11::cast(a) : pybind11::none(); }
+
+// None for an empty string, else the str.
+inline pybind11::object text(std::string_view s) {
+  return s.empty() ? pybind11::object(pybind11::none()) : pybind11::str(s.data(), s.size());
 }
 
 // None for an empty optional, else the value.
