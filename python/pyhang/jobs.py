@@ -43,6 +43,7 @@ FANOUT = 32              # nodes asked at once (--fanout)
 # Seconds between SIGTERM and SIGKILL of a late launcher: srun, on SIGTERM, has slurmd end the step's processes
 # on the node and then exits; killed before it has, it leaves them running (a loaded host took over 2 s).
 KILL_GRACE = 5.0
+SRUN_ABORT_GAP = 0.2     # seconds between the two SIGINTs that make srun end its step (srun wants them within 1 s)
 # What a step into a running job asks for: nothing the job holds (no GPU, no memory of its own, one CPU
 # shared with the job's steps), so that it never waits for the job's own resources.
 SRUN_ARGS = ("--overlap", "--mem=0", "--gres=none", "--cpus-per-task=1", "--quiet")
@@ -308,13 +309,23 @@ class NodeRun:
         return self.out.decode("utf-8", "replace").splitlines()
 
 
-def _stop(proc):
-    """A launcher (and its process group) stopped: SIGTERM, then SIGKILL."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+def _signal(proc, sig):
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop(proc, srun=False):
+    """A launcher (and its process group) stopped: SIGTERM, then SIGKILL.  srun first gets SIGINT twice
+    within a second, its own way to end a step: it has slurmd kill the step's processes on every node and
+    then exits (a SIGTERM it only forwards to them: on a loaded host a step's processes outlived it)."""
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL) if srun else (signal.SIGTERM, signal.SIGKILL)
+    for sig in signals:
+        _signal(proc, sig)
+        if sig == signal.SIGINT:
+            time.sleep(SRUN_ABORT_GAP)
+            _signal(proc, sig)
         try:
             proc.wait(KILL_GRACE)
             return
@@ -335,7 +346,7 @@ def _run(run, deadline):
         run.out, run.err = run.proc.communicate(timeout=deadline)
     except subprocess.TimeoutExpired:
         run.timed_out = True
-        _stop(run.proc)
+        _stop(run.proc, srun=os.path.basename(run.argv[0]) == "srun")
         out, err = run.proc.communicate()
         run.out, run.err = out or b"", err or b""
     run.ended = time.monotonic()
