@@ -91,8 +91,10 @@ def test_one_more_holder_that_wakes_often_outside_the_knot_unties_it(scenario):
     assert status == 0 and doc["headline"] == "No deadlock found across processes.", doc["headline"]
 
 
-def test_a_knot_whose_only_other_holder_sleeps_an_hour_is_a_likely_deadlock_that_names_the_sleeper(scenario):
-    s, status, doc = start(scenario, "asleep")
+@pytest.mark.parametrize("python", harness.interpreter_params_of())
+def test_a_knot_whose_only_other_holder_sleeps_an_hour_is_a_likely_deadlock_that_names_the_sleeper(scenario, python,
+                                                                                                    tmp_path):
+    s, status, doc = start(scenario, "asleep", python)
     fourth_holds_every_pipe(s, doc)
     readers = s.truth["readers"]
     # THEN the three readers are one knot, likely (the sleeper may write when it wakes), that names the sleeper
@@ -108,3 +110,14 @@ def test_a_knot_whose_only_other_holder_sleeps_an_hour_is_a_likely_deadlock_that
     _, text, _ = harness.pyhang_cli("report", "--tree", "-p", s.pid)
     line = next(x for x in text.splitlines() if "unless it wakes and serves them" in x)
     assert "PID %d " % s.truth["free"] in line and "sleeps (clock_nanosleep) for another" in line, line
+    # AND from the cores pyhang gcore --tree writes (each with its fd table and the clock): the same knot and sleeper
+    status, _, err = harness.pyhang_cli("gcore", "--tree", "-p", s.pid, "-o", str(tmp_path / "core"))
+    assert status == 0, err
+    pids = [s.pid] + [r["pid"] for r in readers] + [s.truth["free"]]
+    status, out, err = harness.pyhang_cli("report", "--json", *harness.core_options(python),
+                                          *[str(tmp_path / ("core.%d" % pid)) for pid in pids])
+    tree = harness.validated_tree(json.loads(out))
+    (c,) = tree["deadlocks"]
+    assert (c["processes"], c["confidence"], [(x["pid"], x["call"]) for x in c["sleepers"]]) == \
+        (d["processes"], "likely", [(s.truth["free"], "clock_nanosleep")]), c
+    assert status == tree["exit_status"] == 3, err
