@@ -574,6 +574,9 @@ class PythonLocks:
     def attributes(self, address: int, names: List[str]) -> dict:
         """Decoded values of the named attributes of a Python object (None for each one it does not have)."""
         ...
+    def members(self, addresses: List[int], max: int) -> list:
+        """[[address] or None]: the members of each set, frozenset, list or tuple (at most `max` each), None for another object."""
+        ...
     def object_names(self, addresses: List[int]) -> dict:
         """{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of `addresses` that a variable of the program reaches: a module global, or an attribute of an instance that one or a local of the innermost frames refers to."""
         ...

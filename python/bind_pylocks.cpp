@@ -30,6 +30,7 @@
 //       the `self` (first local) of each innermost frame, with its type name
 //   locks.attributes(address, [name, ...]) -> {name: value or None}
 //       value: {address, type, kind, integer, text, length, boolean, problem}
+//   locks.members([address, ...], max) -> [[address, ...] or None]: a set's, frozenset's, list's or tuple's members
 //   locks.object_names([address, ...]) -> {address: {module, variable, attribute, owner_type, owner,
 //       tid, function}}: the variable reaching each (cpython/object_names.hpp)
 //   locks.thread_references([address, ...]) -> {"by_object": {address: [tid]}, "complete": bool}
@@ -235,6 +236,26 @@ class PythonLocks {
     }
     return out;
   }
+  // The members of each set, frozenset, list or tuple at `addresses` (at most `max` each, as far as they could
+  // be read), None for any other object: the containers a frame's locals hold (as_completed's pending futures).
+  py::list members(const std::vector<Addr>& addresses, std::size_t max) {
+    if (!objects_) objects_ = std::make_unique<cpython::PyObjects>(target_->memory(), state());
+    py::list out;
+    for (Addr a : addresses) {
+      auto type = objects_->type_name(a);
+      cpython::ReadProblem problem;
+      std::vector<Addr> items = type && (*type == "set" || *type == "frozenset") ? objects_->set_items(a, max, &problem)
+                                                                               : objects_->sequence_items(a, max, &problem);
+      if (problem.why == cpython::ReadWhy::NotA) {
+        out.append(py::none());
+      } else {
+        py::list found;
+        for (Addr item : items) found.append(py::int_(item));
+        out.append(found);
+      }
+    }
+    return out;
+  }
   // {address: path} for the addresses a variable of the program reaches (cpython/object_names.hpp).
   py::dict object_names(const std::vector<Addr>& addresses) {
     std::unordered_map<Addr, cpython::ObjectPath> found;
@@ -368,6 +389,9 @@ void register_pylocks(py::module_& m) {
            "The `self` (first local) of each of the thread's innermost Python frames, with its type name.")
       .def("attributes", &PythonLocks::attributes, py::arg("address"), py::arg("names"),
            "Decoded values of the named attributes of a Python object (None for each one it does not have).")
+      .def("members", &PythonLocks::members, py::arg("addresses"), py::arg("max"),
+           "[[address] or None]: the members of each set, frozenset, list or tuple (at most `max` each), None for "
+           "another object.")
       .def("object_names", &PythonLocks::object_names, py::arg("addresses"),
            "{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of `addresses` "
            "that a variable of the program reaches: a module global, or an attribute of an instance that one or "

@@ -51,3 +51,37 @@ def test_a_future_whose_work_item_a_worker_runs_names_that_worker(scenario, pyth
         assert sorted(d["threads"]) == sorted([main, worker]) and d["confidence"] == "likely", (where, d)
         assert d["advice"].startswith("commit (or roll back) the open transaction"), where
         assert status == doc["exit_status"] == 3, where
+
+
+def starved_params():
+    found = dict(harness.interpreters())
+    names = ["debian-3.11"] + [n for n in sorted(found) if n.startswith(("pyenv-3.6", "pyenv-3.13", "debian-sid-3.14"))]
+    return [pytest.param(found[n], id=n) for n in names if n in found]
+
+
+@pytest.mark.parametrize("mode", ["as_completed", "wait"])
+@pytest.mark.parametrize("python", starved_params())
+def test_a_thread_in_as_completed_or_wait_on_a_starving_pools_futures_waits_on_the_workers_running_them(scenario, python,
+                                                                                                         mode):
+    # GIVEN a ThreadPoolExecutor starving itself, and the main thread in concurrent.futures.as_completed (or wait)
+    # over the outer futures its two workers run
+    exe, env = harness.stripped_interpreter(python)
+    s = scenario([exe, "-u", os.path.join(harness.SCENARIOS, "starved_pool.py"), mode], env=env)
+    main = harness.role_tid(s, "main")
+    workers = [harness.role_tid(s, "worker-%d" % i) for i in (1, 2)]
+    outer = sorted(t["outer"] for t in s.truth["threads"] if "outer" in t)
+    for where, doc, text in harness.cli_live_and_core_reports(s, exe, text=True):
+        threads = {t["tid"]: t for t in doc["threads"]}
+        b = threads[main]["blocked_on"]
+        # THEN its wait is owned by both workers, read from their work items: no "owner unknown" wait
+        assert (b["kind"], sorted(b["owners"]), b["owner_source"]) == ("py-event", sorted(workers), "work-item"), \
+            (where, b)
+        assert "concurrent.futures.%s waits on it for 2 Futures" % mode in b["detail"], (where, b["detail"])
+        assert all("0x%x" % f in b["detail"] for f in outer), (where, b["detail"], outer)
+        assert sorted(e["owner"] for e in doc["edges"] if e["waiter"] == main) == sorted(workers), where
+        assert not [v for v in doc["verdicts"] if v["kind"] == "owners-unknown"], (where, doc["verdicts"])
+        # AND it is blocked on the starving workers, the one finding of the report
+        assert threads[main]["account"]["state"] == "blocked" and \
+            sorted(threads[main]["account"]["threads"]) == sorted(workers), (where, threads[main]["account"])
+        assert [v["kind"] for v in doc["verdicts"]] == ["executor-starvation"], where
+        assert doc["exit_status"] == 5 and "Owner unknown" not in text, (where, doc["headline"])

@@ -12,7 +12,7 @@ import time
 import _pyhang_native as native
 
 from pyhang import proc_record, procfs, sources
-from pyhang.model.facts import Facts
+from pyhang.model.facts import MEMBERS_MAX, Facts
 from pyhang.model.files import FdObject
 from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
 from pyhang.model.kinds import ForkProblem, PythonStatus
@@ -191,6 +191,9 @@ class NativeFacts(Facts):
     def attributes(self, requests):
         decoder = self.python_locks_decoder()
         return [attributes_of(decoder.attributes(address, list(names))) for address, names in requests]
+
+    def members(self, addresses):
+        return self.python_locks_decoder().members(list(addresses), MEMBERS_MAX)
 
     def syscall_memory(self, requests):
         return [_SYSCALL_READERS[reader](self.native_target, *args) for reader, args in requests]

@@ -208,21 +208,45 @@ def add_references(facts, threads):
             t.python_api.references_complete = refs.complete
 
 
+def add_awaited_futures(facts, view, threads):
+    """The Futures each thread waiting in concurrent.futures.as_completed or
+    wait still waits for (ApiWait.futures): the members of that frame's set
+    of pending ones (python_api.futures_wait_frame, .futures_local)."""
+    asked = [(t, python_api.futures_wait_frame(view, t.tid)) for t in threads
+             if t.python_api is not None and t.python_api.kind == WaitKind.PY_EVENT]
+    asked = [(t, view.frames(t.tid)[at[0]], at[1]) for t, at in asked if at is not None]
+    if not asked:
+        return
+    found = facts.frame_locals([[f.frame, f.code] for _, f, _ in asked]) or []
+    sets = [(t, function, python_api.futures_local(fl, function)) for (t, _, function), fl in zip(asked, found)]
+    sets = [(t, function, local.address) for t, function, local in sets if local is not None]
+    for (t, function, _), members in zip(sets, facts.members([a for _, _, a in sets]) or [] if sets else []):
+        if members is not None:
+            t.python_api.futures, t.python_api.futures_by = list(members), function
+
+
 def add_future_runners(facts, view, threads):
     """For each thread waiting on a concurrent.futures.Future (its
-    python_api), the worker thread whose running work item completes it:
-    the `future` of the _WorkItem.run frame's self (python_api.WORK_ITEM),
-    recorded in the worker's pool_worker.future.  Asked only when a
-    thread waits on a future."""
-    if not any(t.python_api is not None and t.python_api.kind == WaitKind.PY_FUTURE for t in threads):
+    python_api; or on several, in as_completed or wait), the worker thread
+    whose running work item completes it: the `future` of the
+    _WorkItem.run frame's self (python_api.WORK_ITEM), recorded in the
+    worker's pool_worker.future.  Asked only when a thread waits on a
+    future."""
+    if not any(t.python_api is not None and (t.python_api.kind == WaitKind.PY_FUTURE or t.python_api.futures)
+               for t in threads):
         return
-    workers = [t for t in threads if any(key[0] in python_api.WORK_ITEM[1] and key[1].endswith(python_api.WORK_ITEM[0])
-                                         for key in view.frame_keys(t.tid))]
-    if not workers:
+    frames = [(t, python_api.work_item_frame(view, t.tid)) for t in threads]
+    frames = [(t, at) for t, at in frames if at is not None]
+    if not frames:
         return
-    selves = dict(facts.frame_selves([t.tid for t in workers]) or ())
-    items = [(t, python_api.work_item(selves.get(t.tid))) for t in workers]
-    items = [(t, f.object) for t, f in items if f is not None]
+    # The innermost frames' selves name most work items; a task deeper than they reach (its own calls, 3.14's
+    # WorkerContext.run between) has its run frame's locals read.
+    selves = dict(facts.frame_selves([t.tid for t, _ in frames]) or ())
+    items = [(t, python_api.work_item_self(selves.get(t.tid)), at) for t, at in frames]
+    deeper = [(t, at) for t, item, at in items if item is None]
+    found = facts.frame_locals([[at[1].frame, at[1].code] for _, at in deeper]) or [] if deeper else []
+    items = [(t, item) for t, item, _ in items if item] + \
+        [(t, item) for (t, _), item in zip(deeper, map(python_api.work_item, found)) if item]
     answers = facts.attributes([[item, [python_api.WORK_ITEM[3]]] for _, item in items]) or [] if items else []
     for (t, _), found in zip(items, answers):
         value = (found or {}).get(python_api.WORK_ITEM[3])
@@ -522,6 +546,7 @@ def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
             names = object_names(facts, threads)
             add_references(facts, threads)
             add_pool_workers(facts, view, threads)
+            add_awaited_futures(facts, view, threads)
             add_future_runners(facts, view, threads)
             add_sqlite_connections(facts, view, threads)
             add_signal_handlers(facts, view, threads)

@@ -143,24 +143,79 @@ WORKER_DEPTH = 16
 WORK_ITEM = ("/concurrent/futures/thread.py", ("run", "_WorkItem.run"), "_WorkItem", "future")
 
 
-def work_item(frames):
-    """The FrameSelf of the _WorkItem.run frame among `frames` (a thread's
-    frame_selves), or None."""
-    return next((f for f in frames or () if f.function in WORK_ITEM[1] and (f.file or "").endswith(WORK_ITEM[0])
+def work_item_frame(view, tid):
+    """(index, PyFrameFacts) of the _WorkItem.run frame on the stack of `tid`, at any depth (a task's own
+    calls are above it), or None."""
+    for i, key in enumerate(view.frame_keys(tid)):
+        if key[0] in WORK_ITEM[1] and key[1].endswith(WORK_ITEM[0]):
+            return i, view.frames(tid)[i]
+    return None
+
+
+def work_item_self(frames):
+    """The address of the _WorkItem a work_item_frame runs, from the thread's frame_selves (FrameSelfs of
+    its innermost frames), or None when they do not reach it."""
+    return next((f.object for f in frames or () if f.function in WORK_ITEM[1] and (f.file or "").endswith(WORK_ITEM[0])
                  and f.object and (f.type or "").endswith(WORK_ITEM[2])), None)
+
+
+def work_item(found):
+    """The address of the _WorkItem a work_item_frame runs (its `self`), from its FrameLocals `found`, or
+    None."""
+    first = next(iter(found.locals), None) if found is not None else None
+    if first is None or first.name != "self" or not first.address or not (first.type or "").endswith(WORK_ITEM[2]):
+        return None
+    return first.address
+
+
+# concurrent.futures.as_completed and wait sleep in Event.wait on a waiter that every Future of theirs still
+# pending holds in its _waiters: the frame's file, and the local holding those Futures by function (a set;
+# `fs`, every Future given, where that local is missing).
+FUTURES_WAITS = ("/concurrent/futures/_base.py", {"as_completed": "pending", "wait": "not_done"}, "fs")
+_EVENT_WAIT = ("/threading.py", ("wait", "Event.wait"))
+
+
+def futures_wait_frame(view, tid):
+    """(frame index, function) of the concurrent.futures.as_completed or wait frame right above the
+    Event.wait among the innermost frames of `tid`, or None."""
+    keys = view.frame_keys(tid)[:INNERMOST + 1]
+    for i in range(1, len(keys)):
+        function, file = keys[i][0], keys[i][1]
+        if function in FUTURES_WAITS[1] and file.endswith(FUTURES_WAITS[0]) and \
+                keys[i - 1][0] in _EVENT_WAIT[1] and keys[i - 1][1].endswith(_EVENT_WAIT[0]):
+            return i, function
+    return None
+
+
+def futures_local(found, function):
+    """The LocalValue holding the Futures a futures_wait_frame of `function` still waits for, from its
+    FrameLocals `found`, or None."""
+    by_name = {v.name: v for v in found.locals} if found is not None else {}
+    local = by_name.get(FUTURES_WAITS[1][function]) or by_name.get(FUTURES_WAITS[2])
+    return local if local is not None and local.address and local.type in ("set", "frozenset") else None
 
 
 def future_runners(report, snapshots):
     """The owner of each wait on a concurrent.futures.Future that a worker
     thread's running work item completes (ThreadSnapshot.pool_worker's
-    future): that worker, certain (read from the work item itself)."""
+    future): that worker, certain (read from the work item itself).  A wait
+    in as_completed or wait (ApiDetail.futures) is owned by every worker
+    running one of its Futures."""
     runs = {s.pool_worker.future: s.tid for s in snapshots if s.pool_worker is not None and s.pool_worker.future}
+    order = {t.tid: i for i, t in enumerate(report.threads)}
     for t in report.threads:
         b = t.blocked_on
-        if b is None or b.kind != WaitKind.PY_FUTURE or b.owners or b.address not in runs or runs[b.address] == t.tid:
+        if b is None or b.owners:
             continue
-        b.owners = [runs[b.address]]
-        b.owner_source = OwnerSource.WORK_ITEM
+        if b.kind == WaitKind.PY_FUTURE:
+            owners = [runs[b.address]] if b.address in runs else []
+        else:
+            owners = sorted({runs[f] for f in (b.api.futures or ()) if f in runs} if b.api is not None else (),
+                            key=lambda tid: order.get(tid, len(order)))
+        owners = [tid for tid in owners if tid != t.tid]
+        if owners:
+            b.owners = owners
+            b.owner_source = OwnerSource.WORK_ITEM
 
 
 def worker_frame(view, tid):
@@ -213,6 +268,8 @@ def api_wait(python_api, primitive, ident_tid):
     if python_api.referenced_by is not None:
         detail.referenced_by = list(python_api.referenced_by)
         detail.references_complete = python_api.references_complete
+    if python_api.futures is not None:
+        detail.futures, detail.futures_by = list(python_api.futures), python_api.futures_by
     b = BlockedOn(kind=api.kind, address=python_api.object, owner_source=OwnerSource.UNKNOWN,
                   confidence=primitive.confidence if primitive else None, api=detail)
     if api.kind == WaitKind.PY_IMPORT_LOCK:

@@ -51,6 +51,9 @@ SNAPSHOT_SCHEMA = "pyhang-snapshot/2"
 # threads are unwound deeper when a lock they wait on records no owner.
 DEFAULT_NATIVE_DEPTH = 8
 
+# Members of one container the `members` question reads at most.
+MEMBERS_MAX = 4096
+
 
 @record
 class ThreadFacts:
@@ -71,7 +74,7 @@ class Facts:
     lists them (a Recording keeps each answer under its name and arguments)."""
 
     QUESTIONS = ("target", "python", "threads", "locks", "python_locks", "words", "frame_selves", "attributes",
-                 "syscall_memory", "clock_now", "proc_syscalls", "files", "object_names", "references",
+                 "members", "syscall_memory", "clock_now", "proc_syscalls", "files", "object_names", "references",
                  "frame_locals", "threading", "asyncio", "fork_facts", "fork_containers", "lock_objects",
                  "source_lines")
 
@@ -115,6 +118,11 @@ class Facts:
     def attributes(self, requests):
         """For each [address, names] of `requests`, those attributes of the object there
         (PythonLocks.attributes) as {name: ObjectValue or None} (model.python_values), in order."""
+        raise NotImplementedError
+
+    def members(self, addresses):
+        """For each of `addresses`, the members of the set, frozenset, list or tuple there as
+        [address] (at most MEMBERS_MAX; PythonLocks.members), None for another object, in order."""
         raise NotImplementedError
 
     def syscall_memory(self, requests):

@@ -288,6 +288,9 @@ class ApiWait:
     attributes: dict[str, ObjectValue | None] | None = None
     referenced_by: list[int] | None = None   # the threads reaching `object` (asked for a Queue.get only)
     references_complete: bool | None = None
+    # an Event.wait inside concurrent.futures.as_completed or wait: the Futures it still waits for, and which
+    futures: list[int] | None = None
+    futures_by: str | None = None      # "as_completed" or "wait"
 
     __nested__ = {"frame": CodeLine}
     __nested_maps__ = {"attributes": ObjectValue}
@@ -339,6 +342,9 @@ class ApiDetail:
     referenced_by: list[int] | None = None   # the threads reaching `self` (a Queue.get), None: not asked
     references_complete: bool | None = None
     asyncio: dict | None = None         # a Future an asyncio loop completes: {task, loop, thread}
+    # an Event.wait inside concurrent.futures.as_completed or wait (futures_by): the Futures still waited for
+    futures: list[int] | None = None
+    futures_by: str | None = None
 
     __nested__ = {"frame": CodeLine}
 

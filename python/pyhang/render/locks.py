@@ -126,6 +126,15 @@ def _queue_state(api):
     return "%s (%s)" % ("empty" if n == 0 else "%d item%s" % (n, "" if n == 1 else "s"), bound)
 
 
+_FUTURES_SHOWN = 4   # Futures named in one line
+
+
+def _futures_text(futures):
+    """"2 Futures (0x…, 0x…)": the Futures an as_completed or wait waits for."""
+    shown = ", ".join("0x%x" % f for f in futures[:_FUTURES_SHOWN]) + (", …" if len(futures) > _FUTURES_SHOWN else "")
+    return "%d Future%s" % (len(futures), "" if len(futures) == 1 else "s") + (" (%s)" % shown if futures else "")
+
+
 def _frame_text(frame):
     """"_handle_tasks (pool.py line 513)": the Python frame (a CodeLine) a wait was found on."""
     if frame is None:
@@ -153,7 +162,16 @@ def _api_summary(b, names):
             what, "?" if values.get("_value") is None else values["_value"],
             " of %d" % initial if initial is not None else "")
     if k == WaitKind.PY_EVENT:
-        return "waits for %s to be set: %s" % (what, "it is set" if values.get("_flag") else "nobody has set it")
+        line = "waits for %s to be set: %s" % (what, "it is set" if values.get("_flag") else "nobody has set it")
+        if api.futures is not None:
+            line += "; concurrent.futures.%s waits on it for %s" % (api.futures_by, _futures_text(api.futures))
+            if b.owners and b.owner_source == OwnerSource.WORK_ITEM:
+                who = [names(tid) for tid in b.owners]
+                line += ", whose work items %s run%s" % (
+                    ", ".join(who[:-1]) + " and " + who[-1] if len(who) > 1 else who[0], "s" if len(who) == 1 else "")
+            else:
+                line += ", which no thread is running"
+        return line
     if k == WaitKind.PY_BARRIER:
         return "waits at %s: %s of %s parties are waiting" % (
             what, "?" if values.get("_count") is None else values["_count"],
