@@ -27,6 +27,7 @@ from pyhang_gdb import decoders, settings
 from pyhang_gdb.session import SESSION
 
 MAX_FRAMES = 100000  # native frames looked at for one thread
+NOTE_INDENT = "    "  # gdb indents an elided frame by four spaces
 
 
 class _Frame(FrameDecorator):
@@ -49,8 +50,18 @@ class _Frame(FrameDecorator):
     def elided(self):
         if not self._run:
             return super().elided()
-        native = self.inferior_frame()
-        return [_PythonFrame(native, f) if not isinstance(f, str) else _NoteFrame(native, f) for f in self._run]
+        return _elided(self.inferior_frame(), self._run)
+
+
+def _elided(native, run):
+    """The Python frames of `run` as gdb prints elided frames; a line that stands for frames (a recursion's
+    count, a deep stack's middle) is written as gdb asks for the frame after it, in the elided frames'
+    indentation: as a frame of its own gdb would print its arguments, " ()", after it."""
+    for f in run:
+        if isinstance(f, str):
+            gdb.write(NOTE_INDENT + f + "\n")
+        else:
+            yield _PythonFrame(native, f)
 
 
 class _PythonFrame:
@@ -83,20 +94,6 @@ class _PythonFrame:
         return None
 
     def elided(self):
-        return None
-
-
-class _NoteFrame(_PythonFrame):
-    """A line among the Python frames that is none of them: how often a recursion repeats, where a deep
-    stack's middle was left out."""
-
-    def function(self):
-        return self._frame
-
-    def filename(self):
-        return None
-
-    def line(self):
         return None
 
 

@@ -23,6 +23,19 @@ def start(scenario, python, script, *args):
     return scenario([exe, "-u", os.path.join(harness.SCENARIOS, script)] + [str(a) for a in args], env=env)
 
 
+def _native_level_running(bt, index):
+    """gdb's level of the evaluation-loop frame under which `bt` shows the Python frame `index` (from 0)."""
+    level, seen = None, 0
+    for line in bt.splitlines():
+        if line.startswith("#"):
+            level = int(line[1:].split()[0])
+        elif "[Python] " in line:
+            if seen == index:
+                return level
+            seen += 1
+    raise AssertionError("bt shows only %d Python frames" % seen)
+
+
 def same_function(got, want):
     # 3.11+ report the qualified name (co_qualname), earlier versions co_name,
     # which is what traceback records.
@@ -190,9 +203,19 @@ def test_a_stack_deeper_than_pyhang_keeps_shows_both_ends_and_counts_the_middle_
     bt, _ = harness.run_gdb_marked("bt", pid=s.pid)
     assert "[Python] park" in bt and "[Python] <module>" in bt, bt[:2000]
     assert bt.count("frames not shown between these") == 1 and "pyhang: this thread's" not in bt
+    # (a line that stands for frames is no frame: no argument list after it)
+    assert "are shown]\n" in bt and "] ()" not in bt, bt[:2000]
     if doc["target"]["python_version"].startswith("3.10"):
         # (one evaluation-loop call per frame: each under its own native frame, nothing to fold within one)
         assert bt.count("[Python] ") == 11000
+        # AND py-up from the innermost side's last kept frame passes over the middle saying so, to the frame
+        # numbered by its depth in the whole stack; py-down goes back the same way
+        out = harness.run_gdb(["frame %d" % _native_level_running(bt, 10000 - 1), "echo ==up\\n", "py-up",
+                               "echo ==down\\n", "py-down"], pid=s.pid)
+        up, down = out.split("==up\n")[1].split("==down\n")
+        middle = "[{:,} frames not shown between these".format(depth - 11000)
+        assert up.startswith(middle) and up.splitlines()[1].startswith("#%d " % (10000 + depth - 11000)), up
+        assert down.startswith(middle) and down.splitlines()[1].startswith("#9999 "), down
     else:
         # (one call runs the whole recursion: folded as py-bt folds it, on each side of the middle)
         assert "[recursion: the frame above {:,} more times]".format(10000 - 3) in bt, bt[:2000]

@@ -19,7 +19,7 @@ from pyhang.model.record import from_data
 from pyhang.model.report import FramesOmitted, PythonFrame
 from pyhang.render import values as text
 from pyhang.render.names import c_call_line
-from pyhang.render.text import py_bt_header, python_status_line
+from pyhang.render.text import omitted_line, py_bt_header, python_status_line
 from pyhang_gdb import collect, decoders, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.frame_filter import native_names
@@ -90,6 +90,18 @@ class _Frames:
     @property
     def frame(self):
         return self.frames[self.index] if self.frames else None
+
+    def number(self, index):
+        """The frame's number as py-bt counts them, from the innermost (0): past a deep stack's omitted
+        middle, its depth in the whole stack."""
+        return index + self.omitted.count if self.omitted and index >= self.omitted.at else index
+
+    def crosses_middle(self, index, target):
+        """Whether a move from `index` to `target` passes over the omitted middle of a deep stack."""
+        return self.omitted is not None and min(index, target) < self.omitted.at <= max(index, target)
+
+    def omitted_line(self):
+        return omitted_line(self.omitted, len(self.frames))
 
     def select(self, index):
         self.index = index
@@ -213,8 +225,10 @@ class _Move(PyhangCommand):
         if not 0 <= target < len(frames.frames):
             print(self.end_line)
             return
+        crossed = frames.crosses_middle(frames.index, target)
         frames.select(target)
-        print("\n".join(_summary(target, frames.frame, _arguments(frames.frame))))
+        print("\n".join(([frames.omitted_line()] if crossed else []) +
+                        _summary(frames.number(target), frames.frame, _arguments(frames.frame))))
 
 
 class PyUp(_Move):
@@ -255,9 +269,11 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
         # What each frame calls in C, a line of its own above it (as py-bt shows it)
         analysed = python_frames(view, snap.tid, gil=gil)
         for i, f in enumerate(frames.frames):
+            if frames.omitted is not None and i == frames.omitted.at:
+                out.append(frames.omitted_line())
             if i < len(analysed) and analysed[i].c_call is not None:
                 out.append(text.C_CALL_INDENT + c_call_line(analysed[i].c_call))
-            out.extend(_summary(i, f, _arguments(f)))
+            out.extend(_summary(frames.number(i), f, _arguments(f)))
         print("\n".join(out))
 
 
