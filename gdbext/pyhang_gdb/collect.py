@@ -327,6 +327,7 @@ def selected_thread(depth):
     """(ThreadSnapshot with lock facts, PythonView) of the selected thread."""
     thread = gdb.selected_thread()
     if thread is None:
+        SESSION.target()   # no process or core at all says so (and why a core given was not loaded)
         raise NoTarget("no thread is selected")
     target = SESSION.target()
     view = PythonView(decoders.python_state())

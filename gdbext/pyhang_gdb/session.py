@@ -12,6 +12,7 @@ import gdb
 import _pyhang_native as native
 
 from pyhang import procfs
+from pyhang.core_notes import core_in_gdb_arguments, core_problem
 from pyhang_gdb import settings
 
 
@@ -31,6 +32,23 @@ def core_path():
     """The core file gdb has loaded; gdb 13's Python API does not expose it."""
     m = _CORE_RE.search(gdb.execute("info target", to_string=True))
     return m.group(1) if m else None
+
+
+def _refused_core():
+    """Why the core gdb was started with is not loaded (gdb refused it: cut short, no core at all), or None."""
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return None
+    path = core_in_gdb_arguments(argv)
+    return core_problem(path) if path else None
+
+
+def _no_target():
+    refused = _refused_core()
+    return NoTarget("no core file is loaded: " + refused if refused else
+                    "no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
 
 
 def _callback_mappings():
@@ -104,7 +122,7 @@ class Session:
         # (inferior.threads() is asked only when the target changed: on a core it costs
         # milliseconds a call, and `thread apply all` calls this once per thread.)
         if inferior is None or inferior.pid == 0:
-            raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
+            raise _no_target()
         kind = _connection_type(inferior)
         key = (inferior.num, inferior.pid, kind, self.generation, settings.value("reader"))
         if key != self._key:
@@ -112,7 +130,7 @@ class Session:
             # takes time that grows faster than the number of threads.
             threads = list(inferior.threads())
             if not threads:
-                raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
+                raise _no_target()
             if kind == "native" and not procfs.alive(inferior.pid):
                 raise NoTarget("process %d has exited: there is nothing left to read (gdb still shows its "
                                "last state)" % inferior.pid)

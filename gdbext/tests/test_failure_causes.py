@@ -185,6 +185,14 @@ def test_a_gdb_gcore_core_cut_short_says_its_notes_were_lost_in_one_line(scenari
     first = err.splitlines()[0]
     assert status == 1 and first.startswith("pyhang: %s is a truncated core: %d bytes of the " % (core, size // 2)), err
     assert "the cut took its notes, which gdb's gcore writes last" in first and "pyhang gcore" in first, first
+    # AND pyhang's commands in a gdb started on it (which refused the core) say the same, after "no core file
+    # is loaded", where they said no process or core was given
+    for command in ("pyhang report", "py-bt", "lock-owner"):
+        text, out = harness.run_gdb_marked(command, core=core, executable=PY)
+        said = text.strip().splitlines()
+        assert len(said) == 1 and said[0].startswith("pyhang: no core file is loaded: %s is a truncated core: %d bytes "
+                                                     % (core, size // 2)), (command, out[-2000:])
+        assert "the cut took its notes" in said[0], (command, said)
 
 
 def test_a_statically_linked_program_is_said_to_be_one_live_without_stopping_and_from_its_core(scenario):

@@ -16,6 +16,8 @@ import hashlib
 import os
 import struct
 
+from pyhang.render.failures import truncated_core
+
 PT_LOAD, PT_NOTE = 1, 4
 PN_XNUM = 0xFFFF           # e_phnum when the count is in section 0's sh_info
 _PHDR = struct.Struct("<IIQQQQQQ")   # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align
@@ -214,3 +216,64 @@ def notes_first(path):
     os.close(fd)
     os.replace(tmp, path)
     return min(placed.values(), default=0)
+
+
+_ELF_TYPES = {1: "an object file", 2: "an executable", 3: "a shared object or PIE executable"}
+
+
+def core_problem(path):
+    """Why `path` cannot be a core file, from the file itself (its ELF
+    header and program headers), or None when it looks whole."""
+    try:
+        size = os.stat(path).st_size
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF":
+                return "%s is not a core file: it has no ELF header" % path
+            e_type, = struct.unpack_from("<H", head, 16)
+            if e_type != 4:
+                return "%s is %s, not a core file" % (path, _ELF_TYPES.get(e_type, "an ELF file of type %d" % e_type))
+            phoff, = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            need = phoff + phentsize * phnum
+            notes_end = 0
+            if size >= need and phentsize >= 40:
+                f.seek(phoff)
+                table = f.read(phentsize * phnum)
+                for i in range(phnum):
+                    p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+                    need = max(need, p_offset + p_filesz)
+                    if p_type == 4:   # PT_NOTE
+                        notes_end = max(notes_end, p_offset + p_filesz)
+    except FileNotFoundError:
+        return "%s does not exist" % path
+    except OSError as exc:
+        return "%s cannot be read: %s" % (path, exc.strerror or exc)
+    if size < need:
+        return truncated_core(path, size, need, notes_lost=size < notes_end)
+    return None
+
+
+# gdb's options that take a value as the next argument (gdb --help), the core's among them.
+_CORE_OPTIONS = ("-c", "-core", "--core")
+_VALUE_OPTIONS = _CORE_OPTIONS + ("-p", "-pid", "--pid", "-x", "-command", "--command", "-ex", "--eval-command",
+                                  "-iex", "--init-eval-command", "-ix", "--init-command", "-se", "-s", "-symbols",
+                                  "--symbols", "-e", "-exec", "--exec", "-d", "-directory", "--directory", "-cd",
+                                  "--cd", "-b", "-l", "-D", "--data-directory", "-data-directory", "-tty", "--tty")
+
+
+def core_in_gdb_arguments(argv):
+    """The core file gdb's command line `argv` names (-c FILE, --core=FILE, or the second file after the
+    executable that is no process id), or None."""
+    positional, args = [], iter(argv[1:])
+    for a in args:
+        if a == "--args":
+            break
+        name, eq, value = a.partition("=")
+        if name in _CORE_OPTIONS:
+            return value if eq else next(args, None)
+        if a in _VALUE_OPTIONS:
+            next(args, None)
+        elif not a.startswith("-"):
+            positional.append(a)
+    return positional[1] if len(positional) > 1 and not positional[1].isdigit() else None

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from pyhang import procfs
+from pyhang.core_notes import core_problem
 
 # The checkout or installation: its gdbext/ and python/ (and build/ in a checkout).
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -111,7 +112,7 @@ def _failed(message, gdb_errors, args, before=None):
     Where gdb could not open the target, the cause found in the target
     itself comes first (target_problem), else that gdb could not."""
     message = message or "the command failed"
-    if gdb_errors and message.startswith("no process or core file is loaded"):
+    if gdb_errors and message.startswith(("no process or core file is loaded", "no core file is loaded")):
         cause = target_problem(args, before)
         if cause is not None:
             return Failure(cause, gdb_errors, hint(gdb_errors, args, cause))
@@ -245,7 +246,6 @@ def hint(gdb_errors, args, cause=None):
     return None
 
 
-
 def target_problem(args, before=None):
     """Why gdb could not look at the target, as the target itself shows:
     a core that is missing, truncated or no core (core_problem), a process
@@ -282,38 +282,3 @@ def process_problem(pid, before, during=None):
     return None
 
 
-_ELF_TYPES = {1: "an object file", 2: "an executable", 3: "a shared object or PIE executable"}
-
-
-def core_problem(path):
-    """Why `path` cannot be a core file, from the file itself (its ELF
-    header and program headers), or None when it looks whole."""
-    try:
-        size = os.stat(path).st_size
-        with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 64 or head[:4] != b"\x7fELF":
-                return "%s is not a core file: it has no ELF header" % path
-            e_type, = struct.unpack_from("<H", head, 16)
-            if e_type != 4:
-                return "%s is %s, not a core file" % (path, _ELF_TYPES.get(e_type, "an ELF file of type %d" % e_type))
-            phoff, = struct.unpack_from("<Q", head, 32)
-            phentsize, phnum = struct.unpack_from("<HH", head, 54)
-            need = phoff + phentsize * phnum
-            notes_end = 0
-            if size >= need and phentsize >= 40:
-                f.seek(phoff)
-                table = f.read(phentsize * phnum)
-                for i in range(phnum):
-                    p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
-                    need = max(need, p_offset + p_filesz)
-                    if p_type == 4:   # PT_NOTE
-                        notes_end = max(notes_end, p_offset + p_filesz)
-    except FileNotFoundError:
-        return "%s does not exist" % path
-    except OSError as exc:
-        return "%s cannot be read: %s" % (path, exc.strerror or exc)
-    if size < need:
-        from pyhang.render.failures import truncated_core
-        return truncated_core(path, size, need, notes_lost=size < notes_end)
-    return None

@@ -20,6 +20,7 @@ every thread (each line under gdb's header of its thread)."""
         no_arguments(self.name, "what the selected thread waits on", argv)
         thread = gdb.selected_thread()
         if thread is None:
+            SESSION.target()   # no process or core at all says so
             raise NoTarget("no thread is selected")
         # Thread numbers of every thread, for owners; computed once per stop.
         names = SESSION.cached("thread-names", lambda: ThreadNames(collect.thread_numbers()))
