@@ -8,7 +8,7 @@ the awaited task is in no worker's hands (pool-task-lost, likely); never
 of a pool whose workers are inside their tasks.  Live and from the cores
 `pyhang gcore --tree` writes; the parent's core gdb writes, which records no
 fd table, never an all-clear.  On Debian's 3.11 and unstable's 3.14 in its
-root.  A healthy pool between tasks is no problem anywhere: its workers'
+root.  A healthy pool between tasks (both interpreters too) is no problem anywhere: its workers'
 reports, its parent's and the tree's exit 0, live (after a second look too)
 and from cores."""
 import json
@@ -64,8 +64,9 @@ def test_a_pool_whose_workers_are_inside_their_tasks_lost_none(scenario):
     assert doc["verdicts"] == [] and status == 5, err
 
 
-def test_a_pool_between_tasks_is_idle_in_every_report_live_and_from_cores(scenario, tmp_path):
-    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "pool_idle.py"), "3"])
+@pytest.mark.parametrize("python", harness.interpreter_params_of())
+def test_a_pool_between_tasks_is_idle_in_every_report_live_and_from_cores(scenario, tmp_path, python):
+    s = scenario([python, "-u", os.path.join(harness.SCENARIOS, "pool_idle.py"), "3"])
     workers = s.truth["workers"]
     harness.wait_processes_parked(workers + [s.pid])
     # THEN each worker, alone, is idle: waiting for its next task (in the task pipe's read, or for its lock,
@@ -82,11 +83,11 @@ def test_a_pool_between_tasks_is_idle_in_every_report_live_and_from_cores(scenar
     tree = harness.validated_tree(json.loads(out))
     assert (status, tree["stalls"], tree["deadlocks"]) == (0, [], []), tree["headline"]
     # AND from a core of a worker (gdb's: no fd table) and the tree's cores pyhang gcore writes
-    status, doc = harness.report_doc(harness.gcore(workers[0], str(tmp_path)), PY)
+    status, doc = harness.report_doc(*harness.core_options(python), harness.gcore(workers[0], str(tmp_path)), python)
     assert status == 0, [(t["tid"], t["account"]) for t in doc["threads"]]
     status, _, err = harness.pyhang_cli("gcore", "--tree", "-p", s.pid, "-o", str(tmp_path / "tree"))
     cores = [str(tmp_path / ("tree.%d" % pid)) for pid in [s.pid] + workers]
     assert status == 0, err
-    status, out, err = harness.pyhang_cli("report", "--json", *cores)
+    status, out, err = harness.pyhang_cli("report", "--json", *harness.core_options(python), *cores)
     tree = harness.validated_tree(json.loads(out))
     assert status == tree["exit_status"] == 0, tree["headline"]
