@@ -111,6 +111,11 @@ def test_the_tree_of_the_blocking_urllib3_pool_is_a_stall_on_the_upstream_child_
     assert doc["deadlocks"] == []
     assert status == 5 and doc["headline"] == "Hung without a deadlock: 1 thread waits on a pipe or socket " \
                                               "nothing serves now."
+    # AND no invented fork hazard: the upstream was forked before any thread started (its memory holds no
+    # descriptor of a thread that ran at fork), though its parent has three threads now
+    assert doc["fork_hazards"] == [] and [h for p in doc["processes"] for h in p.get("fork_hazards", [])] == []
+    _, text, _ = harness.pyhang_cli("report", "--tree", "--once", "-p", s.pid)
+    assert "Fork hazard" not in text, text[:1500]
 
 
 @pytest.fixture(scope="module", params=INTERPRETERS)

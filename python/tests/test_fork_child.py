@@ -50,3 +50,24 @@ def test_the_analysis_and_the_collections_early_question_both_give_each_cases_an
     rep, facts = CASES[case][0], from_data(ForkFacts, CASES[case][1])
     want = case in CHILDREN
     assert analyse(rep, facts).child is want and is_child(rep, facts) is want
+
+
+# A fork child (same address space as its parent) whose parent has 3 threads now.
+PARENT_NOW = {"same_address_space": True, "ppid": 7, "parent_threads": [7, 8, 9], "parent_thread_names": ["a", "b", "c"]}
+
+
+@pytest.mark.parametrize("facts, hazard", [
+    # the child's memory searched, no descriptor of a thread that ran at fork: the parent started them after
+    ({"mappings_scanned": 12, "process": PARENT_NOW}, None),
+    ({"mappings_scanned": 12, "process": PARENT_NOW, "descriptors": [{"address": 1, "exited": True}]}, None),
+    # a descriptor of a thread that ran at fork: certain, whatever the parent has now
+    ({"mappings_scanned": 12, "process": dict(PARENT_NOW, parent_threads=[7]),
+      "descriptors": [{"address": 1, "exited": False}]}, "certain"),
+    # the descriptors not searched, or not readable: the parent's threads now are the only evidence: likely
+    ({"mappings_scanned": 0, "process": PARENT_NOW}, "likely"),
+    ({"mappings_scanned": 12, "process": PARENT_NOW, "descriptor_issue": {"kind": "no-thread-list"}}, "likely"),
+], ids=["parent-threads-later", "only-exited-ones", "ran-at-fork", "not-searched", "unreadable"])
+def test_threads_at_fork_come_from_the_childs_memory_and_the_parents_threads_now_only_when_it_cannot_be_read(
+        facts, hazard):
+    found = [h for h in analyse(report(PLAIN), from_data(ForkFacts, facts)).hazards if h.kind == "threads-at-fork"]
+    assert [h.confidence for h in found] == ([hazard] if hazard else [])

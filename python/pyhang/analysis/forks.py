@@ -201,9 +201,19 @@ def _cuda(a, libs, py, lost):
                                "initialized": py.cuda_initialized, "in_bad_fork": py.cuda_in_bad_fork}))
 
 
-def _threads_at_fork(a, proc, lost):
+def _descriptors_read(facts):
+    """Whether the child's memory was searched for the descriptors of the threads it was forked with, and
+    could be: then none among them that ran at fork means the parent had no other thread then."""
+    return facts.mappings_scanned > 0 and not (facts.descriptor_issue or facts.descriptor_problem or
+                                               facts.descriptors_issue)
+
+
+def _threads_at_fork(a, facts, proc, lost):
+    """The parent had other threads at fork: certain from the descriptors of those threads in the child's
+    memory; likely from the parent's threads now only where those descriptors could not be read (a parent
+    that started its threads after the fork has them now)."""
     parent_threads = set(proc.parent_threads if proc else ())
-    if a.child and (lost or len(parent_threads) > 1):
+    if a.child and (lost or (len(parent_threads) > 1 and not _descriptors_read(facts))):
         a.hazards.append(Hazard(HazardKind.THREADS_AT_FORK, [], Confidence.CERTAIN if lost else Confidence.LIKELY, "",
                                 {"lost": to_data(lost), "parent_pid": proc.ppid if proc else None,
                                  "parent_threads": len(parent_threads),
@@ -266,7 +276,7 @@ def analyse(report, facts):
     _openmp(a, report, libs, lost)
     _cuda(a, libs, py, lost)
     _grpc(a, report, libs, lost)
-    _threads_at_fork(a, proc, lost)
+    _threads_at_fork(a, facts, proc, lost)
     _start_method(a, report, py, libs)
     _cow(a, proc, py)
     forker = forked_by(report) if a.hazards else None   # for their advice
