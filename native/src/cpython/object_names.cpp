@@ -189,11 +189,17 @@ ThreadReferences thread_references(MemoryReader& memory, const PythonState& stat
     return hits;
   };
   LocalsLimits locals_limits;
+  // Frames read a thread: limits.frames, fewer when the threads are many (the reads stay bounded in all).
+  std::size_t threads = 0;
+  for (const auto& t : state.threads) threads += t.native_tid ? 1 : 0;
+  std::size_t per_thread = limits.frames;
+  if (threads && limits.total_frames / threads < per_thread)
+    per_thread = std::max(limits.least_frames, limits.total_frames / threads);
   for (const auto& t : state.threads) {
     if (!t.native_tid) continue;
-    if (t.frames.size() > limits.frames || !t.problem.empty()) out.complete = false;
+    if (t.frames.size() > per_thread || !t.problem.empty()) out.complete = false;
     std::unordered_set<Addr> mine;
-    for (std::size_t i = 0; i < t.frames.size() && i < limits.frames; ++i) {
+    for (std::size_t i = 0; i < t.frames.size() && i < per_thread; ++i) {
       auto locals = frame_locals(memory, state, t.frames[i], locals_limits);
       if (!locals.problem.empty()) out.complete = false;
       // A module's body has its globals for locals: a global is no reference of this thread's own.

@@ -129,3 +129,69 @@ TEST_CASE("the modules searched are counted live: deleted entries of sys.modules
     CHECK(names[lock].variable == "MODEL_LOCK");
   }
 }
+
+namespace {
+
+// A frame whose f_locals is a dict of its own (a class body's: not its globals) holding `value` as `x`.
+PyFrame frame_holding(Objects& o, Addr value) {
+  const Layout& l = o.l;
+  bool old = l.frame_model == FrameModel::FrameObject;
+  Addr code = o.img.code("body", "/app.py", 1, {});
+  if (old) {
+    o.img.put<Addr>(code, l.code_varnames, o.tuple({}));
+    o.img.put<Addr>(code, l.code_cellvars, o.tuple({}));
+    o.img.put<Addr>(code, l.code_freevars, o.tuple({}));
+  } else {
+    o.img.put<Addr>(code, l.code_localsplusnames, o.tuple({}));
+    o.img.put<Addr>(code, l.code_localspluskinds, o.img.bytes({}));
+  }
+  Addr frame = o.img.alloc(static_cast<std::size_t>(old ? l.frame_size : l.iframe_size) + 8);
+  o.img.put<Addr>(frame, old ? l.frame_code : l.iframe_code, code);
+  o.img.put<Addr>(frame, old ? l.frame_f_locals : l.iframe_f_locals, o.dict({{"x", value}}));
+  o.img.put<Addr>(frame, old ? l.frame_f_globals : l.iframe_f_globals, o.dict({}));
+  PyFrame f;
+  f.frame = frame;
+  f.code = code;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("thread references are bounded in frames read in all: many threads each get fewer frames, and a thread "
+          "not read whole makes the answer incomplete",
+          "[cpython][names]") {
+  for (int minor : {6, 10, 11, 13}) {
+    INFO("3." << minor);
+    Objects o(minor);
+    Addr lock = o.object(o.img.type("_thread.lock", 0));
+    auto st = o.state(o.dict({}));
+    // 10 threads, 12 frames each, the lock in the outermost frame's locals only
+    PyFrame plain = frame_holding(o, o.integer(1)), holding = frame_holding(o, lock);
+    PyThreadInfo proto = st.threads[0];
+    st.threads.clear();
+    for (int i = 0; i < 10; ++i) {
+      PyThreadInfo t = proto;
+      t.native_tid = 100 + i;
+      t.frames.assign(11, plain);
+      t.frames.push_back(holding);
+      st.threads.push_back(t);
+    }
+    auto mem = o.img.reader();
+    // with frames enough in all, every thread reaches it
+    auto whole = thread_references(mem, st, {lock});
+    CHECK(whole.complete);
+    CHECK(whole.by_object[lock].size() == 10);
+    // 60 frames in all: 6 a thread, none reaches the outermost: nothing found, and said incomplete
+    ReferenceLimits few;
+    few.total_frames = 60;
+    auto cut = thread_references(mem, st, {lock}, few);
+    CHECK(cut.by_object.empty());
+    CHECK(!cut.complete);
+    // never fewer than least_frames a thread: 12 reach it again
+    few.total_frames = 10;
+    few.least_frames = 12;
+    auto least = thread_references(mem, st, {lock}, few);
+    CHECK(least.complete);
+    CHECK(least.by_object[lock].size() == 10);
+  }
+}

@@ -53,7 +53,8 @@ std::unordered_map<Addr, ObjectPath> object_names(MemoryReader& memory, const Py
 
 // Which threads can reach each of `wanted` from their own Python frames: a
 // local (a cell's contents included) of any of their frames, innermost
-// first within limits.frames, is the object or an instance one of whose
+// first within limits.frames (fewer a thread when the threads are many:
+// limits.total_frames bounds the frames read in all), is the object or an instance one of whose
 // attributes is (limits.instances and .attributes bound the reads).  A
 // module body's locals are its globals, which every thread can reach: they
 // are not counted.
@@ -65,6 +66,9 @@ struct ThreadReferences {
 };
 struct ReferenceLimits {
   std::size_t frames = 128;        // frames read per thread
+  // frames read in all: with many threads each gets total_frames / threads, never fewer than least_frames
+  std::size_t total_frames = 16384;
+  std::size_t least_frames = 4;
   std::size_t instances = 4096;    // instances whose attributes are read, in all
   std::size_t attributes = 128;    // attributes read per instance
 };
