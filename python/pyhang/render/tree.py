@@ -6,6 +6,7 @@ import json
 
 from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
+from pyhang.model.record import fields_of
 from pyhang.render import json as render_json
 from pyhang.render.exits import exit_json, exit_text
 from pyhang.render.forks import advice as fork_advice, evidence, hazard_json, hazard_title
@@ -364,7 +365,7 @@ def _edge_json(tree, e):
 
 def _verdict_json(v, names):
     return {"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names), "advice": verdict_advice(v),
-            "facts": dict(v.facts)}
+            "facts": fields_of(v.facts)}
 
 
 def tree_json(tree):
