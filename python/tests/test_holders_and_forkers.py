@@ -62,7 +62,7 @@ def test_a_lock_with_a_likely_holder_or_outside_a_manager_has_no_exited_holder()
         assert holders.verdicts(report(t, edges=edges)) == [], why
     # outside a manager, a fork child that lost a parent thread keeps the orphaned-at-fork hazard
     (h,) = [h for h in forks.analyse(report(waiter([APP])), LOST).hazards if h.kind == HazardKind.ORPHANED_LOCK]
-    assert h.variant == "python-lock" and h.facts["forked_by"] == Forker.OTHER
+    assert h.variant == "python-lock" and h.facts.forked_by == Forker.OTHER
     assert "spawn" in hazard_advice(h)
 
 
@@ -73,7 +73,7 @@ def test_a_gunicorn_workers_fork_hazards_get_gunicorns_advice():
     by_kind = {h.kind: h for h in found}
     assert {HazardKind.ORPHANED_LOCK, HazardKind.THREADS_AT_FORK} <= set(by_kind)
     for h in found:
-        assert h.facts["forked_by"] == Forker.GUNICORN
+        assert h.facts.forked_by == Forker.GUNICORN
     for kind in (HazardKind.ORPHANED_LOCK, HazardKind.THREADS_AT_FORK):
         advice = hazard_advice(by_kind[kind])
         assert "--preload" in advice and "post_fork" in advice and "spawn" not in advice, kind

@@ -13,6 +13,7 @@ from pyhang.model.record import field, from_data, record
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
 from pyhang.model.proc_record import ProcSummary
 from pyhang.model.python_values import LocalValue
+from pyhang.model.hazard_facts import facts_from_data as hazard_facts_from_data
 from pyhang.model.unread import ReadProblem
 from pyhang.model.verdict_facts import AsyncioLoopBlockedFacts, GilHolderBlockedFacts, facts_from_data
 from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, GrpcCallDetail, HowIdentified, JoinDetail, \
@@ -357,10 +358,14 @@ class Hazard:
     threads: list[int]          # the threads it blocks (none: the whole process)
     confidence: str             # model.kinds.Confidence
     variant: str                # which of the kind's findings ("" when it has one)
-    facts: dict[str, object] = field(default_factory=dict)
+    # the record of its kind and variant (model.hazard_facts.FACTS); given as a dict (older data), made that
+    # record; a dict, as given, only for a kind or variant this pyhang does not know
+    facts: object = None
 
     def __post_init__(self):
         self.threads = sorted(self.threads)
+        if self.facts is None or isinstance(self.facts, dict):
+            self.facts = hazard_facts_from_data(self.kind, self.variant, self.facts or {})
 
     @property
     def hangs(self):
