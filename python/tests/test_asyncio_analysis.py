@@ -76,12 +76,13 @@ def test_a_sleep_past_its_deadline_is_overdue_and_says_why_never_in_a_negative_t
 
 
 def test_a_loop_blocked_in_a_system_call_names_the_call():
+    from pyhang.model.verdict_facts import AsyncioLoopBlockedFacts
     from pyhang.render.asyncio import loop_blocked_text
-    facts = {"task": "blocker", "tid": 7, "ready": 1, "pending": 3, "frame": None, "wait": "syscall",
-             "wait_address": None, "wait_call": "clock_nanosleep"}
+    facts = AsyncioLoopBlockedFacts(task="blocker", tid=7, ready=1, pending=3, frame=None, program_frame=None,
+                                    wait="syscall", wait_address=None, wait_call="clock_nanosleep")
     text = loop_blocked_text(facts, lambda tid: "Thread 1 (LWP %d)" % tid, lambda kind, address: kind)
     assert ", waiting in the clock_nanosleep system call;" in text and "syscall" not in text, text
-    facts["wait_call"] = None
+    facts.wait_call = None
     assert ", waiting in a system call;" in loop_blocked_text(facts, lambda tid: "T", lambda kind, address: kind)
 
 

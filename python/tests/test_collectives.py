@@ -105,7 +105,7 @@ def tree(*ranks):
 def test_the_tree_names_the_rank_that_waits_in_another_collective_first():
     t = tree(rank_process(201, 1, "all_reduce"), rank_process(200, 0, "barrier"), rank_process(202, 2, "all_reduce"))
     ((pid, v),) = t.verdicts
-    assert (pid, v.kind, v.threads, v.facts["odd"], v.facts["world_size"]) == \
+    assert (pid, v.kind, v.threads, v.facts.odd, v.facts.world_size) == \
         (200, VerdictKind.COLLECTIVE_MISMATCH, [200], [200], 3)
     doc = harness.validated_tree(json.loads(json.dumps(tree_json(t))))
     assert doc["headline"] == ("Hung without a deadlock: rank 0 (PID 200) waits in barrier while ranks 1, 2 "
@@ -116,7 +116,7 @@ def test_the_tree_names_the_rank_that_waits_in_another_collective_first():
 
 def test_two_ranks_that_disagree_name_no_odd_one_and_ranks_not_read_are_named_by_pid():
     ((_, v),) = tree(rank_process(200, None, "barrier"), rank_process(201, None, "all_reduce")).verdicts
-    assert v.facts["odd"] == []
+    assert v.facts.odd == []
     doc = tree_json(tree(rank_process(200, None, "barrier"), rank_process(201, None, "all_reduce")))
     assert doc["headline"] == "Hung without a deadlock: PID 200 waits in barrier while PID 201 waits in all_reduce."
 

@@ -1,6 +1,7 @@
 """Fork facts come from the decoders as data (kinds, numbers, paths) and
 are worded in render/forks.py: every kind has its words, and an older
-snapshot's sentence is shown as it is."""
+snapshot's sentence is shown as it is; every fork hazard kind has the records
+of its facts and is worded from them."""
 from pyhang.model import kinds
 from pyhang.render import forks
 
@@ -52,3 +53,36 @@ def test_a_trees_line_for_a_hazard_of_one_process_says_what_it_is_whether_it_han
         "(a risk, not a hang by itself); PID 7's report below says why",
         "Fork hazard [threads-at-fork] in PID 9: the process had other threads when it was forked (a risk, not a "
         "hang by itself); PID 9's report below says why"]
+
+
+# --- every hazard kind has the records of its facts (model.hazard_facts) and is worded from them
+
+def _value(annotation):
+    base = annotation.split(" | ")[0]
+    return {"int": 1, "str": "x", "bool": True, "dict": {"name": "__libc_lock", "address": 16}}.get(base, [])
+
+
+def test_every_hazard_kind_has_facts_records_and_each_is_worded_from_its_fields():
+    from pyhang.model import hazard_facts
+    from pyhang.model.report import Hazard
+    assert {kind for kind, _ in hazard_facts.FACTS} == members(kinds.HazardKind)
+    for (kind, variant), cls in hazard_facts.FACTS.items():
+        assert {"forked_by", "processes"} <= set(cls.__record_fields__), (kind, variant)
+        facts = cls(**{name: _value(cls.__annotations__[name]) for name in cls.__record_fields__
+                       if name not in ("forked_by", "processes")})
+        h = Hazard(kind, [1], kinds.Confidence.LIKELY, variant, facts)
+        assert h.facts is facts
+        words = forks.evidence(h, str)
+        assert isinstance(words, str), (kind, variant)   # (a kind without words: no entry in forks._EVIDENCE)
+        assert forks.hazard_advice(h), (kind, variant)
+
+
+def test_hazard_facts_given_as_data_are_read_into_the_record_of_their_kind_and_variant():
+    from pyhang.model import hazard_facts
+    from pyhang.model.report import Hazard
+    h = Hazard(kinds.HazardKind.ORPHANED_LOCK, [5], kinds.Confidence.LIKELY, "python-lock",
+               {"thread": 5, "kind": "py-lock", "address": 16, "lost": 1})
+    assert h.facts == hazard_facts.PythonLockFacts(thread=5, kind="py-lock", address=16, lost=1)
+    # a kind or variant this pyhang does not know keeps what it was given, worded by no rule of its own
+    other = Hazard("some-future-hazard", [], kinds.Confidence.LIKELY, "", {"x": 1, "processes": [7, 8]})
+    assert other.facts.given == {"x": 1, "processes": [7, 8]} and other.facts.processes == [7, 8]

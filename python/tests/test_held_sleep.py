@@ -7,6 +7,7 @@ from pyhang.analysis import account, completeness, deadlocks, held
 from pyhang.model.kinds import AccountReason, ExitStatus, OwnerSource, PythonStatus, ThreadState, VerdictKind, \
     WaitKind
 from pyhang.model.report import BlockedOn, Deadlock, Edge, PythonFrame, Report, TargetInfo, ThreadReport
+from pyhang.model.record import to_data
 from pyhang.model.waits import SyscallWait
 from pyhang.render.verdicts import headline, verdict_advice, verdict_text
 
@@ -45,8 +46,8 @@ def test_waiters_of_a_lock_held_across_an_hour_long_sleep_are_a_hang_with_the_ho
     r = judged(report([sleeping({"ns": 10 ** 12, "absolute": True, "clock": "CLOCK_MONOTONIC", "left_ns": HOUR}),
                        lock_wait()], [(1, 0, WaitKind.PY_LOCK, OwnerSource.HEURISTIC)]))
     (v,) = [v for v in r.verdicts if v.kind == VerdictKind.HELD_ACROSS_SLEEP]
-    assert v.threads == [100, 101] and v.facts["holder"] == 100 and v.facts["left_ns"] == HOUR
-    assert v.facts["frame"]["file"] == "/srv/app.py"   # where the program sleeps, not the builtin
+    assert v.threads == [100, 101] and v.facts.holder == 100 and v.facts.left_ns == HOUR
+    assert v.facts.frame["file"] == "/srv/app.py"   # where the program sleeps, not the builtin
     assert [t.account.state for t in r.threads] == [ThreadState.HUNG, ThreadState.HUNG]
     assert {t.account.reason for t in r.threads} == {AccountReason.FINDING}
     assert r.exit_status == ExitStatus.HUNG and headline(r) == "Hung without a deadlock: a lock is held across a " \
@@ -62,7 +63,7 @@ def test_a_relative_sleep_counts_by_the_time_asked_for_and_a_recorded_owner_is_s
     r = judged(report([sleeping({"ns": HOUR}, name="select", fds=[], watches_fds=True), lock_wait()],
                       [(1, 0, WaitKind.PY_RLOCK, OwnerSource.LOCK_WORD)]))
     (v,) = [v for v in r.verdicts if v.kind == VerdictKind.HELD_ACROSS_SLEEP]
-    assert v.facts["requested_ns"] == HOUR and "left_ns" not in v.facts
+    assert v.facts.requested_ns == HOUR and "left_ns" not in to_data(v.facts)
     assert "T100 holds threading.RLock 0x1000 while it sleeps (select) in a sleep of 3600 s" in \
         verdict_text(v, lambda t: "T%d" % t)
 
@@ -74,7 +75,7 @@ def test_threads_waiting_only_on_the_sleepers_waiters_are_behind_it_and_one_with
                       [(1, 0, WaitKind.PY_LOCK, OwnerSource.HEURISTIC), (2, 1, WaitKind.PY_JOIN, OwnerSource.THREAD_OBJECT),
                        (3, 1, WaitKind.PY_LOCK, OwnerSource.HEURISTIC), (3, 4, WaitKind.PY_LOCK, OwnerSource.HEURISTIC)]))
     (v,) = [v for v in r.verdicts if v.kind == VerdictKind.HELD_ACROSS_SLEEP]
-    assert v.facts["waiters"] == [101] and v.facts["behind"] == [102]
+    assert v.facts.waiters == [101] and v.facts.behind == [102]
     assert r.thread(103).account.state == ThreadState.BLOCKED
     assert "and 1 more thread waits on them" in verdict_text(v, str)
 
@@ -118,6 +119,6 @@ def test_from_a_core_without_a_clock_a_lock_held_across_an_absolute_sleep_is_not
     assert (waiter.account.state, waiter.account.reason) == (ThreadState.UNACCOUNTED, AccountReason.SLEEP_UNKNOWN)
     assert r.exit_status == ExitStatus.INCOMPLETE and headline(r) != "No deadlock found."
     (v,) = [v for v in r.verdicts if v.kind == VerdictKind.UNACCOUNTED]
-    assert v.facts["waits"][0]["sleepers"] == [100]
+    assert v.facts.waits[0]["sleepers"] == [100]
     assert "T101 waits in threading.Lock 0x1000, held by LWP 100, which sleeps until a deadline on its clock; a " \
            "core gdb or the kernel wrote records no clock" in verdict_text(v, lambda t: "T%d" % t)

@@ -43,8 +43,8 @@ def test_a_managed_lock_nobody_alive_references_has_an_exited_holder_not_a_fork_
     rep = report(waiter([("acquire", "<managed>", 1), SERVE]))
     (v,) = holders.verdicts(rep)
     assert (v.kind, v.threads) == (VerdictKind.HOLDER_EXITED, [101])
-    assert (v.facts["evidence"], v.facts["confidence"]) == (HolderEvidence.MANAGER_CLIENT, Confidence.LIKELY)
-    assert v.facts["frame"]["function"] == "Server.serve_client"
+    assert (v.facts.evidence, v.facts.confidence) == (HolderEvidence.MANAGER_CLIENT, Confidence.LIKELY)
+    assert v.facts.frame["function"] == "Server.serve_client"
     # the fork child that lost a parent thread at fork does not claim the lock as a copy
     assert not [h for h in forks.analyse(rep, LOST).hazards if h.kind == HazardKind.ORPHANED_LOCK]
     text = verdict_text(v, ThreadNames(rep.threads))
@@ -62,7 +62,7 @@ def test_a_lock_with_a_likely_holder_or_outside_a_manager_has_no_exited_holder()
         assert holders.verdicts(report(t, edges=edges)) == [], why
     # outside a manager, a fork child that lost a parent thread keeps the orphaned-at-fork hazard
     (h,) = [h for h in forks.analyse(report(waiter([APP])), LOST).hazards if h.kind == HazardKind.ORPHANED_LOCK]
-    assert h.variant == "python-lock" and h.facts["forked_by"] == Forker.OTHER
+    assert h.variant == "python-lock" and h.facts.forked_by == Forker.OTHER
     assert "spawn" in hazard_advice(h)
 
 
@@ -73,7 +73,7 @@ def test_a_gunicorn_workers_fork_hazards_get_gunicorns_advice():
     by_kind = {h.kind: h for h in found}
     assert {HazardKind.ORPHANED_LOCK, HazardKind.THREADS_AT_FORK} <= set(by_kind)
     for h in found:
-        assert h.facts["forked_by"] == Forker.GUNICORN
+        assert h.facts.forked_by == Forker.GUNICORN
     for kind in (HazardKind.ORPHANED_LOCK, HazardKind.THREADS_AT_FORK):
         advice = hazard_advice(by_kind[kind])
         assert "--preload" in advice and "post_fork" in advice and "spawn" not in advice, kind

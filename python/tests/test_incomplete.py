@@ -85,11 +85,11 @@ def test_a_python_pyhang_has_no_layout_for_is_an_incomplete_verdict_naming_the_v
     (v,) = incomplete_verdicts(report)
     # THEN the verdict comes first, covers every thread, and says as data what was not read and why
     assert report.verdicts[0] is v and v.threads == [10798, 10799, 10800]
-    assert v.facts["unread"] == Unread.PYTHON_STATE and v.facts["status"] == "unsupported"
-    assert v.facts["version"] == "3.14.10"
-    assert (v.facts["python_evidence"], v.facts["python_evidence_path"]) == (PythonEvidence.RUNTIME, LIBPYTHON)
+    assert v.facts.unread == Unread.PYTHON_STATE and v.facts.status == "unsupported"
+    assert v.facts.version == "3.14.10"
+    assert (v.facts.python_evidence, v.facts.python_evidence_path) == (PythonEvidence.RUNTIME, LIBPYTHON)
     # AND what still holds: every native stack, the main thread's system call, glibc's layouts
-    assert v.facts["read"] == {"native_stacks": [10798, 10799, 10800], "syscall_waits": [10798], "lock_waits": [],
+    assert v.facts.read == {"native_stacks": [10798, 10799, 10800], "syscall_waits": [10798], "lock_waits": [],
                                "python_status": "unsupported", "lock_layouts": True, "deadlocks": 0}
 
 
@@ -97,10 +97,10 @@ def test_an_unsupported_python_on_an_unsupported_glibc_says_both_and_never_no_de
     # GIVEN the brief's python3.14 on glibc 2.43, two threads asleep on futexes nobody can name
     report = analysis.build_report(python_314_abba())
     py, locks = incomplete_verdicts(report)
-    assert py.facts["unread"] == Unread.PYTHON_STATE and py.facts["read"]["lock_layouts"] is False
-    assert locks.facts["unread"] == Unread.LOCK_LAYOUTS and locks.threads == [10799, 10800]
-    assert locks.facts["problem"] == GLIBC_243_ISSUE
-    assert locks.facts["waits"] == [{"tid": 10799, "futex": 0x55d3ff1b8840}, {"tid": 10800, "futex": 0x55d3ff2e4e00}]
+    assert py.facts.unread == Unread.PYTHON_STATE and py.facts.read["lock_layouts"] is False
+    assert locks.facts.unread == Unread.LOCK_LAYOUTS and locks.threads == [10799, 10800]
+    assert locks.facts.problem == GLIBC_243_ISSUE
+    assert locks.facts.waits == [{"tid": 10799, "futex": 0x55d3ff1b8840}, {"tid": 10800, "futex": 0x55d3ff2e4e00}]
     # THEN the text answers first that the report is incomplete, and why
     lines = render_text(report).splitlines()
     assert "No deadlock found." not in lines and not any(l.startswith("No deadlock found") for l in lines)
@@ -152,7 +152,7 @@ def test_a_runtime_state_that_cannot_be_read_is_incomplete_and_still_lists_the_w
                               {"kind": "semaphore", "address": 0x2000, "owners": [], "lock": {"value": 0}}))])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
-    assert v.facts["status"] == "unreadable" and v.facts["read"]["lock_waits"] == [6]
+    assert v.facts.status == "unreadable" and v.facts.read["lock_waits"] == [6]
     text = render_text(report)
     assert ("could not be read (the runtime state of CPython 3.12.1 in libpython3.12.so.1.0 could not be read from "
             "the target's memory)") in text
@@ -169,7 +169,7 @@ def test_a_runtime_not_found_while_a_thread_runs_libpython_is_a_python_state_not
                            threads=[futex_sleeper(1, 5, 0x3000, "/opt/py/lib/libpython3.12.so.1.0")])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
-    assert (v.facts["python_evidence"], v.facts["python_evidence_path"]) == (
+    assert (v.facts.python_evidence, v.facts.python_evidence_path) == (
         PythonEvidence.LIBRARY, "/opt/py/lib/libpython3.12.so.1.0")
     assert "no CPython runtime was found, yet a thread runs code in libpython3.12.so.1.0" in render_text(report)
     # AND its threads are not said to run no Python: what they do with the GIL is unknown
@@ -181,7 +181,7 @@ def test_a_runtime_not_found_in_a_program_named_python_is_a_python_state_not_rea
                            python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
                            threads=[sleeper(1, 5)])
     (v,) = incomplete_verdicts(analysis.build_report(snap))
-    assert v.facts["python_evidence"] == PythonEvidence.EXECUTABLE
+    assert v.facts.python_evidence == PythonEvidence.EXECUTABLE
 
 
 @pytest.mark.parametrize("kind", ["core", "live"])
@@ -259,8 +259,8 @@ def test_unknown_lock_layouts_leave_a_c_programs_futex_sleepers_in_an_incomplete
                            lock_problem=GLIBC_243, threads=[sleeper(1, 7), futex_sleeper(2, 8, 0x4000)])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
-    assert v.facts["unread"] == Unread.LOCK_LAYOUTS and v.threads == [8]
-    assert v.facts["read"]["python_status"] == "not-python"
+    assert v.facts.unread == Unread.LOCK_LAYOUTS and v.threads == [8]
+    assert v.facts.read["python_status"] == "not-python"
     text = render_text(report)
     assert ("Report incomplete: glibc's lock layouts are not known; no deadlock can be ruled out."
             in text.splitlines())
@@ -282,7 +282,7 @@ def test_a_deadlock_found_despite_unknown_lock_layouts_exits_3_and_still_names_w
     # THEN the deadlock is the answer, and the verdict still says what could not be read
     assert len(report.deadlocks) == 1
     (v,) = incomplete_verdicts(report)
-    assert v.threads == [4242] and v.facts["read"]["deadlocks"] == 1
+    assert v.threads == [4242] and v.facts.read["deadlocks"] == 1
     text = render_text(report)
     assert text.splitlines()[text.splitlines().index("%d threads" % len(snap.threads)) + 2].startswith(
         "Found one deadlock")
@@ -350,7 +350,7 @@ def test_a_free_threaded_build_is_named_as_such_never_as_a_version_without_a_lay
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
     # THEN the verdict says, as data and in its sentence, that it is a free-threaded build
-    assert v.facts["free_threaded"] is True
+    assert v.facts.free_threaded is True
     text = render_text(report)
     assert "is a free-threaded build (Py_GIL_DISABLED)" in text and "has no layout" not in text, text
     doc = harness.validated_report(json.loads(render_json.dumps(report)))

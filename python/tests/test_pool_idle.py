@@ -4,6 +4,7 @@ be a real wait stays there."""
 from pyhang.analysis.deadlocks import idle_pool_library, verdicts
 from pyhang.model.kinds import GilState, VerdictKind, WaitKind
 from pyhang.model.report import BlockedOn, NativeFrame, Report, TargetInfo, ThreadReport
+from pyhang.model.record import to_data
 
 LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 GOMP = "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0"
@@ -38,7 +39,7 @@ def test_idle_workers_are_one_verdict_and_other_unknown_waits_stay_owners_unknow
     report = Report(target=TargetInfo(kind="live"), threads=[thread(2, IDLE), thread(3, ["/opt/libfixture.so", LIBC, LIBC])])
     got = {v.kind: v for v in verdicts(report, native_depth=DEPTH)}
     assert got[VerdictKind.POOL_IDLE].threads == [2]
-    assert got[VerdictKind.POOL_IDLE].facts == {"workers": [{"tid": 2, "library": GOMP}]}
+    assert to_data(got[VerdictKind.POOL_IDLE].facts) == {"workers": [{"tid": 2, "library": GOMP}]}
     assert got[VerdictKind.OWNERS_UNKNOWN].threads == [3]
 
 

@@ -38,7 +38,7 @@ def test_unknown_waits_that_did_not_move_while_nothing_else_could_are_a_hang():
     assert before == ExitStatus.INCOMPLETE and stuck == [PID]
     assert r.exit_status == ExitStatus.HUNG
     (v,) = [v for v in r.verdicts if v.kind == VerdictKind.NO_PROGRESS]
-    assert v.threads == [PID] and v.facts["interval"] == 0.5
+    assert v.threads == [PID] and v.facts.interval == 0.5
     assert r.threads[0].account.state == ThreadState.HUNG and r.threads[0].account.reason == AccountReason.NO_PROGRESS
     text = render_text(r)
     assert text.splitlines()[3] == "Hung without a deadlock: blocked threads made no progress and nothing can end " \
@@ -57,7 +57,7 @@ def test_a_thread_that_moved_keeps_the_unknown_waits_unknown_and_marks_its_findi
     before, stuck = looked(r, still(PID), woke)
     assert stuck == [] and r.exit_status == before == ExitStatus.INCOMPLETE
     assert r.threads[1].moved == ["cpu", "switches", "syscall", "stack"] and r.threads[0].moved == []
-    assert [v.facts.get("moved") for v in r.verdicts if v.kind == VerdictKind.OWNERS_UNKNOWN] == [None, [PID + 1]]
+    assert [v.facts.moved for v in r.verdicts if v.kind == VerdictKind.OWNERS_UNKNOWN] == [None, [PID + 1]]
     text = render_text(r)
     assert "a second look saw Thread 2 (LWP %d) move: this may be contention, not a hang" % (PID + 1) in text
     assert "moved in 0.5 s (second look): it used CPU time, it woke (context switches)" in text

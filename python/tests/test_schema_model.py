@@ -79,3 +79,40 @@ def test_the_reasons_name_real_differences():
         properties, fields = set(defs[name]["properties"]), set(cls.__record_fields__)
         assert not (set(left_out) & properties) and set(left_out) <= fields, name
         assert not (set(added) & fields) and set(added) <= properties, name
+
+
+# --- a verdict's facts: each kind's record (model.verdict_facts) and its verdict_facts_KIND definition
+
+def _json_types(annotation, never_null):
+    """The JSON types a facts field annotated `annotation` takes."""
+    base, nullable = annotation.split(" | None")[0], annotation.endswith(" | None")
+    one = {"int": "integer", "str": "string", "bool": "boolean", "float": "number", "dict": "object"}.get(base)
+    if one is None and base.startswith("list["):
+        one = "array"
+    return None if base == "object" else {one, "null"} if nullable and not never_null else {one}
+
+
+def test_each_verdict_kinds_facts_are_its_records_fields_the_optional_ones_not_required():
+    from pyhang.model.verdict_facts import FACTS
+    defs = schema_defs()
+    verdict = defs["verdict"]
+    routed = {c["if"]["properties"]["kind"]["const"]: c["then"] for c in verdict["allOf"]}
+    assert set(routed) == set(FACTS), "verdict kinds without a facts definition: %s" % sorted(set(FACTS) ^ set(routed))
+    for kind, cls in FACTS.items():
+        name = "verdict_facts_" + kind.replace("-", "_")
+        then = routed[kind]
+        ref = (defs[then["$ref"].split("/")[-1]]["properties"]["facts"] if "$ref" in then else
+               then["properties"]["facts"])["$ref"]
+        assert ref == "#/$defs/" + name, kind
+        d = defs[name]
+        assert list(d["properties"]) == list(cls.__record_fields__), \
+            "%s: the schema's properties differ from the fields of %s" % (kind, cls.__name__)
+        optional = getattr(cls, "__optional__", {})
+        assert set(d["required"]) == set(cls.__record_fields__) - set(optional), kind
+        for field in cls.__record_fields__:
+            prop = d["properties"][field]
+            types = _json_types(cls.__annotations__[field], getattr(optional.get(field), "while_none", False))
+            if types is None or "$ref" in prop:   # any value, or a definition of its own (kind, text_or_null)
+                continue
+            got = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+            assert set(got) == types, "%s.%s: %s in the schema, %s in the record" % (kind, field, got, types)

@@ -6,7 +6,7 @@ import pytest
 
 from pyhang.analysis import account, completeness
 from pyhang.model.files import FdHolder, FdObject, FileLock
-from pyhang.model.kinds import AccountReason, ExitStatus, PythonStatus, ThreadState, VerdictKind, WaitKind
+from pyhang.model.kinds import AccountReason, Confidence, ExitStatus, PythonStatus, ThreadState, VerdictKind, WaitKind
 from pyhang.model.report import BlockedOn, Deadlock, Edge, Report, TargetInfo, ThreadReport, Verdict
 from pyhang.model.waits import SyscallWait
 from pyhang.render.text import render_text
@@ -77,7 +77,7 @@ def test_each_wait_is_in_its_class_and_only_problems_deny_the_all_clear(wait, st
         assert r.exit_status == ExitStatus.INCOMPLETE and headline(r) != "No deadlock found."
         # said as a finding with its raw facts, in words
         (v,) = [v for v in r.verdicts if v.kind == VerdictKind.UNACCOUNTED]
-        assert v.threads == [PID] and v.facts["waits"][0]["reason"] == reason
+        assert v.threads == [PID] and v.facts.waits[0]["reason"] == reason
         assert verdict_text(v, lambda tid: "Thread %d" % tid).startswith("Thread %d waits in " % PID)
     else:
         assert r.exit_status == ExitStatus.OK and headline(r) == "No deadlock found."
@@ -111,9 +111,11 @@ def test_a_wait_with_owners_is_blocked_and_a_cycle_deadlocked():
 def test_a_thread_named_by_a_finding_takes_that_findings_class():
     r = report_of(BlockedOn(kind=WaitKind.PY_FUTURE), BlockedOn(kind=WaitKind.PY_EVENT),
                   BlockedOn(kind=WaitKind.PY_LOCK), BlockedOn(kind=WaitKind.PY_EVENT))
-    r.verdicts = [Verdict(kind=VerdictKind.EXECUTOR_STARVATION, threads=[PID]),
+    r.verdicts = [Verdict(kind=VerdictKind.EXECUTOR_STARVATION, threads=[PID], facts={
+                      "work_queue": 0x10, "workers": [PID], "futures": [0x20], "confidence": Confidence.LIKELY}),
                   Verdict(kind=VerdictKind.IDLE, threads=[PID + 1]),
-                  Verdict(kind=VerdictKind.OWNER_GONE, threads=[PID + 2]),
+                  Verdict(kind=VerdictKind.OWNER_GONE, threads=[PID + 2], facts={
+                      "waiter": PID + 2, "kind": WaitKind.PY_LOCK, "address": 0x30, "owners": [PID + 9]}),
                   Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[PID + 3], facts={"waits": []})]
     assert classes(r) == [(ThreadState.HUNG, AccountReason.FINDING), (ThreadState.IDLE, AccountReason.WAITS_FOR_WORK),
                           (ThreadState.ELSEWHERE, AccountReason.OWNER_GONE),

@@ -448,7 +448,7 @@ def test_a_pool_result_awaited_while_every_worker_waits_for_a_task_is_a_lost_tas
                                         (POOL_PY, "ApplyResult.wait"), (POOL_PY, "Pool.map")))
     idle = analyse(parent, _worker(200, (QUEUES_PY, "SimpleQueue.get")), _worker(300, (QUEUES_PY, "get")))
     ((pid, v),) = idle.verdicts
-    assert (pid, v.kind, v.threads, sorted(v.facts["workers"])) == (100, "pool-task-lost", [100], [200, 300])
+    assert (pid, v.kind, v.threads, sorted(v.facts.workers)) == (100, "pool-task-lost", [100], [200, 300])
     assert idle.exit_status == 5
     # THEN not while one worker is inside a task (its frames above the worker loop), or the task handler runs
     busy = analyse(parent, _worker(200, (QUEUES_PY, "get")), _worker(300, ("/srv/app.py", "work")))
@@ -494,12 +494,12 @@ def test_a_parent_reading_a_pipe_whose_live_writers_all_wait_while_a_sibling_die
     assert tree.deadlocks == [] and tree.exit_status == 5
     ((pid, v),) = tree.verdicts
     assert (pid, v.kind, v.threads) == (100, "server-died", [100])
-    (w,) = v.facts["waits"]
+    (w,) = v.facts.waits
     assert (w["link"], w["holders"], w["dead"]) == ("pipe:[1]", [100, 200, 300], [400])
-    (d,) = v.facts["dead"]
+    (d,) = v.facts.dead
     assert (d["pid"], d["signal"], d["status"], d["evidence"], d["siblings"]) == (400, 9, None, "siblings-hold",
                                                                                   [200, 300])
-    assert v.facts["confidence"] == Confidence.LIKELY
+    assert v.facts.confidence == Confidence.LIKELY
     text = render_tree_text(tree)
     assert text.splitlines()[2].startswith(
         "Hung without a deadlock: in PID 100 a process that would have served a wait died; ")
@@ -517,7 +517,7 @@ def test_a_parent_reading_a_pipe_whose_live_writers_all_wait_while_a_sibling_die
     # AND a parent alone holding the other end of a child killed by a signal: the child inherited it
     alone = analyse(process(100, 1, pipe_read(100, [holder(100)])), zombie(400, 100, 9))
     ((_, v),) = alone.verdicts
-    assert v.facts["dead"][0]["evidence"] == "parent-holds" and alone.exit_status == 5
+    assert v.facts.dead[0]["evidence"] == "parent-holds" and alone.exit_status == 5
 
 
 def test_no_server_died_while_a_live_holder_may_serve_or_nothing_ties_the_dead_child_to_the_wait():

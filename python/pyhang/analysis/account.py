@@ -30,6 +30,7 @@ from pyhang.analysis import deadlocks, grpc_calls, held, syscalls
 from pyhang.model.kinds import HANG_VERDICTS, AccountReason, HazardKind, ThreadState, Unread, VerdictKind, \
     WaitKind
 from pyhang.model.report import ThreadAccount, Verdict, entry_frame
+from pyhang.model.verdict_facts import UnaccountedFacts
 from pyhang.model.waits import syscall_of
 
 # Verdicts whose threads wait on an owner that is gone: the wait cannot end, and the owner is no thread here.
@@ -186,16 +187,17 @@ def _named(report):
             put(v.threads, ThreadState.HUNG, AccountReason.FINDING, v.kind)
     for v in report.verdicts:
         if v.kind == VerdictKind.WAITS_ON_PROCESS:
-            for w in v.facts.get("waits", ()):
+            for w in v.facts.waits:
                 out.setdefault(w["tid"], (ThreadState.ELSEWHERE, AccountReason.CHILD if w.get("syscall") in
                                           ("wait4", "waitid") else AccountReason.OTHER_PROCESS, v.kind,
                                           list(w.get("pids") or ())))
         elif v.kind == VerdictKind.OWNERS_UNKNOWN:
             put(v.threads, ThreadState.UNACCOUNTED, AccountReason.OWNERS_UNKNOWN, v.kind)
-        elif v.kind == VerdictKind.INCOMPLETE and v.facts.get("unread") == Unread.LOCK_LAYOUTS:
+        elif v.kind == VerdictKind.INCOMPLETE and v.facts.unread == Unread.LOCK_LAYOUTS:
             put(v.threads, ThreadState.UNACCOUNTED, AccountReason.UNREAD, v.kind)
         elif v.kind in _IDLE_VERDICTS:
-            pool = {w["tid"] for w in v.facts.get("waits", ()) if w.get("pool_loop")}
+            # (a pool-idle verdict's workers wait in a native pool, none in a Pool's loop)
+            pool = {w["tid"] for w in v.facts.waits if w.get("pool_loop")} if v.kind == VerdictKind.IDLE else ()
             put([t for t in v.threads if t in pool], ThreadState.IDLE, AccountReason.POOL_WORK, v.kind)
             put(v.threads, ThreadState.IDLE, AccountReason.WAITS_FOR_WORK, v.kind)
         elif v.kind == VerdictKind.GIL_HANDOVER:
@@ -254,6 +256,6 @@ def analyse(report, registers=None):
         t.account = ThreadAccount(state=state, reason=reason, finding=finding, threads=waits_for, pids=pids)
     if unsaid:
         report.verdicts.append(Verdict(kind=VerdictKind.UNACCOUNTED, threads=[w["tid"] for w in unsaid],
-                                       facts={"waits": unsaid}))
+                                       facts=UnaccountedFacts(waits=unsaid)))
     return report
 

@@ -15,7 +15,9 @@ loop's thread in the wait-for graph.
 from pyhang.model.asyncio_facts import LoopFacts
 from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, FutureState, GilState, OwnerSource, VerdictKind, \
     TargetWarning, WaitKind
+from pyhang.model.record import replace
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict, program_frame
+from pyhang.model.verdict_facts import AsyncioLoopBlockedFacts
 from pyhang.model.waits import ApiDetail, syscall_of
 
 PENDING = FutureState.PENDING
@@ -147,10 +149,11 @@ def _blocked(loop, thread, running, pending):
         return None   # stepping a task with the GIL: busy, not blocked
     frame = thread.python_frames[0] if thread.python_frames else None
     caller = program_frame(thread.python_frames)
-    return {"task": running.name, "tid": thread.tid, "ready": loop.ready, "pending": pending,
-            "frame": _frame_facts(frame), "program_frame": _frame_facts(caller) if caller is not frame else None,
-            "wait": b.kind if b is not None else None, "wait_address": b.address if b is not None else None,
-            "wait_call": syscall_of(b).name}
+    return AsyncioLoopBlockedFacts(
+        task=running.name, tid=thread.tid, ready=loop.ready, pending=pending, frame=_frame_facts(frame),
+        program_frame=_frame_facts(caller) if caller is not frame else None,
+        wait=b.kind if b is not None else None, wait_address=b.address if b is not None else None,
+        wait_call=syscall_of(b).name)
 
 
 def analyse(report, snapshot):
@@ -225,7 +228,7 @@ def _owned_by_loop(report, future, loop, task):
 
 def loop_verdicts(report):
     """A verdict per loop whose thread is blocked inside a task's step."""
-    return [Verdict(kind=VerdictKind.ASYNCIO_LOOP_BLOCKED, threads=[loop.thread], facts=dict(loop.blocked))
+    return [Verdict(kind=VerdictKind.ASYNCIO_LOOP_BLOCKED, threads=[loop.thread], facts=replace(loop.blocked))
             for loop in report.asyncio or [] if loop.blocked]
 
 

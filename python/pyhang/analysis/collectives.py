@@ -22,6 +22,7 @@ from pyhang.libraries import is_system_library
 from pyhang.model.kinds import Confidence, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.python_facts import PyFrameFacts
 from pyhang.model.report import BlockedOn, Verdict
+from pyhang.model.verdict_facts import CollectiveMismatchFacts
 from pyhang.model.waits import CollectiveDetail, syscall_of
 
 C10D_FILE = "torch/distributed/distributed_c10d.py"
@@ -231,8 +232,9 @@ def diverged(tree):
     sizes = {w["world_size"] for _, w in waiting if w["world_size"] is not None}
     pid = odd[0] if odd else waiting[0][0]
     tid = next(w["tid"] for p, w in waiting if p == pid)
-    facts = {"groups": [{"function": g[0][1]["function"], "ranks": [
-                 {"pid": p, "tid": w["tid"], "rank": w["rank"], "line": w["line"]} for p, w in g]} for g in ordered],
-             "odd": odd, "world_size": sizes.pop() if len(sizes) == 1 else None,
-             "backend": waiting[0][1]["backend"], "confidence": Confidence.LIKELY}
+    facts = CollectiveMismatchFacts(
+        groups=[{"function": g[0][1]["function"], "ranks": [
+            {"pid": p, "tid": w["tid"], "rank": w["rank"], "line": w["line"]} for p, w in g]} for g in ordered],
+        odd=odd, world_size=sizes.pop() if len(sizes) == 1 else None,
+        backend=waiting[0][1]["backend"], confidence=Confidence.LIKELY)
     return [(pid, Verdict(kind=VerdictKind.COLLECTIVE_MISMATCH, threads=[tid], facts=facts))]

@@ -24,6 +24,7 @@ from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, PythonEvidence, Python
     WaitKind
 from pyhang.model.python_facts import PythonState
 from pyhang.model.report import Verdict
+from pyhang.model.verdict_facts import IncompleteFacts
 
 # Statuses of a Python runtime that was found and could not be read.
 _UNREAD = (PythonStatus.UNSUPPORTED, PythonStatus.UNREADABLE)
@@ -97,16 +98,16 @@ def verdicts(report, snapshot):
     evidence = python_evidence(state, report.target.executable, frame_libraries(report.threads))
     if evidence is not None:
         out.append(Verdict(kind=VerdictKind.INCOMPLETE, threads=[t.tid for t in report.threads],
-                           facts={"unread": Unread.PYTHON_STATE, "status": state.status,
-                                  "version": state.version or None,
-                                  "free_threaded": bool(state.free_threaded),
-                                  "python_evidence": evidence[0], "python_evidence_path": evidence[1],
-                                  "read": still_read(report)}))
+                           facts=IncompleteFacts(unread=Unread.PYTHON_STATE, status=state.status,
+                                                 version=state.version or None,
+                                                 free_threaded=bool(state.free_threaded),
+                                                 python_evidence=evidence[0], python_evidence_path=evidence[1],
+                                                 read=still_read(report))))
     waits = unnamed_futex_waits(report, snapshot)
     if waits:
         out.append(Verdict(kind=VerdictKind.INCOMPLETE, threads=[w["tid"] for w in waits],
-                           facts={"unread": Unread.LOCK_LAYOUTS, "problem": report.lock_problem, "waits": waits,
-                                  "read": still_read(report)}))
+                           facts=IncompleteFacts(unread=Unread.LOCK_LAYOUTS, problem=report.lock_problem, waits=waits,
+                                                 read=still_read(report))))
     return out
 
 
@@ -160,4 +161,4 @@ def account_problems(report):
 
 def incomplete(report):
     """What could not be read ([Unread]) of a report's process, in verdict order."""
-    return [v.facts.get("unread") for v in report.verdicts if v.kind == VerdictKind.INCOMPLETE]
+    return [v.facts.unread for v in report.verdicts if v.kind == VerdictKind.INCOMPLETE]

@@ -20,6 +20,7 @@ cannot be read, so that it held the other end is inferred.
 """
 from pyhang.model.kinds import AccountReason, Confidence, ServerEvidence, ThreadState, VerdictKind
 from pyhang.model.report import Verdict
+from pyhang.model.verdict_facts import ServerDiedFacts
 from pyhang.model.waits import syscall_of
 
 # Idle waits that end by themselves or by what anyone outside may give: such a thread may still serve.
@@ -103,10 +104,11 @@ def verdicts(tree, explained=()):
                 dead.update(found[1])
         if not waits:
             continue
-        out.append((p.pid, Verdict(kind=VerdictKind.SERVER_DIED, threads=[w["tid"] for w in waits], facts={
-            "pid": p.pid, "waits": waits, "confidence": Confidence.LIKELY,
-            "dead": [dict(_exit_facts(processes[pid]), evidence=ev, siblings=siblings)
-                     for pid, (ev, siblings) in sorted(dead.items())]})))
+        out.append((p.pid, Verdict(kind=VerdictKind.SERVER_DIED, threads=[w["tid"] for w in waits],
+                                   facts=ServerDiedFacts(
+            pid=p.pid, waits=waits, confidence=Confidence.LIKELY,
+            dead=[dict(_exit_facts(processes[pid]), evidence=ev, siblings=siblings)
+                  for pid, (ev, siblings) in sorted(dead.items())]))))
     return out
 
 

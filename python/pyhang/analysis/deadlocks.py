@@ -7,7 +7,10 @@ without a cycle suffers from.
 """
 from pyhang.analysis import collectives, grpc_calls, held, idle, python_api, syscalls, waitgraph
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
+from pyhang.model.record import replace
 from pyhang.model.report import Edge, Verdict
+from pyhang.model.verdict_facts import ExecutorStarvationFacts, NothingCanWakeFacts, OwnerGoneFacts, \
+    OwnersUnknownFacts, PoolIdleFacts, WaitsOnProcessFacts
 from pyhang.model.waits import syscall_of, to_data
 from pyhang.model.files import pg_backend
 from pyhang.analysis.gather import PG_CONNECTIONS
@@ -469,11 +472,11 @@ def nothing_can_wake(report, pools=None):
 def _nothing_can_wake(kind, address, waiting, api, **more):
     tids = [t.tid for t in waiting]
     return Verdict(kind=VerdictKind.NOTHING_CAN_WAKE, threads=tids,
-                   facts=dict({"kind": kind, "address": address, "name": waiting[0].blocked_on.name,
-                               "waiters": tids, "referenced_by": list(api.referenced_by),
-                               "complete": bool(api.references_complete), "confidence": Confidence.LIKELY,
-                               "length": api.values.get("queue_length"), "maxsize": api.values.get("maxsize")},
-                              **more))
+                   facts=NothingCanWakeFacts(kind=kind, address=address, name=waiting[0].blocked_on.name,
+                                             waiters=tids, referenced_by=list(api.referenced_by),
+                                             complete=bool(api.references_complete), confidence=Confidence.LIKELY,
+                                             length=api.values.get("queue_length"),
+                                             maxsize=api.values.get("maxsize"), **more))
 
 
 def queue_join_workers(threads):
@@ -510,9 +513,9 @@ def executor_starvation(report, pools):
                    and t.blocked_on.api is not None and t.blocked_on.api.values.get("_state") == "PENDING" for t in waits):
             continue
         out.append(Verdict(kind=VerdictKind.EXECUTOR_STARVATION, threads=list(workers),
-                           facts={"work_queue": queue, "workers": list(workers),
-                                  "futures": [t.blocked_on.address for t in waits],
-                                  "confidence": Confidence.LIKELY}))
+                           facts=ExecutorStarvationFacts(work_queue=queue, workers=list(workers),
+                                                         futures=[t.blocked_on.address for t in waits],
+                                                         confidence=Confidence.LIKELY)))
     return out
 
 
@@ -534,17 +537,17 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
         out.append(Verdict(kind=VerdictKind.GIL_HANDOVER, threads=_free_gil_waiters(report)))
     if holder_blocked:
         out.append(Verdict(kind=VerdictKind.GIL_HOLDER_BLOCKED, threads=[report.gil.holder_tid],
-                           facts=dict(holder_blocked)))
+                           facts=replace(holder_blocked)))
     for t in report.threads:
         b = t.blocked_on
         if b and b.owners and b.owner_alive is False:
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid] + list(b.owners),
-                               facts={"waiter": t.tid, "kind": b.kind, "address": b.address,
-                                      "owners": list(b.owners)}))
+                               facts=OwnerGoneFacts(waiter=t.tid, kind=b.kind, address=b.address,
+                                                    owners=list(b.owners))))
         elif _owner_gone(b):
             out.append(Verdict(kind=VerdictKind.OWNER_GONE, threads=[t.tid],
-                               facts={"waiter": t.tid, "kind": b.kind, "address": b.address, "owners": [],
-                                      "owner_ident": b.python.owner_ident}))
+                               facts=OwnerGoneFacts(waiter=t.tid, kind=b.kind, address=b.address, owners=[],
+                                                    owner_ident=b.python.owner_ident)))
     pools = python_api.pools(snapshots)
     out += nothing_can_wake(report, pools)
     out += executor_starvation(report, pools)
@@ -554,7 +557,7 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     pool_workers = [(tid, lib) for tid, lib in pool_workers if lib]
     if pool_workers:
         out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in pool_workers],
-                           facts={"workers": [{"tid": tid, "library": lib} for tid, lib in pool_workers]}))
+                           facts=PoolIdleFacts(workers=[{"tid": tid, "library": lib} for tid, lib in pool_workers])))
     across = collectives.process_waits(report, syscalls.waits_on_processes(report))
     if across and idle_waits:
         # a Pool worker reading its task pipe waits for work its parent gives: idle, not a wait on that process
@@ -567,7 +570,7 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
         across["waits"] = list(across["waits"]) + calls
     if across:
         out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
-                           facts=across))
+                           facts=WaitsOnProcessFacts(waits=across["waits"], root=across["root"])))
     # a thread another verdict already explains is not also of unknown owner, nor one whose wait has a
     # timeout (a Lock's acquire(timeout=...)): it ends by itself (analysis.account: idle)
     explained = {tid for v in out for tid in v.threads} | {w["tid"] for w in idle_waits} | \
@@ -575,8 +578,8 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     unknown = unknown_owners(report, native_depth, explained)
     if unknown:
         out.append(Verdict(kind=VerdictKind.OWNERS_UNKNOWN, threads=[tid for tid, _, _ in unknown],
-                           facts={"waits": [_unknown_wait(report.thread(tid), kind, address)
-                                            for tid, kind, address in unknown]}))
+                           facts=OwnersUnknownFacts(waits=[_unknown_wait(report.thread(tid), kind, address)
+                                                           for tid, kind, address in unknown])))
     if idle_waits:
         out.append(idle.verdict(idle_waits))
     return out
@@ -600,9 +603,9 @@ def explained_elsewhere(verdicts, tids):
     out = []
     for v in verdicts:
         if v.kind == VerdictKind.OWNERS_UNKNOWN:
-            waits = [w for w in v.facts["waits"] if w["tid"] not in tids]
+            waits = [w for w in v.facts.waits if w["tid"] not in tids]
             if not waits:
                 continue
-            v = Verdict(kind=v.kind, threads=[w["tid"] for w in waits], facts=dict(v.facts, waits=waits))
+            v = Verdict(kind=v.kind, threads=[w["tid"] for w in waits], facts=replace(v.facts, waits=waits))
         out.append(v)
     return out

@@ -2,8 +2,8 @@
 (ProcessSnapshot.fork_facts: a model.fork_facts.ForkFacts) and what the report
 found (threads, what each waits on) into fork hazards.
 
-Each rule records the facts it concluded from (model.report.Hazard.facts,
-ForkAnalysis.child_evidence and .checked as (kind, facts) pairs); the
+Each rule records the facts it concluded from (model.report.Hazard.facts: the
+record of its kind and variant, model.hazard_facts; ForkAnalysis.child_evidence and .checked as (kind, facts) pairs); the
 sentences are written by pyhang.render.forks.  Nothing here reads memory;
 every input may be missing or partial, and then the rule says less, never
 fails.
@@ -14,6 +14,8 @@ from operator import attrgetter
 from pyhang.analysis import holders
 from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, GRPC_LIBRARIES, is_one_of
 from pyhang.model.fork_facts import ForkFacts, PythonForkFacts
+from pyhang.model.hazard_facts import CowFacts, CudaFacts, GrpcFacts, InternalLockFacts, OpenmpFacts, \
+    OwnerGoneLockFacts, PythonLockFacts, StartMethodChildFacts, StartMethodParentFacts, ThreadsAtForkFacts
 from pyhang.model.kinds import Confidence, Forker, HazardKind, PythonStatus, WaitKind
 from pyhang.model.record import to_data
 from pyhang.model.report import ForkAnalysis, Hazard
@@ -114,27 +116,28 @@ def _orphaned_locks(a, report, facts, proc, lost):
         gone = [o for o in b.owners if o not in tids]
         named = internal.get(b.address)
         if gone:
-            f = {"thread": t.tid, "kind": b.kind, "address": b.address, "library": b.library, "gone": gone,
-                 "internal": named, "child": a.child}
+            f = OwnerGoneLockFacts(thread=t.tid, kind=b.kind, address=b.address, library=b.library, gone=gone,
+                                   internal=named, child=a.child)
             if parent_threads:
-                f["parent_pid"] = proc.ppid
-                f["in_parent"] = [o for o in gone if o in parent_threads]
+                f.parent_pid = proc.ppid
+                f.in_parent = [o for o in gone if o in parent_threads]
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone", f))
         elif b.python is not None and b.python.owner_gone:
             # The pthread_t it records is a struct pthread: a parent thread's descriptor fork left behind?
             ident = b.python.owner_ident
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.CERTAIN, "owner-gone",
-                                    {"thread": t.tid, "kind": b.kind, "address": b.address, "library": b.library,
-                                     "gone": [], "owner_ident": ident, "internal": named, "child": a.child,
-                                     "descriptor": next((to_data(d) for d in lost if d.address == ident), None)}))
+                                    OwnerGoneLockFacts(
+                                        thread=t.tid, kind=b.kind, address=b.address, library=b.library, gone=[],
+                                        owner_ident=ident, internal=named, child=a.child,
+                                        descriptor=next((to_data(d) for d in lost if d.address == ident), None))))
         elif named and a.child:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "internal-lock",
-                                    {"thread": t.tid, "internal": named}))
+                                    InternalLockFacts(thread=t.tid, internal=named)))
         elif a.child and b.kind == WaitKind.PY_LOCK and not b.owners and lost and t.tid not in suspected and \
                 holders.served_by_manager(t) is None:   # a manager's objects are made after fork
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "python-lock",
-                                    {"thread": t.tid, "kind": b.kind, "address": b.address, "name": b.name,
-                                     "lost": len(lost)}))
+                                    PythonLockFacts(thread=t.tid, kind=b.kind, address=b.address, name=b.name,
+                                                    lost=len(lost))))
     a.checked.append(("blocked", {"count": sum(1 for t in report.threads if t.blocked_on)}))
     if internal:
         a.checked.append(("internal-locks", {"locks": list(internal.values())}))
@@ -152,8 +155,8 @@ def _openmp(a, report, libs, lost):
     if a.child and (pool or inside):
         a.hazards.append(Hazard(HazardKind.OPENMP_AFTER_FORK, inside,
                                 Confidence.CERTAIN if pool and inside else Confidence.LIKELY, "",
-                                {"library": gomp[0], "pool": len(pool), "pool_example": to_data(pool[0]) if pool else None,
-                                 "inside": inside}))
+                                OpenmpFacts(library=gomp[0], pool=len(pool),
+                                            pool_example=to_data(pool[0]) if pool else None, inside=inside)))
     a.checked.append(("openmp", {"library": gomp[0], "child": a.child}))
 
 
@@ -181,10 +184,11 @@ def _grpc(a, report, libs, lost):
     if pool or inside:
         a.hazards.append(Hazard(HazardKind.GRPC_AFTER_FORK, [tid for tid, _ in inside],
                                 Confidence.CERTAIN if pool and inside else Confidence.LIKELY, "",
-                                {"library": grpc[0], "pool": len(pool), "pool_example": to_data(pool[0]) if pool else None,
-                                 "inside": [tid for tid, _ in inside],
-                                 "calls": [{"tid": tid, "function": f.function, "file": f.file, "line": f.line}
-                                           for tid, f in inside]}))
+                                GrpcFacts(library=grpc[0], pool=len(pool),
+                                          pool_example=to_data(pool[0]) if pool else None,
+                                          inside=[tid for tid, _ in inside],
+                                          calls=[{"tid": tid, "function": f.function, "file": f.file, "line": f.line}
+                                                 for tid, f in inside])))
     a.checked.append(("grpc", {"library": grpc[0], "child": a.child}))
 
 
@@ -195,8 +199,8 @@ def _cuda(a, libs, py, lost):
         drivers = [d for d in lost if _started_by(d, CUDA_LIBRARIES)] if cuda else []
         sure = bool(flags) or any(_started_by(d, CUDA_LIBRARIES) for d in lost)
         a.hazards.append(Hazard(HazardKind.CUDA_AFTER_FORK, [], Confidence.CERTAIN if sure else Confidence.LIKELY, "",
-                                {"library": cuda[0] if cuda else None, "drivers": len(drivers),
-                                 "driver_example": to_data(drivers[0]) if drivers else None, "flags": flags}))
+                                CudaFacts(library=cuda[0] if cuda else None, drivers=len(drivers),
+                                          driver_example=to_data(drivers[0]) if drivers else None, flags=flags)))
     a.checked.append(("cuda", {"library": cuda[0] if cuda else None, "torch": bool(py.torch),
                                "initialized": py.cuda_initialized, "in_bad_fork": py.cuda_in_bad_fork}))
 
@@ -215,9 +219,9 @@ def _threads_at_fork(a, facts, proc, lost):
     parent_threads = set(proc.parent_threads if proc else ())
     if a.child and (lost or (len(parent_threads) > 1 and not _descriptors_read(facts))):
         a.hazards.append(Hazard(HazardKind.THREADS_AT_FORK, [], Confidence.CERTAIN if lost else Confidence.LIKELY, "",
-                                {"lost": to_data(lost), "parent_pid": proc.ppid if proc else None,
-                                 "parent_threads": len(parent_threads),
-                                 "parent_thread_names": list(proc.parent_thread_names) if proc else []}))
+                                ThreadsAtForkFacts(lost=to_data(lost), parent_pid=proc.ppid if proc else None,
+                                                   parent_threads=len(parent_threads),
+                                                   parent_thread_names=list(proc.parent_thread_names) if proc else [])))
     a.checked.append(("threads-at-fork", {}))
 
 
@@ -229,11 +233,11 @@ def _start_method(a, report, py, libs):
         if not a.child and len(report.threads) > 1:
             a.hazards.append(Hazard(HazardKind.FORK_START_METHOD, sorted(t.tid for t in report.threads),
                                     Confidence.LIKELY, "parent",
-                                    {"method": method, "fixed": fixed, "threads": len(report.threads),
-                                     "gomp": any(is_one_of(l, GOMP_LIBRARIES) for l in libs)}))
+                                    StartMethodParentFacts(method=method, fixed=fixed, threads=len(report.threads),
+                                                           gomp=any(is_one_of(l, GOMP_LIBRARIES) for l in libs))))
         elif a.child and a.hazards and ctype.startswith("Fork"):
             a.hazards.append(Hazard(HazardKind.FORK_START_METHOD, [], Confidence.CERTAIN, "child",
-                                    {"process_type": ctype}))
+                                    StartMethodChildFacts(process_type=ctype)))
     a.checked.append(("start-method", {"method": method, "multiprocessing": bool(py.multiprocessing)}))
 
 
@@ -243,7 +247,7 @@ def _cow(a, proc, py):
         rollup = proc.smaps_rollup
         if containers:
             a.hazards.append(Hazard(HazardKind.COW_REFCOUNT, [], Confidence.LIKELY, "",
-                                    {"smaps_rollup": rollup, "containers": to_data(containers[:5])}))
+                                    CowFacts(smaps_rollup=rollup, containers=to_data(containers[:5]))))
         a.checked.append(("cow", {"smaps_rollup": rollup, "containers": len(containers)}))
     elif containers:
         a.checked.append(("cow-no-smaps", {"containers": len(containers)}))
@@ -281,5 +285,5 @@ def analyse(report, facts):
     _cow(a, proc, py)
     forker = forked_by(report) if a.hazards else None   # for their advice
     for h in a.hazards:
-        h.facts["forked_by"] = forker
+        h.facts.forked_by = forker
     return a

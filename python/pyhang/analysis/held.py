@@ -15,6 +15,7 @@ Plain Python over the report's edges (analysis.deadlocks.verdicts calls it)."""
 from pyhang.analysis.asyncio import program_frame
 from pyhang.model.kinds import Confidence, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
+from pyhang.model.verdict_facts import HeldAcrossSleepFacts
 from pyhang.model.waits import syscall_of
 
 # A sleep at least this long, still to come, with a lock held is a hang's cause, not a moment of contention.
@@ -144,8 +145,10 @@ def verdicts(report):
                                             "name": _name(report, e), "source": e.source} for e in edges}.values())
         frames = [f for f in t.python_frames if f.file]
         frame = program_frame(frames) or next(iter(frames), None)
-        facts = dict(sleep, holder=tid, locks=locks, waiters=waiters, behind=behind, confidence=Confidence.LIKELY,
-                     frame={"function": frame.function, "file": frame.file, "line": frame.line} if frame else None)
+        facts = HeldAcrossSleepFacts(**sleep, holder=tid, locks=locks, waiters=waiters, behind=behind,
+                                     confidence=Confidence.LIKELY,
+                                     frame={"function": frame.function, "file": frame.file, "line": frame.line}
+                                     if frame else None)
         out.append(Verdict(kind=VerdictKind.HELD_ACROSS_SLEEP, threads=[tid] + waiters + behind, facts=facts))
     return out
 

@@ -21,6 +21,7 @@ freed its copy since.
 """
 from pyhang.model.kinds import Confidence, HolderEvidence, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
+from pyhang.model.verdict_facts import HolderExitedFacts
 
 # Server.serve_client: the loop of the server thread serving one manager client.
 MANAGER_SERVER = ("/multiprocessing/managers.py", ("serve_client", "Server.serve_client"))
@@ -44,7 +45,8 @@ def unheld_lock(t, waiters):
 
 def _facts(t, evidence, **more):
     b = t.blocked_on
-    return dict({"waiter": t.tid, "kind": b.kind, "address": b.address, "name": b.name, "evidence": evidence, "confidence": Confidence.LIKELY}, **more)
+    return HolderExitedFacts(waiter=t.tid, kind=b.kind, address=b.address, name=b.name, evidence=evidence,
+                             confidence=Confidence.LIKELY, **more)
 
 
 def verdicts(report):

@@ -18,6 +18,7 @@ owners-unknown verdict's: never a false all-clear.
 from pyhang.analysis import grpc_calls, pools, python_api
 from pyhang.model.kinds import VerdictKind, WaitKind
 from pyhang.model.report import Verdict
+from pyhang.model.verdict_facts import IdleFacts
 
 # Waits that anyone may end (set, notify, put): they have no owner to name.
 WAITS_FOR_ANYONE = (WaitKind.PY_EVENT, WaitKind.PY_CONDITION, WaitKind.PY_QUEUE_GET)
@@ -83,4 +84,4 @@ def verdict(waits):
     """The idle verdict of `waits` (idle_waits), or None."""
     if not waits:
         return None
-    return Verdict(kind=VerdictKind.IDLE, threads=[w["tid"] for w in waits], facts={"waits": waits})
+    return Verdict(kind=VerdictKind.IDLE, threads=[w["tid"] for w in waits], facts=IdleFacts(waits=waits))

@@ -11,6 +11,7 @@ handler and the pipe at the very moment.
 """
 from pyhang.model.kinds import Confidence, VerdictKind
 from pyhang.model.report import Verdict
+from pyhang.model.verdict_facts import PoolTaskLostFacts
 
 POOL_FILE = "multiprocessing/pool.py"
 # Where an idle worker waits for its next task: the queue's get, its lock, the connection's read (and the
@@ -107,8 +108,8 @@ def lost_tasks(tree):
         if not waits or not workers or _pool_busy(p.report) or not all(idle_worker(c.report) for c in workers):
             continue
         out.append((p.pid, Verdict(kind=VerdictKind.POOL_TASK_LOST, threads=[t.tid for t, _ in waits],
-                                   facts={"pid": p.pid, "workers": [c.pid for c in workers],
-                                          "waits": [{"tid": t.tid, "function": f.function, "line": f.line}
-                                                    for t, f in waits],
-                                          "confidence": Confidence.LIKELY})))
+                                   facts=PoolTaskLostFacts(
+                                       pid=p.pid, workers=[c.pid for c in workers],
+                                       waits=[{"tid": t.tid, "function": f.function, "line": f.line} for t, f in waits],
+                                       confidence=Confidence.LIKELY))))
     return out

@@ -25,6 +25,7 @@ look does not see the other processes.  A gRPC call's poll wakes every
 from pyhang.analysis import grpc_calls
 from pyhang.model.kinds import AccountReason, ThreadState, VerdictKind, severity
 from pyhang.model.report import ThreadAccount, Verdict
+from pyhang.model.verdict_facts import NoProgressFacts
 
 # Idle reasons of threads that outside events may wake (a client, a signal, the user, a timer): any of them
 # could still end a wait pyhang cannot name.
@@ -52,7 +53,7 @@ def apply(report, look):
     for v in report.verdicts:
         named = [tid for tid in v.threads if tid in moved]
         if named:
-            v.facts = dict(v.facts or {}, moved=named)
+            v.facts.moved = named
     outside = [th.tid for th in report.threads if th.account is not None and (
         th.account.state == ThreadState.IDLE and th.account.reason in _WOKEN_FROM_OUTSIDE or
         th.account.state == ThreadState.ELSEWHERE and th.account.reason in _ANSWERED_FROM_OUTSIDE or
@@ -62,7 +63,7 @@ def apply(report, look):
     if not stuck or moved or outside:
         return []
     report.verdicts.append(Verdict(kind=VerdictKind.NO_PROGRESS, threads=stuck,
-                                   facts={"interval": look.interval, "threads": len(report.threads)}))
+                                   facts=NoProgressFacts(interval=look.interval, threads=len(report.threads))))
     report.verdicts.sort(key=lambda v: severity(v.kind))
     for th in report.threads:
         if th.tid in stuck:

@@ -8,6 +8,7 @@ from pyhang.model.kinds import Confidence, GilState, PythonStatus
 from pyhang.model.python_facts import PythonState
 from pyhang.model.record import replace
 from pyhang.model.report import CCall, FramesOmitted, GilSummary, PythonFrame, entry_frame
+from pyhang.model.verdict_facts import GilHolderBlockedFacts
 
 
 class PythonView:
@@ -281,9 +282,9 @@ def ctypes_call(frames):
 
 def holder_blocked(tid, registers, frames, python_frames=()):
     """The classic hang: the GIL holder sleeps in a system call.  The facts
-    of it ({tid, syscall, function, library}), or None.  A holder inside a
-    ctypes call (ctypes_call) also has "ctypes": True and the Python frame
-    that made the call ("caller": {function, file, line}): ctypes keeps the
+    of it (model.verdict_facts.GilHolderBlockedFacts), or None.  A holder inside a
+    ctypes call (ctypes_call) also has `ctypes` True and the Python frame
+    that made the call (`caller`: {function, file, line}): ctypes keeps the
     GIL during a call only for a function flagged to use the Python C API
     (a ctypes.PyDLL library's, ctypes.pythonapi)."""
     nr = syscalls.in_syscall(registers)
@@ -291,10 +292,10 @@ def holder_blocked(tid, registers, frames, python_frames=()):
         return None
     where = entry_frame(frames)
     lib = next((f.library for f in frames if f.library), None)
-    out = {"tid": tid, "syscall": syscalls.name(nr), "function": where.function if where else None,
-           "library": lib}
+    out = GilHolderBlockedFacts(tid=tid, syscall=syscalls.name(nr), function=where.function if where else None,
+                                library=lib)
     if ctypes_call(frames):
-        out["ctypes"] = True
+        out.ctypes = True
         caller = python_frames[0] if python_frames else None
-        out["caller"] = {"function": caller.function, "file": caller.file, "line": caller.line} if caller else None
+        out.caller = {"function": caller.function, "file": caller.file, "line": caller.line} if caller else None
     return out

@@ -525,7 +525,7 @@ def outside(tree):
         if a is None or a.state != ThreadState.ELSEWHERE or not a.pids or set(a.pids) & pids:
             continue
         peers = [dict(p) for v in r.verdicts if v.kind == VerdictKind.WAITS_ON_PROCESS
-                 for w in v.facts.get("waits") or () if w.get("tid") == tid for p in w.get("peers") or ()]
+                 for w in v.facts.waits if w.get("tid") == tid for p in w.get("peers") or ()]
         out.append({"waiter": (pid, tid), "pids": sorted(a.pids), "peers": peers})
     return out
 

@@ -41,6 +41,8 @@ then nothing is concluded from it.
 from pyhang.libraries import GOMP_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, HazardKind, LockFlag, WaitKind
 from pyhang.model.report import Hazard
+from pyhang.model.hazard_facts import CowChildrenFacts, ParentOwnerFacts, ParentPoolFacts, ParentReferenceFacts, \
+    ParentThreadLockFacts
 
 MAX_CHILDREN_LISTED = 16
 MAX_CONTAINERS = 5
@@ -69,32 +71,30 @@ def _parent_thread_lock(child, parent, hazard):
     if hazard.kind != HazardKind.ORPHANED_LOCK or hazard.variant != "owner-gone":
         return None
     f = hazard.facts
-    th = child.report.thread(f.get("thread"))
+    th = child.report.thread(f.thread)
     b = th.blocked_on if th is not None else None
     if b is None or (b.glibc is not None and LockFlag.PSHARED in b.glibc.flags):
         return None
-    held = [parent.report.thread(o) for o in f.get("gone") or ()]
+    held = [parent.report.thread(o) for o in f.gone]
     held = [t for t in held if t is not None]
     if not held:
         return None
-    facts = {k: f.get(k) for k in ("thread", "kind", "address", "library", "internal")}
-    facts.update({"parent_pid": parent.pid, "parent_threads": [_who(t) for t in held],
-                  "parent_comm": parent.comm, "processes": [child.pid, parent.pid]})
+    facts = ParentThreadLockFacts(thread=f.thread, kind=f.kind, address=f.address, library=f.library,
+                                  internal=f.internal, parent_pid=parent.pid, parent_threads=[_who(t) for t in held],
+                                  parent_comm=parent.comm, processes=[child.pid, parent.pid])
     return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.CERTAIN, "parent-thread", facts)
 
 
 def _python_lock(hazard):
     """(address, type) of a child's lock that records no owner, or whose
     recorded owner (a pthread_t) is no thread of the child; else None."""
-    if hazard.kind != HazardKind.ORPHANED_LOCK:
+    if hazard.kind != HazardKind.ORPHANED_LOCK or hazard.variant not in ("python-lock", "owner-gone"):
         return None
     f = hazard.facts
-    kind = f.get("kind") or WaitKind.PY_LOCK
-    if hazard.variant == "owner-gone" and (kind != WaitKind.PY_RLOCK or f.get("gone") or not f.get("owner_ident")):
+    kind = f.kind or WaitKind.PY_LOCK
+    if hazard.variant == "owner-gone" and (kind != WaitKind.PY_RLOCK or f.gone or not f.owner_ident):
         return None
-    if hazard.variant not in ("python-lock", "owner-gone"):
-        return None
-    return (f["address"], LOCK_TYPES[kind]) if f.get("address") and kind in LOCK_TYPES else None
+    return (f.address, LOCK_TYPES[kind]) if f.address and kind in LOCK_TYPES else None
 
 
 def lock_objects_wanted(tree):
@@ -124,14 +124,14 @@ def _parent_owner(child, parent, hazard):
     address, type_name = lock
     f = hazard.facts
     seen = (parent.lock_objects or {}).get(address)
-    if not seen or seen.type_name != type_name or not seen.alive or seen.owner_thread_id != f["owner_ident"]:
+    if not seen or seen.type_name != type_name or not seen.alive or seen.owner_thread_id != f.owner_ident:
         return None
     th = parent.report.thread(seen.owner_tid)
     if th is None:
         return None
-    facts = {k: f.get(k) for k in ("thread", "kind", "address", "owner_ident")}
-    facts.update({"type": type_name, "parent_pid": parent.pid, "parent_comm": parent.comm,
-                  "parent_threads": [_who(th)], "processes": [child.pid, parent.pid]})
+    facts = ParentOwnerFacts(thread=f.thread, kind=f.kind, address=f.address, owner_ident=f.owner_ident,
+                             type=type_name, parent_pid=parent.pid, parent_comm=parent.comm,
+                             parent_threads=[_who(th)], processes=[child.pid, parent.pid])
     return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.CERTAIN, "parent-owner", facts)
 
 
@@ -155,23 +155,23 @@ def _parent_reference(child, parent, hazard):
     if not held:
         return None
     f = hazard.facts
-    facts = {"thread": f.get("thread"), "kind": f.get("kind") or WaitKind.PY_LOCK, "address": address,
-             "type": type_name, "refcount": seen.refcount, "parent_pid": parent.pid,
-             "parent_comm": parent.comm, "parent_threads": held, "processes": [child.pid, parent.pid]}
+    facts = ParentReferenceFacts(thread=f.thread, kind=f.kind or WaitKind.PY_LOCK, address=address,
+                                 type=type_name, refcount=seen.refcount, parent_pid=parent.pid,
+                                 parent_comm=parent.comm, parent_threads=held, processes=[child.pid, parent.pid])
     return Hazard(HazardKind.ORPHANED_LOCK, list(hazard.threads), Confidence.LIKELY, "parent-reference", facts)
 
 
 def _parent_pool(child, parent, hazard):
     """The child blocked in libgomp, the pool alive in the parent."""
-    if hazard.kind != HazardKind.OPENMP_AFTER_FORK or not hazard.facts.get("inside"):
+    if hazard.kind != HazardKind.OPENMP_AFTER_FORK or hazard.variant != "" or not hazard.facts.inside:
         return None
     pool = [t for t in parent.report.threads
             if t.tid != parent.pid and any(is_one_of(fr.library, GOMP_LIBRARIES) for fr in t.native_frames)]
     if not pool:
         return None
-    facts = {"inside": list(hazard.facts["inside"]), "library": hazard.facts.get("library"),
-             "parent_pid": parent.pid, "parent_comm": parent.comm, "parent_threads": [_who(t) for t in pool],
-             "pool_in_child": hazard.facts.get("pool", 0), "processes": [child.pid, parent.pid]}
+    facts = ParentPoolFacts(inside=list(hazard.facts.inside), library=hazard.facts.library,
+                            parent_pid=parent.pid, parent_comm=parent.comm, parent_threads=[_who(t) for t in pool],
+                            pool_in_child=hazard.facts.pool, processes=[child.pid, parent.pid])
     return Hazard(HazardKind.OPENMP_AFTER_FORK, list(hazard.threads), hazard.confidence, "parent-pool", facts)
 
 
@@ -188,15 +188,16 @@ def _cow_children(parent, children):
         for h in c.report.fork_hazards:
             if h.kind == HazardKind.COW_REFCOUNT:
                 reading.append(c.pid)
-                for k in h.facts.get("containers") or ():
+                for k in h.facts.containers or ():
                     containers.setdefault(k.get("address"), k)
     if not reading:
         return None
     rows.sort(key=lambda r: -r["private_dirty_kb"])
-    facts = {"children": rows[:MAX_CHILDREN_LISTED], "children_count": len(rows), "reading": sorted(reading),
-             "private_dirty_kb": sum(r["private_dirty_kb"] for r in rows),
-             "containers": sorted(containers.values(), key=lambda k: -k.get("estimated_bytes", 0))[:MAX_CONTAINERS],
-             "processes": [parent.pid] + [r["pid"] for r in rows]}
+    facts = CowChildrenFacts(
+        children=rows[:MAX_CHILDREN_LISTED], children_count=len(rows), reading=sorted(reading),
+        private_dirty_kb=sum(r["private_dirty_kb"] for r in rows),
+        containers=sorted(containers.values(), key=lambda k: -k.get("estimated_bytes", 0))[:MAX_CONTAINERS],
+        processes=[parent.pid] + [r["pid"] for r in rows])
     return Hazard(HazardKind.COW_REFCOUNT, [], Confidence.LIKELY, "children", facts)
 
 
@@ -217,7 +218,7 @@ def hazards(tree):
                 found = (_parent_thread_lock(p, parent, h) or _parent_owner(p, parent, h)
                          or _parent_reference(p, parent, h) or _parent_pool(p, parent, h))
             if found is not None:
-                found.facts.setdefault("forked_by", h.facts.get("forked_by"))
+                found.facts.forked_by = h.facts.forked_by
             out.append((p.pid, found or h))
     for pid, children in parents.items():
         h = _cow_children(by_pid[pid], children)

@@ -28,7 +28,12 @@ wrote where it now keeps a record) stays that string; a field whose value
 is a dict of records by key names their class in `__nested_maps__`.  A field named in
 the record's `__older__` ({name: its default}) holds what only data
 written by an older pyhang has (a sentence since replaced by facts):
-to_data() leaves it out while it has that default.
+to_data() leaves it out while it has that default.  A field named in the
+record's `__optional__` ({name: a test of the record}) is one the data
+carries only at times (a verdict's facts: `moved` after a second look):
+to_data() leaves it out while the test, given the record, is true.
+`fields_of(r)` is the record's own dict of the fields to_data() keeps, its
+values as they are (a renderer's, which words some of them).
 
 A record class's __init__ is compiled when its first instance is made, from
 the build's cache of them (`CACHE`, written by pyhang.model.record_cache
@@ -109,6 +114,10 @@ def _make(cls, frozen):
     # what from_data() converts, looked up once here rather than per record it makes
     cls.__record_nested__ = tuple(cls.__dict__.get("__nested__", {}).items())
     cls.__record_maps__ = tuple(cls.__dict__.get("__nested_maps__", {}).items())
+    older = cls.__dict__.get("__older__", {})
+    cls.__record_omit__ = tuple((name, (lambda r, name=name, default=default: getattr(r, name) == default))
+                                for name, default in older.items()) + \
+        tuple(cls.__dict__.get("__optional__", {}).items())
     cls.__match_args__ = tuple(names)
     if "__repr__" not in cls.__dict__:
         cls.__repr__ = _repr
@@ -162,9 +171,11 @@ def to_data(value):
     """`value` (a record, or lists, dicts and other sequences of them) as JSON's types."""
     fields = getattr(type(value), "__record_fields__", None)
     if fields is not None:
-        older = getattr(type(value), "__older__", ())
-        return {name: to_data(getattr(value, name)) for name in fields
-                if not (name in older and getattr(value, name) == type(value).__older__[name])}
+        omit = type(value).__record_omit__
+        if omit:
+            left_out = {name for name, test in omit if test(value)}
+            return {name: to_data(getattr(value, name)) for name in fields if name not in left_out}
+        return {name: to_data(getattr(value, name)) for name in fields}
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]
     if isinstance(value, dict):
@@ -172,6 +183,13 @@ def to_data(value):
     if not isinstance(value, _LEAVES) and isinstance(value, Sequence):   # made when asked for (a native sequence)
         return [to_data(v) for v in value]
     return value
+
+
+def fields_of(value):
+    """Record `value`'s fields as to_data() keeps them ({name: value}, in field order), the values unconverted."""
+    omit = type(value).__record_omit__
+    left_out = {name for name, test in omit if test(value)} if omit else ()
+    return {name: getattr(value, name) for name in value.__record_fields__ if name not in left_out}
 
 
 def from_data(cls, data):

@@ -13,7 +13,9 @@ from pyhang.model.record import field, from_data, record
 from pyhang.model.kinds import Confidence, DeadlockKind, GilState, HazardKind, OwnerSource
 from pyhang.model.proc_record import ProcSummary
 from pyhang.model.python_values import LocalValue
+from pyhang.model.hazard_facts import facts_from_data as hazard_facts_from_data
 from pyhang.model.unread import ReadProblem
+from pyhang.model.verdict_facts import AsyncioLoopBlockedFacts, GilHolderBlockedFacts, facts_from_data
 from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, GrpcCallDetail, HowIdentified, JoinDetail, \
     LayoutsIssue, PythonLockDetail, PythonLockEvidence, SyscallWait
 
@@ -293,10 +295,18 @@ class Deadlock:
 @record
 class Verdict:
     """A blocked situation without a cycle (model.kinds.VerdictKind), with
-    the facts its sentence is written from."""
+    the facts its sentence is written from: the record of its kind
+    (model.verdict_facts.FACTS; a dict, as given, only for a kind this
+    pyhang does not know).  Facts given as a dict (an older report's data)
+    are made that record; none, the record of a kind that has no fields
+    but `moved`."""
     kind: str
     threads: list[int]
-    facts: dict[str, object] = field(default_factory=dict)
+    facts: object = None
+
+    def __post_init__(self):
+        if self.facts is None or isinstance(self.facts, dict):
+            self.facts = facts_from_data(self.kind, self.facts or {})
 
 
 @record
@@ -336,7 +346,7 @@ class InterpreterGil:
     interp_id: int                      # -1: the process-wide GIL (before 3.12, or not known)
     locked: bool | None = None
     holder_tid: int | None = None    # None when no thread state holds it
-    holder_blocked: dict | None = None   # python_state.holder_blocked() of the holder
+    holder_blocked: GilHolderBlockedFacts | None = None   # python_state.holder_blocked() of the holder
     waiting: list[int] = field(default_factory=list)
     released: list[int] = field(default_factory=list)
 
@@ -348,10 +358,14 @@ class Hazard:
     threads: list[int]          # the threads it blocks (none: the whole process)
     confidence: str             # model.kinds.Confidence
     variant: str                # which of the kind's findings ("" when it has one)
-    facts: dict[str, object] = field(default_factory=dict)
+    # the record of its kind and variant (model.hazard_facts.FACTS); given as a dict (older data), made that
+    # record; a dict, as given, only for a kind or variant this pyhang does not know
+    facts: object = None
 
     def __post_init__(self):
         self.threads = sorted(self.threads)
+        if self.facts is None or isinstance(self.facts, dict):
+            self.facts = hazard_facts_from_data(self.kind, self.variant, self.facts or {})
 
     @property
     def hangs(self):
@@ -421,5 +435,5 @@ class AsyncioLoop:
     ready: int | None = None         # callbacks ready to run
     scheduled: int | None = None     # timers
     running_task: str | None = None  # the task being stepped now
-    blocked: dict | None = None      # the loop's thread is blocked inside a step: {task, frame, wait, ready, pending}
+    blocked: AsyncioLoopBlockedFacts | None = None   # the loop's thread is blocked inside a step (analysis.asyncio)
     tasks: list[AsyncioTask] = field(default_factory=list)

@@ -109,12 +109,12 @@ _UNACCOUNTED_WHY = {
 def unaccounted_text(f, names):
     """Each wait of the `unaccounted` verdict as pyhang read it, and why no class explains it."""
     parts = []
-    for w in f["waits"][:LISTED]:
+    for w in f.waits[:LISTED]:
         why = _UNACCOUNTED_WHY.get(w.get("reason"))
         tail = why(w) if why else ": pyhang does not model what ends this wait"
         parts.append("%s waits in %s%s%s" % (names(w["tid"]), _raw_call_text(w), tail, _innermost_text(w)))
-    if len(f["waits"]) > LISTED:
-        parts.append("and %d more threads" % (len(f["waits"]) - LISTED))
+    if len(f.waits) > LISTED:
+        parts.append("and %d more threads" % (len(f.waits) - LISTED))
     return "; ".join(parts)
 
 

@@ -120,22 +120,22 @@ def render_asyncio(report, names, holds_text):
 def loop_blocked_text(facts, names, holds_text):
     """The verdict of an event loop whose thread is blocked inside a task's
     step.  `holds_text(kind, address)` names what the thread waits on."""
-    where = " at %s" % _frame_dict(facts["frame"]) if facts.get("frame") else ""
-    if facts.get("program_frame"):   # the program's own call, below the library frames it blocks in
-        where = " at %s, inside %s (%s)" % (_frame_dict(facts["program_frame"]), facts["frame"]["function"],
-                                            facts["frame"]["file"].rsplit("/", 1)[-1])
-    if facts.get("wait") == WaitKind.SYSCALL:
-        call = facts.get("wait_call")
+    where = " at %s" % _frame_dict(facts.frame) if facts.frame else ""
+    if facts.program_frame:   # the program's own call, below the library frames it blocks in
+        where = " at %s, inside %s (%s)" % (_frame_dict(facts.program_frame), facts.frame["function"],
+                                            facts.frame["file"].rsplit("/", 1)[-1])
+    if facts.wait == WaitKind.SYSCALL:
+        call = facts.wait_call
         wait = ", waiting in the %s system call" % call_name(call) if call is not None else ", waiting in a system call"
-    elif facts.get("wait"):
-        wait = ", waiting on %s" % holds_text(facts["wait"], facts.get("wait_address"))
+    elif facts.wait:
+        wait = ", waiting on %s" % holds_text(facts.wait, facts.wait_address)
     else:
         wait = ""
     return ("the event loop of %s is blocked inside task '%s': a synchronous call in its coroutine%s%s; "
             "%s ready callback%s and %d pending task%s cannot run until it returns" % (
-                names(facts["tid"]), facts["task"], where, wait,
-                "?" if facts.get("ready") is None else facts["ready"], "" if facts.get("ready") == 1 else "s",
-                facts.get("pending") or 0, "" if facts.get("pending") == 1 else "s"))
+                names(facts.tid), facts.task, where, wait,
+                "?" if facts.ready is None else facts.ready, "" if facts.ready == 1 else "s",
+                facts.pending or 0, "" if facts.pending == 1 else "s"))
 
 
 def _frame_dict(f):

@@ -86,7 +86,7 @@ def _thread_box(th, pid, in_cycle):
 def _finding_title(f):
     if isinstance(f, Hazard):
         return "fork hazard: " + HAZARD_TITLES[f.kind] if not f.hangs else HAZARD_TITLES[f.kind]
-    queue = QUEUE_SUMMARIES.get((f.facts or {}).get("kind")) if f.kind == VerdictKind.NOTHING_CAN_WAKE else None
+    queue = QUEUE_SUMMARIES.get(f.facts.kind) if f.kind == VerdictKind.NOTHING_CAN_WAKE else None
     return queue or HANG_SUMMARIES.get(f.kind) or FINDING_TITLES.get(f.kind) or f.kind
 
 

@@ -63,7 +63,7 @@ def hazard_title(h):
 
 def advice(h):
     """The advice of hazard `h`: for who forked it where that changes the fix, else its kind's."""
-    return FORKER_ADVICE.get((h.facts.get("forked_by"), h.kind)) or ADVICE[h.kind]
+    return FORKER_ADVICE.get((h.facts.forked_by, h.kind)) or ADVICE[h.kind]
 
 
 # threading's names of the lock types (LockObject.type_name).
@@ -94,87 +94,87 @@ def _start_routine(d):
 def _parent_threads(f):
     """The parent's threads a tree-level hazard names."""
     return ", ".join(thread_title(t["num"], t["tid"], t.get("name"), t.get("python_name"))
-                     for t in f["parent_threads"])
+                     for t in f.parent_threads)
 
 
 def _parent(f):
-    return "PID %d%s" % (f["parent_pid"], " (%s)" % f["parent_comm"] if f.get("parent_comm") else "")
+    return "PID %d%s" % (f.parent_pid, " (%s)" % f.parent_comm if f.parent_comm else "")
 
 
 def _orphaned_lock(h, f, names):
     if h.variant == "parent-thread":
-        owners = f["parent_threads"]
+        owners = f.parent_threads
         return ("%s waits on %s 0x%x%s; its owner LWP %s is not alive in this process: %s %s of the parent %s, "
                 "which held the lock when the parent forked: the copy here is locked by a thread that does not "
                 "exist in this child%s") % (
-                    names(f["thread"]), f["kind"], f["address"] or 0,
-                    " (%s)" % basename(f["library"]) if f["library"] else "",
+                    names(f.thread), f.kind, f.address or 0,
+                    " (%s)" % basename(f.library) if f.library else "",
                     ", ".join(str(t["tid"]) for t in owners), "it is" if len(owners) == 1 else "they are",
                     _parent_threads(f), _parent(f),
-                    "; the lock is glibc's %s" % f["internal"]["name"] if f.get("internal") else "")
+                    "; the lock is glibc's %s" % f.internal["name"] if f.internal else "")
     if h.variant == "parent-owner":
         return ("%s waits on threading.%s 0x%x; its owner pthread_t 0x%x is no thread of this process: in the "
                 "parent %s the same %s (fork keeps addresses) is still owned by pthread_t 0x%x, which is %s, so that "
                 "thread held it when the parent forked: the copy here is never released") % (
-                    names(f["thread"]), _LOCK_NAMES.get(f["type"], f["type"]), f["address"], f["owner_ident"],
-                    _parent(f), _LOCK_NAMES.get(f["type"], f["type"]), f["owner_ident"], _parent_threads(f))
+                    names(f.thread), _LOCK_NAMES.get(f.type, f.type), f.address, f.owner_ident,
+                    _parent(f), _LOCK_NAMES.get(f.type, f.type), f.owner_ident, _parent_threads(f))
     if h.variant == "parent-reference":
-        held = f["parent_threads"]
+        held = f.parent_threads
         return ("%s waits on threading.%s 0x%x, which records no owner; fork keeps addresses, and in the parent %s "
                 "the object at 0x%x is still a locked threading.%s (refcount %s): %s. %s held the lock when the "
                 "parent forked, most likely: the copy here is never released") % (
-                    names(f["thread"]), _LOCK_NAMES.get(f["type"], f["type"]), f["address"], _parent(f),
-                    f["address"], _LOCK_NAMES.get(f["type"], f["type"]), f.get("refcount"),
+                    names(f.thread), _LOCK_NAMES.get(f.type, f.type), f.address, _parent(f),
+                    f.address, _LOCK_NAMES.get(f.type, f.type), f.refcount,
                     "; ".join("%s %s" % (thread_title(t["num"], t["tid"], t.get("name"), t.get("python_name")),
                                          lock_reference(t["references"])) for t in held),
                     "It" if len(held) == 1 else "One of them")
     if h.variant == "internal-lock":
-        i = f["internal"]
+        i = f.internal
         return ("%s waits on glibc's %s at 0x%x (%s), which fork does not reset; glibc records no owner of it: "
-                "a parent thread held it at fork") % (names(f["thread"]), i["name"], i["address"], _found(i))
+                "a parent thread held it at fork") % (names(f.thread), i["name"], i["address"], _found(i))
     if h.variant == "python-lock":
         return ("%s waits on threading.Lock 0x%x%s; a Lock records no owner, and no other thread of this fork "
                 "child references it: most likely a parent thread held it at fork%s") % (
-                    names(f["thread"]), f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "",
-                    "" if not f["lost"] else " (%d parent thread%s did not survive fork)" % (f["lost"], _s(f["lost"])))
-    owner = "LWP %s" % ", ".join(str(o) for o in f["gone"]) if f["gone"] else \
-        "pthread_t 0x%x" % (f.get("owner_ident") or 0)
+                    names(f.thread), f.address or 0, " (%s)" % object_name(f.name) if f.name else "",
+                    "" if not f.lost else " (%d parent thread%s did not survive fork)" % (f.lost, _s(f.lost)))
+    owner = "LWP %s" % ", ".join(str(o) for o in f.gone) if f.gone else \
+        "pthread_t 0x%x" % (f.owner_ident or 0)
     ev = "%s waits on %s 0x%x%s; its owner %s is not a thread of this process" % (
-        names(f["thread"]), f["kind"], f["address"] or 0, " (%s)" % basename(f["library"]) if f["library"] else "",
+        names(f.thread), f.kind, f.address or 0, " (%s)" % basename(f.library) if f.library else "",
         owner)
-    if f.get("descriptor"):
+    if f.descriptor:
         ev += "; it is the descriptor of a parent thread that fork did not copy, %s: that thread held the lock " \
-              "at fork" % _start_routine(f["descriptor"])
-    elif "in_parent" in f:
-        if f["in_parent"]:
+              "at fork" % _start_routine(f.descriptor)
+    elif f.in_parent is not None:   # the parent's threads were read
+        if f.in_parent:
             ev += "; LWP %s is a thread of the parent PID %d: the lock was held there at fork and copied " \
-                  "locked" % (", ".join(map(str, f["in_parent"])), f["parent_pid"])
+                  "locked" % (", ".join(map(str, f.in_parent)), f.parent_pid)
         else:
-            ev += "; nor of the parent PID %d (it exited, or the lock came from an older fork)" % f["parent_pid"]
-    elif f["child"]:
+            ev += "; nor of the parent PID %d (it exited, or the lock came from an older fork)" % f.parent_pid
+    elif f.child:
         ev += " (this is a fork child: the lock was copied while a parent thread held it)"
-    if f["internal"]:
-        ev += "; the lock is glibc's %s (%s)" % (f["internal"]["name"], _found(f["internal"]))
+    if f.internal:
+        ev += "; the lock is glibc's %s (%s)" % (f.internal["name"], _found(f.internal))
     return ev
 
 
 def _openmp(h, f, names):
     if h.variant == "parent-pool":
-        pool = f["parent_threads"]
+        pool = f.parent_threads
         return ("%s %s blocked inside %s waiting for the OpenMP pool's threads; they exist only in the parent %s, "
                 "where %d pool thread%s %s alive (%s): their owner is not alive in this child, which has none of "
                 "them%s") % (
-                    ", ".join(names(x) for x in f["inside"]), "is" if len(f["inside"]) == 1 else "are",
-                    basename(f["library"]) or "libgomp", _parent(f), len(pool), _s(len(pool)),
+                    ", ".join(names(x) for x in f.inside), "is" if len(f.inside) == 1 else "are",
+                    basename(f.library) or "libgomp", _parent(f), len(pool), _s(len(pool)),
                     "is" if len(pool) == 1 else "are", _parent_threads(f),
-                    "" if not f["pool_in_child"] else " (its memory still holds %d of their descriptors)" %
-                    f["pool_in_child"])
-    parts = ["%s is loaded" % f["library"]]
-    if f["pool"]:
+                    "" if not f.pool_in_child else " (its memory still holds %d of their descriptors)" %
+                    f.pool_in_child)
+    parts = ["%s is loaded" % f.library]
+    if f.pool:
         parts.append("its thread pool was started before fork: %d pool thread%s (%s) ran in the parent and "
-                     "%s not copied" % (f["pool"], _s(f["pool"]), _start_routine(f["pool_example"]),
-                                        "was" if f["pool"] == 1 else "were"))
-    inside = f["inside"]
+                     "%s not copied" % (f.pool, _s(f.pool), _start_routine(f.pool_example),
+                                        "was" if f.pool == 1 else "were"))
+    inside = f.inside
     if inside:
         parts.append("%s %s blocked inside libgomp, waiting for pool threads that do not exist here" % (
             ", ".join(names(x) for x in inside), "is" if len(inside) == 1 else "are"))
@@ -184,11 +184,11 @@ def _openmp(h, f, names):
 
 
 def _grpc(h, f, names):
-    parts = ["%s is loaded" % f["library"]]
-    if f["pool"]:
+    parts = ["%s is loaded" % f.library]
+    if f.pool:
         parts.append("gRPC's threads were started before fork: %d of them (%s) ran in the parent and %s not copied"
-                     % (f["pool"], _start_routine(f["pool_example"]), "was" if f["pool"] == 1 else "were"))
-    calls = f.get("calls") or []
+                     % (f.pool, _start_routine(f.pool_example), "was" if f.pool == 1 else "were"))
+    calls = f.calls or []
     if calls:
         parts.append("; ".join("%s waits in a gRPC call (File \"%s\", line %s, in %s) on a completion queue the "
                                "parent's gRPC threads drove: nothing in this child completes it" % (
@@ -200,40 +200,40 @@ def _grpc(h, f, names):
 
 def _cuda(h, f, names):
     parts = []
-    if f["library"]:
-        parts.append("CUDA library %s is mapped in this fork child" % f["library"])
-        if f["drivers"]:
+    if f.library:
+        parts.append("CUDA library %s is mapped in this fork child" % f.library)
+        if f.drivers:
             parts.append("%d of its threads (%s) ran in the parent: CUDA was initialised before fork" % (
-                f["drivers"], _start_routine(f["driver_example"])))
-    if f["flags"]:
+                f.drivers, _start_routine(f.driver_example)))
+    if f.flags:
         parts.append("torch.cuda says %s" % " and ".join(
-            "%s = True" % ("_initialized" if flag == "cuda_initialized" else "_in_bad_fork") for flag in f["flags"]))
+            "%s = True" % ("_initialized" if flag == "cuda_initialized" else "_in_bad_fork") for flag in f.flags))
     return "; ".join(parts)
 
 
 def _threads_at_fork(h, f, names):
     parts = []
-    lost = f["lost"]
+    lost = f.lost
     if lost:
         by = {}
         for d in lost:
             by.setdefault(_start_routine(d), []).append(d)
         parts.append("this child's memory holds %d descriptor%s of parent threads that fork did not copy: %s" % (
             len(lost), _s(len(lost)), ", ".join("%d × %s" % (len(v), k) for k, v in sorted(by.items()))))
-    if f["parent_threads"] > 1:
+    if f.parent_threads > 1:
         parts.append("live: the parent PID %d has %d threads now (%s)" % (
-            f["parent_pid"], f["parent_threads"], ", ".join(sorted(set(n for n in f["parent_thread_names"] if n)))
+            f.parent_pid, f.parent_threads, ", ".join(sorted(set(n for n in f.parent_thread_names if n)))
             or "?"))
     return "; ".join(parts)
 
 
 def _start_method(h, f, names):
     if h.variant == "child":
-        return "this child was started by multiprocessing with the fork start method (%s)" % f["process_type"]
-    fixed = "fixed" if f["fixed"] else "the platform default, not set explicitly"
+        return "this child was started by multiprocessing with the fork start method (%s)" % f.process_type
+    fixed = "fixed" if f.fixed else "the platform default, not set explicitly"
     return ("multiprocessing's start method is fork (%s: %s) and this process has %d threads: every child it "
             "forks inherits their locks and state but not the threads%s") % (
-                f["method"], fixed, f["threads"], "; libgomp is loaded" if f["gomp"] else "")
+                f.method, fixed, f.threads, "; libgomp is loaded" if f.gomp else "")
 
 
 def _rollup(r):
@@ -241,30 +241,30 @@ def _rollup(r):
 
 
 def _cow_children(f):
-    rows = f["children"]
+    rows = f.children
     listed = ", ".join("PID %d %s (shares %s)" % (r["pid"], _mb(r["private_dirty_kb"]), _mb(r["shared_kb"]))
                        for r in rows)
-    more = f["children_count"] - len(rows)
+    more = f.children_count - len(rows)
     big = "; ".join("%s: %s of %d items, ~%s" % (c["where"], c["type"], c["length"],
-                                                  _mb(c["estimated_bytes"] / 1024.0)) for c in f["containers"])
+                                                  _mb(c["estimated_bytes"] / 1024.0)) for c in f.containers)
     return ("%d fork child%s of this process hold%s %s of private dirty memory, copied from it or written since "
             "fork (smaps_rollup Private_Dirty: %s%s); "
             "%s read%s large builtin containers inherited from this process, and every read copies the page it "
             "touches: %s") % (
-                f["children_count"], "" if f["children_count"] == 1 else "ren",
-                "s" if f["children_count"] == 1 else "", _mb(f["private_dirty_kb"]), listed,
+                f.children_count, "" if f.children_count == 1 else "ren",
+                "s" if f.children_count == 1 else "", _mb(f.private_dirty_kb), listed,
                 "" if more <= 0 else ", and %d more" % more,
-                ", ".join("PID %d" % pid for pid in f["reading"]), "s" if len(f["reading"]) == 1 else "",
+                ", ".join("PID %d" % pid for pid in f.reading), "s" if len(f.reading) == 1 else "",
                 big)
 
 
 def _cow(h, f, names):
     if h.variant == "children":
         return _cow_children(f)
-    r = f["smaps_rollup"]
+    r = f.smaps_rollup
     big = "; ".join("%s: %s of %d items, ~%s with its items (at 0x%x, inherited from the parent)" % (
         c["where"], c["type"], c["length"], _mb(c["estimated_bytes"] / 1024.0), c["address"])
-        for c in f["containers"])
+        for c in f.containers)
     dirty, shared = _rollup(r)
     return ("smaps_rollup: Private_Dirty %s (copied or written by this child) against Shared %s still shared "
             "(Rss %s, Pss %s); large builtin containers this child reads copy the pages they live in: %s") % (
@@ -292,7 +292,7 @@ def hazard_advice(h, report=None):
     parent that says which of its threads held the lock."""
     text = advice(h)
     analysis = report.fork_analysis if report is not None else None
-    if h.kind != HazardKind.ORPHANED_LOCK or h.facts.get("processes") or analysis is None or not analysis.parent_pid:
+    if h.kind != HazardKind.ORPHANED_LOCK or h.facts.processes or analysis is None or not analysis.parent_pid:
         return text
     if report.target.kind == "core":
         return text + "; `pyhang report CHILD.core PARENT.core` (a core of the parent PID %d too) says which " \

@@ -14,6 +14,7 @@ from pyhang.model.kinds import ThreadState, Unread, WaitKind
 from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name, thread_problem
 from pyhang.model.waits import syscall_of
+from pyhang.model.record import fields_of
 from pyhang.render.syscalls import syscall_json
 from pyhang.render.target import object_problem_text
 from pyhang.render.names import lock_text
@@ -25,8 +26,8 @@ from pyhang.render.unread import unread_text
 
 
 def _verdict_facts(facts):
-    """A verdict's facts, with the object they name worded (render.names.object_name)."""
-    out = dict(facts or {})
+    """A verdict's facts (model.verdict_facts), with the object they name worded (render.names.object_name)."""
+    out = fields_of(facts) if not isinstance(facts, dict) else dict(facts)
     if out.get("name"):
         out["name"] = object_name(out["name"])
     if out.get("unread") == Unread.LOCK_LAYOUTS:   # incomplete: why the layouts are not known, worded

@@ -462,22 +462,22 @@ def held_across_sleep_text(f, names):
     in sleep_forever (app.py line 44); Thread 3 (LWP 10) waits for it [likely: …]" (a held-across-sleep
     verdict's facts: analysis.held)."""
     locks = " and ".join(lock_text(x["kind"], x["address"]) + (" (%s)" % object_name(x["name"]) if x.get("name")
-                                                                   else "") for x in f["locks"])
-    likely = any(x.get("source") == OwnerSource.HEURISTIC for x in f["locks"])
-    how = "for another %s" % syscalls.duration(f["left_ns"]) if f.get("left_ns") is not None else \
-        "in a sleep of %s" % syscalls.duration(f["requested_ns"])
-    frame = f.get("frame") or {}
+                                                                   else "") for x in f.locks)
+    likely = any(x.get("source") == OwnerSource.HEURISTIC for x in f.locks)
+    how = "for another %s" % syscalls.duration(f.left_ns) if f.left_ns is not None else \
+        "in a sleep of %s" % syscalls.duration(f.requested_ns)
+    frame = f.frame or {}
     where = " in %s (%s line %s)" % (frame.get("function") or "?", basename(frame.get("file")) or "?",
                                      frame.get("line", "?")) if frame else ""
-    waiters = f["waiters"]
+    waiters = f.waiters
     text = "%s %s %s while it sleeps (%s) %s%s; %s wait%s for it" % (
-        names(f["holder"]), "most likely holds" if likely else "holds", locks, f["call"], how, where,
+        names(f.holder), "most likely holds" if likely else "holds", locks, f.call, how, where,
         ", ".join(names(t) for t in waiters[:_LISTED_WAITERS]) +
         (", and %d more" % (len(waiters) - _LISTED_WAITERS) if len(waiters) > _LISTED_WAITERS else ""),
         "s" if len(waiters) == 1 else "")
-    behind = f.get("behind") or []
+    behind = f.behind or []
     if behind:
         text += ", and %d more thread%s wait%s on them" % (len(behind), "" if len(behind) == 1 else "s",
                                                           "s" if len(behind) == 1 else "")
     return text + " [%s: it may release %s when it wakes; until then none of them can run]" % (
-        f.get("confidence") or Confidence.LIKELY, "it" if len(f["locks"]) == 1 else "them")
+        f.confidence or Confidence.LIKELY, "it" if len(f.locks) == 1 else "them")

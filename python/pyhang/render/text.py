@@ -463,7 +463,7 @@ def finding_lines(report, names, in_tree=False):
         if isinstance(f, Verdict):
             if in_tree and f.kind == VerdictKind.WAITS_ON_PROCESS:
                 continue
-            moved = (f.facts or {}).get("moved") if f.kind != VerdictKind.NO_PROGRESS else None
+            moved = f.facts.moved if f.kind != VerdictKind.NO_PROGRESS else None
             out.append("%s: %s%s" % (TITLES.get(f.kind, f.kind), verdict_text(f, names),
                                      " [a second look saw %s move: this may be contention, not a hang]" %
                                      ", ".join(names(t) for t in moved) if moved else ""))

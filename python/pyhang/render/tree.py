@@ -6,6 +6,7 @@ import json
 
 from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
+from pyhang.model.record import fields_of
 from pyhang.render import json as render_json
 from pyhang.render.exits import exit_json, exit_text
 from pyhang.render.forks import advice as fork_advice, evidence, hazard_json, hazard_title
@@ -143,7 +144,7 @@ MAX_WAITING_LISTED = 8   # threads waiting on a deadlock named in its text
 def render_fork_hazards(tree):
     """Those across processes with their evidence and advice; a process's
     own, one line each (its report below has them whole)."""
-    out, across = [], [(pid, h) for pid, h in tree.fork_hazards if h.facts.get("processes")]
+    out, across = [], [(pid, h) for pid, h in tree.fork_hazards if h.facts.processes]
     if across:
         out += ["Fork hazards across processes:"]
         for pid, h in across:
@@ -154,7 +155,7 @@ def render_fork_hazards(tree):
             out.append("  evidence: " + evidence(h, names))
             out.append("  advice: " + fork_advice(h))
     for pid, h in tree.fork_hazards:
-        if not h.facts.get("processes"):
+        if not h.facts.processes:
             out.append("Fork hazard [%s] in PID %d: %s; PID %d's report below says why" % (
                 h.kind, pid, hazard_title(h), pid))
     return out
@@ -364,7 +365,7 @@ def _edge_json(tree, e):
 
 def _verdict_json(v, names):
     return {"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names), "advice": verdict_advice(v),
-            "facts": dict(v.facts)}
+            "facts": fields_of(v.facts)}
 
 
 def tree_json(tree):
@@ -384,12 +385,12 @@ def tree_json(tree):
     for pid, h in tree.fork_hazards:
         d = hazard_json(h, names_of(tree.process(pid).report))
         d["pid"] = pid
-        spans = h.facts.get("processes")
+        spans = h.facts.processes
         if spans:
             d["processes"] = spans
         if h.variant == "parent-reference":
-            d["parent_references"] = [dict(t["references"], tid=t["tid"], pid=h.facts["parent_pid"])
-                                      for t in h.facts["parent_threads"]]
+            d["parent_references"] = [dict(t["references"], tid=t["tid"], pid=h.facts.parent_pid)
+                                      for t in h.facts.parent_threads]
         hazards.append(d)
     return {
         "schema": TREE_SCHEMA,

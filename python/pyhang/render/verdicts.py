@@ -17,66 +17,66 @@ from pyhang.render.target import files_missing
 
 def holder_blocked_text(facts, names):
     """"Thread 4 (LWP 21727) holds the GIL while blocked in the pause system call in pause (libc.so.6): …"."""
-    inside = " in %s" % facts["function"] if facts.get("function") else ""
-    if facts.get("library"):
-        inside += " (%s)" % basename(facts["library"])
-    if facts.get("ctypes"):
-        c = facts.get("caller")
+    inside = " in %s" % facts.function if facts.function else ""
+    if facts.library:
+        inside += " (%s)" % basename(facts.library)
+    if facts.ctypes:
+        c = facts.caller
         inside += ", in a C function called through ctypes%s, which keeps the GIL during the call only for a " \
                   "function of a ctypes.PyDLL library (or ctypes.pythonapi)" % (
                       ' from File "%s", line %s, in %s' % (c["file"], c["line"], c["function"]) if c else "")
     return ("%s holds the GIL while blocked in the %s system call%s: "
-            "no other thread can run Python until it returns" % (names(facts["tid"]), facts["syscall"], inside))
+            "no other thread can run Python until it returns" % (names(facts.tid), facts.syscall, inside))
 
 
 def nothing_can_wake_text(f, names):
     """"Thread 2 (LWP 7) waits to get from the empty queue 0x…, which …: nothing in this process can wake it
     [likely: …]"; the same of a put on a full queue, and of a Queue.join nothing will finish."""
-    if f.get("kind") == WaitKind.PY_QUEUE_PUT:
+    if f.kind == WaitKind.PY_QUEUE_PUT:
         return _queue_wait_text(f, names, "to put to the full queue", "drain")
-    if f.get("kind") == WaitKind.PY_QUEUE_JOIN:
+    if f.kind == WaitKind.PY_QUEUE_JOIN:
         return _queue_join_text(f, names)
-    waiters = f["waiters"]
+    waiters = f.waiters
     who = ", ".join(names(t) for t in waiters)
-    others = " (the others reaching it wait to get from it too)" if len(f["referenced_by"]) > 1 else ""
-    partial = "" if f.get("complete") else "; not every frame could be read"
+    others = " (the others reaching it wait to get from it too)" if len(f.referenced_by) > 1 else ""
+    partial = "" if f.complete else "; not every frame could be read"
     return ("%s wait%s to get from the empty queue 0x%x%s, which no other thread reaches from its Python "
             "frames%s: nothing in this process can wake %s [%s: a thread may still reach it through a global or "
             "from C%s]" % (
-                who, "s" if len(waiters) == 1 else "", f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "",
+                who, "s" if len(waiters) == 1 else "", f.address or 0, " (%s)" % object_name(f.name) if f.name else "",
                 others,
-                "it" if len(waiters) == 1 else "them", f.get("confidence") or "likely", partial))
+                "it" if len(waiters) == 1 else "them", f.confidence or "likely", partial))
 
 
 def _queue_name(f):
-    return "0x%x%s" % (f["address"] or 0, " (%s)" % object_name(f["name"]) if f.get("name") else "")
+    return "0x%x%s" % (f.address or 0, " (%s)" % object_name(f.name) if f.name else "")
 
 
 def _queue_wait_text(f, names, what, verb):
-    waiters = f["waiters"]
-    partial = "" if f.get("complete") else "; not every frame could be read"
+    waiters = f.waiters
+    partial = "" if f.complete else "; not every frame could be read"
     return ("%s wait%s %s %s, which no other thread reaches from its Python frames: nothing in this process can "
             "%s it [%s: a thread may still reach it through a global or from C%s]" % (
                 ", ".join(names(t) for t in waiters), "s" if len(waiters) == 1 else "", what, _queue_name(f), verb,
-                f.get("confidence") or "likely", partial))
+                f.confidence or "likely", partial))
 
 
 def _queue_join_text(f, names):
     """"Thread 1 waits in Queue.join of 0x… for 1 unfinished task, while …: nothing will call task_done()"."""
-    waiters = f["waiters"]
-    partial = "" if f.get("complete") else "; not every frame could be read"
-    n = f.get("unfinished") or 0
-    consumers = f.get("consumers") or []
-    if f.get("length"):
+    waiters = f.waiters
+    partial = "" if f.complete else "; not every frame could be read"
+    n = f.unfinished or 0
+    consumers = f.consumers or []
+    if f.length:
         why = ("%s item%s still in the queue and no other thread reaches it: nothing will get them" %
-               (f["length"], "" if f["length"] == 1 else "s"))
+               (f.length, "" if f.length == 1 else "s"))
     else:
         why = ("the queue is empty and every other thread that reaches it (%s) waits in its get(): an item was taken "
                "and its task_done() never called, so nothing will call it" % ", ".join(names(t) for t in consumers))
     return "%s wait%s in Queue.join of %s for %d unfinished task%s, while %s [%s: a thread may still reach it " \
         "through a global or from C%s]" % (", ".join(names(t) for t in waiters), "s" if len(waiters) == 1 else "",
                                            _queue_name(f), n, "" if n == 1 else "s", why,
-                                           f.get("confidence") or "likely", partial)
+                                           f.confidence or "likely", partial)
 
 
 def _still_read_text(read):
@@ -102,40 +102,40 @@ def _still_read_text(read):
 
 def _python_unread_why(f):
     """Why a Python process's state could not be read, from an incomplete verdict's facts."""
-    version = "CPython %s" % f["version"] if f.get("version") else "this CPython (its version was not found)"
-    path = basename(f.get("python_evidence_path")) or None
+    version = "CPython %s" % f.version if f.version else "this CPython (its version was not found)"
+    path = basename(f.python_evidence_path) or None
     where = " in %s" % path if path else ""
-    if f.get("status") == PythonStatus.UNSUPPORTED and f.get("free_threaded"):
+    if f.status == PythonStatus.UNSUPPORTED and f.free_threaded:
         return "%s%s is a free-threaded build (Py_GIL_DISABLED), whose objects, frames and locks pyhang does not " \
                "decode" % (version, where)
-    if f.get("status") == PythonStatus.UNSUPPORTED:
+    if f.status == PythonStatus.UNSUPPORTED:
         return "pyhang has no layout for %s%s" % (version, where)
-    if f.get("status") == PythonStatus.UNREADABLE:
+    if f.status == PythonStatus.UNREADABLE:
         return "the runtime state of %s%s could not be read from the target's memory" % (version, where)
-    if f.get("python_evidence") == PythonEvidence.LIBRARY:
+    if f.python_evidence == PythonEvidence.LIBRARY:
         return "no CPython runtime was found, yet a thread runs code in %s" % path
-    if f.get("python_evidence") == PythonEvidence.EXECUTABLE:
+    if f.python_evidence == PythonEvidence.EXECUTABLE:
         return "no CPython runtime was found, yet the program is %s" % path
-    return "status %s" % f.get("status")
+    return "status %s" % f.status
 
 
 def incomplete_text(f, names):
     """The sentence of an `incomplete` verdict: what could not be read, what that hides, what still holds."""
-    still = "; still read: " + _still_read_text(f.get("read") or {})
-    if f.get("unread") == Unread.PYTHON_STATE:
+    still = "; still read: " + _still_read_text(f.read or {})
+    if f.unread == Unread.PYTHON_STATE:
         return ("the Python state of this Python process could not be read (%s), so no "
                 "thread's Python stack, GIL state, threading lock or Thread.join is known and no deadlock through "
                 "them can be ruled out%s" % (_python_unread_why(f), still))
-    if f.get("unread") == Unread.LOCK_LAYOUTS:
-        waits = f.get("waits") or []
+    if f.unread == Unread.LOCK_LAYOUTS:
+        waits = f.waits or []
         listed = ", ".join("%s on futex 0x%x" % (names(w["tid"]), w["futex"]) for w in waits[:_LISTED])
         if len(waits) > _LISTED:
             listed += ", and %d more" % (len(waits) - _LISTED)
         return ("glibc's lock layouts are not known (%s), so who holds what %s wait%s "
                 "on cannot be named and no deadlock through %s can be ruled out: %s%s" % (
-                    layouts_text(f.get("problem")) or "unknown reason", count(len(waits), "thread"),
+                    layouts_text(f.problem) or "unknown reason", count(len(waits), "thread"),
                     "s" if len(waits) == 1 else "", "it" if len(waits) == 1 else "them", listed, still))
-    return "%s could not be read%s" % (f.get("unread"), still)
+    return "%s could not be read%s" % (f.unread, still)
 
 
 _INCOMPLETE_HEADLINE = {Unread.PYTHON_STATE: "the Python state could not be read",
@@ -144,19 +144,19 @@ _INCOMPLETE_HEADLINE = {Unread.PYTHON_STATE: "the Python state could not be read
 
 def incomplete_reasons(report):
     """["the Python state could not be read", ...]: what the report's `incomplete` verdicts say could not be read."""
-    unread = [v.facts.get("unread") for v in report.verdicts if v.kind == VerdictKind.INCOMPLETE]
+    unread = [v.facts.unread for v in report.verdicts if v.kind == VerdictKind.INCOMPLETE]
     return [_INCOMPLETE_HEADLINE.get(u, "%s could not be read" % u) for u in dict.fromkeys(unread)]
 
 
 def pool_task_lost_text(f, names):
     """"Thread 1 (LWP 7) of PID 7 waits for the result of a multiprocessing.Pool call … [likely: …]"."""
-    waiters = ", ".join("%s (in %s, pool.py line %s)" % (names(w["tid"]), w["function"], w["line"]) for w in f["waits"])
+    waiters = ", ".join("%s (in %s, pool.py line %s)" % (names(w["tid"]), w["function"], w["line"]) for w in f.waits)
     return ("in PID %d %s wait%s for the result of a multiprocessing.Pool call, and every worker of its pool (%s) "
             "waits for a task while none of the pool's threads runs: no task is in a worker's hands, so the one "
             "whose result is awaited was lost, most likely with a worker that died running it (killed by a signal "
             "or the OOM killer); Pool does not run it again [%s: a task could be on its way at this very moment]" % (
-                f["pid"], waiters, "s" if len(f["waits"]) == 1 else "",
-                ", ".join("PID %d" % pid for pid in f["workers"]), f.get("confidence") or "likely"))
+                f.pid, waiters, "s" if len(f.waits) == 1 else "",
+                ", ".join("PID %d" % pid for pid in f.workers), f.confidence or "likely"))
 
 
 def _dead_text(d):
@@ -176,18 +176,18 @@ def _dead_text(d):
 
 def server_died_text(f, names):
     """"in PID 7 Thread 1 (LWP 7) waits in read on pipe:[5] …: PID 9 (python3), …, was killed by signal 9 …"."""
-    dead = {d["pid"]: d for d in f["dead"]}
+    dead = {d["pid"]: d for d in f.dead}
     parts = []
-    for w in f["waits"]:
-        others = [pid for pid in w["holders"] if pid != f["pid"]]
-        held = ("%s%s" % (_pids_text(others), " and this process" if f["pid"] in w["holders"] else "")) \
+    for w in f.waits:
+        others = [pid for pid in w["holders"] if pid != f.pid]
+        held = ("%s%s" % (_pids_text(others), " and this process" if f.pid in w["holders"] else "")) \
             if others else "this process"
         parts.append("%s waits in %s on %s, whose other end is held by %s, where every thread but it waits "
                      "without a timeout on something else: %s and would most likely have served it" % (
                          names(w["tid"]), w.get("syscall") or "a system call", w.get("link") or "a " + w["kind"],
                          held, " and ".join(_dead_text(dead[pid]) for pid in w["dead"] if pid in dead)))
     return "in PID %d %s; nothing left can end %s [%s: a dead process's fds cannot be read]" % (
-        f["pid"], "; ".join(parts), "this wait" if len(parts) == 1 else "these waits", f.get("confidence") or "likely")
+        f.pid, "; ".join(parts), "this wait" if len(parts) == 1 else "these waits", f.confidence or "likely")
 
 
 def _collective_part(w, names):
@@ -203,14 +203,14 @@ def _collective_part(w, names):
 def holder_exited_text(f, names):
     """"Thread 3 (LWP 9) waits on threading.Lock 0x… for a client of a multiprocessing manager …: no live thread
     holds it [likely: …]"."""
-    what = lock_text(f["kind"], f["address"]) + (" (%s)" % object_name(f["name"]) if f.get("name") else "")
-    frame = f.get("frame") or {}
+    what = lock_text(f.kind, f.address) + (" (%s)" % object_name(f.name) if f.name else "")
+    frame = f.frame or {}
     return ("%s waits on %s for a client of a multiprocessing manager (%s, %s line %s); the server made the lock "
             "on a client's request after it started, so fork did not copy it, and no live thread references it: "
             "the server thread that took it for a client ended when that client's connection closed (the client "
             "exited or was killed) without releasing it, and no live thread holds it [%s: another client may still "
-            "hold it]" % (names(f["waiter"]), what, frame.get("function") or "?", basename(frame.get("file")) or "?",
-                          frame.get("line", "?"), f.get("confidence") or "likely"))
+            "hold it]" % (names(f.waiter), what, frame.get("function") or "?", basename(frame.get("file")) or "?",
+                          frame.get("line", "?"), f.confidence or "likely"))
 
 
 def _peer_text(p):
@@ -244,12 +244,12 @@ def waits_on_process_text(f, names):
     other end of (with their commands, or the titles servers show their
     state in), for a child to exit, or for the other ranks in a distributed
     collective, and the command that examines them together."""
-    parts = [_process_wait_part(w, names) for w in f["waits"][:_LISTED]]
-    more = " (and %d more threads)" % (len(f["waits"]) - _LISTED) if len(f["waits"]) > _LISTED else ""
-    others = "the other ranks" if all(w.get("collective") for w in f["waits"]) else "the other process"
+    parts = [_process_wait_part(w, names) for w in f.waits[:_LISTED]]
+    more = " (and %d more threads)" % (len(f.waits) - _LISTED) if len(f.waits) > _LISTED else ""
+    others = "the other ranks" if all(w.get("collective") for w in f.waits) else "the other process"
     return ("%s%s: whether that ends is up to %s, which this report does not look at; "
             "`pyhang report --tree -p %d` examines them together and says whether they wait on each other"
-            % ("; ".join(parts), more, others, f["root"]))
+            % ("; ".join(parts), more, others, f.root))
 
 
 def _ranks_text(members):
@@ -263,8 +263,8 @@ def _ranks_text(members):
 def diverged_ranks_text(f):
     """"rank 0 (PID 7) waits in barrier while ranks 1, 2 (PIDs 8, 9) wait in all_reduce": a
     collective-mismatch verdict's finding, the diverged ranks first."""
-    groups = f["groups"]
-    if f.get("odd"):
+    groups = f.groups
+    if f.odd:
         groups = groups[1:] + groups[:1]
     parts = ["%s wait%s in %s" % (_ranks_text(g["ranks"]), "s" if len(g["ranks"]) == 1 else "", g["function"])
              for g in groups]
@@ -272,11 +272,11 @@ def diverged_ranks_text(f):
 
 
 def collective_mismatch_text(f):
-    about = ", ".join(x for x in (f.get("backend"), "world size %d" % f["world_size"] if f.get("world_size") else "")
+    about = ", ".join(x for x in (f.backend, "world size %d" % f.world_size if f.world_size else "")
                       if x)
     return ("the ranks of one torch.distributed job wait in different collectives: %s%s; every rank must call the "
             "same collectives in the same order, so none of them can finish [%s: their sequence numbers are not "
-            "read]" % (diverged_ranks_text(f), " (%s)" % about if about else "", f.get("confidence") or "likely"))
+            "read]" % (diverged_ranks_text(f), " (%s)" % about if about else "", f.confidence or "likely"))
 
 
 def verdict_text(v, names):
@@ -292,12 +292,12 @@ def verdict_text(v, names):
         return holder_blocked_text(v.facts, names)
     if v.kind == VerdictKind.OWNER_GONE:
         f = v.facts
-        if not f["owners"]:
+        if not f.owners:
             return ("%s waits on %s whose owner pthread_t 0x%x is no thread of this process: no live thread can "
-                    "release it" % (names(f["waiter"]), lock_text(f["kind"], f["address"]), f.get("owner_ident") or 0))
+                    "release it" % (names(f.waiter), lock_text(f.kind, f.address), f.owner_ident or 0))
         return ("%s waits on %s 0x%x whose owner LWP %s is not a thread of this process: no live thread can "
-                "release it" % (names(f["waiter"]), f["kind"], f["address"] or 0,
-                                ", ".join(str(o) for o in f["owners"])))
+                "release it" % (names(f.waiter), f.kind, f.address or 0,
+                                ", ".join(str(o) for o in f.owners)))
     if v.kind == VerdictKind.HOLDER_EXITED:
         return holder_exited_text(v.facts, names)
     if v.kind == VerdictKind.ASYNCIO_LOOP_BLOCKED:
@@ -305,7 +305,7 @@ def verdict_text(v, names):
     if v.kind == VerdictKind.WAITS_ON_PROCESS:
         return waits_on_process_text(v.facts, names)
     if v.kind == VerdictKind.POOL_IDLE:
-        workers = v.facts["workers"]
+        workers = v.facts.workers
         listed = ", ".join("%s (%s)" % (names(w["tid"]), _lib(w["library"])) for w in workers[:_LISTED])
         if len(workers) > _LISTED:
             listed += ", and %d more" % (len(workers) - _LISTED)
@@ -316,8 +316,8 @@ def verdict_text(v, names):
         return ("every worker of the ThreadPoolExecutor whose work queue is 0x%x (%s) waits for the result of a "
                 "pending concurrent.futures.Future, which no worker has taken: if they were submitted to this pool, "
                 "none can ever run (starvation)%s" % (
-                    f["work_queue"], ", ".join(names(t) for t in f["workers"]),
-                    "" if f.get("confidence") == Confidence.CERTAIN else
+                    f.work_queue, ", ".join(names(t) for t in f.workers),
+                    "" if f.confidence == Confidence.CERTAIN else
                     "; likely, not certain: pyhang does not read the pool's queue of work, so that these futures "
                     "are waiting in it is not proven"))
     if v.kind == VerdictKind.NOTHING_CAN_WAKE:
@@ -331,7 +331,7 @@ def verdict_text(v, names):
     if v.kind == VerdictKind.COLLECTIVE_MISMATCH:
         return collective_mismatch_text(v.facts)
     if v.kind == VerdictKind.OWNERS_UNKNOWN:
-        waits = v.facts["waits"]
+        waits = v.facts.waits
         return "%s blocked, and pyhang names no thread that will end %s wait%s: %s" % (
             count(len(waits), "thread"), "its" if len(waits) == 1 else "their", "" if len(waits) == 1 else "s",
             folded_waits(waits, names))
@@ -342,11 +342,11 @@ def verdict_text(v, names):
         return ("%s waiting on what pyhang cannot name made no progress in %s s (no CPU time, no wake-up, the same "
                 "system call and Python frames), and no thread of the process moved or waits for anything from "
                 "outside (a client, a signal, a timer) that could end %s wait%s: %s" % (
-                    count(n, "thread"), seconds_text(v.facts.get("interval")), "its" if n == 1 else "their",
+                    count(n, "thread"), seconds_text(v.facts.interval), "its" if n == 1 else "their",
                     "" if n == 1 else "s", ", ".join(names(t) for t in v.threads[:_LISTED]) +
                     (", and %d more" % (n - _LISTED) if n > _LISTED else "")))
     if v.kind == VerdictKind.IDLE:
-        waits = v.facts["waits"]
+        waits = v.facts.waits
         return "%s wait%s for work or a signal that any thread may give, and no thread waits on %s: %s" % (
             count(len(waits), "thread"), "s" if len(waits) == 1 else "", "it" if len(waits) == 1 else "them",
             folded_waits(waits, names))
@@ -528,7 +528,7 @@ def verdict_advice(v, report=None):
         if report is not None and report.target.kind == "core" and files_missing(report.warnings):
             return "the native stacks and system-call waits below still hold; this part is read once the core is " \
                    "given the files of the root it ran in (--sysroot, as the warning above says)"
-        if v.facts.get("unread") == Unread.LOCK_LAYOUTS:
+        if v.facts.unread == Unread.LOCK_LAYOUTS:
             sysroot = "a core of a process that ran in another root file system (a container) is read with its " \
                       "own libc given `--sysroot ROOT`; else " if report is not None and \
                 report.target.kind == "core" else ""
@@ -536,10 +536,10 @@ def verdict_advice(v, report=None):
                              "the owners"
         return "the native stacks and system-call waits below still hold; `pyhang report CORE PYTHON` names the " \
                "interpreter when a core's executable moved"
-    if v.kind == VerdictKind.GIL_HOLDER_BLOCKED and v.facts.get("ctypes"):
+    if v.kind == VerdictKind.GIL_HOLDER_BLOCKED and v.facts.ctypes:
         return CTYPES_ADVICE
-    if v.kind == VerdictKind.NOTHING_CAN_WAKE and v.facts.get("kind") in QUEUE_ADVICE:
-        return QUEUE_ADVICE[v.facts["kind"]]
+    if v.kind == VerdictKind.NOTHING_CAN_WAKE and v.facts.kind in QUEUE_ADVICE:
+        return QUEUE_ADVICE[v.facts.kind]
     return ADVICE.get(v.kind)
 
 
@@ -572,7 +572,7 @@ def hang_summaries(report):
     out = []
     for f in findings(report):
         if f.kind in HANG_VERDICTS or (isinstance(f, Hazard) and f.hangs):
-            queue = QUEUE_SUMMARIES.get((f.facts or {}).get("kind")) if f.kind == VerdictKind.NOTHING_CAN_WAKE else None
+            queue = QUEUE_SUMMARIES.get(f.facts.kind) if f.kind == VerdictKind.NOTHING_CAN_WAKE else None
             out.append(queue or HANG_SUMMARIES[f.kind])
     return out
 
@@ -613,7 +613,7 @@ def waits_on_others_headline(report):
     pids = []
     for v in report.verdicts:
         if v.kind == VerdictKind.WAITS_ON_PROCESS:
-            pids += [p for w in v.facts.get("waits", ()) for p in w.get("pids") or ()]
+            pids += [p for w in v.facts.waits for p in w.get("pids") or ()]
     pids += [p for t in report.threads if t.account is not None and t.account.state == ThreadState.ELSEWHERE
              for p in t.account.pids]
     pids = sorted(dict.fromkeys(pids))

@@ -1,0 +1,306 @@
+"""The facts of each verdict kind (model.kinds.VerdictKind), one record per
+kind: what the analysis concluded the verdict from, and what render words
+its sentence and the JSON's `facts` from.  `FACTS` names the record of every
+kind; a verdict's JSON `facts` is to_data() of it, in field order.
+
+A field in a record's `__optional__` is one the JSON carries only at times,
+as the analysis has always written them: `moved` (every kind's) only after
+a second look saw some of the verdict's threads move (analysis.progress),
+the others as each record says.  The entries of a list of waits, locks,
+groups and frames stay JSON's dicts, as the analysis writes them (their keys
+are in the report's JSON Schema).  Data written before these records (a
+verdict whose facts are a dict) is read by `facts_from_data`."""
+from __future__ import annotations
+
+from pyhang.model.kinds import Unread, VerdictKind
+from pyhang.model.record import field, from_data, record
+
+
+def _none(name):
+    """The test of a field left out while it is None (present, it is never null)."""
+    def test(r):
+        return getattr(r, name) is None
+    test.while_none = True
+    return test
+
+
+_NOT_MOVED = _none("moved")
+
+
+@record
+class GilNobodyHoldsFacts:
+    """Every Python thread waits for a GIL no thread holds (the verdict's threads say which)."""
+    moved: list[int] | None = None   # the verdict's threads a second look saw move; None: none, or no second look
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class GilHandoverFacts:
+    """The GIL is free and some threads wait for it, while other Python threads do not: a hand-over."""
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class GilHolderBlockedFacts:
+    """The GIL holder sleeps in a blocking system call (analysis.python_state.holder_blocked)."""
+    tid: int
+    syscall: str | None                  # the call's name
+    function: str | None = None          # the native function it waits in (model.report.entry_frame)
+    library: str | None = None           # the first library of its native stack
+    ctypes: bool = False                 # inside a ctypes call that keeps the GIL (a PyDLL's function)
+    caller: dict | None = None           # ctypes: the Python frame that made the call {function, file, line}
+    moved: list[int] | None = None
+
+    __optional__ = {"ctypes": lambda r: not r.ctypes, "caller": lambda r: not r.ctypes, "moved": _NOT_MOVED}
+
+
+@record
+class OwnerGoneFacts:
+    """A thread waits on something whose owners are gone (no thread of this process)."""
+    waiter: int
+    kind: str                            # model.kinds.WaitKind of the wait
+    address: int | None
+    owners: list[int] = field(default_factory=list)   # the owners recorded, gone; [] a Python lock's owner ident
+    owner_ident: int | None = None       # no owner TID: the Python lock's owner (a thread ident no thread has)
+    moved: list[int] | None = None
+
+    __optional__ = {"owner_ident": lambda r: bool(r.owners), "moved": _NOT_MOVED}
+
+
+@record
+class HolderExitedFacts:
+    """A Lock that records no owner, locked, whose holder most likely ended (analysis.holders)."""
+    waiter: int
+    kind: str
+    address: int | None
+    name: str | None                     # a global that refers to the lock
+    evidence: str                        # model.kinds.HolderEvidence
+    confidence: str                      # model.kinds.Confidence
+    frame: dict | None = None            # the frame that says so {function, file, line}
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class OwnersUnknownFacts:
+    """Threads blocked on something whose owner pyhang cannot name: their waits
+    [{tid, kind, address, name, and for a system call: call, link}]."""
+    waits: list[dict] = field(default_factory=list)
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class NothingCanWakeFacts:
+    """A Queue.get, put or join no other thread of the process can end (analysis.deadlocks.nothing_can_wake)."""
+    kind: str                            # the queue wait: model.kinds.WaitKind PY_QUEUE_GET, _PUT or _JOIN
+    address: int | None                  # the queue
+    name: str | None                     # a global that refers to it
+    waiters: list[int]
+    referenced_by: list[int]             # the threads that reach the queue from their frames
+    complete: bool                       # every thread's frames could be read for it
+    confidence: str
+    length: int | None = None            # its qsize()
+    maxsize: int | None = None
+    unfinished: int | None = None        # a join: the tasks not done
+    consumers: list[int] | None = None   # a join: the threads waiting in its get()
+    moved: list[int] | None = None
+
+    __optional__ = {"unfinished": _none("unfinished"), "consumers": _none("consumers"), "moved": _NOT_MOVED}
+
+
+@record
+class ExecutorStarvationFacts:
+    """Every worker of a ThreadPoolExecutor waits for a pending future."""
+    work_queue: int                      # the executor's work queue
+    workers: list[int]
+    futures: list[int]                   # the futures they wait for
+    confidence: str
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class AsyncioLoopBlockedFacts:
+    """An event loop's thread blocked inside a task's step (analysis.asyncio)."""
+    task: str                            # the task being stepped
+    tid: int                             # the loop's thread
+    ready: int | None                    # callbacks ready to run
+    pending: int                         # its other pending tasks
+    frame: dict | None                   # its innermost Python frame {function, file, line}
+    program_frame: dict | None           # the program's own call below library frames, when that is another
+    wait: str | None                     # model.kinds.WaitKind of what the thread waits on
+    wait_address: int | None
+    wait_call: str | None                # a system call's name
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class PoolIdleFacts:
+    """Native thread-pool workers waiting for work: [{tid, library}]."""
+    workers: list[dict] = field(default_factory=list)
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class WaitsOnProcessFacts:
+    """Pipe, socket, child, collective and gRPC waits whose other end only other processes hold
+    (analysis.syscalls.waits_on_processes): [{tid, syscall, fd, link, pids, ...}], and the process whose
+    tree to look at (`root`)."""
+    waits: list[dict]
+    root: int | None
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class PoolTaskLostFacts:
+    """(A tree's) a multiprocessing Pool's result waited for while every worker waits for a task."""
+    pid: int                             # the pool's process
+    workers: list[int]                   # its workers' PIDs
+    waits: list[dict]                    # [{tid, function, line}]
+    confidence: str
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class ServerDiedFacts:
+    """(A tree's) pipe or socket waits no live holder serves, whose server most likely died."""
+    pid: int
+    waits: list[dict]
+    confidence: str
+    dead: list[dict]                     # the processes that died, with how they exited and the evidence
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class CollectiveMismatchFacts:
+    """(A tree's) ranks of one job wait in different collectives (analysis.collectives.diverged)."""
+    groups: list[dict]                   # [{function, ranks: [{pid, tid, rank, line}]}], the largest first
+    odd: list[int]                       # the PIDs of the groups smaller than the largest
+    world_size: int | None
+    backend: str | None
+    confidence: str
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class IdleFacts:
+    """Waits for work anyone may give, nothing waiting on them (analysis.idle): [{tid, kind, address, name,
+    work_queue, ...}]."""
+    waits: list[dict] = field(default_factory=list)
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+def _unless(unread):
+    return lambda r: r.unread != unread
+
+
+@record
+class IncompleteFacts:
+    """What pyhang needs could not be read (`unread`: model.kinds.Unread), and what still holds (`read`):
+    the Python state (its status, version and why the process is Python) or glibc's lock layouts (why not,
+    and the futex waits that need them)."""
+    unread: str
+    status: str | None = None                 # python-state: model.kinds.PythonStatus
+    version: str | None = None                # python-state
+    free_threaded: bool = False               # python-state: a free-threaded build
+    python_evidence: str | None = None        # python-state: model.kinds.PythonEvidence
+    python_evidence_path: str | None = None   # python-state
+    problem: object = None                    # lock-layouts: a model.waits.LayoutsIssue (older: a sentence)
+    waits: list[dict] = field(default_factory=list)   # lock-layouts: [{tid, futex, ...}]
+    read: dict = field(default_factory=dict)  # what still holds (analysis.completeness.still_read)
+    moved: list[int] | None = None
+
+    _PYTHON = _unless(Unread.PYTHON_STATE)
+    _LAYOUTS = _unless(Unread.LOCK_LAYOUTS)
+    __optional__ = {"status": _PYTHON, "version": _PYTHON, "free_threaded": _PYTHON, "python_evidence": _PYTHON,
+                    "python_evidence_path": _PYTHON, "problem": _LAYOUTS, "waits": _LAYOUTS, "moved": _NOT_MOVED}
+
+
+@record
+class UnaccountedFacts:
+    """Waits no other finding explains, with their raw facts (analysis.account)."""
+    waits: list[dict] = field(default_factory=list)
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class NoProgressFacts:
+    """A second look: unaccounted waits that did not move, nor did anything to end them."""
+    interval: float                      # seconds between the looks
+    threads: int                         # the threads of the process
+    moved: list[int] | None = None
+
+    __optional__ = {"moved": _NOT_MOVED}
+
+
+@record
+class HeldAcrossSleepFacts:
+    """Threads wait for locks whose holder sleeps long (analysis.held)."""
+    call: str | None                     # the holder's sleeping system call
+    left_ns: int | None = None           # how long it still sleeps, when known
+    requested_ns: int | None = None      # else the sleep it asked for
+    holder: int = 0
+    locks: list[dict] = field(default_factory=list)   # [{kind, address, name, source}]
+    waiters: list[int] = field(default_factory=list)
+    behind: list[int] = field(default_factory=list)   # threads waiting (only) on the waiters
+    confidence: str = ""
+    frame: dict | None = None            # the holder's own frame {function, file, line}
+    moved: list[int] | None = None
+
+    __optional__ = {"left_ns": _none("left_ns"), "requested_ns": _none("requested_ns"), "moved": _NOT_MOVED}
+
+
+# The facts record of every verdict kind (python/tests/test_verdict_words.py finds none missing).
+FACTS = {
+    VerdictKind.GIL_NOBODY_HOLDS: GilNobodyHoldsFacts,
+    VerdictKind.GIL_HANDOVER: GilHandoverFacts,
+    VerdictKind.GIL_HOLDER_BLOCKED: GilHolderBlockedFacts,
+    VerdictKind.OWNER_GONE: OwnerGoneFacts,
+    VerdictKind.HOLDER_EXITED: HolderExitedFacts,
+    VerdictKind.OWNERS_UNKNOWN: OwnersUnknownFacts,
+    VerdictKind.NOTHING_CAN_WAKE: NothingCanWakeFacts,
+    VerdictKind.EXECUTOR_STARVATION: ExecutorStarvationFacts,
+    VerdictKind.ASYNCIO_LOOP_BLOCKED: AsyncioLoopBlockedFacts,
+    VerdictKind.POOL_IDLE: PoolIdleFacts,
+    VerdictKind.WAITS_ON_PROCESS: WaitsOnProcessFacts,
+    VerdictKind.POOL_TASK_LOST: PoolTaskLostFacts,
+    VerdictKind.SERVER_DIED: ServerDiedFacts,
+    VerdictKind.COLLECTIVE_MISMATCH: CollectiveMismatchFacts,
+    VerdictKind.IDLE: IdleFacts,
+    VerdictKind.INCOMPLETE: IncompleteFacts,
+    VerdictKind.UNACCOUNTED: UnaccountedFacts,
+    VerdictKind.NO_PROGRESS: NoProgressFacts,
+    VerdictKind.HELD_ACROSS_SLEEP: HeldAcrossSleepFacts,
+}
+
+
+def facts_from_data(kind, data):
+    """The facts record of a verdict of `kind` from its JSON `facts` (to_data's dict, or an older pyhang's);
+    a kind this pyhang does not know keeps its dict."""
+    cls = FACTS.get(kind)
+    if cls is None or not isinstance(data, dict):
+        return data
+    return from_data(cls, data)
