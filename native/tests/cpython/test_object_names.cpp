@@ -133,27 +133,7 @@ TEST_CASE("the modules searched are counted live: deleted entries of sys.modules
 namespace {
 
 // A frame whose f_locals is a dict of its own (a class body's: not its globals) holding `value` as `x`.
-PyFrame frame_holding(Objects& o, Addr value) {
-  const Layout& l = o.l;
-  bool old = l.frame_model == FrameModel::FrameObject;
-  Addr code = o.img.code("body", "/app.py", 1, {});
-  if (old) {
-    o.img.put<Addr>(code, l.code_varnames, o.tuple({}));
-    o.img.put<Addr>(code, l.code_cellvars, o.tuple({}));
-    o.img.put<Addr>(code, l.code_freevars, o.tuple({}));
-  } else {
-    o.img.put<Addr>(code, l.code_localsplusnames, o.tuple({}));
-    o.img.put<Addr>(code, l.code_localspluskinds, o.img.bytes({}));
-  }
-  Addr frame = o.img.alloc(static_cast<std::size_t>(old ? l.frame_size : l.iframe_size) + 8);
-  o.img.put<Addr>(frame, old ? l.frame_code : l.iframe_code, code);
-  o.img.put<Addr>(frame, old ? l.frame_f_locals : l.iframe_f_locals, o.dict({{"x", value}}));
-  o.img.put<Addr>(frame, old ? l.frame_f_globals : l.iframe_f_globals, o.dict({}));
-  PyFrame f;
-  f.frame = frame;
-  f.code = code;
-  return f;
-}
+PyFrame frame_holding(Objects& o, Addr value) { return o.namespace_frame("body", o.dict({{"x", value}}), o.dict({})); }
 
 }  // namespace
 

@@ -331,26 +331,9 @@ TEST_CASE("locals of a module frame come from its f_locals dict", "[locals]") {
   for (int minor = 6; minor <= 13; ++minor) {
     INFO("3." << minor);
     Values o(minor);
-    const Layout& l = o.l;
-    bool old = l.frame_model == FrameModel::FrameObject;
-    Addr code = o.img.code("<module>", "/app.py", 1, {});
-    if (old) {
-      o.img.put<Addr>(code, l.code_varnames, o.tuple({}));
-      o.img.put<Addr>(code, l.code_cellvars, o.tuple({}));
-      o.img.put<Addr>(code, l.code_freevars, o.tuple({}));
-    } else {
-      o.img.put<Addr>(code, l.code_localsplusnames, o.tuple({}));
-      o.img.put<Addr>(code, l.code_localspluskinds, o.img.bytes({}));
-    }
     Addr g = o.integer(5);
     Addr globals = o.dict({{"CONFIG", g}});
-    Addr frame = o.img.alloc(static_cast<std::size_t>(old ? l.frame_size : l.iframe_size) + 8);
-    o.img.put<Addr>(frame, old ? l.frame_code : l.iframe_code, code);
-    o.img.put<Addr>(frame, old ? l.frame_f_locals : l.iframe_f_locals, globals);
-    o.img.put<Addr>(frame, old ? l.frame_f_globals : l.iframe_f_globals, globals);
-    PyFrame f;
-    f.frame = frame;
-    f.code = code;
+    PyFrame f = o.namespace_frame("<module>", globals, globals);
     auto state = o.state(o.dict({}));
     auto mem = o.img.reader();
     auto fl = frame_locals(mem, state, f);

@@ -261,6 +261,29 @@ struct Objects {
   }
 
   // A state whose main interpreter's sys.modules is `modules`.
+  // A frame whose code has no fast locals and whose f_locals is `f_locals` (a module body's when it is also
+  // `globals`, else a class body's).
+  PyFrame namespace_frame(const std::string& name, Addr f_locals, Addr globals) {
+    bool old = l.frame_model == FrameModel::FrameObject;
+    Addr code = img.code(name, "/app.py", 1, {});
+    if (old) {
+      img.put<Addr>(code, l.code_varnames, tuple({}));
+      img.put<Addr>(code, l.code_cellvars, tuple({}));
+      img.put<Addr>(code, l.code_freevars, tuple({}));
+    } else {
+      img.put<Addr>(code, l.code_localsplusnames, tuple({}));
+      img.put<Addr>(code, l.code_localspluskinds, img.bytes({}));
+    }
+    Addr frame = img.alloc(static_cast<std::size_t>(old ? l.frame_size : l.iframe_size) + 8);
+    img.put<Addr>(frame, old ? l.frame_code : l.iframe_code, code);
+    img.put<Addr>(frame, old ? l.frame_f_locals : l.iframe_f_locals, f_locals);
+    img.put<Addr>(frame, old ? l.frame_f_globals : l.iframe_f_globals, globals);
+    PyFrame f;
+    f.frame = frame;
+    f.code = code;
+    return f;
+  }
+
   PythonState state(Addr modules) {
     Addr interp = img.alloc(static_cast<std::size_t>(l.interp_modules) + 8);
     img.put<Addr>(interp, l.interp_modules, modules);
