@@ -12,7 +12,6 @@ import pytest
 import harness
 from pyhang import analysis
 from pyhang.analysis import python_state
-from pyhang.model import snapshot as snapshots
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.model.threading_facts import ThreadingState
@@ -221,14 +220,6 @@ def test_native_locks_each_waiter_waits_on_its_lock_held_by_the_thread_the_fixtu
     # a semaphore and a condition variable have no owner to name: said so, never an all-clear
     unowned = sorted(r["waiter"] for r in doc["truth"]["records"] if r["lock"] in ("semaphore", "condvar"))
     assert [(v["kind"], sorted(v["threads"])) for v in rep["verdicts"]] == [("owners-unknown", unowned)]
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_snapshot_survives_a_json_round_trip(case):
-    doc = recorded(case)
-    # the recorded answers, replayed, make a ProcessSnapshot that survives the round trip
-    once = snapshots.to_dict(analysis.from_snapshot(doc["snapshot"])[0])
-    assert snapshots.to_dict(snapshots.from_dict(once)) == once
 
 
 def test_rlock_abba_is_one_certain_deadlock_between_the_two_holders():

@@ -9,6 +9,7 @@ import pytest
 
 import harness
 
+from pyhang import cli
 from pyhang.analysis.report import analyse, from_snapshot
 from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts, decode, encode, frame_sequence
 from pyhang.model.fork_facts import ForkFacts
@@ -116,6 +117,16 @@ def test_a_replay_answers_an_unrecorded_question_as_not_known_and_lists_it():
 def test_a_replay_refuses_a_document_of_another_kind():
     with pytest.raises(ValueError):
         Replay({"schema": "pyhang-report/1"})
+
+
+def test_a_snapshot_of_the_first_format_is_refused_in_one_line(tmp_path, capsys):
+    # GIVEN a pyhang-snapshot/1 document (what was assembled, as the first pyhang snapshots held it)
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"schema": "pyhang-snapshot/1", "target": {"kind": "live", "pid": 5}, "threads": []}))
+    # THEN the command line says it is not a snapshot it reads, and fails
+    assert cli.main(["report", "--snapshot", str(path)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "is not one pyhang wrote" in line and "pyhang-snapshot/2" in line
 
 
 def test_the_analysis_gives_the_same_report_from_the_collector_and_from_its_snapshot():

@@ -14,7 +14,8 @@ import pytest
 import harness
 from pyhang import analysis, cli
 from pyhang.analysis import completeness
-from pyhang.model import snapshot as snapshots
+from pyhang.analysis import report as analysis_report
+from pyhang.model.facts import SNAPSHOT_SCHEMA
 from pyhang.model.glibc_kinds import LayoutsProblem
 from pyhang.model.kinds import GilState, PythonEvidence, Unread, VerdictKind
 from pyhang.model.report import NativeFrame, TargetInfo
@@ -70,11 +71,14 @@ def incomplete_verdicts(report):
 
 
 def exit_status_of(snap, tmp_path, capsys, *options):
-    """(exit status, stdout) of `pyhang report --snapshot FILE` run on `snap`."""
+    """(exit status, stdout) of `pyhang report --snapshot FILE` whose snapshot assembles into `snap`: a
+    snapshot saves a collector's answers, not what they assemble into, so the replay is given `snap`."""
     path = tmp_path / "snapshot.json"
-    path.write_text(json.dumps(snapshots.to_dict(snap)))
+    path.write_text(json.dumps({"schema": SNAPSHOT_SCHEMA, "options": {}, "answers": []}))
     capsys.readouterr()
-    status = cli.main(["report", "--snapshot", str(path)] + list(options))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(analysis_report, "from_snapshot", lambda document: (snap, analysis.build_report(snap)))
+        status = cli.main(["report", "--snapshot", str(path)] + list(options))
     return status, capsys.readouterr().out
 
 
