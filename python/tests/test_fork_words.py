@@ -20,7 +20,7 @@ def test_every_fork_problem_has_its_words_with_its_numbers_and_text():
 
 
 def test_an_older_snapshots_words_are_shown_as_they_are():
-    assert forks.fork_problem("libc is not mapped or cannot be opened") == "libc is not mapped or cannot be opened"
+    # (render/forks.py still reads "how" from the evidence and hazard facts, which pyhang no longer writes)
     assert forks._found({"name": "__exit_funcs_lock", "how": "symbol of libc"}) == "symbol of libc"
     assert forks._address_spaces({"how": "same executable", "mapped": None}) == "same executable"
 
@@ -33,6 +33,11 @@ def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded
               "parent_mapped": {"exe": 0x400000, "libc": 0x7f0000000000, "heap": 0x1000000}}
     assert forks._address_spaces(spaces).startswith("same executable /usr/bin/python3, mapped at 0x400000")
     assert "parent's copy" in forks._address_spaces(spaces)
+
+
+def test_what_was_not_collected_is_said_as_it_is():
+    from pyhang.model.unread import NOT_COLLECTED
+    assert forks.fork_problem(NOT_COLLECTED) == "not collected"
 
 
 def test_an_issue_missing_what_its_kind_names_is_said_by_its_kind_not_raised():

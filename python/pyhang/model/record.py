@@ -23,12 +23,8 @@ back, once, at the model's edges (a collector's answer, a snapshot): a field
 whose value is a record (or a list of them) names its class in the record's
 `__nested__` ({"lock": GlibcLock}); keys a record does not have are left out
 (data written by a newer pyhang), fields the data lacks take their default;
-a string where a nested record is expected (a sentence an older pyhang
-wrote where it now keeps a record) stays that string; a field whose value
-is a dict of records by key names their class in `__nested_maps__`.  A field named in
-the record's `__older__` ({name: its default}) holds what only data
-written by an older pyhang has (a sentence since replaced by facts):
-to_data() leaves it out while it has that default.
+a field whose value is a dict of records by key names their class in
+`__nested_maps__`.
 
 A record class's __init__ is compiled when its first instance is made, from
 the build's cache of them (`CACHE`, written by pyhang.model.record_cache
@@ -162,9 +158,7 @@ def to_data(value):
     """`value` (a record, or lists, dicts and other sequences of them) as JSON's types."""
     fields = getattr(type(value), "__record_fields__", None)
     if fields is not None:
-        older = getattr(type(value), "__older__", ())
-        return {name: to_data(getattr(value, name)) for name in fields
-                if not (name in older and getattr(value, name) == type(value).__older__[name])}
+        return {name: to_data(getattr(value, name)) for name in fields}
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]
     if isinstance(value, dict):
@@ -176,14 +170,14 @@ def to_data(value):
 
 def from_data(cls, data):
     """The record of class `cls` that to_data() made `data` from; None for None."""
-    if data is None or isinstance(data, str):   # a string: an older pyhang's sentence, kept as it is
-        return data
+    if data is None:
+        return None
     names = cls.__record_names__
     # a collector's answer, per thread: its keys are most often the record's own (checked in C)
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
     for name, inner in cls.__record_nested__:
         value = kwargs.get(name)
-        if value is not None and not isinstance(value, str):
+        if value is not None:
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
     for name, inner in cls.__record_maps__:
         value = kwargs.get(name)

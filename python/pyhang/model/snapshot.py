@@ -23,7 +23,7 @@ from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.python_facts import PythonState
 from pyhang.model.python_values import FrameLocals
 from pyhang.model.references import ObjectPath
-from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.report import NativeFrame, TargetInfo, ThreadIssue
 from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.waits import ApiWait, CollectiveDetail, LayoutsIssue, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts
 
@@ -35,7 +35,7 @@ class ThreadSnapshot:
     name: str | None = None
     registers: dict[str, int] = field(default_factory=dict)   # frame 0: orig_rax, rdi, rsi, rdx, fs_base
     frames: list[NativeFrame] = field(default_factory=list)   # frame 0 first, symbolized
-    problem: list | str | None = None   # model.report.ThreadIssues (an older snapshot's: a sentence)
+    problem: list[ThreadIssue] | None = None   # what could not be read about it (model.report.ThreadIssue)
     unwound_by: str = "gdb"       # or "pyhang": who found registers and pcs
     lock: LockIdentification | None = None     # the native lock its futex/syscall belongs to
     python_lock: PythonLockWait | None = None  # the threading lock it sleeps on
@@ -71,13 +71,13 @@ class ProcessSnapshot:
     target: TargetInfo
     python: PythonState | None                # the decoded interpreter (native Interpreter.state())
     threads: list[ThreadSnapshot] = field(default_factory=list)
-    # what about the target could not be read or trusted: {kind: kinds.TargetWarning, ...} (older: sentences)
-    warnings: list[dict | str] = field(default_factory=list)
-    lock_problem: LayoutsIssue | str | None = None   # why glibc's lock layouts are not known (older: a sentence)
+    # what about the target could not be read or trusted: {kind: kinds.TargetWarning, ...}
+    warnings: list[dict] = field(default_factory=list)
+    lock_problem: LayoutsIssue | None = None   # why glibc's lock layouts are not known
     lock_caveat: LayoutsIssue | None = None   # why the layouts used need a caveat (a release newer than checked)
     fork_facts: ForkFacts | None = None    # native fork_facts(), when asked
     threading: ThreadingState | None = None   # threading's Thread objects (PythonLocks.threading())
-    names: dict[int, ObjectPath | str] = field(default_factory=dict)   # object address → the variable reaching it (older: its name)
+    names: dict[int, ObjectPath] = field(default_factory=dict)   # object address → the variable reaching it
     native_depth: int = 8                     # native frames collected per thread
     files: dict[int, FdObject] | None = None   # fd → its object from /proc (model.files), for the fds threads wait on; None: not known (a core)
     asyncio: AsyncioState | None = None    # asyncio's tasks and loops (native asyncio_state()), when collected
