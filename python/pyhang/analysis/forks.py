@@ -199,8 +199,7 @@ def _cuda(a, libs, py, lost):
 def _descriptors_read(facts):
     """Whether the child's memory was searched for the descriptors of the threads it was forked with, and
     could be: then none among them that ran at fork means the parent had no other thread then."""
-    return facts.mappings_scanned > 0 and not (facts.descriptor_issue or facts.descriptor_problem or
-                                               facts.descriptors_issue)
+    return facts.mappings_scanned > 0 and not (facts.descriptor_issue or facts.descriptors_issue)
 
 
 def _threads_at_fork(a, facts, proc, lost):

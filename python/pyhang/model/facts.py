@@ -171,7 +171,7 @@ class Facts:
 
     def fork_facts(self, bases):
         """What a fork child inherited (native fork_facts()) as a ForkFacts (model.fork_facts), given the
-        sorted struct pthread addresses of its threads; only its descriptor_problem when they cannot be read."""
+        sorted struct pthread addresses of its threads; only its descriptor_issue when they cannot be read."""
         raise NotImplementedError
 
     def fork_containers(self):
