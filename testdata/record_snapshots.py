@@ -19,6 +19,17 @@ checked by hand.  Run again after a change to what collection records:
 
 gdb loads the Python side from the build tree, so the build is brought up
 to date first.
+
+After a change to what a report says of the same answers (the analysis, the
+JSON), the recorded reports are made again from the recorded snapshots,
+with no scenario, no gdb and no build (the checkout's pyhang package, as
+python/tests imports it), and nothing else in the files moves:
+
+    testdata/record_snapshots.py --rerender [CASE ...]
+
+python/tests/test_analysis.py fails while a recorded report differs from
+what its snapshot gives; `git diff testdata/snapshots` is then the change
+to check by hand.
 """
 import json
 import os
@@ -72,13 +83,41 @@ def record(case):
     doc = {"case": case, "argv": [os.path.relpath(a, harness.ROOT) if a.startswith(harness.ROOT) else a
                                   for a in argv],
            "truth": s.truth, "snapshot": snapshot, "report": report}
-    with open(os.path.join(OUT, case + ".json"), "w") as f:
-        json.dump(doc, f, indent=None, separators=(",", ":"))
-        f.write("\n")
+    write(case, doc)
     print("recorded %s: %d threads" % (case, len(report["threads"])))
 
 
+def write(case, doc):
+    with open(os.path.join(OUT, case + ".json"), "w") as f:
+        json.dump(doc, f, indent=None, separators=(",", ":"))
+        f.write("\n")
+
+
+def rerender(case):
+    """The recorded report of `case` made again from its recorded snapshot (the
+    pyhang_version it was recorded with kept: the test leaves it out)."""
+    if os.path.join(harness.ROOT, "python") not in sys.path:
+        sys.path.insert(0, os.path.join(harness.ROOT, "python"))
+    from pyhang.analysis.report import from_snapshot
+    from pyhang.render.json import dumps
+    with open(os.path.join(OUT, case + ".json")) as f:
+        doc = json.load(f)
+    report = json.loads(dumps(from_snapshot(doc["snapshot"])[1]))
+    if "pyhang_version" in doc["report"]:
+        report["pyhang_version"] = doc["report"]["pyhang_version"]
+    else:
+        report.pop("pyhang_version", None)
+    changed = report != doc["report"]
+    doc["report"] = harness.validated_report(report)
+    write(case, doc)
+    print("%s %s" % ("re-rendered" if changed else "unchanged", case))
+
+
 def main(argv):
+    if argv[:1] == ["--rerender"]:
+        for case in argv[1:] or sorted(CASES):
+            rerender(case)
+        return
     subprocess.run(["cmake", "--build", harness.build_dir()], check=True, stdout=subprocess.DEVNULL)
     os.makedirs(OUT, exist_ok=True)
     for case in argv or sorted(CASES):

@@ -9,14 +9,17 @@ import pytest
 
 import harness
 
+from pyhang import cli
 from pyhang.analysis.report import analyse, from_snapshot
 from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts, decode, encode, frame_sequence
-from pyhang.model.fork_facts import ForkFacts
+from pyhang.model.fork_facts import ForkFacts, ForkIssue
+from pyhang.model.glibc_kinds import LockEvidence
+from pyhang.model.kinds import ForkProblem, TargetWarning
 from pyhang.model.python_facts import FrameRecords, PyFrameFacts, PyThreadFacts, PythonState
 from pyhang.model.record import to_data
 from pyhang.model.target_facts import TargetFacts
 from pyhang.model.report import NativeFrame
-from pyhang.model.waits import GlibcLock, LockIdentification
+from pyhang.model.waits import GlibcLock, HowIdentified, LockIdentification
 from pyhang.render.text import warnings
 
 SNAPSHOTS = os.path.join(os.path.dirname(__file__), "..", "..", "testdata", "snapshots")
@@ -50,7 +53,7 @@ class Counting(Facts):
 
     def target(self):
         self._called("target")
-        return TargetFacts(kind="live", pid=10, executable="/bin/prog", parent_pid=1, warnings=["a warning"])
+        return TargetFacts(kind="live", pid=10, executable="/bin/prog", parent_pid=1, warnings=[{"kind": TargetWarning.NO_EXECUTABLE_GIVEN}])
 
     def python(self):
         self._called("python")
@@ -70,13 +73,13 @@ class Counting(Facts):
     def locks(self, tids):
         self._called("locks", tids)
         mutex = LockIdentification(kind="mutex", address=0x5000, owners=[12], owner_source="lock-word",
-                                   confidence="certain", evidence="the mutex's owner field",
+                                   confidence="certain", evidence=HowIdentified(LockEvidence.LOCK_ARGUMENT),
                                    lock=GlibcLock(kind="mutex"), library="/bin/prog")
         return [[tid, mutex if tid == 11 else LockIdentification()] for tid in tids]
 
     def fork_facts(self, bases):
         self._called("fork_facts", bases)
-        return ForkFacts(descriptor_problem="not read here")
+        return ForkFacts(descriptor_issue=ForkIssue(ForkProblem.MAPPINGS_UNKNOWN))
 
 
 def test_a_recording_asks_each_question_once_and_its_document_is_json():
@@ -116,6 +119,16 @@ def test_a_replay_answers_an_unrecorded_question_as_not_known_and_lists_it():
 def test_a_replay_refuses_a_document_of_another_kind():
     with pytest.raises(ValueError):
         Replay({"schema": "pyhang-report/1"})
+
+
+def test_a_snapshot_of_the_first_format_is_refused_in_one_line(tmp_path, capsys):
+    # GIVEN a pyhang-snapshot/1 document (what was assembled, as the first pyhang snapshots held it)
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"schema": "pyhang-snapshot/1", "target": {"kind": "live", "pid": 5}, "threads": []}))
+    # THEN the command line says it is not a snapshot it reads, and fails
+    assert cli.main(["report", "--snapshot", str(path)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "is not one pyhang wrote" in line and "pyhang-snapshot/2" in line
 
 
 def test_the_analysis_gives_the_same_report_from_the_collector_and_from_its_snapshot():

@@ -1,8 +1,8 @@
 """Fork facts come from the decoders as data (kinds, numbers, paths) and
-are worded in render/forks.py: every kind has its words, and an older
-snapshot's sentence is shown as it is; every fork hazard kind has the records
-of its facts and is worded from them."""
+are worded in render/forks.py: every kind has its words; every fork hazard
+kind has the records of its facts and is worded from them."""
 from pyhang.model import kinds
+from pyhang.model.references import ObjectPath
 from pyhang.render import forks
 
 
@@ -20,12 +20,6 @@ def test_every_fork_problem_has_its_words_with_its_numbers_and_text():
                                                    "other": 0, "text": "/lib/libc.so.6"})
 
 
-def test_an_older_snapshots_words_are_shown_as_they_are():
-    assert forks.fork_problem("libc is not mapped or cannot be opened") == "libc is not mapped or cannot be opened"
-    assert forks._found({"name": "__exit_funcs_lock", "how": "symbol of libc"}) == "symbol of libc"
-    assert forks._address_spaces({"how": "same executable", "mapped": None}) == "same executable"
-
-
 def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded_from_facts():
     hidden = {"name": "__exit_funcs_lock", "found": kinds.LockFound.CXA_FINALIZE_CODE, "library": "/lib/libc.so.6"}
     assert "__cxa_finalize" in forks._found(hidden) and "libc.so.6" in forks._found(hidden)
@@ -34,6 +28,11 @@ def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded
               "parent_mapped": {"exe": 0x400000, "libc": 0x7f0000000000, "heap": 0x1000000}}
     assert forks._address_spaces(spaces).startswith("same executable /usr/bin/python3, mapped at 0x400000")
     assert "parent's copy" in forks._address_spaces(spaces)
+
+
+def test_what_was_not_collected_is_said_as_it_is():
+    from pyhang.model.unread import NOT_COLLECTED
+    assert forks.fork_problem(NOT_COLLECTED) == "not collected"
 
 
 def test_an_issue_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
@@ -59,7 +58,8 @@ def test_a_trees_line_for_a_hazard_of_one_process_says_what_it_is_whether_it_han
 
 def _value(annotation):
     base = annotation.split(" | ")[0]
-    return {"int": 1, "str": "x", "bool": True, "dict": {"name": "__libc_lock", "address": 16}}.get(base, [])
+    return {"int": 1, "str": "x", "bool": True, "dict": {"name": "__libc_lock", "address": 16},
+            "ObjectPath": ObjectPath(module="app", variable="LOCK")}.get(base, [])
 
 
 def test_every_hazard_kind_has_facts_records_and_each_is_worded_from_its_fields():

@@ -1,15 +1,15 @@
 """The glibc decoders report kinds and numbers (model.waits: LockIssue,
 Reason, Candidate, HowIdentified, IdentifyFailure); render.glibc words
 them, one table per vocabulary of model.glibc_kinds, with no kind left unworded.
-A snapshot of an older pyhang holds the decoders' sentences where the
-records now are: they are shown as they are."""
+Answers that hold sentences where the records are (as the first pyhang's
+did) are not read."""
 import copy
 import json
 import os
 
 import pytest
 
-from pyhang import analysis
+from pyhang import analysis, cli
 from pyhang.model import glibc_kinds as kinds
 from pyhang.model.kinds import VerdictKind, WaitKind
 from pyhang.model.waits import Candidate, DescriptorIssue, DescriptorsIssue, GlibcLock, HowIdentified, IdentifyFailure, LayoutsIssue, \
@@ -100,48 +100,27 @@ def test_records_of_the_native_dicts_survive_a_round_trip():
     assert from_data(LockIdentification, json.loads(json.dumps(to_data(ident)))) == ident
 
 
-def test_an_older_snapshots_sentences_stay_sentences_and_render_as_they_are():
-    # GIVEN answers an older pyhang recorded: sentences where the records are
-    old = {"kind": "futex", "evidence": "futex 0x10 op 0x80; best: +3 a futex word", "problem": "",
-           "lock": {"kind": "mutex", "problem": "robust list links are not pointers"}}
-    ident = from_data(LockIdentification, old)
-    assert ident.evidence == old["evidence"] and ident.lock.problem == old["lock"]["problem"]
-    assert words.evidence_text(ident.evidence) == old["evidence"]
-    assert words.lock_problem_text(ident.lock.problem, ident.lock.kind) == "robust list links are not pointers"
-    assert words.identify_problem_text(from_data(LockIdentification, {"problem": "no registers for frame 0"}).problem) \
-        == "no registers for frame 0"
-
-
 def _with_old_sentences(doc):
-    """A copy of a recorded snapshot whose lock answers hold sentences, as an older pyhang's did: each
-    thread's evidence says which thread it is; its problems are one sentence."""
+    """A copy of a recorded snapshot whose lock answers hold sentences where the records are, as the first
+    pyhang's did."""
     doc = copy.deepcopy(doc)
     for question, _, answer in doc["snapshot"]["answers"]:
         if question != "locks":
             continue
         for tid, ident in answer:
-            ident["evidence"] = "an older pyhang's words for thread %d" % tid if ident.get("kind") else ""
-            ident["problem"] = "" if ident.get("kind") else "not in a futex wait (system call 7)"
-            if ident.get("lock"):
-                ident["lock"]["problem"] = ""
+            ident["evidence"] = "an older pyhang's words for thread %d" % tid if ident.get("kind") else None
+            ident["problem"] = None if ident.get("kind") else "not in a futex wait (system call 7)"
     return doc
 
 
-def test_a_snapshot_an_older_pyhang_recorded_reports_its_evidence_as_it_was_written():
+def test_a_snapshot_whose_answers_hold_sentences_where_records_are_is_refused_in_one_line(tmp_path, capsys):
     with open(os.path.join(SNAPSHOTS, "native_abba.json")) as f:
         doc = _with_old_sentences(json.load(f))
-    # WHEN the older snapshot is analysed and rendered
-    report = analysis.from_snapshot(doc["snapshot"])[1]
-    rep = render_json.to_json(report)
-    # THEN each native lock wait's evidence is that sentence, in the wait and in the deadlock's edges
-    waits = {t["tid"]: t["blocked_on"] for t in rep["threads"] if t["blocked_on"]}
-    natives = [tid for tid, b in waits.items() if b["kind"] in ("mutex", "futex")]
-    assert natives
-    for tid in natives:
-        assert waits[tid]["evidence"] == "an older pyhang's words for thread %d" % tid
-    edges = [e for d in rep["deadlocks"] for e in d["edges"]]
-    assert edges and all(e["evidence"] == "an older pyhang's words for thread %d" % e["waiter"] for e in edges)
-    assert "waits to lock mutex" in render_text(report)   # the text report, which shows no evidence, is made too
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc["snapshot"]))
+    assert cli.main(["report", "--snapshot", str(path)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "is not one pyhang wrote" in line
 
 
 def test_why_the_lock_layouts_cannot_be_used_is_worded_from_the_version_and_libcs_descriptors():
@@ -168,8 +147,6 @@ def test_why_the_lock_layouts_cannot_be_used_is_worded_from_the_version_and_libc
         "glibc is only known to be 2.41 or later (from its version-definitions), and 2.43 is the newest release the "
         "lock layouts were checked against: using the glibc 2.41+ layouts, since libc.so.6's thread descriptors "
         "match what they assume, but they were not checked against this release's sources")
-    assert words.layouts_text("glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)") == \
-        "glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)"   # an older snapshot's
     assert words.layouts_text(None) is None
     unreadable = LayoutsIssue(kinds.LayoutsProblem.LIBC_UNREADABLE, library="/lib/libc.so.6", detail="cannot-open",
                               error_number=2)
@@ -211,7 +188,6 @@ def test_why_pthread_t_cannot_be_mapped_to_tids_names_the_libraries_and_the_desc
                             unopened=["/lib/libpthread.so.0"])
     assert words.descriptors_text(none) == \
         "no _thread_db_pthread_tid in /lib/libc.so.6, /lib/libpthread.so.0 (cannot open): cannot map pthread_t to TIDs"
-    assert words.descriptors_text("a fork scan's own sentence") == "a fork scan's own sentence"
 
 
 def test_the_caveat_of_layouts_used_for_a_release_newer_than_checked_is_a_warning_of_the_report():

@@ -14,9 +14,10 @@ import pytest
 import harness
 from pyhang import analysis, cli
 from pyhang.analysis import completeness
-from pyhang.model import snapshot as snapshots
+from pyhang.analysis import report as analysis_report
+from pyhang.model.facts import SNAPSHOT_SCHEMA
 from pyhang.model.glibc_kinds import LayoutsProblem
-from pyhang.model.kinds import GilState, PythonEvidence, Unread, VerdictKind
+from pyhang.model.kinds import GilState, PythonEvidence, ReaderFailure, TargetWarning, Unread, VerdictKind
 from pyhang.model.report import NativeFrame, TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.model.waits import LayoutsIssue, LockIdentification, from_data
@@ -33,7 +34,7 @@ SNAPSHOTS = os.path.join(ROOT, "testdata", "snapshots")
 LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 LIBPYTHON = "/usr/lib/x86_64-linux-gnu/libpython3.14.so.1.0"
 GLIBC_243 = "glibc 2.43 is outside the supported lock layouts (2.17 to 2.42)"
-# what the native LockReader says of it (the sentence above is how an older pyhang's snapshot holds it)
+# what the native LockReader says of it (worded: the sentence above)
 GLIBC_243_ISSUE = LayoutsIssue(LayoutsProblem.OUTSIDE, version="2.43", oldest="2.17", newest="2.42")
 FUTEX, CLOCK_NANOSLEEP = 202, 230
 
@@ -70,11 +71,14 @@ def incomplete_verdicts(report):
 
 
 def exit_status_of(snap, tmp_path, capsys, *options):
-    """(exit status, stdout) of `pyhang report --snapshot FILE` run on `snap`."""
+    """(exit status, stdout) of `pyhang report --snapshot FILE` whose snapshot assembles into `snap`: a
+    snapshot saves a collector's answers, not what they assemble into, so the replay is given `snap`."""
     path = tmp_path / "snapshot.json"
-    path.write_text(json.dumps(snapshots.to_dict(snap)))
+    path.write_text(json.dumps({"schema": SNAPSHOT_SCHEMA, "options": {}, "answers": []}))
     capsys.readouterr()
-    status = cli.main(["report", "--snapshot", str(path)] + list(options))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(analysis_report, "from_snapshot", lambda document: (snap, analysis.build_report(snap)))
+        status = cli.main(["report", "--snapshot", str(path)] + list(options))
     return status, capsys.readouterr().out
 
 
@@ -187,7 +191,8 @@ def test_a_runtime_not_found_in_a_program_named_python_is_a_python_state_not_rea
 @pytest.mark.parametrize("kind", ["core", "live"])
 def test_no_runtime_found_in_an_executable_that_could_not_be_read_says_so_and_for_a_core_what_to_give(kind):
     # GIVEN a process whose executable could not be read here (a core's, moved or deleted since)
-    problem = "cannot open /srv/app/bin/app: No such file or directory"
+    problem = {"kind": TargetWarning.SYMBOLS_UNREADABLE, "path": "/srv/app/bin/app", "text": ReaderFailure.CANNOT_OPEN,
+               "number": 2}
     snap = ProcessSnapshot(target=TargetInfo(kind=kind, pid=5, core="/cores/core.5" if kind == "core" else None,
                                              executable="/srv/app/bin/app", executable_problem=problem),
                            python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
@@ -200,7 +205,8 @@ def test_no_runtime_found_in_an_executable_that_could_not_be_read_says_so_and_fo
     # AND, for a core, that giving the interpreter reads it
     assert ("give the interpreter: pyhang report /cores/core.5 /path/to/python3.X" in first) == (kind == "core"), first
     # AND the JSON says why, in the target
-    assert render_json.to_json(report)["target"]["executable_problem"] == problem
+    assert render_json.to_json(report)["target"]["executable_problem"] == \
+        "cannot open /srv/app/bin/app: No such file or directory"
     # AND an executable that was read adds nothing
     snap.target.executable_problem = None
     assert render_text(analysis.build_report(snap)).splitlines()[0].endswith("no Python runtime found")
@@ -256,7 +262,7 @@ def test_unknown_lock_layouts_leave_a_c_programs_futex_sleepers_in_an_incomplete
     # GIVEN a C program on glibc 2.43 with a thread asleep on a mutex's futex
     snap = ProcessSnapshot(target=TargetInfo(kind="live", pid=7, executable="/usr/bin/prog_abba"),
                            python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),
-                           lock_problem=GLIBC_243, threads=[sleeper(1, 7), futex_sleeper(2, 8, 0x4000)])
+                           lock_problem=GLIBC_243_ISSUE, threads=[sleeper(1, 7), futex_sleeper(2, 8, 0x4000)])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
     assert v.facts.unread == Unread.LOCK_LAYOUTS and v.threads == [8]
@@ -274,7 +280,7 @@ def test_a_deadlock_found_despite_unknown_lock_layouts_exits_3_and_still_names_w
     # whose layouts are not known, with one more thread asleep on a futex nothing identified
     with open(os.path.join(SNAPSHOTS, "rlock_abba.json")) as f:
         snap = analysis.from_snapshot(json.load(f)["snapshot"])[0]
-    snap.lock_problem = GLIBC_243
+    snap.lock_problem = GLIBC_243_ISSUE
     for t in snap.threads:
         t.lock = None
     snap.threads.append(futex_sleeper(99, 4242, 0x5000))

@@ -81,6 +81,3 @@ def test_how_the_python_lock_search_found_a_lock_is_worded_from_its_facts():
     assert evidence_words(bare) == ("no futex address: innermost _thread.lock 0x10 on the stack, a bound method of it "
                                     "in slot 0 of take (lock_abba.py:24); Condition.wait: waiting to be notified "
                                     "(self 0x20)")
-    # an older snapshot's words are shown as they are
-    assert evidence_words("futex 0x1 is in the sem_t 0x1 of _thread.lock 0x2; slot 0 of f (x.py:1)") == \
-        "futex 0x1 is in the sem_t 0x1 of _thread.lock 0x2; slot 0 of f (x.py:1)"

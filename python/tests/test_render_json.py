@@ -9,8 +9,12 @@ import os
 import pytest
 
 from pyhang import analysis
+from pyhang.model.kinds import ReadPart, ReadWhy
 from pyhang.model.python_values import LocalValue
+from pyhang.model.unread import ReadProblem, ReadStep
 from pyhang.render import json as render_json
+
+UNREAD_LOCAL = ReadProblem(path=[ReadStep(ReadPart.STR, 0x7f20)], why=ReadWhy.UNREADABLE)
 
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                          "testdata", "snapshots")
@@ -39,7 +43,7 @@ def test_repeated_frames_and_frames_with_locals_keep_their_own_text():
     # the same frame many times, once with locals and a problem, once on another line
     frames = [copy.copy(thread.python_frames[0]) for _ in range(4)]
     frames[1].locals, frames[1].locals_problem = [LocalValue(name="x", kind="int", type="int", repr="1",
-                                                             address=4096)], "one local unreadable"
+                                                             address=4096)], UNREAD_LOCAL
     frames[2].line += 1
     thread.python_frames = frames
     thread.python_at = {}
@@ -47,7 +51,7 @@ def test_repeated_frames_and_frames_with_locals_keep_their_own_text():
     assert text == compact(render_json.to_json(report))
     got = next(t for t in json.loads(text)["threads"] if t["tid"] == thread.tid)["python_frames"]
     assert got[0] == got[3] != got[2] and got[1]["locals"][0]["name"] == "x"
-    assert got[1]["locals_problem"] == "one local unreadable" and "locals" not in got[0]
+    assert got[1]["locals_problem"] == "str at 0x7f20 unreadable" and "locals" not in got[0]
 
 
 def test_the_pretty_document_holds_the_same_report():

@@ -86,7 +86,9 @@ def test_the_reasons_name_real_differences():
 def _json_types(annotation, never_null):
     """The JSON types a facts field annotated `annotation` takes."""
     base, nullable = annotation.split(" | None")[0], annotation.endswith(" | None")
-    one = {"int": "integer", "str": "string", "bool": "boolean", "float": "number", "dict": "object"}.get(base)
+    # (a variable's path, ObjectPath, is worded in the JSON: render.names.object_name)
+    one = {"int": "integer", "str": "string", "bool": "boolean", "float": "number", "dict": "object",
+           "ObjectPath": "string"}.get(base)
     if one is None and base.startswith("list["):
         one = "array"
     return None if base == "object" else {one, "null"} if nullable and not never_null else {one}

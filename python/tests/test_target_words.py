@@ -1,8 +1,7 @@
 """What about a target could not be read comes from the native reader and
 the collectors as data (model.kinds.TargetWarning and what it names) and is
 worded by render.target: every kind has words naming its paths, numbers and
-threads, the native kinds are the vocabulary's, and a warning that is a
-string (an older snapshot's, the interpreter reader's) is shown as it is."""
+threads, and the native kinds are the vocabulary's."""
 import pytest
 
 import _pyhang_native as native
@@ -10,7 +9,8 @@ from pyhang.model import kinds
 from pyhang.render.target import object_problem_text, reader_error_text, reader_failure, warning_text
 
 EXAMPLE = {"path": "/tmp/core.1", "number": 3, "other": 8, "text": "no .dynsym", "other_text": "ab12",
-           "problem": "list at 0x10 unreadable", "given": "/usr/bin/python3", "tids": [11, 12], "tid": 11,
+           "problem": {"path": [{"part": kinds.ReadPart.FRAME, "address": 0x10}], "why": kinds.ReadWhy.UNREADABLE},
+           "given": "/usr/bin/python3", "tids": [11, 12], "tid": 11,
            "call": "write", "fd": 2, "what": "pipe"}
 
 
@@ -49,8 +49,7 @@ def test_a_mapped_file_that_cannot_be_read_or_is_another_build_is_said_with_its_
     other = {"kind": kinds.TargetWarning.BUILD_ID_MISMATCH, "path": "/usr/lib/libx.so", "text": "ab12",
              "other_text": "cd34"}
     assert "build-id ab12, in the core cd34" in warning_text(other)
-    # an older snapshot's executable_problem is its sentence; damaged data is said by its names, never raised
-    assert object_problem_text("cannot open /x: gone") == "cannot open /x: gone"
+    # damaged data is said by its names, never raised
     assert object_problem_text({"kind": kinds.TargetWarning.BUILD_ID_MISMATCH}).startswith(
         "the file on disk is not the one the core was made from (build-id ?")
     assert object_problem_text({"kind": "symbols-unreadable", "text": "cannot-open", "number": "x"}) == \
@@ -68,10 +67,6 @@ def test_every_kind_has_words_with_what_it_names():
     assert "LWP 11 is inside write on fd 2" in warning_text(dict(EXAMPLE, kind=kinds.TargetWarning.NOT_STOPPED_FOR_TRANSFER))
 
 
-def test_a_warning_that_is_a_string_is_shown_as_it_is():
-    assert warning_text("core file x is truncated: 1 of 2 bytes") == "core file x is truncated: 1 of 2 bytes"
-
-
 def test_a_warning_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
     # data another pyhang wrote, or a damaged snapshot: one line, never a traceback
     assert warning_text({"kind": kinds.TargetWarning.CORE_TRUNCATED, "path": "/tmp/core.1"}) == \
@@ -79,7 +74,7 @@ def test_a_warning_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
     assert warning_text({"kind": kinds.StateWarning.THREAD_PREV_MISMATCH}).startswith("thread-prev-mismatch")
 
 
-def test_what_a_collector_could_not_read_about_a_thread_is_data_worded_by_render_and_an_old_sentence_stays():
+def test_what_a_collector_could_not_read_about_a_thread_is_data_worded_by_render():
     from pyhang.model.report import ThreadIssue, thread_issues
     from pyhang.render.names import thread_issues_text
     every = [ThreadIssue(kind, number=3, other=4, text="bad-cfa") for k, kind in vars(kinds.ThreadIssueKind).items()
@@ -93,9 +88,8 @@ def test_what_a_collector_could_not_read_about_a_thread_is_data_worded_by_render
     assert thread_issues_text([ThreadIssue(kinds.ThreadIssueKind.LISTED_TWICE, number=7, other=1007)]) == (
         "gdb lists this thread twice: as LWP 7 (the TID in its PID namespace) and as LWP 1007 (the host's); only "
         "the second has registers")
-    # a snapshot's data round-trips; an older snapshot's sentence is shown as it is
+    # a snapshot's data round-trips
     assert thread_issues([{"kind": "running", "number": 0, "other": 0, "text": ""}]) == \
         [ThreadIssue(kinds.ThreadIssueKind.RUNNING)]
-    assert thread_issues_text(thread_issues("cannot unwind: x")) == "cannot unwind: x"
     assert thread_issues_text(None) is None and thread_issues([]) is None
     assert thread_issues_text([ThreadIssue(kinds.ThreadIssueKind.STACK_CUT, number="x")]) == "stack-cut"

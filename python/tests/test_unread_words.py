@@ -2,12 +2,10 @@
 native readers as data (model.unread.ReadProblem: a path of
 model.kinds.ReadPart steps and a model.kinds.ReadWhy) and is worded by
 render.unread: the vocabularies are the native name tables, every kind has
-words, a path reads as the sentence the readers used to write, and a
-problem that is a string (an older snapshot's) is shown as it is."""
+words, and a path reads as the sentence the readers used to write."""
 import _pyhang_native as native
 from pyhang.model import kinds
 from pyhang.model.record import from_data, to_data
-from pyhang.model.threading_facts import ThreadingState
 from pyhang.model.unread import ReadProblem, ReadStep
 from pyhang.render.unread import unread_text
 
@@ -81,8 +79,5 @@ def test_what_the_native_module_hands_reads_the_same_as_its_record():
     assert to_data(record) == data
 
 
-def test_an_older_snapshots_sentence_is_kept_and_shown_as_it_is():
-    older = "threading._active: 0x10 is not a dict"
-    state = from_data(ThreadingState, {"imported": True, "problem": older})
-    assert state.problem == older and unread_text(state.problem) == older
-    assert unread_text(None) is None
+def test_no_problem_is_no_words():
+    assert unread_text(None) is None and unread_text([]) is None

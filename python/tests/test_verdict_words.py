@@ -2,6 +2,7 @@
 model.kinds.SEVERITY, a title, and, for a hang, the words of the headline;
 every hang and unknown wait has a next step; every kind has the record of
 its facts (model.verdict_facts) and is worded from it."""
+from pyhang.model.references import ObjectPath
 from pyhang.model import kinds, verdict_facts
 from pyhang.model.record import to_data
 from pyhang.model.report import Verdict
@@ -33,7 +34,8 @@ def test_an_unknown_kind_ranks_after_every_known_one():
 def _value(annotation):
     """A value of the type a facts field is annotated with (its first type when it may be None)."""
     base = annotation.split(" | ")[0]
-    return {"int": 1, "str": "x", "bool": False, "float": 0.5, "dict": {}, "object": None}.get(base, [])
+    return {"int": 1, "str": "x", "bool": False, "float": 0.5, "dict": {}, "object": None,
+            "ObjectPath": ObjectPath(module="app", variable="LOCK")}.get(base, [])
 
 
 def sample(kind):

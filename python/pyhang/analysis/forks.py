@@ -36,17 +36,12 @@ def _started_by(descriptor, prefixes):
     return descriptor.start_routine is not None and is_one_of(descriptor.start_routine.library, prefixes)
 
 
-def _issue(issue, older):
-    """What could not be read (a ForkIssue; an older snapshot's words as they are)."""
-    return issue if issue is not None else older
-
-
 def _address_spaces(proc):
     """What /proc says of the process's address space and its parent's (the
     facts of a `proc` child evidence and a `proc-not-child` check)."""
     return {"ppid": proc.ppid, "same": proc.same_address_space, "exe": proc.exe, "parent_exe": proc.parent_exe,
             "mapped": to_data(proc.mapped), "parent_mapped": to_data(proc.parent_mapped),
-            "how": proc.address_space_evidence, "problem": to_data(_issue(proc.issue, proc.problem))}
+            "problem": to_data(proc.issue)}
 
 
 def _child(a, report, proc, py, lost):
@@ -141,8 +136,8 @@ def _orphaned_locks(a, report, facts, proc, lost):
     a.checked.append(("blocked", {"count": sum(1 for t in report.threads if t.blocked_on)}))
     if internal:
         a.checked.append(("internal-locks", {"locks": list(internal.values())}))
-    elif facts.internal_locks_issue or facts.internal_locks_problem:
-        a.problems.append(_issue(facts.internal_locks_issue, facts.internal_locks_problem))
+    elif facts.internal_locks_issue:
+        a.problems.append(facts.internal_locks_issue)
 
 
 def _openmp(a, report, libs, lost):
@@ -208,8 +203,7 @@ def _cuda(a, libs, py, lost):
 def _descriptors_read(facts):
     """Whether the child's memory was searched for the descriptors of the threads it was forked with, and
     could be: then none among them that ran at fork means the parent had no other thread then."""
-    return facts.mappings_scanned > 0 and not (facts.descriptor_issue or facts.descriptor_problem or
-                                               facts.descriptors_issue)
+    return facts.mappings_scanned > 0 and not (facts.descriptor_issue or facts.descriptors_issue)
 
 
 def _threads_at_fork(a, facts, proc, lost):
@@ -270,8 +264,7 @@ def analyse(report, facts):
     py = facts.python or _NO_PYTHON
     libs = facts.libraries
     lost = _lost_threads(facts)
-    a.problems += [p for p in (_issue(facts.descriptor_issue, facts.descriptor_problem), facts.descriptors_issue,
-                               _issue(proc.issue, proc.problem) if proc else None) if p]
+    a.problems += [p for p in (facts.descriptor_issue, facts.descriptors_issue, proc.issue if proc else None) if p]
     if report.python_status != PythonStatus.NOT_PYTHON:   # no interpreter: nothing Python-side to miss
         a.problems += list(py.problems)
     _child(a, report, proc, py, lost)

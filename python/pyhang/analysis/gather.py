@@ -18,6 +18,7 @@ from pyhang.model.record import replace
 from pyhang.model.references import ThreadReferences
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
+from pyhang.model.unread import NOT_COLLECTED
 from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
 
 LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
@@ -526,7 +527,7 @@ def add_python_locals(facts, snapshot, view):
             t.python_locals = []
     for (t, _), fl in zip(frames, found):
         t.python_locals.append(FrameLocals(locals=fl.locals, problem=fl.problem) if fl is not None else
-                               FrameLocals(problem="not collected"))
+                               FrameLocals(problem=NOT_COLLECTED))
 
 
 def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
@@ -584,7 +585,7 @@ def fork_facts(facts, report, threads):
     py = from_native.python
     if py is None or not forks.is_child(report, from_native):
         return from_native
-    found = facts.fork_containers() or ForkContainers(problems=["not collected"])
+    found = facts.fork_containers() or ForkContainers(problems=[NOT_COLLECTED])
     return replace(from_native, python=replace(py, containers=found.containers,
                                                problems=list(py.problems) + list(found.problems)))
 

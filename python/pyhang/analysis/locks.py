@@ -56,9 +56,10 @@ def named_objects(lock, python_lock, python_api):
 
 
 def _python_lock_evidence(wait):
-    """How the search found it (an older snapshot's words as they are; "" when it found no lock object)."""
-    if wait.evidence or not wait.found:
-        return wait.evidence
+    """How the search found it (None when it found no lock object: the native search finds one whenever it
+    names a kind)."""
+    if not wait.found:
+        return None
     return PythonLockEvidence(found=wait.found, futex=wait.futex, word=wait.wait_address, type=wait.type_name,
                               object=wait.object, found_in=wait.found_in, slot=wait.slot, via_method=wait.via_method,
                               frame=wait.frame, condition=wait.condition if wait.kind == WaitKind.PY_CONDITION else None)

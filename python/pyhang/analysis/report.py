@@ -13,8 +13,8 @@ needs and makes the report in steps:
     gather.deepen(...)                  # deeper native frames, when a lock records no owner
     conclude(report, snapshot)          # edges, deadlocks, verdicts, hazards
 
-`build_report(snapshot)` makes it from a ProcessSnapshot already assembled
-(a pyhang-snapshot/1 document).
+`build_report(snapshot)` makes it from a ProcessSnapshot already assembled;
+`from_snapshot(document)` replays a saved snapshot's answers through analyse().
 """
 from pyhang.analysis import account, asyncio, completeness, deadlocks, forks, gather, gc, holders, locks, python_api, sources, \
     syscalls
@@ -22,8 +22,7 @@ from pyhang.analysis.threading import PythonThreads, exiting
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import PythonView, frames_omitted, gil_state, gil_summary, holder_blocked, main_gil, \
     python_frames
-from pyhang.model import snapshot as snapshots
-from pyhang.model.facts import SNAPSHOT_SCHEMA, Replay
+from pyhang.model.facts import Replay
 from pyhang.model.kinds import GilState, PythonStatus, TargetWarning, severity
 from pyhang.model.record import replace
 from pyhang.model.report import Report, ThreadReport
@@ -171,11 +170,9 @@ def analyse(facts, native_depth=None, fork_facts=True, locals=False):
 
 def from_snapshot(document):
     """(ProcessSnapshot, Report) of a saved snapshot: the answers of a
-    pyhang-snapshot/2 document replayed through analyse() with the options it
-    was made with, or a pyhang-snapshot/1 document's ProcessSnapshot."""
-    if document.get("schema") != SNAPSHOT_SCHEMA:
-        snapshot = snapshots.from_dict(document)
-        return snapshot, build_report(snapshot)
+    pyhang-snapshot/2 document (model.facts.Recording) replayed through
+    analyse() with the options it was made with.  A document of another
+    schema is refused (ValueError)."""
     replay = Replay(document)
     options = replay.options
     snapshot, report = analyse(replay, native_depth=options.get("native_depth"), locals=bool(options.get("locals")))

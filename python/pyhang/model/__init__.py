@@ -2,8 +2,9 @@
 
 - `snapshot`: what was collected from one target (threads, registers,
   native frames, the decoded CPython state, lock facts, fork facts).  No gdb
-  object and no target memory in it: it can be saved as JSON and analysed
-  again anywhere.
+  object and no target memory in it; what is saved as JSON and analysed
+  again anywhere is the collector's answers it was assembled from
+  (`facts`: a Recording, replayed).
 - `report`: what the analysis concluded (threads with what each waits on,
   deadlocks, verdicts, fork hazards).  The JSON contract is derived from it
   (pyhang.render.json; docs/json-contract.md).

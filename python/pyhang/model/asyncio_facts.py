@@ -53,7 +53,7 @@ class TaskFacts:
     exception_type: str | None = None
     exception_unretrieved: bool = False
     completes: list[TypedObject] = field(default_factory=list)   # futures its completion completes
-    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
+    problem: ReadProblem | None = None   # what could not be read
 
     __nested__ = {"stack": CodeLine, "awaits": AwaitedFuture, "completes": TypedObject, "problem": ReadProblem}
 
@@ -87,7 +87,7 @@ class AsyncioState:
     """asyncio's tasks and loops (native asyncio_state())."""
     imported: bool = False
     registry: str | None = None       # where the tasks were found
-    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
+    problem: ReadProblem | None = None   # what could not be read
     # how the C objects were read differently from pyhang's own row: the native reader's warnings
     # ({kind: model.kinds.StateWarning asyncio-debug-*, ...}, worded by render.interpreter)
     warnings: list = field(default_factory=list)

@@ -64,7 +64,7 @@ class ThreadFacts:
     name: str | None = None
     registers: dict[str, int] = field(default_factory=dict)   # frame 0: orig_rax, rdi, rsi, rdx, r10, r8, r9, fs_base
     frames: list[NativeFrame] = field(default_factory=list)   # frame 0 first
-    problem: list[ThreadIssue] | str | None = None   # what could not be read about it (older snapshots: a sentence)
+    problem: list[ThreadIssue] | None = None   # what could not be read about it
     unwound_by: str = "gdb"       # or "pyhang": who found registers and pcs
     host_tid: int | None = None   # the host's TID when the target's PID namespace gives another
 
@@ -83,7 +83,7 @@ class Facts:
         executable's file could not be read, None when it was), one entry per thing about it that
         could not be read or trusted, why glibc's lock layouts are unknown (None when known) and why
         the ones used need a caveat (None when they do not): the native LockReader's problem and
-        caveat as model.waits.LayoutsIssue (a snapshot of an older pyhang: lock_problem a sentence)."""
+        caveat as model.waits.LayoutsIssue."""
         raise NotImplementedError
 
     def python(self):
@@ -171,7 +171,7 @@ class Facts:
 
     def fork_facts(self, bases):
         """What a fork child inherited (native fork_facts()) as a ForkFacts (model.fork_facts), given the
-        sorted struct pthread addresses of its threads; only its descriptor_problem when they cannot be read."""
+        sorted struct pthread addresses of its threads; only its descriptor_issue when they cannot be read."""
         raise NotImplementedError
 
     def fork_containers(self):

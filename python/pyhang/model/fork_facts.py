@@ -42,9 +42,6 @@ class InternalLock:
     address: int = 0
     found: str = ""                   # how the address was found: model.kinds.LockFound
     library: str = ""                 # the libc it is in
-    how: str = ""                     # older snapshots: how it was found, in the decoder's words
-
-    __older__ = {"how": ""}
 
 
 @record
@@ -71,7 +68,7 @@ class PythonForkFacts:
     cuda_in_bad_fork: bool | None = None
     threading_active: int | None = None   # len(threading._active)
     containers: list[BigContainer] = field(default_factory=list)
-    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (older: sentences)
+    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (str: unread.NOT_COLLECTED)
 
     __nested__ = {"containers": BigContainer, "problems": ReadProblem}
 
@@ -108,18 +105,15 @@ class ProcessFacts:
     same_address_space: bool = False  # the address space is the parent's copy ...
     mapped: Landmarks | None = None   # ... decided from these starts in the process
     parent_mapped: Landmarks | None = None   # ... and in its parent
-    address_space_evidence: str = ""  # older snapshots: the decoder's words for the above
     parent_threads: list[int] = field(default_factory=list)
     parent_thread_names: list[str] = field(default_factory=list)
     smaps_rollup: dict[str, int] = field(default_factory=dict)   # kB, of the process
     parent_smaps_rollup: dict[str, int] = field(default_factory=dict)
     issue: ForkIssue | None = None    # what could not be read
-    problem: str | None = None        # older snapshots: the same, in the decoder's words
     start_ticks: int | None = None
     parent_start_ticks: int | None = None
 
     __nested__ = {"mapped": Landmarks, "parent_mapped": Landmarks, "issue": ForkIssue}
-    __older__ = {"address_space_evidence": "", "problem": None}
 
 
 @record
@@ -132,8 +126,6 @@ class ForkFacts:
     internal_locks: list[InternalLock] = field(default_factory=list)
     internal_locks_issue: ForkIssue | None = None
     descriptors_issue: DescriptorsIssue | None = None   # why struct pthread's fields are not known (nptl)
-    descriptor_problem: str | None = None        # older snapshots: the issues in the decoder's words
-    internal_locks_problem: str | None = None
     libraries: list[str] = field(default_factory=list)
     python: PythonForkFacts | None = None
     process: ProcessFacts | None = None   # a live process's /proc
@@ -141,13 +133,12 @@ class ForkFacts:
     __nested__ = {"descriptors": ThreadDescriptor, "internal_locks": InternalLock, "python": PythonForkFacts,
                   "process": ProcessFacts, "descriptor_issue": ForkIssue, "internal_locks_issue": ForkIssue,
                   "descriptors_issue": DescriptorsIssue}
-    __older__ = {"descriptor_problem": None, "internal_locks_problem": None}
 
 
 @record
 class ForkContainers:
     """The large builtin containers among module globals (native fork_containers())."""
     containers: list[BigContainer] = field(default_factory=list)
-    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (older: sentences)
+    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (str: unread.NOT_COLLECTED)
 
     __nested__ = {"containers": BigContainer, "problems": ReadProblem}

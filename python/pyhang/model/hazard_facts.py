@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pyhang.model.kinds import HazardKind
 from pyhang.model.record import field, from_data, record
+from pyhang.model.references import ObjectPath
 
 
 @record
@@ -53,10 +54,12 @@ class PythonLockFacts:
     thread: int = 0
     kind: str = ""
     address: int | None = None
-    name: str | None = None
+    name: ObjectPath | None = None       # the variable that reaches it
     lost: int = 0                        # descriptors of parent threads fork did not copy
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"name": ObjectPath}
 
 
 @record

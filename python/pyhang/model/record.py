@@ -23,17 +23,13 @@ back, once, at the model's edges (a collector's answer, a snapshot): a field
 whose value is a record (or a list of them) names its class in the record's
 `__nested__` ({"lock": GlibcLock}); keys a record does not have are left out
 (data written by a newer pyhang), fields the data lacks take their default;
-a string where a nested record is expected (a sentence an older pyhang
-wrote where it now keeps a record) stays that string; a field whose value
-is a dict of records by key names their class in `__nested_maps__`.  A field named in
-the record's `__older__` ({name: its default}) holds what only data
-written by an older pyhang has (a sentence since replaced by facts):
-to_data() leaves it out while it has that default.  A field named in the
-record's `__optional__` ({name: a test of the record}) is one the data
-carries only at times (a verdict's facts: `moved` after a second look):
-to_data() leaves it out while the test, given the record, is true.
-`fields_of(r)` is the record's own dict of the fields to_data() keeps, its
-values as they are (a renderer's, which words some of them).
+a field whose value is a dict of records by key names their class in
+`__nested_maps__`.  A field named in the record's `__optional__` ({name: a
+test of the record}) is one the data carries only at times (a verdict's
+facts: `moved` after a second look): to_data() leaves it out while the
+test, given the record, is true.  `fields_of(r)` is the record's own dict
+of the fields to_data() keeps, its values as they are (a renderer's, which
+words some of them).
 
 A record class's __init__ is compiled when its first instance is made, from
 the build's cache of them (`CACHE`, written by pyhang.model.record_cache
@@ -114,10 +110,7 @@ def _make(cls, frozen):
     # what from_data() converts, looked up once here rather than per record it makes
     cls.__record_nested__ = tuple(cls.__dict__.get("__nested__", {}).items())
     cls.__record_maps__ = tuple(cls.__dict__.get("__nested_maps__", {}).items())
-    older = cls.__dict__.get("__older__", {})
-    cls.__record_omit__ = tuple((name, (lambda r, name=name, default=default: getattr(r, name) == default))
-                                for name, default in older.items()) + \
-        tuple(cls.__dict__.get("__optional__", {}).items())
+    cls.__record_omit__ = tuple(cls.__dict__.get("__optional__", {}).items())
     cls.__match_args__ = tuple(names)
     if "__repr__" not in cls.__dict__:
         cls.__repr__ = _repr
@@ -194,14 +187,14 @@ def fields_of(value):
 
 def from_data(cls, data):
     """The record of class `cls` that to_data() made `data` from; None for None."""
-    if data is None or isinstance(data, str):   # a string: an older pyhang's sentence, kept as it is
-        return data
+    if data is None:
+        return None
     names = cls.__record_names__
     # a collector's answer, per thread: its keys are most often the record's own (checked in C)
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
     for name, inner in cls.__record_nested__:
         value = kwargs.get(name)
-        if value is not None and not isinstance(value, str):
+        if value is not None:
             kwargs[name] = [from_data(inner, v) for v in value] if isinstance(value, list) else from_data(inner, value)
     for name, inner in cls.__record_maps__:
         value = kwargs.get(name)

@@ -80,7 +80,7 @@ class PythonFrame:
     # With `report --locals`: [LocalValue] (model.python_values; PythonValues.frame_locals), and
     # what could not be read of them; None when locals were not asked for.
     locals: list[LocalValue] | None = None
-    locals_problem: ReadProblem | str | None = None   # (an older snapshot's: a sentence)
+    locals_problem: ReadProblem | str | None = None   # str: model.unread.NOT_COLLECTED
     entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
     # Where in its line the instruction is (3.11+ location table; -1 when not known): columns are
     # UTF-8 byte offsets into the line, end_col exclusive, as co_positions() gives them.
@@ -109,10 +109,10 @@ class BlockedOn:
     owner_alive: bool | None = None  # every owner is a thread of this process
     confidence: str | None = None    # how sure the identification is (model.kinds.Confidence)
     # How it was identified, as the native side said it: the glibc identification's
-    # model.waits.HowIdentified (render.glibc words it), the Python-lock search's words, an
-    # older snapshot's sentence; None where the analysis identified it itself
+    # model.waits.HowIdentified (render.glibc words it), the Python-lock search's
+    # PythonLockEvidence (render.locks); None where the analysis identified it itself
     # (render.locks.evidence words that from `kind` and `lock`).
-    evidence: HowIdentified | PythonLockEvidence | str | None = None
+    evidence: HowIdentified | PythonLockEvidence | None = None
     condvar_mutex: int | None = None
     # What is known of what it waits on, by the kind of wait (model.waits; None where another kind):
     glibc: GlibcLock | None = None          # the glibc lock the native identification decoded
@@ -135,11 +135,9 @@ class ThreadIssue:
 
 
 def thread_issues(data):
-    """The ThreadIssues of `data` (to_data's list), or an older snapshot's sentence as it is; None for none."""
+    """The ThreadIssues of `data` (to_data's list); None for none."""
     if not data:
         return None
-    if isinstance(data, str):
-        return data
     return [from_data(ThreadIssue, d) for d in data]
 
 
@@ -219,11 +217,11 @@ class ThreadReport:
     python_frames_omitted: FramesOmitted | None = None
     native_frames: list[NativeFrame] = field(default_factory=list)
     blocked_on: BlockedOn | None = None
-    # what could not be read about this thread (its unwinding, gdb): ThreadIssues (an older snapshot's: a sentence)
-    problem: list[ThreadIssue] | str | None = None
-    # what of its Python thread state could not be read (the `python` answer's; older snapshots: a sentence)
+    # what could not be read about this thread (its unwinding, gdb): ThreadIssues
+    problem: list[ThreadIssue] | None = None
+    # what of its Python thread state could not be read (the `python` answer's)
     # (a thread running in several interpreters, 3.13+: a list, one for each state that has one)
-    python_problem: ReadProblem | list[ReadProblem] | str | None = None
+    python_problem: ReadProblem | list[ReadProblem] | None = None
     host_tid: int | None = None  # the host's TID, when the target's PID namespace gives it another (tid)
     # Native frame index of each evaluation-loop frame → indices of the Python frames it runs
     # (analysis.eval_frames); empty when they cannot be paired.
@@ -255,7 +253,7 @@ class TargetInfo:
     python_version: str | None = None
     namespace_pid: int | None = None  # its pid in its own PID namespace, when that differs
     parent_pid: int | None = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
-    executable_problem: dict | str | None = None  # why the executable's file could not be read here (TargetFacts')
+    executable_problem: dict | None = None  # why the executable's file could not be read here (TargetFacts')
     proc_record: ProcSummary | None = None  # a core's record of /proc, made by pyhang gcore (TargetFacts')
 
     __nested__ = {"proc_record": ProcSummary}
@@ -320,10 +318,10 @@ class Report:
     verdicts: list[Verdict] = field(default_factory=list)
     fork_analysis: "ForkAnalysis" | None = None     # fork-hazards' full evidence
     # what could not be read: the target's (kinds.TargetWarning data, worded by render.target), the
-    # interpreter reader's own lines
-    warnings: list[dict | str] = field(default_factory=list)
+    # interpreter reader's (kinds.StateWarning data, render.interpreter)
+    warnings: list[dict] = field(default_factory=list)
     python_status: str | None = None                # model.kinds.PythonStatus of the interpreter
-    lock_problem: LayoutsIssue | str | None = None   # why glibc's lock layouts are not known (older: a sentence)
+    lock_problem: LayoutsIssue | None = None   # why glibc's lock layouts are not known
     lock_caveat: LayoutsIssue | None = None         # why the layouts used need a caveat (render words it a warning)
     cycles_truncated: bool = False                     # more deadlock cycles than are listed
     unanswered: int = 0                             # questions a replayed snapshot held no answer for
@@ -389,8 +387,8 @@ class ForkAnalysis:
     child_evidence: list[tuple] = field(default_factory=list)
     parent_pid: int | None = None
     checked: list[tuple] = field(default_factory=list)
-    # what could not be read: a ForkIssue (model.fork_facts), a DescriptorsIssue, or a sentence (older snapshots,
-    # the interpreter's own problems)
+    # what could not be read: a ForkIssue (model.fork_facts), a DescriptorsIssue, the interpreter's own
+    # (ReadProblems, or model.unread.NOT_COLLECTED)
     problems: list[object] = field(default_factory=list)
 
 
@@ -423,7 +421,7 @@ class AsyncioTask:
     exception_type: str | None = None
     exception_unretrieved: bool = False  # finished with an exception nobody retrieved
     completes_for: list[int] = field(default_factory=list)   # threads waiting on futures this task completes
-    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
+    problem: ReadProblem | None = None   # what could not be read
 
 
 @record

@@ -21,13 +21,12 @@ class TargetFacts:
     core: str | None = None
     executable: str | None = None
     # why its executable's file could not be read (the target reader's issue: {kind: model.kinds.TargetWarning,
-    # path, number, text, other_text}, worded by render.target.object_problem_text; an older snapshot's: a
-    # sentence); None: it was read
-    executable_problem: dict | str | None = None
+    # path, number, text, other_text}, worded by render.target.object_problem_text); None: it was read
+    executable_problem: dict | None = None
     namespace_pid: int | None = None  # its pid in its own PID namespace, when that differs
     parent_pid: int | None = None
     warnings: list = field(default_factory=list)   # as the collector gives them: {kind: model.kinds.TargetWarning, ...}
-    lock_problem: LayoutsIssue | str | None = None   # the native LockReader's problem (older snapshots: a sentence)
+    lock_problem: LayoutsIssue | None = None   # the native LockReader's problem
     lock_caveat: LayoutsIssue | None = None   # ... and its caveat
     proc_record: ProcSummary | None = None    # a core's record of /proc (pyhang gcore's), when it holds one in use
 

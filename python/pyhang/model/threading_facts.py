@@ -31,7 +31,7 @@ class ThreadObject:
 class ThreadingState:
     """threading's Thread objects, or why they could not be read."""
     imported: bool = False            # threading is in sys.modules
-    problem: ReadProblem | str | None = None   # what could not be read (older snapshots: a sentence)
+    problem: ReadProblem | None = None   # what could not be read
     threads: list[ThreadObject] = field(default_factory=list)
     # threading._shutdown has begun (interpreter exit): _SHUTTING_DOWN (3.9+), else _main_thread._is_stopped;
     # None when not read

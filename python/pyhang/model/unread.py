@@ -8,15 +8,17 @@ first (a frame, its code object, the code's field "name", the str it
 points to), each a ReadStep whose `part` is a model.kinds.ReadPart; `why`
 (a model.kinds.ReadWhy) says what was wrong with the last one, with the
 number, limit, address (`at`) or name it needs; `count`, when more than
-one, how many problems like it were counted.  render.unread words it.  A
-snapshot of an older pyhang holds a sentence where these hold records: it
-is kept as that string (from_data keeps strings) and shown as it is.
+one, how many problems like it were counted.  render.unread words it.
 """
 from __future__ import annotations
 
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["ReadStep", "ReadProblem", "read_problem", "from_data", "to_data"]
+__all__ = ["ReadStep", "ReadProblem", "NOT_COLLECTED", "read_problem", "from_data", "to_data"]
+
+# In place of a ReadProblem where a collector gave no answer at all (a replayed snapshot without it): the
+# analysis's own, shown as it is (a frame's locals, a fork child's large containers).
+NOT_COLLECTED = "not collected"
 
 
 @record(frozen=True)
@@ -43,8 +45,8 @@ class ReadProblem:
 
 
 def read_problem(data):
-    """The record of a problem field as the native module or a snapshot gives it: None, a string (an older
-    pyhang's sentence, kept as it is), a ReadProblem already, or its data."""
-    if data is None or isinstance(data, (str, ReadProblem)):
+    """The record of a problem field as the native module or a snapshot gives it: None, a ReadProblem
+    already, or its data; NOT_COLLECTED as it is."""
+    if data is None or isinstance(data, ReadProblem) or data == NOT_COLLECTED:
         return data
     return from_data(ReadProblem, data)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pyhang.model.kinds import Unread, VerdictKind
 from pyhang.model.record import field, from_data, record
+from pyhang.model.references import ObjectPath
 
 
 def _none(name):
@@ -76,13 +77,14 @@ class HolderExitedFacts:
     waiter: int
     kind: str
     address: int | None
-    name: str | None                     # a global that refers to the lock
+    name: ObjectPath | None              # the variable that reaches the lock (worded in the JSON)
     evidence: str                        # model.kinds.HolderEvidence
     confidence: str                      # model.kinds.Confidence
     frame: dict | None = None            # the frame that says so {function, file, line}
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"name": ObjectPath}
 
 
 @record
@@ -100,7 +102,7 @@ class NothingCanWakeFacts:
     """A Queue.get, put or join no other thread of the process can end (analysis.deadlocks.nothing_can_wake)."""
     kind: str                            # the queue wait: model.kinds.WaitKind PY_QUEUE_GET, _PUT or _JOIN
     address: int | None                  # the queue
-    name: str | None                     # a global that refers to it
+    name: ObjectPath | None              # the variable that reaches it (worded in the JSON)
     waiters: list[int]
     referenced_by: list[int]             # the threads that reach the queue from their frames
     complete: bool                       # every thread's frames could be read for it
@@ -112,6 +114,7 @@ class NothingCanWakeFacts:
     moved: list[int] | None = None
 
     __optional__ = {"unfinished": _none("unfinished"), "consumers": _none("consumers"), "moved": _NOT_MOVED}
+    __nested__ = {"name": ObjectPath}
 
 
 @record

@@ -10,10 +10,7 @@ pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
 LockFlag, LockProblem, ScoreReason, LockEvidence, IdentifyProblem,
 LayoutsProblem, DescriptorCheck, ThreadListProblem, DescriptorsProblem), which
 are the native name tables' names; what the decoders found odd or how they
-decided are kinds and numbers too, worded by pyhang.render.glibc.  A
-snapshot of an older pyhang holds a sentence where these hold records
-(`GlibcLock.problem`, `LockIdentification.evidence` and `.problem`, a
-target's `lock_problem`): it is kept as that string, and rendered as it is.
+decided are kinds and numbers too, worded by pyhang.render.glibc.
 """
 from __future__ import annotations
 
@@ -106,7 +103,7 @@ class GlibcLock:
     layout: str = ""                  # the layout the bytes were read with
     readable: bool = False            # False: the object could not be read at all
     plausible: bool = False           # its bytes look like an initialised lock of this kind
-    problem: list[LockIssue] = field(default_factory=list)   # why not plausible, what is odd (older: a sentence)
+    problem: list[LockIssue] = field(default_factory=list)   # why not plausible, what is odd
     locked: bool | None = None
     owners: list[int] = field(default_factory=list)   # TIDs the lock word records
     owner_source: str = ""            # the field they were read from ("__owner", "__cur_writer", ...)
@@ -181,9 +178,9 @@ class LockIdentification:
     owners: list[int] = field(default_factory=list)
     owner_source: str = "unknown"     # model.kinds.OwnerSource
     confidence: str | None = None     # model.kinds.Confidence
-    evidence: HowIdentified | None = None   # how it was identified (older: a sentence)
+    evidence: HowIdentified | None = None   # how it was identified
     condvar_mutex: int | None = None
-    problem: IdentifyFailure | None = None   # why nothing was identified (older: a sentence)
+    problem: IdentifyFailure | None = None   # why nothing was identified
     candidates: list[Candidate] = field(default_factory=list)   # every candidate and its score, when asked to explain
 
     __nested__ = {"lock": GlibcLock, "evidence": HowIdentified, "problem": IdentifyFailure, "candidates": Candidate}
@@ -234,13 +231,11 @@ class PythonLockWait:
     futex: int | None = None
     slot: int | None = None
     via_method: bool = False
-    evidence: str = ""                # older snapshots: how it was found, in the decoder's words
-    problem: ReadProblem | str | None = None   # why nothing (or only part) was found (older snapshots: a sentence)
+    problem: ReadProblem | None = None   # why nothing (or only part) was found
     scan_problem: ReadProblem | None = None    # a futex in no lock object found: what of the frames was unread
 
     __nested__ = {"frame": CodeLine, "suspect_frames": CodeLine, "self_frames": CodeLine, "problem": ReadProblem,
                   "scan_problem": ReadProblem}
-    __older__ = {"evidence": ""}
 
     def is_wait(self):
         """Whether it names something the thread waits on (a lock, or a joined Thread)."""

@@ -332,8 +332,8 @@ _FORK_PROBLEMS = {
 def fork_problem(p):
     """What a fork fact could not be read for: a ForkIssue (or its data), why
     nptl's descriptors are not known (DescriptorsIssue), what of the Python
-    state could not be read (ReadProblem), or an older snapshot's words as
-    they are."""
+    state could not be read (ReadProblem, or model.unread.NOT_COLLECTED as
+    it is)."""
     if isinstance(p, (str, ReadProblem)) or (isinstance(p, dict) and "why" in p):
         return unread_text(p)
     if isinstance(p, DescriptorsIssue):
@@ -349,8 +349,6 @@ def fork_problem(p):
 
 def _found(lock):
     """How a glibc-internal lock's address was found (fork facts' InternalLock, as data)."""
-    if lock.get("how"):   # an older snapshot's words
-        return lock["how"]
     if lock.get("found") == LockFound.CXA_FINALIZE_CODE:
         return ("decoded from __cxa_finalize's code (the lock its inlined __libc_lock_lock takes); the symbol is "
                 "hidden in %s" % basename(lock.get("library")))
@@ -360,8 +358,6 @@ def _found(lock):
 def _address_spaces(f):
     """Whether a process's address space is its parent's copy, in the words
     of the starts it was decided from (`proc` evidence, `proc-not-child`)."""
-    if f.get("how"):      # an older snapshot's words
-        return f["how"]
     mine, theirs = f.get("mapped"), f.get("parent_mapped")
     if not mine or not theirs:
         return fork_problem(f["problem"]) if f.get("problem") else "unknown"

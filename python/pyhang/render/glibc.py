@@ -6,8 +6,7 @@ lock layouts cannot be used or need a caveat (LayoutsIssue, with libc's
 thread descriptors that contradict them: DescriptorIssue), why glibc's
 lists of threads were not walked to the end (ThreadListIssue) and why
 pthread_t cannot be mapped to TIDs (DescriptorsIssue).  One table
-of words per vocabulary of model.kinds.  A snapshot of an older pyhang holds
-the decoders' own sentence where these records are: it is shown as it is."""
+of words per vocabulary of model.kinds."""
 from pyhang.model.glibc_kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, \
     LibcAbsence, LockEvidence, LockProblem, ScoreReason, ThreadListProblem
 from pyhang.model.kinds import ReaderFailure, TargetWarning
@@ -140,10 +139,7 @@ def _words(table, kind, values):
 
 def lock_problem_text(problem, kind=""):
     """What is odd about a lock's bytes (GlibcLock.problem, Candidate.problem: LockIssues) in one line;
-    `kind`: the lock's (a WaitKind or GlibcLockKind), which names its C type.  An older snapshot's
-    sentence as it is."""
-    if isinstance(problem, str):
-        return problem
+    `kind`: the lock's (a WaitKind or GlibcLockKind), which names its C type."""
     obj = _OBJECTS.get((kind or "").split("-")[0], "the lock")
     return "; ".join(_words(LOCK_PROBLEMS, i.kind, {"value": i.value, "other": i.other, "hex": _hex(i.value),
                                                     "hex_other": _hex(i.other), "object": obj}) for i in problem)
@@ -167,10 +163,9 @@ def candidate_text(candidate):
 
 
 def evidence_text(evidence):
-    """How the native identification decided (a HowIdentified), in one line; a sentence (an older
-    snapshot's, or the Python-lock search's words) as it is; None for None."""
-    if evidence is None or isinstance(evidence, str):
-        return evidence
+    """How the native identification decided (a HowIdentified), in one line; None for None."""
+    if evidence is None:
+        return None
     best = evidence.best
     values = {"futex": _hex(evidence.futex), "op": _hex(evidence.futex_op),
               "frame": ", frame says %s" % evidence.hint if evidence.hint else "",
@@ -179,12 +174,9 @@ def evidence_text(evidence):
 
 
 def identify_problem_text(problem):
-    """Why the native identification identified nothing (an IdentifyFailure), in one line; an older
-    snapshot's sentence as it is; None for none."""
+    """Why the native identification identified nothing (an IdentifyFailure), in one line; None for none."""
     if not problem:
         return None
-    if isinstance(problem, str):
-        return problem
     return _words(IDENTIFY_PROBLEMS, problem.kind, {"futex": _hex(problem.futex), "syscall": problem.syscall})
 
 
@@ -266,12 +258,10 @@ def _unvouched_why(issue):
 
 
 def layouts_text(issue):
-    """Why glibc's lock layouts cannot be used, or the caveat of those used (a LayoutsIssue), in one line; an
-    older snapshot's sentence as it is; None for none."""
+    """Why glibc's lock layouts cannot be used, or the caveat of those used (a LayoutsIssue), in one line; None
+    for none."""
     if not issue:
         return None
-    if isinstance(issue, str):
-        return issue
     why = ""
     if issue.kind in (LayoutsProblem.LIBC_NOT_MAPPED, LayoutsProblem.NO_VERSION) and issue.detail in NO_GLIBC:
         return NO_GLIBC[issue.detail] % {"library": issue.library or "its executable"}
@@ -323,8 +313,6 @@ def thread_list_text(issue):
     None for none."""
     if not issue:
         return None
-    if isinstance(issue, str):
-        return issue
     where = "%s (%s)" % (issue.head, _hex(issue.head_address))
     values = {"library": issue.library, "where": where, "at": "entry %d of %s at %s" % (issue.step, where,
                                                                                       _hex(issue.entry)),
@@ -342,12 +330,9 @@ DESCRIPTORS_PROBLEMS = {
 
 
 def descriptors_text(issue):
-    """Why pthread_t cannot be mapped to TIDs (a DescriptorsIssue), in one line; a sentence as it is; None for
-    none."""
+    """Why pthread_t cannot be mapped to TIDs (a DescriptorsIssue), in one line; None for none."""
     if not issue:
         return None
-    if isinstance(issue, str):
-        return issue
     tried = ", ".join(p + (" (cannot open)" if p in issue.unopened else "") for p in issue.tried)
     why = descriptor_text(issue.tid) if issue.tid is not None else "?"
     return _words(DESCRIPTORS_PROBLEMS, issue.kind, {"library": issue.library, "tried": tried, "why": why})

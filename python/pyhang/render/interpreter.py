@@ -14,15 +14,15 @@ def _fallback(w, why):
     return "%s; using the generated %s table" % (why, w["text3"])
 
 
-# What of the GIL was not decoded (ReadPart names; an older snapshot's: words, shown as they are).
+# What of the GIL was not decoded (the decoder's names; another is shown as it is).
 _GIL_PIECES = {"mutex": "mutex", "condition-variable": "condition variable",
                "mutex+condition-variable": "mutex and condition variable"}
 
 
 def _gil_statics(w):
-    """The decoder's notes are ReadProblems; an older snapshot's, one string of its own words (text3)."""
+    """The decoder's notes are ReadProblems."""
     notes = [unread_text(n) for n in w.get("notes") or ()]
-    said = "; GIL decode: " + "; ".join(notes) if notes else "; " + w["text3"] if w.get("text3") else ""
+    said = "; GIL decode: " + "; ".join(notes) if notes else ""
     return "could not decode the GIL's %s in %s; %s%s" % (_GIL_PIECES.get(w["text2"], w["text2"]), w["text"],
                                                           _WITHOUT_GIL_WAITERS, said)
 

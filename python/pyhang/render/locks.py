@@ -369,8 +369,7 @@ def python_lock_evidence(ev):
 
 def evidence_words(e):
     """How a wait (or an edge) was identified, in words: the Python-lock
-    search's facts, the glibc decoders' (render.glibc), or an older
-    snapshot's sentence as it is."""
+    search's facts, or the glibc decoders' (render.glibc)."""
     if isinstance(e, PythonLockEvidence):
         return python_lock_evidence(e)
     return evidence_text(e)
@@ -378,7 +377,7 @@ def evidence_words(e):
 
 def evidence(b):
     """How the wait `b` was identified: the native side's evidence (worded by
-    render.glibc, or the Python-lock search's words), or, for a wait the
+    render.glibc, or the Python-lock search's facts in words), or, for a wait the
     analysis identified itself, these words of its kind and facts (None
     where there are neither)."""
     if b.evidence is not None:
@@ -420,7 +419,7 @@ def not_blocked(tid, names, syscall, lock_problem=None, named=True):
     """`lock-owner` of a thread that waits on nothing pyhang knows.
     `syscall`: the name of the system call it sleeps in (its number when it
     has none: analysis.syscalls.name), or None; `lock_problem`: why glibc's
-    lock layouts are not known (a LayoutsIssue, or an older snapshot's sentence)."""
+    lock layouts are not known (a LayoutsIssue)."""
     doing = "in the %s system call" % syscalls.call_name(syscall) if syscall is not None else "running"
     line = ("%s is not blocked on a lock (%s)" % (names(tid), doing) if named
             else "not blocked on a lock (%s)" % doing)
@@ -430,8 +429,7 @@ def not_blocked(tid, names, syscall, lock_problem=None, named=True):
 
 
 def unreadable(tid, names, problem, named=True):
-    """`lock-owner` of a thread whose registers or stack could not be read (`problem`: its words, or its
-    ThreadIssues)."""
+    """`lock-owner` of a thread whose registers or stack could not be read (`problem`: its ThreadIssues)."""
     problem = thread_issues_text(problem)
     return ("%s: cannot tell what it waits on: %s" % (names(tid), problem) if named
             else "cannot tell what it waits on: %s" % problem)

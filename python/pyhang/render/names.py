@@ -49,10 +49,9 @@ def object_name(path):
     """The name of an object by the variable that reaches it (a path of
     PythonLocks.object_names): "__main__.config_lock", "mymodule.pool._lock",
     or, for an instance a frame's local refers to, "self._lock of Cache at
-    0x7f…".  A name already worded (a pyhang-snapshot/1 document's) is
-    kept; None for no path."""
-    if not path or isinstance(path, str):
-        return path or None
+    0x7f…"; None for no path."""
+    if not path:
+        return None
     if path.module:
         return ".".join(p for p in (path.module, path.variable, path.attribute) if p)
     return "%s.%s of %s at 0x%x" % (path.variable, path.attribute or "?", path.owner_type or "?", path.owner or 0)
@@ -145,10 +144,9 @@ _THREAD_ISSUES = {
 
 
 def thread_issues_text(problem):
-    """What its collector could not read about a thread (ThreadIssues), in one line; an older snapshot's
-    sentence as it is; None for none."""
-    if not problem or isinstance(problem, str):
-        return problem or None
+    """What its collector could not read about a thread (ThreadIssues), in one line; None for none."""
+    if not problem:
+        return None
     return "; ".join(_thread_issue_text(i) for i in problem)
 
 

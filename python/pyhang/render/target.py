@@ -1,8 +1,8 @@
 """The words of what about a target could not be read or trusted: the
 warnings the native target reader, the gdb collector and the no-stop
 collector give as data ({kind: model.kinds.TargetWarning, and the paths,
-numbers and threads it names}).  A warning that is a string (an older
-snapshot's, or the interpreter reader's own) is shown as it is."""
+numbers and threads it names}), and the interpreter reader's
+(render.interpreter)."""
 import os
 
 from pyhang.model.kinds import ReaderFailure, TargetWarning
@@ -92,9 +92,7 @@ def reader_error_text(exc):
 
 def object_problem_text(w):
     """Why a mapped file's symbols are not used (a loaded object's problem, the target's
-    executable_problem): the target reader's data, or a string (an older snapshot's) as it is."""
-    if not isinstance(w, dict):
-        return w
+    executable_problem): the target reader's data."""
     if w.get("kind") == TargetWarning.BUILD_ID_MISMATCH:
         return ("the file on disk is not the one the core was made from (build-id %s, in the core %s); its "
                 "symbols are not used" % (w.get("text") or "?", w.get("other_text") or "?"))
@@ -142,10 +140,8 @@ def folded(warnings):
 
 
 def warning_text(w):
-    """One warning in words: a TargetWarning's data, the interpreter reader's
-    (render.interpreter), or a string as it is."""
-    if isinstance(w, str):
-        return w
+    """One warning in words: a TargetWarning's data, or the interpreter reader's
+    (render.interpreter)."""
     if not isinstance(w, dict):
         return str(w)
     words = _WORDS.get(w.get("kind"))

@@ -3,10 +3,9 @@
 first, and a model.kinds.ReadWhy), in one line:
 
     frame at 0x7f00: code object at 0x7f10: name: str at 0x7f20 unreadable
-
-A problem that is a string (an older pyhang's sentence) is shown as it is."""
+"""
 from pyhang.model.kinds import ReadPart as P, ReadWhy as W
-from pyhang.model.unread import read_problem
+from pyhang.model.unread import NOT_COLLECTED, read_problem
 
 
 def _hex(a):
@@ -199,12 +198,12 @@ def _sentence(p):
 
 
 def unread_text(problem):
-    """A problem field in one line: None for none, a string (an older pyhang's sentence) as it is, else a
-    ReadProblem (or its data) in words; a list of them (a thread's states in several interpreters) joined."""
+    """A problem field in one line: None for none, model.unread.NOT_COLLECTED as it is, else a ReadProblem
+    (or its data) in words; a list of them (a thread's states in several interpreters) joined."""
     if isinstance(problem, list):
         return "; ".join(t for t in map(unread_text, problem) if t) or None
     p = read_problem(problem)
-    if p is None or isinstance(p, str):
+    if p is None or p == NOT_COLLECTED:
         return p
     text = _sentence(p)
     if p.count > 1:
