@@ -140,6 +140,24 @@ def parent_pid(pid):
     return s["ppid"] if s else None
 
 
+ANCESTORS = 32   # parents followed up from a process at most
+
+
+def ancestors(pid):
+    """[parent PID, its parent, ...] of process `pid` up to init (1) or the first that cannot be read, at
+    most ANCESTORS; [] when `pid` itself is gone."""
+    out = []
+    while len(out) < ANCESTORS:
+        ppid = parent_pid(pid)
+        if not ppid:
+            break
+        out.append(ppid)
+        if ppid == 1:
+            break
+        pid = ppid
+    return out
+
+
 def descendants(root, limit):
     """([(pid, parent pid)] of every descendant of `root`, parents first,
     at most `limit`; whether there were more), from one scan of /proc."""
@@ -564,7 +582,8 @@ def _holder(pid, fds, access_wanted, client=None):
         call = thread_syscall(pid, tid)
         if call is not None:
             threads.append({"tid": tid, "comm": comm(pid, tid), "nr": call[0], "args": call[1]})
-    out = {"pid": pid, "comm": comm(pid), "title": title(pid), "fds": kept, "threads": threads}
+    out = {"pid": pid, "comm": comm(pid), "title": title(pid), "fds": kept, "threads": threads,
+           "ancestors": ancestors(pid)}
     if pg_backend(out["title"]) is not None:
         # a PostgreSQL backend: the other sessions this client process has with the same server
         out["sessions"] = pg_sessions(client, pid) if client else []

@@ -365,13 +365,15 @@ def test_proc_stat_of_a_live_process_and_thread_names_its_parent_and_start():
     assert procfs.stat(child.pid) is None and not procfs.alive(child.pid)
 
 
-def _pipe_waiter(own_pid, holders, complete=True, parent=None):
+def _pipe_waiter(own_pid, holders, complete=True, parent=None, ancestors=None):
     from pyhang.model.report import BlockedOn, Report, TargetInfo, ThreadReport
     report = Report(target=TargetInfo(kind="live", pid=own_pid, parent_pid=parent))
     t = ThreadReport(tid=own_pid, gdb_num=1)
     t.blocked_on = BlockedOn(kind=WaitKind.SYSCALL, syscall=SyscallWait(
         name="read", fd=3, object=from_data(FdObject, {"kind": "pipe", "link": "pipe:[7]", "holders_complete": complete,
-                                                       "holders": [{"pid": p, "fds": [4]} for p in holders]})))
+                                                       "holders": [{"pid": p, "fds": [4],
+                                                                    "ancestors": (ancestors or {}).get(p)}
+                                                                   for p in holders]})))
     report.threads = [t]
     return report
 
@@ -379,9 +381,23 @@ def _pipe_waiter(own_pid, holders, complete=True, parent=None):
 def test_a_pipe_only_other_processes_hold_is_a_wait_on_those_processes_with_the_tree_to_run():
     facts = syscalls.waits_on_processes(_pipe_waiter(100, [90], parent=90))
     assert facts == {"waits": [{"tid": 100, "syscall": "read", "fd": 3, "link": "pipe:[7]", "pids": [90],
-                                "peers": [{"pid": 90, "comm": None, "title": None}]}], "root": 90}
+                                "peers": [{"pid": 90, "comm": None, "title": None}]}], "root": 90, "outside": []}
     # a holder that is no parent: the tree of this process's own descendants
     assert syscalls.waits_on_processes(_pipe_waiter(100, [120], parent=90))["root"] == 100
+
+
+def test_a_holder_whose_parents_lead_to_no_tree_from_here_is_outside_it_and_a_siblings_tree_is_the_parents():
+    # a sibling (parent 90's child): the parent's tree holds both; nothing outside it
+    sibling = syscalls.waits_on_processes(_pipe_waiter(100, [120], parent=90, ancestors={120: [90, 1]}))
+    assert (sibling["root"], sibling["outside"]) == (90, [])
+    # a grandchild: this process's tree
+    grandchild = syscalls.waits_on_processes(_pipe_waiter(100, [130], parent=90, ancestors={130: [120, 100, 90, 1]}))
+    assert (grandchild["root"], grandchild["outside"]) == (100, [])
+    # a server init started (redis, a database): in no tree from here
+    server = syscalls.waits_on_processes(_pipe_waiter(100, [700], parent=90, ancestors={700: [1]}))
+    assert (server["root"], server["outside"]) == (100, [700])
+    # parents not known (a core's record of an older pyhang, a process gone): never said to be outside
+    assert syscalls.waits_on_processes(_pipe_waiter(100, [700], parent=90))["outside"] == []
 
 
 def test_a_pipe_this_process_holds_too_or_whose_holders_were_not_all_found_is_no_wait_on_others():

@@ -73,3 +73,20 @@ def test_facts_given_as_data_an_older_pyhang_wrote_are_read_into_the_kinds_recor
     assert to_data(v.facts)["moved"] == [5]
     assert Verdict(kind=kinds.VerdictKind.GIL_NOBODY_HOLDS, threads=[1]).facts == verdict_facts.GilNobodyHoldsFacts()
     assert Verdict(kind="some-future-kind", threads=[1], facts={"x": 1}).facts == {"x": 1}
+
+
+def test_a_wait_on_a_server_no_tree_from_here_holds_does_not_send_the_reader_to_tree():
+    from pyhang.model.verdict_facts import WaitsOnProcessFacts
+    wait = {"tid": 5, "syscall": "recvfrom", "fd": 7, "link": "socket:[9]", "pids": [700],
+            "peers": [{"pid": 700, "comm": "redis-server", "title": None}]}
+    apart = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=[700]), str)
+    assert "which no tree of processes from PID 100 holds" in apart and "--tree" not in apart, apart
+    assert "`pyhang report -p PID` reads it when it runs Python" in apart, apart
+    # in the tree, or its parents unknown: the tree examines both
+    for outside in (None, []):
+        near = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=outside), str)
+        assert "`pyhang report --tree -p 100` examines them together" in near and "no tree" not in near, near
+    # one holder of two apart: the tree still, and which one it does not hold
+    two = dict(wait, pids=[700, 101])
+    mixed = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[two], root=100, outside=[700]), str)
+    assert "`pyhang report --tree -p 100`" in mixed and mixed.endswith("; PID 700 no tree from there holds"), mixed

@@ -570,7 +570,8 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
         across["waits"] = list(across["waits"]) + calls
     if across:
         out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
-                           facts=WaitsOnProcessFacts(waits=across["waits"], root=across["root"])))
+                           facts=WaitsOnProcessFacts(waits=across["waits"], root=across["root"],
+                                                     outside=across.get("outside") or None)))
     # a thread another verdict already explains is not also of unknown owner, nor one whose wait has a
     # timeout (a Lock's acquire(timeout=...)): it ends by itself (analysis.account: idle)
     explained = {tid for v in out for tid in v.threads} | {w["tid"] for w in idle_waits} | \

@@ -389,11 +389,13 @@ def waits_on_processes(report):
     exit: what they wait for is beyond this report, and `--tree` from
     `root` examines them together.  Facts of the waits-on-process verdict,
     or None: {"waits": [{tid, syscall, fd, link, pids, peers}], "root": the
-    process to examine with its descendants}; a wait for a child has no fd
+    process to examine with its descendants, "outside": the holders known
+    to be in no tree from root}; a wait for a child has no fd
     and link; `peers`: {pid, comm, title} of the processes at the other
     end (a server's title may say its state)."""
     own = report.target.pid
     waits = []
+    lineage = {}   # pid → its ancestors, of the holders whose parents are known
     for t in report.threads:
         b = t.blocked_on
         s = syscall_of(b)
@@ -402,6 +404,8 @@ def waits_on_processes(report):
             continue
         obj = s.object
         polled = _polled_elsewhere(s, own)
+        for o in polled or ([obj] if obj is not None else []):
+            lineage.update((h.pid, h.ancestors) for h in o.holders or () if h.ancestors)
         if polled is not None:
             one = s.fds[0] if len(s.fds) == 1 else None
             peers = _peers(polled)
@@ -421,8 +425,12 @@ def waits_on_processes(report):
     others = {pid for w in waits for pid in w["pids"]}
     parent = report.target.parent_pid
     # the parent's tree holds this process and its siblings; else this process's own descendants
-    root = parent if parent and parent > 1 and parent in others else own
-    return {"waits": waits, "root": root}
+    root = parent if parent and parent > 1 and (parent in others or any(
+        parent in lineage[pid] and own not in lineage[pid] for pid in others if pid in lineage)) else own
+    # a holder whose parents are known and lead to no root is a process no tree from it holds (a server
+    # started apart)
+    outside = sorted(pid for pid in others if pid in lineage and pid != root and root not in lineage[pid])
+    return {"waits": waits, "root": root, "outside": outside}
 
 
 def _lock_range(flock):

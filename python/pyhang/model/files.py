@@ -45,6 +45,8 @@ class FdHolder:
     title: str | None = None          # its process title (procfs.title): a server's state, where it shows it
     # for a PostgreSQL backend, this client's sessions with its server: [{pid, title, state, local}]
     sessions: list[dict] | None = None
+    # its parent, the parent's parent, ... (procfs.ancestors): whether a tree of processes holds it; None: unknown
+    ancestors: list[int] | None = None
 
     __nested__ = {"threads": HolderThread}
 

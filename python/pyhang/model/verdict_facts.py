@@ -162,9 +162,11 @@ class WaitsOnProcessFacts:
     tree to look at (`root`)."""
     waits: list[dict]
     root: int | None
+    # the processes at the other ends that no tree from `root` holds (a server started apart: a database, redis)
+    outside: list[int] | None = None
     moved: list[int] | None = None
 
-    __optional__ = {"moved": _NOT_MOVED}
+    __optional__ = {"outside": _none("outside"), "moved": _NOT_MOVED}
 
 
 @record

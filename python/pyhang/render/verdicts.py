@@ -247,9 +247,19 @@ def waits_on_process_text(f, names):
     parts = [_process_wait_part(w, names) for w in f.waits[:_LISTED]]
     more = " (and %d more threads)" % (len(f.waits) - _LISTED) if len(f.waits) > _LISTED else ""
     others = "the other ranks" if all(w.get("collective") for w in f.waits) else "the other process"
+    held = {pid for w in f.waits if not w.get("collective") for pid in w.get("pids") or ()}
+    apart = [pid for pid in f.outside or () if pid in held]
+    if apart and len(apart) == len(held):
+        # no tree from here holds them: --tree would not look at them either
+        return ("%s%s: whether that ends is up to %s, which no tree of processes from PID %d holds (started "
+                "apart, as a server is); `pyhang report -p PID` reads %s when it runs Python, a server shows its "
+                "own state (its log, its activity view)" % (
+                    "; ".join(parts), more, ", ".join("PID %d" % pid for pid in apart), f.root,
+                    "it" if len(apart) == 1 else "each"))
+    tail = "; %s no tree from there holds" % ", ".join("PID %d" % pid for pid in apart) if apart else ""
     return ("%s%s: whether that ends is up to %s, which this report does not look at; "
-            "`pyhang report --tree -p %d` examines them together and says whether they wait on each other"
-            % ("; ".join(parts), more, others, f.root))
+            "`pyhang report --tree -p %d` examines them together and says whether they wait on each other%s"
+            % ("; ".join(parts), more, others, f.root, tail))
 
 
 def _ranks_text(members):
