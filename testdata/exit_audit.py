@@ -183,6 +183,8 @@ CASES = [
          "reads of connections to own listeners never accepted; main reads a dead pipe"),
     case("syscall_waits", "syscall_waits.py", [], HUNG,
          "parent waits for its child, which reads a pipe only the parent can write"),
+    case("server_apart", "server_apart.py", [], HUNG,
+         "a client waits for the answer of a daemon (its parent init) that never answers"),
     case("tcp_peers", "tcp_peers.py", [], HUNG,
          "recv from peers a child holds while it reads a dead pipe; main waitpid"),
     case("py_buffered:threads", "py_buffered.py", ["threads"], HUNG,

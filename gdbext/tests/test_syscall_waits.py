@@ -253,3 +253,24 @@ def test_a_connection_in_this_processs_own_listen_backlog_is_said_to_be_one_only
         else:
             assert detail.endswith("its peer is a connection not yet accepted: it waits in the backlog of a listening "
                                    "socket (the kernel does not say which)"), (where, detail)
+
+
+def test_a_wait_on_a_server_started_apart_says_no_tree_holds_it_and_how_to_read_it(scenario):
+    # GIVEN a client waiting for the answer of a daemon (its parent init): no tree from the client holds it
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "server_apart.py")])
+    server, client = s.truth["server"], harness.role_tid(s, "client")
+    assert s.truth["server_parent"] != s.pid
+    for where, doc, text in harness.cli_live_and_core_reports(s, PY, text=True, recorded=True):
+        if where == "core":   # gdb's core records no fd table: its wait is judged from its raw facts
+            continue
+        # THEN the wait is on the server, which the facts say is outside any tree from here
+        (v,) = [v for v in doc["verdicts"] if v["kind"] == "waits-on-process"]
+        assert v["threads"] == [client] and v["facts"]["outside"] == [server], (where, v["facts"])
+        # AND the words send the reader to that process, not to --tree, which would not look at it
+        assert "which no tree of processes from PID %d holds" % s.pid in v["text"], (where, v["text"])
+        assert "`pyhang report -p %d` reads it when it runs Python" % server in v["text"], (where, v["text"])
+        assert "--tree" not in v["text"] and doc["exit_status"] == 4, (where, doc["headline"])
+    # AND the tree says the same: a wait on a process outside it
+    status, out, err = harness.pyhang_cli("report", "--tree", "--json", "-p", s.pid)
+    tree = harness.validated_tree(json.loads(out))
+    assert [o["pids"] for o in tree["outside"]] == [[server]] and status == 4, (tree["headline"], tree["outside"])

@@ -81,7 +81,7 @@ def test_a_wait_on_a_server_no_tree_from_here_holds_does_not_send_the_reader_to_
             "peers": [{"pid": 700, "comm": "redis-server", "title": None}]}
     apart = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=[700]), str)
     assert "which no tree of processes from PID 100 holds" in apart and "--tree" not in apart, apart
-    assert "`pyhang report -p PID` reads it when it runs Python" in apart, apart
+    assert "`pyhang report -p 700` reads it when it runs Python" in apart, apart
     # in the tree, or its parents unknown: the tree examines both
     for outside in (None, []):
         near = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=outside), str)

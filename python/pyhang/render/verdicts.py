@@ -252,10 +252,10 @@ def waits_on_process_text(f, names):
     if apart and len(apart) == len(held):
         # no tree from here holds them: --tree would not look at them either
         return ("%s%s: whether that ends is up to %s, which no tree of processes from PID %d holds (started "
-                "apart, as a server is); `pyhang report -p PID` reads %s when it runs Python, a server shows its "
+                "apart, as a server is); `pyhang report -p %s` reads %s when it runs Python, a server shows its "
                 "own state (its log, its activity view)" % (
                     "; ".join(parts), more, ", ".join("PID %d" % pid for pid in apart), f.root,
-                    "it" if len(apart) == 1 else "each"))
+                    apart[0] if len(apart) == 1 else "PID", "it" if len(apart) == 1 else "each"))
     tail = "; %s no tree from there holds" % ", ".join("PID %d" % pid for pid in apart) if apart else ""
     return ("%s%s: whether that ends is up to %s, which this report does not look at; "
             "`pyhang report --tree -p %d` examines them together and says whether they wait on each other%s"
