@@ -139,12 +139,6 @@ def target_tids():
     return SESSION.cached("target-tids", compute)
 
 
-def thread_numbers():
-    """[(gdb's thread number, the target's own TID)] of every thread."""
-    tids = target_tids()
-    return [(t.num, tids.to_target(t.ptid[1])) for t in SESSION.threads() if not tids.listed_twice(t.ptid[1])]
-
-
 def in_target_tids(raws):
     """`raws` with the TIDs the target itself uses (gdb's kept as host_tid)."""
     tids = target_tids()
