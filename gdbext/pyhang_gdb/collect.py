@@ -19,7 +19,7 @@ from pyhang import procfs
 from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
-from pyhang.model.kinds import TargetWarning, ThreadIssueKind
+from pyhang.model.kinds import CommandFailure, TargetWarning, ThreadIssueKind
 from pyhang.model.report import NativeFrame, TargetInfo, ThreadIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
@@ -321,7 +321,7 @@ def selected_thread(depth):
     """(ThreadSnapshot with lock facts, PythonView) of the selected thread."""
     thread = gdb.selected_thread()
     if thread is None:
-        raise NoTarget("no thread is selected")
+        raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
     target = SESSION.target()
     view = PythonView(decoders.python_state())
     snap = gather.thread_snapshot(thread_facts(target, snapshot_selected(thread, depth, decoders.native_stacks())))

@@ -12,11 +12,16 @@ import gdb
 import _pyhang_native as native
 
 from pyhang import procfs
+from pyhang.model.kinds import CommandFailure
 from pyhang_gdb import settings
 
 
 class NoTarget(Exception):
-    """There is nothing to inspect (no process, no core)."""
+    """There is nothing to inspect (no process, no core; `kind`: which, a model.kinds.CommandFailure)."""
+
+    def __init__(self, message, kind=CommandFailure.NO_TARGET):
+        super().__init__(message)
+        self.kind = kind
 
 
 _CORE_RE = re.compile(r"Local core dump file:\s*\n\s*`(.+?)', file type")
@@ -115,7 +120,7 @@ class Session:
                 raise NoTarget("no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)")
             if kind == "native" and not procfs.alive(inferior.pid):
                 raise NoTarget("process %d has exited: there is nothing left to read (gdb still shows its "
-                               "last state)" % inferior.pid)
+                               "last state)" % inferior.pid, CommandFailure.EXITED)
             self._target = self._open(inferior, kind)
             self._target.set_debug_directories(_debug_directories())
             self._key = key

@@ -28,7 +28,12 @@ class GdbEnded(Exception):
 
 
 class AnswerError(Exception):
-    """gdb answered a question with the one line saying why it could not."""
+    """gdb answered a question with the one line saying why it could not; `kind`: what kind of
+    failure (model.kinds.CommandFailure), None from a pyhang that did not say."""
+
+    def __init__(self, message, kind=None):
+        super().__init__(message)
+        self.kind = kind
 
 
 @asking
@@ -75,7 +80,7 @@ class GdbPipe(Facts):
         line = self._line()
         reply = json.loads(line)
         if "error" in reply:
-            raise AnswerError(reply["error"])
+            raise AnswerError(reply["error"], reply.get("failure"))
         return decode(question, reply["answer"])
 
     def _line(self):

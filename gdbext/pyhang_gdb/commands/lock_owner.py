@@ -3,6 +3,7 @@ the analysis the command line's `lock-owner` words (pyhang_gdb.facts.analysed)."
 import gdb
 
 from pyhang.render.locks import unreadable
+from pyhang.model.kinds import CommandFailure
 from pyhang_gdb import collect, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.session import NoTarget
@@ -20,7 +21,7 @@ for every thread (each line under gdb's header of its thread)."""
         no_arguments(self.name, "what the selected thread waits on", argv)
         thread = gdb.selected_thread()
         if thread is None:
-            raise NoTarget("no thread is selected")
+            raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
         named = not thread_apply.active()  # gdb's `thread apply` has just named the thread
         analysed = facts.analysed()   # the whole process's, once per stop: owners are other threads
         twice = collect.listed_twice(thread)
@@ -29,5 +30,5 @@ for every thread (each line under gdb's header of its thread)."""
             return
         text = analysed.thread_text(self.name, collect.target_tids().to_target(thread.ptid[1]), named)
         if text is None:
-            raise NoTarget("the selected thread is gone")
+            raise NoTarget("the selected thread is gone", CommandFailure.NO_THREAD)
         print(text)

@@ -2,6 +2,7 @@
 the analysis the command line's `py-bt` words (pyhang_gdb.facts.analysed)."""
 import gdb
 
+from pyhang.model.kinds import CommandFailure
 from pyhang_gdb import collect, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.session import NoTarget
@@ -19,12 +20,12 @@ libpython.py already defined it."""
         no_arguments(self.name, "Python backtrace of the selected thread", argv)
         thread = gdb.selected_thread()
         if thread is None:
-            raise NoTarget("no thread is selected")
+            raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
         analysed = facts.analysed()
         tid = collect.target_tids().to_target(thread.ptid[1])
         th = analysed.report.thread(tid)
         if th is None:
-            raise NoTarget("the selected thread is gone")
+            raise NoTarget("the selected thread is gone", CommandFailure.NO_THREAD)
         print(analysed.thread_text("py-bt", tid, named=not thread_apply.named(th)))
 
 
