@@ -228,7 +228,7 @@ def unopened(pipe, args, timeout=None):
 
 def _ended(exc, args, timeout, before=None):
     """The Failure of a gdb that stopped answering (GdbEnded `exc`)."""
-    if exc.message == "gdb did not answer within the time given":
+    if exc.timed_out:
         return Failure("gdb did not finish within %d s" % timeout)
     return _not_run(exc.message, _gdb_errors(exc.stderr), args, before)
 

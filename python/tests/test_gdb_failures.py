@@ -77,3 +77,11 @@ def test_a_command_run_for_the_command_line_gives_its_kind_on_a_line_gdbs_errors
         gdb_batch.FAILURE_PREFIX
     assert gdb_batch._gdb_errors(stderr) == ["ptrace: Operation not permitted."]
     assert gdb_batch.gdb_env()[gdb_batch.FAILURE_KINDS_ENV] == "1"
+
+
+def test_a_gdb_ended_for_its_time_is_said_so_by_that_fact_not_by_its_words():
+    from pyhang.gdb_pipe import GdbEnded
+    assert gdb_batch._ended(GdbEnded("any words", "", "", timed_out=True), target(), 30).message == \
+        "gdb did not finish within 30 s"
+    said = gdb_batch._ended(GdbEnded("gdb did not answer within the time given", "", ""), target(), 30)
+    assert said.message == "gdb did not answer within the time given"
