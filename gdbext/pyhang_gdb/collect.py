@@ -19,7 +19,7 @@ from pyhang import procfs
 from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
-from pyhang.model.kinds import TargetWarning, ThreadIssueKind
+from pyhang.model.kinds import CommandFailure, TargetWarning, ThreadIssueKind
 from pyhang.model.report import NativeFrame, TargetInfo, ThreadIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
@@ -137,12 +137,6 @@ def target_tids():
                                         reader.pthread_tid, target.pid)
         return namespaces.Tids()
     return SESSION.cached("target-tids", compute)
-
-
-def thread_numbers():
-    """[(gdb's thread number, the target's own TID)] of every thread."""
-    tids = target_tids()
-    return [(t.num, tids.to_target(t.ptid[1])) for t in SESSION.threads() if not tids.listed_twice(t.ptid[1])]
 
 
 def in_target_tids(raws):
@@ -328,7 +322,7 @@ def selected_thread(depth):
     thread = gdb.selected_thread()
     if thread is None:
         SESSION.target()   # no process or core at all says so (and why a core given was not loaded)
-        raise NoTarget("no thread is selected")
+        raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
     target = SESSION.target()
     view = PythonView(decoders.python_state())
     snap = gather.thread_snapshot(thread_facts(target, snapshot_selected(thread, depth, decoders.native_stacks())))

@@ -13,6 +13,7 @@ from pyhang.analysis import locks
 from pyhang.analysis.report import analyse
 from pyhang.model.facts import ThreadFacts
 from pyhang.native_facts import NativeFacts
+from pyhang.thread_commands import Analysed
 from pyhang_gdb import collect, decoders
 from pyhang_gdb.session import SESSION, core_path
 
@@ -83,3 +84,11 @@ def facts():
 def report(native_depth=None, fork_facts=True, locals=False):
     """(ProcessSnapshot, Report) of the selected inferior (analysis.report.analyse)."""
     return analyse(facts(), native_depth=native_depth, fork_facts=fork_facts, locals=locals)
+
+
+def analysed():
+    """The analysis `py-bt`, `lock-owner`, `gil-holder`, `fork-hazards` and
+    `py-tasks` word (pyhang.thread_commands.Analysed): the one the command
+    line makes for them (analyse's defaults), made once per stop, so
+    `thread apply all lock-owner` analyses the process once."""
+    return SESSION.cached("analysed", lambda: Analysed(*report()))

@@ -13,11 +13,16 @@ import _pyhang_native as native
 
 from pyhang import procfs
 from pyhang.core_notes import core_in_gdb_arguments, core_problem
+from pyhang.model.kinds import CommandFailure
 from pyhang_gdb import settings
 
 
 class NoTarget(Exception):
-    """There is nothing to inspect (no process, no core)."""
+    """There is nothing to inspect (no process, no core; `kind`: which, a model.kinds.CommandFailure)."""
+
+    def __init__(self, message, kind=CommandFailure.NO_TARGET):
+        super().__init__(message)
+        self.kind = kind
 
 
 _CORE_RE = re.compile(r"Local core dump file:\s*\n\s*`(.+?)', file type")
@@ -133,7 +138,7 @@ class Session:
                 raise _no_target()
             if kind == "native" and not procfs.alive(inferior.pid):
                 raise NoTarget("process %d has exited: there is nothing left to read (gdb still shows its "
-                               "last state)" % inferior.pid)
+                               "last state)" % inferior.pid, CommandFailure.EXITED)
             self._target = self._open(inferior, kind)
             self._target.set_debug_directories(_debug_directories())
             self._key = key

@@ -159,3 +159,16 @@ def test_run_coroutine_threadsafe_result_on_the_loops_own_thread_is_a_certain_wa
         assert "Found one deadlock (certain): a thread waits for itself:" in text, (where, text[:800])
         assert "that loop runs on this very thread, which waits instead of running it" in text, (where, text[:1500])
         assert "await the coroutine itself" in d["advice"], d["advice"]
+
+
+def test_gdbs_py_tasks_is_the_command_lines(scenario):
+    # GIVEN the scenario's loops and tasks, on Debian's 3.11
+    s = scenario(["/usr/bin/python3.11", "-u", os.path.join(harness.SCENARIOS, "asyncio_tasks.py")])
+    # WHEN gdb's py-tasks and the command line's look at it
+    text, out = harness.run_gdb_marked("py-tasks", pid=s.pid)
+    status, cli, err = harness.pyhang_cli("py-tasks", "-p", s.pid)
+    # THEN they say the same (both word the one analysis), but for the times, which ran on between the looks
+    def timeless(t):
+        return re.sub(r"\d+(\.\d+)?", "N", t.strip())
+    assert status == 0 and "Traceback (most recent call last)" not in out + err, err
+    assert "cycle-a" in text and timeless(text) == timeless(cli), (text, cli)

@@ -170,6 +170,20 @@ def test_no_target_is_one_line():
     assert_no_traceback(out)
 
 
+def test_a_failing_command_run_for_the_command_line_gives_its_kind_on_a_line_of_its_own():
+    # GIVEN a gdb the command line would run (its environment asks for the kinds), with no target
+    argv = harness.gdb_command(["pyhang report"])
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+                       env=dict(os.environ, PYHANG_FAILURE_KINDS="1"))
+    # THEN the failure's kind comes before its one line, which is the same as at the prompt
+    lines = [l for l in r.stderr.splitlines() if l.startswith("pyhang")]
+    assert lines == ["pyhang-failure: no-target",
+                     "pyhang: no process or core file is loaded (use `gdb -p PID` or `gdb EXE CORE`)"], r.stderr
+    # AND without it, only the one line
+    plain = harness.run_gdb(["pyhang report"])
+    assert "pyhang-failure" not in plain and "pyhang: no process or core file is loaded" in plain
+
+
 def test_unreadable_memory_is_none_not_an_error(scenario):
     s = parked(scenario)
     out = harness.run_gdb([

@@ -12,6 +12,7 @@ import pytest
 
 import harness
 
+PY = "/usr/bin/python3.11"
 
 def params():
     found = dict(harness.interpreters())
@@ -85,3 +86,49 @@ def test_a_thread_in_as_completed_or_wait_on_a_starving_pools_futures_waits_on_t
             sorted(threads[main]["account"]["threads"]) == sorted(workers), (where, threads[main]["account"])
         assert [v["kind"] for v in doc["verdicts"]] == ["executor-starvation"], where
         assert doc["exit_status"] == 5 and "Owner unknown" not in text, (where, doc["headline"])
+
+
+def _gdb_sections(first, commands, pid):
+    """The output of each of gdb's `commands`, run in one gdb attached to `pid` after `first`, between markers."""
+    marked = list(first)
+    for i, c in enumerate(commands):
+        marked += ["echo %s-%d\\n" % (harness.BEGIN, i), c]
+    out = harness.run_gdb(marked + ["echo %s-%d\\n" % (harness.BEGIN, len(commands))], pid=pid)
+    assert "Traceback (most recent call last)" not in out, out[-4000:]
+    return [out.split("%s-%d\n" % (harness.BEGIN, i), 1)[1].split("%s-%d\n" % (harness.BEGIN, i + 1), 1)[0]
+            for i in range(len(commands))]
+
+
+def _select(tid):
+    return 'python gdb.execute("thread %%d" %% next(t.num for t in gdb.selected_inferior().threads() ' \
+           'if t.ptid[1] == %d), to_string=True)' % tid
+
+
+def test_gdbs_commands_and_the_command_lines_name_the_futures_worker_alike_from_one_analysis_a_stop(scenario):
+    # GIVEN the main thread waiting for a future whose work item a pool worker runs
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "sqlite_future.py")])
+    main, worker = harness.role_tid(s, "main"), harness.role_tid(s, "worker")
+    # WHEN gdb's lock-owner and py-bt run on the main thread, `thread apply all lock-owner` on every thread
+    # (its analyses counted), and the command line's lock-owner and py-bt on the same process
+    count = 'python import pyhang_gdb.facts as F; F.made = [0]; F.plain = F.report; ' \
+            'F.report = lambda *a, **k: (F.made.__setitem__(0, F.made[0] + 1), F.plain(*a, **k))[1]'
+    gdb_owner, gdb_bt, apply_all, made, gil = _gdb_sections(
+        [count, _select(main)], ["lock-owner", "py-bt", "thread apply all lock-owner",
+         "python print(F.made[0])", "gil-holder"], s.pid)
+    _, cli_owner, _ = harness.pyhang_cli("lock-owner", "-p", s.pid)
+    _, cli_bt, _ = harness.pyhang_cli("py-bt", "-p", s.pid)
+    _, cli_gil, _ = harness.pyhang_cli("gil-holder", "-p", s.pid)
+    # THEN gdb's line for the main thread is the command line's, naming the worker from its work item
+    label = "(LWP %d)" % main
+    (cli_line,) = [l for l in cli_owner.splitlines() if l.startswith("Thread ") and label in l.split(" waits")[0]]
+    assert gdb_owner.strip() == cli_line, (gdb_owner, cli_owner)
+    assert "(LWP %d)" % worker in cli_line and "runs the work item that completes it" in cli_line, cli_line
+    # AND under `thread apply all` the same words come under gdb's header, unnamed, from one analysis for them all
+    assert cli_line.split(" ", 4)[4] in apply_all, apply_all
+    assert made.strip() == "1", made
+    # AND py-bt of the main thread is the command line's block of it, and gil-holder the same text
+    (cli_block,) = [b for b in cli_bt.strip().split("\n\n") if b.startswith("Thread ") and label in b.splitlines()[0]]
+    assert gdb_bt.strip() == cli_block.strip(), (gdb_bt, cli_bt)
+    assert "future.result()" in cli_block, cli_block
+    assert gil.strip() == "\n".join(l for l in cli_gil.strip().splitlines() if not l.startswith("warning: ")), \
+        (gil, cli_gil)

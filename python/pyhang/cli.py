@@ -411,7 +411,7 @@ def gcore(p, args):
     from pyhang.render.gcore import not_written_text
     if not os.path.exists("/proc/%d" % args.pid):
         cause = gdb_batch.no_process(args.pid)
-        return fail(Failure(cause, hint=hint([], args, cause)), False)
+        return fail(Failure(cause, hint=hint(args, cause)), False)
     stopping = processes.ALWAYS if args.stop else processes.AUTO
     if args.tree:
         done = processes.gcore_tree(args.pid, os.path.abspath(args.output or "core"), stopping=stopping)
@@ -462,7 +462,7 @@ def report_tree(args):
         return _no_analysis(exc, args.json)
     if args.pid is not None and not os.path.exists("/proc/%d" % args.pid):
         cause = gdb_batch.no_process(args.pid)
-        return fail(Failure(cause, hint=hint([], args, cause)), args.json)
+        return fail(Failure(cause, hint=hint(args, cause)), args.json)
     stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
     interval = None if args.once else args.interval if args.interval is not None else SECOND_LOOK_INTERVAL
     tree = processes.live_tree(args.pid, stopping=stopping, look_interval=interval) if args.pid is not None else \

@@ -12,10 +12,18 @@ import sys
 
 from pyhang import procfs
 from pyhang.core_notes import core_problem
+from pyhang.model.kinds import CommandFailure
 
 # The checkout or installation: its gdbext/ and python/ (and build/ in a checkout).
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
+
+
+# In the environment of the gdbs run here (gdb_env): a pyhang command that fails writes its kind
+# (model.kinds.CommandFailure) on a line of its own, FAILURE_PREFIX KIND, before its one line
+# (pyhang_gdb.commands.base); serve-facts says it in its error reply.  What failed is decided on that.
+FAILURE_KINDS_ENV = "PYHANG_FAILURE_KINDS"
+FAILURE_PREFIX = "pyhang-failure: "
 
 
 class Failure(Exception):
@@ -36,7 +44,8 @@ def gdb_env():
     """The environment gdb runs in: pyhang inside it names frames from the
     debug files gdb itself is told not to load (gdb_argv)."""
     return dict(os.environ, PYHANG_DEBUG_FILE_DIRECTORY=os.environ.get("PYHANG_DEBUG_FILE_DIRECTORY",
-                                                                        DEBUG_FILE_DIRECTORY))
+                                                                        DEBUG_FILE_DIRECTORY),
+                **{FAILURE_KINDS_ENV: "1"})
 
 
 def gdb_argv(pid=None, core=None, executable=None, gdbext=GDBEXT, sysroot=None, lib_search_path=None):
@@ -103,27 +112,39 @@ def _not_run(said, gdb_errors, args, before=None):
     or its command never ran."""
     cause = target_problem(args, before) if gdb_errors else None
     if cause is not None:
-        return Failure(cause, gdb_errors, hint(gdb_errors, args, cause))
-    return Failure(said or "pyhang did not run in gdb", gdb_errors, hint(gdb_errors, args))
+        return Failure(cause, gdb_errors, hint(args, cause))
+    # (whether gdb has the target open is not known: what the process itself shows is said)
+    return Failure(said or "pyhang did not run in gdb", gdb_errors,
+                   hint(args, unopened=args.pid is not None) if gdb_errors else None)
 
 
-def _failed(message, gdb_errors, args, before=None):
-    """Failure of a pyhang command that said why (`message`, its one line).
-    Where gdb could not open the target, the cause found in the target
-    itself comes first (target_problem), else that gdb could not."""
+def _failed(message, gdb_errors, args, before=None, kind=None):
+    """Failure of a pyhang command that said why (`message`, its one line;
+    `kind`, what kind of failure: model.kinds.CommandFailure).  Where gdb
+    could not open the target (no target loaded), the cause found in the
+    target itself comes first (target_problem), else that gdb could not:
+    for a process, why this user may not trace it when /proc says so."""
     message = message or "the command failed"
-    if gdb_errors and message.startswith(("no process or core file is loaded", "no core file is loaded")):
+    if gdb_errors and kind == CommandFailure.NO_TARGET:
         cause = target_problem(args, before)
         if cause is not None:
-            return Failure(cause, gdb_errors, hint(gdb_errors, args, cause))
+            return Failure(cause, gdb_errors, hint(args, cause))
         message = ("gdb cannot attach to process %d" % args.pid if args.pid is not None
                    else "gdb cannot open the core %s" % args.core)
-        if args.pid is not None and "Operation not permitted" in " ".join(gdb_errors):
-            from pyhang import live_causes
+        why = _may_not_trace(args.pid)
+        if why:
             from pyhang.render.failures import no_permission
-            why = live_causes.permission(args.pid)
-            message = no_permission(args.pid, why) if why else message
-    return Failure(message, gdb_errors, hint(gdb_errors, args))
+            message = no_permission(args.pid, why)
+    return Failure(message, gdb_errors, hint(args, unopened=kind == CommandFailure.NO_TARGET))
+
+
+def _may_not_trace(pid):
+    """Why this user may not trace process `pid` (live_causes.permission: /proc's owner of it against
+    ours, Yama's ptrace_scope), or None: nothing says so, or another process traces it already."""
+    if pid is None:
+        return None
+    from pyhang import live_causes
+    return None if live_causes.tracer(pid) else live_causes.permission(pid)
 
 
 def open_gdb(args, timeout=None, gdbext=GDBEXT):
@@ -156,8 +177,9 @@ def run_command(args, command, timeout=None, gdbext=GDBEXT):
         raise Failure("gdb did not finish within %d s" % timeout)
     said = [l[len("pyhang: "):] for l in r.stdout.splitlines() if l.startswith("pyhang: ")]
     failed = [l[len("pyhang: "):] for l in r.stderr.splitlines() if l.startswith("pyhang: ")]
+    kinds = [l[len(FAILURE_PREFIX):] for l in r.stderr.splitlines() if l.startswith(FAILURE_PREFIX)]
     if failed:
-        raise _failed(failed[-1], _gdb_errors(r.stderr), args, before)
+        raise _failed(failed[-1], _gdb_errors(r.stderr), args, before, kinds[-1] if kinds else None)
     if r.returncode != 0 or not said:
         raise _not_run(None, _gdb_errors(r.stderr), args, before)
     return said
@@ -200,14 +222,14 @@ def unopened(pipe, args, timeout=None):
         pipe.first_answer()
         return None
     except AnswerError as exc:  # pyhang loaded but found no target: gdb says why
-        return _failed(str(exc), _gdb_errors(pipe.ended().stderr), args, getattr(pipe, "before", None))
+        return _failed(str(exc), _gdb_errors(pipe.ended().stderr), args, getattr(pipe, "before", None), exc.kind)
     except GdbEnded as exc:
         return _ended(exc, args, timeout, getattr(pipe, "before", None))
 
 
 def _ended(exc, args, timeout, before=None):
     """The Failure of a gdb that stopped answering (GdbEnded `exc`)."""
-    if exc.message == "gdb did not answer within the time given":
+    if exc.timed_out:
         return Failure("gdb did not finish within %d s" % timeout)
     return _not_run(exc.message, _gdb_errors(exc.stderr), args, before)
 
@@ -215,7 +237,7 @@ def _ended(exc, args, timeout, before=None):
 def _gdb_errors(stderr):
     """gdb's own messages, without the warnings every session prints and
     pyhang's own failure lines (its answer says them)."""
-    quiet = ("pyhang: ", "warning: Unable to find libthread_db", "warning: File \"", "To enable execution", "\tadd-auto-load",
+    quiet = ("pyhang: ", FAILURE_PREFIX, "warning: Unable to find libthread_db", "warning: File \"", "To enable execution", "\tadd-auto-load",
              "line to your configuration", "To completely disable", "\tset auto-load", "For more information",
              "\"Auto-loading safe path\"", "\tinfo \"(gdb)")
     lines = []
@@ -227,21 +249,25 @@ def _gdb_errors(stderr):
     return lines[:8]
 
 
-def hint(gdb_errors, args, cause=None):
-    """What to do about the commonest reasons gdb cannot look at a target
-    (`cause`: the one target_problem found, if any)."""
+def hint(args, cause=None, unopened=False):
+    """What to do about the commonest reasons gdb cannot look at a target,
+    decided on the target itself, not on gdb's words (`cause`: the one
+    target_problem found, if any; `unopened`: gdb has not opened the target:
+    pyhang in gdb said no target is loaded)."""
     from pyhang import live_causes
     from pyhang.render import failures
-    text = " ".join(gdb_errors)
     if cause is not None:
         return failures.no_process_hint(args.pid, live_causes.namespaced_as(args.pid)) \
             if args.pid is not None and cause == no_process(args.pid) else None
-    if "Operation not permitted" in text:
-        return failures.PTRACE_HINT
-    if "No such process" in text and args.pid is not None:
-        return failures.no_process_hint(args.pid, live_causes.namespaced_as(args.pid))
-    if args.core and ("No such file" in text or "not in executable format" in text or "not a core" in text
-                      or "Can't open" in text or "Invalid argument" in text):
+    if not unopened:
+        return None
+    if args.pid is not None:
+        if _may_not_trace(args.pid):
+            return failures.PTRACE_HINT
+        if procfs.stat(args.pid) is None:
+            return failures.no_process_hint(args.pid, live_causes.namespaced_as(args.pid))
+        return None
+    if args.core:
         return "%s is not a core file gdb can read" % args.core
     return None
 

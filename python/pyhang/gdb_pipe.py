@@ -20,15 +20,21 @@ from pyhang.model.facts import Facts, asking, decode, frame_sequence
 
 class GdbEnded(Exception):
     """gdb stopped answering.  `message`: the one line pyhang in gdb said,
-    when it said one; `stdout`, `stderr`: what gdb printed."""
+    when it said one; `stdout`, `stderr`: what gdb printed; `timed_out`:
+    it was ended here, the time given being over."""
 
-    def __init__(self, message, stdout, stderr):
+    def __init__(self, message, stdout, stderr, timed_out=False):
         super().__init__(message or "gdb ended before answering")
-        self.message, self.stdout, self.stderr = message, stdout, stderr
+        self.message, self.stdout, self.stderr, self.timed_out = message, stdout, stderr, timed_out
 
 
 class AnswerError(Exception):
-    """gdb answered a question with the one line saying why it could not."""
+    """gdb answered a question with the one line saying why it could not; `kind`: what kind of
+    failure (model.kinds.CommandFailure), None from a pyhang that did not say."""
+
+    def __init__(self, message, kind=None):
+        super().__init__(message)
+        self.kind = kind
 
 
 @asking
@@ -75,7 +81,7 @@ class GdbPipe(Facts):
         line = self._line()
         reply = json.loads(line)
         if "error" in reply:
-            raise AnswerError(reply["error"])
+            raise AnswerError(reply["error"], reply.get("failure"))
         return decode(question, reply["answer"])
 
     def _line(self):
@@ -84,7 +90,7 @@ class GdbPipe(Facts):
             left = self.deadline - time.monotonic()
             if left <= 0 or not select.select([self.answers], [], [], left)[0]:
                 self.proc.kill()
-                raise self.ended("gdb did not answer within the time given")
+                raise self.ended("gdb did not answer within the time given", timed_out=True)
         line = self.answers.readline()
         if not line:
             raise self.ended()
@@ -95,14 +101,14 @@ class GdbPipe(Facts):
         at all (GdbEnded, or AnswerError with pyhang's one line)."""
         return self.target()
 
-    def ended(self, message=None):
+    def ended(self, message=None, timed_out=False):
         """GdbEnded with what gdb said, once it has exited."""
         self.close()
         self.out.seek(0)
         self.err.seek(0)
         stdout, stderr = self.out.read(), self.err.read()
         said = [l[len("pyhang: "):] for l in stdout.splitlines() if l.startswith("pyhang: ")]
-        return GdbEnded(message or (said[-1] if said else None), stdout, stderr)
+        return GdbEnded(message or (said[-1] if said else None), stdout, stderr, timed_out)
 
     def close(self):
         """No more questions: gdb detaches and exits."""

@@ -69,6 +69,13 @@ def permission(pid):
     return None
 
 
+def tracer(pid):
+    """The PID of the process tracing process `pid` (/proc/PID/status TracerPid), or None: a process
+    may have one tracer only."""
+    ids = _status_ids(pid, "TracerPid")
+    return ids[0] if ids and ids[0] else None
+
+
 def maps_errno(pid):
     """The errno of opening /proc/PID/maps here (what a reader of the process's memory needs first), or None."""
     try:

@@ -3,11 +3,14 @@ traceback (set PYHANG_DEBUG=1 in the environment to see one), and argument
 errors as one line."""
 import argparse
 import os
+import sys
 import traceback
 
 import gdb
 
 import _pyhang_native as native
+from pyhang.gdb_batch import FAILURE_KINDS_ENV, FAILURE_PREFIX
+from pyhang.model.kinds import CommandFailure
 from pyhang.render.target import reader_error_text
 from pyhang_gdb import thread_apply
 from pyhang_gdb.session import NoTarget
@@ -64,6 +67,19 @@ def failure(name, exc):
     return "%s failed: %s: %s" % (name, type(exc).__name__, exc)
 
 
+def failure_kind(exc):
+    """What kind of failure `exc` is (model.kinds.CommandFailure): what the command line decides on."""
+    if isinstance(exc, native.ReaderError):
+        return CommandFailure.READER
+    if isinstance(exc, NoTarget):
+        return exc.kind
+    if isinstance(exc, ArgumentError):
+        return CommandFailure.ARGUMENTS
+    if isinstance(exc, gdb.error):
+        return CommandFailure.GDB
+    return CommandFailure.OTHER
+
+
 class Runs:
     """Runs `run(argv)`, turns every failure into one line: a gdb error
     (gdb -batch then exits non-zero), or, under `thread apply`, which an
@@ -75,11 +91,14 @@ class Runs:
             self.run(gdb.string_to_argv(arg))
             return
         except Exception as exc:  # never a traceback at the user's prompt
-            message = failure(self.name, exc)
+            message, kind = failure(self.name, exc), failure_kind(exc)
         if thread_apply.active():
             print("pyhang: " + message)
-        else:
-            raise gdb.GdbError("pyhang: " + message)
+            return
+        if os.environ.get(FAILURE_KINDS_ENV):
+            sys.stderr.write(FAILURE_PREFIX + kind + "\n")
+            sys.stderr.flush()
+        raise gdb.GdbError("pyhang: " + message)
 
     def run(self, argv):
         raise NotImplementedError

@@ -1,5 +1,5 @@
-"""`fork-hazards`: what a fork child inherited that can never be released."""
-from pyhang.render.forks import render_fork_hazards
+"""`fork-hazards`: what a fork child inherited that can never be released
+(the command line's words of the same analysis: pyhang_gdb.facts.analysed)."""
 from pyhang_gdb import facts
 from pyhang_gdb.commands.base import PyhangCommand, parser
 
@@ -17,5 +17,4 @@ checked."""
 
     def run(self, argv):
         parser(self.name, "what a fork child inherited").parse_args(argv)
-        _, report = facts.report()
-        print(render_fork_hazards(report, report.fork_analysis))
+        print(facts.analysed().render(self.name))

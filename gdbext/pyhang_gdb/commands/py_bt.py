@@ -1,10 +1,11 @@
-"""`pyhang-py-bt` and `py-bt`: the Python stack of the selected thread."""
-from pyhang.analysis.python_state import gil_state, python_frames
-from pyhang.analysis.sources import add_frame_sources
-from pyhang.model.kinds import PythonStatus
-from pyhang.render.text import python_status_line, render_py_bt
+"""`pyhang-py-bt` and `py-bt`: the Python stack of the selected thread, from
+the analysis the command line's `py-bt` words (pyhang_gdb.facts.analysed)."""
+import gdb
+
+from pyhang.model.kinds import CommandFailure
 from pyhang_gdb import collect, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
+from pyhang_gdb.session import NoTarget
 
 
 class PythonBacktrace(PyhangCommand):
@@ -17,15 +18,15 @@ libpython.py already defined it."""
 
     def run(self, argv):
         no_arguments(self.name, "Python backtrace of the selected thread", argv)
-        snap, view = collect.selected_thread(0)
-        if not view.ok and view.status != PythonStatus.FINALIZING:
-            print(python_status_line(view.status))
-            return
-        gil = gil_state(view, snap.tid, snap.registers)
-        frames = python_frames(view, snap.tid, gil=gil)
-        add_frame_sources(facts.facts(), frames)  # read from the target's files, once per file and stop
-        print(render_py_bt(snap.num, snap.tid, view.version, gil, view.thread(snap.tid), frames,
-                           named=not thread_apply.named(snap)))
+        thread = gdb.selected_thread()
+        if thread is None:
+            raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
+        analysed = facts.analysed()
+        tid = collect.target_tids().to_target(thread.ptid[1])
+        th = analysed.report.thread(tid)
+        if th is None:
+            raise NoTarget("the selected thread is gone", CommandFailure.NO_THREAD)
+        print(analysed.thread_text("py-bt", tid, named=not thread_apply.named(th)))
 
 
 class PyBt(PythonBacktrace):

@@ -1,8 +1,5 @@
 """`py-tasks`: asyncio's event loops, the thread running each, their tasks
 and what each awaits; await cycles; loops blocked inside a task's step."""
-from pyhang.render.asyncio import render_py_tasks
-from pyhang.render.names import lock_text
-from pyhang.render.text import names_of, python_status_line
 from pyhang_gdb import facts
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 
@@ -16,8 +13,4 @@ cycles and loops blocked by a synchronous call inside a coroutine."""
 
     def run(self, argv):
         no_arguments(self.name, "asyncio tasks", argv)
-        snapshot, report = facts.report(fork_facts=False)
-        if report.python_status != "ok":
-            print(python_status_line(report.python_status))
-            return
-        print(render_py_tasks(report, names_of(report), lock_text))
+        print(facts.analysed().render(self.name))

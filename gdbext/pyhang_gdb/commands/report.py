@@ -14,7 +14,7 @@ from pyhang.render import json as render_json
 from pyhang.render.text import render_text
 from pyhang_gdb import facts, loader, settings
 from pyhang_gdb.commands.base import (ArgumentError, InternalCommand, PyhangCommand, complete_options, failure,
-                                      no_arguments, parser)
+                                      failure_kind, no_arguments, parser)
 
 
 class PyhangPrefix(PyhangCommand):
@@ -166,7 +166,8 @@ same address, unless the parent has freed it since."""
 class PyhangServeFacts(InternalCommand):
     """pyhang serve-facts QUESTIONS ANSWERS: answer the analysis's questions about this target
 (pyhang.model.facts), one JSON line each, read from file descriptor QUESTIONS, each answer written as
-one JSON line to file descriptor ANSWERS ({"answer": ...} or {"error": "why"}), until QUESTIONS ends.
+one JSON line to file descriptor ANSWERS ({"answer": ...} or {"error": "why", "failure": its kind, a
+model.kinds.CommandFailure}), until QUESTIONS ends.
 The `pyhang` command line asks this way and analyses in its own process (pyhang/gdb_pipe.py)."""
     name = "pyhang serve-facts"
 
@@ -180,7 +181,7 @@ The `pyhang` command line asks this way and analyses in its own process (pyhang/
                 target_facts = facts.facts()
                 target_facts.target()  # no target: said before any question
             except Exception as exc:  # noqa: BLE001 — the asker gets the one line, as the prompt would
-                _reply(answers, {"error": failure(self.name, exc)})
+                _reply(answers, _failure(self.name, exc))
                 raise
             for line in questions:
                 question, arguments = json.loads(line)
@@ -189,8 +190,13 @@ The `pyhang` command line asks this way and analyses in its own process (pyhang/
                         raise ArgumentError("no question %r" % question)
                     reply = {"answer": encode(question, getattr(target_facts, question)(*arguments))}
                 except Exception as exc:  # noqa: BLE001 — one line to the asker; the session goes on
-                    reply = {"error": failure(self.name, exc)}
+                    reply = _failure(self.name, exc)
                 _reply(answers, reply)
+
+
+def _failure(name, exc):
+    """The error reply of `exc`: its one line, and its kind for the asker to decide on."""
+    return {"error": failure(name, exc), "failure": failure_kind(exc)}
 
 
 def _reply(out, reply):

@@ -21,7 +21,6 @@ from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.model.unread import NOT_COLLECTED
 from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
 
-LOCK_FRAME_DEPTH = 6  # lock functions sit within the top frames
 
 def _wants_lock(view, tid, registers, frames):
     """Whether the native lock identification can say anything of this
@@ -589,16 +588,3 @@ def fork_facts(facts, report, threads):
     return replace(from_native, python=replace(py, containers=found.containers,
                                                problems=list(py.problems) + list(found.problems)))
 
-
-def thread(facts, tid, depth=LOCK_FRAME_DEPTH):
-    """(ThreadSnapshot with its lock and system-call facts, PythonView, files)
-    of the one thread `tid`: what `lock-owner` asks."""
-    target = facts.target()
-    view = PythonView(facts.python())
-    found = facts.threads(depth, [tid])
-    if not found:
-        return None, view, None
-    (snap,) = resume_unnamed_futex_waits(facts, [thread_snapshot(found[0])])
-    add_lock_facts(facts, view, [snap])
-    add_syscall_facts(facts, proc_known(target), [snap])
-    return snap, view, files_of(facts, proc_known(target), [snap])

@@ -179,21 +179,3 @@ def from_snapshot(document):
     report.unanswered = len(replay.unanswered)
     return snapshot, report
 
-
-def thread_wait(facts, tid, alive):
-    """(ThreadSnapshot, BlockedOn or None) of the one thread `tid`: what it
-    waits on and who holds it (`lock-owner`).  `alive`: the TIDs of the
-    process's threads."""
-    snap, view, files = gather.thread(facts, tid)
-    if snap is None:
-        return None, None
-    # a bare futex whose word was read may be a pthread_join: the threads' struct pthreads tell
-    bases = locks.thread_bases(facts.threads(0)) if snap.futex_word is not None else {}
-    python_threads = PythonThreads(facts.threading() if view.ok else None, view)
-    b = locks.blocked_on(view, snap, gil_state(view, tid, snap.registers),
-                         view.holder_of_wait(snap.registers, gil_holder(view)), bases, python_threads, files)
-    owner_bases = locks.sorted_bases(locks.thread_bases(facts.threads(0))) if locks.wants_thread_bases(b) else None
-    b = locks.settle(b, alive, owner_bases)
-    if b is not None and b.address is not None and view.ok:
-        b.name = gather.object_names(facts, [snap]).get(b.address)
-    return snap, b

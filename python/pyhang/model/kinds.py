@@ -405,6 +405,20 @@ class ReaderFailure:
     UNSUPPORTED = "unsupported"
 
 
+class CommandFailure:
+    """Why a pyhang command in gdb could not run, as its asker reads it: the `failure` of a
+    serve-facts error reply, the `pyhang-failure:` line a command run for the command line writes
+    before its one line (pyhang_gdb.commands.base).  The command line decides on these, never on
+    the words (pyhang.gdb_batch)."""
+    NO_TARGET = "no-target"       # gdb has no process or core loaded: it could not attach or open it
+    EXITED = "exited"             # the process gdb holds has exited
+    NO_THREAD = "no-thread"       # no thread is selected, or the selected one is gone
+    READER = "reader"             # the target could not be read (a ReaderError: ReaderFailure)
+    ARGUMENTS = "arguments"       # the command's arguments
+    GDB = "gdb"                   # gdb's own error
+    OTHER = "other"
+
+
 class PyLockFound:
     """How the Python lock a thread waits on was found (the native PyLockFound name table)."""
     NONE = "none"

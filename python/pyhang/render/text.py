@@ -548,9 +548,9 @@ def py_bt_header(num, tid, version, gil, interpreter=None, named=True):
 
 def render_thread_command(command, report, thread_states, calls):
     """`py-bt` or `lock-owner` of every thread, as `thread apply all` gives
-    them in gdb, from a report made without gdb (`--no-stop`): the report's
-    warnings first (it was not stopped), then each thread (one line each for
-    `lock-owner`, which names the thread).
+    them in gdb, from a report made in the command line's process: the
+    report's warnings first, then each thread (thread_command_text; one line
+    each for `lock-owner`, which names the thread).
     `thread_states`: {tid: decoded thread state or None}; `calls`: {tid: the
     system call it sleeps in (analysis.syscalls.name) or None}."""
     names = names_of(report)
@@ -558,15 +558,26 @@ def render_thread_command(command, report, thread_states, calls):
     for th in report.threads:
         if command == "py-bt":
             out.append("")
-            out.append(render_py_bt(th.gdb_num, th.tid, report.target.python_version, th.gil,
-                                    thread_states.get(th.tid), th.python_frames))
-        elif th.blocked_on is not None:
-            out.append(describe(th.blocked_on, th.tid, names))
-        elif thread_problem(th):
-            out.append(unreadable(th.tid, names, thread_problem(th)))
-        else:
-            out.append(not_blocked(th.tid, names, calls.get(th.tid), report.lock_problem))
+        out.append(thread_command_text(command, report, th, thread_states.get(th.tid), calls.get(th.tid), names))
     return "\n".join(out)
+
+
+def thread_command_text(command, report, th, thread_state, call, names, named=True):
+    """`py-bt` or `lock-owner` of the one thread `th` (a ThreadReport of
+    `report`): what the command line says of it, and gdb's command of the
+    selected thread.  `thread_state`: its decoded thread state or None;
+    `call`: the system call it sleeps in or None; `names`: the report's
+    ThreadNames; `named` False: the thread is not named again (under gdb's
+    `thread apply`, which named it)."""
+    if command == "py-bt":
+        return render_py_bt(th.gdb_num, th.tid, report.target.python_version, th.gil, thread_state,
+                            th.python_frames, named)
+    if th.blocked_on is not None:
+        return describe(th.blocked_on, th.tid, names, named)
+    problem = thread_problem(th)
+    if problem:
+        return unreadable(th.tid, names, problem, named)
+    return not_blocked(th.tid, names, call, report.lock_problem, named)
 
 
 def _py_bt_frame_lines(f, indent, out):
