@@ -19,11 +19,11 @@ from pyhang import procfs
 from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
-from pyhang.model.kinds import CommandFailure, TargetWarning, ThreadIssueKind
+from pyhang.model.kinds import TargetWarning, ThreadIssueKind
 from pyhang.model.report import NativeFrame, TargetInfo, ThreadIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
-from pyhang_gdb.session import SESSION, NoTarget, core_path
+from pyhang_gdb.session import SESSION, core_path, selected_gdb_thread
 
 # Registers the lock and GIL decoders look at in frame 0: the system call
 # (orig_rax) and its arguments (the futex word, op and expected value).
@@ -319,10 +319,7 @@ def thread_bases():
 
 def selected_thread(depth):
     """(ThreadSnapshot with lock facts, PythonView) of the selected thread."""
-    thread = gdb.selected_thread()
-    if thread is None:
-        SESSION.target()   # no process or core at all says so (and why a core given was not loaded)
-        raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
+    thread = selected_gdb_thread()
     target = SESSION.target()
     view = PythonView(decoders.python_state())
     snap = gather.thread_snapshot(thread_facts(target, snapshot_selected(thread, depth, decoders.native_stacks())))

@@ -175,3 +175,13 @@ SESSION = Session()
 gdb.events.cont.connect(SESSION.ran)
 gdb.events.exited.connect(SESSION.ran)
 gdb.events.new_objfile.connect(SESSION.ran)
+
+
+def selected_gdb_thread():
+    """gdb's selected thread; NoTarget when there is none, where no process or core at all (and why a core
+    given was not loaded) is said first."""
+    thread = gdb.selected_thread()
+    if thread is None:
+        SESSION.target()
+        raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
+    return thread

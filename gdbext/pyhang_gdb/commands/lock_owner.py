@@ -1,12 +1,10 @@
 """`lock-owner`: what the selected thread waits on and who holds it, from
 the analysis the command line's `lock-owner` words (pyhang_gdb.facts.analysed)."""
-import gdb
-
 from pyhang.render.locks import unreadable
 from pyhang.model.kinds import CommandFailure
 from pyhang_gdb import collect, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
-from pyhang_gdb.session import SESSION, NoTarget
+from pyhang_gdb.session import NoTarget, selected_gdb_thread
 
 
 class LockOwner(PyhangCommand):
@@ -19,10 +17,7 @@ for every thread (each line under gdb's header of its thread)."""
 
     def run(self, argv):
         no_arguments(self.name, "what the selected thread waits on", argv)
-        thread = gdb.selected_thread()
-        if thread is None:
-            SESSION.target()   # no process or core at all says so
-            raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
+        thread = selected_gdb_thread()
         named = not thread_apply.active()  # gdb's `thread apply` has just named the thread
         analysed = facts.analysed()   # the whole process's, once per stop: owners are other threads
         twice = collect.listed_twice(thread)

@@ -1,11 +1,9 @@
 """`pyhang-py-bt` and `py-bt`: the Python stack of the selected thread, from
 the analysis the command line's `py-bt` words (pyhang_gdb.facts.analysed)."""
-import gdb
-
 from pyhang.model.kinds import CommandFailure
 from pyhang_gdb import collect, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
-from pyhang_gdb.session import NoTarget
+from pyhang_gdb.session import NoTarget, selected_gdb_thread
 
 
 class PythonBacktrace(PyhangCommand):
@@ -18,9 +16,7 @@ libpython.py already defined it."""
 
     def run(self, argv):
         no_arguments(self.name, "Python backtrace of the selected thread", argv)
-        thread = gdb.selected_thread()
-        if thread is None:
-            raise NoTarget("no thread is selected", CommandFailure.NO_THREAD)
+        thread = selected_gdb_thread()
         analysed = facts.analysed()
         tid = collect.target_tids().to_target(thread.ptid[1])
         th = analysed.report.thread(tid)
