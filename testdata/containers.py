@@ -26,7 +26,8 @@ ROOT = os.path.dirname(HERE)
 ROOTS = [
     ("sid", "sid", ["python3.14", "python3.15"],
      [("debian-sid-3.14", "/usr/bin/python3.14"), ("debian-sid-3.15", "/usr/bin/python3.15")]),
-    ("trixie", "trixie", ["python3.13"], [("debian-trixie-3.13", "/usr/bin/python3.13")]),
+    # austin (a C stack dumper, 3.7 in trixie) is the peer native/bench/goals.py measures --no-stop against
+    ("trixie", "trixie", ["python3.13", "austin"], [("debian-trixie-3.13", "/usr/bin/python3.13")]),
 ]
 # Roots for the tests of one library only, not every interpreter test: unstable's PyTorch (2.x, for 3.14),
 # the torch.distributed scenario on today's interpreter and torch (about 650 MB, a minute or two).
@@ -104,7 +105,7 @@ def ensure_roots(log=print):
     problems = []
     for name, suite, packages, _ in ROOTS + LIBRARY_ROOTS:
         dest = root_path(name)
-        if os.path.exists(os.path.join(dest, ".pyhang-root")):
+        if os.path.exists(os.path.join(dest, ".pyhang-root")) and not missing_packages(dest, packages):
             continue
         if not shutil.which("mmdebstrap"):
             problems.append("mmdebstrap is not installed (apt-get install mmdebstrap)")
@@ -126,6 +127,14 @@ def ensure_roots(log=print):
         shutil.rmtree(dest, ignore_errors=True)
         os.rename(tmp, dest)
     return problems
+
+
+def missing_packages(root, packages):
+    """Those of `packages` the root's dpkg has not installed (a root made before a package was added to its
+    list is made again)."""
+    info = os.path.join(root, "var", "lib", "dpkg", "info")
+    return [p for p in packages
+            if not any(os.path.exists(os.path.join(info, p + arch + ".list")) for arch in ("", ":amd64"))]
 
 
 def launcher(root, exe):

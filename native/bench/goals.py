@@ -4,7 +4,7 @@ tables of docs/performance.md (markdown), with the machine they were
 measured on.
 
   native/bench/goals.py [--python /usr/bin/python3.11] [--rounds 3] [--threads 64,256,1024] [--depth 50]
-                        [--pool 32x8] [--gib 0.25,3] [--skip threads,cli,tree,cores]
+                        [--pool 32x8] [--gib 0.25,3] [--peer-python P] [--skip threads,cli,peer,tree,cores]
 
 --python may be a launcher of testdata/containers.py (today's interpreters in
 their Debian roots: python3 testdata/containers.py lists them); cores of its
@@ -25,6 +25,14 @@ other work on the machine hits both sides of a ratio alike.
   nostop   `pyhang report --json --no-stop -p PID` (no gdb, the process never stopped)
            against gdb's `thread apply all bt`, live: the goal is at most 0.25×, linear in
            threads; `--skip threads,cli,tree,cores` measures it alone
+  peer     `pyhang report --json --no-stop --once -p PID` against a C stack dumper, Debian's
+           austin (`austin --where PID`, installed in the trixie root that testdata/containers.py
+           makes; run by that root's loader, as if installed on this machine), and the stopping
+           report against gdb's `bt`, on trixie's python3.13 (the default --peer-python): wall
+           time and peak resident memory of each command (GNU time's %M: apt-get install time);
+           the goal is at most 2× austin, under 40 MiB; and the second look's cost: what
+           `pyhang report --no-stop -p PID` (one look and the second look) takes of the CPU
+           beyond `--once`
   tree     `pyhang report --tree` on a Pool of P processes with T threads
            each, against the sum of gdb's `bt` over the same processes
   cores    gdb's resident memory with a core loaded, before and after
@@ -37,6 +45,7 @@ import argparse
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -138,6 +147,98 @@ def check_loads(target):
                          stderr=subprocess.DEVNULL, text=True).stdout
     if '"schema": "pyhang-report/1"' not in out and '"schema":"pyhang-report/1"' not in out:
         sys.exit("pyhang did not run in gdb (is the module built for gdb's Python?)")
+
+
+# `pyhang report --json --no-stop --once` against austin --where: at most this, and its peak memory at most this.
+PEER_GOAL, PEER_MEMORY_GOAL_MIB = 2.0, 40
+
+
+def peak(argv, env=None):
+    """(wall seconds, peak resident MiB or None, CPU seconds) of `argv` run under GNU time (which forks it from a
+    small process: a child forked from this Python would start with this Python's resident memory as its peak)."""
+    env = as_a_user(env)
+    gnu_time = "/usr/bin/time"
+    start = time.perf_counter()
+    if not os.path.exists(gnu_time):
+        _, _, usage = os.wait4(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                env=env).pid, 0)
+        return time.perf_counter() - start, None, usage.ru_utime + usage.ru_stime
+    r = subprocess.run([gnu_time, "-f", "pyhang-peak %M %U %S"] + argv, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, env=env)
+    wall = time.perf_counter() - start
+    line = [l.split() for l in r.stderr.splitlines() if l.startswith("pyhang-peak ")][-1]
+    return wall, int(line[1]) / 1024, float(line[2]) + float(line[3])
+
+
+def austin_argv(python):
+    """argv of `austin --where` for processes of `python` (a launcher of testdata/containers.py whose root has
+    austin: run by the root's own loader and libraries, in this machine's namespaces; else an austin on PATH),
+    or None."""
+    inside = containers.inside(python)
+    if inside:
+        root = inside[0]
+        loader = os.path.join(root, "lib64", "ld-linux-x86-64.so.2")
+        if os.path.exists(os.path.join(root, "usr", "bin", "austin")) and os.path.exists(loader):
+            libs = ":".join(os.path.join(root, d) for d in ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu"))
+            return [loader, "--library-path", libs, os.path.join(root, "usr", "bin", "austin"), "--where"]
+        return None
+    found = shutil.which("austin")
+    return [found, "--where"] if found else None
+
+
+def peer_python():
+    """The trixie root's python3.13 launcher (its root has austin), or None."""
+    return next((launcher for test_id, launcher, _ in containers.interpreters() if test_id == "debian-trixie-3.13"),
+                None)
+
+
+def peer_section(args):
+    python = args.peer_python or peer_python()
+    austin = austin_argv(python) if python else None
+    if austin is None:
+        print("\nNo austin to measure against (python3 testdata/containers.py makes the trixie root, with "
+              "austin): the peer table is left out.")
+        return
+    env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
+    rows, second = [], []
+    for t in args.threads:
+        scenario = [python, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), str(t), str(args.depth)]
+        with harness.Scenario(scenario, ready_timeout=600) as s:
+            pid = str(s.pid)
+            cases = {"austin": austin + [pid],
+                     "nostop": [PYHANG, "report", "--json", "--no-stop", "--once", "-p", pid],
+                     "looks": [PYHANG, "report", "--json", "--no-stop", "-p", pid],
+                     "bt": gdb({"pid": s.pid}, ["thread apply all bt"]),
+                     "report": [PYHANG, "report", "--json", "-p", pid, "--once"]}
+            before = load()
+            runs = {name: [] for name in cases}
+            for _ in range(args.rounds):
+                for name, argv in cases.items():
+                    runs[name].append(peak(argv, env=None if name in ("austin", "bt") else env))
+        wall = {name: [r[0] for r in v] for name, v in runs.items()}
+        mem = {name: max((r[1] for r in v if r[1] is not None), default=None) for name, v in runs.items()}
+        cpu = {name: statistics.median(r[2] for r in v) for name, v in runs.items()}
+        mib = lambda name: "?" if mem[name] is None else "%.1f MiB" % mem[name]  # noqa: E731
+        rows.append((t, "| %d | %.3f s, %s | %.3f s, %s | **%.1f×** | %.3f s | %.3f s, %s | **%.2f×** | %s |" % (
+            t, med(wall, "austin"), mib("austin"), med(wall, "nostop"), mib("nostop"), ratio(wall, "nostop", "austin"),
+            med(wall, "bt"), med(wall, "report"), mib("report"), ratio(wall, "report", "bt"), before),
+            ratio(wall, "nostop", "austin"), mem["nostop"]))
+        second.append("| %d | %.3f s | %.3f s | %.3f s |" % (t, cpu["nostop"], cpu["looks"], cpu["looks"] - cpu["nostop"]))
+        print("  measured %d threads against austin" % t, file=sys.stderr)
+    print("\nThe one-look no-stop report against a C stack dumper, %s, %d Python frames a thread (wall time, "
+          "median of %d interleaved rounds; peak resident memory, the largest): `austin --where PID` (%s); "
+          "`pyhang report --json --no-stop --once -p PID`; gdb's `thread apply all bt`; `pyhang report --json "
+          "--once -p PID` (stops the process; goals: at most %.0f× austin, under %d MiB; at most 1× `bt`):\n"
+          % (python, args.depth, args.rounds, " ".join(austin[3:4]) if len(austin) > 2 else austin[0],
+             PEER_GOAL, PEER_MEMORY_GOAL_MIB))
+    print("| threads | austin | `--no-stop --once` | ÷ austin | gdb `bt` | `report --once` (stops) | ÷ `bt` | load before |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(r for _, r, _, _ in rows))
+    print("\nThe second look's cost, CPU time (user + system, median) of `pyhang report --json --no-stop`: one look, "
+          "then the second look's two, %.1f s apart (the default --interval):\n" % 0.5)
+    print("| threads | `--once` | with the second look | the second look |")
+    print("|---|---|---|---|")
+    print("\n".join(second))
 
 
 def thread_cases(target, with_cli, with_nostop=False, with_report=True):
@@ -308,12 +409,16 @@ def main():
     p.add_argument("--pool", type=lambda s: tuple(int(x) for x in s.split("x")), default=(32, 8),
                    help="PROCESSESxTHREADS")
     p.add_argument("--gib", type=lambda s: numbers(s, float), default=[0.25, 3])
+    p.add_argument("--peer-python", default=None,
+                   help="the interpreter of the peer table (default: trixie's python3.13, whose root has austin)")
     p.add_argument("--skip", type=lambda s: set(s.split(",")), default=set(),
-                   help="comma-separated: threads, cli, nostop, tree, cores")
+                   help="comma-separated: threads, cli, nostop, peer, tree, cores")
     args = p.parse_args()
     print("Measured %s; %s at the start." % (machine(), load()))
     if "threads" not in args.skip or "nostop" not in args.skip:
         threads_section(args, args.skip)
+    if "peer" not in args.skip:
+        peer_section(args)
     if "tree" not in args.skip:
         tree_section(args)
     if "cores" not in args.skip:

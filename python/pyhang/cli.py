@@ -12,8 +12,8 @@ import json
 import os
 import sys
 
-from pyhang import SCHEMA, VERSION, gdb_batch, options, transfers
-from pyhang.gdb_batch import Failure, hint
+from pyhang import SCHEMA, VERSION, checkout, options, transfers
+from pyhang.failure import Failure
 from pyhang.help_format import Formatter as _Formatter
 
 ERROR_SCHEMA = "pyhang-error/1"
@@ -283,6 +283,7 @@ def report_one(args):
     """`pyhang report` (or another command, pyhang.thread_commands) of one
     process or core: analysed and rendered here.  gdb starts first: it
     attaches while this process loads the analysis."""
+    from pyhang import gdb_batch
     try:
         pipe = gdb_batch.open_gdb(args)
     except Failure as f:
@@ -391,7 +392,7 @@ def not_read(pid, before, exc=None):
     """(message, hint) of why `pid` was not read without stopping it (live_causes.not_read), or None."""
     from pyhang import live_causes
     from pyhang.render.failures import EXITED_DURING_READ
-    return live_causes.not_read(pid, before, gdb_batch.process_problem(pid, before, EXITED_DURING_READ), exc)
+    return live_causes.not_read(pid, before, live_causes.process_problem(pid, before, EXITED_DURING_READ), exc)
 
 
 def gcore(p, args):
@@ -407,11 +408,11 @@ def gcore(p, args):
     if args.pid is None or args.paths:
         p.error("give the process: pyhang gcore -p PID [-o FILE]")
     _analysis_path()
-    from pyhang import processes
+    from pyhang import gdb_batch, processes
     from pyhang.render.gcore import not_written_text
     if not os.path.exists("/proc/%d" % args.pid):
         cause = gdb_batch.no_process(args.pid)
-        return fail(Failure(cause, hint=hint(args, cause)), False)
+        return fail(Failure(cause, hint=gdb_batch.hint(args, cause)), False)
     stopping = processes.ALWAYS if args.stop else processes.AUTO
     if args.tree:
         done = processes.gcore_tree(args.pid, os.path.abspath(args.output or "core"), stopping=stopping)
@@ -442,19 +443,20 @@ def fail(f, as_json):
 def _analysis_path():
     """The native module, for reading a target here (--no-stop, and what gdb
     need not send), and process trees; not for the analysis."""
-    gdb_batch.native_path()
+    checkout.native_path()
 
 
 def _no_analysis(exc, as_json):
     from pyhang import native_module
-    build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(gdb_batch.ROOT, "build")
-    return fail(Failure(native_module.problem(gdb_batch.ROOT, build, exc)), as_json)
+    build = os.environ.get("PYHANG_BUILD_DIR") or os.path.join(checkout.ROOT, "build")
+    return fail(Failure(native_module.problem(checkout.ROOT, build, exc)), as_json)
 
 
 def report_tree(args):
     """A process and its descendants (-p PID --tree), or one core per
     process: each examined by its own gdb, then the deadlocks across them."""
     _analysis_path()
+    from pyhang import gdb_batch
     try:
         from pyhang import processes
         from pyhang.render import tree as render_tree
@@ -462,7 +464,7 @@ def report_tree(args):
         return _no_analysis(exc, args.json)
     if args.pid is not None and not os.path.exists("/proc/%d" % args.pid):
         cause = gdb_batch.no_process(args.pid)
-        return fail(Failure(cause, hint=hint(args, cause)), args.json)
+        return fail(Failure(cause, hint=gdb_batch.hint(args, cause)), args.json)
     stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
     interval = None if args.once else args.interval if args.interval is not None else SECOND_LOOK_INTERVAL
     tree = processes.live_tree(args.pid, stopping=stopping, look_interval=interval) if args.pid is not None else \

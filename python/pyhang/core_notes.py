@@ -12,7 +12,6 @@ byte of the core stays where it was, and the core's readers (gdb's BFD, the
 kernel's tools, pyhang's own) read the note with the others.  A note type
 no reader knows is skipped by each of them.
 """
-import hashlib
 import os
 import struct
 
@@ -112,6 +111,7 @@ def note_segments(f):
 
 
 def digest(data):
+    import hashlib   # here: a live process's report (proc_record imports this module) digests no core
     return hashlib.sha256(data).hexdigest()
 
 

@@ -6,17 +6,16 @@ gdb's output (run: the other commands).  The command line (cli) and the
 process-tree runner (processes) both run gdb so; this module needs neither."""
 import os
 import re
-import struct
 import subprocess
-import sys
 
 from pyhang import procfs
+from pyhang.live_causes import no_process, process_problem  # noqa: F401 (the callers' too)
 from pyhang.core_notes import core_problem
 from pyhang.model.kinds import CommandFailure
 
 # The checkout or installation: its gdbext/ and python/ (and build/ in a checkout).
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
+from pyhang.checkout import GDBEXT, native_path  # noqa: F401 (native_path: the callers' too)
+from pyhang.failure import Failure  # noqa: F401 (raised here, caught by the callers as gdb_batch.Failure)
 
 
 # In the environment of the gdbs run here (gdb_env): a pyhang command that fails writes its kind
@@ -24,14 +23,6 @@ GDBEXT = os.path.join(ROOT, "gdbext", "pyhang.gdb")
 # (pyhang_gdb.commands.base); serve-facts says it in its error reply.  What failed is decided on that.
 FAILURE_KINDS_ENV = "PYHANG_FAILURE_KINDS"
 FAILURE_PREFIX = "pyhang-failure: "
-
-
-class Failure(Exception):
-    """Why pyhang could not look at the target: the message, gdb's own lines, what to do."""
-
-    def __init__(self, message, details=(), hint=None):
-        super().__init__(message)
-        self.message, self.details, self.hint = message, list(details), hint
 
 
 # Where separate debug files are (gdb's default); pyhang reads their symbol
@@ -67,14 +58,6 @@ def gdb_argv(pid=None, core=None, executable=None, gdbext=GDBEXT, sysroot=None, 
     if core:
         argv += ["-c", core]
     return argv + ["-ex", "source " + gdbext]
-
-
-def native_path():
-    """The native module importable here, from the build (or beside an
-    installed pyhang, which is on the path already)."""
-    build = os.path.join(os.environ.get("PYHANG_BUILD_DIR") or os.path.join(ROOT, "build"), "python")
-    if build not in sys.path:
-        sys.path.insert(0, build)
 
 
 def core_executable(core, sysroot=None, lib_search_path=None):
@@ -284,27 +267,5 @@ def target_problem(args, before=None):
     return None
 
 
-def no_process(pid):
-    return "there is no process %d" % pid
-
-
-def process_problem(pid, before, during=None):
-    """Why process `pid` cannot be attached to (or read: `during` says
-    while what, render.failures), from /proc now and `before` (its
-    procfs.stat before gdb started, None when there was none): it was never
-    there, it exited meanwhile (its pid may be another process's now), or
-    it is a zombie; None when it is there."""
-    from pyhang.render.failures import EXITED_DURING_ATTACH
-    during = " " + (during or EXITED_DURING_ATTACH)
-    now = procfs.stat(pid)
-    if before is None:
-        return no_process(pid) if now is None else None
-    was_zombie = before["state"] in ("Z", "X")
-    if now is None or now["start_ticks"] != before["start_ticks"]:
-        return "process %d has exited%s" % (pid, "" if was_zombie else during)
-    if now["state"] in ("Z", "X"):
-        return ("process %d has exited%s: it is a zombie, which its parent (PID %d) has not reaped, and holds no "
-                "threads or memory to read" % (pid, "" if was_zombie else during, now["ppid"]))
-    return None
 
 

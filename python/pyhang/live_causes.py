@@ -88,7 +88,7 @@ def maps_errno(pid):
 
 def not_read(pid, before, cause=None, exc=None):
     """(the first line, what to do) of why live process `pid` (procfs.stat `before` the read) was not read
-    without stopping it: `cause`, how it exited meanwhile (gdb_batch.process_problem), or that this user may
+    without stopping it: `cause`, how it exited meanwhile (process_problem), or that this user may
     not read it, or what the reader said (`exc`); None when it is there and no read failed."""
     from pyhang.render import failures
     from pyhang.render.target import reader_error_text
@@ -101,3 +101,27 @@ def not_read(pid, before, cause=None, exc=None):
         return (failures.no_permission(pid, why) if why else failures.cannot_read(pid, reader_error_text(exc)),
                 failures.PTRACE_HINT)
     return failures.cannot_read(pid, reader_error_text(exc)), None
+
+
+def no_process(pid):
+    return "there is no process %d" % pid
+
+
+def process_problem(pid, before, during=None):
+    """Why process `pid` cannot be attached to (or read: `during` says
+    while what, render.failures), from /proc now and `before` (its
+    procfs.stat before gdb started, None when there was none): it was never
+    there, it exited meanwhile (its pid may be another process's now), or
+    it is a zombie; None when it is there."""
+    from pyhang.render.failures import EXITED_DURING_ATTACH
+    during = " " + (during or EXITED_DURING_ATTACH)
+    now = procfs.stat(pid)
+    if before is None:
+        return no_process(pid) if now is None else None
+    was_zombie = before["state"] in ("Z", "X")
+    if now is None or now["start_ticks"] != before["start_ticks"]:
+        return "process %d has exited%s" % (pid, "" if was_zombie else during)
+    if now["state"] in ("Z", "X"):
+        return ("process %d has exited%s: it is a zombie, which its parent (PID %d) has not reaped, and holds no "
+                "threads or memory to read" % (pid, "" if was_zombie else during, now["ppid"]))
+    return None

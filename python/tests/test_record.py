@@ -121,6 +121,38 @@ def test_the_build_compiles_every_model_record_init_ahead_and_a_class_takes_it_f
     assert os.path.realpath(out.stdout.strip()).startswith(os.path.realpath(os.path.join(build, "python")))
 
 
+def test_a_run_from_a_source_tree_keeps_what_it_compiled_for_the_next_and_writes_nothing_without_bytecode(tmp_path):
+    import os
+    import subprocess
+    import sys
+    source_tree = os.path.join(os.path.dirname(__file__), "..")
+    run = """if True:
+        import sys
+        from pyhang.model import record
+        record._code(record.MADE[0])          # the first instance of a record class
+        print(len(record._compiled), len(record._new))
+        record.keep_compiled()              # as the command line does when it ends
+    """
+    def once(**env):
+        out = subprocess.run([sys.executable, "-S", "-c", run], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+                                      PYTHONPATH=source_tree, PYTHONPYCACHEPREFIX=str(tmp_path / "pyc"), **env))
+        assert out.returncode == 0, out.stderr
+        return [int(x) for x in out.stdout.split()]
+    # GIVEN a source tree (no cache the build staged), bytecode written under PYTHONPYCACHEPREFIX
+    # WHEN a run that writes no bytecode runs: THEN it compiles and keeps nothing
+    held, compiled = once(PYTHONDONTWRITEBYTECODE="1")
+    assert held == 0 and compiled >= 1
+    assert not list((tmp_path / "pyc").rglob("record_inits.*"))
+    # WHEN a run compiles an __init__: THEN it keeps it, under the prefix, and the next run compiles none
+    assert once() == [0, compiled]
+    (kept,) = (tmp_path / "pyc").rglob("record_inits.*")
+    assert once() == [compiled, 0]
+    # AND a damaged cache is read as none, then written again
+    kept.write_bytes(b"not marshal")
+    assert once() == [0, compiled] and once() == [compiled, 0]
+
+
 def test_post_init_runs_last_with_every_field_set_as_a_dataclasses_does():
     @record
     class Sorted:

@@ -34,7 +34,10 @@ words some of them).
 A record class's __init__ is compiled when its first instance is made, from
 the build's cache of them (`CACHE`, written by pyhang.model.record_cache
 when the package is staged) where it has it: a run makes instances of a few
-dozen of the model's classes, and compiling each costs about 0.1 ms.
+dozen of the model's classes, and compiling each costs about 0.5 ms.  A run
+from a source tree, which the build did not stage, keeps what it compiled
+(`keep_compiled`, as Python keeps its modules' bytecode): the next run
+compiles none of them again.
 """
 import marshal
 import os
@@ -49,6 +52,11 @@ MADE = []
 CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__",
                      "record_inits.%s.marshal" % sys.implementation.cache_tag)
 _compiled = None
+# What this run compiled that the cache did not hold ({source: code}): keep_compiled writes it.
+_new = {}
+# At most this many __init__s in a cache a run adds to (a source tree's whose records changed keeps
+# the old ones too): past it, the run writes only what it made.
+_CACHE_MAX = 4096
 _LEAVES = (str, int, float, bool, type(None))
 
 
@@ -139,18 +147,60 @@ def _first_init(cls, source, env):
 
 
 def _code(source):
-    """`source` compiled: from the build's cache (CACHE) when it holds it, else compiled here."""
+    """`source` compiled: from the build's cache (CACHE) or what an earlier run kept (keep_compiled) when it
+    holds it, else compiled here."""
     global _compiled
     if _compiled is None:
-        try:
-            with open(CACHE, "rb") as f:
-                _compiled = marshal.load(f)
-            if not isinstance(_compiled, dict):
-                _compiled = {}
-        except (OSError, EOFError, ValueError, TypeError):   # no cache (a source tree), or another Python's
-            _compiled = {}
+        _compiled = {}
+        for path in dict.fromkeys([CACHE, _kept_path()]):
+            try:
+                with open(path, "rb") as f:
+                    held = marshal.load(f)
+            except (OSError, EOFError, ValueError, TypeError):   # none (a source tree's first run), or damaged
+                continue
+            if isinstance(held, dict):
+                _compiled = held
+                break
     code = _compiled.get(source)
-    return code if code is not None else compile(source, "<record>", "exec")
+    if code is None:
+        code = _new[source] = compile(source, "<record>", "exec")
+    return code
+
+
+def _kept_path():
+    """Where a run keeps the __init__s it compiled: CACHE, or its place under
+    PYTHONPYCACHEPREFIX (as Python places a module's bytecode there)."""
+    if not sys.pycache_prefix:
+        return CACHE
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(sys.pycache_prefix, here.lstrip(os.sep), os.path.basename(CACHE))
+
+
+def keep_compiled():
+    """Writes the __init__s this run compiled, with those the cache held, to the cache (its place under
+    PYTHONPYCACHEPREFIX when that is set), unless Python writes no bytecode (PYTHONDONTWRITEBYTECODE, -B);
+    a directory it cannot write to is left as it is.  The command line calls it as it ends."""
+    if not _new or sys.dont_write_bytecode:
+        return
+    kept = dict(_compiled or {})
+    if len(kept) + len(_new) > _CACHE_MAX:
+        made = set(MADE)
+        kept = {s: c for s, c in kept.items() if s in made}
+    kept.update(_new)
+    path = _kept_path()
+    partial = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(partial, "wb") as f:
+            marshal.dump(kept, f)
+        os.replace(partial, path)
+    except OSError:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        return
+    _new.clear()
 
 
 def record(cls=None, *, frozen=False):
