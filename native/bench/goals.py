@@ -249,7 +249,7 @@ def thread_cases(target, with_cli, with_nostop=False, with_report=True):
     if with_cli:
         env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
         executable, sysroot = core_files(target.get("executable"))
-        argv = [PYHANG, "report", "--json"] + (["-p", str(target["pid"])] if target.get("pid") else
+        argv = [PYHANG, "report", "--json"] + (["-p", str(target["pid"]), "--once"] if target.get("pid") else
                                                [target["core"], executable] + (["--sysroot", sysroot] if sysroot else []))
         cases["cli"] = lambda: timed(argv, env=env)
     if with_nostop and target.get("pid"):

@@ -15,14 +15,8 @@ from pyhang.model.kinds import CommandFailure
 
 # The checkout or installation: its gdbext/ and python/ (and build/ in a checkout).
 from pyhang.checkout import GDBEXT, native_path  # noqa: F401 (native_path: the callers' too)
-from pyhang.failure import Failure  # noqa: F401 (raised here, caught by the callers as gdb_batch.Failure)
-
-
-# In the environment of the gdbs run here (gdb_env): a pyhang command that fails writes its kind
-# (model.kinds.CommandFailure) on a line of its own, FAILURE_PREFIX KIND, before its one line
-# (pyhang_gdb.commands.base); serve-facts says it in its error reply.  What failed is decided on that.
-FAILURE_KINDS_ENV = "PYHANG_FAILURE_KINDS"
-FAILURE_PREFIX = "pyhang-failure: "
+# Failure raised here, caught by the callers as gdb_batch.Failure; gdb_env sets FAILURE_KINDS_ENV.
+from pyhang.failure import FAILURE_KINDS_ENV, FAILURE_PREFIX, Failure  # noqa: F401
 
 
 # Where separate debug files are (gdb's default); pyhang reads their symbol
