@@ -16,6 +16,9 @@ from pyhang_gdb import facts, loader, settings
 from pyhang_gdb.commands.base import (ArgumentError, InternalCommand, PyhangCommand, complete_options, failure,
                                       failure_kind, no_arguments, parser)
 
+# The JSON line is written to gdb's stdout this many characters at a time, not a thread at a time.
+WRITE_AT = 1 << 16
+
 
 class PyhangPrefix(PyhangCommand):
     """pyhang: why is this Python program stuck?
@@ -84,13 +87,19 @@ Python frames it runs (in JSON: python_frames[].native_frame)."""
             from pyhang.render.dot import report_dot
             sys.stdout.write(report_dot(report))
         elif args.json and not args.pretty:
-            written = False
+            written, held, size = False, [], 0
             try:
+                # gdb's stdout writes each write at once (gdb.write): pieces go out WRITE_AT characters at a time
                 for piece in render_json.pieces(report, merged=args.merged):
-                    sys.stdout.write(piece)
-                    written = True
+                    held.append(piece)
+                    size += len(piece)
+                    if size >= WRITE_AT:
+                        sys.stdout.write("".join(held))
+                        written, held, size = True, [], 0
             finally:  # a failure's one line then stands on a line of its own
-                if written:
+                if held:
+                    sys.stdout.write("".join(held))
+                if written or held:
                     sys.stdout.write("\n")
         elif args.json:
             print(render_json.dumps(report, pretty=True, merged=args.merged))
