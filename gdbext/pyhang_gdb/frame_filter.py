@@ -21,7 +21,8 @@ from pyhang.analysis.eval_frames import EVAL_LOOP_NAMES, pair_indices
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.report import FramesOmitted
 from pyhang.render import recursion
-from pyhang.render.text import omitted_line, recursion_line, unpaired_line
+from pyhang.render.text import recursion_line, unpaired_line
+from pyhang.render.values import omitted_line
 from pyhang.render.values import python_frame_function
 from pyhang_gdb import decoders, settings
 from pyhang_gdb.session import SESSION

@@ -205,6 +205,17 @@ def test_a_stack_deeper_than_pyhang_keeps_shows_both_ends_and_counts_the_middle_
     assert bt.count("frames not shown between these") == 1 and "pyhang: this thread's" not in bt
     # (a line that stands for frames is no frame: no argument list after it)
     assert "are shown]\n" in bt and "] ()" not in bt, bt[:2000]
+    # AND py-bt-full says the middle where it stands and numbers the outermost frames by their depth, on the
+    # command line as in gdb (one function words both)
+    _, full, _ = harness.pyhang_cli("py-bt-full", "-p", s.pid)
+    (block,) = [b for b in full.strip().split("\n\n") if "(LWP %d)" % main["tid"] in b.splitlines()[0]]
+    lines = block.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if "frames not shown between these" in line]
+    after = next(line for line in lines[at + 1:] if line.startswith("#"))
+    assert after.startswith("#%d " % (10000 + depth - 11000)), after
+    assert [line for line in lines if line.startswith("#")][-1].startswith("#%d " % (depth - 1)), lines[-3:]
+    gdb_full, _ = harness.run_gdb_marked("py-bt-full", pid=s.pid)
+    assert gdb_full.strip().splitlines()[1:] == lines[1:], (gdb_full[:500], block[:500])
     if doc["target"]["python_version"].startswith("3.10"):
         # (one evaluation-loop call per frame: each under its own native frame, nothing to fold within one)
         assert bt.count("[Python] ") == 11000

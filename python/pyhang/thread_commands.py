@@ -41,13 +41,10 @@ def _bt_full(report):
         out = [py_bt_header(th.gdb_num, th.tid, report.target.python_version, th.gil, th.interpreter)]
         if not th.python_frames:
             out.append("  (no Python frame: the thread is between Python calls or has not started)")
-        for i, f in enumerate(th.python_frames):
-            arguments = [v for v in f.locals or () if v.kind == LocalKind.ARGUMENT]
-            if f.c_call is not None:   # what the frame calls in C, a line of its own above it (as in py-bt)
-                out.append(values.C_CALL_INDENT + c_call_line(f.c_call))
-            out.append(values.frame_header(i, f, arguments))
-            if f.source:
-                out.append("    " + f.source.strip())
+        # what each frame calls in C a line of its own above it (as in py-bt)
+        out.extend(values.bt_full_lines([(f, [v for v in f.locals or () if v.kind == LocalKind.ARGUMENT],
+                                          c_call_line(f.c_call) if f.c_call is not None else None, f.source)
+                                         for f in th.python_frames], th.python_frames_omitted))
         return out
     return each
 

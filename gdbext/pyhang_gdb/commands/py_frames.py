@@ -19,7 +19,7 @@ from pyhang.model.record import from_data
 from pyhang.model.report import FramesOmitted, PythonFrame
 from pyhang.render import values as text
 from pyhang.render.names import c_call_line
-from pyhang.render.text import omitted_line, py_bt_header, python_status_line
+from pyhang.render.text import py_bt_header, python_status_line
 from pyhang_gdb import collect, decoders, facts, thread_apply
 from pyhang_gdb.commands.base import PyhangCommand, no_arguments
 from pyhang_gdb.frame_filter import native_names
@@ -92,16 +92,15 @@ class _Frames:
         return self.frames[self.index] if self.frames else None
 
     def number(self, index):
-        """The frame's number as py-bt counts them, from the innermost (0): past a deep stack's omitted
-        middle, its depth in the whole stack."""
-        return index + self.omitted.count if self.omitted and index >= self.omitted.at else index
+        """The frame's number as py-bt counts them (render.values.frame_number)."""
+        return text.frame_number(index, self.omitted)
 
     def crosses_middle(self, index, target):
         """Whether a move from `index` to `target` passes over the omitted middle of a deep stack."""
         return self.omitted is not None and min(index, target) < self.omitted.at <= max(index, target)
 
     def omitted_line(self):
-        return omitted_line(self.omitted, len(self.frames))
+        return text.omitted_line(self.omitted, len(self.frames))
 
     def select(self, index):
         self.index = index
@@ -268,12 +267,13 @@ with its arguments and current source line.  Also registered as `py-bt-full`."""
                             named=not thread_apply.named(snap))]
         # What each frame calls in C, a line of its own above it (as py-bt shows it)
         analysed = python_frames(view, snap.tid, gil=gil)
+        rows = []
         for i, f in enumerate(frames.frames):
-            if frames.omitted is not None and i == frames.omitted.at:
-                out.append(frames.omitted_line())
-            if i < len(analysed) and analysed[i].c_call is not None:
-                out.append(text.C_CALL_INDENT + c_call_line(analysed[i].c_call))
-            out.extend(_summary(frames.number(i), f, _arguments(f)))
+            c_call = analysed[i].c_call if i < len(analysed) else None
+            lines, _ = _source(f.file)
+            rows.append((_python_frame(f), _arguments(f), c_call_line(c_call) if c_call is not None else None,
+                         text.source_line(lines, f.line)))
+        out.extend(text.bt_full_lines(rows, frames.omitted))
         print("\n".join(out))
 
 

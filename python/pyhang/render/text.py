@@ -18,7 +18,7 @@ from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame
 from pyhang.render.account import account_line, children_line, second_look_line, seconds_text
 from pyhang.render.verdicts import IN_TREE_WAITS, TITLES, WAITS_PREFIX, deadlock_advice, findings, headline, \
     verdict_advice, verdict_text
-from pyhang.render.values import frame_locals_text
+from pyhang.render.values import frame_locals_text, omitted_line
 from pyhang.render.unread import unread_text
 
 
@@ -196,13 +196,6 @@ def _unread_executable(t, report_warnings=()):
                 "it ran Python, give the interpreter: pyhang report %s /path/to/python3.X, in gdb: gdb "
                 "/path/to/python3.X %s)" % (t.core, t.core))
     return " (its executable could not be read here, so a runtime linked into it could not be looked for)"
-
-
-def omitted_line(omitted, shown):
-    """The line standing for the middle of a stack too deep to keep whole (FramesOmitted), `shown` its frames
-    kept."""
-    return "[{:,} frames not shown between these: the stack is {:,} frames deep; its innermost {:,} and " \
-        "outermost {:,} are shown]".format(omitted.count, shown + omitted.count, omitted.at, shown - omitted.at)
 
 
 def unpaired_line(python_frames, loops):

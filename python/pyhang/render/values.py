@@ -50,6 +50,36 @@ def frame_header(index, frame, arguments=None):
     return line
 
 
+def omitted_line(omitted, shown):
+    """The line standing for the middle of a stack too deep to keep whole (FramesOmitted), `shown` its frames
+    kept."""
+    return "[{:,} frames not shown between these: the stack is {:,} frames deep; its innermost {:,} and " \
+        "outermost {:,} are shown]".format(omitted.count, shown + omitted.count, omitted.at, shown - omitted.at)
+
+
+def frame_number(index, omitted):
+    """The number py-bt gives the frame at `index` of a stack's kept frames, from the innermost (0): past a
+    deep stack's omitted middle (FramesOmitted, or None), its depth in the whole stack."""
+    return index + omitted.count if omitted is not None and index >= omitted.at else index
+
+
+def bt_full_lines(frames, omitted=None):
+    """py-bt-full's lines of one stack, in gdb and on the command line alike: `frames` innermost first, each
+    (PythonFrame, its arguments, the C callable it calls as a line or None, its current source line or
+    None); the C callable's line above its frame, the source line below it, a deep stack's omitted middle
+    as one line where it stands."""
+    out = []
+    for i, (frame, arguments, c_call, source) in enumerate(frames):
+        if omitted is not None and i == omitted.at and i < len(frames):
+            out.append(omitted_line(omitted, len(frames)))
+        if c_call is not None:
+            out.append(C_CALL_INDENT + c_call)
+        out.append(frame_header(frame_number(i, omitted), frame, arguments))
+        if source:
+            out.append("    " + source.strip())
+    return out
+
+
 def source_window(lineno, start=None, end=None):
     """The (first, last) line numbers py-list shows: LIST_CONTEXT around
     `lineno`, or START.., or START,END as given."""
