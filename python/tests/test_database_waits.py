@@ -8,7 +8,7 @@ connection is inside a transaction (psycopg2's connection.status).  Synthetic fa
 from pyhang.analysis import deadlocks, gather, waitgraph
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import WaitKind
-from pyhang.model.record import from_data
+from pyhang.model.record import from_data, to_data
 from pyhang.model.report import BlockedOn, ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.waits import ApiDetail, SyscallWait
@@ -45,7 +45,7 @@ def test_a_query_waiting_in_postgres_and_an_idle_transaction_holder_waiting_on_i
     edges = deadlocks.database_holders(threads, [_holding(2), _holding(3)])
     assert {(e.waiter, e.owner) for e in edges} == {(2, 3), (3, 2)}
     db = next(e for e in edges if e.waiter == 2)
-    assert db.facts["database"] == {"pid": 502, "title": WAITING} and db.facts["open_transactions"] == [OPEN_TX]
+    assert db.facts.database == {"pid": 502, "title": WAITING} and db.facts.open_transactions == [OPEN_TX]
     (d,), _ = waitgraph.find_cycles(edges)
     assert d.confidence == "likely" and d.threads == [2, 3]
 
@@ -91,15 +91,15 @@ def test_the_link_rests_on_the_backend_the_holders_connection_is_connected_to_th
         return [e for e in deadlocks.database_holders(threads, snaps) if e.waiter == 2]
     # both say inside a transaction; only 4's connection is the session idle in transaction (PID 501)
     (e,) = edges([_holding(2, 2, 502), _holding(3, 2, 777), _holding(4, 2, 501)])
-    assert e.owner == 4 and e.facts["backend"] == OPEN_TX and e.facts["status_agrees"] is True
+    assert e.owner == 4 and e.facts.backend == OPEN_TX and e.facts.status_agrees is True
     # the status read as outside any transaction does not undo the match: said, as a disagreement
     (e,) = edges([_holding(2, 2, 502), _holding(3, 2, 777), _holding(4, 1, 501)])
-    assert e.owner == 4 and e.facts["status_agrees"] is False
+    assert e.owner == 4 and e.facts.status_agrees is False
     # every backend known and none the open transaction's: no link, whatever the status says
     assert edges([_holding(2, 2, 502), _holding(3, 2, 777), _holding(4, 2, 778)]) == []
     # a backend not read: the status decides, among the threads whose backend is not known
     assert [e.owner for e in edges([_holding(2, 2, 502), _holding(3, 2, 777), _holding(4, 2)])] == [4]
-    assert "backend" not in edges([_holding(2, 2, 502), _holding(4, 2)])[0].facts
+    assert "backend" not in to_data(edges([_holding(2, 2, 502), _holding(4, 2)])[0].facts)
 
 
 class _Memory:

@@ -7,6 +7,7 @@ Synthetic facts."""
 from pyhang.analysis import deadlocks, python_api
 from pyhang.model.kinds import WaitKind
 from pyhang.model.python_values import LocalValue
+from pyhang.model.record import to_data
 from pyhang.model.report import BlockedOn, ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.waits import ApiDetail
@@ -34,7 +35,7 @@ def test_a_checkout_waits_on_the_threads_holding_that_pools_connections_only():
              ThreadSnapshot(num=4, tid=4, connections=[_conn(OTHER)])]
     edges = deadlocks.pool_holders(threads, snaps)
     assert [(e.waiter, e.owner) for e in edges] == [(1, 2), (1, 3)]
-    assert edges[0].facts["pool"]["pool"] == POOL and edges[0].kind == WaitKind.PY_QUEUE_GET
+    assert edges[0].facts.pool["pool"] == POOL and edges[0].kind == WaitKind.PY_QUEUE_GET
 
 
 def test_the_barriers_waiters_wait_on_the_parties_that_have_not_arrived():
@@ -43,7 +44,7 @@ def test_the_barriers_waiters_wait_on_the_parties_that_have_not_arrived():
                _waiting(7, WaitKind.PY_JOIN, None, owners=[1])]   # main joins thread 1: it comes after it
     edges = deadlocks.barrier_parties(threads)
     assert sorted((e.waiter, e.owner) for e in edges) == [(2, 1), (3, 1)]
-    assert edges[0].facts == {"party": True, "parties": 3, "waiting": 2}
+    assert to_data(edges[0].facts) == {"party": True, "parties": 3, "waiting": 2}
 
 
 def test_a_barrier_nobody_else_reaches_names_no_party():

@@ -94,6 +94,22 @@ def _json_types(annotation, never_null):
     return None if base == "object" else {one, "null"} if nullable and not never_null else {one}
 
 
+def _agrees(d, cls, what):
+    """Facts definition `d` of the schema has the fields of record `cls` in order, the optional ones not
+    required, each of the JSON types its annotation says."""
+    assert list(d["properties"]) == list(cls.__record_fields__), \
+        "%s: the schema's properties differ from the fields of %s" % (what, cls.__name__)
+    optional = getattr(cls, "__optional__", {})
+    assert set(d["required"]) == set(cls.__record_fields__) - set(optional), what
+    for field in cls.__record_fields__:
+        prop = d["properties"][field]
+        types = _json_types(cls.__annotations__[field], getattr(optional.get(field), "while_none", False))
+        if types is None or "$ref" in prop:   # any value, or a definition of its own (kind, text_or_null)
+            continue
+        got = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+        assert set(got) == types, "%s.%s: %s in the schema, %s in the record" % (what, field, got, types)
+
+
 def test_each_verdict_kinds_facts_are_its_records_fields_the_optional_ones_not_required():
     from pyhang.model.verdict_facts import FACTS
     defs = schema_defs()
@@ -106,15 +122,27 @@ def test_each_verdict_kinds_facts_are_its_records_fields_the_optional_ones_not_r
         ref = (defs[then["$ref"].split("/")[-1]]["properties"]["facts"] if "$ref" in then else
                then["properties"]["facts"])["$ref"]
         assert ref == "#/$defs/" + name, kind
-        d = defs[name]
-        assert list(d["properties"]) == list(cls.__record_fields__), \
-            "%s: the schema's properties differ from the fields of %s" % (kind, cls.__name__)
-        optional = getattr(cls, "__optional__", {})
-        assert set(d["required"]) == set(cls.__record_fields__) - set(optional), kind
-        for field in cls.__record_fields__:
-            prop = d["properties"][field]
-            types = _json_types(cls.__annotations__[field], getattr(optional.get(field), "while_none", False))
-            if types is None or "$ref" in prop:   # any value, or a definition of its own (kind, text_or_null)
-                continue
-            got = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
-            assert set(got) == types, "%s.%s: %s in the schema, %s in the record" % (kind, field, got, types)
+        _agrees(defs[name], cls, kind)
+
+
+# --- an edge's facts: each heuristic's record (model.edge_facts) and its edge_facts_NAME definition
+
+def test_each_edge_heuristics_facts_are_its_records_fields_routed_by_a_key_it_always_has():
+    from pyhang.model.edge_facts import FACTS, schema_name
+    defs = schema_defs()
+    routes = {c["then"]["properties"]["facts"]["$ref"].split("/")[-1]: c["if"]["properties"]["facts"]
+              for c in defs["edge"]["allOf"]}
+    names = {schema_name(cls): cls for cls in FACTS}
+    assert set(routes) == set(names), "edge facts without a definition: %s" % sorted(set(routes) ^ set(names))
+    for name, cls in names.items():
+        _agrees(defs[name], cls, name)
+        # the key its edges are told by is one its JSON always carries
+        assert set(routes[name]["required"]) <= set(defs[name]["required"]), name
+    # and no other record's JSON always carries it, but where the route says not
+    for name, route in routes.items():
+        for other, cls in names.items():
+            always = set(defs[other]["required"])
+            excluded = route.get("not", {})
+            excluded = [set(c["required"]) for c in excluded.get("anyOf", [excluded] if excluded else [])]
+            if other != name and set(route["required"]) <= always:
+                assert any(e <= always for e in excluded), "%s's facts are routed to %s too" % (other, name)

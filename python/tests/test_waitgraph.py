@@ -5,6 +5,7 @@ from pyhang.analysis import waitgraph
 from pyhang.analysis.waitgraph import find_cycles, likely_holders
 from pyhang.libraries import is_driver_helper_thread, is_driver_library
 from pyhang.model.kinds import GilState, OwnerSource
+from pyhang.model.edge_facts import DriverLockFacts
 from pyhang.model.report import BlockedOn, Edge, NativeFrame, ThreadReport
 from pyhang.render.text import edge_evidence
 
@@ -105,8 +106,8 @@ def _driver_deadlock():
 def test_a_read_held_driver_rwlocks_likely_holder_is_the_thread_that_called_back_into_python():
     (e,) = likely_holders(_driver_deadlock())
     assert (e.waiter, e.owner, e.kind, e.address, e.source) == (1, 8, "rwlock-write", 0x1000, "heuristic")
-    assert e.facts == {"library": CUDA, "library_frame": 3, "driver_library": True, "waits_for_gil": True,
-                       "callback": {"function": "PyGILState_Ensure", "frame": 1}, "blocked_kind": "gil"}
+    assert e.facts == DriverLockFacts(library=CUDA, library_frame=3, driver_library=True, waits_for_gil=True,
+                                      callback={"function": "PyGILState_Ensure", "frame": 1}, blocked_kind="gil")
     assert e.evidence == ""   # the analysis writes no sentence
 
 
@@ -122,7 +123,7 @@ def test_a_lock_whose_owner_is_recorded_gets_no_heuristic_edge():
     (e,) = likely_holders([recorded, unrecorded])
     # thread 2's futex records no owner, and thread 1 is inside the same library, blocked
     assert (e.waiter, e.owner) == (2, 1)
-    assert e.facts["waits_for_gil"] is False and e.facts["blocked_kind"] == "mutex" and e.facts["callback"] is None
+    assert e.facts.waits_for_gil is False and e.facts.blocked_kind == "mutex" and e.facts.callback is None
 
 
 def test_driver_helper_threads_are_never_suspects_nor_waiters():
@@ -136,7 +137,7 @@ def test_threads_waiting_for_the_gil_inside_the_library_exclude_those_merely_blo
     blocked = thread(2, [(None, LIBC), (None, VENDOR)], "condvar", 0x20)
     gil = thread(3, [(None, LIBC), (None, PYTHON), (None, VENDOR)], "gil", owners=[4], gil=GilState.WAITING)
     (e,) = likely_holders([waiter, blocked, gil])
-    assert e.owner == 3 and e.facts["callback"] is None and e.facts["driver_library"] is False
+    assert e.owner == 3 and e.facts.callback is None and e.facts.driver_library is False
     assert [x.owner for x in likely_holders([waiter, blocked])] == [2]
 
 
@@ -145,7 +146,7 @@ def test_a_callback_above_the_librarys_frame_is_not_evidence_of_entering_python_
     # the library runs below the callback: the thread called into the library from a Python callback
     t = thread(2, [(None, LIBC), (None, VENDOR), ("PyGILState_Ensure", PYTHON)], "gil", gil=GilState.WAITING)
     (e,) = likely_holders([waiter, t])
-    assert e.facts["callback"] is None and e.facts["waits_for_gil"] is True
+    assert e.facts.callback is None and e.facts.waits_for_gil is True
 
 
 def test_ctypes_and_cffi_entry_points_count_as_callbacks():
@@ -153,7 +154,7 @@ def test_ctypes_and_cffi_entry_points_count_as_callbacks():
     for function in ("_ctypes_callproc.cold", "_CallPythonObject", "closure_fcn", "PyGILState_Ensure"):
         t = thread(2, [(function, FFI), (None, VENDOR)], "gil", gil=GilState.WAITING)
         (e,) = likely_holders([waiter, t])
-        assert e.facts["callback"] == {"function": function, "frame": 0}
+        assert e.facts.callback == {"function": function, "frame": 0}
 
 
 def test_locks_of_the_python_runtime_or_of_glibc_alone_get_no_likely_holder():
@@ -201,7 +202,7 @@ def test_driver_libraries_and_helper_threads_are_told_by_name():
 
 def _evidence(facts):
     return edge_evidence(Edge(waiter=1, owner=2, kind="rwlock-write", address=0x10, source="heuristic",
-                              facts=facts))
+                              facts=DriverLockFacts(**facts)))
 
 
 def test_the_evidence_of_a_callback_holder_names_the_library_the_callback_and_the_gil():

@@ -9,6 +9,8 @@ from pyhang.analysis import collectives, grpc_calls, held, idle, python_api, sys
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning, VerdictKind, WaitKind
 from pyhang.model.record import replace
 from pyhang.model.report import Edge, Verdict
+from pyhang.model.edge_facts import BarrierPartyFacts, DatabaseFacts, LockSelfFacts, LockSuspectFacts, LoopSelfFacts, \
+    PoolCheckoutFacts, ReachesObjectFacts, ReachesQueueFacts, SqliteHoldersFacts, signal_handler
 from pyhang.model.verdict_facts import ExecutorStarvationFacts, NothingCanWakeFacts, OwnerGoneFacts, \
     OwnersUnknownFacts, PoolIdleFacts, WaitsOnProcessFacts
 from pyhang.model.waits import syscall_of, to_data
@@ -43,8 +45,8 @@ def certain_edges(threads):
                 # (a Future only the waiter's own event loop completes: a loop blocked by its own thread's wait)
                 edges.append(Edge(waiter=th.tid, owner=owner, kind=b.kind, address=b.address,
                                   source=b.owner_source, evidence=b.evidence or "",
-                                  facts={"self": True, "loop": b.api.asyncio.get("loop")}
-                                  if owner == th.tid and loop_self else {}))
+                                  facts=LoopSelfFacts(loop=b.api.asyncio.get("loop"))
+                                  if owner == th.tid and loop_self else None))
     return edges
 
 
@@ -69,28 +71,21 @@ def python_lock_holders(threads):
             if suspect != th.tid and waits.get(suspect) != (b.kind, b.address):
                 found.append(Edge(waiter=th.tid, owner=suspect, kind=b.kind, address=b.address,
                                   source=OwnerSource.HEURISTIC,
-                                  facts={"references": sites[i] if i < len(sites) else None}))
+                                  facts=LockSuspectFacts(references=sites[i] if i < len(sites) else None)))
         if not found and b.python.self_frames:
             found.append(Edge(waiter=th.tid, owner=th.tid, kind=b.kind, address=b.address,
                               source=OwnerSource.HEURISTIC,
-                              facts={"references": to_data(b.python.self_frames[0]), "self": True,
-                                     "waits_in": to_data(b.evidence.frame) if getattr(b.evidence, "frame", None)
-                                     else None, **_signal_handler(th)}))
+                              facts=_lock_self(b, th)))
         edges += found
     return edges
 
 
-def _signal_handler(th):
-    """{"handler": {function, file, line, signal}, "interrupted": {function, file, line} or None} of a
-    thread whose stack runs a signal handler (the innermost such frame, and the Python frame it
-    interrupted, the next outer one), else {}."""
-    frames = th.python_frames
-    k = next((k for k, f in enumerate(frames) if f.signal is not None), None)
-    if k is None:
-        return {}
-    at = lambda f: {"function": f.function, "file": f.file, "line": f.line}   # noqa: E731
-    return {"handler": dict(at(frames[k]), signal=frames[k].signal),
-            "interrupted": at(frames[k + 1]) if k + 1 < len(frames) else None}
+def _lock_self(b, th):
+    """The facts of a Lock its waiter `th` holds itself (wait `b`), with the signal handler it waits in."""
+    handler, interrupted = signal_handler(th.python_frames) or (None, None)
+    return LockSelfFacts(references=to_data(b.python.self_frames[0]),
+                         waits_in=to_data(b.evidence.frame) if getattr(b.evidence, "frame", None) else None,
+                         handler=handler, interrupted=interrupted)
 
 
 def needs_deeper_frames(threads):
@@ -122,7 +117,7 @@ def sqlite_holders(threads, snapshots):
         for tid, connections in sorted(holding.items()):
             if tid != th.tid:
                 edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=None, source=OwnerSource.HEURISTIC,
-                                  facts={"connections": connections}))
+                                  facts=SqliteHoldersFacts(connections=connections)))
     return edges
 
 
@@ -176,13 +171,13 @@ def database_holders(threads, snapshots):
             [tid for tid in others if not _backends_known(conns[tid])], conns)
         for tid in _unblocked_first(threads, th.tid, suspects):
             held = conns[tid]
-            facts = {"database": {"pid": backend.pid, "title": backend.title},
-                     "connections": held, "open_transactions": open_tx}
+            facts = DatabaseFacts(database={"pid": backend.pid, "title": backend.title}, connections=held,
+                                  open_transactions=open_tx)
             if tid in matched:
                 # the owner's own session, by its connection's backend PID: the socket peer that holds the locks
-                facts["backend"] = matched[tid]
-                facts["status_agrees"] = any(c.get("status") in PG_IN_TRANSACTION for c in held
-                                             if c.get("backend_pid") == matched[tid]["pid"])
+                facts.backend = matched[tid]
+                facts.status_agrees = any(c.get("status") in PG_IN_TRANSACTION for c in held
+                                          if c.get("backend_pid") == matched[tid]["pid"])
             edges.append(Edge(waiter=th.tid, owner=tid, kind=th.blocked_on.kind, address=None,
                               source=OwnerSource.HEURISTIC, facts=facts))
     holders = {e.owner for e in edges}
@@ -195,7 +190,7 @@ def database_holders(threads, snapshots):
         for tid in api.referenced_by:
             if tid != th.tid and tid in waiting:
                 edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=b.address,
-                                  source=OwnerSource.HEURISTIC, facts={"reaches_object": True}))
+                                  source=OwnerSource.HEURISTIC, facts=ReachesObjectFacts()))
     return edges
 
 
@@ -266,7 +261,7 @@ def pool_holders(threads, snapshots):
         for owner in sorted(holders):
             edges.append(Edge(waiter=tid, owner=owner, kind=t.blocked_on.kind, address=t.blocked_on.address,
                               source=OwnerSource.HEURISTIC,
-                              facts={"pool": checkout, "connections": holders[owner]}))
+                              facts=PoolCheckoutFacts(pool=checkout, connections=holders[owner])))
     return edges
 
 
@@ -289,9 +284,9 @@ def barrier_parties(threads):
         for t in waiting:
             for owner in _unblocked_first(threads, t.tid, missing):
                 edges.append(Edge(waiter=t.tid, owner=owner, kind=WaitKind.PY_BARRIER, address=address,
-                                  source=OwnerSource.HEURISTIC, facts={"party": True,
-                                                                       "parties": api.values.get("_parties"),
-                                                                       "waiting": api.values.get("_count")}))
+                                  source=OwnerSource.HEURISTIC,
+                                  facts=BarrierPartyFacts(parties=api.values.get("_parties"),
+                                                          waiting=api.values.get("_count"))))
     return edges
 
 
@@ -438,7 +433,8 @@ def nothing_can_wake(report, pools=None):
     filled by submit() from whoever holds the executor: its workers waiting
     are idle, not stuck."""
     out = []
-    checked_out = {e.waiter for e in report.edges if (e.facts or {}).get("pool")}   # a pool's holders can fill it
+    # the waiters in a pool's checkout: the pool's holders can fill it
+    checked_out = {e.waiter for e in report.edges if isinstance(e.facts, PoolCheckoutFacts)}
     getters = _queue_waits(report, WaitKind.PY_QUEUE_GET)
     for kind, waits in ((WaitKind.PY_QUEUE_GET, getters), (WaitKind.PY_QUEUE_PUT, _queue_waits(report, WaitKind.PY_QUEUE_PUT))):
         for address, waiting in waits.items():
@@ -495,7 +491,7 @@ def queue_join_workers(threads):
         for tid in b.api.referenced_by:
             if tid != th.tid and tid not in joiners and (tid, b.address) not in getters:
                 edges.append(Edge(waiter=th.tid, owner=tid, kind=b.kind, address=b.address,
-                                  source=OwnerSource.HEURISTIC, facts={"reaches_queue": True}))
+                                  source=OwnerSource.HEURISTIC, facts=ReachesQueueFacts()))
     return edges
 
 

@@ -7,14 +7,16 @@ owners) and from the heuristics (this module's likely_holders, and
 deadlocks.python_lock_holders); a cycle that needs a heuristic edge is
 "likely", never "certain".  Plain Python over the report model: no gdb, no
 target, no compiled module, so that a saved snapshot can be analysed
-anywhere.  The heuristic records what it found as data (Edge.facts); the
-sentence is pyhang.render.locks.likely_holder_evidence's.
+anywhere.  The heuristic records what it found as data (Edge.facts: a
+model.edge_facts.DriverLockFacts); the sentence is
+pyhang.render.locks.likely_holder_evidence's.
 """
 import time
 
 from pyhang.libraries import (PYTHON_RUNTIME_LIBRARIES, is_driver_helper_thread, is_driver_library, is_one_of,
                               is_system_library)
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
+from pyhang.model.edge_facts import DriverLockFacts
 from pyhang.model.report import Deadlock, Edge
 
 MAX_CYCLES = 1000        # cycles listed (docs/json-contract.md: "at most 1000")
@@ -239,8 +241,8 @@ def _inside(th, library):
     # A callback below the library's frame: the thread entered Python from inside the library.
     callback = {"function": frames[call].function, "frame": call} if waits_for_gil and call is not None \
         and call < at else None
-    return {"library": library, "library_frame": at, "driver_library": is_driver_library(library),
-            "waits_for_gil": waits_for_gil, "callback": callback, "blocked_kind": _blocked_kind(th)}
+    return DriverLockFacts(library=library, library_frame=at, driver_library=is_driver_library(library),
+                           waits_for_gil=waits_for_gil, callback=callback, blocked_kind=_blocked_kind(th))
 
 
 def owner_unrecorded(b):
@@ -294,7 +296,7 @@ def likely_holders(threads):
             facts = _inside(t, library)
             if facts is None:
                 continue
-            if facts["waits_for_gil"]:
+            if facts.waits_for_gil:
                 strong.append((t.tid, facts))
             elif not fellow_waiter(t, library):
                 weak.append((t.tid, facts))

@@ -90,6 +90,7 @@ def _frozen_hash(self):
 def _make(cls, frozen):
     names = list(cls.__dict__.get("__annotations__", {}))
     params, body, env = [], [], {"_MISSING": _MISSING}
+    me = "self" if "self" not in names else "_record"   # (an edge's facts have a field named self)
     for name in names:
         default = cls.__dict__.get(name, _MISSING)
         if default is _MISSING:
@@ -106,11 +107,10 @@ def _make(cls, frozen):
             env["_default_" + name] = default
             params.append("%s=_default_%s" % (name, name))
             value = name
-        body.append(("object.__setattr__(self, %r, %s)" if frozen else "self.%s = %s") % (
-            (name, value) if frozen else (name, value)))
+        body.append(("object.__setattr__(%s, %r, %s)" if frozen else "%s.%s = %s") % (me, name, value))
     if "__post_init__" in cls.__dict__:   # as a dataclass: called last, with every field set
-        body.append("self.__post_init__()")
-    source = "def __init__(self, %s):\n    %s\n" % (", ".join(params), "\n    ".join(body or ["pass"]))
+        body.append("%s.__post_init__()" % me)
+    source = "def __init__(%s, %s):\n    %s\n" % (me, ", ".join(params), "\n    ".join(body or ["pass"]))
     MADE.append(source)
     cls.__init__ = _first_init(cls, source, env)
     cls.__record_fields__ = tuple(names)
@@ -136,12 +136,12 @@ def _first_init(cls, source, env):
     """An __init__ that compiles the class's own from `source` when the first
     instance is made, and leaves that in its place: compiling costs most of
     making a record class, and most classes a run defines make no instance."""
-    def __init__(self, *args, **kwargs):
+    def __init__(*args, **kwargs):   # (the instance is args[0]: a field may be named self)
         exec(_code(source), env)  # noqa: S102 (the source is made from the class's own field names)
         init = env["__init__"]
         init.__qualname__ = cls.__qualname__ + ".__init__"
         cls.__init__ = init
-        init(self, *args, **kwargs)
+        init(*args, **kwargs)
     __init__.__qualname__ = cls.__qualname__ + ".__init__"
     return __init__
 

@@ -152,7 +152,8 @@ def _syscall(b):
 def _edge(e, waits):
     """`waits`: {TID: its BlockedOn}, for the evidence of an edge that is the waiter's own wait."""
     return {"waiter": e.waiter, "kind": e.kind, "address": e.address, "owner": e.owner, "source": e.source,
-            "evidence": edge_evidence(e, waits.get(e.waiter)), "facts": dict(e.facts)}
+            "evidence": edge_evidence(e, waits.get(e.waiter)),
+            "facts": fields_of(e.facts) if e.facts is not None else {}}   # (model.edge_facts: a record's, in order)
 
 
 def _deadlock(report, d, waits):

@@ -2,6 +2,7 @@
 `blocked:` line of the report, its JSON `detail`, and `lock-owner`."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import Confidence, ExitPath, JoinEvidence, OwnerSource, PyLockFound, QueueType, WaitKind
+from pyhang.model.edge_facts import connections_of
 from pyhang.model.waits import ApiDetail, CodeLine, CollectiveDetail, GrpcCallDetail, JoinDetail, PythonLockDetail, PythonLockEvidence, syscall_of
 from pyhang.render import syscalls
 from pyhang.render.glibc import evidence_text, layouts_text
@@ -437,19 +438,62 @@ def unreadable(tid, names, problem, named=True):
 
 def likely_holder_evidence(facts):
     """Why a thread is thought to hold a native lock that records no owner,
-    from the facts of its heuristic edge (pyhang.analysis.waitgraph.likely_holders):
+    from the facts of its heuristic edge (model.edge_facts.DriverLockFacts: analysis.waitgraph.likely_holders):
     the frame that is inside the lock's library, and how sure that makes it."""
-    name = basename(facts.get("library"))
-    where = "frame #%d is in %s" % (facts.get("library_frame"), name)
-    driver = " (a driver library)" if facts.get("driver_library") else ""
-    callback = facts.get("callback")
+    name = basename(facts.library)
+    where = "frame #%d is in %s" % (facts.library_frame, name)
+    driver = " (a driver library)" if facts.driver_library else ""
+    callback = facts.callback
     if callback:
         return ("%s, which called back into Python (%s at frame #%d), and it now waits for the GIL: it entered %s "
                 "and has not left, so it likely holds the lock%s" % (where, callback["function"], callback["frame"],
                                                                      name, driver))
-    if facts.get("waits_for_gil"):
+    if facts.waits_for_gil:
         return "%s and it waits for the GIL: it likely holds the lock it took inside %s%s" % (where, name, driver)
-    return "%s and it is blocked (%s): it may hold the lock%s" % (where, facts.get("blocked_kind"), driver)
+    return "%s and it is blocked (%s): it may hold the lock%s" % (where, facts.blocked_kind, driver)
+
+
+def database_held_text(e):
+    """What the owner of a database edge (analysis.deadlocks.database_holders) holds."""
+    own = e.facts.backend
+    if own:
+        return "holds a PostgreSQL connection whose backend, PID %d, says `%s`: an open transaction" % (
+            own["pid"], own["title"])
+    tx = e.facts.open_transactions
+    return "holds a PostgreSQL connection, and this process has %s open transaction%s (%s)" % (
+        "an" if len(tx) == 1 else len(tx), "" if len(tx) == 1 else "s",
+        "; ".join("backend PID %d: `%s`" % (x["pid"], x["title"]) for x in tx))
+
+
+def pool_connections_text(facts):
+    """The connections the owner of a pool or database edge holds, named with the frames that hold them."""
+    return "; ".join("`%s` (%s in %s, %s:%s)" % (c["name"], c["type"], c["frame"]["function"], c["frame"]["file"],
+                                                 c["frame"]["line"]) for c in connections_of(facts) or ())
+
+
+def pool_held_text(e):
+    """What the owner of a pool edge (analysis.deadlocks.pool_holders) holds."""
+    pool = e.facts.pool
+    return "holds a connection of the pool %s at 0x%x that the checkout waits for: %s" % (
+        pool.get("type") or "pool", pool["pool"], pool_connections_text(e.facts))
+
+
+def database_evidence(facts):
+    """Why a thread is a likely holder of the lock a query waits for in PostgreSQL."""
+    d = facts.database
+    held = "; ".join("`%s` in %s, %s:%s" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
+                     for c in facts.connections or ())
+    own = facts.backend
+    if own:
+        return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits "
+                "on holds a PostgreSQL connection (%s) whose backend (PID %d, the connection's own) says `%s`%s: its "
+                "open transaction likely holds that lock (the server's lock graph is not read)" % (
+                    d["pid"], d["title"], held, own["pid"], own["state"],
+                    ", and the connection's status says inside a transaction" if facts.status_agrees else
+                    ", though the connection's status does not say inside a transaction"))
+    return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits on holds a "
+            "PostgreSQL connection (%s) and this process has a session `idle in transaction`: its open "
+            "transaction likely holds that lock (the server's lock graph is not read)" % (d["pid"], d["title"], held))
 
 
 _LISTED_WAITERS = 8   # waiters named in a held-across-sleep line; the rest are counted

@@ -1,6 +1,8 @@
 """The text report, for people at a gdb prompt."""
 from pyhang.libraries import basename
 from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictKind, WaitKind
+from pyhang.model.edge_facts import BarrierPartyFacts, DatabaseFacts, DriverLockFacts, LockSelfFacts, \
+    LoopSelfFacts, PoolCheckoutFacts, ReachesObjectFacts, ReachesQueueFacts, connections_of, references_of
 from pyhang.model.report import FramesOmitted, PythonFrame, Report, ThreadReport, Verdict, entry_frame
 from pyhang.model.waits import syscall_of
 from pyhang.render import recursion
@@ -11,8 +13,8 @@ from pyhang.render.gc import report_gc_line, thread_gc_line
 from pyhang.render.gcore import report_lines as proc_record_lines
 from pyhang.render.target import files_missing, folded, warning_text
 from pyhang.render.glibc import layouts_text
-from pyhang.render.locks import describe, evidence as wait_evidence, evidence_words, likely_holder_evidence, not_blocked, summary, \
-    unreadable
+from pyhang.render.locks import database_evidence, database_held_text, describe, evidence as wait_evidence, \
+    evidence_words, likely_holder_evidence, not_blocked, pool_connections_text, pool_held_text, summary, unreadable
 from pyhang.render.names import (ThreadNames, c_call_line, thread_problem, frame_source_lines, lock_reference, lock_text, object_name,
                                  python_frame_line, thread_label, thread_title)
 from pyhang.render.account import account_line, children_line, second_look_line, seconds_text
@@ -45,48 +47,6 @@ def several_interpreters(threads):
     return len({th.interpreter for th in threads if th.interpreter is not None}) > 1
 
 
-def database_held_text(e):
-    """What the owner of a database edge (analysis.deadlocks.database_holders) holds."""
-    own = e.facts.get("backend")
-    if own:
-        return "holds a PostgreSQL connection whose backend, PID %d, says `%s`: an open transaction" % (
-            own["pid"], own["title"])
-    tx = e.facts["open_transactions"]
-    return "holds a PostgreSQL connection, and this process has %s open transaction%s (%s)" % (
-        "an" if len(tx) == 1 else len(tx), "" if len(tx) == 1 else "s",
-        "; ".join("backend PID %d: `%s`" % (x["pid"], x["title"]) for x in tx))
-
-
-def _pool_connections(facts):
-    return "; ".join("`%s` (%s in %s, %s:%s)" % (c["name"], c["type"], c["frame"]["function"], c["frame"]["file"],
-                                                 c["frame"]["line"]) for c in facts.get("connections") or ())
-
-
-def pool_held_text(e):
-    """What the owner of a pool edge (analysis.deadlocks.pool_holders) holds."""
-    pool = e.facts["pool"]
-    return "holds a connection of the pool %s at 0x%x that the checkout waits for: %s" % (
-        pool.get("type") or "pool", pool["pool"], _pool_connections(e.facts))
-
-
-def database_evidence(facts):
-    """Why a thread is a likely holder of the lock a query waits for in PostgreSQL."""
-    d = facts["database"]
-    held = "; ".join("`%s` in %s, %s:%s" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
-                     for c in facts.get("connections") or ())
-    own = facts.get("backend")
-    if own:
-        return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits "
-                "on holds a PostgreSQL connection (%s) whose backend (PID %d, the connection's own) says `%s`%s: its "
-                "open transaction likely holds that lock (the server's lock graph is not read)" % (
-                    d["pid"], d["title"], held, own["pid"], own["state"],
-                    ", and the connection's status says inside a transaction" if facts.get("status_agrees") else
-                    ", though the connection's status does not say inside a transaction"))
-    return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits on holds a "
-            "PostgreSQL connection (%s) and this process has a session `idle in transaction`: its open "
-            "transaction likely holds that lock (the server's lock graph is not read)" % (d["pid"], d["title"], held))
-
-
 def edge_evidence(e, waiter_blocked=None):
     """Why `e.owner` is thought to hold what `e.waiter` waits for: the
     decoder's own words, else the sentence of the heuristic's facts.
@@ -94,28 +54,28 @@ def edge_evidence(e, waiter_blocked=None):
     wait carries that wait's evidence (analysis.deadlocks), which is empty
     where the analysis identified the wait itself: worded here as for the
     wait (render.locks.evidence)."""
-    facts = e.facts or {}
+    facts = e.facts
     if e.evidence:
         return evidence_words(e.evidence)
     if e.kind == WaitKind.PY_LOCK:
-        return lock_reference(facts.get("references"))
-    if e.kind == WaitKind.PY_QUEUE_JOIN and facts.get("reaches_queue"):
+        return lock_reference(references_of(facts))
+    if e.kind == WaitKind.PY_QUEUE_JOIN and isinstance(facts, ReachesQueueFacts):
         return "reaches the queue from its Python frames and does not wait in its get(): it may hold an item " \
                "whose task_done() the join waits for"
     if e.kind == WaitKind.SQLITE_BUSY:
         return "; ".join("holds a sqlite3.Connection (`%s` in %s, %s:%s): its open transaction may hold the "
                          "database lock" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
-                         for c in facts.get("connections") or ())
-    if "library_frame" in facts:
+                         for c in connections_of(facts) or ())
+    if isinstance(facts, DriverLockFacts):
         return likely_holder_evidence(facts)
-    if facts.get("database"):
+    if isinstance(facts, DatabaseFacts):
         return database_evidence(facts)
-    if facts.get("pool"):
-        return "holds %s: the pool fills again only when it returns it" % _pool_connections(facts)
-    if facts.get("party"):
+    if isinstance(facts, PoolCheckoutFacts):
+        return "holds %s: the pool fills again only when it returns it" % pool_connections_text(facts)
+    if isinstance(facts, BarrierPartyFacts):
         return ("reaches the Barrier from its Python frames and does not wait at it: a party that has not arrived "
-                "(%s of %s parties wait)" % (facts.get("waiting"), facts.get("parties")))
-    if facts.get("reaches_object"):
+                "(%s of %s parties wait)" % (facts.waiting, facts.parties))
+    if isinstance(facts, ReachesObjectFacts):
         return "reaches the object from its Python frames and does not wait on it: it may be the one to set it"
     b = waiter_blocked
     if b is not None and b.evidence is None and (b.kind, b.address) == (e.kind, e.address) and e.owner in b.owners:
@@ -338,11 +298,11 @@ def self_wait_text(report, e, names):
     name = object_name(b.name) if b is not None and b.address == e.address and b.name else None
     what = lock_text(e.kind, e.address) + (" (%s)" % name if name else "")
     if e.kind == WaitKind.PY_LOCK:
-        at = _frame_at((e.facts or {}).get("references")) or "an outer frame"
-        handler = (e.facts or {}).get("handler")
+        at = _frame_at(references_of(e.facts)) or "an outer frame"
+        handler = e.facts.handler if isinstance(e.facts, LockSelfFacts) else None
         if handler:
-            interrupted = e.facts.get("interrupted")
-            holds = "while that frame holds it" if interrupted == e.facts.get("references") else \
+            interrupted = e.facts.interrupted
+            holds = "while that frame holds it" if interrupted == e.facts.references else \
                 "while %s, further out, holds it" % at
             return ("waits for %s in its signal handler %s (for %s), which interrupted %s %s (inside `with`, or "
                     "after acquire()): the interrupted code can release it only once the handler returns" % (
@@ -353,7 +313,7 @@ def self_wait_text(report, e, names):
     if e.kind == WaitKind.PY_FUTURE:
         return ("waits for %s, which only a task of the event loop 0x%x completes; that loop runs on this very "
                 "thread, which waits instead of running it (run_coroutine_threadsafe(..., loop).result() on the "
-                "loop's own thread)" % (what, (e.facts or {}).get("loop") or 0))
+                "loop's own thread)" % (what, isinstance(e.facts, LoopSelfFacts) and e.facts.loop or 0))
     glibc_type = getattr(getattr(b, "glibc", None), "kind", None)
     why = _SELF_MUTEX_TYPES.get(glibc_type, "a %s is not re-entrant" % ("normal mutex" if e.kind == WaitKind.MUTEX
                                                                        else "rwlock"))
@@ -395,12 +355,12 @@ def render_deadlocks(report, names):
                     waiter = report.thread(h.waiter)
                     b = waiter.blocked_on if waiter else None
                     name = object_name(b.name) if b is not None and b.address == h.address else None
-                    held = database_held_text(h) if (h.facts or {}).get("database") else \
-                        pool_held_text(h) if (h.facts or {}).get("pool") else \
+                    held = database_held_text(h) if isinstance(h.facts, DatabaseFacts) else \
+                        pool_held_text(h) if isinstance(h.facts, PoolCheckoutFacts) else \
                         "has not arrived at %s, which it reaches from its Python frames" % lock_text(
-                            h.kind, h.address) if (h.facts or {}).get("party") else \
+                            h.kind, h.address) if isinstance(h.facts, BarrierPartyFacts) else \
                         "reaches %s from its Python frames: likely the thread that sets it" % lock_text(
-                            h.kind, h.address) if (h.facts or {}).get("reaches_object") else \
+                            h.kind, h.address) if isinstance(h.facts, ReachesObjectFacts) else \
                         "runs the event loop that must complete " + lock_text(h.kind, h.address) \
                         if h.source == OwnerSource.ASYNCIO_LOOP else \
                         "runs the work item that completes " + lock_text(h.kind, h.address) \

@@ -4,6 +4,7 @@ title and advice, and the report's headline.  Sentences only: the analysis
 from pyhang.libraries import basename
 from pyhang.model.kinds import HANG_VERDICTS, Confidence, DeadlockKind, ExitStatus, HazardKind, PythonEvidence, \
     PythonStatus, ServerEvidence, ThreadState, Unread, VerdictKind, WaitKind, severity
+from pyhang.model.edge_facts import DatabaseFacts, LockSelfFacts, PoolCheckoutFacts
 from pyhang.model.report import Hazard
 from pyhang.render.account import LISTED as _LISTED, count, library as _lib, pids_text as _pids_text, seconds_text, \
     unaccounted_text
@@ -518,15 +519,15 @@ def deadlock_advice(d):
     if d.kind == DeadlockKind.AWAIT:
         return DEADLOCK_ADVICE[DeadlockKind.AWAIT]
     if len(d.threads) == 1 and d.edges:
-        if (d.edges[0].facts or {}).get("handler"):
+        if isinstance(d.edges[0].facts, LockSelfFacts) and d.edges[0].facts.handler:
             return SIGNAL_HANDLER_ADVICE
         return SELF_WAIT_ADVICE.get(d.edges[0].kind, SELF_WAIT_ADVICE[None])
     for kind in (WaitKind.GIL, WaitKind.SQLITE_BUSY):
         if any(e.kind == kind for e in d.edges):
             return DEADLOCK_ADVICE[kind]
-    if any((e.facts or {}).get("database") for e in d.edges):
+    if any(isinstance(e.facts, DatabaseFacts) for e in d.edges):
         return DEADLOCK_ADVICE["database"]
-    if any((e.facts or {}).get("pool") for e in d.edges):
+    if any(isinstance(e.facts, PoolCheckoutFacts) for e in d.edges):
         return DEADLOCK_ADVICE["pool"]
     return DEADLOCK_ADVICE[None]
 
