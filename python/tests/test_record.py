@@ -125,7 +125,11 @@ def test_a_run_from_a_source_tree_keeps_what_it_compiled_for_the_next_and_writes
     import os
     import subprocess
     import sys
-    source_tree = os.path.join(os.path.dirname(__file__), "..")
+    import shutil
+    # (a copy: the checkout's own package may hold a cache a user's run from it kept)
+    source_tree = str(tmp_path / "src")
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "pyhang"), os.path.join(source_tree, "pyhang"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
     run = """if True:
         import sys
         from pyhang.model import record
