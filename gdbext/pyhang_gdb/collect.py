@@ -20,7 +20,7 @@ from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import TargetWarning, ThreadIssueKind
-from pyhang.model.report import TargetInfo, ThreadIssue
+from pyhang.model.report import ThreadIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
 from pyhang_gdb.session import SESSION, core_path, selected_gdb_thread
@@ -214,17 +214,18 @@ def _listed_twice(thread, tids):
                      problem=[ThreadIssue(ThreadIssueKind.LISTED_TWICE, number=own, other=tids.to_host(own))])
 
 
-def target_info(target):
+def target_fields(target):
+    """What gdb knows of the target, as the fields of its TargetFacts (native_facts.Collector.target_facts):
+    kind, pid, core, executable, namespace_pid, parent_pid."""
     inferior = gdb.selected_inferior()
-    exe = target.executable or gdb.current_progspace().filename
-    info = TargetInfo(kind=target.kind, pid=target.pid or inferior.pid or None, executable=exe,
-                      namespace_pid=target_tids().pid)
+    pid = target.pid or inferior.pid or None
+    fields = {"kind": target.kind, "pid": pid, "core": None, "executable": target.executable or
+              gdb.current_progspace().filename, "namespace_pid": target_tids().pid, "parent_pid": None}
     if target.kind == "core":
-        info.core = core_path()
-        info.parent_pid = target.parent_pid
-    elif info.pid:
-        info.parent_pid = procfs.parent_pid(info.pid)
-    return info
+        fields.update(core=core_path(), parent_pid=target.parent_pid)
+    elif pid:
+        fields["parent_pid"] = procfs.parent_pid(pid)
+    return fields
 
 
 def target_warnings(target):

@@ -22,12 +22,9 @@ def gdb_threads(collector, depth, tids):
 
 
 def gdb_target(collector):
-    """The TargetFacts of gdb's inferior (collect.target_info) and what about it gdb found wrong."""
+    """The TargetFacts of gdb's inferior (collect.target_fields) and what about it gdb found wrong."""
     target = collector.native_target
-    info = collect.target_info(target)
-    return collector.target_facts(kind=info.kind, pid=info.pid, core=info.core, executable=info.executable,
-                                  namespace_pid=info.namespace_pid, parent_pid=info.parent_pid,
-                                  warnings=collect.target_warnings(target))
+    return collector.target_facts(**collect.target_fields(target), warnings=collect.target_warnings(target))
 
 
 def _sysroot():
