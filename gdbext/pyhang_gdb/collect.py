@@ -20,7 +20,7 @@ from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import TargetWarning, ThreadIssueKind
-from pyhang.model.report import NativeFrame, TargetInfo, ThreadIssue
+from pyhang.model.report import ThreadIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
 from pyhang_gdb.session import SESSION, core_path, selected_gdb_thread
@@ -181,34 +181,11 @@ def snapshot_threads(depth, threads=None, native=None):
 
 # ---- snapshots: what gdb says plus what the native decoders read ---------
 
-def native_frames(target, pcs):
-    """Symbolize a thread's pcs.  Outer frames' pcs are return addresses:
-    look up pc-1 so a call at the end of a function names that function.
-    Frames are made once per stop for each (pc, innermost) and shared by the
-    threads that run the same code (a pool parks its workers at the same
-    pcs); nothing changes a NativeFrame once made."""
-    # A pc in the first page is where an unwinder without symbols lost its way.
-    for i, pc in enumerate(pcs):
-        if pc < 4096:
-            pcs = pcs[:i]
-            break
-    made = SESSION.cached("native-frames", dict)
-    keys = [(pc, i == 0) for i, pc in enumerate(pcs)]
-    missing = [k for k in dict.fromkeys(keys) if k not in made]
-    if missing:
-        for (pc, innermost), (fn, lib, off, from_debug_file) in zip(
-                missing, target.symbolize([pc if innermost else pc - 1 for pc, innermost in missing])):
-            made[(pc, innermost)] = NativeFrame(pc=pc, function=fn, library=lib,
-                                                offset=off + (0 if innermost else 1) if fn else 0,
-                                                from_debug_file=from_debug_file)
-    return [made[k] for k in keys]
-
-
-def thread_facts(target, raw):
-    """The ThreadFacts of a GdbThread: its pcs symbolized."""
+def thread_facts(raw):
+    """The ThreadFacts of a GdbThread: its pcs named by the stop's decoders."""
     return ThreadFacts(num=raw.num, tid=raw.tid, name=raw.name, registers=raw.registers,
-                       frames=native_frames(target, raw.pcs), problem=raw.problem, unwound_by=raw.unwound_by,
-                       host_tid=raw.host_tid)
+                       frames=decoders.stop_decoders().frames(raw.pcs), problem=raw.problem,
+                       unwound_by=raw.unwound_by, host_tid=raw.host_tid)
 
 
 def thread_raws(depth, tids=None):
@@ -237,17 +214,18 @@ def _listed_twice(thread, tids):
                      problem=[ThreadIssue(ThreadIssueKind.LISTED_TWICE, number=own, other=tids.to_host(own))])
 
 
-def target_info(target):
+def target_fields(target):
+    """What gdb knows of the target, as the fields of its TargetFacts (native_facts.Collector.target_facts):
+    kind, pid, core, executable, namespace_pid, parent_pid."""
     inferior = gdb.selected_inferior()
-    exe = target.executable or gdb.current_progspace().filename
-    info = TargetInfo(kind=target.kind, pid=target.pid or inferior.pid or None, executable=exe,
-                      namespace_pid=target_tids().pid)
+    pid = target.pid or inferior.pid or None
+    fields = {"kind": target.kind, "pid": pid, "core": None, "executable": target.executable or
+              gdb.current_progspace().filename, "namespace_pid": target_tids().pid, "parent_pid": None}
     if target.kind == "core":
-        info.core = core_path()
-        info.parent_pid = target.parent_pid
-    elif info.pid:
-        info.parent_pid = procfs.parent_pid(info.pid)
-    return info
+        fields.update(core=core_path(), parent_pid=target.parent_pid)
+    elif pid:
+        fields["parent_pid"] = procfs.parent_pid(pid)
+    return fields
 
 
 def target_warnings(target):
@@ -307,23 +285,9 @@ def zeroed_stack_warnings(target):
     return [{"kind": TargetWarning.ZEROED_STACKS, "tids": lost}]
 
 
-def thread_bases():
-    """fs_base (its struct pthread) → TID of every thread, once per stop."""
-    def compute():
-        native = decoders.native_stacks()
-        with SelectionKept():
-            raws = in_target_tids([snapshot_thread(t, 0, native) for t in SESSION.threads() if t.is_valid()])
-        return {r.registers["fs_base"]: r.tid for r in raws if "fs_base" in r.registers}
-    return SESSION.cached("thread-bases", compute)
-
-
 def selected_thread(depth):
     """(ThreadSnapshot with lock facts, PythonView) of the selected thread."""
     thread = selected_gdb_thread()
-    target = SESSION.target()
     view = PythonView(decoders.python_state())
-    snap = gather.thread_snapshot(thread_facts(target, snapshot_selected(thread, depth, decoders.native_stacks())))
+    snap = gather.thread_snapshot(thread_facts(snapshot_selected(thread, depth, decoders.native_stacks())))
     return snap, view
-
-
-

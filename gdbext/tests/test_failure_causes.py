@@ -25,9 +25,9 @@ import os, signal, sys, time
 sys.path[:0] = [os.path.join(sys.argv[1], "python"), os.path.join(os.environ["PYHANG_BUILD_DIR"], "python")]
 pid, until, argv = int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 from pyhang import cli, nostop
-read_python = nostop.NoStopFacts._python
+read_python = nostop.ProcThreads.python
 
-def killed_first(self):
+def killed_first(self, facts):
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -38,9 +38,9 @@ def killed_first(self):
         if (until == "zombie" and state == "Z") or (until == "gone" and state is None):
             break
         time.sleep(0.01)
-    return read_python(self)
+    return read_python(self, facts)
 
-nostop.NoStopFacts._python = killed_first
+nostop.ProcThreads.python = killed_first
 sys.exit(cli.main(argv))
 """
 

@@ -129,37 +129,23 @@ class GdbPipe(Facts):
 
 
 
+def pipe_threads(pipe):
+    """The threads part of a collector whose threads `pipe`'s gdb gives (their registers and frames)."""
+    return lambda facts, depth, tids: pipe.threads(depth, tids)
+
+
 def read_here(pipe, pid=None, core=None, executable=None, sysroot=None, search_path=(), debug_directories=()):
     """Facts for the target `pipe`'s gdb holds, read in this process where it
-    can (ReadHere), else all answered by gdb (the pipe itself)."""
+    can, else all answered by gdb (the pipe itself).  gdb stops the target
+    and says what only a debugger knows (the threads, their registers and
+    frames, and the target's facts and warnings); this process reads
+    everything else from the target itself, as gdb would (memory of the
+    stopped process, or the core), so the interpreter's state, the largest
+    answer, never goes through the pipe (pyhang.native_facts.Collector)."""
     try:
-        from pyhang.native_facts import NativeFacts, native
+        from pyhang.native_facts import Collector, native
     except ImportError:
         return pipe
-
-    class ReadHere(NativeFacts):
-        """gdb stops the target and says what only a debugger knows (the
-        threads, their registers and frames, and the target's warnings);
-        this process reads everything else from the target itself, as gdb
-        would (memory of the stopped process, or the core), so the interpreter's
-        state, the largest answer, never goes through the pipe."""
-
-        def target(self):
-            return pipe.target()
-
-        def _threads(self, depth, tids):
-            return pipe.threads(depth, tids)
-
-        def host_tid(self, tid):
-            t = self.by_tid.get(tid)
-            return t.host_tid or tid if t is not None else tid
-
-        def core_file(self):
-            return core
-
-        def sysroot(self):   # where the core's files are, as gdb was told (gdb_batch.gdb_argv)
-            return os.path.abspath(sysroot) if sysroot else None
-
     try:
         if pid is not None:
             target = native.Target.live(pid)
@@ -171,4 +157,6 @@ def read_here(pipe, pid=None, core=None, executable=None, sysroot=None, search_p
         target.set_debug_directories(dirs)
     except Exception:  # noqa: BLE001 — not readable here (permissions, a core gdb reads otherwise): gdb answers all
         return pipe
-    return ReadHere(target)
+    return Collector(target, pipe_threads(pipe), lambda facts: pipe.target(), core=core,
+                     # where the core's files are, as gdb was told (gdb_batch.gdb_argv)
+                     sysroot=os.path.abspath(sysroot) if sysroot else None)

@@ -1,11 +1,14 @@
-"""The answers the native decoders give about a target, whoever holds it:
-gdb's collector (gdbext/pyhang_gdb/facts.py, a stopped process or a core)
-and the collector that never stops the process (pyhang.nostop) both answer
-from here everything but the threads and the target itself.
+"""The one collector (pyhang.model.facts.Facts) of a native Target, built
+from parts: where its threads come from, what it says of the target itself,
+where its decoders are kept, the core's path and sysroot.  Everything else
+the native decoders answer here, the same for every collector:
 
-A subclass gives `threads` (`_threads`) and `target`, and may give the
-decoders from caches of its own (gdb keeps them for the stop, shared with
-its other commands)."""
+- gdb's (pyhang_gdb.facts): gdb's threads and target, the decoders kept for
+  the stop (pyhang_gdb.decoders), shared with gdb's other commands;
+- no-stop (pyhang.nostop): threads from /proc, the interpreter read twice;
+- the command line's (pyhang.gdb_pipe.read_here): a gdb over a pipe gives
+  the threads and the target, this process reads the memory itself.
+"""
 import os
 import time
 
@@ -21,6 +24,7 @@ from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.proc_record import summary
+from pyhang.model.report import NativeFrame
 from pyhang.model import python_facts
 from pyhang.model.python_values import FrameLocals, attributes_of
 from pyhang.model.references import ObjectPath, ThreadReferences
@@ -51,11 +55,95 @@ def musl_libc(path):
     return base.startswith("libc.so") and "musl" in os.path.dirname(path)
 
 
-class NativeFacts(Facts):
-    """Facts of the native Target `native_target` (see the module's doc)."""
+def named_frames(target, pcs, made):
+    """A thread's pcs symbolized as NativeFrames.  Outer frames' pcs are
+    return addresses: pc-1 is looked up, so a call at the end of a function
+    names that function.  Each (pc, innermost) is one NativeFrame in `made`,
+    shared by the threads that run the same code (a pool parks its workers
+    at the same pcs); nothing changes a NativeFrame once made."""
+    for i, pc in enumerate(pcs):
+        if pc < 4096:  # where an unwinder without symbols lost its way
+            pcs = pcs[:i]
+            break
+    keys = [(pc, i == 0) for i, pc in enumerate(pcs)]
+    missing = [k for k in dict.fromkeys(keys) if k not in made]
+    if missing:
+        names = target.symbolize([pc if innermost else pc - 1 for pc, innermost in missing])
+        for (pc, innermost), (fn, lib, off, from_debug) in zip(missing, names):
+            made[(pc, innermost)] = NativeFrame(pc=pc, function=fn, library=lib,
+                                                offset=off + (0 if innermost else 1) if fn else 0,
+                                                from_debug_file=from_debug)
+    return [made[k] for k in keys]
 
-    def __init__(self, native_target):
+
+def kept_in_dict():
+    """A `cached(name, make)` over a dict of its own: decoders kept as long as their collector."""
+    kept = {}
+
+    def cached(name, make):
+        if name not in kept:
+            kept[name] = make()
+        return kept[name]
+    return cached
+
+
+class Decoders:
+    """The native decoders of `target`, each made once and kept by `cached(name, make)`: a plain dict's
+    (kept_in_dict), or gdb's for the stop (pyhang_gdb.decoders), under the same names either way."""
+
+    def __init__(self, target, cached=None):
+        self.target = target
+        self.cached = cached or kept_in_dict()
+
+    def interpreter(self):
+        """The interpreter, located and walked once (threads, frames, GIL)."""
+        return self.cached("interpreter", lambda: native.Interpreter(self.target))
+
+    def python_state(self):
+        """The decoded CPython state (python_facts.PythonState of the Interpreter's state())."""
+        return self.cached("python", lambda: python_facts.from_native(self.interpreter().state()))
+
+    def lock_reader(self):
+        """glibc's version, lock layouts and pthread_t mapping."""
+        return self.cached("locks", lambda: native.LockReader(self.target, None))
+
+    def python_locks(self):
+        """threading's locks and objects over the interpreter already read."""
+        return self.cached("pylocks", lambda: native.PythonLocks(self.interpreter()))
+
+    def python_values(self):
+        """Python values as text and frame locals."""
+        return self.cached("values", lambda: native.PythonValues(self.interpreter()))
+
+    def unwinder(self):
+        return self.cached("unwinder", lambda: native.Unwinder(self.target))
+
+    def frames(self, pcs):
+        """named_frames of `pcs`, each frame made once for these decoders."""
+        return named_frames(self.target, pcs, self.cached("native-frames", dict))
+
+
+class Collector(Facts):
+    """The facts of the native Target `native_target`, from parts (see the module's doc):
+
+    - `threads(collector, depth, tids)`: [ThreadFacts], in the debugger's order;
+    - `target(collector)`: the TargetFacts (most make it with collector.target_facts);
+    - `python(collector)`: the PythonState, when not the decoders' one read;
+    - `host_tid(tid)`: the TID the host's /proc knows a thread by (by default: as `threads` gave it);
+    - `process_id`: the live process's pid as the host knows it (the target's, by default; None
+      for a core);
+    - `decoders`: a Decoders of the target (one of its own by default);
+    - `core`: the core file's path, for its record of /proc; `sysroot`: where a core's files are."""
+
+    def __init__(self, native_target, threads, target, python=None, host_tid=None, process_id=None,
+                 decoders=None, core=None, sysroot=None):
         self.native_target = native_target
+        self.decoders = decoders or Decoders(native_target)
+        self._threads_part, self._target_part, self._python_part = threads, target, python
+        self._host_tid = host_tid
+        self._process_id = process_id if process_id is not None else \
+            (native_target.pid if native_target.kind != "core" else None)
+        self.core, self.given_sysroot = core, sysroot
         self.by_tid = {}   # TID → the ThreadFacts `threads` last gave
         self.made = {}     # (depth, tids) → what `threads` gave
         self.memo = {}
@@ -65,7 +153,7 @@ class NativeFacts(Facts):
             self.memo[name] = make()
         return self.memo[name]
 
-    # ---- the decoders (a subclass may keep them elsewhere) ----
+    # ---- the decoders ----
 
     def executable_problem(self):
         """Why the target's executable could not be read here (its symbols,
@@ -74,19 +162,19 @@ class NativeFacts(Facts):
         return next((o["problem"] for o in t.objects() if o["path"] == t.executable and o["problem"]), None)
 
     def interpreter(self):
-        return self.once("interpreter", lambda: native.Interpreter(self.native_target))
+        return self.decoders.interpreter()
 
     def lock_reader(self):
-        return self.once("lock-reader", lambda: native.LockReader(self.native_target, None))
+        return self.decoders.lock_reader()
 
     def python_locks_decoder(self):
-        return self.once("python-locks", lambda: native.PythonLocks(self.interpreter()))
+        return self.decoders.python_locks()
 
     def python_values(self):
-        return self.once("python-values", lambda: native.PythonValues(self.interpreter()))
+        return self.decoders.python_values()
 
     def target_facts(self, **fields):
-        """The TargetFacts of `fields` (kind, pid, ... warnings: what the subclass knows of the target),
+        """The TargetFacts of `fields` (kind, pid, ... warnings: what the target part knows of the target),
         with the executable's problem, the lock layouts' problem and caveat, and a core's record of /proc
         (or why the one it holds is not used) read here."""
         reader = self.lock_reader()
@@ -116,16 +204,12 @@ class NativeFacts(Facts):
             return LibcAbsence.STATIC, executable or self.native_target.executable or ""
         return "", ""
 
-    def core_file(self):
-        """The path of the core the target is, for its record of /proc; None for a process."""
-        return None
-
     def proc_record(self):
         """(ProcRecord, None) of a core that holds pyhang gcore's record of /proc; (None, the TargetWarning's
         data) when the one it holds is not used; (None, None) for a process or a core without one
         (pyhang.proc_record.read)."""
         def make():
-            path = self.core_file() if self.native_target.kind == "core" else None
+            path = self.core if self.native_target.kind == "core" else None
             return proc_record.read(path, self.native_target.pid) if path else (None, None)
         return self.once("proc-record", make)
 
@@ -135,18 +219,20 @@ class NativeFacts(Facts):
 
     # ---- the questions ----
 
+    def target(self):
+        return self._target_part(self)
+
     def python(self):
-        return self.once("python", lambda: python_facts.from_native(self.interpreter().state()))
+        if self._python_part is None:
+            return self.decoders.python_state()
+        return self.once("python", lambda: self._python_part(self))
 
     def threads(self, depth, tids=None):
         key = (depth, None if tids is None else tuple(sorted(tids)))
         if key not in self.made:
-            self.made[key] = self._named(self._threads(depth, tids))
+            self.made[key] = self._named(self._threads_part(self, depth, tids))
         self.by_tid.update((t.tid, t) for t in self.made[key])
         return self.made[key]
-
-    def _threads(self, depth, tids):
-        raise NotImplementedError
 
     def _named(self, threads):
         """`threads`, those of a core without a name (a core keeps none) named as its record of /proc does."""
@@ -206,11 +292,14 @@ class NativeFacts(Facts):
 
     def host_tid(self, tid):
         """The TID the host's /proc knows thread `tid` by."""
-        return tid
+        if self._host_tid is not None:
+            return self._host_tid(tid)
+        t = self.by_tid.get(tid)   # as the threads part gave it
+        return t.host_tid or tid if t is not None else tid
 
     def process_id(self):
         """The live process's pid as the host's /proc knows it; None for a core."""
-        return self.native_target.pid if self.native_target.kind != "core" else None
+        return self._process_id
 
     def proc_syscalls(self, tids):
         pid = self.process_id()
@@ -285,7 +374,7 @@ class NativeFacts(Facts):
 
     def sysroot(self):
         """Where a core's files are (gdb's sysroot); None: where the core names them."""
-        return None
+        return self.given_sysroot
 
     def source_files(self):
         """The target's source files (pyhang.sources), read once each per collector."""

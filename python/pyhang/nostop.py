@@ -28,8 +28,8 @@ from pyhang import namespaces, procfs
 from pyhang.model.facts import ThreadFacts
 from pyhang.model import python_facts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
-from pyhang.model.report import NativeFrame, ThreadIssue
-from pyhang.native_facts import NativeFacts
+from pyhang.model.report import ThreadIssue
+from pyhang.native_facts import Collector
 
 MAX_THREADS = 1 << 16
 PAGE = 4096
@@ -44,42 +44,39 @@ GIL_MOVED = {"kind": TargetWarning.GIL_MOVED}
 NOT_STOPPED = {"kind": TargetWarning.NOT_STOPPED}
 
 
-class NoStopFacts(NativeFacts):
-    """The facts of live process `pid`, read while it runs."""
+class ProcThreads:
+    """The parts of a collector of live process `pid` read while it runs: its threads from /proc
+    (`threads`), its target (`target`), its interpreter read twice (`python`), its TIDs as the host
+    knows them (`host_tid`)."""
 
     def __init__(self, pid, because=()):
         """`because`: the transfers a stop would have cut short
         (pyhang.transfers.cut_short), when that is why it is not stopped."""
-        super().__init__(native.Target.live(pid))
         self.pid = pid
         self.because = list(because)
         self.tids_map = namespaces.live_tids(pid)
         self.moving = {}   # host TID → why its Python frames cannot be trusted (a ThreadIssue)
-        self.native_frames = {}  # (pc, innermost) → its NativeFrame (_frames)
 
     def host_tid(self, tid):
         return self.tids_map.to_host(tid)
 
-    def target(self):
-        t = self.native_target
-        return self.target_facts(kind="live", pid=self.pid, executable=t.executable or None,
-                                 namespace_pid=self.tids_map.pid, parent_pid=procfs.parent_pid(self.pid),
-                                 warnings=[NOT_STOPPED] + [_cut_short(c) for c in self.because] + list(t.warnings))
+    def target(self, facts):
+        t = facts.native_target
+        return facts.target_facts(kind="live", pid=self.pid, executable=t.executable or None,
+                                  namespace_pid=self.tids_map.pid, parent_pid=procfs.parent_pid(self.pid),
+                                  warnings=[NOT_STOPPED] + [_cut_short(c) for c in self.because] + list(t.warnings))
 
-    def python(self):
-        return self.once("python", self._python)
-
-    def _python(self):
+    def python(self, facts):
         """The interpreter's state, read twice: threads whose frames moved
         between the reads keep the first read, and are marked.  Every
         thread's system-call record is read first (_records): the threads
-        read again after it (_threads) and found changed were running."""
-        self.once("records", self._records)
-        first = python_facts.from_native(self.interpreter().state())
+        read again after it (threads) and found changed were running."""
+        facts.once("records", lambda: self._records(facts))
+        first = python_facts.from_native(facts.interpreter().state())
         if first.status != PythonStatus.OK:
             return first
-        self.native_target.invalidate()
-        moves = native.state_moves(self.interpreter(), native.Interpreter(self.native_target))
+        facts.native_target.invalidate()
+        moves = native.state_moves(facts.interpreter(), native.Interpreter(facts.native_target))
         for tid in moves["moved"]:
             self.moving[self.host_tid(tid)] = ThreadIssue(ThreadIssueKind.FRAMES_MOVED)
         if moves["gil_moved"]:
@@ -91,17 +88,14 @@ class NoStopFacts(NativeFacts):
             first.warnings.append(GIL_MOVED)
         return first
 
-    def _descriptors(self):
+    def _descriptors(self, facts):
         """host TID → its struct pthread, from glibc's lists (once)."""
         def walk():
-            found = native.thread_descriptors(self.native_target)
+            found = native.thread_descriptors(facts.native_target)
             return {self.host_tid(tid): base for tid, base in found["threads"].items()}, found["problem"]
-        return self.once("descriptors", walk)
+        return facts.once("descriptors", walk)
 
-    def _unwinder(self):
-        return self.once("unwinder", lambda: native.Unwinder(self.native_target))
-
-    def _records(self):
+    def _records(self, facts):
         """([(number, host TID)], {host TID: its system-call record}): the
         threads /proc lists, the main thread first as a debugger numbers
         them."""
@@ -111,29 +105,29 @@ class NoStopFacts(NativeFacts):
             listed = []
         listed.sort(key=lambda t: (t != self.pid, t))
         numbered = list(enumerate(listed, 1))
-        return numbered, {host: native.parked_registers(self.native_target, host) for _, host in numbered}
+        return numbered, {host: native.parked_registers(facts.native_target, host) for _, host in numbered}
 
-    def _threads(self, depth, tids):
-        self.python()  # the records, then the interpreter: a thread parked throughout has the same record again
-        numbered, before = self.once("records", self._records)
+    def threads(self, facts, depth, tids):
+        facts.python()  # the records, then the interpreter: a thread parked throughout has the same record again
+        numbered, before = facts.once("records", lambda: self._records(facts))
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
         listed = [(num, host) for num, host in numbered if wanted is None or host in wanted]
         # The pages at and above each parked thread's stack pointer (its C stack, and its struct pthread that
         # glibc's thread lists link) in one batch, before the lists are walked and the stacks unwound.
-        self.native_target.prefetch([r["registers"]["rsp"] + k * PAGE for r in before.values()
-                                     if r and "rsp" in r["registers"] for k in range(PREFETCH_PAGES)])
-        bases, _ = self._descriptors()
+        facts.native_target.prefetch([r["registers"]["rsp"] + k * PAGE for r in before.values()
+                                      if r and "rsp" in r["registers"] for k in range(PREFETCH_PAGES)])
+        bases, _ = self._descriptors(facts)
         out = []
         for num, host in listed:
-            parked = native.parked_registers(self.native_target, host)
+            parked = native.parked_registers(facts.native_target, host)
             if parked != before[host] and (parked or {}).get("state") != GONE:
                 parked = {"state": RUNNING, "registers": {}}
-            t = self._thread(num, host, depth, parked, bases.get(host))
+            t = self._thread(facts, num, host, depth, parked, bases.get(host))
             if t is not None:
                 out.append(t)
         return out
 
-    def _thread(self, num, host, depth, parked, base):
+    def _thread(self, facts, num, host, depth, parked, base):
         state = (parked or {}).get("state")
         if state == GONE:
             return None
@@ -146,8 +140,8 @@ class NoStopFacts(NativeFacts):
             t.registers = dict(parked["registers"])
             if base is not None:  # the thread's struct pthread, as a debugger gives it
                 t.registers["fs_base"] = base
-            pcs, stop = self._unwinder().unwind(t.registers, depth) if depth else ([], "depth")
-            t.frames = self._frames(pcs)
+            pcs, stop = facts.decoders.unwinder().unwind(t.registers, depth) if depth else ([], "depth")
+            t.frames = facts.decoders.frames(pcs)
             if stop not in ("end", "depth"):
                 problems.append(ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop))
         elif state == RUNNING:
@@ -161,25 +155,13 @@ class NoStopFacts(NativeFacts):
         t.problem = problems or None
         return t
 
-    def _frames(self, pcs):
-        """The pcs symbolized; outer frames' pcs are return addresses (pc-1
-        names the call).  The threads of a pool stop at the same addresses:
-        each (pc, innermost or not) is symbolized once and is one
-        NativeFrame, which no one changes."""
-        for i, pc in enumerate(pcs):
-            if pc < 4096:  # where an unwinder without symbols lost its way
-                pcs = pcs[:i]
-                break
-        keys = [(pc, i == 0) for i, pc in enumerate(pcs)]
-        made = self.native_frames
-        new = list(dict.fromkeys(k for k in keys if k not in made))
-        if new:
-            names = self.native_target.symbolize([pc if innermost else pc - 1 for pc, innermost in new])
-            for (pc, innermost), (fn, lib, off, from_debug) in zip(new, names):
-                made[(pc, innermost)] = NativeFrame(pc=pc, function=fn, library=lib,
-                                                    offset=off + (0 if innermost else 1) if fn else 0,
-                                                    from_debug_file=from_debug)
-        return [made[k] for k in keys]
+
+def no_stop_facts(pid, because=()):
+    """The collector of live process `pid`, read while it runs (ProcThreads' parts; memory through
+    process_vm_readv)."""
+    parts = ProcThreads(pid, because)
+    return Collector(native.Target.live(pid), parts.threads, parts.target, python=parts.python,
+                     host_tid=parts.host_tid)
 
 
 def _cut_short(transfer):
@@ -192,7 +174,7 @@ def examine(pid, native_depth=None, locals=False, because=(), kept=None):
     `kept`: a list the facts, snapshot and report are added to, for whoever
     ends the process without freeing them (the command line)."""
     from pyhang.analysis.report import analyse
-    facts = NoStopFacts(pid, because)
+    facts = no_stop_facts(pid, because)
     snapshot, report = analyse(facts, native_depth=native_depth, locals=locals)
     if kept is not None:
         kept.append((facts, snapshot, report))

@@ -71,7 +71,7 @@ def lock_objects(addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroo
     not be asked."""
     if cut_short(pid, stopping) is not None:
         try:
-            found = nostop.NoStopFacts(pid).lock_objects(addresses)
+            found = nostop.no_stop_facts(pid).lock_objects(addresses)
         except Exception:  # noqa: BLE001 — not asked: the children's hazards stay as they are
             return None
         return {o.object: o for o in found}

@@ -24,7 +24,7 @@ from pyhang.model.python_values import FrameLocals, ObjectValue
 from pyhang.model.record import from_data, to_data
 from pyhang.model.references import ObjectPath, ThreadReferences
 from pyhang.model.threading_facts import ThreadingState
-from pyhang.nostop import NoStopFacts
+from pyhang.nostop import no_stop_facts
 
 PY = "/usr/bin/python3.11"
 
@@ -54,7 +54,7 @@ def scenario_process():
 
 @pytest.fixture(scope="module")
 def facts(scenario_process):
-    return NoStopFacts(scenario_process.pid)
+    return no_stop_facts(scenario_process.pid)
 
 
 def lock_caller(s):
@@ -67,7 +67,7 @@ def fork_child():
     p = subprocess.Popen([PY, "-c", FORK_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     child = int(p.stdout.readline())
     try:
-        yield NoStopFacts(child)
+        yield no_stop_facts(child)
     finally:
         p.stdin.close()
         try:

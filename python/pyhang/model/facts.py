@@ -5,8 +5,9 @@ threads, then only what it needs to know what each thread waits on.  A
 question about threads or objects takes all of them at once (the TIDs, the
 addresses) and answers in the same order: a collector in another process
 answers a report in a handful of round trips, whatever the number of threads.
-A collector answers: gdb's (gdbext/pyhang_gdb/facts.py) from a stopped
-process or a core through gdb and the native decoders.  Every answer is a
+A collector answers: pyhang.native_facts.Collector, built from the parts
+of gdb's (gdbext/pyhang_gdb/facts.py), the command line's (pyhang.gdb_pipe)
+or the no-stop one (pyhang.nostop), through the native decoders.  Every answer is a
 record, or lists of them, made once by the collector from the native
 module's (or pyhang.procfs's) dicts: `target` (model.target_facts),
 `python` (model.python_facts), `threads` (ThreadFacts and NativeFrame),
