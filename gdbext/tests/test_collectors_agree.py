@@ -79,8 +79,9 @@ def _agreed(facts):
     return {
         "target": (target.kind, target.pid, os.path.realpath(target.executable or "")),
         "threads": sorted((t.tid, t.name) for t in threads),
-        # (frame 0's pc and library: the no-stop collector names no frame from separate debug files)
-        "innermost": sorted((t.tid, (t.frames[0].pc, t.frames[0].library) if t.frames else None) for t in threads),
+        # (frame 0 as each names it: pc, library, function, from libc6-dbg's debug file or the library's own symbols)
+        "innermost": sorted((t.tid, (t.frames[0].pc, t.frames[0].library, t.frames[0].function,
+                                     t.frames[0].from_debug_file) if t.frames else None) for t in threads),
         "python": (python.status, python.version,
                    sorted((p.native_tid, tuple((f.function, f.file, f.line) for f in p.frames))
                           for p in python.threads)),

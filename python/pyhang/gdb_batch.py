@@ -14,23 +14,15 @@ from pyhang.core_notes import core_problem
 from pyhang.model.kinds import CommandFailure
 
 # The checkout or installation: its gdbext/ and python/ (and build/ in a checkout).
-from pyhang.checkout import GDBEXT, native_path  # noqa: F401 (native_path: the callers' too)
+from pyhang.checkout import GDBEXT, debug_directories, native_path  # noqa: F401 (native_path: the callers' too)
 # Failure raised here, caught by the callers as gdb_batch.Failure; gdb_env sets FAILURE_KINDS_ENV.
 from pyhang.failure import FAILURE_KINDS_ENV, FAILURE_PREFIX, Failure  # noqa: F401
-
-
-# Where separate debug files are (gdb's default); pyhang reads their symbol
-# tables itself (PYHANG_DEBUG_FILE_DIRECTORY), so gdb need not load their
-# DWARF: with libc6-dbg installed that alone took 0.2 s of every run.
-DEBUG_FILE_DIRECTORY = "/usr/lib/debug"
 
 
 def gdb_env():
     """The environment gdb runs in: pyhang inside it names frames from the
     debug files gdb itself is told not to load (gdb_argv)."""
-    return dict(os.environ, PYHANG_DEBUG_FILE_DIRECTORY=os.environ.get("PYHANG_DEBUG_FILE_DIRECTORY",
-                                                                        DEBUG_FILE_DIRECTORY),
-                **{FAILURE_KINDS_ENV: "1"})
+    return dict(os.environ, PYHANG_DEBUG_FILE_DIRECTORY=":".join(debug_directories()), **{FAILURE_KINDS_ENV: "1"})
 
 
 def gdb_argv(pid=None, core=None, executable=None, gdbext=GDBEXT, sysroot=None, lib_search_path=None):
@@ -181,7 +173,7 @@ def ask(pipe, args, question, timeout=None):
             raise failure
         facts = read_here(pipe, pid=args.pid, core=args.core, executable=args.executable, sysroot=args.sysroot,
                           search_path=[d for d in (args.lib_search_path or "").split(":") if d],
-                          debug_directories=[d for d in gdb_env()["PYHANG_DEBUG_FILE_DIRECTORY"].split(":") if d])
+                          debug_directories=debug_directories())
         return question(facts)
     except GdbEnded as exc:
         raise _ended(exc, args, timeout, getattr(pipe, "before", None))

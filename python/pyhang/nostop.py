@@ -25,6 +25,7 @@ import os
 import _pyhang_native as native
 
 from pyhang import namespaces, procfs
+from pyhang.checkout import debug_directories
 from pyhang.model.facts import ThreadFacts
 from pyhang.model import python_facts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
@@ -160,8 +161,9 @@ def no_stop_facts(pid, because=()):
     """The collector of live process `pid`, read while it runs (ProcThreads' parts; memory through
     process_vm_readv)."""
     parts = ProcThreads(pid, because)
-    return Collector(native.Target.live(pid), parts.threads, parts.target, python=parts.python,
-                     host_tid=parts.host_tid)
+    target = native.Target.live(pid)
+    target.set_debug_directories(debug_directories())   # frames named from separate debug files, as gdb's are
+    return Collector(target, parts.threads, parts.target, python=parts.python, host_tid=parts.host_tid)
 
 
 def _cut_short(transfer):
