@@ -3,7 +3,9 @@ sshd (openssh-server) run in the foreground with a configuration, host key
 and client key of its own in a temporary directory, listening on one port
 of 127.0.0.1 only, accepting the client key for the user running the tests.
 Its sessions get PYHANG_BUILD_DIR (sshd's SetEnv), as a cluster's login
-environment would name where pyhang is.  Stopped by its pid.
+environment would name where pyhang is, and PYTHONDONTWRITEBYTECODE, as the
+tests' own environment has it: the pyhang an ssh session runs from the
+checkout writes no bytecode into it.  Stopped by its pid.
 
     with SshServer(tmp, build_dir) as ssh:
         subprocess.run(["ssh", *ssh.client_args(), "127.0.0.1", "true"])
@@ -60,7 +62,7 @@ class SshServer:
         with open(self.path("sshd_config"), "w") as f:
             f.write("Port %d\nListenAddress 127.0.0.1\nHostKey %s\nAuthorizedKeysFile %s\nPidFile %s\n"
                     "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-                    "UsePAM no\nStrictModes no\nSetEnv PYHANG_BUILD_DIR=%s\n" % (
+                    "UsePAM no\nStrictModes no\nSetEnv PYHANG_BUILD_DIR=%s PYTHONDONTWRITEBYTECODE=1\n" % (
                         self.port, self.path("host"), self.path("authorized_keys"), self.path("sshd.pid"),
                         self.build_dir))
         self.log = open(self.path("sshd.log"), "w")
