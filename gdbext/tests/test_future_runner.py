@@ -56,7 +56,8 @@ def test_a_future_whose_work_item_a_worker_runs_names_that_worker(scenario, pyth
 
 def starved_params():
     found = dict(harness.interpreters())
-    names = ["debian-3.11"] + [n for n in sorted(found) if n.startswith(("pyenv-3.6", "pyenv-3.13", "debian-sid-3.14"))]
+    names = ["debian-3.11"] + [n for n in sorted(found) if n.startswith(("pyenv-3.6", "pyenv-3.13", "debian-sid-3.14",
+                                                                        "debian-sid-3.15", "debian-trixie-3.13"))]
     return [pytest.param(found[n], id=n) for n in names if n in found]
 
 
