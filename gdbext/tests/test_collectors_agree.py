@@ -108,7 +108,10 @@ def test_gdb_the_command_line_and_no_stop_collect_the_same_facts_of_one_deadlock
         first = agreed["gdb"]
         assert first["target"][0] == ("live" if where == "live" else "core"), first["target"]
         assert first["target"][1] == s.pid and len(first["threads"]) == 3, first
-        assert len(first["locks"]) >= 2 and len(first["python_locks"]) >= 2, first
+        # (the threads the scenario recorded, and the two Locks it made, as what they wait on)
+        assert sorted(tid for tid, _ in first["threads"]) == sorted(t["tid"] for t in s.truth["threads"]), first
+        assert len(first["locks"]) >= 2 and \
+            {w[1] for w in first["python_locks"]} >= {s.truth["a"], s.truth["b"]}, first
         for name, facts in agreed.items():
             assert facts == first, (where, name, facts, first)
     # AND what legitimately differs differs: only the no-stop collector says it did not stop the process
