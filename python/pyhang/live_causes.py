@@ -104,7 +104,8 @@ def not_read(pid, before, cause=None, exc=None):
 
 
 def no_process(pid):
-    return "there is no process %d" % pid
+    from pyhang.render.failures import no_process as words
+    return words(pid)
 
 
 def process_problem(pid, before, during=None):
@@ -112,16 +113,15 @@ def process_problem(pid, before, during=None):
     while what, render.failures), from /proc now and `before` (its
     procfs.stat before gdb started, None when there was none): it was never
     there, it exited meanwhile (its pid may be another process's now), or
-    it is a zombie; None when it is there."""
-    from pyhang.render.failures import EXITED_DURING_ATTACH
-    during = " " + (during or EXITED_DURING_ATTACH)
+    it is a zombie; None when it is there (the line: render.failures')."""
+    from pyhang.render import failures
+    during = during or failures.EXITED_DURING_ATTACH
     now = procfs.stat(pid)
     if before is None:
         return no_process(pid) if now is None else None
     was_zombie = before["state"] in ("Z", "X")
     if now is None or now["start_ticks"] != before["start_ticks"]:
-        return "process %d has exited%s" % (pid, "" if was_zombie else during)
+        return failures.exited(pid, None if was_zombie else during)
     if now["state"] in ("Z", "X"):
-        return ("process %d has exited%s: it is a zombie, which its parent (PID %d) has not reaped, and holds no "
-                "threads or memory to read" % (pid, "" if was_zombie else during, now["ppid"]))
+        return failures.exited_a_zombie(pid, None if was_zombie else during, now["ppid"])
     return None

@@ -35,6 +35,20 @@ EXITED_DURING_READ = "while pyhang read it without stopping it"
 EXITED_DURING_ATTACH = "while gdb was attaching to it"
 
 
+def no_process(pid):
+    return "there is no process %d" % pid
+
+
+def exited(pid, during):
+    """A process gone (`during`: while what, or None for one that was a zombie already)."""
+    return "process %d has exited%s" % (pid, " " + during if during else "")
+
+
+def exited_a_zombie(pid, during, parent):
+    return ("process %d has exited%s: it is a zombie, which its parent (PID %d) has not reaped, and holds no "
+            "threads or memory to read" % (pid, " " + during if during else "", parent))
+
+
 def truncated_core(path, size, need, notes_lost):
     """A core cut short, which gdb refused: by how much, and, when the cut took its notes, what that lost."""
     said = "%s is a truncated core: %d bytes of the %d its headers describe (cut short while it was written or " \
