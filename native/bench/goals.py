@@ -44,7 +44,6 @@ bytecode it compiles (under $TMPDIR/pyhang-bench-pycache), whatever PYTHONDONTWR
 import argparse
 import os
 import platform
-import re
 import shutil
 import statistics
 import subprocess

@@ -70,7 +70,7 @@ def bt_full_lines(frames, omitted=None):
     as one line where it stands."""
     out = []
     for i, (frame, arguments, c_call, source) in enumerate(frames):
-        if omitted is not None and i == omitted.at and i < len(frames):
+        if omitted is not None and i == omitted.at:
             out.append(omitted_line(omitted, len(frames)))
         if c_call is not None:
             out.append(C_CALL_INDENT + c_call)
