@@ -1,9 +1,10 @@
 """Type stub of _pyhang_native, pyhang's native library as gdb's Python sees it.
 
-Generated from the module by python/tools/gen_stub.py: do not edit.  Dicts are
-plain dicts whose string values ("kind", "confidence", "owner_source", "status",
-...) are the names of the enums below (their `.text`); pyhang.native_facts
-turns the lock answers into the records of pyhang.model.waits.
+Generated from the module by python/tools/gen_stub.py: do not edit.  A fact
+crosses as the record of pyhang.model its table names (python/records.hpp;
+record_tables() lists them: an `object` below is one of those records, as the
+function's text says); its kinds ("kind", "confidence", "owner_source",
+"status", ...) are the names of the enums below (their `.text`).
 """
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 import enum
@@ -546,7 +547,7 @@ class LockReader:
     @property
     def pthread_problem(self) -> object: ...
     def decode(self, kind: str, address: int) -> object: ...
-    def identify(self, tid: int, registers: object, frames: list = ..., explain: bool = ...) -> dict:
+    def identify(self, tid: int, registers: object, frames: list = ..., explain: bool = ...) -> object:
         """What a blocked thread waits for, from frame 0's registers and the top native frames; explain=True adds every candidate considered with its score and reasons."""
         ...
     def pthread_tid(self, pthread: int) -> object:
@@ -670,6 +671,11 @@ def asyncio_state(interpreter: Interpreter) -> dict:
     ...
 
 
+def check_records() -> None:
+    """Imports every native record table's class and checks that each field it fills is one of the record's (raises TypeError naming the table and the field otherwise)."""
+    ...
+
+
 def code_stack_depths(minor: int, code: bytes, exceptions: bytes = ...) -> dict:
     """{problem, problem_unit, max_depth, depth: [per code unit]}: the stack depth CPython 3.<minor>'s compiler gives each instruction of `code` (co_code bytes; 3.11+ with its co_exceptiontable), -1 where unknown or uncertain; max_depth is the co_stacksize the code should have; problem: why nothing is known (a kind: 'unknown-opcode', 'not-settled', ...; '' when the code was followed) and the code unit it was found at."""
     ...
@@ -752,6 +758,11 @@ def read_timespec(target: Target, address: int) -> object:
 
 def read_timeval(target: Target, address: int) -> object:
     """A struct timeval: (seconds, nanoseconds), or None."""
+    ...
+
+
+def record_tables() -> list:
+    """Every native record table: (module, record class, [the fields it fills])."""
     ...
 
 

@@ -75,7 +75,7 @@ py::dict task_dict(const cpython::PyTaskInfo& t) {
   d["exception_type"] = text(t.exception_type);
   d["exception_unretrieved"] = t.exception_unretrieved;
   d["completes"] = objects(t.completes, t.completes_types);
-  d["problem"] = read_problem_dict(t.problem);
+  d["problem"] = read_problem(t.problem);
   return d;
 }
 
@@ -83,7 +83,7 @@ py::dict state_dict(const cpython::AsyncioState& s) {
   py::dict d;
   d["imported"] = s.imported;
   d["registry"] = text(s.registry);
-  d["problem"] = read_problem_dict(s.problem);
+  d["problem"] = read_problem(s.problem);
   py::list warnings;
   for (const auto& w : s.warnings) warnings.append(state_warning_dict(w));
   d["warnings"] = warnings;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "bindings.hpp"
+#include "records.hpp"
 #include "pyhang/cpython/bytecode.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/interpreter.hpp"
@@ -143,7 +144,7 @@ py::dict state_warning_dict(const cpython::StateWarning& w) {
   wd[key("text3")] = w.text3;
   if (!w.notes.empty()) {
     py::list notes;
-    for (const auto& n : w.notes) notes.append(read_problem_dict(n));
+    for (const auto& n : w.notes) notes.append(read_problem(n));
     wd[key("notes")] = std::move(notes);
   }
   if (!w.changes.empty()) {
@@ -160,27 +161,13 @@ py::dict state_warning_dict(const cpython::StateWarning& w) {
   return wd;
 }
 
-py::object read_problem_dict(const cpython::ReadProblem& p) {
-  if (p.empty()) return py::none();
-  py::list path;
-  for (const auto& s : p.path) {
-    py::dict step;
-    step[key("part")] = py::str(std::string(to_string(s.part)));
-    step[key("address")] = s.address;
-    step[key("name")] = s.name;
-    step[key("number")] = s.number;
-    path.append(std::move(step));
-  }
-  py::dict d;
-  d[key("path")] = std::move(path);
-  d[key("why")] = py::str(std::string(to_string(p.why)));
-  d[key("number")] = opt(p.number);
-  d[key("limit")] = p.limit;
-  d[key("at")] = p.at;
-  d[key("name")] = p.name;
-  d[key("count")] = p.count;
-  return d;
-}
+PYHANG_RECORD(cpython::ReadStep, "pyhang.model.unread", "ReadStep",
+              PYHANG_FIELD(part), PYHANG_FIELD(address), PYHANG_FIELD(name), PYHANG_FIELD(number))
+PYHANG_RECORD(cpython::ReadProblem, "pyhang.model.unread", "ReadProblem",
+              PYHANG_FIELD(path), PYHANG_FIELD(why), PYHANG_FIELD(number), PYHANG_FIELD(limit), PYHANG_FIELD(at),
+              PYHANG_FIELD(name), PYHANG_FIELD(count))
+
+py::object read_problem(const cpython::ReadProblem& p) { return p.empty() ? py::none() : to_py(p); }
 
 namespace {
 
@@ -196,7 +183,7 @@ py::dict thread_dict(const std::shared_ptr<const void>& owner, const cpython::Py
   d[key("frames")] = Frames(std::shared_ptr<const std::vector<cpython::PyFrame>>(owner, &t.frames), conv);
   d[key("frames_omitted")] = t.frames_omitted;
   d[key("frames_omitted_at")] = t.frames_omitted_at;
-  d[key("problem")] = read_problem_dict(t.problem);
+  d[key("problem")] = read_problem(t.problem);
   d[key("attached")] = opt(t.attached);
   d[key("holds_gil")] = t.holds_gil;
   return d;

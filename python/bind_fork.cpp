@@ -18,7 +18,7 @@ namespace {
 
 py::list problem_list(const std::vector<cpython::ReadProblem>& problems) {
   py::list out;
-  for (const auto& p : problems) out.append(read_problem_dict(p));
+  for (const auto& p : problems) out.append(read_problem(p));
   return out;
 }
 
@@ -128,7 +128,7 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
   }
   d["descriptors"] = descs;
   d["descriptor_issue"] = issue_dict(scan.problem);
-  d["descriptors_issue"] = descriptors_issue_dict(scan.descriptors_problem);
+  d["descriptors_issue"] = descriptors_issue(scan.descriptors_problem);
   d["mappings_scanned"] = scan.mappings_scanned;
   auto locks = fork::glibc_internal_locks(target->space());
   py::list ls;
@@ -168,7 +168,7 @@ py::dict python_value(const std::shared_ptr<Target>& target, const std::string& 
   Addr a = objs.module_attribute(module, name, &why);
   if (!a) {
     d["kind"] = py::str(to_string(cpython::ValueKind::Unreadable));
-    d["problem"] = read_problem_dict(why.empty() ? objs.problem() : why);
+    d["problem"] = read_problem(why.empty() ? objs.problem() : why);
     return d;
   }
   return value_dict(objs, a);

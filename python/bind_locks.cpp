@@ -1,23 +1,26 @@
-// glibc locks and pthread_t → TID, for lock-owner and the report.
+// glibc locks and pthread_t → TID, for lock-owner and the report.  What it finds crosses as the records of
+// pyhang.model.waits (python/records.hpp; the tables below):
 //
 //   r = LockReader(target)              # or LockReader(target, "2.23") to force a glibc version
-//   r.glibc        -> {"version": "2.36", "source": ..., "exact": bool, "layouts": "glibc 2.41+"} | None
-//   r.problem      -> dict | None: why locks cannot be decoded (a LayoutsIssue: kind and facts)
-//   r.caveat       -> dict | None: why the layouts used need a caveat (kind newer-than-checked)
-//   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> dict | None
-//   r.identify(tid, registers, frames, explain=False)  -> dict (see BlockedOn in pyhang/glibc/identify.hpp;
-//       "candidates" lists every candidate considered only with explain=True; "evidence", "problem" and each
-//       lock's "problem" are kinds and numbers, worded by python/pyhang/render/glibc.py)
+//   r.glibc        -> GlibcRelease | None: the release found and the layouts chosen for it
+//   r.problem      -> LayoutsIssue | None: why locks cannot be decoded
+//   r.caveat       -> LayoutsIssue | None: why the layouts used need a caveat (kind newer-than-checked)
+//   r.decode("mutex"|"rwlock"|"semaphore"|"condvar", address) -> GlibcLock | None
+//   r.identify(tid, registers, frames, explain=False)  -> LockIdentification (see BlockedOn in
+//       pyhang/glibc/identify.hpp; `candidates` lists every candidate considered only with explain=True;
+//       evidence, problem and each lock's problem are kinds and numbers, worded by python/pyhang/render/glibc.py)
 //       registers: dict of user_regs_struct names (as Target returns them),
 //                  a list of 27 ints, or None
 //       frames: [{"pc": int, "function": str|None, "library": str|None,
 //                 "rdi": int|None, "rsi": int|None}], frame 0 first
 //   r.pthread_tid(pthread_t) -> int | None
+//   r.pthread_problem -> DescriptorsIssue | None
 #include <algorithm>
 #include <string_view>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "records.hpp"
 #include "pyhang/glibc/identify.hpp"
 #include "pyhang/glibc/libraries.hpp"
 #include "pyhang/glibc/nptl.hpp"
@@ -27,167 +30,87 @@
 namespace py = pybind11;
 
 namespace pyhang::bindings {
-namespace {
 
 using namespace pyhang::glibc;
 
-py::list issues_list(const std::vector<LockIssue>& issues) {
-  py::list out;
-  for (const LockIssue& i : issues) {
-    py::dict d;
-    d[key("kind")] = py::str(to_string(i.kind));
-    d[key("fatal")] = i.fatal;
-    d[key("value")] = i.value;
-    d[key("other")] = i.other;
-    out.append(d);
-  }
-  return out;
-}
+namespace {
 
-py::list reasons_list(const std::vector<Reason>& reasons) {
-  py::list out;
-  for (const Reason& r : reasons) {
-    py::dict d;
-    d[key("kind")] = py::str(to_string(r.kind));
-    d[key("points")] = r.points;
-    d[key("hint")] = r.hint == WaitKind::None ? py::object(py::none()) : py::str(to_string(r.hint));
-    out.append(d);
-  }
-  return out;
-}
+// The parts of one BlockedOn that are records of their own, and the whole of it as the collector asks.
+// How the kind was decided: the best candidate (candidates[0]) is part of it.
+struct HowIdentified {
+  const BlockedOn& b;
+};
+struct IdentifyFailure {
+  const BlockedOn& b;
+};
+struct LockIdentification {
+  const BlockedOn& b;
+  bool explain;  // every candidate considered, with its score: only when asked (a dozen records per thread)
+};
 
-py::dict candidate_dict(const Candidate& c) {
-  py::dict d;
-  d[key("kind")] = py::str(to_string(c.kind));
-  d[key("address")] = c.address;
-  d[key("score")] = c.score;
-  d[key("layout")] = c.lock.layout;
-  d[key("problem")] = issues_list(c.lock.problems);
-  d[key("reasons")] = reasons_list(c.reasons);
-  return d;
-}
-
-// How the kind was decided, or None: the best candidate (candidates[0]) is part of it.
-py::object evidence_dict(const BlockedOn& b) {
-  if (b.evidence == Evidence::None) return py::none();
-  py::dict d;
-  d[key("kind")] = py::str(to_string(b.evidence));
-  d[key("futex")] = opt(b.futex);
-  d[key("futex_op")] = opt(b.futex_op);
-  d[key("hint")] = b.hint == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.hint));
-  d[key("best")] = b.evidence == Evidence::FutexCall && !b.candidates.empty()
-                       ? py::object(candidate_dict(b.candidates.front()))
-                       : py::none();
-  return d;
-}
-
-py::object problem_dict(const BlockedOn& b) {
-  if (b.problem == IdentifyProblem::None) return py::none();
-  py::dict d;
-  d[key("kind")] = py::str(to_string(b.problem));
-  d[key("futex")] = opt(b.futex);
-  d[key("syscall")] = opt(b.syscall);
-  return d;
-}
-
-py::dict descriptor_issue_dict(const DescriptorIssue& x) {
-  py::dict d;
-  d[key("kind")] = py::str(to_string(x.kind));
-  d[key("desc")] = std::vector<std::uint32_t>{x.desc.size_bits, x.desc.count, x.desc.offset};
-  d[key("value")] = x.value;
-  d[key("least")] = x.least;
-  d[key("most")] = x.most;
-  return d;
-}
+// The release LockReader found, with the name of the layouts it chose.
+struct GlibcRelease {
+  const GlibcVersion& version;
+  const Layouts* layouts;
+};
 
 }  // namespace
 
-py::object descriptors_issue_dict(const nptl::DescriptorsIssue& i) {
-  if (!i) return py::none();
-  py::dict d;
-  d[key("kind")] = py::str(to_string(i.kind));
-  d[key("library")] = i.library;
-  d[key("tried")] = i.tried;
-  d[key("unopened")] = i.unopened;
-  d[key("tid")] = i.kind == nptl::DescriptorsProblem::TidNotOneWord ? py::object(descriptor_issue_dict(i.tid))
-                                                                     : py::none();
-  return d;
-}
+PYHANG_RECORD(LockIssue, "pyhang.model.waits", "LockIssue",
+              PYHANG_FIELD(kind), PYHANG_FIELD(fatal), PYHANG_FIELD(value), PYHANG_FIELD(other))
+PYHANG_RECORD(Reason, "pyhang.model.waits", "Reason",
+              PYHANG_FIELD(kind), PYHANG_FIELD(points), PYHANG_FIELD_AS("hint", name_or_none(v.hint, WaitKind::None)))
+PYHANG_RECORD(Candidate, "pyhang.model.waits", "Candidate",
+              PYHANG_FIELD(kind), PYHANG_FIELD(address), PYHANG_FIELD(score), PYHANG_FIELD_AS("layout", v.lock.layout),
+              PYHANG_FIELD_AS("problem", v.lock.problems), PYHANG_FIELD(reasons))
+PYHANG_RECORD(HowIdentified, "pyhang.model.waits", "HowIdentified",
+              PYHANG_FIELD_AS("kind", v.b.evidence), PYHANG_FIELD_AS("futex", v.b.futex),
+              PYHANG_FIELD_AS("futex_op", v.b.futex_op),
+              PYHANG_FIELD_AS("hint", name_or_none(v.b.hint, WaitKind::None)),
+              PYHANG_FIELD_AS("best", v.b.evidence == Evidence::FutexCall && !v.b.candidates.empty()
+                                          ? to_py(v.b.candidates.front())
+                                          : py::none()))
+PYHANG_RECORD(IdentifyFailure, "pyhang.model.waits", "IdentifyFailure",
+              PYHANG_FIELD_AS("kind", v.b.problem), PYHANG_FIELD_AS("futex", v.b.futex),
+              PYHANG_FIELD_AS("syscall", v.b.syscall))
+PYHANG_RECORD(DescriptorIssue, "pyhang.model.waits", "DescriptorIssue",
+              PYHANG_FIELD(kind),
+              PYHANG_FIELD_AS("desc", (std::vector<std::uint32_t>{v.desc.size_bits, v.desc.count, v.desc.offset})),
+              PYHANG_FIELD(value), PYHANG_FIELD(least), PYHANG_FIELD(most))
+PYHANG_RECORD(nptl::DescriptorsIssue, "pyhang.model.waits", "DescriptorsIssue",
+              PYHANG_FIELD(kind), PYHANG_FIELD(library), PYHANG_FIELD(tried), PYHANG_FIELD(unopened),
+              PYHANG_FIELD_AS("tid", v.kind == nptl::DescriptorsProblem::TidNotOneWord ? to_py(v.tid) : py::none()))
+PYHANG_RECORD(LayoutsIssue, "pyhang.model.waits", "LayoutsIssue",
+              PYHANG_FIELD(kind), PYHANG_FIELD(version), PYHANG_FIELD(exact), PYHANG_FIELD(source),
+              PYHANG_FIELD(library), PYHANG_FIELD(detail), PYHANG_FIELD(error_number), PYHANG_FIELD(build_id),
+              PYHANG_FIELD(core_build_id), PYHANG_FIELD(oldest), PYHANG_FIELD(newest), PYHANG_FIELD(open_ended),
+              PYHANG_FIELD(layouts), PYHANG_FIELD(differs), PYHANG_FIELD(missing))
+PYHANG_RECORD(LockInfo, "pyhang.model.waits", "GlibcLock",
+              PYHANG_FIELD(kind), PYHANG_FIELD(address), PYHANG_FIELD(layout), PYHANG_FIELD(readable),
+              PYHANG_FIELD(plausible), PYHANG_FIELD_AS("problem", v.problems), PYHANG_FIELD(locked),
+              PYHANG_FIELD(owners), PYHANG_FIELD(owner_source), PYHANG_FIELD(write_locked), PYHANG_FIELD(readers),
+              PYHANG_FIELD(waiters), PYHANG_FIELD(read_waiters), PYHANG_FIELD(write_waiters),
+              PYHANG_FIELD(recursion), PYHANG_FIELD(value), PYHANG_FIELD(mutex), PYHANG_FIELD(flags),
+              PYHANG_FIELD_AS("fields", as_dict(v.fields)))
+PYHANG_RECORD(LockIdentification, "pyhang.model.waits", "LockIdentification",
+              PYHANG_FIELD_AS("kind", name_or_none(v.b.kind, WaitKind::None)), PYHANG_FIELD_AS("address", v.b.address),
+              PYHANG_FIELD_AS("futex", v.b.futex), PYHANG_FIELD_AS("futex_op", v.b.futex_op),
+              PYHANG_FIELD_AS("futex_value", v.b.futex_value), PYHANG_FIELD_AS("restarted", v.b.restarted),
+              PYHANG_FIELD_AS("lock", v.b.lock), PYHANG_FIELD_AS("owners", v.b.owners),
+              PYHANG_FIELD_AS("owner_source", v.b.owner_source), PYHANG_FIELD_AS("confidence", v.b.confidence),
+              PYHANG_FIELD_AS("evidence", v.b.evidence == Evidence::None ? py::none() : to_py(HowIdentified{v.b})), PYHANG_FIELD_AS("condvar_mutex", v.b.condvar_mutex),
+              PYHANG_FIELD_AS("problem", v.b.problem == IdentifyProblem::None ? py::none() : to_py(IdentifyFailure{v.b})),
+              PYHANG_FIELD_AS("candidates", v.explain ? to_py(v.b.candidates) : py::list()))
+PYHANG_RECORD(GlibcRelease, "pyhang.model.waits", "GlibcRelease",
+              PYHANG_FIELD_AS("version", v.version.text), PYHANG_FIELD_AS("source", v.version.source),
+              PYHANG_FIELD_AS("exact", v.version.exact),
+              PYHANG_FIELD_AS("layouts", v.layouts ? to_py(v.layouts->name) : py::none()))
+
+py::object descriptors_issue(const nptl::DescriptorsIssue& i) { return i ? to_py(i) : py::none(); }
 
 namespace {
 
-py::object layouts_issue_dict(const LayoutsIssue& i) {
-  if (!i) return py::none();
-  py::dict d;
-  d[key("kind")] = py::str(to_string(i.kind));
-  d[key("version")] = i.version;
-  d[key("exact")] = i.exact;
-  d[key("source")] = i.source;
-  d[key("library")] = i.library;
-  d[key("detail")] = i.detail;
-  d[key("error_number")] = i.error_number;
-  d[key("build_id")] = i.build_id;
-  d[key("core_build_id")] = i.core_build_id;
-  d[key("oldest")] = i.oldest;
-  d[key("newest")] = i.newest;
-  d[key("open_ended")] = i.open_ended;
-  d[key("layouts")] = i.layouts;
-  py::list differs;
-  for (const DescriptorIssue& x : i.differs) differs.append(descriptor_issue_dict(x));
-  d[key("differs")] = differs;
-  d[key("missing")] = i.missing;
-  return d;
-}
-
-py::dict lock_dict(const LockInfo& l) {
-  py::dict d;
-  d[key("kind")] = py::str(to_string(l.kind));
-  d[key("address")] = l.address;
-  d[key("layout")] = l.layout;
-  d[key("readable")] = l.readable;
-  d[key("plausible")] = l.plausible;
-  d[key("problem")] = issues_list(l.problems);
-  d[key("locked")] = opt(l.locked);
-  d[key("owners")] = l.owners;
-  d[key("owner_source")] = l.owner_source;
-  d[key("write_locked")] = opt(l.write_locked);
-  d[key("readers")] = opt(l.readers);
-  d[key("waiters")] = opt(l.waiters);
-  d[key("read_waiters")] = opt(l.read_waiters);
-  d[key("write_waiters")] = opt(l.write_waiters);
-  d[key("recursion")] = opt(l.recursion);
-  d[key("value")] = opt(l.value);
-  d[key("mutex")] = opt(l.mutex);
-  py::list flags;
-  for (LockFlag f : l.flags) flags.append(py::str(to_string(f)));
-  d[key("flags")] = flags;
-  py::dict fields;
-  for (const auto& [k, v] : l.fields) fields[py::str(k)] = v;
-  d[key("fields")] = fields;
-  return d;
-}
-
-py::dict blocked_dict(const BlockedOn& b, bool explain) {
-  py::dict d;
-  d[key("kind")] = b.kind == WaitKind::None ? py::object(py::none()) : py::str(to_string(b.kind));
-  d[key("address")] = opt(b.address);
-  d[key("futex")] = opt(b.futex);
-  d[key("futex_op")] = opt(b.futex_op);
-  d[key("futex_value")] = opt(b.futex_value);
-  d[key("restarted")] = b.restarted;
-  d[key("lock")] = b.lock ? py::object(lock_dict(*b.lock)) : py::none();
-  d[key("owners")] = b.owners;
-  d[key("owner_source")] = py::str(to_string(b.owner_source));
-  d[key("confidence")] = py::str(to_string(b.confidence));
-  d[key("evidence")] = evidence_dict(b);
-  d[key("condvar_mutex")] = opt(b.condvar_mutex);
-  d[key("problem")] = problem_dict(b);
-  py::list cands;  // every candidate and its score: only when asked (a dozen dicts per thread that only explanations read)
-  if (explain)
-    for (const auto& c : b.candidates) cands.append(candidate_dict(c));
-  d[key("candidates")] = cands;
-  return d;
-}
+py::object layouts_issue(const LayoutsIssue& i) { return i ? to_py(i) : py::none(); }
 
 // A register's or a frame field's value: signed (-1 for "no system call") or unsigned 64-bit.
 std::uint64_t to_u64(PyObject* value) {
@@ -289,45 +212,37 @@ class LockReader {
     }
   }
 
-  py::object glibc() const {
-    if (!version_) return py::none();
-    py::dict d;
-    d[key("version")] = version_->text;
-    d[key("source")] = version_->source;
-    d[key("exact")] = version_->exact;
-    d[key("layouts")] = layouts_ ? py::object(py::str(std::string(layouts_->name))) : py::none();
-    return d;
-  }
-  py::object problem() const { return layouts_issue_dict(problem_); }
-  py::object caveat() const { return layouts_issue_dict(caveat_); }
+  py::object glibc() const { return version_ ? to_py(GlibcRelease{*version_, layouts_}) : py::none(); }
+  py::object problem() const { return layouts_issue(problem_); }
+  py::object caveat() const { return layouts_issue(caveat_); }
 
   py::object decode(const std::string& kind, Addr addr) {
     if (!layouts_) return py::none();
     MemoryReader& mem = target_->memory();
     switch (parse_wait_kind(kind).value_or(WaitKind::None)) {
-      case WaitKind::Mutex: return lock_dict(decode_mutex(mem, addr, *layouts_->mutex));
-      case WaitKind::Rwlock: return lock_dict(decode_rwlock(mem, addr, *layouts_->rwlock));
-      case WaitKind::Semaphore: return lock_dict(decode_semaphore(mem, addr, *layouts_->sem));
-      case WaitKind::Condvar: return lock_dict(decode_condvar(mem, addr, *layouts_->cond));
+      case WaitKind::Mutex: return to_py(decode_mutex(mem, addr, *layouts_->mutex));
+      case WaitKind::Rwlock: return to_py(decode_rwlock(mem, addr, *layouts_->rwlock));
+      case WaitKind::Semaphore: return to_py(decode_semaphore(mem, addr, *layouts_->sem));
+      case WaitKind::Condvar: return to_py(decode_condvar(mem, addr, *layouts_->cond));
       default: throw py::value_error("kind must be mutex, rwlock, semaphore or condvar");
     }
   }
 
-  py::dict identify(int tid, const py::object& regs, const py::list& frames, bool explain) {
+  py::object identify(int tid, const py::object& regs, const py::list& frames, bool explain) {
     if (!layouts_) {
       BlockedOn b;
       b.problem = IdentifyProblem::LayoutsUnknown;
-      return blocked_dict(b, explain);
+      return to_py(LockIdentification{b, explain});
     }
     BlockedThread t;
     t.tid = tid;
     t.regs = to_registers(regs);
     t.frames = to_frames(frames);
-    return blocked_dict(identify_blocked(target_->memory(), *layouts_, t), explain);
+    return to_py(LockIdentification{identify_blocked(target_->memory(), *layouts_, t), explain});
   }
 
   py::object pthread_tid(Addr pthread) { return opt(mapper_.tid(pthread)); }
-  py::object pthread_problem() const { return descriptors_issue_dict(mapper_.problem()); }
+  py::object pthread_problem() const { return descriptors_issue(mapper_.problem()); }
 
  private:
   std::shared_ptr<Target> target_;

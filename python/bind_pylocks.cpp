@@ -24,7 +24,7 @@
 // ("sys.stdout": where an object no frame references was found), how it was found: found (PyLockFound), futex,
 // slot (None when found_in names where), via_method (a bound method of it was in the slot); problem, and
 // scan_problem (a futex in none of the lock objects found: what of the frames could not be read): a
-// ReadProblem's data (read_problem_dict; model.unread), None when empty.  Addresses are ints, 0 → None.
+// ReadProblem's data (read_problem; model.unread), None when empty.  Addresses are ints, 0 → None.
 //
 //   locks.frame_selves(tid) -> [{index, function, file, line, self, type}]
 //       the `self` (first local) of each innermost frame, with its type name
@@ -121,8 +121,8 @@ py::dict wait_dict(const cpython::PyLockWait& w) {
   d[key("futex")] = addr(w.futex);
   d[key("slot")] = w.slot >= 0 ? py::object(py::int_(w.slot)) : py::object(py::none());
   d[key("via_method")] = w.via_method;
-  d[key("problem")] = read_problem_dict(w.problem);
-  d[key("scan_problem")] = read_problem_dict(w.scan_problem);
+  d[key("problem")] = read_problem(w.problem);
+  d[key("scan_problem")] = read_problem(w.scan_problem);
   return d;
 }
 
@@ -327,7 +327,7 @@ class PythonLocks {
     }
     py::dict d;
     d[key("imported")] = t.imported;
-    d[key("problem")] = read_problem_dict(t.problem);
+    d[key("problem")] = read_problem(t.problem);
     py::list threads;
     for (const auto& x : t.threads) {
       py::dict e;
@@ -369,7 +369,7 @@ py::dict value_dict(cpython::PyObjects& objects, Addr a) {
   d[key("real")] = opt(v.real);
   d[key("text")] = opt(v.text);
   d[key("length")] = v.length ? py::cast(*v.length) : opt(objects.length(a));
-  d[key("problem")] = read_problem_dict(v.problem);
+  d[key("problem")] = read_problem(v.problem);
   return d;
 }
 

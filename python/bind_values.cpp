@@ -8,7 +8,7 @@
 //       kind: "argument" | "local" | "cell" | "free" | "f_locals"
 //   values.lookup(dict, name) -> address of dict[name] (str key), or None
 // Addresses are ints (None when 0); problem: what could not be read, a ReadProblem's data
-// (read_problem_dict; model.unread), None when all was read.  Never raises
+// (read_problem; model.unread), None when all was read.  Never raises
 // on bad target memory.
 #include <pybind11/stl.h>
 
@@ -31,7 +31,7 @@ py::dict value_dict(const cpython::RenderedValue& v) {
   d["type"] = v.type;
   d["repr"] = v.repr;
   d["complete"] = v.complete;
-  d["problem"] = read_problem_dict(v.problem);
+  d["problem"] = read_problem(v.problem);
   return d;
 }
 
@@ -74,7 +74,7 @@ class PythonValues {
     d["f_locals"] = addr(fl.f_locals);
     d["globals"] = addr(fl.globals);
     d["builtins"] = addr(fl.builtins);
-    d["problem"] = read_problem_dict(fl.problem);
+    d["problem"] = read_problem(fl.problem);
     return d;
   }
 

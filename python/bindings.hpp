@@ -33,6 +33,7 @@ void register_syscall_args(pybind11::module_& m);  // python/bind_syscalls.cpp
 void register_values(pybind11::module_& m);     // python/bind_values.cpp
 void register_asyncio(pybind11::module_& m);    // python/bind_asyncio.cpp
 void register_parked(pybind11::module_& m);     // python/bind_parked.cpp
+void register_records(pybind11::module_& m);    // python/records.cpp
 
 // The Python str of a key literal, made once and interned: `d[key("kind")] = v`
 // fills a dict without making its key again for every dict (thousands of
@@ -70,14 +71,14 @@ pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
 // What a CPython reader could not read {path: [{part, address, name, number}], why, number, limit, at,
 // name, count} (model.unread.ReadProblem's data), or None when all was read.  Defined in
 // python/bind_cpython.cpp.
-pybind11::object read_problem_dict(const cpython::ReadProblem& problem);
+pybind11::object read_problem(const cpython::ReadProblem& problem);
 // An interpreter warning (cpython::StateWarning) as {kind, address, other, expected, number, count, text,
 // text2, text3[, notes][, changes]}.
 pybind11::dict state_warning_dict(const cpython::StateWarning& w);
 
-// Why pthread_t cannot be mapped to TIDs {kind, library, tried, unopened,
-// tid}, or None.  Defined in python/bind_locks.cpp.
-pybind11::object descriptors_issue_dict(const nptl::DescriptorsIssue& issue);
+// Why pthread_t cannot be mapped to TIDs (a model.waits.DescriptorsIssue), or None.  Defined in
+// python/bind_locks.cpp.
+pybind11::object descriptors_issue(const nptl::DescriptorsIssue& issue);
 
 // A Python identifier for a name of a name table: "py-lock" -> "PY_LOCK",
 // "" -> "NONE".

@@ -23,8 +23,8 @@ import containers
 import harness
 
 LIBC = "usr/lib/x86_64-linux-gnu/libc.so.6"
-GLIBC_PROBE = ("python from pyhang_gdb import decoders; r = decoders.lock_reader(); "
-               "print('GLIBC', repr((r.glibc, r.problem)))")
+GLIBC_PROBE = ("python from pyhang_gdb import decoders; from pyhang.model.record import to_data; "
+               "r = decoders.lock_reader(); print('GLIBC', repr((to_data(r.glibc), to_data(r.problem))))")
 # Locks whose owner glibc does not record (or that have none).
 UNOWNED = ("semaphore", "condvar", "futex", "rwlock-read-held")
 
@@ -101,7 +101,7 @@ def glibc_seen(argv):
 
 def check_glibc(seen, root):
     glibc, problem = seen
-    assert problem is None, problem   # LockReader.problem: a dict of its kind and facts when the layouts are refused
+    assert problem is None, problem   # LockReader.problem: a LayoutsIssue (its data here) when the layouts are refused
     assert glibc is not None
     assert (glibc["version"], glibc["source"], glibc["exact"]) == (banner_version(root), "__nptl_version", True)
     assert glibc["layouts"] == "glibc 2.41+", glibc

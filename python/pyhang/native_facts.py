@@ -30,7 +30,7 @@ from pyhang.model.python_values import FrameLocals, attributes_of
 from pyhang.model.references import ObjectPath, ThreadReferences
 from pyhang.model.target_facts import TargetFacts
 from pyhang.model.threading_facts import ThreadingState
-from pyhang.model.waits import LayoutsIssue, LockIdentification, PythonLockWait, from_data
+from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
 
 # The native readers of a system call's arguments in target memory, by the
 # names pyhang.analysis.syscalls.memory_wanted gives them.
@@ -180,14 +180,14 @@ class Collector(Facts):
         reader = self.lock_reader()
         record, problem = self.proc_record()
         fields["warnings"] = list(fields.get("warnings") or ()) + ([problem] if problem else [])
-        lock_problem = from_data(LayoutsIssue, reader.problem)
+        lock_problem = reader.problem
         if lock_problem is not None and lock_problem.kind == LayoutsProblem.LIBC_NOT_MAPPED:
             lock_problem.detail, lock_problem.library = self._no_glibc(fields.get("executable"))
         elif lock_problem is not None and lock_problem.kind == LayoutsProblem.NO_VERSION and \
                 musl_libc(lock_problem.library):
             lock_problem.detail = LibcAbsence.MUSL   # Debian's musl names its libc libc.so, in a musl directory
         return TargetFacts(executable_problem=self.executable_problem(), lock_problem=lock_problem,
-                           lock_caveat=from_data(LayoutsIssue, reader.caveat),
+                           lock_caveat=reader.caveat,
                            proc_record=summary(record) if record is not None else None, **fields)
 
     def _no_glibc(self, executable):
@@ -252,7 +252,7 @@ class Collector(Facts):
         if t is None:
             return LockIdentification()
         frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in t.frames]
-        found = from_data(LockIdentification, self.lock_reader().identify(tid, t.registers, frames))
+        found = self.lock_reader().identify(tid, t.registers, frames)
         if found.kind and found.address:
             symbol, found.library, offset, _ = self.native_target.symbolize([found.address])[0]
             # the ELF symbol the lock is in (a library's global, as gdb names it: drv_lock, or drv_state+0x8)

@@ -14,10 +14,11 @@ import sys
 
 HEADER = '''"""Type stub of _pyhang_native, pyhang's native library as gdb's Python sees it.
 
-Generated from the module by python/tools/gen_stub.py: do not edit.  Dicts are
-plain dicts whose string values ("kind", "confidence", "owner_source", "status",
-...) are the names of the enums below (their `.text`); pyhang.native_facts
-turns the lock answers into the records of pyhang.model.waits.
+Generated from the module by python/tools/gen_stub.py: do not edit.  A fact
+crosses as the record of pyhang.model its table names (python/records.hpp;
+record_tables() lists them: an `object` below is one of those records, as the
+function's text says); its kinds ("kind", "confidence", "owner_source",
+"status", ...) are the names of the enums below (their `.text`).
 """
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 import enum

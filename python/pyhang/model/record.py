@@ -236,9 +236,10 @@ def fields_of(value):
 
 
 def from_data(cls, data):
-    """The record of class `cls` that to_data() made `data` from; None for None."""
-    if data is None:
-        return None
+    """The record of class `cls` that to_data() made `data` from; None for None; `data` itself when it is
+    one of `cls` already."""
+    if data is None or data.__class__ is cls:   # (the native module's answers are records already)
+        return data
     names = cls.__record_names__
     # a collector's answer, per thread: its keys are most often the record's own (checked in C)
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}

@@ -20,7 +20,7 @@ from pyhang.model.python_values import ObjectValue
 from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.unread import ReadProblem
 
-__all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "GlibcRelease", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
 
 
 @record
@@ -184,6 +184,15 @@ class LockIdentification:
     candidates: list[Candidate] = field(default_factory=list)   # every candidate and its score, when asked to explain
 
     __nested__ = {"lock": GlibcLock, "evidence": HowIdentified, "problem": IdentifyFailure, "candidates": Candidate}
+
+
+@record
+class GlibcRelease:
+    """The glibc release the lock decoders found (native LockReader.glibc) and the layouts chosen for it."""
+    version: str = ""                 # "2.36"
+    source: str = ""                  # where it was read ("__nptl_version", "version-definitions", "given")
+    exact: bool = True                # False: only a lower bound of the release
+    layouts: str | None = None        # the layouts' row ("glibc 2.41+"); None: none takes the release
 
 
 @record
