@@ -498,18 +498,18 @@ class ReaderError(Exception):
 
 
 class Frames:
-    """A thread's Python frames (python_state()['threads'][i]['frames']), innermost first: a read-only sequence of frame dicts {function, file, line, entry_frame, end_line, col, end_col, frame, code, c_call}, each made when asked for."""
+    """A thread's Python frames (python_state().threads[i].frames), innermost first: a read-only sequence of PyFrameFacts, each made when asked for (a collections.abc.Sequence)."""
     def __init__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __len__(self) -> int: ...
     def __bool__(self) -> bool: ...
     @overload
-    def __getitem__(self, index: int) -> dict: ...
+    def __getitem__(self, index: int) -> object: ...
     @overload
     def __getitem__(self, slice: slice) -> list: ...
     def __iter__(self) -> FramesIterator: ...
     def __eq__(self, arg0: object) -> bool: ...
     def list(self) -> list:
-        """Every frame dict, as a list."""
+        """Every frame's record, as a list."""
         ...
     def keys(self) -> list:
         """(function, file, line, entry_frame, end_line, col, end_col, c_call) of every frame: one tuple object for all the frames equal in these, across the threads of the state."""
@@ -519,14 +519,14 @@ class Frames:
 class FramesIterator:
     def __init__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __iter__(self) -> FramesIterator: ...
-    def __next__(self) -> dict: ...
+    def __next__(self) -> object: ...
 
 
 class Interpreter:
     """The target's CPython interpreter, located and read once with its effective layout; pass it to PythonLocks, fork_facts and python_value so that they do not read it again."""
     def __init__(self, target: Target, frames: bool = ..., max_frames: int = ...) -> None: ...
-    def state(self) -> dict:
-        """The same dict as python_state(target) (a new dict each call)."""
+    def state(self) -> object:
+        """The same PythonState as python_state(target) (a new record each call)."""
         ...
     @property
     def status(self) -> Status: ...
@@ -676,8 +676,8 @@ def check_records() -> None:
     ...
 
 
-def code_stack_depths(minor: int, code: bytes, exceptions: bytes = ...) -> dict:
-    """{problem, problem_unit, max_depth, depth: [per code unit]}: the stack depth CPython 3.<minor>'s compiler gives each instruction of `code` (co_code bytes; 3.11+ with its co_exceptiontable), -1 where unknown or uncertain; max_depth is the co_stacksize the code should have; problem: why nothing is known (a kind: 'unknown-opcode', 'not-settled', ...; '' when the code was followed) and the code unit it was found at."""
+def code_stack_depths(minor: int, code: bytes, exceptions: bytes = ...) -> object:
+    """CodeStackDepths {problem, problem_unit, max_depth, depth: [per code unit]}: the stack depth CPython 3.<minor>'s compiler gives each instruction of `code` (co_code bytes; 3.11+ with its co_exceptiontable), -1 where unknown or uncertain; max_depth is the co_stacksize the code should have; problem: why nothing is known (a kind: 'unknown-opcode', 'not-settled', ...; '' when the code was followed) and the code unit it was found at."""
     ...
 
 
@@ -693,11 +693,6 @@ def fork_facts(target: Target, own_threads: List[int], python: bool = ..., inter
 
 def frame_hint(function: str) -> str:
     """The lock family a libc function name suggests, or ''."""
-    ...
-
-
-def gil_for_wait_address(state: dict, address: int) -> object:
-    """The GIL dict of python_state() that a futex/cond/mutex address belongs to, or None."""
     ...
 
 
@@ -721,8 +716,8 @@ def python_lock_wait(target: Target, state: object, tid: int, futex_address: Opt
     ...
 
 
-def python_state(target: Target, frames: bool = ..., max_frames: int = ...) -> dict:
-    """The CPython interpreter of the target: version, GIL(s), threads with Python frames (innermost first), warnings.  Never raises on bad target memory; see 'status' and 'warnings'."""
+def python_state(target: Target, frames: bool = ..., max_frames: int = ...) -> object:
+    """The CPython interpreter of the target (a PythonState): version, GIL(s), threads with Python frames (innermost first), warnings.  Never raises on bad target memory; see 'status' and 'warnings'."""
     ...
 
 
@@ -766,8 +761,8 @@ def record_tables() -> list:
     ...
 
 
-def state_moves(first: Interpreter, again: Interpreter) -> dict:
-    """{moved: [native TID], gil_moved: bool} between two reads of a process that ran: the threads of `first` whose Python frames differ in function, file, line or entry in `again` (or that `again` lacks), and whether who holds a GIL differs (each GIL's address, locked, holder, and the threads that hold one)."""
+def state_moves(first: Interpreter, again: Interpreter) -> object:
+    """StateMoves {moved: [native TID], gil_moved: bool} between two reads of a process that ran: the threads of `first` whose Python frames differ in function, file, line or entry in `again` (or that `again` lacks), and whether who holds a GIL differs (each GIL's address, locked, holder, and the threads that hold one)."""
     ...
 
 

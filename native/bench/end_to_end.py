@@ -81,7 +81,7 @@ def measure(target, cmds, rounds):
 
 READS = (
     "python import _pyhang_native as n, gdb; t = n.Target.live(gdb.selected_inferior().pid); "
-    "s = n.python_state(t); st = t.stats(); f = sum(len(x['frames']) for x in s['threads']); "
+    "s = n.python_state(t); st = t.stats(); f = sum(len(x.frames) for x in s.threads); "
     "print('READS', f, st['syscalls'], st['bytes'])")
 
 

@@ -25,7 +25,6 @@ from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.proc_record import summary
 from pyhang.model.report import NativeFrame
-from pyhang.model import python_facts
 from pyhang.model.python_values import FrameLocals, attributes_of
 from pyhang.model.references import ObjectPath, ThreadReferences
 from pyhang.model.target_facts import TargetFacts
@@ -100,8 +99,8 @@ class Decoders:
         return self.cached("interpreter", lambda: native.Interpreter(self.target))
 
     def python_state(self):
-        """The decoded CPython state (python_facts.PythonState of the Interpreter's state())."""
-        return self.cached("python", lambda: python_facts.from_native(self.interpreter().state()))
+        """The decoded CPython state (a python_facts.PythonState: the Interpreter's state())."""
+        return self.cached("python", lambda: self.interpreter().state())
 
     def lock_reader(self):
         """glibc's version, lock layouts and pthread_t mapping."""

@@ -27,7 +27,6 @@ import _pyhang_native as native
 from pyhang import namespaces, procfs
 from pyhang.checkout import debug_directories
 from pyhang.model.facts import ThreadFacts
-from pyhang.model import python_facts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
 from pyhang.model.report import ThreadIssue
 from pyhang.native_facts import Collector
@@ -73,14 +72,14 @@ class ProcThreads:
         thread's system-call record is read first (_records): the threads
         read again after it (threads) and found changed were running."""
         facts.once("records", lambda: self._records(facts))
-        first = python_facts.from_native(facts.interpreter().state())
+        first = facts.interpreter().state()
         if first.status != PythonStatus.OK:
             return first
         facts.native_target.invalidate()
         moves = native.state_moves(facts.interpreter(), native.Interpreter(facts.native_target))
-        for tid in moves["moved"]:
+        for tid in moves.moved:
             self.moving[self.host_tid(tid)] = ThreadIssue(ThreadIssueKind.FRAMES_MOVED)
-        if moves["gil_moved"]:
+        if moves.gil_moved:
             # The GIL changed hands between the reads: who holds it is not known.
             for g in first.gils:
                 g.locked, g.holder_tstate = None, None

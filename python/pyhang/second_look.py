@@ -42,7 +42,7 @@ def _interpreter(native, target):
     """A read of the interpreter's state (its threads' frames), or None when none can be read."""
     try:
         interp = native.Interpreter(target)
-        interp.state()
+        interp.status   # (reads it: the state, kept natively; no record of it is made)
         return interp
     except Exception:  # noqa: BLE001 — a process that runs no Python, or memory gone: no frames to compare
         return None
@@ -95,7 +95,7 @@ def look_many(targets, interval, sleep=time.sleep):
 def _compared(hosts, first, second, before, after, interval, native):
     """The SecondLook of one process from its two samples and two reads of its interpreter."""
     try:
-        moved = set(native.state_moves(before, after)["moved"]) if before is not None and after is not None else None
+        moved = set(native.state_moves(before, after).moved) if before is not None and after is not None else None
     except Exception:  # noqa: BLE001 — frames that cannot be compared are not said to have moved or not
         moved = None
     out = []

@@ -53,11 +53,11 @@ def test_each_executed_instruction_has_the_depth_its_frame_had(probe):
         raw = bytes.fromhex(code["code"])
         # WHEN pyhang analyses the code object's instructions
         depths = analysed(probe, code)
-        assert depths["problem"] == "", (code["name"], depths["problem"])
+        assert depths.problem == "", (code["name"], depths.problem)
         for offset, depth in code["depths"].items():
             unit = int(offset) // 2
             total += 1
-            got = depths["depth"][unit]
+            got = depths.depth[unit]
             if got < 0:
                 continue
             known += 1
@@ -77,16 +77,16 @@ def test_the_deepest_the_stack_gets_is_the_compilers_stack_size(probe):
     for code in probe["compiled"]:
         # WHEN pyhang analyses each
         depths = analysed(probe, code)
-        if depths["problem"]:
-            problems.append((code["name"], depths["problem"]))
+        if depths.problem:
+            problems.append((code["name"], depths.problem))
             continue
-        if depths["max_depth"] > code["stacksize"]:
-            over.append((code["name"], depths["max_depth"], code["stacksize"]))
-        elif depths["max_depth"] < code["stacksize"] and probe["minor"] >= 10:
+        if depths.max_depth > code["stacksize"]:
+            over.append((code["name"], depths.max_depth, code["stacksize"]))
+        elif depths.max_depth < code["stacksize"] and probe["minor"] >= 10:
             # 3.13 gives code that pushes nothing (a bare `return None`) a size of 1
-            if not (probe["minor"] == 13 and depths["max_depth"] == 0 and code["stacksize"] == 1):
-                under.append((code["name"], depths["max_depth"], code["stacksize"]))
-        instructions = [d for d in depths["depth"] if d != -1 or probe["minor"] <= 10]
+            if not (probe["minor"] == 13 and depths.max_depth == 0 and code["stacksize"] == 1):
+                under.append((code["name"], depths.max_depth, code["stacksize"]))
+        instructions = [d for d in depths.depth if d != -1 or probe["minor"] <= 10]
         units += len(instructions)
         unknown += sum(1 for d in instructions if d < 0)
     # THEN its deepest is the compiler's stack size (3.10+), never more; only 3.6 leaves a few undone

@@ -17,7 +17,7 @@ from pyhang.analysis import locks
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkContainers, ForkFacts
-from pyhang.model import python_facts
+from pyhang.model.python_facts import PyFrameFacts, PyThreadFacts, PythonState
 from pyhang.model.facts import frame_sequence
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.python_values import FrameLocals, ObjectValue
@@ -134,16 +134,20 @@ def test_thread_references_keep_every_key_of_the_native_answer(facts, scenario_p
     assert facts.references([caller["future"]]).by_object == [[caller["future"], [caller["tid"]]]]
 
 
-def test_python_state_keeps_every_key_of_the_native_answer(facts):
+def test_python_state_is_the_native_answer_itself(facts):
+    # the native module makes the PythonState: its records, down to each frame, are made in C++
     raw = facts.interpreter().state()
-    framed = [t for t in raw["threads"] if len(t["frames"])]
-    assert raw["gils"] and raw["gils"][0]["ranges"] and len(framed) >= 3
-    assert plain(to_data(python_facts.from_native(raw))) == plain(raw)
+    framed = [t for t in raw.threads if len(t.frames)]
+    assert type(raw) is PythonState and raw.gils and raw.gils[0].ranges and len(framed) >= 3
+    assert all(type(t) is PyThreadFacts for t in raw.threads) and type(framed[0].frames[0]) is PyFrameFacts
+    # and its data gives the same state back (a snapshot of it)
+    again = from_data(PythonState, plain(to_data(raw)))
+    assert plain(to_data(again)) == plain(to_data(raw))
     state = facts.python()
-    assert [t.native_tid for t in state.threads] == [t["native_tid"] for t in raw["threads"]]
+    assert [t.native_tid for t in state.threads] == [t.native_tid for t in raw.threads]
     # a thread's frames are made when asked for, and keep the native frame keys
-    (thread,) = [t for t in state.threads if t.native_tid == framed[0]["native_tid"]]
-    assert thread.frames.keys() == framed[0]["frames"].keys() and thread.frames[0].code == framed[0]["frames"][0]["code"]
+    (thread,) = [t for t in state.threads if t.native_tid == framed[0].native_tid]
+    assert thread.frames.keys() == framed[0].frames.keys() and thread.frames[0].code == framed[0].frames[0].code
 
 
 def test_attributes_keep_every_key_of_the_native_answer(facts):

@@ -4,6 +4,7 @@ questions with the same answers, and says which it could not answer."""
 import glob
 import json
 import os
+from collections.abc import Sequence
 
 import pytest
 
@@ -15,7 +16,7 @@ from pyhang.model.facts import Facts, Recording, Replay, ThreadFacts, decode, en
 from pyhang.model.fork_facts import ForkFacts, ForkIssue
 from pyhang.model.glibc_kinds import LockEvidence
 from pyhang.model.kinds import ForkProblem, TargetWarning
-from pyhang.model.python_facts import FrameRecords, PyFrameFacts, PyThreadFacts, PythonState
+from pyhang.model.python_facts import PyFrameFacts, PyThreadFacts, PythonState
 from pyhang.model.record import to_data
 from pyhang.model.target_facts import TargetFacts
 from pyhang.model.report import NativeFrame
@@ -25,8 +26,8 @@ from pyhang.render.text import warnings
 SNAPSHOTS = os.path.join(os.path.dirname(__file__), "..", "..", "testdata", "snapshots")
 
 
-class NativeLikeFrames:
-    """A sequence of the kind the native module gives (no list, no dict)."""
+class NativeLikeFrames(Sequence):
+    """A sequence of the kind the native module gives (a Sequence of PyFrameFacts, not a list)."""
 
     def __init__(self, items):
         self.items = items
@@ -34,8 +35,11 @@ class NativeLikeFrames:
     def __len__(self):
         return len(self.items)
 
-    def __iter__(self):
-        return iter(self.items)
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __eq__(self, other):   # as the native Frames: equal to the list of its frames
+        return isinstance(other, Sequence) and list(self) == list(other)
 
     def keys(self):   # the native Frames has keys(): its frames' cache keys, not a mapping's
         return [0] * len(self.items)
@@ -57,7 +61,7 @@ class Counting(Facts):
 
     def python(self):
         self._called("python")
-        frames = FrameRecords(NativeLikeFrames([{"function": "f", "file": "a.py", "line": 3}]))
+        frames = NativeLikeFrames([PyFrameFacts(function="f", file="a.py", line=3)])
         return PythonState(status="not-python", threads=[PyThreadFacts(tstate=1, native_tid=99, frames=frames)])
 
     def threads(self, depth, tids=None):

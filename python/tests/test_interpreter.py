@@ -67,7 +67,7 @@ def test_one_interpreter_serves_state_locks_fork_facts_and_values():
         interp = native.Interpreter(target)
         state = interp.state()
         assert state == native.python_state(target)
-        assert interp.status == native.Status.OK and state["status"] == "ok"
+        assert interp.status == native.Status.OK and state.status == "ok"
         shared, own = native.PythonLocks(interp), native.PythonLocks(target)
         assert shared.status == own.status == "ok"
         waits = {}
@@ -84,40 +84,40 @@ def test_one_interpreter_serves_state_locks_fork_facts_and_values():
             native.python_value(target, "threading", "_active", interpreter=interp)
 
 
-def test_a_threads_frames_are_a_sequence_of_frame_dicts_made_when_asked():
-    from pyhang.model import python_facts
+def test_a_threads_frames_are_a_sequence_of_frame_records_made_when_asked():
+    from collections.abc import Sequence
     from pyhang.model.facts import frame_sequence
+    from pyhang.model.python_facts import PyFrameFacts
     from pyhang.model.record import to_data
     import json
     with harness.python_scenario(sys.executable, "py_locks.py") as s:
         state = native.Interpreter(native.Target.live(s.pid)).state()
     # The Interpreter is gone: the frames keep what they need alive.
-    threads = [t for t in state["threads"] if t["frames"]]
+    threads = [t for t in state.threads if t.frames]
     assert len(threads) >= 3
     keys_seen = {}
     for t in threads:
-        frames = t["frames"]
+        frames = t.frames
         every = frames.list()
-        assert len(frames) == len(every) and bool(frames)
+        assert isinstance(frames, Sequence) and len(frames) == len(every) and bool(frames)
         assert list(frames) == every and frames == every
         assert frames[0] == every[0] and frames[-1] == every[-1]
         assert frames[1:3] == every[1:3] and frames[::-1] == every[::-1]
         with pytest.raises(IndexError):
             frames[len(every)]
-        assert set(every[0]) == {"function", "file", "line", "entry_frame", "end_line", "col", "end_col", "frame",
-                                 "code", "c_call"}
+        assert all(type(f) is PyFrameFacts for f in every)
         keys = frames.keys()
-        assert keys == [(f["function"], f["file"], f["line"], f["entry_frame"], f["end_line"], f["col"], f["end_col"],
-                         f["c_call"]) for f in every]
+        assert keys == [(f.function, f.file, f.line, f.entry_frame, f.end_line, f.col, f.end_col, f.c_call)
+                        for f in every]
         for k in keys:
             if k[-1] is None:   # a frame that calls C has a key of its own
                 assert keys_seen.setdefault(k, k) is k  # one tuple for equal frames, across threads
     # threading's bootstrap frames are the same in every thread it started
     assert any(k[0].endswith("_bootstrap") for k in keys_seen)
     # a snapshot holds plain lists (a C callable's tuple becomes a JSON list)
-    plain = json.loads(json.dumps(to_data(python_facts.from_native(state)), default=frame_sequence))
+    plain = json.loads(json.dumps(to_data(state), default=frame_sequence))
     assert [t["frames"] for t in plain["threads"] if t["frames"]] == \
-        json.loads(json.dumps([t["frames"].list() for t in threads]))
+        json.loads(json.dumps([to_data(t.frames.list()) for t in threads]))
 
 
 @pytest.mark.parametrize("python", harness.interpreters(), ids=[name for name, _ in harness.interpreters()])
@@ -128,10 +128,10 @@ def test_the_layout_table_used_says_how_it_relates_to_the_release_the_process_re
         state = native.Interpreter(native.Target.live(s.pid)).state()
     # THEN the version is the one it recorded; a table of that release is "generated", one of another patch
     # level says whether its headers were probed identical; 3.13+ are corrected by their _Py_DebugOffsets
-    assert state["status"] == "ok" and state["version"] == s.truth["python"]
-    if state["layout"] == state["version"]:
-        assert state["layout_basis"] == native.LayoutBasis.GENERATED.text
+    assert state.status == "ok" and state.version == s.truth["python"]
+    if state.layout == state.version:
+        assert state.layout_basis == native.LayoutBasis.GENERATED.text
     else:
-        assert state["layout_basis"] in (native.LayoutBasis.PROBED_IDENTICAL.text, native.LayoutBasis.NOT_PROBED.text)
+        assert state.layout_basis in (native.LayoutBasis.PROBED_IDENTICAL.text, native.LayoutBasis.NOT_PROBED.text)
     minor = tuple(int(x) for x in s.truth["python"].split(".")[:2])
-    assert state["layout_debug_offsets"] == (minor >= (3, 13))
+    assert state.layout_debug_offsets == (minor >= (3, 13))

@@ -1,24 +1,26 @@
 """The decoded interpreter of one process, as records: the answer to the
-`python` question (pyhang.model.facts), made once at the collector from
-native Interpreter.state() (`from_native`); a snapshot keeps it as data
-(`to_data`, and `from_data` back).  The analysis
+`python` question (pyhang.model.facts), made by the native module
+(Interpreter.state(): python/records.hpp) once at the collector; a snapshot
+keeps it as data (`to_data`, and `from_data` back).  The analysis
 (pyhang.analysis.python_state) reads their fields.
 
-A thread's frames come from the native module as a sequence that makes
-each frame dict when asked (native Frames): a report walks thousands of
-frames through their keys only (`FrameRecords.keys`), so a frame's record
-is made when it is asked for too (`FrameRecords`).  From a snapshot they
-are a list of PyFrameFacts.
+A thread's frames come from the native module as a sequence that makes each
+frame's record when asked (native Frames, a collections.abc.Sequence): a
+report walks thousands of frames through their keys only (`Frames.keys`:
+(function, file, line, entry_frame, end_line, col, end_col, c_call) tuples,
+one object for all the frames equal in these).  From a snapshot they are a
+list of PyFrameFacts.
 
-The problems the native reader gives (a thread's `problem`, the state's
-`warnings`) are kept as it gives them."""
+The state's `warnings` are kept as the native reader gives them (dicts of a
+model.kinds.StateWarning and its numbers)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyhang.model.record import field, from_data, record
+from pyhang.model.record import field, record
+from pyhang.model.unread import ReadProblem
 
-__all__ = ["PyFrameFacts", "PyThreadFacts", "GilFacts", "PythonState", "FrameRecords", "from_native"]
+__all__ = ["PyFrameFacts", "PyThreadFacts", "GilFacts", "PythonState", "StateMoves", "CodeStackDepths"]
 
 
 @record
@@ -49,11 +51,11 @@ class PyThreadFacts:
     # left out, and where (they would stand before frames[frames_omitted_at]); 0: none
     frames_omitted: int = 0
     frames_omitted_at: int = 0
-    problem: object = None            # why its frames are incomplete, as the native reader gives it; None: they are not
+    problem: ReadProblem | None = None   # why its frames are incomplete; None: they are not
     attached: bool | None = None
     holds_gil: bool = False
 
-    __nested__ = {"frames": PyFrameFacts}
+    __nested__ = {"frames": PyFrameFacts, "problem": ReadProblem}
 
 
 @record
@@ -96,46 +98,17 @@ class PythonState:
     __nested__ = {"gils": GilFacts, "threads": PyThreadFacts}
 
 
-class FrameRecords(Sequence):
-    """A thread's frames as a read-only sequence of PyFrameFacts, each made
-    when asked for from a sequence of frame dicts (native Frames); `keys()`
-    gives the native sequence's own frame keys, making no frame."""
-    __slots__ = ("dicts",)
-
-    def __init__(self, dicts):
-        self.dicts = dicts
-
-    def __len__(self):
-        return len(self.dicts)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [from_data(PyFrameFacts, d) for d in self.dicts[index]]
-        return from_data(PyFrameFacts, self.dicts[index])
-
-    def __iter__(self):
-        return (from_data(PyFrameFacts, d) for d in self.dicts)
-
-    def __eq__(self, other):
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None
-
-    def keys(self):
-        """(function, file, line, entry_frame, end_line, col, end_col, c_call) of every frame (Frames.keys)."""
-        return self.dicts.keys()
+@record
+class StateMoves:
+    """What changed between two reads of a process that ran (native state_moves)."""
+    moved: list[int] = field(default_factory=list)   # native TIDs of the threads whose Python frames differ
+    gil_moved: bool = False           # who holds a GIL differs
 
 
-def from_native(state):
-    """The PythonState of native Interpreter.state()'s dict; its frames made when asked for (FrameRecords)."""
-    out = from_data(PythonState, dict(state, threads=None, gils=None))
-    out.gils = [from_data(GilFacts, g) for g in state.get("gils") or ()]
-    out.threads = [_thread(t) for t in state.get("threads") or ()]
-    out.warnings = list(state.get("warnings") or ())
-    return out
-
-
-def _thread(t):
-    thread = from_data(PyThreadFacts, dict(t, frames=None))
-    thread.frames = FrameRecords(t["frames"])
-    return thread
+@record
+class CodeStackDepths:
+    """The stack depth CPython's compiler gives each instruction of a code object (native code_stack_depths)."""
+    problem: str = ""                 # why nothing is known (a native DepthProblem name); "": the code was followed
+    problem_unit: int = 0             # the code unit it was found at
+    max_depth: int = 0                # the deepest the stack gets: the compiler's co_stacksize
+    depth: list[int] = field(default_factory=list)   # per code unit where an instruction starts; -1 unknown
