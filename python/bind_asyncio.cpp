@@ -85,7 +85,7 @@ py::dict state_dict(const cpython::AsyncioState& s) {
   d["registry"] = text(s.registry);
   d["problem"] = read_problem(s.problem);
   py::list warnings;
-  for (const auto& w : s.warnings) warnings.append(state_warning_dict(w));
+  for (const auto& w : s.warnings) warnings.append(state_warning(w));
   d["warnings"] = warnings;
   py::list tasks, loops, jobs;
   for (const auto& t : s.tasks) tasks.append(task_dict(t));

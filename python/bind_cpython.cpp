@@ -134,36 +134,6 @@ struct FramesIterator {
 
 }  // namespace
 
-py::dict state_warning_dict(const cpython::StateWarning& w) {
-  py::dict wd;
-  wd[key("kind")] = std::string(to_string(w.kind));
-  wd[key("address")] = w.address;
-  wd[key("other")] = w.other;
-  wd[key("expected")] = w.expected;
-  wd[key("number")] = w.number;
-  wd[key("count")] = w.count;
-  wd[key("text")] = w.text;
-  wd[key("text2")] = w.text2;
-  wd[key("text3")] = w.text3;
-  if (!w.notes.empty()) {
-    py::list notes;
-    for (const auto& n : w.notes) notes.append(read_problem(n));
-    wd[key("notes")] = std::move(notes);
-  }
-  if (!w.changes.empty()) {
-    py::list changes;
-    for (const auto& c : w.changes) {
-      py::dict cd;
-      cd[key("name")] = c.name;
-      cd[key("was")] = c.was;
-      cd[key("now")] = c.now;
-      changes.append(cd);
-    }
-    wd[key("changes")] = std::move(changes);
-  }
-  return wd;
-}
-
 PYHANG_RECORD(cpython::ReadStep, "pyhang.model.unread", "ReadStep",
               PYHANG_FIELD(part), PYHANG_FIELD(address), PYHANG_FIELD(name), PYHANG_FIELD(number))
 PYHANG_RECORD(cpython::ReadProblem, "pyhang.model.unread", "ReadProblem",
@@ -171,6 +141,15 @@ PYHANG_RECORD(cpython::ReadProblem, "pyhang.model.unread", "ReadProblem",
               PYHANG_FIELD(name), PYHANG_FIELD(count))
 
 py::object read_problem(const cpython::ReadProblem& p) { return p.empty() ? py::none() : to_py(p); }
+
+PYHANG_RECORD(cpython::FieldChange, "pyhang.model.warning_facts", "FieldChange",
+              PYHANG_FIELD(name), PYHANG_FIELD(was), PYHANG_FIELD(now))
+PYHANG_RECORD(cpython::StateWarning, "pyhang.model.warning_facts", "StateIssue",
+              PYHANG_FIELD(kind), PYHANG_FIELD(address), PYHANG_FIELD(other), PYHANG_FIELD(expected),
+              PYHANG_FIELD(number), PYHANG_FIELD(count), PYHANG_FIELD(text), PYHANG_FIELD(text2), PYHANG_FIELD(text3),
+              PYHANG_FIELD(notes), PYHANG_FIELD(changes))
+
+py::object state_warning(const cpython::StateWarning& w) { return to_py(w); }
 
 namespace {
 
@@ -196,12 +175,6 @@ py::object frames_of(const ThreadOf& v) {
 py::object ranges_of(const cpython::GilInfo& g) {
   py::list out;
   for (const auto& r : g.ranges) out.append(py::make_tuple(r.start, r.size));
-  return std::move(out);
-}
-
-py::object warnings_of(const cpython::PythonState& s) {
-  py::list out;
-  for (const auto& w : s.warnings) out.append(state_warning_dict(w));
   return std::move(out);
 }
 
@@ -239,7 +212,7 @@ PYHANG_RECORD(StateOf, "pyhang.model.python_facts", "PythonState",
               PYHANG_FIELD_AS("layout_debug_offsets", v.s.layout_debug_offsets),
               PYHANG_FIELD_AS("free_threaded", v.s.free_threaded), PYHANG_FIELD_AS("runtime", v.s.runtime),
               PYHANG_FIELD_AS("gc_collecting", v.s.gc_collecting), PYHANG_FIELD_AS("gils", v.s.gils),
-              PYHANG_FIELD_AS("threads", threads_of(v)), PYHANG_FIELD_AS("warnings", warnings_of(v.s)))
+              PYHANG_FIELD_AS("threads", threads_of(v)), PYHANG_FIELD_AS("warnings", v.s.warnings))
 PYHANG_RECORD(cpython::StateMoves, "pyhang.model.python_facts", "StateMoves",
               PYHANG_FIELD(moved), PYHANG_FIELD(gil_moved))
 PYHANG_RECORD(cpython::CodeStackDepths, "pyhang.model.python_facts", "CodeStackDepths",
@@ -278,9 +251,8 @@ void register_cpython(py::module_& m) {
   bind_enum(m, "LayoutBasis", cpython::kLayoutBasisNames,
             "How the layout table an interpreter was read with relates to its release (python_state().layout_basis).");
   bind_enum(m, "StateProblem", cpython::kStateProblemNames,
-            "What about the interpreter's state could not be read or trusted (python_state().warnings[i]['kind']: "
-            "{kind, address, other, expected, number, count, text, text2, text3, and for gil-statics-undecoded notes: "
-            "[ReadProblem]}, worded by pyhang.render).");
+            "What about the interpreter's state could not be read or trusted (python_state().warnings[i].kind: "
+            "a StateIssue, worded by pyhang.render).");
   py::class_<cpython::Interpreter, std::shared_ptr<cpython::Interpreter>>(
       m, "Interpreter",
       "The target's CPython interpreter, located and read once with its effective layout; pass it to "

@@ -1,8 +1,10 @@
-// Targets (live, core, callback), their memory and their mapped objects.
+// Targets (live, core, callback), their memory and their mapped objects; what about them could not be read
+// crosses as the records of pyhang.model.warning_facts (python/records.hpp).
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "records.hpp"
 #include "pyhang/base/confidence.hpp"
 #include "pyhang/target/target.hpp"
 
@@ -18,19 +20,17 @@ py::dict registers_dict(const Registers& regs) {
   return d;
 }
 
-// What about the target could not be read: its kind and what it names.
-py::dict issue_dict(const TargetIssue& w) {
-  py::dict d;
-  d["kind"] = std::string(to_string(w.kind));
-  d["path"] = w.path;
-  d["number"] = w.number;
-  d["other"] = w.other;
-  d["text"] = w.text;
-  d["other_text"] = w.other_text;
-  return d;
-}
-
 }  // namespace
+
+// What about the target could not be read: its kind and what it names.
+PYHANG_RECORD(TargetIssue, "pyhang.model.warning_facts", "TargetIssue",
+              PYHANG_FIELD(kind), PYHANG_FIELD(path), PYHANG_FIELD(number), PYHANG_FIELD(other), PYHANG_FIELD(text),
+              PYHANG_FIELD(other_text))
+// A file the target maps, and how far its symbols can be read.
+PYHANG_RECORD(LoadedObject, "pyhang.model.target_facts", "MappedObject",
+              PYHANG_FIELD(path), PYHANG_FIELD(start), PYHANG_FIELD(end), PYHANG_FIELD(bias),
+              PYHANG_FIELD_AS("symbols", v.elf ? v.elf->symbol_count() : 0),
+              PYHANG_FIELD_AS("debug_info", v.elf ? v.elf->has_debug_info() : false), PYHANG_FIELD(problem))
 
 void register_target(py::module_& m) {
   bind_enum(m, "TargetKind", kTargetKindNames, "Where a target's memory comes from (Target.kind).");
@@ -99,13 +99,9 @@ void register_target(py::module_& m) {
           "A core's parent PID (NT_PRPSINFO pr_ppid); None for other targets or when not recorded.")
       .def_property_readonly(
           "warnings",
-          [](const Target& t) {
-            py::list out;
-            for (const auto& w : t.warnings()) out.append(issue_dict(w));
-            return out;
-          },
-          "What about the target could not be read or trusted: [{kind (TargetProblem), path, number, other, "
-          "text}], worded by pyhang.render.")
+          [](const Target& t) { return to_py(t.warnings()); },
+          "What about the target could not be read or trusted: [TargetIssue] (kind a TargetProblem), worded by "
+          "pyhang.render.")
       .def_property_readonly("executable", &Target::executable)
       .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })
       .def("invalidate", &Target::invalidate, "Forget cached memory (the target ran).")
@@ -142,22 +138,9 @@ void register_target(py::module_& m) {
       .def(
           "symbol_address",
           [](Target& t, const std::string& name) { return t.space().symbol_address(name); }, py::arg("name"))
-      .def("objects",
-           [](Target& t) {
-             py::list out;
-             for (auto& o : t.space().objects()) {
-               py::dict d;
-               d[key("path")] = o.path;
-               d[key("start")] = o.start;
-               d[key("end")] = o.end;
-               d[key("bias")] = o.bias;
-               d[key("symbols")] = o.elf ? o.elf->symbol_count() : 0;
-               d[key("debug_info")] = o.elf ? o.elf->has_debug_info() : false;
-               d[key("problem")] = o.problem ? py::object(issue_dict(*o.problem)) : py::none();
-               out.append(d);
-             }
-             return out;
-           })
+      .def(
+          "objects", [](Target& t) { return to_py(t.space().objects()); },
+          "Every file the target maps: [MappedObject] (path, start, end, bias, symbols, debug_info, problem).")
       .def(
           "registers",
           [](Target& t, int tid) -> py::object {

@@ -68,13 +68,12 @@ pybind11::object opt(const std::optional<T>& v) {
 // deque).  Defined in python/bind_pylocks.cpp.
 pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
 
-// What a CPython reader could not read {path: [{part, address, name, number}], why, number, limit, at,
-// name, count} (model.unread.ReadProblem's data), or None when all was read.  Defined in
+// What a CPython reader could not read (a model.unread.ReadProblem), or None when all was read.  Defined in
 // python/bind_cpython.cpp.
 pybind11::object read_problem(const cpython::ReadProblem& problem);
-// An interpreter warning (cpython::StateWarning) as {kind, address, other, expected, number, count, text,
-// text2, text3[, notes][, changes]}.
-pybind11::dict state_warning_dict(const cpython::StateWarning& w);
+// An interpreter warning (cpython::StateWarning) as its record, a model.warning_facts.StateIssue.  Defined in
+// python/bind_cpython.cpp.
+pybind11::object state_warning(const cpython::StateWarning& w);
 
 // Why pthread_t cannot be mapped to TIDs (a model.waits.DescriptorsIssue), or None.  Defined in
 // python/bind_locks.cpp.

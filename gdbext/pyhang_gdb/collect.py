@@ -21,6 +21,7 @@ from pyhang.analysis.python_state import PythonView
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import TargetWarning, ThreadIssueKind
 from pyhang.model.report import ThreadIssue
+from pyhang.model.warning_facts import TargetIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
 from pyhang_gdb.session import SESSION, core_path, selected_gdb_thread
@@ -241,9 +242,9 @@ def executable_warnings(target):
     if given is not None and given.startswith("target:"):  # gdb reads it through the target: the same file
         given = given[len("target:"):]
     if given is None:
-        return [{"kind": TargetWarning.NO_EXECUTABLE_GIVEN}]
+        return [TargetIssue(TargetWarning.NO_EXECUTABLE_GIVEN)]
     if target.executable and os.path.realpath(given) != os.path.realpath(target.executable):
-        return [{"kind": TargetWarning.OTHER_EXECUTABLE, "given": given, "path": target.executable}]
+        return [TargetIssue(TargetWarning.OTHER_EXECUTABLE, given=given, path=target.executable)]
     return []
 
 
@@ -253,11 +254,11 @@ def sysroot_warnings(target):
     made in a container or on another machine, and no sysroot was given."""
     if target.kind != "core" or gdb.parameter("sysroot") not in ("", "target:", None):
         return []
-    objects = [o for o in target.objects() if o["path"].startswith("/")]
-    lost = [o for o in objects if o["problem"]]
+    objects = [o for o in target.objects() if o.path.startswith("/")]
+    lost = [o for o in objects if o.problem]
     if not objects or len(lost) * 2 < len(objects):
         return []
-    return [{"kind": TargetWarning.FILES_MISSING, "number": len(lost), "other": len(objects)}]
+    return [TargetIssue(TargetWarning.FILES_MISSING, number=len(lost), other=len(objects))]
 
 
 # Bytes at a thread's stack pointer that are never all zero on a real stack
@@ -282,7 +283,7 @@ def zeroed_stack_warnings(target):
             lost.append(tid)
     if not lost:
         return []
-    return [{"kind": TargetWarning.ZEROED_STACKS, "tids": lost}]
+    return [TargetIssue(TargetWarning.ZEROED_STACKS, tids=lost)]
 
 
 def selected_thread(depth):

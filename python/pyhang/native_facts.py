@@ -158,7 +158,7 @@ class Collector(Facts):
         """Why the target's executable could not be read here (its symbols,
         where a Python runtime linked into it is found), or None."""
         t = self.native_target
-        return next((o["problem"] for o in t.objects() if o["path"] == t.executable and o["problem"]), None)
+        return next((o.problem for o in t.objects() if o.path == t.executable and o.problem), None)
 
     def interpreter(self):
         return self.decoders.interpreter()
@@ -193,7 +193,7 @@ class Collector(Facts):
         """Why no glibc is mapped in the target, from the files it maps: (LibcAbsence.MUSL, musl's libc) or
         (LibcAbsence.STATIC, the executable) when no libc.so is mapped at all."""
         try:
-            paths = [o["path"] for o in self.native_target.objects()]
+            paths = [o.path for o in self.native_target.objects()]
         except Exception:  # noqa: BLE001 — the files mapped are not known: said as before
             return "", ""
         musl = next((p for p in paths if musl_libc(p)), None)

@@ -29,6 +29,7 @@ from pyhang.checkout import debug_directories
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
 from pyhang.model.report import ThreadIssue
+from pyhang.model.warning_facts import TargetIssue
 from pyhang.native_facts import Collector
 
 MAX_THREADS = 1 << 16
@@ -40,8 +41,8 @@ IN_CALL, BLOCKED, RUNNING, GONE = "in-call", "blocked", "running", "gone"
 
 # What every report taken this way warns of first, and what it warns of
 # when the GIL moved between two reads (worded by render.target).
-GIL_MOVED = {"kind": TargetWarning.GIL_MOVED}
-NOT_STOPPED = {"kind": TargetWarning.NOT_STOPPED}
+GIL_MOVED = TargetIssue(TargetWarning.GIL_MOVED)
+NOT_STOPPED = TargetIssue(TargetWarning.NOT_STOPPED)
 
 
 class ProcThreads:
@@ -167,7 +168,7 @@ def no_stop_facts(pid, because=()):
 
 def _cut_short(transfer):
     tid, call, fd, what = transfer
-    return {"kind": TargetWarning.NOT_STOPPED_FOR_TRANSFER, "tid": tid, "call": call, "fd": fd, "what": what}
+    return TargetIssue(TargetWarning.NOT_STOPPED_FOR_TRANSFER, tid=tid, call=call, fd=fd, what=what)
 
 
 def examine(pid, native_depth=None, locals=False, because=(), kept=None):

@@ -24,6 +24,7 @@ from pyhang.model.kinds import TargetWarning
 from pyhang.model.files import FdObject
 from pyhang.model.proc_record import CoreTie, ProcRecord
 from pyhang.model.record import from_data
+from pyhang.model.warning_facts import TargetIssue
 
 SCHEMA = "pyhang-proc/1"
 NOTE_NAME = "PYHANG"
@@ -139,7 +140,7 @@ def _check(r):
 
 
 def _problem(kind, path, **said):
-    return dict(said, kind=kind, path=path)
+    return TargetIssue(kind, path=path, **said)
 
 
 def read(path, core_pid):

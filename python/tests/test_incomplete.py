@@ -19,6 +19,7 @@ from pyhang.model.facts import SNAPSHOT_SCHEMA
 from pyhang.model.glibc_kinds import LayoutsProblem
 from pyhang.model.kinds import GilState, PythonEvidence, ReaderFailure, TargetWarning, Unread, VerdictKind
 from pyhang.model.report import NativeFrame, TargetInfo
+from pyhang.model.warning_facts import TargetIssue
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
 from pyhang.model.waits import LayoutsIssue, LockIdentification, from_data
 from pyhang.model.tree import ProcessEntry, TreeReport
@@ -191,8 +192,8 @@ def test_a_runtime_not_found_in_a_program_named_python_is_a_python_state_not_rea
 @pytest.mark.parametrize("kind", ["core", "live"])
 def test_no_runtime_found_in_an_executable_that_could_not_be_read_says_so_and_for_a_core_what_to_give(kind):
     # GIVEN a process whose executable could not be read here (a core's, moved or deleted since)
-    problem = {"kind": TargetWarning.SYMBOLS_UNREADABLE, "path": "/srv/app/bin/app", "text": ReaderFailure.CANNOT_OPEN,
-               "number": 2}
+    problem = TargetIssue(TargetWarning.SYMBOLS_UNREADABLE, path="/srv/app/bin/app", text=ReaderFailure.CANNOT_OPEN,
+                          number=2)
     snap = ProcessSnapshot(target=TargetInfo(kind=kind, pid=5, core="/cores/core.5" if kind == "core" else None,
                                              executable="/srv/app/bin/app", executable_problem=problem),
                            python=from_data(PythonState, {"status": "not-python", "threads": [], "gils": [], "warnings": []}),

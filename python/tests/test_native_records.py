@@ -1,15 +1,20 @@
 """What the native module finds crosses into Python as the records of
 pyhang.model, made in C++ from one table per result struct
 (python/records.hpp): every table names only fields its record has, and a
-decoded lock, its problems and an identification arrive as those records,
-equal to what their own JSON gives back."""
+decoded lock, its problems, an identification, the files a process maps and
+the warnings arrive as those records, equal to what their own JSON gives
+back."""
+import os
 import struct
 
 import pytest
 
 import _pyhang_native as native
 
-from pyhang.model import record as records
+from pyhang.model import kinds, record as records
+from pyhang.model.target_facts import MappedObject
+from pyhang.model.unread import ReadProblem, ReadStep
+from pyhang.model.warning_facts import StateIssue, TargetIssue, warnings_of
 from pyhang.model.waits import GlibcLock, GlibcRelease, LockIdentification, LockIssue
 
 
@@ -89,3 +94,30 @@ def test_a_version_that_is_none_crosses_as_the_record_of_the_problem():
         ("LayoutsIssue", "not-a-version", "two")
     # AND no lock is decoded with layouts it does not have
     assert reader.decode("mutex", 0x40000) is None
+
+
+def test_the_files_a_process_maps_cross_as_mapped_object_records():
+    # GIVEN this process, read as a live target
+    target = native.Target.live(os.getpid())
+    # WHEN its mapped files are listed
+    objects = target.objects()
+    # THEN each is a MappedObject, this interpreter's libc among them with its symbols read
+    assert objects and all(type(o) is MappedObject for o in objects)
+    libc = [o for o in objects if os.path.basename(o.path).startswith("libc.so")]
+    assert libc and libc[0].start < libc[0].end and libc[0].symbols > 0 and libc[0].problem is None
+    assert all(type(w) is TargetIssue for w in target.warnings)
+
+
+def test_a_warnings_data_leaves_out_what_it_does_not_fill_and_gives_the_same_record_back():
+    # GIVEN a target warning that fills two fields, and an interpreter warning with a note
+    lost = TargetIssue(kinds.TargetWarning.FILES_MISSING, number=3, other=8)
+    note = ReadProblem(path=[ReadStep(kinds.ReadPart.FUNCTION, address=0x10, name="PyEval_InitThreads")],
+                       why=kinds.ReadWhy.UNDECODABLE)
+    gil = StateIssue(kinds.StateWarning.GIL_STATICS_UNDECODED, text="/lib/libpython3.6m.so", notes=[note])
+    # WHEN they are kept as data (a snapshot)
+    data = [records.to_data(lost), records.to_data(gil)]
+    # THEN the target warning's data holds only what it fills, the interpreter's its numbers and note
+    assert data[0] == {"kind": "files-missing", "number": 3, "other": 8}
+    assert "changes" not in data[1] and data[1]["notes"][0]["why"] == kinds.ReadWhy.UNDECODABLE
+    # AND the data gives each its own record back, by its kind
+    assert warnings_of(data) == [lost, gil]

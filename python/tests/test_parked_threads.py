@@ -62,7 +62,7 @@ def parked_python():
 
 def test_each_parked_thread_has_its_futex_call_rsp_and_rip_and_no_callee_saved_register(parked_python):
     proc, facts, target = parked_python
-    libc = [o for o in target.objects() if os.path.basename(o["path"]).startswith("libc.so")]
+    libc = [o for o in target.objects() if os.path.basename(o.path).startswith("libc.so")]
     assert libc
     for t in facts["parked"]:
         regs = native.parked_registers(target, t["tid"])
@@ -70,7 +70,7 @@ def test_each_parked_thread_has_its_futex_call_rsp_and_rip_and_no_callee_saved_r
         r = regs["registers"]
         assert set(r) == {"orig_rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "rsp", "rip"}
         assert r["orig_rax"] == SYS_FUTEX
-        assert libc[0]["start"] <= r["rip"] < libc[0]["end"]
+        assert libc[0].start <= r["rip"] < libc[0].end
         # The futex word is the lock's semaphore, which both threads share.
     words = {native.parked_registers(target, t["tid"])["registers"]["rdi"] for t in facts["parked"]}
     assert len(words) == 1

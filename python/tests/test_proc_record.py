@@ -73,11 +73,11 @@ def test_a_record_tied_to_another_core_is_not_used(tmp_path):
     core_notes.add_note(other, proc_record.NOTE_NAME, proc_record.NT_PYHANG_PROC, proc_record.raw(first)[0])
     record, problem = proc_record.read(other, os.getpid())
     # THEN it is not used, and the warning says which core it names and which this is
-    assert record is None and problem["kind"] == TargetWarning.PROC_RECORD_OTHER_CORE
-    assert problem["number"] == problem["other"] == os.getpid() and problem["text"] != problem["other_text"]
+    assert record is None and problem.kind == TargetWarning.PROC_RECORD_OTHER_CORE
+    assert problem.number == problem.other == os.getpid() and problem.text != problem.other_text
     # AND a core of another process
     record, problem = proc_record.read(first, os.getpid() + 1)
-    assert record is None and (problem["number"], problem["other"]) == (os.getpid(), os.getpid() + 1)
+    assert record is None and (problem.number, problem.other) == (os.getpid(), os.getpid() + 1)
 
 
 def test_a_damaged_record_or_one_of_another_schema_is_a_warning_never_an_exception(tmp_path):
@@ -93,7 +93,7 @@ def test_a_damaged_record_or_one_of_another_schema_is_a_warning_never_an_excepti
         path = make_core(str(tmp_path / ("core%d" % i)))
         core_notes.add_note(path, proc_record.NOTE_NAME, proc_record.NT_PYHANG_PROC, desc)
         record, problem = proc_record.read(path, 5)
-        assert record is None and problem["kind"] == kind and problem["path"] == path, (desc, problem)
+        assert record is None and problem.kind == kind and problem.path == path, (desc, problem)
     assert proc_record.read(make_core(str(tmp_path / "plain")), 5) == (None, None)
     assert proc_record.read(str(tmp_path / "missing"), 5) == (None, None)
 

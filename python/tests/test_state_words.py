@@ -4,7 +4,13 @@ and text it names) and is worded by render.interpreter: the vocabulary is
 the native name table, and every kind has words naming what it carries."""
 import _pyhang_native as native
 from pyhang.model import kinds
+from pyhang.model.warning_facts import warning_of
 from pyhang.render.target import warning_text
+
+
+def said(data):
+    """A warning's data (a snapshot's) in words: its record's."""
+    return warning_text(warning_of(data))
 
 EXAMPLE = {"address": 0x1000, "other": 0x2000, "expected": 0x3000, "number": 7, "count": 0, "text": "3.16.0",
            "text2": "3.16", "text3": "3.15.2", "changes": [{"name": "task_node", "was": 152, "now": 176}]}
@@ -20,15 +26,15 @@ def test_the_vocabulary_is_the_native_name_table():
 
 def test_every_kind_has_words_with_what_it_carries():
     for kind in members():
-        words = warning_text(dict(EXAMPLE, kind=kind))
+        words = said(dict(EXAMPLE, kind=kind))
         assert words and not words.startswith(kind + ":"), kind   # not the fallback for unknown kinds
-    mismatch = warning_text(dict(EXAMPLE, kind=kinds.StateWarning.THREAD_OF_OTHER_INTERPRETER))
+    mismatch = said(dict(EXAMPLE, kind=kinds.StateWarning.THREAD_OF_OTHER_INTERPRETER))
     assert "0x1000" in mismatch and "0x2000" in mismatch and "expected 0x3000" in mismatch
 
 
 def test_a_debug_offsets_problem_says_whether_the_generated_table_stands_in_or_nothing_does():
-    used = warning_text(dict(EXAMPLE, kind=kinds.StateWarning.DEBUG_OFFSETS_NO_COOKIE))
-    refused = warning_text(dict(EXAMPLE, kind=kinds.StateWarning.DEBUG_OFFSETS_NO_COOKIE, count=1))
+    used = said(dict(EXAMPLE, kind=kinds.StateWarning.DEBUG_OFFSETS_NO_COOKIE))
+    refused = said(dict(EXAMPLE, kind=kinds.StateWarning.DEBUG_OFFSETS_NO_COOKIE, count=1))
     assert "using the generated 3.15.2 table" in used
     assert "no layout table for CPython 3.16 to fall back on" in refused
 
@@ -43,24 +49,24 @@ def test_the_gil_decoders_notes_are_problems_worded_after_what_was_not_decoded()
             "count": 0}
     w = dict(EXAMPLE, kind=kinds.StateWarning.GIL_STATICS_UNDECODED, text="/lib/libpython3.6m.so",
              text2="mutex+condition-variable", text3="", notes=[note])
-    assert warning_text(w) == (
+    assert said(w) == (
         "could not decode the GIL's mutex and condition variable in /lib/libpython3.6m.so; threads waiting for the "
         "GIL will not be recognised; GIL decode: cannot decode PyEval_InitThreads at +12 (code truncated)")
     bare = dict(w, text2="mutex", notes=None)
-    assert warning_text(bare) == ("could not decode the GIL's mutex in /lib/libpython3.6m.so; threads waiting for the "
+    assert said(bare) == ("could not decode the GIL's mutex in /lib/libpython3.6m.so; threads waiting for the "
                                   "GIL will not be recognised")
 
 
 def test_asyncios_own_debug_offsets_are_worded_with_the_struct_the_fields_and_the_row():
     base = {"address": 0x7f00, "other": 0, "expected": 0, "count": 168, "text": "3.14", "text2": "task_coro",
             "text3": "_AsyncioDebug"}
-    assert warning_text(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_IMPLAUSIBLE, number=500)) == \
+    assert said(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_IMPLAUSIBLE, number=500)) == \
         "asyncio: _AsyncioDebug at 0x7f00 implausible (task_coro 500 outside its struct of 168 bytes); using the 3.14 row"
-    assert warning_text(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_IMPLAUSIBLE, number=-1)) == \
+    assert said(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_IMPLAUSIBLE, number=-1)) == \
         "asyncio: _AsyncioDebug at 0x7f00 implausible (task_coro unreadable); using the 3.14 row"
-    assert warning_text(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_UNREADABLE, number=0)) == \
+    assert said(dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_UNREADABLE, number=0)) == \
         "asyncio: _AsyncioDebug at 0x7f00 unreadable; using the 3.14 row"
     differ = dict(base, kind=kinds.StateWarning.ASYNCIO_DEBUG_DIFFER, number=0, text3="_Py_DebugOffsets",
                   changes=[{"name": "gi_iframe", "was": 72, "now": 88}, {"name": "gi_frame_state", "was": 67, "now": 66}])
-    assert warning_text(differ) == ("asyncio: the target's _Py_DebugOffsets differ from the 3.14 row in gi_iframe "
+    assert said(differ) == ("asyncio: the target's _Py_DebugOffsets differ from the 3.14 row in gi_iframe "
                                     "72->88, gi_frame_state 67->66; using the target's")

@@ -6,7 +6,13 @@ import pytest
 
 import _pyhang_native as native
 from pyhang.model import kinds
+from pyhang.model.warning_facts import warning_of
 from pyhang.render.target import object_problem_text, reader_error_text, reader_failure, warning_text
+
+
+def said(data):
+    """A warning's data (a snapshot's) in words: its record's."""
+    return warning_text(warning_of(data))
 
 EXAMPLE = {"path": "/tmp/core.1", "number": 3, "other": 8, "text": "no .dynsym", "other_text": "ab12",
            "problem": {"path": [{"part": kinds.ReadPart.FRAME, "address": 0x10}], "why": kinds.ReadWhy.UNREADABLE},
@@ -44,34 +50,36 @@ def test_a_reader_error_is_worded_from_its_reason_path_and_number():
 def test_a_mapped_file_that_cannot_be_read_or_is_another_build_is_said_with_its_reason():
     missing = {"kind": kinds.TargetWarning.SYMBOLS_UNREADABLE, "path": "/usr/lib/libx.so", "number": 2,
                "text": "cannot-open", "other_text": "/sysroot/usr/lib/libx.so"}
-    assert warning_text(missing) == ("cannot read symbols of /usr/lib/libx.so: cannot open /sysroot/usr/lib/libx.so: "
+    assert said(missing) == ("cannot read symbols of /usr/lib/libx.so: cannot open /sysroot/usr/lib/libx.so: "
                                      "No such file or directory")
     other = {"kind": kinds.TargetWarning.BUILD_ID_MISMATCH, "path": "/usr/lib/libx.so", "text": "ab12",
              "other_text": "cd34"}
-    assert "build-id ab12, in the core cd34" in warning_text(other)
+    assert "build-id ab12, in the core cd34" in said(other)
     # damaged data is said by its names, never raised
-    assert object_problem_text({"kind": kinds.TargetWarning.BUILD_ID_MISMATCH}).startswith(
+    assert object_problem_text(warning_of({"kind": kinds.TargetWarning.BUILD_ID_MISMATCH})).startswith(
         "the file on disk is not the one the core was made from (build-id ?")
-    assert object_problem_text({"kind": "symbols-unreadable", "text": "cannot-open", "number": "x"}) == \
+    assert object_problem_text(warning_of({"kind": "symbols-unreadable", "text": "cannot-open", "number": "x"})) == \
         "cannot-open: ?"
     assert reader_failure(kinds.ReaderFailure.NO_SUCH_PROCESS, "/proc/1", None) == "no-such-process: /proc/1"
 
 
 def test_every_kind_has_words_with_what_it_names():
     for kind in members():
-        words = warning_text(dict(EXAMPLE, kind=kind))
+        words = said(dict(EXAMPLE, kind=kind))
         assert words and kind not in words, kind
-    truncated = warning_text(dict(EXAMPLE, kind=kinds.TargetWarning.CORE_TRUNCATED))
+    truncated = said(dict(EXAMPLE, kind=kinds.TargetWarning.CORE_TRUNCATED))
     assert "/tmp/core.1" in truncated and "3 of 8 bytes" in truncated
-    assert "LWP 11, 12" in warning_text(dict(EXAMPLE, kind=kinds.TargetWarning.ZEROED_STACKS))
-    assert "LWP 11 is inside write on fd 2" in warning_text(dict(EXAMPLE, kind=kinds.TargetWarning.NOT_STOPPED_FOR_TRANSFER))
+    assert "LWP 11, 12" in said(dict(EXAMPLE, kind=kinds.TargetWarning.ZEROED_STACKS))
+    assert "LWP 11 is inside write on fd 2" in said(dict(EXAMPLE, kind=kinds.TargetWarning.NOT_STOPPED_FOR_TRANSFER))
 
 
-def test_a_warning_missing_what_its_kind_names_is_said_by_its_kind_not_raised():
-    # data another pyhang wrote, or a damaged snapshot: one line, never a traceback
-    assert warning_text({"kind": kinds.TargetWarning.CORE_TRUNCATED, "path": "/tmp/core.1"}) == \
+def test_a_warning_of_damaged_data_is_said_by_its_kind_not_raised():
+    # data another pyhang wrote, or a damaged snapshot: what it lacks takes its record's defaults, and a value
+    # its words cannot take leaves one line of the kind and what it names, never a traceback
+    assert said({"kind": kinds.TargetWarning.CORE_TRUNCATED, "path": "/tmp/core.1", "number": "many"}) == \
         "core-truncated: /tmp/core.1"
-    assert warning_text({"kind": kinds.StateWarning.THREAD_PREV_MISMATCH}).startswith("thread-prev-mismatch")
+    assert said({"kind": kinds.StateWarning.THREAD_PREV_MISMATCH, "address": None}).startswith("thread-prev-mismatch")
+    assert said({"kind": kinds.TargetWarning.CORE_NO_THREAD}) == "core file  has no thread (no NT_PRSTATUS note)"
 
 
 def test_what_a_collector_could_not_read_about_a_thread_is_data_worded_by_render():

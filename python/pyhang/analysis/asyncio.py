@@ -19,6 +19,7 @@ from pyhang.model.record import replace
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict, program_frame
 from pyhang.model.verdict_facts import AsyncioLoopBlockedFacts
 from pyhang.model.waits import ApiDetail, syscall_of
+from pyhang.model.warning_facts import TargetIssue
 
 PENDING = FutureState.PENDING
 MAX_CYCLES = 64          # await cycles listed at most
@@ -169,7 +170,7 @@ def analyse(report, snapshot):
     if not state.imported:   # (its problem then says only that)
         return
     if state.problem:
-        report.warnings.append({"kind": TargetWarning.ASYNCIO_INCOMPLETE, "problem": state.problem})
+        report.warnings.append(TargetIssue(TargetWarning.ASYNCIO_INCOMPLETE, problem=state.problem))
     facts = _Facts(state)
     loops = {}
     for raw in state.loops:

@@ -373,7 +373,7 @@ def idle_pool_library(t, native_depth):
 def gil_moved(report):
     """Whether the GIL changed hands between two reads of a process read without stopping it: who holds it is
     not known because threads are running."""
-    return any(isinstance(w, dict) and w.get("kind") == TargetWarning.GIL_MOVED for w in report.warnings)
+    return any(getattr(w, "kind", None) == TargetWarning.GIL_MOVED for w in report.warnings)
 
 
 def _free_gil_waiters(report):

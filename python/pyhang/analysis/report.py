@@ -27,6 +27,7 @@ from pyhang.model.kinds import GilState, PythonStatus, TargetWarning, severity
 from pyhang.model.record import replace
 from pyhang.model.report import Report, ThreadReport
 from pyhang.model.unread import read_problem
+from pyhang.model.warning_facts import TargetIssue
 
 # Deep enough to see a driver library below a Python callback
 # (PyGILState_Ensure, ctypes, libffi, the driver): the driver-lock heuristics
@@ -63,7 +64,7 @@ def threads(snapshot, view=None):
     holder = gil_holder(view)
     python_threads = PythonThreads(snapshot.threading, view)
     if snapshot.threading is not None and snapshot.threading.imported and snapshot.threading.problem:
-        report.warnings.append({"kind": TargetWarning.THREADING_INCOMPLETE, "problem": snapshot.threading.problem})
+        report.warnings.append(TargetIssue(TargetWarning.THREADING_INCOMPLETE, problem=snapshot.threading.problem))
     gil_states = {}
     for snap in snapshot.threads:
         th = ThreadReport(tid=snap.tid, gdb_num=snap.num, name=snap.name, problem=snap.problem,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 from pyhang.model.unread import ReadProblem
 from pyhang.model.waits import CodeLine
+from pyhang.model.warning_facts import StateIssue, warnings_of
 
 __all__ = ["TypedObject", "AwaitedFuture", "TaskFacts", "LoopFacts", "ExecutorJob", "AsyncioState"]
 
@@ -88,12 +89,15 @@ class AsyncioState:
     imported: bool = False
     registry: str | None = None       # where the tasks were found
     problem: ReadProblem | None = None   # what could not be read
-    # how the C objects were read differently from pyhang's own row: the native reader's warnings
-    # ({kind: model.kinds.StateWarning asyncio-debug-*, ...}, worded by render.interpreter)
-    warnings: list = field(default_factory=list)
+    # how the C objects were read differently from pyhang's own row (StateIssues of the kinds asyncio-debug-*,
+    # worded by render.interpreter)
+    warnings: list[StateIssue] = field(default_factory=list)
     tasks: list[TaskFacts] = field(default_factory=list)
     loops: list[LoopFacts] = field(default_factory=list)
     jobs: list[ExecutorJob] = field(default_factory=list)
     clock: float | None = None        # time.monotonic() when a live process was read (loop time); None: a core
 
     __nested__ = {"tasks": TaskFacts, "loops": LoopFacts, "jobs": ExecutorJob, "problem": ReadProblem}
+
+    def __post_init__(self):
+        self.warnings = warnings_of(self.warnings)   # (a snapshot's data: each its record)

@@ -11,14 +11,15 @@ report walks thousands of frames through their keys only (`Frames.keys`:
 one object for all the frames equal in these).  From a snapshot they are a
 list of PyFrameFacts.
 
-The state's `warnings` are kept as the native reader gives them (dicts of a
-model.kinds.StateWarning and its numbers)."""
+The state's `warnings` are model.warning_facts.StateIssue records (and the
+no-stop collector's gil-moved, a TargetIssue)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from pyhang.model.record import field, record
 from pyhang.model.unread import ReadProblem
+from pyhang.model.warning_facts import StateIssue, warnings_of
 
 __all__ = ["PyFrameFacts", "PyThreadFacts", "GilFacts", "PythonState", "StateMoves", "CodeStackDepths"]
 
@@ -93,9 +94,12 @@ class PythonState:
     gc_collecting: bool | None = None   # None: not known
     gils: list[GilFacts] = field(default_factory=list)
     threads: list[PyThreadFacts] = field(default_factory=list)
-    warnings: list = field(default_factory=list)   # as the native reader gives them: {kind: model.kinds.StateWarning, ...}
+    warnings: list[StateIssue] = field(default_factory=list)   # what about it could not be read or trusted
 
     __nested__ = {"gils": GilFacts, "threads": PyThreadFacts}
+
+    def __post_init__(self):
+        self.warnings = warnings_of(self.warnings)   # (a snapshot's data: each its record)
 
 
 @record

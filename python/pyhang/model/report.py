@@ -16,6 +16,7 @@ from pyhang.model.python_values import LocalValue
 from pyhang.model.hazard_facts import facts_from_data as hazard_facts_from_data
 from pyhang.model.unread import ReadProblem
 from pyhang.model.verdict_facts import AsyncioLoopBlockedFacts, GilHolderBlockedFacts, facts_from_data
+from pyhang.model.warning_facts import StateIssue, TargetIssue
 from pyhang.model.waits import ApiDetail, CollectiveDetail, GlibcLock, GrpcCallDetail, HowIdentified, JoinDetail, \
     LayoutsIssue, PythonLockDetail, PythonLockEvidence, SyscallWait
 
@@ -253,10 +254,10 @@ class TargetInfo:
     python_version: str | None = None
     namespace_pid: int | None = None  # its pid in its own PID namespace, when that differs
     parent_pid: int | None = None  # live: /proc/PID/stat; core: NT_PRPSINFO pr_ppid (for process trees)
-    executable_problem: dict | None = None  # why the executable's file could not be read here (TargetFacts')
+    executable_problem: TargetIssue | None = None  # why the executable's file could not be read here (TargetFacts')
     proc_record: ProcSummary | None = None  # a core's record of /proc, made by pyhang gcore (TargetFacts')
 
-    __nested__ = {"proc_record": ProcSummary}
+    __nested__ = {"proc_record": ProcSummary, "executable_problem": TargetIssue}
 
 
 @record
@@ -319,9 +320,9 @@ class Report:
     fork_hazards: list["Hazard"] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     fork_analysis: "ForkAnalysis" | None = None     # fork-hazards' full evidence
-    # what could not be read: the target's (kinds.TargetWarning data, worded by render.target), the
-    # interpreter reader's (kinds.StateWarning data, render.interpreter)
-    warnings: list[dict] = field(default_factory=list)
+    # what could not be read: the target's (model.warning_facts.TargetIssue, worded by render.target), the
+    # interpreter reader's (StateIssue, render.interpreter)
+    warnings: list[TargetIssue | StateIssue] = field(default_factory=list)
     python_status: str | None = None                # model.kinds.PythonStatus of the interpreter
     lock_problem: LayoutsIssue | None = None   # why glibc's lock layouts are not known
     lock_caveat: LayoutsIssue | None = None         # why the layouts used need a caveat (render words it a warning)

@@ -25,6 +25,7 @@ from pyhang.model.python_values import FrameLocals
 from pyhang.model.references import ObjectPath
 from pyhang.model.report import NativeFrame, TargetInfo, ThreadIssue
 from pyhang.model.threading_facts import ThreadingState
+from pyhang.model.warning_facts import TargetIssue
 from pyhang.model.waits import ApiWait, CollectiveDetail, LayoutsIssue, LockIdentification, PoolWorker, PythonLockWait, SyscallFacts
 
 
@@ -71,8 +72,8 @@ class ProcessSnapshot:
     target: TargetInfo
     python: PythonState | None                # the decoded interpreter (native Interpreter.state())
     threads: list[ThreadSnapshot] = field(default_factory=list)
-    # what about the target could not be read or trusted: {kind: kinds.TargetWarning, ...}
-    warnings: list[dict] = field(default_factory=list)
+    # what about the target could not be read or trusted (model.warning_facts)
+    warnings: list[TargetIssue] = field(default_factory=list)
     lock_problem: LayoutsIssue | None = None   # why glibc's lock layouts are not known
     lock_caveat: LayoutsIssue | None = None   # why the layouts used need a caveat (a release newer than checked)
     fork_facts: ForkFacts | None = None    # native fork_facts(), when asked

@@ -10,6 +10,7 @@ of words per vocabulary of model.kinds."""
 from pyhang.model.glibc_kinds import DescriptorCheck, DescriptorsProblem, IdentifyProblem, LayoutsProblem, \
     LibcAbsence, LockEvidence, LockProblem, ScoreReason, ThreadListProblem
 from pyhang.model.kinds import ReaderFailure, TargetWarning
+from pyhang.model.warning_facts import TargetIssue
 from pyhang.render.target import object_problem_text, reader_failure
 
 _MASK64 = (1 << 64) - 1
@@ -268,8 +269,8 @@ def layouts_text(issue):
     if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail in vars(ReaderFailure).values():
         return "%s: glibc version unknown" % reader_failure(issue.detail, issue.library, issue.error_number)
     if issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail == TargetWarning.BUILD_ID_MISMATCH:
-        why = ": " + object_problem_text({"kind": issue.detail, "text": issue.build_id,
-                                          "other_text": issue.core_build_id})
+        why = ": " + object_problem_text(TargetIssue(issue.detail, text=issue.build_id,
+                                                     other_text=issue.core_build_id))
     elif issue.kind == LayoutsProblem.LIBC_UNREADABLE and issue.detail:
         why = ": " + issue.detail
     elif issue.kind == LayoutsProblem.CONTRADICTED:
