@@ -44,7 +44,7 @@ def certain_edges(threads):
             if owner != th.tid or b.kind in SELF_WAIT_KINDS or loop_self:
                 # (a Future only the waiter's own event loop completes: a loop blocked by its own thread's wait)
                 edges.append(Edge(waiter=th.tid, owner=owner, kind=b.kind, address=b.address,
-                                  source=b.owner_source, evidence=b.evidence or "",
+                                  source=b.owner_source, evidence=b.evidence,
                                   facts=LoopSelfFacts(loop=b.api.asyncio.get("loop"))
                                   if owner == th.tid and loop_self else None))
     return edges

@@ -275,7 +275,7 @@ class Edge:
     kind: str
     address: int | None
     source: str                  # OwnerSource of the owner
-    evidence: HowIdentified | PythonLockEvidence | str = ""   # how a decoder found the owner (BlockedOn.evidence of the waiter)
+    evidence: HowIdentified | PythonLockEvidence | None = None   # how a decoder found the owner (BlockedOn.evidence of the waiter)
     # what the heuristic that found it concluded from, for render to word: the record of that heuristic, one of
     # model.edge_facts.FACTS; None for an edge a decoder read for sure (its JSON `facts` is {})
     facts: object = None

@@ -79,8 +79,8 @@ def edge_evidence(e, waiter_blocked=None):
         return "reaches the object from its Python frames and does not wait on it: it may be the one to set it"
     b = waiter_blocked
     if b is not None and b.evidence is None and (b.kind, b.address) == (e.kind, e.address) and e.owner in b.owners:
-        return wait_evidence(b) or e.evidence
-    return e.evidence
+        return wait_evidence(b) or ""
+    return ""
 
 
 def python_status_line(status):
