@@ -115,5 +115,5 @@ def test_gdb_the_command_line_and_no_stop_collect_the_same_facts_of_one_deadlock
         for name, facts in agreed.items():
             assert facts == first, (where, name, facts, first)
     # AND what legitimately differs differs: only the no-stop collector says it did not stop the process
-    kinds = {name: [w["kind"] for w in _answer(facts, "target").warnings] for name, facts in live.items()}
+    kinds = {name: [w.kind for w in _answer(facts, "target").warnings] for name, facts in live.items()}
     assert "not-stopped" in kinds["no-stop"] and "not-stopped" not in kinds["gdb"] + kinds["cli"], kinds
