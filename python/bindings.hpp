@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "pyhang/base/names.hpp"
+#include "pyhang/base/shared_text.hpp"
 #include "pyhang/target/core_file.hpp"
 
 namespace pyhang::cpython {
@@ -20,6 +21,22 @@ struct StateWarning;
 namespace pyhang::nptl {
 struct DescriptorsIssue;
 }
+
+// A shared string (a frame's function and file names) crosses as a str.
+namespace pybind11::detail {
+template <>
+struct type_caster<pyhang::SharedText> {
+  PYBIND11_TYPE_CASTER(pyhang::SharedText, const_name("str"));
+  bool load(handle src, bool) {
+    if (!PyUnicode_Check(src.ptr())) return false;
+    value = pyhang::SharedText(src.cast<std::string>());
+    return true;
+  }
+  static handle cast(const pyhang::SharedText& s, return_value_policy, handle) {
+    return PyUnicode_FromStringAndSize(s.str().data(), static_cast<Py_ssize_t>(s.size()));
+  }
+};
+}  // namespace pybind11::detail
 
 namespace pyhang::bindings {
 

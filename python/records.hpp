@@ -33,6 +33,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include "pyhang/base/shared_text.hpp"
+
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -120,6 +122,7 @@ inline pybind11::object to_py(double d) { return pybind11::float_(d); }
 inline pybind11::object to_py(const std::string& s) { return pybind11::str(s); }
 inline pybind11::object to_py(std::string_view s) { return pybind11::str(s.data(), s.size()); }
 inline pybind11::object to_py(const char* s) { return pybind11::str(s); }
+inline pybind11::object to_py(const SharedText& s) { return to_py(s.str()); }
 template <NamedEnum E>
 pybind11::object to_py(E e);
 template <HasRecord T>

@@ -222,7 +222,9 @@ int CodeCache::line(const CodeInfo& code, std::int64_t byte_offset) const {
 
 Position CodeCache::position(const CodeInfo& code, std::int64_t byte_offset) const {
   if (!code.has_linetable) return {};
-  return position_for_offset(objects_.layout(), code.linetable, code.firstlineno, byte_offset);
+  auto [it, made] = code.positions.try_emplace(byte_offset);
+  if (made) it->second = position_for_offset(objects_.layout(), code.linetable, code.firstlineno, byte_offset);
+  return it->second;
 }
 
 }  // namespace detail

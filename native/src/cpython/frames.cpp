@@ -15,12 +15,18 @@ namespace pyhang::cpython::detail {
 
 namespace {
 
+// "<unknown>": one string for every frame whose code cannot be named.
+const SharedText& unknown_text() {
+  static const SharedText text("<unknown>");
+  return text;
+}
+
 // The frame whose code object cannot be read: it stays in the stack, as
 // one frame nobody can name, so the frames older than it keep their place.
 PyFrame unknown_frame(Addr frame, Addr code) {
   PyFrame out;
-  out.function = "<unknown>";
-  out.file = "<unknown>";
+  out.function = unknown_text();
+  out.file = unknown_text();
   out.frame = frame;
   out.code = code;
   return out;
@@ -89,8 +95,8 @@ bool describe(CodeCache& codes, Addr code_addr, std::int64_t byte_offset, PyFram
     problem = code.problem;
     return false;
   }
-  out.function = code.name.empty() ? "<unknown>" : code.name;
-  out.file = code.filename.empty() ? "<unknown>" : code.filename;
+  out.function = code.name.empty() ? unknown_text() : code.name;
+  out.file = code.filename.empty() ? unknown_text() : code.filename;
   Position at = codes.position(code, byte_offset);
   out.line = at.line;
   out.end_line = at.end_line;

@@ -113,8 +113,8 @@ struct CodeInfo {
   bool ok = false;
   ReadProblem problem;        // why !ok, or what was partly unreadable
   ErrorReason reason = ErrorReason::Other;  // NotCodeObject: the object is readable but no code object
-  std::string name;           // co_qualname when present, else co_name
-  std::string filename;
+  SharedText name;            // co_qualname when present, else co_name (every frame of the code shares it)
+  SharedText filename;
   int firstlineno = -1;
   std::vector<std::uint8_t> linetable;  // co_lnotab or co_linetable bytes
   bool has_linetable = false;
@@ -123,6 +123,8 @@ struct CodeInfo {
   // byte offset → line, as CodeCache::line found it: the frames of a
   // recursion or a thread pool stand at the same few offsets.
   mutable std::unordered_map<std::int64_t, int> lines;
+  // ... and byte offset → its span (CodeCache::position), for the same reason.
+  mutable std::unordered_map<std::int64_t, Position> positions;
   // Its instructions and their stack depths (3.6 - 3.13), read when a frame's
   // call is first looked at (ccalls.cpp); null until then.
   struct Flow {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pyhang/base/names.hpp"
+#include "pyhang/base/shared_text.hpp"
 #include "pyhang/cpython/unread.hpp"
 #include "pyhang/target/memory.hpp"
 
@@ -48,8 +49,10 @@ struct CCall {
 };
 
 struct PyFrame {
-  std::string function;     // co_qualname (3.11+), else co_name; "<unknown>" if unreadable
-  std::string file;         // co_filename
+  // co_qualname (3.11+), else co_name; "<unknown>" if unreadable.  Shared by every frame of the code
+  // object (pyhang/base/shared_text.hpp).
+  SharedText function;
+  SharedText file;          // co_filename
   int line = -1;            // -1 when unknown
   bool entry_frame = false; // C called into the eval loop here (3.11+; always false up to 3.10)
   Addr frame = 0;           // the PyFrameObject / _PyInterpreterFrame
