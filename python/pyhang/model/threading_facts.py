@@ -1,7 +1,7 @@
 """The threading module's state in one process, as records: the answer to
-the `threading` question (pyhang.model.facts), made once at the collector
-from native PythonLocks.threading() (`from_data`); a snapshot keeps it as
-data (`to_data`).  The analysis (pyhang.analysis.threading) reads its
+the `threading` question (pyhang.model.facts), made by native
+PythonLocks.threading() itself (python/records.hpp); a snapshot keeps it as
+data (`to_data`, back with `from_data`).  The analysis (pyhang.analysis.threading) reads its
 fields."""
 from __future__ import annotations
 
