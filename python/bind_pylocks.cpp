@@ -70,13 +70,15 @@ struct ThreadReferencesByAddress {
 
 }  // namespace
 
-PYHANG_RECORD(CodeLine, "pyhang.model.waits", "CodeLine", PYHANG_FIELD(function), PYHANG_FIELD(file), PYHANG_FIELD(line))
+PYHANG_RECORD(CodeLine, "pyhang.model.waits", "CodeLine",
+              PYHANG_FIELD(function), PYHANG_FIELD(file), PYHANG_FIELD(line))
 
 namespace {
 
 py::object code_lines(const std::vector<cpython::PyFrame>& frames) {
   py::list out(frames.size());
-  for (std::size_t i = 0; i < frames.size(); ++i) out[i] = to_py(CodeLine{frames[i].function, frames[i].file, frames[i].line});
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    out[i] = to_py(CodeLine{frames[i].function, frames[i].file, frames[i].line});
   return std::move(out);
 }
 
@@ -101,22 +103,26 @@ PYHANG_RECORD(cpython::PyLockWait, "pyhang.model.waits", "PythonLockWait",
               PYHANG_FIELD_AS("kind", name_or_none(v.kind, cpython::PyLockKind::None)),
               PYHANG_FIELD_AS("confidence", name_or_none(v.confidence, Confidence::None)),
               PYHANG_FIELD_AS("object", addr(v.object)), PYHANG_FIELD_AS("type_name", text(v.type_name)),
-              PYHANG_FIELD_AS("wait_address", addr(v.wait_address)), PYHANG_FIELD(locked), PYHANG_FIELD(owner_thread_id),
-              PYHANG_FIELD(owner_tid), PYHANG_FIELD(count), PYHANG_FIELD(owner_source), PYHANG_FIELD(suspects),
+              PYHANG_FIELD_AS("wait_address", addr(v.wait_address)), PYHANG_FIELD(locked),
+              PYHANG_FIELD(owner_thread_id), PYHANG_FIELD(owner_tid), PYHANG_FIELD(count), PYHANG_FIELD(owner_source),
+              PYHANG_FIELD(suspects),
               PYHANG_FIELD_AS("frame", v.frame_function.empty()
                                            ? py::none()
                                            : to_py(CodeLine{v.frame_function, v.frame_file, v.frame_line})),
-              PYHANG_FIELD_AS("condition", addr(v.condition)), PYHANG_FIELD_AS("condition_lock", addr(v.condition_lock)),
+              PYHANG_FIELD_AS("condition", addr(v.condition)),
+              PYHANG_FIELD_AS("condition_lock", addr(v.condition_lock)),
               PYHANG_FIELD_AS("condition_lock_type", text(v.condition_lock_type)), PYHANG_FIELD(condition_lock_locked),
               PYHANG_FIELD(condition_lock_owner_thread_id), PYHANG_FIELD(condition_lock_owner_tid),
               PYHANG_FIELD(condition_lock_count), PYHANG_FIELD_AS("suspect_frames", code_lines(v.suspect_frames)),
-              PYHANG_FIELD_AS("self_frames", code_lines(v.self_frames)), PYHANG_FIELD_AS("join_self", addr(v.join_self)),
+              PYHANG_FIELD_AS("self_frames", code_lines(v.self_frames)),
+              PYHANG_FIELD_AS("join_self", addr(v.join_self)),
               PYHANG_FIELD_AS("parking_address", addr(v.parking_address)),
               PYHANG_FIELD_AS("join_frame_function", text(v.join_frame_function)),
               PYHANG_FIELD_AS("stream_name", text(v.stream_name)), PYHANG_FIELD_AS("found_in", text(v.found_in)),
               PYHANG_FIELD_AS("found", name_or_none(v.found, cpython::PyLockFound::None)),
               PYHANG_FIELD_AS("futex", addr(v.futex)),
-              PYHANG_FIELD_AS("slot", v.slot >= 0 ? py::object(py::int_(v.slot)) : py::none()), PYHANG_FIELD(via_method),
+              PYHANG_FIELD_AS("slot", v.slot >= 0 ? py::object(py::int_(v.slot)) : py::none()),
+              PYHANG_FIELD(via_method),
               PYHANG_FIELD_AS("problem", read_problem(v.problem)),
               PYHANG_FIELD_AS("scan_problem", read_problem(v.scan_problem)))
 PYHANG_RECORD(cpython::FrameSelf, "pyhang.model.waits", "FrameSelf",
@@ -130,7 +136,8 @@ PYHANG_RECORD(cpython::PyValue, "pyhang.model.python_values", "ObjectValue",
 PYHANG_RECORD(cpython::ObjectPath, "pyhang.model.references", "ObjectPath",
               PYHANG_FIELD_AS("module", text(v.module)), PYHANG_FIELD(variable),
               PYHANG_FIELD_AS("attribute", text(v.attribute)), PYHANG_FIELD_AS("owner_type", text(v.owner_type)),
-              PYHANG_FIELD_AS("owner", addr(v.owner)), PYHANG_FIELD_AS("tid", v.tid ? py::object(py::int_(v.tid)) : py::none()),
+              PYHANG_FIELD_AS("owner", addr(v.owner)),
+              PYHANG_FIELD_AS("tid", v.tid ? py::object(py::int_(v.tid)) : py::none()),
               PYHANG_FIELD_AS("function", text(v.function)))
 PYHANG_RECORD(ThreadReferencesByAddress, "pyhang.model.references", "ThreadReferences",
               PYHANG_FIELD_AS("by_object", by_address(v.r.by_object)), PYHANG_FIELD_AS("complete", v.r.complete))
@@ -348,7 +355,8 @@ py::object object_value(cpython::PyObjects& objects, Addr a) {
 py::object object_value(const cpython::PyValue& value) { return to_py(value); }
 
 void register_pylocks(py::module_& m) {
-  bind_enum(m, "PyLockKind", cpython::kPyLockKindNames, "Which Python lock a thread waits on (a PythonLockWait's kind).");
+  bind_enum(m, "PyLockKind", cpython::kPyLockKindNames,
+            "Which Python lock a thread waits on (a PythonLockWait's kind).");
   bind_enum(m, "PyLockFound", cpython::kPyLockFoundNames,
             "How the Python lock a thread waits on was found (a PythonLockWait's found).");
   py::class_<PythonLocks>(m, "PythonLocks")

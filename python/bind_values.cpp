@@ -38,8 +38,8 @@ struct RenderedLocals {
 }  // namespace
 
 PYHANG_RECORD(cpython::RenderedValue, "pyhang.model.python_values", "LocalValue",
-              PYHANG_FIELD_AS("address", addr(v.address)), PYHANG_FIELD(type), PYHANG_FIELD(repr), PYHANG_FIELD(complete),
-              PYHANG_FIELD_AS("problem", read_problem(v.problem)))
+              PYHANG_FIELD_AS("address", addr(v.address)), PYHANG_FIELD(type), PYHANG_FIELD(repr),
+              PYHANG_FIELD(complete), PYHANG_FIELD_AS("problem", read_problem(v.problem)))
 PYHANG_RECORD(RenderedLocal, "pyhang.model.python_values", "LocalValue",
               PYHANG_FIELD_AS("name", v.local.name), PYHANG_FIELD_AS("kind", v.local.kind),
               PYHANG_FIELD_AS("address", addr(v.value.address)), PYHANG_FIELD_AS("type", v.value.type),
@@ -50,7 +50,8 @@ namespace {
 
 py::object rendered_locals(const RenderedLocals& v) {
   py::list out(v.locals.locals.size());
-  for (std::size_t i = 0; i < v.locals.locals.size(); ++i) out[i] = to_py(RenderedLocal{v.locals.locals[i], v.values[i]});
+  for (std::size_t i = 0; i < v.locals.locals.size(); ++i)
+    out[i] = to_py(RenderedLocal{v.locals.locals[i], v.values[i]});
   return std::move(out);
 }
 
@@ -113,7 +114,8 @@ class PythonValues {
 }  // namespace
 
 void register_values(py::module_& m) {
-  bind_enum(m, "LocalKind", cpython::kLocalKindNames, "Where a frame's local lives (a LocalValue's kind: frame_locals().locals).");
+  bind_enum(m, "LocalKind", cpython::kLocalKindNames,
+            "Where a frame's local lives (a LocalValue's kind: frame_locals().locals).");
   py::class_<PythonValues>(m, "PythonValues",
                            "Python values of the target as text, and the locals of its frames, read with the "
                            "layouts of an Interpreter.")
