@@ -566,29 +566,29 @@ class PythonLocks:
         ...
     @property
     def status(self) -> str: ...
-    def wait(self, tid: int, futex_address: Optional[int] = ...) -> dict:
-        """The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2))."""
+    def wait(self, tid: int, futex_address: Optional[int] = ...) -> object:
+        """The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)): a model.waits.PythonLockWait."""
         ...
     def frame_selves(self, tid: int) -> list:
-        """The `self` (first local) of each of the thread's innermost Python frames, with its type name."""
+        """[model.waits.FrameSelf]: the `self` (first local) of each of the thread's innermost Python frames, with its type name."""
         ...
     def attributes(self, address: int, names: List[str]) -> dict:
-        """Decoded values of the named attributes of a Python object (None for each one it does not have)."""
+        """{name: model.python_values.ObjectValue or None}: the decoded values of the named attributes of a Python object (None for each one it does not have)."""
         ...
     def members(self, addresses: List[int], max: int) -> list:
         """[[address] or None]: the members of each set, frozenset, list or tuple (at most `max` each), None for another object."""
         ...
     def object_names(self, addresses: List[int]) -> dict:
-        """{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of `addresses` that a variable of the program reaches: a module global, or an attribute of an instance that one or a local of the innermost frames refers to."""
+        """{address: model.references.ObjectPath} for those of `addresses` that a variable of the program reaches: a module global, or an attribute of an instance that one or a local of the innermost frames refers to."""
         ...
-    def thread_references(self, addresses: List[int]) -> dict:
-        """{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a local, or an attribute of an instance a local refers to); complete is false when some frames were not read."""
+    def thread_references(self, addresses: List[int]) -> object:
+        """A model.references.ThreadReferences: the threads whose Python frames reach each address (a local, or an attribute of an instance a local refers to), by_object [[address, [tid]]] by address; complete is false when some frames were not read."""
         ...
     def lock_objects(self, addresses: List[int]) -> list:
-        """[{object, type_name, refcount, alive, locked, owner_thread_id, owner_tid, references}]: each address as this process has it (a threading lock or not, alive, locked) and the threads whose innermost frames reference it: for a fork child's copy of a lock at the same address."""
+        """[model.lock_objects.LockObject]: each address as this process has it (a threading lock or not, alive, locked) and the threads whose innermost frames reference it: for a fork child's copy of a lock at the same address."""
         ...
-    def threading(self) -> dict:
-        """threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on."""
+    def threading(self) -> object:
+        """A model.threading_facts.ThreadingState: threading's Thread objects (name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on)."""
         ...
 
 
@@ -597,11 +597,11 @@ class PythonValues:
     def __init__(self, interpreter: Interpreter, depth: int = ..., items: int = ..., str_chars: int = ..., output: int = ..., reads: int = ...) -> None: ...
     @property
     def ok(self) -> bool: ...
-    def render(self, address: int) -> dict:
-        """{address, type, repr, complete, problem}: the value at address as text, bounded."""
+    def render(self, address: int) -> object:
+        """A model.python_values.LocalValue without name or kind: the value at address as text, bounded."""
         ...
-    def frame_locals(self, frame: int, code: int) -> dict:
-        """The locals of the frame (a frame dict's 'frame' and 'code'), each rendered."""
+    def frame_locals(self, frame: int, code: int) -> object:
+        """A model.python_values.FrameLocals: the locals of the frame (a frame dict's 'frame' and 'code'), each rendered."""
         ...
     def lookup(self, dict: int, name: str) -> object:
         """The address of dict[name] for a str key, or None."""
@@ -713,8 +713,8 @@ def process_facts(pid: int, ppid: int) -> dict:
     ...
 
 
-def python_lock_wait(target: Target, state: object, tid: int, futex_address: Optional[int] = ...) -> dict:
-    """Which Python Lock/RLock/Condition thread `tid` waits on and who owns it.  state: a PythonLocks (cached), an Interpreter, python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory."""
+def python_lock_wait(target: Target, state: object, tid: int, futex_address: Optional[int] = ...) -> object:
+    """Which Python Lock/RLock/Condition thread `tid` waits on and who owns it (a model.waits.PythonLockWait).  state: a PythonLocks (cached), an Interpreter, python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory."""
     ...
 
 
@@ -723,8 +723,8 @@ def python_state(target: Target, frames: bool = ..., max_frames: int = ...) -> o
     ...
 
 
-def python_value(target: Target, module: str, name: str, interpreter: Interpreter = ...) -> dict:
-    """sys.modules[module].name of the target, decoded: {kind, type, boolean, integer, real, text, length}."""
+def python_value(target: Target, module: str, name: str, interpreter: Interpreter = ...) -> object:
+    """sys.modules[module].name of the target, decoded: a model.python_values.ObjectValue (kind unreadable, and its problem, when it could not be found)."""
     ...
 
 

@@ -157,21 +157,20 @@ py::dict fork_facts(const std::shared_ptr<Target>& target, const std::vector<Add
   return d;
 }
 
-// Python values by module path, for scripts and tests: {"kind", "type", ...}.
-py::dict python_value(const std::shared_ptr<Target>& target, const std::string& module, const std::string& name,
-                      const std::shared_ptr<cpython::Interpreter>& interp) {
+// Python values by module path, for scripts and tests: a model.python_values.ObjectValue.
+py::object python_value(const std::shared_ptr<Target>& target, const std::string& module, const std::string& name,
+                        const std::shared_ptr<cpython::Interpreter>& interp) {
   cpython::PythonState storage;
   const auto& state = python_state_of(*target, interp, storage);
   cpython::PyObjects objs(target->memory(), state);
-  py::dict d;
   cpython::ReadProblem why;
   Addr a = objs.module_attribute(module, name, &why);
   if (!a) {
-    d["kind"] = py::str(to_string(cpython::ValueKind::Unreadable));
-    d["problem"] = read_problem(why.empty() ? objs.problem() : why);
-    return d;
+    cpython::PyValue none;   // kind unreadable
+    none.problem = why.empty() ? objs.problem() : why;
+    return object_value(none);
   }
-  return value_dict(objs, a);
+  return object_value(objs, a);
 }
 
 }  // namespace
@@ -210,7 +209,8 @@ void register_fork(py::module_& m) {
       "and what could not be read: {containers, problems}.");
   m.def("python_value", &python_value, py::arg("target"), py::arg("module"), py::arg("name"),
         py::arg("interpreter") = nullptr,
-        "sys.modules[module].name of the target, decoded: {kind, type, boolean, integer, real, text, length}.");
+        "sys.modules[module].name of the target, decoded: a model.python_values.ObjectValue (kind unreadable, and "
+        "its problem, when it could not be found).");
 }
 
 }  // namespace pyhang::bindings

@@ -1,50 +1,40 @@
-// Which Python lock a blocked thread waits on (pyhang/cpython/locks.hpp).
+// Which Python lock a blocked thread waits on (pyhang/cpython/locks.hpp), and what the analysis reads of
+// Python objects around it.  What it finds crosses as the records of pyhang.model (python/records.hpp; the
+// tables below):
 //
 //   locks = PythonLocks(target)      # reads the interpreter once (cpython::inspect, innermost frames)
 //   locks = PythonLocks(interpreter) # uses an Interpreter already read: no inspect at all
 //   locks.status                     # "ok", "not-python", ... (PythonState.status)
-//   locks.wait(tid, futex_address=None) -> dict          # cheap: no second inspect
+//   locks.wait(tid, futex_address=None) -> PythonLockWait (model.waits)   # cheap: no second inspect
 //
-//   python_lock_wait(target, state, tid, futex_address=None) -> dict
+//   python_lock_wait(target, state, tid, futex_address=None) -> PythonLockWait
 //       state: a PythonLocks (cached: what `thread apply all lock-owner`
 //       should pass), an Interpreter, the dict python_state() returned (its
 //       threads and innermost frames are used), or None (inspects the
 //       target now).
 //
-// The dict: kind ("py-lock" | "py-rlock" | "py-condition" | "py-buffered-io" | None), confidence,
-// object, type_name, wait_address, locked, owner_thread_id, owner_tid, count,
-// owner_source ("lock-word" | "heuristic" | "unknown"), suspects [tid],
-// frame {function, file, line}, condition, condition_lock,
-// condition_lock_type, condition_lock_locked, condition_lock_owner_thread_id,
-// condition_lock_owner_tid, condition_lock_count, suspect_frames
-// [{function, file, line}] (where each suspect references the lock), self_frames [{function, file, line}]
-// (the waiter's own outer frames that reference a Lock),
-// join_self (the Thread a join frame waits for), join_frame_function, parking_address,
-// stream_name (a buffered object's raw name, as repr() gives it), found_in
-// ("sys.stdout": where an object no frame references was found), how it was found: found (PyLockFound), futex,
-// slot (None when found_in names where), via_method (a bound method of it was in the slot); problem, and
-// scan_problem (a futex in none of the lock objects found: what of the frames could not be read): a
-// ReadProblem's data (read_problem; model.unread), None when empty.  Addresses are ints, 0 → None.
+// A PythonLockWait names the lock, its owner and how it was found (kinds as model.kinds spells them; its
+// frames CodeLine records; problem and scan_problem model.unread.ReadProblem records or None); every field
+// None or empty when the thread waits on none.  Addresses are ints, 0 → None.
 //
-//   locks.frame_selves(tid) -> [{index, function, file, line, self, type}]
+//   locks.frame_selves(tid) -> [FrameSelf (model.waits)]
 //       the `self` (first local) of each innermost frame, with its type name
-//   locks.attributes(address, [name, ...]) -> {name: value or None}
-//       value: {address, type, kind, integer, text, length, boolean, problem}
+//   locks.attributes(address, [name, ...]) -> {name: ObjectValue (model.python_values) or None}
 //   locks.members([address, ...], max) -> [[address, ...] or None]: a set's, frozenset's, list's or tuple's members
-//   locks.object_names([address, ...]) -> {address: {module, variable, attribute, owner_type, owner,
-//       tid, function}}: the variable reaching each (cpython/object_names.hpp)
-//   locks.thread_references([address, ...]) -> {"by_object": {address: [tid]}, "complete": bool}
-//   locks.lock_objects([address, ...]) -> [{object, type_name, refcount, alive, locked, owner_thread_id,
-//       owner_tid, references: [{tid, function, file, line}]}]: each address as this process has it, for a fork
-//       child's copy of a lock at the same address (cpython/locks.hpp LockObject)
-//   locks.threading() -> dict        # threading's Thread objects (pyhang/cpython/threading.hpp):
-//       {"imported": bool, "problem": ReadProblem|None, "threads": [{object, type, name, ident,
-//        native_id, daemon, tstate_lock, handle, handle_struct, started}]}
+//   locks.object_names([address, ...]) -> {address: ObjectPath (model.references)}: the variable reaching
+//       each (cpython/object_names.hpp)
+//   locks.thread_references([address, ...]) -> ThreadReferences (model.references): by_object
+//       [[address, [tid]]] by address, complete
+//   locks.lock_objects([address, ...]) -> [LockObject (model.lock_objects)]: each address as this process
+//       has it, for a fork child's copy of a lock at the same address (cpython/locks.hpp LockObject)
+//   locks.threading() -> ThreadingState (model.threading_facts): threading's Thread objects
+//       (pyhang/cpython/threading.hpp)
 #include <pybind11/stl.h>
 
 #include <algorithm>
 
 #include "bindings.hpp"
+#include "records.hpp"
 #include "pyhang/cpython/inspect.hpp"
 #include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/cpython/locks.hpp"
@@ -59,72 +49,127 @@ namespace py = pybind11;
 namespace pyhang::bindings {
 namespace {
 
+// A Python function at a line: the frame a lock was found in, a suspect's or the waiter's own frame that
+// references it (model.waits.CodeLine).
+struct CodeLine {
+  const std::string& function;
+  const std::string& file;
+  int line;
+};
+// A thread whose innermost frames reference a lock object, and the innermost such frame
+// (model.lock_objects.LockReference).
+struct LockReference {
+  int tid;
+  const cpython::PyFrame& frame;
+};
+// The threads reaching each object asked about, by address (model.references.ThreadReferences: a list of
+// [address, [tid]], where the native answer is a map).
+struct ThreadReferencesByAddress {
+  const cpython::ThreadReferences& r;
+};
 
-// An integer member of a C type (cpython::int_member) as value_dict gives an int: no object, address 0.
-py::dict int_member_dict(std::int64_t n) {
-  py::dict d;
-  d[key("address")] = 0;
-  d[key("type")] = "int";
-  d[key("kind")] = py::str(to_string(cpython::ValueKind::Int));
-  d[key("boolean")] = py::none();
-  d[key("integer")] = n;
-  d[key("real")] = py::none();
-  d[key("text")] = py::none();
-  d[key("length")] = py::none();
-  d[key("problem")] = py::none();
-  return d;
+}  // namespace
+
+PYHANG_RECORD(CodeLine, "pyhang.model.waits", "CodeLine",
+              PYHANG_FIELD(function), PYHANG_FIELD(file), PYHANG_FIELD(line))
+
+namespace {
+
+py::object code_lines(const std::vector<cpython::PyFrame>& frames) {
+  py::list out(frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    out[i] = to_py(CodeLine{frames[i].function, frames[i].file, frames[i].line});
+  return std::move(out);
 }
 
-
-py::dict frame_dict(const std::string& function, const std::string& file, int line) {
-  py::dict f;
-  f[key("function")] = function;
-  f[key("file")] = file;
-  f[key("line")] = line;
-  return f;
+py::object by_address(const std::unordered_map<Addr, std::vector<int>>& by_object) {
+  std::vector<std::pair<Addr, const std::vector<int>*>> sorted;
+  sorted.reserve(by_object.size());
+  for (const auto& [a, tids] : by_object) sorted.emplace_back(a, &tids);
+  std::sort(sorted.begin(), sorted.end());
+  py::list out(sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    py::list item(2);
+    item[0] = py::int_(sorted[i].first);
+    item[1] = to_py(*sorted[i].second);
+    out[i] = std::move(item);
+  }
+  return std::move(out);
 }
 
-py::dict wait_dict(const cpython::PyLockWait& w) {
-  py::dict d;
-  d[key("kind")] = text(to_string(w.kind));
-  d[key("confidence")] = text(to_string(w.confidence));
-  d[key("object")] = addr(w.object);
-  d[key("type_name")] = text(w.type_name);
-  d[key("wait_address")] = addr(w.wait_address);
-  d[key("locked")] = opt(w.locked);
-  d[key("owner_thread_id")] = opt(w.owner_thread_id);
-  d[key("owner_tid")] = opt(w.owner_tid);
-  d[key("count")] = opt(w.count);
-  d[key("owner_source")] = py::str(to_string(w.owner_source));
-  d[key("suspects")] = w.suspects;
-  d[key("frame")] = w.frame_function.empty() ? py::object(py::none())
-                                        : py::object(frame_dict(w.frame_function, w.frame_file, w.frame_line));
-  d[key("condition")] = addr(w.condition);
-  d[key("condition_lock")] = addr(w.condition_lock);
-  d[key("condition_lock_type")] = text(w.condition_lock_type);
-  d[key("condition_lock_locked")] = opt(w.condition_lock_locked);
-  d[key("condition_lock_owner_thread_id")] = opt(w.condition_lock_owner_thread_id);
-  d[key("condition_lock_owner_tid")] = opt(w.condition_lock_owner_tid);
-  d[key("condition_lock_count")] = opt(w.condition_lock_count);
-  py::list suspect_frames;
-  for (const auto& f : w.suspect_frames) suspect_frames.append(frame_dict(f.function, f.file, f.line));
-  d[key("suspect_frames")] = suspect_frames;
-  py::list self_frames;
-  for (const auto& f : w.self_frames) self_frames.append(frame_dict(f.function, f.file, f.line));
-  d[key("self_frames")] = self_frames;
-  d[key("join_self")] = addr(w.join_self);
-  d[key("parking_address")] = addr(w.parking_address);
-  d[key("join_frame_function")] = text(w.join_frame_function);
-  d[key("stream_name")] = text(w.stream_name);
-  d[key("found_in")] = text(w.found_in);
-  d[key("found")] = w.found == cpython::PyLockFound::None ? py::object(py::none()) : py::object(py::str(std::string(to_string(w.found))));
-  d[key("futex")] = addr(w.futex);
-  d[key("slot")] = w.slot >= 0 ? py::object(py::int_(w.slot)) : py::object(py::none());
-  d[key("via_method")] = w.via_method;
-  d[key("problem")] = read_problem(w.problem);
-  d[key("scan_problem")] = read_problem(w.scan_problem);
-  return d;
+}  // namespace
+
+PYHANG_RECORD(cpython::PyLockWait, "pyhang.model.waits", "PythonLockWait",
+              PYHANG_FIELD_AS("kind", name_or_none(v.kind, cpython::PyLockKind::None)),
+              PYHANG_FIELD_AS("confidence", name_or_none(v.confidence, Confidence::None)),
+              PYHANG_FIELD_AS("object", addr(v.object)), PYHANG_FIELD_AS("type_name", text(v.type_name)),
+              PYHANG_FIELD_AS("wait_address", addr(v.wait_address)), PYHANG_FIELD(locked),
+              PYHANG_FIELD(owner_thread_id), PYHANG_FIELD(owner_tid), PYHANG_FIELD(count), PYHANG_FIELD(owner_source),
+              PYHANG_FIELD(suspects),
+              PYHANG_FIELD_AS("frame", v.frame_function.empty()
+                                           ? py::none()
+                                           : to_py(CodeLine{v.frame_function, v.frame_file, v.frame_line})),
+              PYHANG_FIELD_AS("condition", addr(v.condition)),
+              PYHANG_FIELD_AS("condition_lock", addr(v.condition_lock)),
+              PYHANG_FIELD_AS("condition_lock_type", text(v.condition_lock_type)), PYHANG_FIELD(condition_lock_locked),
+              PYHANG_FIELD(condition_lock_owner_thread_id), PYHANG_FIELD(condition_lock_owner_tid),
+              PYHANG_FIELD(condition_lock_count), PYHANG_FIELD_AS("suspect_frames", code_lines(v.suspect_frames)),
+              PYHANG_FIELD_AS("self_frames", code_lines(v.self_frames)),
+              PYHANG_FIELD_AS("join_self", addr(v.join_self)),
+              PYHANG_FIELD_AS("parking_address", addr(v.parking_address)),
+              PYHANG_FIELD_AS("join_frame_function", text(v.join_frame_function)),
+              PYHANG_FIELD_AS("stream_name", text(v.stream_name)), PYHANG_FIELD_AS("found_in", text(v.found_in)),
+              PYHANG_FIELD_AS("found", name_or_none(v.found, cpython::PyLockFound::None)),
+              PYHANG_FIELD_AS("futex", addr(v.futex)),
+              PYHANG_FIELD_AS("slot", v.slot >= 0 ? py::object(py::int_(v.slot)) : py::none()),
+              PYHANG_FIELD(via_method),
+              PYHANG_FIELD_AS("problem", read_problem(v.problem)),
+              PYHANG_FIELD_AS("scan_problem", read_problem(v.scan_problem)))
+PYHANG_RECORD(cpython::FrameSelf, "pyhang.model.waits", "FrameSelf",
+              PYHANG_FIELD(index), PYHANG_FIELD_AS("object", addr(v.self)), PYHANG_FIELD_AS("type", text(v.type)),
+              PYHANG_FIELD(function), PYHANG_FIELD(file), PYHANG_FIELD(line))
+// `length` also for containers value() does not size (a deque): object_value() fills it in.
+PYHANG_RECORD(cpython::PyValue, "pyhang.model.python_values", "ObjectValue",
+              PYHANG_FIELD(address), PYHANG_FIELD(type), PYHANG_FIELD(kind), PYHANG_FIELD(boolean),
+              PYHANG_FIELD(integer), PYHANG_FIELD(real), PYHANG_FIELD(text), PYHANG_FIELD(length),
+              PYHANG_FIELD_AS("problem", read_problem(v.problem)))
+PYHANG_RECORD(cpython::ObjectPath, "pyhang.model.references", "ObjectPath",
+              PYHANG_FIELD_AS("module", text(v.module)), PYHANG_FIELD(variable),
+              PYHANG_FIELD_AS("attribute", text(v.attribute)), PYHANG_FIELD_AS("owner_type", text(v.owner_type)),
+              PYHANG_FIELD_AS("owner", addr(v.owner)),
+              PYHANG_FIELD_AS("tid", v.tid ? py::object(py::int_(v.tid)) : py::none()),
+              PYHANG_FIELD_AS("function", text(v.function)))
+PYHANG_RECORD(ThreadReferencesByAddress, "pyhang.model.references", "ThreadReferences",
+              PYHANG_FIELD_AS("by_object", by_address(v.r.by_object)), PYHANG_FIELD_AS("complete", v.r.complete))
+PYHANG_RECORD(LockReference, "pyhang.model.lock_objects", "LockReference",
+              PYHANG_FIELD(tid), PYHANG_FIELD_AS("function", v.frame.function), PYHANG_FIELD_AS("file", v.frame.file),
+              PYHANG_FIELD_AS("line", v.frame.line))
+
+namespace {
+
+py::object lock_references(const std::vector<std::pair<int, cpython::PyFrame>>& references) {
+  py::list out(references.size());
+  for (std::size_t i = 0; i < references.size(); ++i)
+    out[i] = to_py(LockReference{references[i].first, references[i].second});
+  return std::move(out);
 }
+
+}  // namespace
+
+PYHANG_RECORD(cpython::LockObject, "pyhang.model.lock_objects", "LockObject",
+              PYHANG_FIELD(object), PYHANG_FIELD_AS("type_name", text(v.type_name)), PYHANG_FIELD(refcount),
+              PYHANG_FIELD(alive), PYHANG_FIELD(locked), PYHANG_FIELD(owner_thread_id), PYHANG_FIELD(owner_tid),
+              PYHANG_FIELD_AS("references", lock_references(v.references)))
+PYHANG_RECORD(cpython::PyThreadObject, "pyhang.model.threading_facts", "ThreadObject",
+              PYHANG_FIELD(object), PYHANG_FIELD_AS("type", text(v.type)), PYHANG_FIELD_AS("name", text(v.name)),
+              PYHANG_FIELD(ident), PYHANG_FIELD(native_id), PYHANG_FIELD(daemon),
+              PYHANG_FIELD_AS("tstate_lock", addr(v.tstate_lock)), PYHANG_FIELD_AS("handle", addr(v.handle)),
+              PYHANG_FIELD_AS("handle_struct", addr(v.handle_struct)), PYHANG_FIELD(started))
+PYHANG_RECORD(cpython::ThreadingState, "pyhang.model.threading_facts", "ThreadingState",
+              PYHANG_FIELD(imported), PYHANG_FIELD_AS("problem", read_problem(v.problem)), PYHANG_FIELD(threads),
+              PYHANG_FIELD(shutting_down))
+
+namespace {
 
 // Only the innermost frames: the lock search reads no deeper (a full walk of
 // every stack here would repeat python_state()'s).
@@ -184,7 +229,7 @@ class PythonLocks {
       : target_(interp->shared_target()), interp_(std::move(interp)) {}
   const cpython::PythonState& state() const { return interp_ ? interp_->state() : own_; }
   std::string status() const { return std::string(to_string(state().status)); }
-  py::dict wait(int tid, std::optional<Addr> futex) {
+  py::object wait(int tid, std::optional<Addr> futex) {
     cpython::PyLockWait w;
     {
       py::gil_scoped_release nogil;
@@ -193,7 +238,7 @@ class PythonLocks {
       opts.references = references_.get();
       w = cpython::find_python_lock_wait(*target_, state(), tid, futex, opts);
     }
-    return wait_dict(w);
+    return to_py(w);
   }
   Target& target() { return *target_; }
   py::list frame_selves(int tid) {
@@ -202,15 +247,7 @@ class PythonLocks {
       py::gil_scoped_release nogil;
       selves = cpython::frame_selves(target_->memory(), state(), tid);
     }
-    py::list out;
-    for (const auto& f : selves) {
-      py::dict d = frame_dict(f.function, f.file, f.line);
-      d[key("index")] = f.index;
-      d[key("self")] = addr(f.self);
-      d[key("type")] = text(f.type);
-      out.append(d);
-    }
-    return out;
+    return py::list(to_py(selves));   // (a list already: no copy)
   }
   static constexpr std::size_t kMaxSlots = 64;   // __slots__ members looked at for an attribute
   py::dict attributes(Addr object, const std::vector<std::string>& names) {
@@ -227,9 +264,14 @@ class PythonLocks {
           }
       }
       if (a) {
-        out[py::str(name)] = value_dict(*objects_, a);
+        out[py::str(name)] = object_value(*objects_, a);
       } else if (auto n = cpython::int_member(target_->memory(), state(), object, name)) {
-        out[py::str(name)] = int_member_dict(*n);   // a C type's integer member (PyMemberDef): no object
+        // a C type's integer member (PyMemberDef): an int with no object of its own, address 0
+        cpython::PyValue member;
+        member.type = "int";
+        member.kind = cpython::ValueKind::Int;
+        member.integer = *n;
+        out[py::str(name)] = to_py(member);
       } else {
         out[py::str(name)] = py::none();
       }
@@ -256,7 +298,7 @@ class PythonLocks {
     }
     return out;
   }
-  // {address: path} for the addresses a variable of the program reaches (cpython/object_names.hpp).
+  // {address: ObjectPath} for the addresses a variable of the program reaches (cpython/object_names.hpp).
   py::dict object_names(const std::vector<Addr>& addresses) {
     std::unordered_map<Addr, cpython::ObjectPath> found;
     {
@@ -264,32 +306,17 @@ class PythonLocks {
       found = cpython::object_names(target_->memory(), state(), addresses);
     }
     py::dict out;
-    for (const auto& [a, p] : found) {
-      py::dict d;
-      d[key("module")] = text(p.module);
-      d[key("variable")] = p.variable;
-      d[key("attribute")] = text(p.attribute);
-      d[key("owner_type")] = text(p.owner_type);
-      d[key("owner")] = addr(p.owner);
-      d[key("tid")] = p.tid ? py::object(py::int_(p.tid)) : py::object(py::none());
-      d[key("function")] = text(p.function);
-      out[py::int_(a)] = d;
-    }
+    for (const auto& [a, p] : found) out[py::int_(a)] = to_py(p);
     return out;
   }
-  // {"by_object": {address: [tid]}, "complete": bool}: the threads whose frames reach each address.
-  py::dict thread_references(const std::vector<Addr>& addresses) {
+  // The threads whose frames reach each address, as a ThreadReferences.
+  py::object thread_references(const std::vector<Addr>& addresses) {
     cpython::ThreadReferences r;
     {
       py::gil_scoped_release nogil;
       r = cpython::thread_references(target_->memory(), state(), addresses);
     }
-    py::dict by_object;
-    for (const auto& [a, tids] : r.by_object) by_object[py::int_(a)] = tids;
-    py::dict d;
-    d[key("by_object")] = by_object;
-    d[key("complete")] = r.complete;
-    return d;
+    return to_py(ThreadReferencesByAddress{r});
   }
   py::list lock_objects(const std::vector<Addr>& addresses) {
     std::vector<cpython::LockObject> found;
@@ -298,54 +325,15 @@ class PythonLocks {
       if (!references_) references_ = std::make_unique<cpython::LockReferences>(target_->memory(), state());
       found = cpython::lock_objects(target_->memory(), state(), addresses, references_.get());
     }
-    py::list out;
-    for (const auto& o : found) {
-      py::dict d;
-      d[key("object")] = o.object;
-      d[key("type_name")] = text(o.type_name);
-      d[key("refcount")] = opt(o.refcount);
-      d[key("alive")] = o.alive;
-      d[key("locked")] = opt(o.locked);
-      d[key("owner_thread_id")] = opt(o.owner_thread_id);
-      d[key("owner_tid")] = opt(o.owner_tid);
-      py::list refs;
-      for (const auto& [tid, f] : o.references) {
-        py::dict r = frame_dict(f.function, f.file, f.line);
-        r[key("tid")] = tid;
-        refs.append(r);
-      }
-      d[key("references")] = refs;
-      out.append(d);
-    }
-    return out;
+    return py::list(to_py(found));
   }
-  py::dict threading() {
+  py::object threading() {
     cpython::ThreadingState t;
     {
       py::gil_scoped_release nogil;
       t = cpython::threading_state(target_->memory(), state());
     }
-    py::dict d;
-    d[key("imported")] = t.imported;
-    d[key("problem")] = read_problem(t.problem);
-    py::list threads;
-    for (const auto& x : t.threads) {
-      py::dict e;
-      e[key("object")] = x.object;
-      e[key("type")] = text(x.type);
-      e[key("name")] = text(x.name);
-      e[key("ident")] = opt(x.ident);
-      e[key("native_id")] = opt(x.native_id);
-      e[key("daemon")] = opt(x.daemon);
-      e[key("tstate_lock")] = addr(x.tstate_lock);
-      e[key("handle")] = addr(x.handle);
-      e[key("handle_struct")] = addr(x.handle_struct);
-      e[key("started")] = x.started;
-      threads.append(e);
-    }
-    d[key("threads")] = threads;
-    d[key("shutting_down")] = opt(t.shutting_down);
-    return d;
+    return to_py(t);
   }
 
  private:
@@ -358,25 +346,19 @@ class PythonLocks {
 
 }  // namespace
 
-py::dict value_dict(cpython::PyObjects& objects, Addr a) {
+py::object object_value(cpython::PyObjects& objects, Addr a) {
   auto v = objects.value(a);
-  py::dict d;
-  d[key("address")] = v.address;
-  d[key("type")] = v.type;
-  d[key("kind")] = py::str(to_string(v.kind));
-  d[key("boolean")] = opt(v.boolean);
-  d[key("integer")] = opt(v.integer);
-  d[key("real")] = opt(v.real);
-  d[key("text")] = opt(v.text);
-  d[key("length")] = v.length ? py::cast(*v.length) : opt(objects.length(a));
-  d[key("problem")] = read_problem(v.problem);
-  return d;
+  if (!v.length) v.length = objects.length(a);
+  return to_py(v);
 }
 
+py::object object_value(const cpython::PyValue& value) { return to_py(value); }
+
 void register_pylocks(py::module_& m) {
-  bind_enum(m, "PyLockKind", cpython::kPyLockKindNames, "Which Python lock a thread waits on (python_lock_wait()['kind']).");
+  bind_enum(m, "PyLockKind", cpython::kPyLockKindNames,
+            "Which Python lock a thread waits on (a PythonLockWait's kind).");
   bind_enum(m, "PyLockFound", cpython::kPyLockFoundNames,
-            "How the Python lock a thread waits on was found (python_lock_wait()['found']).");
+            "How the Python lock a thread waits on was found (a PythonLockWait's found).");
   py::class_<PythonLocks>(m, "PythonLocks")
       .def(py::init<std::shared_ptr<Target>>(), py::arg("target"),
            "Reads the target's interpreter once (threads and innermost frames) for python-lock questions.")
@@ -384,31 +366,36 @@ void register_pylocks(py::module_& m) {
            "Answers python-lock questions from an Interpreter already read (with frames).")
       .def_property_readonly("status", &PythonLocks::status)
       .def("wait", &PythonLocks::wait, py::arg("tid"), py::arg("futex_address") = py::none(),
-           "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)).")
+           "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)): a "
+           "model.waits.PythonLockWait.")
       .def("frame_selves", &PythonLocks::frame_selves, py::arg("tid"),
-           "The `self` (first local) of each of the thread's innermost Python frames, with its type name.")
+           "[model.waits.FrameSelf]: the `self` (first local) of each of the thread's innermost Python frames, with "
+           "its type name.")
       .def("attributes", &PythonLocks::attributes, py::arg("address"), py::arg("names"),
-           "Decoded values of the named attributes of a Python object (None for each one it does not have).")
+           "{name: model.python_values.ObjectValue or None}: the decoded values of the named attributes of a Python "
+           "object (None for each one it does not have).")
       .def("members", &PythonLocks::members, py::arg("addresses"), py::arg("max"),
            "[[address] or None]: the members of each set, frozenset, list or tuple (at most `max` each), None for "
            "another object.")
       .def("object_names", &PythonLocks::object_names, py::arg("addresses"),
-           "{address: {module, variable, attribute, owner_type, owner, tid, function}} for those of `addresses` "
+           "{address: model.references.ObjectPath} for those of `addresses` "
            "that a variable of the program reaches: a module global, or an attribute of an instance that one or "
            "a local of the innermost frames refers to.")
       .def("thread_references", &PythonLocks::thread_references, py::arg("addresses"),
-           "{by_object: {address: [tid]}, complete}: the threads whose Python frames reach each address (a local, or "
-           "an attribute of an instance a local refers to); complete is false when some frames were not read.")
+           "A model.references.ThreadReferences: the threads whose Python frames reach each address (a local, or "
+           "an attribute of an instance a local refers to), by_object [[address, [tid]]] by address; complete is false "
+           "when some frames were not read.")
       .def("lock_objects", &PythonLocks::lock_objects, py::arg("addresses"),
-           "[{object, type_name, refcount, alive, locked, owner_thread_id, owner_tid, references}]: each address as this "
+           "[model.lock_objects.LockObject]: each address as this "
            "process has it (a threading lock or not, alive, locked) and the threads whose innermost frames reference "
            "it: for a fork child's copy of a lock at the same address.")
       .def("threading", &PythonLocks::threading,
-           "threading's Thread objects: name, ident, native_id, daemon, the _tstate_lock or _handle joiners wait on.");
+           "A model.threading_facts.ThreadingState: threading's Thread objects (name, ident, native_id, daemon, the "
+           "_tstate_lock or _handle joiners wait on).");
 
   m.def(
       "python_lock_wait",
-      [](std::shared_ptr<Target> target, py::object state, int tid, std::optional<Addr> futex) -> py::dict {
+      [](std::shared_ptr<Target> target, py::object state, int tid, std::optional<Addr> futex) -> py::object {
         if (py::isinstance<PythonLocks>(state)) return state.cast<PythonLocks&>().wait(tid, futex);
         if (py::isinstance<cpython::Interpreter>(state))
           return PythonLocks(state.cast<std::shared_ptr<cpython::Interpreter>>()).wait(tid, futex);
@@ -421,10 +408,11 @@ void register_pylocks(py::module_& m) {
           py::gil_scoped_release nogil;
           w = cpython::find_python_lock_wait(*target, s, tid, futex, opts);
         }
-        return wait_dict(w);
+        return to_py(w);
       },
       py::arg("target"), py::arg("state"), py::arg("tid"), py::arg("futex_address") = py::none(),
-      "Which Python Lock/RLock/Condition thread `tid` waits on and who owns it.  state: a PythonLocks "
+      "Which Python Lock/RLock/Condition thread `tid` waits on and who owns it (a model.waits.PythonLockWait).  "
+      "state: a PythonLocks "
       "(cached), an Interpreter, python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory.");
 }
 

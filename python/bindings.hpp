@@ -15,6 +15,7 @@
 
 namespace pyhang::cpython {
 class PyObjects;
+struct PyValue;
 struct ReadProblem;
 struct StateWarning;
 }
@@ -80,10 +81,12 @@ pybind11::object opt(const std::optional<T>& v) {
   return v ? pybind11::cast(*v) : pybind11::none();
 }
 
-// A decoded Python value {address, type, kind, boolean, integer, real, text,
-// length, problem}; `length` also for containers value() does not size (a
-// deque).  Defined in python/bind_pylocks.cpp.
-pybind11::dict value_dict(cpython::PyObjects& objects, Addr address);
+// The Python value at `address`, decoded, as a model.python_values.ObjectValue
+// record; its `length` also for containers value() does not size (a deque).
+// Defined in python/bind_pylocks.cpp, as is the one of a PyValue already
+// made (none found: kind unreadable, and why).
+pybind11::object object_value(cpython::PyObjects& objects, Addr address);
+pybind11::object object_value(const cpython::PyValue& value);
 
 // What a CPython reader could not read (a model.unread.ReadProblem), or None when all was read.  Defined in
 // python/bind_cpython.cpp.

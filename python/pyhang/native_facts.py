@@ -19,17 +19,12 @@ from pyhang.model.facts import MEMBERS_MAX, Facts
 from pyhang.model.files import FdObject
 from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
 from pyhang.model.kinds import ForkProblem, PythonStatus
-from pyhang.model.facts import frame_self
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
-from pyhang.model.lock_objects import LockObject
 from pyhang.model.proc_record import summary
 from pyhang.model.report import NativeFrame
-from pyhang.model.python_values import FrameLocals, attributes_of
-from pyhang.model.references import ObjectPath, ThreadReferences
 from pyhang.model.target_facts import TargetFacts
-from pyhang.model.threading_facts import ThreadingState
-from pyhang.model.waits import LockIdentification, PythonLockWait, from_data
+from pyhang.model.waits import LockIdentification, from_data
 
 # The native readers of a system call's arguments in target memory, by the
 # names pyhang.analysis.syscalls.memory_wanted gives them.
@@ -260,7 +255,7 @@ class Collector(Facts):
 
     def python_locks(self, waits):
         decoder = self.python_locks_decoder()
-        return [from_data(PythonLockWait, decoder.wait(tid, futex)) for tid, futex in waits]
+        return [decoder.wait(tid, futex) for tid, futex in waits]
 
     def words(self, addresses):
         out = []
@@ -271,11 +266,11 @@ class Collector(Facts):
 
     def frame_selves(self, tids):
         decoder = self.python_locks_decoder()
-        return [[tid, [frame_self(f) for f in decoder.frame_selves(tid)]] for tid in tids]
+        return [[tid, decoder.frame_selves(tid)] for tid in tids]
 
     def attributes(self, requests):
         decoder = self.python_locks_decoder()
-        return [attributes_of(decoder.attributes(address, list(names))) for address, names in requests]
+        return [decoder.attributes(address, list(names)) for address, names in requests]
 
     def members(self, addresses):
         return self.python_locks_decoder().members(list(addresses), MEMBERS_MAX)
@@ -333,18 +328,17 @@ class Collector(Facts):
 
     def object_names(self, addresses):
         found = self.python_locks_decoder().object_names(sorted(addresses))
-        return [[address, from_data(ObjectPath, path)] for address, path in sorted(found.items())]
+        return [[address, path] for address, path in sorted(found.items())]
 
     def references(self, addresses):
-        refs = self.python_locks_decoder().thread_references(sorted(addresses))
-        return from_data(ThreadReferences, dict(refs, by_object=[list(item) for item in sorted(refs["by_object"].items())]))
+        return self.python_locks_decoder().thread_references(sorted(addresses))
 
     def frame_locals(self, frames):
         values = self.python_values()
-        return [from_data(FrameLocals, values.frame_locals(frame, code)) for frame, code in frames]
+        return [values.frame_locals(frame, code) for frame, code in frames]
 
     def threading(self):
-        return self.once("threading", lambda: from_data(ThreadingState, self.python_locks_decoder().threading()))
+        return self.once("threading", lambda: self.python_locks_decoder().threading())
 
     def asyncio(self):
         def make():
@@ -389,7 +383,7 @@ class Collector(Facts):
         if self.python().status != PythonStatus.OK:
             return []
         try:
-            return [from_data(LockObject, o) for o in self.python_locks_decoder().lock_objects(sorted(set(addresses)))]
+            return self.python_locks_decoder().lock_objects(sorted(set(addresses)))
         except native.ReaderError:  # nothing can be said of them: the children's hazards stay as they are
             return []
 

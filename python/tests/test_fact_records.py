@@ -1,8 +1,11 @@
 """The records a collector makes of the native module's answers keep every
 key the native answer gives: a field the native side adds cannot be dropped
-silently on its way to the analysis.  Asked of a live asyncio scenario with
-threads (testdata/scenarios/asyncio_tasks.py) and of a fork child that lost
-a thread at fork, read without stopping them."""
+silently on its way to the analysis.  An answer the native module makes as
+its record itself (python/records.hpp checks its table against the record)
+reaches the analysis as it is, and its data (a snapshot's) gives it back.
+Asked of a live asyncio scenario with threads
+(testdata/scenarios/asyncio_tasks.py) and of a fork child that lost a
+thread at fork, read without stopping them."""
 import json
 import os
 import signal
@@ -89,11 +92,17 @@ def assert_kept(cls, raw):
     assert plain(to_data(from_data(cls, raw))) == plain(raw)
 
 
-def test_threading_state_keeps_every_key_of_the_native_answer(facts):
+def assert_record(cls, answer):
+    """`answer` is a record of `cls` that its own data (a snapshot's) gives back."""
+    assert type(answer) is cls, answer
+    assert from_data(cls, plain(to_data(answer))) == answer
+
+
+def test_threading_state_is_the_native_record_and_its_data_gives_it_back(facts):
     raw = facts.python_locks_decoder().threading()
-    assert len(raw["threads"]) >= 3
-    assert_kept(ThreadingState, raw)
-    assert facts.threading() == from_data(ThreadingState, raw)
+    assert len(raw.threads) >= 3
+    assert_record(ThreadingState, raw)
+    assert facts.threading() == raw
 
 
 def test_fork_facts_keep_every_key_of_the_native_answers(fork_child):
@@ -117,20 +126,20 @@ def test_asyncio_state_keeps_every_key_of_the_native_answer(facts):
     assert [t.object for t in facts.asyncio().tasks] == [t["object"] for t in tasks]
 
 
-def test_lock_objects_keep_every_key_of_the_native_answer(facts, scenario_process):
+def test_lock_objects_are_the_native_records_and_their_data_gives_them_back(facts, scenario_process):
     lock = lock_caller(scenario_process)["lock"]
     (raw,) = facts.python_locks_decoder().lock_objects([lock])
-    assert raw["alive"] and raw["references"]
-    assert_kept(LockObject, raw)
+    assert raw.alive and raw.references
+    assert_record(LockObject, raw)
     (found,) = facts.lock_objects([lock])
-    assert found.object == lock and found.type_name == "_thread.lock"
+    assert found == raw and found.object == lock and found.type_name == "_thread.lock"
 
 
-def test_thread_references_keep_every_key_of_the_native_answer(facts, scenario_process):
+def test_thread_references_are_the_native_record_and_its_data_gives_it_back(facts, scenario_process):
     caller = lock_caller(scenario_process)
     raw = facts.python_locks_decoder().thread_references([caller["future"]])
-    assert raw["by_object"]
-    assert_kept(ThreadReferences, dict(raw, by_object=[list(item) for item in raw["by_object"].items()]))
+    assert raw.by_object
+    assert_record(ThreadReferences, raw)
     assert facts.references([caller["future"]]).by_object == [[caller["future"], [caller["tid"]]]]
 
 
@@ -150,35 +159,35 @@ def test_python_state_is_the_native_answer_itself(facts):
     assert thread.frames.keys() == framed[0].frames.keys() and thread.frames[0].code == framed[0].frames[0].code
 
 
-def test_attributes_keep_every_key_of_the_native_answer(facts):
+def test_attributes_are_the_native_records_and_their_data_gives_them_back(facts):
     main = next(t for t in facts.threading().threads if t.name == "MainThread")
     raw = facts.python_locks_decoder().attributes(main.object, ["_name", "_ident", "_started", "no_such"])
-    assert raw["_name"]["text"] == "MainThread" and raw["_ident"]["integer"] and raw["no_such"] is None
+    assert raw["_name"].text == "MainThread" and raw["_ident"].integer and raw["no_such"] is None
     for value in raw.values():
         if value is not None:
-            assert_kept(ObjectValue, value)
+            assert_record(ObjectValue, value)
     (found,) = facts.attributes([[main.object, ["_name", "no_such"]]])
-    assert found == {"_name": from_data(ObjectValue, raw["_name"]), "no_such": None}
+    assert found == {"_name": raw["_name"], "no_such": None}
 
 
-def test_frame_locals_keep_every_key_of_the_native_answer(facts, scenario_process):
+def test_frame_locals_are_the_native_records_and_their_data_gives_them_back(facts, scenario_process):
     caller = lock_caller(scenario_process)
     frames = facts.python().threads
     (thread,) = [t for t in frames if t.native_tid == caller["tid"]]
     asked = [[f.frame, f.code] for f in thread.frames]
     raws = [facts.python_values().frame_locals(frame, code) for frame, code in asked]
-    assert any(raw["locals"] for raw in raws) and any(raw["globals"] for raw in raws)
+    assert any(raw.locals for raw in raws) and any(raw.globals for raw in raws)
     for raw in raws:
-        assert_kept(FrameLocals, raw)
-    assert facts.frame_locals(asked) == [from_data(FrameLocals, raw) for raw in raws]
+        assert_record(FrameLocals, raw)
+    assert facts.frame_locals(asked) == raws
 
 
-def test_object_names_keep_every_key_of_the_native_answer(facts, scenario_process):
+def test_object_names_are_the_native_records_and_their_data_gives_them_back(facts, scenario_process):
     lock = lock_caller(scenario_process)["lock"]
     raw = facts.python_locks_decoder().object_names([lock])
-    assert raw[lock]["module"] == "__main__" and raw[lock]["variable"] == "SWITCH"
-    assert_kept(ObjectPath, raw[lock])
-    assert facts.object_names([lock]) == [[lock, from_data(ObjectPath, raw[lock])]]
+    assert raw[lock].module == "__main__" and raw[lock].variable == "SWITCH"
+    assert_record(ObjectPath, raw[lock])
+    assert facts.object_names([lock]) == [[lock, raw[lock]]]
 
 
 

@@ -76,8 +76,8 @@ def test_one_interpreter_serves_state_locks_fork_facts_and_values():
             assert a == b, (t, a, b)
             assert native.python_lock_wait(target, interp, t["tid"]) == a
             waits[t["role"]] = a
-        assert waits["lock-waiter"]["kind"] == "py-lock"
-        assert waits["rlock-waiter"]["kind"] == "py-rlock"
+        assert waits["lock-waiter"].kind == "py-lock"
+        assert waits["rlock-waiter"].kind == "py-rlock"
         alone, reused = native.fork_facts(target, [], True), native.fork_facts(target, [], True, interp)
         assert alone["python"] == reused["python"]
         assert native.python_value(target, "threading", "_active") == \

@@ -14,8 +14,6 @@ import gdb
 from pyhang.analysis.eval_frames import pair_indices
 from pyhang.analysis.python_state import gil_state, python_frames
 from pyhang.model.kinds import LocalKind, PythonStatus
-from pyhang.model.python_values import LocalValue
-from pyhang.model.record import from_data
 from pyhang.model.report import FramesOmitted, PythonFrame
 from pyhang.render import values as text
 from pyhang.render.names import c_call_line
@@ -177,7 +175,7 @@ global of the frame's module, else a builtin.  Also registered as `py-print`."""
         for scope, where in (("global", fl.globals), ("builtin", fl.builtins)):
             address = values.lookup(where, name) if where else None
             if address:
-                print(text.print_line(scope, name, from_data(LocalValue, values.render(address))))
+                print(text.print_line(scope, name, values.render(address)))
                 return
         print(text.print_line(None, name, None))
 

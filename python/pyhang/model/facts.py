@@ -238,11 +238,11 @@ def decode(question, data):
 
 
 def frame_self(d):
-    """A FrameSelf of the native module's dict (or its data), whose `self` is FrameSelf.object: made by hand,
-    as one is made for each of the innermost frames of every waiting thread."""
+    """The FrameSelf of its data (a snapshot's; the native module makes the record itself): made by hand, as
+    one is made for each of the innermost frames of every waiting thread."""
     get = d.get
-    return FrameSelf(get("index", 0), get("object", get("self")), get("type"), get("function") or "",
-                     get("file") or "", get("line") or 0)
+    return FrameSelf(get("index", 0), get("object"), get("type"), get("function") or "", get("file") or "",
+                     get("line") or 0)
 
 
 def frame_sequence(value):

@@ -1,9 +1,9 @@
 """What a process has at lock addresses, as records: the answer to the
-`lock_objects` question (pyhang.model.facts), made once at the collector
-from native PythonLocks.lock_objects() (`from_data`); a snapshot or a
-fork parent's gdb answer keeps it as data (`to_data`).  The process-tree
-rules (pyhang.analysis.tree_forks) read their fields: a fork child's copy
-of a lock is the parent's object at the same address."""
+`lock_objects` question (pyhang.model.facts), made by native
+PythonLocks.lock_objects() itself (python/records.hpp); a snapshot or a fork
+parent's gdb answer keeps it as data (`to_data`, back with `from_data`).  The
+process-tree rules (pyhang.analysis.tree_forks) read their fields: a fork
+child's copy of a lock is the parent's object at the same address."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record

@@ -1,9 +1,9 @@
-"""Which threads and which variables reach objects, as records: the answers
-to the `references` and `object_names` questions (pyhang.model.facts), made
-once at the collector from native PythonLocks.thread_references() and
-.object_names() (`from_data`); a snapshot keeps them as data (`to_data`).
-The analysis reads their fields (pyhang.analysis.gather), the renderer
-words a path (pyhang.render.names.object_name)."""
+"""Which threads and which variables reach objects, as records: the answers to
+the `references` and `object_names` questions (pyhang.model.facts), made by
+native PythonLocks.thread_references() and .object_names() themselves
+(python/records.hpp); a snapshot keeps them as data (`to_data`, back with
+`from_data`).  The analysis reads their fields (pyhang.analysis.gather), the
+renderer words a path (pyhang.render.names.object_name)."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record

@@ -1,8 +1,8 @@
-"""The threading module's state in one process, as records: the answer to
-the `threading` question (pyhang.model.facts), made once at the collector
-from native PythonLocks.threading() (`from_data`); a snapshot keeps it as
-data (`to_data`).  The analysis (pyhang.analysis.threading) reads its
-fields."""
+"""The threading module's state in one process, as records: the answer to the
+`threading` question (pyhang.model.facts), made by native
+PythonLocks.threading() itself (python/records.hpp); a snapshot keeps it as
+data (`to_data`, back with `from_data`).  The analysis
+(pyhang.analysis.threading) reads its fields."""
 from __future__ import annotations
 
 from pyhang.model.record import field, record

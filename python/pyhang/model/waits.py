@@ -1,9 +1,9 @@
 """What the native decoders say a sleeping thread waits on, as records.
 
-A collector answers the `locks` and `python_locks` questions
-(pyhang.model.facts) with these, made once from what the native module
-returns (`from_data`); a snapshot keeps them as data (`to_data`).  The
-analysis reads their fields; it never sees the module's dicts.
+A collector answers the `locks`, `python_locks` and `frame_selves`
+questions (pyhang.model.facts) with these, made by the native module itself
+(python/records.hpp); a snapshot keeps them as data (`to_data`, back with
+`from_data`).  The analysis reads their fields.
 
 The string fields hold the values of the vocabularies in
 pyhang.model.kinds (WaitKind, OwnerSource, Confidence, GlibcLockKind,
