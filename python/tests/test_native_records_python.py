@@ -46,8 +46,8 @@ def py_locks():
 
 
 def innermost_frame(interp, tid):
-    (thread,) = [t for t in interp.state()["threads"] if t["native_tid"] == tid]
-    return thread["frames"][0]
+    (thread,) = [t for t in interp.state().threads if t.native_tid == tid]
+    return thread.frames[0]
 
 
 def test_threads_waiting_on_a_lock_and_an_rlock_cross_as_python_lock_wait_records(py_locks):
@@ -117,7 +117,7 @@ def test_a_frames_locals_are_named_local_value_records_and_a_value_alone_is_one_
     frame = innermost_frame(interp, waiter["tid"])
     values = native.PythonValues(interp)
     # WHEN the locals of Condition.wait's frame are asked
-    fl = values.frame_locals(frame["frame"], frame["code"])
+    fl = values.frame_locals(frame.frame, frame.code)
     # THEN they are a FrameLocals of LocalValues, self an argument: the Condition
     assert_record(FrameLocals, fl)
     assert all(type(v) is LocalValue for v in fl.locals)

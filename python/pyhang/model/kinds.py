@@ -428,10 +428,9 @@ class PyLockFound:
 
 
 class StateWarning:
-    """What about the interpreter's state could not be read or trusted (the native StateProblem name table;
-    python_state()["warnings"][i]["kind"], with address, other, expected, number, count, text, text2, text3;
-    gil-statics-undecoded also notes: model.unread.ReadProblem data).
-    Worded by render.interpreter."""
+    """What about the interpreter's state could not be read or trusted (the native StateProblem name table:
+    the kind of a model.warning_facts.StateIssue, python_state().warnings[i].kind).  Worded by
+    render.interpreter."""
     NO_LAYOUT_TABLE = "no-layout-table"
     DEBUG_OFFSETS_ONLY = "debug-offsets-only"
     RUNTIME_UNREADABLE = "runtime-unreadable"
