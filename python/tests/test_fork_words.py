@@ -31,8 +31,8 @@ def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded
 
 
 def test_what_was_not_collected_is_said_as_it_is():
-    from pyhang.model.unread import NOT_COLLECTED
-    assert forks.fork_problem(NOT_COLLECTED) == "not collected"
+    from pyhang.model.unread import not_collected
+    assert forks.fork_problem(not_collected()) == "not collected"
 
 
 def test_an_issue_missing_what_its_kind_names_is_said_by_its_kind_not_raised():

@@ -18,7 +18,7 @@ from pyhang.model.record import replace
 from pyhang.model.references import ThreadReferences
 from pyhang.model.report import TargetInfo
 from pyhang.model.snapshot import ProcessSnapshot, ThreadSnapshot
-from pyhang.model.unread import NOT_COLLECTED
+from pyhang.model.unread import not_collected
 from pyhang.model.waits import ApiWait, CodeLine, PoolWorker, PythonLockWait, SyscallFacts
 
 
@@ -526,7 +526,7 @@ def add_python_locals(facts, snapshot, view):
             t.python_locals = []
     for (t, _), fl in zip(frames, found):
         t.python_locals.append(FrameLocals(locals=fl.locals, problem=fl.problem) if fl is not None else
-                               FrameLocals(problem=NOT_COLLECTED))
+                               FrameLocals(problem=not_collected()))
 
 
 def process(facts, depth=DEFAULT_NATIVE_DEPTH, lock_facts=True):
@@ -584,7 +584,7 @@ def fork_facts(facts, report, threads):
     py = from_native.python
     if py is None or not forks.is_child(report, from_native):
         return from_native
-    found = facts.fork_containers() or ForkContainers(problems=[NOT_COLLECTED])
+    found = facts.fork_containers() or ForkContainers(problems=[not_collected()])
     return replace(from_native, python=replace(py, containers=found.containers,
                                                problems=list(py.problems) + list(found.problems)))
 

@@ -68,7 +68,7 @@ class PythonForkFacts:
     cuda_in_bad_fork: bool | None = None
     threading_active: int | None = None   # len(threading._active)
     containers: list[BigContainer] = field(default_factory=list)
-    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (str: unread.NOT_COLLECTED)
+    problems: list[ReadProblem] = field(default_factory=list)   # what could not be read
 
     __nested__ = {"containers": BigContainer, "problems": ReadProblem}
 
@@ -139,6 +139,6 @@ class ForkFacts:
 class ForkContainers:
     """The large builtin containers among module globals (native fork_containers())."""
     containers: list[BigContainer] = field(default_factory=list)
-    problems: list[ReadProblem | str] = field(default_factory=list)   # what could not be read (str: unread.NOT_COLLECTED)
+    problems: list[ReadProblem] = field(default_factory=list)   # what could not be read
 
     __nested__ = {"containers": BigContainer, "problems": ReadProblem}

@@ -560,6 +560,7 @@ class ReadWhy:
     OVERLAPS = "overlaps"
     AMBIGUOUS = "ambiguous"
     MORE_THAN_EXPECTED = "more-than-expected"
+    NOT_COLLECTED = "not-collected"   # the analysis's own: the collector gave no answer (a replayed snapshot)
 
 
 class ForkProblem:

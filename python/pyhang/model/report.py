@@ -81,7 +81,7 @@ class PythonFrame:
     # With `report --locals`: [LocalValue] (model.python_values; PythonValues.frame_locals), and
     # what could not be read of them; None when locals were not asked for.
     locals: list[LocalValue] | None = None
-    locals_problem: ReadProblem | str | None = None   # str: model.unread.NOT_COLLECTED
+    locals_problem: ReadProblem | None = None
     entry_frame: bool = False  # C called into the evaluation loop here (3.11+)
     # Where in its line the instruction is (3.11+ location table; -1 when not known): columns are
     # UTF-8 byte offsets into the line, end_col exclusive, as co_positions() gives them.
@@ -391,7 +391,7 @@ class ForkAnalysis:
     parent_pid: int | None = None
     checked: list[tuple] = field(default_factory=list)
     # what could not be read: a ForkIssue (model.fork_facts), a DescriptorsIssue, the interpreter's own
-    # (ReadProblems, or model.unread.NOT_COLLECTED)
+    # (ReadProblems)
     problems: list[object] = field(default_factory=list)
 
 

@@ -12,13 +12,10 @@ one, how many problems like it were counted.  render.unread words it.
 """
 from __future__ import annotations
 
+from pyhang.model.kinds import ReadWhy
 from pyhang.model.record import field, from_data, record, to_data
 
-__all__ = ["ReadStep", "ReadProblem", "NOT_COLLECTED", "read_problem", "from_data", "to_data"]
-
-# In place of a ReadProblem where a collector gave no answer at all (a replayed snapshot without it): the
-# analysis's own, shown as it is (a frame's locals, a fork child's large containers).
-NOT_COLLECTED = "not collected"
+__all__ = ["ReadStep", "ReadProblem", "not_collected", "read_problem", "from_data", "to_data"]
 
 
 @record(frozen=True)
@@ -44,9 +41,15 @@ class ReadProblem:
     __nested__ = {"path": ReadStep}
 
 
+def not_collected():
+    """The problem of an answer a collector did not give at all (a replayed snapshot without it): the
+    analysis's own (a frame's locals, a fork child's large containers)."""
+    return ReadProblem(why=ReadWhy.NOT_COLLECTED)
+
+
 def read_problem(data):
     """The record of a problem field as the native module or a snapshot gives it: None, a ReadProblem
-    already, or its data; NOT_COLLECTED as it is."""
-    if data is None or isinstance(data, ReadProblem) or data == NOT_COLLECTED:
+    already, or its data."""
+    if data is None or isinstance(data, ReadProblem):
         return data
     return from_data(ReadProblem, data)

@@ -332,9 +332,8 @@ _FORK_PROBLEMS = {
 def fork_problem(p):
     """What a fork fact could not be read for: a ForkIssue (or its data), why
     nptl's descriptors are not known (DescriptorsIssue), what of the Python
-    state could not be read (ReadProblem, or model.unread.NOT_COLLECTED as
-    it is)."""
-    if isinstance(p, (str, ReadProblem)) or (isinstance(p, dict) and "why" in p):
+    state could not be read (ReadProblem)."""
+    if isinstance(p, ReadProblem) or (isinstance(p, dict) and "why" in p):
         return unread_text(p)
     if isinstance(p, DescriptorsIssue):
         return descriptors_text(p)

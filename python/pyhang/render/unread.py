@@ -5,7 +5,7 @@ first, and a model.kinds.ReadWhy), in one line:
     frame at 0x7f00: code object at 0x7f10: name: str at 0x7f20 unreadable
 """
 from pyhang.model.kinds import ReadPart as P, ReadWhy as W
-from pyhang.model.unread import NOT_COLLECTED, read_problem
+from pyhang.model.unread import read_problem
 
 
 def _hex(a):
@@ -170,6 +170,8 @@ def _pathless(p):
     """A problem whose path is empty (or whose words need none of it)."""
     if p.why == W.NO_PYTHON_STATE:
         return "no Python state (%s)" % p.name
+    if p.why == W.NOT_COLLECTED:
+        return "not collected"
     if p.why == W.READ_LIMIT:
         return ("read limit reached at " + _hex(p.at)) if p.at else "read limit of %d reads reached" % p.limit
     if p.why == W.NO_LAYOUT:
@@ -198,13 +200,13 @@ def _sentence(p):
 
 
 def unread_text(problem):
-    """A problem field in one line: None for none, model.unread.NOT_COLLECTED as it is, else a ReadProblem
-    (or its data) in words; a list of them (a thread's states in several interpreters) joined."""
+    """A problem field in one line: None for none, else a ReadProblem (or its data) in words; a list of them
+    (a thread's states in several interpreters) joined."""
     if isinstance(problem, list):
         return "; ".join(t for t in map(unread_text, problem) if t) or None
     p = read_problem(problem)
-    if p is None or p == NOT_COLLECTED:
-        return p
+    if p is None:
+        return None
     text = _sentence(p)
     if p.count > 1:
         text += " (%d frames with unreadable code in all)" % p.count

@@ -154,9 +154,12 @@ enum class ReadWhy : std::uint8_t {
   Overlaps,         // it overlaps the object at `at`
   Ambiguous,        // several candidates for one
   MoreThanExpected, // `number` more of them than expected: ignored
+  // The analysis's own, never a reader's: the collector gave no answer at all (a replayed snapshot
+  // without one).
+  NotCollected,
 };
 
-inline constexpr std::array<Named<ReadWhy>, 31> kReadWhyNames{{
+inline constexpr std::array<Named<ReadWhy>, 32> kReadWhyNames{{
     {ReadWhy::Unreadable, "unreadable"},
     {ReadWhy::PartlyUnreadable, "partly-unreadable"},
     {ReadWhy::Implausible, "implausible"},
@@ -188,6 +191,7 @@ inline constexpr std::array<Named<ReadWhy>, 31> kReadWhyNames{{
     {ReadWhy::Overlaps, "overlaps"},
     {ReadWhy::Ambiguous, "ambiguous"},
     {ReadWhy::MoreThanExpected, "more-than-expected"},
+    {ReadWhy::NotCollected, "not-collected"},
 }};
 constexpr std::string_view to_string(ReadWhy w) { return name_in(kReadWhyNames, w); }
 
