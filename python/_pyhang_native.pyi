@@ -666,8 +666,8 @@ class Unwinder:
         ...
 
 
-def asyncio_state(interpreter: Interpreter) -> dict:
-    """asyncio of the target: every task (state, name, coroutine chain, the future it awaits), the event loops and the threads running them, executor jobs.  Never raises on bad target memory."""
+def asyncio_state(interpreter: Interpreter) -> object:
+    """asyncio of the target as an AsyncioState record: every task (state, name, coroutine chain, the future it awaits), the event loops and the threads running them, executor jobs.  Never raises on bad target memory."""
     ...
 
 
@@ -707,7 +707,7 @@ def is_glibc_library(path: str) -> bool:
 
 
 def parked_registers(target: Target, tid: int, fs_base: Optional[int] = ...) -> object:
-    """{state, registers} of a thread of a live target nobody stopped, from /proc/PID/task/TID/syscall (no ptrace): state a ParkState text; registers {name: int} holds only the known ones (in a call: orig_rax, rdi, rsi, rdx, r10, r8, r9, rsp, rip; 'blocked': rsp, rip; else none), plus fs_base when given for a thread that has registers.  Callee-saved registers are never present.  None for a core or callback target."""
+    """A ParkedRegisters record (state, registers) of a thread of a live target nobody stopped, from /proc/PID/task/TID/syscall (no ptrace): state a ParkState text; registers {name: int} holds only the known ones (in a call: orig_rax, rdi, rsi, rdx, r10, r8, r9, rsp, rip; 'blocked': rsp, rip; else none), plus fs_base when given for a thread that has registers.  Callee-saved registers are never present.  None for a core or callback target."""
     ...
 
 
@@ -771,6 +771,6 @@ def state_moves(first: Interpreter, again: Interpreter) -> dict:
     ...
 
 
-def thread_descriptors(target: Target) -> dict:
-    """{threads: {tid: struct pthread address (the thread's fs_base)}, without_tid, problem} from glibc's lists of threads (_dl_stack_used, _dl_stack_user) in target memory; problem says why the walk stopped early or could not start (a dict: kind and the addresses it is about; None: complete).  A live target that ran since the last read needs invalidate() first."""
+def thread_descriptors(target: Target) -> object:
+    """A ThreadDescriptors record (threads: {tid: struct pthread address (the thread's fs_base)}, without_tid, problem) from glibc's lists of threads (_dl_stack_used, _dl_stack_user) in target memory; problem says why the walk stopped early or could not start (a ThreadListIssue: kind and the addresses it is about; None: complete).  A live target that ran since the last read needs invalidate() first."""
     ...

@@ -20,7 +20,6 @@ from pyhang.model.files import FdObject
 from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
 from pyhang.model.kinds import ForkProblem, PythonStatus
 from pyhang.model.facts import frame_self
-from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.proc_record import summary
@@ -351,10 +350,10 @@ class Collector(Facts):
         def make():
             state = native.asyncio_state(self.interpreter())
             if self.native_target.kind == "live":
-                state["clock"] = time.monotonic()  # a sleep's deadline (loop time) is on this clock
+                state.clock = time.monotonic()  # a sleep's deadline (loop time) is on this clock
             elif self.native_target.kind == "core" and self.recorded() is not None and "1" in self.recorded().clocks:
-                state["clock"] = self.recorded().clocks["1"] / 1e9   # ... as it was when the core was made
-            return from_data(AsyncioState, state)
+                state.clock = self.recorded().clocks["1"] / 1e9   # ... as it was when the core was made
+            return state
         return self.once("asyncio", make)
 
     def fork_facts(self, bases):

@@ -108,13 +108,15 @@ def test_fork_facts_keep_every_key_of_the_native_answers(fork_child):
     assert facts.fork_facts(bases).descriptors == from_data(ForkFacts, raw).descriptors
 
 
-def test_asyncio_state_keeps_every_key_of_the_native_answer(facts):
-    raw = dict(native.asyncio_state(facts.interpreter()), clock=1.5)   # the collector's clock, as live
-    tasks = raw["tasks"]
-    assert raw["loops"] and raw["jobs"] and [t for t in tasks if t["stack"] and t["completes"]]
-    assert [t for t in tasks if t["awaits"] and t["awaits"]["chained"]]
-    assert_kept(AsyncioState, raw)
-    assert [t.object for t in facts.asyncio().tasks] == [t["object"] for t in tasks]
+def test_asyncio_state_crosses_as_its_record_and_keeps_every_field(facts):
+    state = native.asyncio_state(facts.interpreter())
+    assert type(state) is AsyncioState
+    state.clock = 1.5   # the collector's clock, as live
+    tasks = state.tasks
+    assert state.loops and state.jobs and [t for t in tasks if t.stack and t.completes]
+    assert [t for t in tasks if t.awaits and t.awaits.chained]
+    assert from_data(AsyncioState, to_data(state)) == state
+    assert [t.object for t in facts.asyncio().tasks] == [t.object for t in tasks]
 
 
 def test_lock_objects_keep_every_key_of_the_native_answer(facts, scenario_process):
