@@ -2,7 +2,9 @@
 pyhang.model.waits, made in C++ (python/records.hpp): a parked thread's
 kernel record as a ParkedRegisters, glibc's lists of threads as a
 ThreadDescriptors, and why those lists could not be walked as a
-ThreadListIssue; each equal to what its own JSON gives back."""
+ThreadListIssue, and asyncio's tasks and loops as an AsyncioState of
+TaskFacts, AwaitedFuture, CodeLine and LoopFacts; each equal to what its own
+JSON gives back."""
 import os
 import subprocess
 import threading
@@ -12,7 +14,8 @@ import pytest
 import _pyhang_native as native
 
 from pyhang.model import record as records
-from pyhang.model.waits import ParkedRegisters, ThreadDescriptors, ThreadListIssue
+from pyhang.model.asyncio_facts import AsyncioState, AwaitedFuture, LoopFacts, TaskFacts
+from pyhang.model.waits import CodeLine, ParkedRegisters, ThreadDescriptors, ThreadListIssue
 
 PY = "/usr/bin/python3.11"
 SYS_FUTEX = 202
@@ -29,6 +32,17 @@ threading.Thread(target=park, daemon=True).start()
 sys.stdin.read()
 """
 
+
+# A task asleep for good, awaited by the main task, on a loop run by the main thread.
+ASYNCIO = r"""
+import asyncio, threading
+async def main():
+    sleeper = asyncio.ensure_future(asyncio.sleep(3600))
+    await asyncio.sleep(0)
+    print(threading.get_native_id(), flush=True)
+    await sleeper
+asyncio.run(main())
+"""
 
 needs_python = pytest.mark.skipif(not os.path.exists(PY), reason="no %s" % PY)
 
@@ -103,3 +117,34 @@ def test_a_thread_of_a_callback_target_has_no_parked_registers_record():
     image = native.Target.from_callback(lambda address, size: None, [], "nothing")
     # THEN there is no record at all, not an empty one
     assert native.parked_registers(image, os.getpid()) is None
+
+
+@needs_python
+def test_asyncio_state_crosses_as_its_record_with_tasks_futures_and_loops():
+    # GIVEN a live python3.11 whose main task awaits a task asleep in asyncio.sleep
+    with subprocess.Popen([PY, "-c", ASYNCIO], stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            tid = int(proc.stdout.readline())
+            interpreter = native.Interpreter(native.Target.live(proc.pid))
+            # WHEN asyncio's state is read (again, a few times at most, until the main task awaits the other)
+            wait = threading.Event()
+            for _ in range(100):
+                state = native.asyncio_state(interpreter)
+                if len(state.tasks) == 2 and all(t.awaits is not None for t in state.tasks):
+                    break
+                wait.wait(0.02)
+                interpreter = native.Interpreter(native.Target.live(proc.pid))
+        finally:
+            proc.kill()
+    # THEN it is the model's record, its parts the records the analysis reads
+    assert type(state) is AsyncioState and state.imported and state.problem is None
+    main, sleeper = sorted(state.tasks, key=lambda t: t.stack[0].function != "main")
+    assert all(type(t) is TaskFacts for t in state.tasks)
+    assert type(main.awaits) is AwaitedFuture and main.awaits.object == sleeper.object
+    assert main.awaits.state == "pending" and main.awaits.when is None
+    assert type(sleeper.stack[0]) is CodeLine and sleeper.stack[0].function == "sleep"
+    assert type(sleeper.awaits.when) is float   # the sleep's deadline, on the loop's clock
+    (loop,) = state.loops
+    assert type(loop) is LoopFacts and loop.tid == tid and loop.loop == main.loop == sleeper.loop
+    # AND its JSON gives the same record back
+    assert records.from_data(AsyncioState, records.to_data(state)) == state
