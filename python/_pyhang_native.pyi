@@ -681,13 +681,13 @@ def code_stack_depths(minor: int, code: bytes, exceptions: bytes = ...) -> dict:
     ...
 
 
-def fork_containers(interpreter: Interpreter) -> dict:
-    """The large builtin containers among the globals of every module (fork_facts()['python']['containers']), and what could not be read: {containers, problems}."""
+def fork_containers(interpreter: Interpreter) -> object:
+    """A ForkContainers record: the large builtin containers among the globals of every module (fork_facts().python.containers), and what could not be read."""
     ...
 
 
-def fork_facts(target: Target, own_threads: List[int], python: bool = ..., interpreter: Interpreter = ..., containers: bool = ...) -> dict:
-    """What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal locks, and Python-side facts (multiprocessing, torch.cuda, and with `containers` the large containers among module globals).  The /proc facts of a live process are process_facts()."""
+def fork_facts(target: Target, own_threads: List[int], python: bool = ..., interpreter: Interpreter = ..., containers: bool = ...) -> object:
+    """What a fork child inherited (a ForkFacts record): thread descriptors of threads that did not survive fork, glibc-internal locks, and Python-side facts (multiprocessing, torch.cuda, and with `containers` the large containers among module globals).  The /proc facts of a live process are process_facts()."""
     ...
 
 
@@ -711,8 +711,8 @@ def parked_registers(target: Target, tid: int, fs_base: Optional[int] = ...) -> 
     ...
 
 
-def process_facts(pid: int, ppid: int) -> dict:
-    """/proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the parent's and the starts it was decided from (mapped, parent_mapped: {exe, libc, heap}, 0 where not mapped), the parent's threads, smaps_rollup of both."""
+def process_facts(pid: int, ppid: int) -> object:
+    """A ProcessFacts record: /proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the parent's and the starts it was decided from (mapped, parent_mapped: {exe, libc, heap}, 0 where not mapped), the parent's threads, smaps_rollup of both."""
     ...
 
 

@@ -4,7 +4,8 @@ kernel record as a ParkedRegisters, glibc's lists of threads as a
 ThreadDescriptors, and why those lists could not be walked as a
 ThreadListIssue, and asyncio's tasks and loops as an AsyncioState of
 TaskFacts, AwaitedFuture, CodeLine and LoopFacts; each equal to what its own
-JSON gives back."""
+JSON gives back.  So do a target's fork facts (ForkFacts, ProcessFacts,
+ForkContainers and their parts)."""
 import os
 import subprocess
 import threading
@@ -15,6 +16,8 @@ import _pyhang_native as native
 
 from pyhang.model import record as records
 from pyhang.model.asyncio_facts import AsyncioState, AwaitedFuture, LoopFacts, TaskFacts
+from pyhang.model.fork_facts import (
+    BigContainer, ForkContainers, ForkFacts, InternalLock, Landmarks, ProcessFacts, PythonForkFacts, ThreadDescriptor)
 from pyhang.model.waits import CodeLine, ParkedRegisters, ThreadDescriptors, ThreadListIssue
 
 PY = "/usr/bin/python3.11"
@@ -148,3 +151,30 @@ def test_asyncio_state_crosses_as_its_record_with_tasks_futures_and_loops():
     assert type(loop) is LoopFacts and loop.tid == tid and loop.loop == main.loop == sleeper.loop
     # AND its JSON gives the same record back
     assert records.from_data(AsyncioState, records.to_data(state)) == state
+
+
+@needs_python
+def test_fork_facts_of_a_live_process_cross_as_their_records(parked_thread):
+    # GIVEN the live python3.11 with its parked thread, whose struct pthread is left out of its own threads
+    proc, tid, ident, target = parked_thread
+    interpreter = native.Interpreter(target)
+    # WHEN its fork facts are read
+    found = native.fork_facts(target, [], True, interpreter, containers=True)
+    # THEN they are a ForkFacts record: the parked thread's descriptor (a ThreadDescriptor with its TID,
+    # its start routine symbolized), glibc's internal locks, and the Python side
+    assert type(found) is ForkFacts and found.process is None
+    (mine,) = [d for d in found.descriptors if d.address == ident]
+    assert type(mine) is ThreadDescriptor and mine.tid == tid and len(mine.stack) == 2
+    assert mine.start_routine is not None and mine.start_routine.address
+    assert found.internal_locks and all(type(lock) is InternalLock for lock in found.internal_locks)
+    assert type(found.python) is PythonForkFacts and found.python.torch is False
+    assert all(type(c) is BigContainer for c in found.python.containers)
+    assert records.from_data(ForkFacts, records.to_data(found)) == found
+    # AND /proc's facts of it are a ProcessFacts record, not the parent's copy
+    process = native.process_facts(proc.pid, os.getpid())
+    assert type(process) is ProcessFacts and process.pid == proc.pid and process.ppid == os.getpid()
+    assert type(process.mapped) is Landmarks and process.issue is None and not process.same_address_space
+    # AND its large containers are a ForkContainers record
+    containers = native.fork_containers(interpreter)
+    assert type(containers) is ForkContainers
+    assert records.from_data(ForkContainers, records.to_data(containers)) == containers
