@@ -669,8 +669,8 @@ class Unwinder:
         ...
 
 
-def asyncio_state(interpreter: Interpreter) -> dict:
-    """asyncio of the target: every task (state, name, coroutine chain, the future it awaits), the event loops and the threads running them, executor jobs.  Never raises on bad target memory."""
+def asyncio_state(interpreter: Interpreter) -> object:
+    """asyncio of the target as an AsyncioState record: every task (state, name, coroutine chain, the future it awaits), the event loops and the threads running them, executor jobs.  Never raises on bad target memory."""
     ...
 
 
@@ -684,13 +684,13 @@ def code_stack_depths(minor: int, code: bytes, exceptions: bytes = ...) -> objec
     ...
 
 
-def fork_containers(interpreter: Interpreter) -> dict:
-    """The large builtin containers among the globals of every module (fork_facts()['python']['containers']), and what could not be read: {containers, problems}."""
+def fork_containers(interpreter: Interpreter) -> object:
+    """A ForkContainers record: the large builtin containers among the globals of every module (fork_facts().python.containers), and what could not be read."""
     ...
 
 
-def fork_facts(target: Target, own_threads: List[int], python: bool = ..., interpreter: Interpreter = ..., containers: bool = ...) -> dict:
-    """What a fork child inherited: thread descriptors of threads that did not survive fork, glibc-internal locks, and Python-side facts (multiprocessing, torch.cuda, and with `containers` the large containers among module globals).  The /proc facts of a live process are process_facts()."""
+def fork_facts(target: Target, own_threads: List[int], python: bool = ..., interpreter: Interpreter = ..., containers: bool = ...) -> object:
+    """What a fork child inherited (a ForkFacts record): thread descriptors of threads that did not survive fork, glibc-internal locks, and Python-side facts (multiprocessing, torch.cuda, and with `containers` the large containers among module globals).  The /proc facts of a live process are process_facts()."""
     ...
 
 
@@ -705,12 +705,12 @@ def is_glibc_library(path: str) -> bool:
 
 
 def parked_registers(target: Target, tid: int, fs_base: Optional[int] = ...) -> object:
-    """{state, registers} of a thread of a live target nobody stopped, from /proc/PID/task/TID/syscall (no ptrace): state a ParkState text; registers {name: int} holds only the known ones (in a call: orig_rax, rdi, rsi, rdx, r10, r8, r9, rsp, rip; 'blocked': rsp, rip; else none), plus fs_base when given for a thread that has registers.  Callee-saved registers are never present.  None for a core or callback target."""
+    """A ParkedRegisters record (state, registers) of a thread of a live target nobody stopped, from /proc/PID/task/TID/syscall (no ptrace): state a ParkState text; registers {name: int} holds only the known ones (in a call: orig_rax, rdi, rsi, rdx, r10, r8, r9, rsp, rip; 'blocked': rsp, rip; else none), plus fs_base when given for a thread that has registers.  Callee-saved registers are never present.  None for a core or callback target."""
     ...
 
 
-def process_facts(pid: int, ppid: int) -> dict:
-    """/proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the parent's and the starts it was decided from (mapped, parent_mapped: {exe, libc, heap}, 0 where not mapped), the parent's threads, smaps_rollup of both."""
+def process_facts(pid: int, ppid: int) -> object:
+    """A ProcessFacts record: /proc facts of a live process and its parent `ppid` (which the caller read from /proc/PID/stat with pyhang.procfs; 0 when not known): executables, command lines, whether the address space is the parent's and the starts it was decided from (mapped, parent_mapped: {exe, libc, heap}, 0 where not mapped), the parent's threads, smaps_rollup of both."""
     ...
 
 
@@ -769,6 +769,6 @@ def state_moves(first: Interpreter, again: Interpreter) -> object:
     ...
 
 
-def thread_descriptors(target: Target) -> dict:
-    """{threads: {tid: struct pthread address (the thread's fs_base)}, without_tid, problem} from glibc's lists of threads (_dl_stack_used, _dl_stack_user) in target memory; problem says why the walk stopped early or could not start (a dict: kind and the addresses it is about; None: complete).  A live target that ran since the last read needs invalidate() first."""
+def thread_descriptors(target: Target) -> object:
+    """A ThreadDescriptors record (threads: {tid: struct pthread address (the thread's fs_base)}, without_tid, problem) from glibc's lists of threads (_dl_stack_used, _dl_stack_user) in target memory; problem says why the walk stopped early or could not start (a ThreadListIssue: kind and the addresses it is about; None: complete).  A live target that ran since the last read needs invalidate() first."""
     ...

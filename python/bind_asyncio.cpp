@@ -1,22 +1,25 @@
 // asyncio of the target: tasks, what each awaits, loops and their threads
-// (pyhang/cpython/asyncio.hpp).
+// (pyhang/cpython/asyncio.hpp), crossing as the records of
+// pyhang.model.asyncio_facts (python/records.hpp; the tables below):
 //
-//   asyncio_state(interpreter) -> dict
-//     {"imported": bool, "registry": str|None, "problem": ReadProblem|None, "warnings": [str],
-//      "tasks": [{object, type, native, name, state, loop, coro,
-//                 stack: [{function, file, line}] (innermost first),
-//                 innermost_self, innermost_self_type (first local of the innermost frame),
-//                 awaits: None | {object, type, state, loop, children: [addr],
-//                                 chained: [{object, type}], when},
-//                 has_exception, exception_type, exception_unretrieved,
-//                 completes: [{object, type}], problem}],
-//      "loops": [{loop, type, tid, frame_function, current_task, ready, scheduled, stopping,
-//                 ready_chained: [{object, type}]}],
-//      "jobs": [{tid, work_item, future}]}
-//   Addresses are ints, 0 → None; state is a FutureState text.
+//   asyncio_state(interpreter) -> AsyncioState
+//     imported, registry, problem (ReadProblem | None), warnings ([state warning dict]),
+//     tasks: [TaskFacts: object, type, native, name, state, loop, coro,
+//             stack: [CodeLine] (innermost first),
+//             innermost_self, innermost_self_type (first local of the innermost frame),
+//             awaits: AwaitedFuture | None (object, type, state, loop, children: [addr],
+//                                           chained: [TypedObject], when),
+//             has_exception, exception_type, exception_unretrieved,
+//             completes: [TypedObject], problem],
+//     loops: [LoopFacts: loop, type, tid, frame_function, current_task, ready, scheduled, stopping,
+//             ready_chained: [TypedObject]],
+//     jobs: [ExecutorJob: tid, work_item, future]
+//   Addresses are ints, 0 → None (a TypedObject's object is the address as it is); state is a FutureState
+//   name; clock is the collector's.
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "records.hpp"
 #include "pyhang/cpython/asyncio.hpp"
 #include "pyhang/cpython/interpreter.hpp"
 #include "pyhang/target/target.hpp"
@@ -26,111 +29,86 @@ namespace py = pybind11;
 namespace pyhang::bindings {
 namespace {
 
+// One object of a list the native side keeps as two (addresses, and their types beside).
+struct TypedObject {
+  Addr object;
+  const std::string* type;  // nullptr: the types list is shorter
+};
+// A task's coroutine frame as the CodeLine record names it (PyFrame itself is other records' too).
+struct TaskLine {
+  const cpython::PyFrame& frame;
+};
+// The AsyncioState, its warnings the StateIssue records of state_warning (bind_cpython.cpp).
+struct StateAnswer {
+  const cpython::AsyncioState& s;
+};
 
-py::list objects(const std::vector<Addr>& addrs, const std::vector<std::string>& types) {
-  py::list out;
-  for (std::size_t i = 0; i < addrs.size(); ++i) {
-    py::dict o;
-    o["object"] = addrs[i];
-    o["type"] = text(i < types.size() ? types[i] : "");
-    out.append(o);
-  }
+std::vector<TypedObject> objects(const std::vector<Addr>& addrs, const std::vector<std::string>& types) {
+  std::vector<TypedObject> out;
+  out.reserve(addrs.size());
+  for (std::size_t i = 0; i < addrs.size(); ++i) out.push_back({addrs[i], i < types.size() ? &types[i] : nullptr});
   return out;
 }
 
-py::dict future_dict(const cpython::PyFutureInfo& f) {
-  py::dict d;
-  d["object"] = addr(f.object);
-  d["type"] = text(f.type);
-  d["state"] = py::str(to_string(f.state));
-  d["loop"] = addr(f.loop);
-  d["children"] = f.children;
-  d["chained"] = objects(f.chained, f.chained_types);
-  d["when"] = opt(f.when);
-  return d;
+std::vector<TaskLine> lines(const std::vector<cpython::PyFrame>& stack) {
+  std::vector<TaskLine> out;
+  out.reserve(stack.size());
+  for (const auto& f : stack) out.push_back({f});
+  return out;
 }
 
-py::dict task_dict(const cpython::PyTaskInfo& t) {
-  py::dict d;
-  d["object"] = addr(t.object);
-  d["type"] = text(t.type);
-  d["native"] = t.native;
-  d["name"] = text(t.name);
-  d["state"] = py::str(to_string(t.state));
-  d["loop"] = addr(t.loop);
-  d["coro"] = addr(t.coro);
-  py::list stack;
-  for (const auto& f : t.stack) {
-    py::dict e;
-    e["function"] = f.function;
-    e["file"] = f.file;
-    e["line"] = f.line;
-    stack.append(e);
-  }
-  d["stack"] = stack;
-  d["innermost_self"] = addr(t.innermost_self);
-  d["innermost_self_type"] = text(t.innermost_self_type);
-  d["awaits"] = t.awaits ? py::object(future_dict(*t.awaits)) : py::object(py::none());
-  d["has_exception"] = t.has_exception;
-  d["exception_type"] = text(t.exception_type);
-  d["exception_unretrieved"] = t.exception_unretrieved;
-  d["completes"] = objects(t.completes, t.completes_types);
-  d["problem"] = read_problem(t.problem);
-  return d;
-}
-
-py::dict state_dict(const cpython::AsyncioState& s) {
-  py::dict d;
-  d["imported"] = s.imported;
-  d["registry"] = text(s.registry);
-  d["problem"] = read_problem(s.problem);
-  py::list warnings;
-  for (const auto& w : s.warnings) warnings.append(state_warning(w));
-  d["warnings"] = warnings;
-  py::list tasks, loops, jobs;
-  for (const auto& t : s.tasks) tasks.append(task_dict(t));
-  for (const auto& l : s.loops) {
-    py::dict e;
-    e["loop"] = addr(l.loop);
-    e["type"] = text(l.type);
-    e["tid"] = opt(l.tid);
-    e["frame_function"] = text(l.frame_function);
-    e["current_task"] = addr(l.current_task);
-    e["ready"] = opt(l.ready);
-    e["scheduled"] = opt(l.scheduled);
-    e["stopping"] = opt(l.stopping);
-    e["ready_chained"] = objects(l.ready_chained, l.ready_chained_types);
-    loops.append(e);
-  }
-  for (const auto& j : s.jobs) {
-    py::dict e;
-    e["tid"] = j.tid;
-    e["work_item"] = addr(j.work_item);
-    e["future"] = addr(j.future);
-    jobs.append(e);
-  }
-  d["tasks"] = tasks;
-  d["loops"] = loops;
-  d["jobs"] = jobs;
-  return d;
+py::object warnings(const std::vector<cpython::StateWarning>& ws) {
+  py::list out;
+  for (const auto& w : ws) out.append(state_warning(w));
+  return std::move(out);
 }
 
 }  // namespace
+
+PYHANG_RECORD(TypedObject, "pyhang.model.asyncio_facts", "TypedObject",
+              PYHANG_FIELD(object), PYHANG_FIELD_AS("type", text(v.type ? *v.type : std::string())))
+PYHANG_RECORD(TaskLine, "pyhang.model.waits", "CodeLine",
+              PYHANG_FIELD_AS("function", v.frame.function), PYHANG_FIELD_AS("file", v.frame.file),
+              PYHANG_FIELD_AS("line", v.frame.line))
+PYHANG_RECORD(cpython::PyFutureInfo, "pyhang.model.asyncio_facts", "AwaitedFuture",
+              PYHANG_FIELD_AS("object", addr(v.object)), PYHANG_FIELD_AS("type", text(v.type)), PYHANG_FIELD(state),
+              PYHANG_FIELD_AS("loop", addr(v.loop)), PYHANG_FIELD(children),
+              PYHANG_FIELD_AS("chained", objects(v.chained, v.chained_types)), PYHANG_FIELD(when))
+PYHANG_RECORD(cpython::PyTaskInfo, "pyhang.model.asyncio_facts", "TaskFacts",
+              PYHANG_FIELD_AS("object", addr(v.object)), PYHANG_FIELD_AS("type", text(v.type)), PYHANG_FIELD(native),
+              PYHANG_FIELD_AS("name", text(v.name)), PYHANG_FIELD(state), PYHANG_FIELD_AS("loop", addr(v.loop)),
+              PYHANG_FIELD_AS("coro", addr(v.coro)), PYHANG_FIELD_AS("stack", lines(v.stack)),
+              PYHANG_FIELD_AS("innermost_self", addr(v.innermost_self)),
+              PYHANG_FIELD_AS("innermost_self_type", text(v.innermost_self_type)), PYHANG_FIELD(awaits),
+              PYHANG_FIELD(has_exception), PYHANG_FIELD_AS("exception_type", text(v.exception_type)),
+              PYHANG_FIELD(exception_unretrieved), PYHANG_FIELD_AS("completes", objects(v.completes, v.completes_types)),
+              PYHANG_FIELD_AS("problem", read_problem(v.problem)))
+PYHANG_RECORD(cpython::PyLoopInfo, "pyhang.model.asyncio_facts", "LoopFacts",
+              PYHANG_FIELD_AS("loop", addr(v.loop)), PYHANG_FIELD_AS("type", text(v.type)), PYHANG_FIELD(tid),
+              PYHANG_FIELD_AS("frame_function", text(v.frame_function)),
+              PYHANG_FIELD_AS("current_task", addr(v.current_task)), PYHANG_FIELD(ready), PYHANG_FIELD(scheduled),
+              PYHANG_FIELD(stopping), PYHANG_FIELD_AS("ready_chained", objects(v.ready_chained, v.ready_chained_types)))
+PYHANG_RECORD(cpython::PyExecutorJob, "pyhang.model.asyncio_facts", "ExecutorJob",
+              PYHANG_FIELD(tid), PYHANG_FIELD_AS("work_item", addr(v.work_item)), PYHANG_FIELD_AS("future", addr(v.future)))
+PYHANG_RECORD(StateAnswer, "pyhang.model.asyncio_facts", "AsyncioState",
+              PYHANG_FIELD_AS("imported", v.s.imported), PYHANG_FIELD_AS("registry", text(v.s.registry)),
+              PYHANG_FIELD_AS("problem", read_problem(v.s.problem)), PYHANG_FIELD_AS("warnings", warnings(v.s.warnings)),
+              PYHANG_FIELD_AS("tasks", v.s.tasks), PYHANG_FIELD_AS("loops", v.s.loops), PYHANG_FIELD_AS("jobs", v.s.jobs))
 
 void register_asyncio(py::module_& m) {
   bind_enum(m, "FutureState", cpython::kFutureStateNames, "An asyncio future's or task's state (asyncio_state()).");
   m.def(
       "asyncio_state",
-      [](std::shared_ptr<cpython::Interpreter> interp) -> py::dict {
+      [](std::shared_ptr<cpython::Interpreter> interp) -> py::object {
         cpython::AsyncioState s;
         {
           py::gil_scoped_release nogil;
           s = cpython::asyncio_state(interp->target(), interp->state());  // with _asyncio's own offsets (3.14+)
         }
-        return state_dict(s);
+        return to_py(StateAnswer{s});
       },
       py::arg("interpreter"),
-      "asyncio of the target: every task (state, name, coroutine chain, the future it awaits), the event loops "
+      "asyncio of the target as an AsyncioState record: every task (state, name, coroutine chain, the future it awaits), the event loops "
       "and the threads running them, executor jobs.  Never raises on bad target memory.");
 }
 

@@ -2,9 +2,15 @@
 // the kernel's record (pyhang/linux/syscall_record.hpp), each thread's
 // struct pthread from glibc's lists (pyhang/glibc/thread_list.hpp), and
 // reads that notice memory changing under them (pyhang/target/memory.hpp).
+// The records cross as pyhang.model.waits' (python/records.hpp; the tables below):
+//
+//   parked_registers(target, tid, fs_base=None) -> ParkedRegisters | None
+//   thread_descriptors(target)                  -> ThreadDescriptors (problem: ThreadListIssue | None)
+//   read_stable(target, address, size)          -> (state, bytes | None, reads)
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "records.hpp"
 #include "pyhang/glibc/thread_list.hpp"
 #include "pyhang/target/target.hpp"
 
@@ -13,22 +19,29 @@ namespace py = pybind11;
 namespace pyhang::bindings {
 namespace {
 
+// A thread's record as the kernel gave it: its state, and the registers known of it ({name: int}, a container).
+struct ParkedAnswer {
+  linux_abi::ParkState state;
+  py::object registers;
+};
+
 // Why the walk of glibc's lists stopped early, or could not start: None when it did neither.
-py::object thread_list_issue_dict(const glibc::ThreadListIssue& i) {
-  if (!i) return py::none();
-  py::dict d;
-  d[key("kind")] = py::str(to_string(i.kind));
-  d[key("library")] = i.library;
-  d[key("head")] = i.head;
-  d[key("head_address")] = i.head_address;
-  d[key("step")] = i.step;
-  d[key("entry")] = i.entry;
-  d[key("pthread")] = i.pthread;
-  d[key("value")] = i.value;
-  d[key("expected")] = i.expected;
-  d[key("number")] = i.number;
-  return d;
-}
+py::object issue_or_none(const glibc::ThreadListIssue& i);
+
+}  // namespace
+
+PYHANG_RECORD(glibc::ThreadListIssue, "pyhang.model.waits", "ThreadListIssue",
+              PYHANG_FIELD(kind), PYHANG_FIELD(library), PYHANG_FIELD(head), PYHANG_FIELD(head_address),
+              PYHANG_FIELD(step), PYHANG_FIELD(entry), PYHANG_FIELD(pthread), PYHANG_FIELD(value),
+              PYHANG_FIELD(expected), PYHANG_FIELD(number))
+PYHANG_RECORD(glibc::ThreadList, "pyhang.model.waits", "ThreadDescriptors",
+              PYHANG_FIELD_AS("threads", py::cast(v.threads)), PYHANG_FIELD(without_tid),
+              PYHANG_FIELD_AS("problem", issue_or_none(v.problem)))
+PYHANG_RECORD(ParkedAnswer, "pyhang.model.waits", "ParkedRegisters", PYHANG_FIELD(state), PYHANG_FIELD(registers))
+
+namespace {
+
+py::object issue_or_none(const glibc::ThreadListIssue& i) { return i ? to_py(i) : py::none(); }
 
 }  // namespace
 
@@ -48,13 +61,10 @@ void register_parked(py::module_& m) {
         py::dict regs;
         for (std::size_t i = 0; i < Registers::kCount; ++i)
           if (parked->known(i)) regs[key(kRegisterNames[i])] = parked->regs.r[i];
-        py::dict d;
-        d[key("state")] = std::string(to_string(parked->state));
-        d[key("registers")] = regs;
-        return d;
+        return to_py(ParkedAnswer{parked->state, std::move(regs)});
       },
       py::arg("target"), py::arg("tid"), py::arg("fs_base") = py::none(),
-      "{state, registers} of a thread of a live target nobody stopped, from /proc/PID/task/TID/syscall (no "
+      "A ParkedRegisters record (state, registers) of a thread of a live target nobody stopped, from /proc/PID/task/TID/syscall (no "
       "ptrace): state a ParkState text; registers {name: int} holds only the known ones (in a call: orig_rax, "
       "rdi, rsi, rdx, r10, r8, r9, rsp, rip; 'blocked': rsp, rip; else none), plus fs_base when given for a "
       "thread that has registers.  Callee-saved registers are never present.  None for a core or callback target.");
@@ -66,16 +76,13 @@ void register_parked(py::module_& m) {
           py::gil_scoped_release nogil;
           list = glibc::thread_list(t);
         }
-        py::dict d;
-        d[key("threads")] = list.threads;
-        d[key("without_tid")] = list.without_tid;
-        d[key("problem")] = thread_list_issue_dict(list.problem);
-        return d;
+        return to_py(list);
       },
       py::arg("target"),
-      "{threads: {tid: struct pthread address (the thread's fs_base)}, without_tid, problem} from glibc's "
-      "lists of threads (_dl_stack_used, _dl_stack_user) in target memory; problem says why the walk stopped "
-      "early or could not start (a dict: kind and the addresses it is about; None: complete).  A live target that ran since the last read needs "
+      "A ThreadDescriptors record (threads: {tid: struct pthread address (the thread's fs_base)}, without_tid, "
+      "problem) from glibc's lists of threads (_dl_stack_used, _dl_stack_user) in target memory; problem says why "
+      "the walk stopped early or could not start (a ThreadListIssue: kind and the addresses it is about; None: "
+      "complete).  A live target that ran since the last read needs "
       "invalidate() first.");
   m.def(
       "read_stable",

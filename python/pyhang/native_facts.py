@@ -19,8 +19,7 @@ from pyhang.model.facts import MEMBERS_MAX, Facts
 from pyhang.model.files import FdObject
 from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
 from pyhang.model.kinds import ForkProblem, PythonStatus
-from pyhang.model.asyncio_facts import AsyncioState
-from pyhang.model.fork_facts import ForkContainers, ForkFacts, ForkIssue
+from pyhang.model.fork_facts import ForkFacts, ForkIssue
 from pyhang.model.proc_record import summary
 from pyhang.model.report import NativeFrame
 from pyhang.model.target_facts import TargetFacts
@@ -344,10 +343,10 @@ class Collector(Facts):
         def make():
             state = native.asyncio_state(self.interpreter())
             if self.native_target.kind == "live":
-                state["clock"] = time.monotonic()  # a sleep's deadline (loop time) is on this clock
+                state.clock = time.monotonic()  # a sleep's deadline (loop time) is on this clock
             elif self.native_target.kind == "core" and self.recorded() is not None and "1" in self.recorded().clocks:
-                state["clock"] = self.recorded().clocks["1"] / 1e9   # ... as it was when the core was made
-            return from_data(AsyncioState, state)
+                state.clock = self.recorded().clocks["1"] / 1e9   # ... as it was when the core was made
+            return state
         return self.once("asyncio", make)
 
     def fork_facts(self, bases):
@@ -358,12 +357,12 @@ class Collector(Facts):
             except native.ReaderError as exc:
                 return ForkFacts(descriptor_issue=ForkIssue(ForkProblem.READER_ERROR, number=exc.number, text=exc.path,
                                                             reason=exc.reason.text))
-            facts["process"] = process_facts(target.pid) if target.kind == "live" and target.pid else None
-            return from_data(ForkFacts, facts)
+            facts.process = process_facts(target.pid) if target.kind == "live" and target.pid else None
+            return facts
         return self.once("fork-facts", make)
 
     def fork_containers(self):
-        return self.once("fork-containers", lambda: from_data(ForkContainers, native.fork_containers(self.interpreter())))
+        return self.once("fork-containers", lambda: native.fork_containers(self.interpreter()))
 
     def sysroot(self):
         """Where a core's files are (gdb's sysroot); None: where the core names them."""
@@ -395,8 +394,8 @@ def process_facts(pid):
     own = procfs.stat(pid)
     facts = native.process_facts(pid, own["ppid"] if own else 0)
     parent = procfs.stat(own["ppid"]) if own and own["ppid"] > 1 else None
-    facts["start_ticks"] = own["start_ticks"] if own else None
-    facts["parent_start_ticks"] = parent["start_ticks"] if parent else None
+    facts.start_ticks = own["start_ticks"] if own else None
+    facts.parent_start_ticks = parent["start_ticks"] if parent else None
     if own is None:
-        facts["issue"] = {"kind": ForkProblem.NO_STAT, "number": pid, "other": 0, "text": ""}
+        facts.issue = ForkIssue(ForkProblem.NO_STAT, number=pid)
     return facts

@@ -30,6 +30,7 @@ from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
 from pyhang.model.report import ThreadIssue
 from pyhang.model.warning_facts import TargetIssue
+from pyhang.model.waits import ParkedRegisters
 from pyhang.native_facts import Collector
 
 MAX_THREADS = 1 << 16
@@ -93,7 +94,7 @@ class ProcThreads:
         """host TID → its struct pthread, from glibc's lists (once)."""
         def walk():
             found = native.thread_descriptors(facts.native_target)
-            return {self.host_tid(tid): base for tid, base in found["threads"].items()}, found["problem"]
+            return {self.host_tid(tid): base for tid, base in found.threads.items()}, found.problem
         return facts.once("descriptors", walk)
 
     def _records(self, facts):
@@ -115,21 +116,21 @@ class ProcThreads:
         listed = [(num, host) for num, host in numbered if wanted is None or host in wanted]
         # The pages at and above each parked thread's stack pointer (its C stack, and its struct pthread that
         # glibc's thread lists link) in one batch, before the lists are walked and the stacks unwound.
-        facts.native_target.prefetch([r["registers"]["rsp"] + k * PAGE for r in before.values()
-                                      if r and "rsp" in r["registers"] for k in range(PREFETCH_PAGES)])
+        facts.native_target.prefetch([r.registers["rsp"] + k * PAGE for r in before.values()
+                                      if r and "rsp" in r.registers for k in range(PREFETCH_PAGES)])
         bases, _ = self._descriptors(facts)
         out = []
         for num, host in listed:
             parked = native.parked_registers(facts.native_target, host)
-            if parked != before[host] and (parked or {}).get("state") != GONE:
-                parked = {"state": RUNNING, "registers": {}}
+            if parked != before[host] and (parked.state if parked else None) != GONE:
+                parked = ParkedRegisters(RUNNING)
             t = self._thread(facts, num, host, depth, parked, bases.get(host))
             if t is not None:
                 out.append(t)
         return out
 
     def _thread(self, facts, num, host, depth, parked, base):
-        state = (parked or {}).get("state")
+        state = parked.state if parked else None
         if state == GONE:
             return None
         own = self.tids_map.to_target(host)
@@ -138,7 +139,7 @@ class ProcThreads:
                         host_tid=host if own != host else None)
         problems = []
         if state in (IN_CALL, BLOCKED):
-            t.registers = dict(parked["registers"])
+            t.registers = dict(parked.registers)
             if base is not None:  # the thread's struct pthread, as a debugger gives it
                 t.registers["fs_base"] = base
             pcs, stop = facts.decoders.unwinder().unwind(t.registers, depth) if depth else ([], "depth")

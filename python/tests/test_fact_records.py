@@ -19,7 +19,7 @@ from pyhang import native_facts, procfs
 from pyhang.analysis import locks
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.files import FdObject
-from pyhang.model.fork_facts import ForkContainers, ForkFacts
+from pyhang.model.fork_facts import ForkContainers, ForkFacts, ProcessFacts, PythonForkFacts
 from pyhang.model.python_facts import PyFrameFacts, PyThreadFacts, PythonState
 from pyhang.model.facts import frame_sequence
 from pyhang.model.lock_objects import LockObject
@@ -105,25 +105,31 @@ def test_threading_state_is_the_native_record_and_its_data_gives_it_back(facts):
     assert facts.threading() == raw
 
 
-def test_fork_facts_keep_every_key_of_the_native_answers(fork_child):
+def test_fork_facts_cross_as_their_records_and_keep_every_field(fork_child):
     facts = fork_child
     bases = sorted(locks.thread_bases(facts.threads(0)))
-    raw = native.fork_facts(facts.native_target, bases, True, facts.interpreter(), containers=True)
-    raw["process"] = native_facts.process_facts(facts.native_target.pid)
-    assert raw["descriptors"] and raw["descriptors"][0]["start_routine"] and raw["internal_locks"]
-    assert raw["python"]["containers"] and raw["process"]["same_address_space"]
-    assert_kept(ForkFacts, raw)
-    assert_kept(ForkContainers, native.fork_containers(facts.interpreter()))
-    assert facts.fork_facts(bases).descriptors == from_data(ForkFacts, raw).descriptors
+    found = native.fork_facts(facts.native_target, bases, True, facts.interpreter(), containers=True)
+    assert type(found) is ForkFacts and type(found.python) is PythonForkFacts
+    found.process = native_facts.process_facts(facts.native_target.pid)
+    assert type(found.process) is ProcessFacts
+    assert found.descriptors and found.descriptors[0].start_routine and found.internal_locks
+    assert found.python.containers and found.process.same_address_space
+    assert from_data(ForkFacts, to_data(found)) == found
+    containers = native.fork_containers(facts.interpreter())
+    assert type(containers) is ForkContainers and containers.containers
+    assert from_data(ForkContainers, to_data(containers)) == containers
+    assert facts.fork_facts(bases).descriptors == found.descriptors
 
 
-def test_asyncio_state_keeps_every_key_of_the_native_answer(facts):
-    raw = dict(native.asyncio_state(facts.interpreter()), clock=1.5)   # the collector's clock, as live
-    tasks = raw["tasks"]
-    assert raw["loops"] and raw["jobs"] and [t for t in tasks if t["stack"] and t["completes"]]
-    assert [t for t in tasks if t["awaits"] and t["awaits"]["chained"]]
-    assert_kept(AsyncioState, raw)
-    assert [t.object for t in facts.asyncio().tasks] == [t["object"] for t in tasks]
+def test_asyncio_state_crosses_as_its_record_and_keeps_every_field(facts):
+    state = native.asyncio_state(facts.interpreter())
+    assert type(state) is AsyncioState
+    state.clock = 1.5   # the collector's clock, as live
+    tasks = state.tasks
+    assert state.loops and state.jobs and [t for t in tasks if t.stack and t.completes]
+    assert [t for t in tasks if t.awaits and t.awaits.chained]
+    assert from_data(AsyncioState, to_data(state)) == state
+    assert [t.object for t in facts.asyncio().tasks] == [t.object for t in tasks]
 
 
 def test_lock_objects_are_the_native_records_and_their_data_gives_them_back(facts, scenario_process):

@@ -79,7 +79,7 @@ def test_one_interpreter_serves_state_locks_fork_facts_and_values():
         assert waits["lock-waiter"].kind == "py-lock"
         assert waits["rlock-waiter"].kind == "py-rlock"
         alone, reused = native.fork_facts(target, [], True), native.fork_facts(target, [], True, interp)
-        assert alone["python"] == reused["python"]
+        assert alone.python == reused.python
         assert native.python_value(target, "threading", "_active") == \
             native.python_value(target, "threading", "_active", interpreter=interp)
 

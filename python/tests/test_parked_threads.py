@@ -49,8 +49,8 @@ def parked_python():
         deadline = time.monotonic() + 10
         while True:
             regs = [native.parked_registers(target, t["tid"]) for t in facts["parked"]]
-            if all(r["state"] == "in-call" and r["registers"]["orig_rax"] == SYS_FUTEX for r in regs) and \
-                    len({r["registers"]["rdi"] for r in regs}) == 1:
+            if all(r.state == "in-call" and r.registers["orig_rax"] == SYS_FUTEX for r in regs) and \
+                    len({r.registers["rdi"] for r in regs}) == 1:
                 break
             assert time.monotonic() < deadline, "threads never parked on the lock: %r" % regs
             time.sleep(0.01)
@@ -66,37 +66,37 @@ def test_each_parked_thread_has_its_futex_call_rsp_and_rip_and_no_callee_saved_r
     assert libc
     for t in facts["parked"]:
         regs = native.parked_registers(target, t["tid"])
-        assert regs["state"] == "in-call"
-        r = regs["registers"]
+        assert regs.state == "in-call"
+        r = regs.registers
         assert set(r) == {"orig_rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "rsp", "rip"}
         assert r["orig_rax"] == SYS_FUTEX
         assert libc[0].start <= r["rip"] < libc[0].end
         # The futex word is the lock's semaphore, which both threads share.
-    words = {native.parked_registers(target, t["tid"])["registers"]["rdi"] for t in facts["parked"]}
+    words = {native.parked_registers(target, t["tid"]).registers["rdi"] for t in facts["parked"]}
     assert len(words) == 1
 
 
 def test_thread_descriptors_are_the_threads_idents(parked_python):
     proc, facts, target = parked_python
     found = native.thread_descriptors(target)
-    assert found["problem"] is None
+    assert found.problem is None
     expected = {t["tid"]: t["ident"] for t in facts["parked"]}
     expected[facts["main"]] = facts["main_ident"]
-    assert found["threads"] == expected
-    assert sorted(found["threads"]) == sorted(int(t) for t in os.listdir("/proc/%d/task" % proc.pid))
+    assert found.threads == expected
+    assert sorted(found.threads) == sorted(int(t) for t in os.listdir("/proc/%d/task" % proc.pid))
 
 
 def test_unwinding_from_rsp_and_rip_reaches_the_lock_acquire(parked_python):
     proc, facts, target = parked_python
-    descriptors = native.thread_descriptors(target)["threads"]
+    descriptors = native.thread_descriptors(target).threads
     unwinder = native.Unwinder(target)
     for t in facts["parked"]:
         regs = native.parked_registers(target, t["tid"], fs_base=descriptors[t["tid"]])
-        assert regs["registers"]["fs_base"] == t["ident"]
-        pcs, stop = unwinder.unwind(regs["registers"], 64)
+        assert regs.registers["fs_base"] == t["ident"]
+        pcs, stop = unwinder.unwind(regs.registers, 64)
         names = [name for name, path, offset, debug in target.symbolize(pcs)]
         paths = [path for name, path, offset, debug in target.symbolize(pcs)]
-        assert pcs[0] == regs["registers"]["rip"]
+        assert pcs[0] == regs.registers["rip"]
         # From libc's futex wait into the interpreter's lock code, through
         # the interpreter (python3.11 is built without frame pointers) to
         # glibc's start_thread and clone3, the outermost frame.
@@ -109,7 +109,7 @@ def test_unwinding_from_rsp_and_rip_reaches_the_lock_acquire(parked_python):
 
 def test_reading_the_lock_word_of_a_parked_thread_is_stable(parked_python):
     proc, facts, target = parked_python
-    word = native.parked_registers(target, facts["parked"][0]["tid"])["registers"]["rdi"]
+    word = native.parked_registers(target, facts["parked"][0]["tid"]).registers["rdi"]
     state, data, reads = native.read_stable(target, word, 4)
     assert state == "stable" and reads == 2 and len(data) == 4
 

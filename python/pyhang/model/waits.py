@@ -20,7 +20,7 @@ from pyhang.model.python_values import ObjectValue
 from pyhang.model.record import field, from_data, record, to_data
 from pyhang.model.unread import ReadProblem
 
-__all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "GlibcRelease", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
+__all__ = ["PythonLockEvidence", "DescriptorIssue", "DescriptorsIssue", "LayoutsIssue", "ThreadListIssue", "ThreadDescriptors", "ParkedRegisters", "LockIssue", "GlibcLock", "Reason", "Candidate", "HowIdentified", "IdentifyFailure", "LockIdentification", "GlibcRelease", "CodeLine", "PythonLockWait", "ApiWait", "PoolWorker", "SyscallFacts", "PythonLockDetail", "ApiDetail", "JoinDetail", "CollectiveDetail", "FrameSelf", "SyscallWait", "syscall_of", "from_data", "to_data"]
 
 
 @record
@@ -83,6 +83,23 @@ class ThreadListIssue:
     value: int = 0                    # prev-mismatch: the prev read; tid-twice: the other struct pthread
     expected: int = 0                 # prev-mismatch: the prev expected
     number: int = 0                   # too-many-entries: the bound; tid-twice: the TID
+
+
+@record
+class ThreadDescriptors:
+    """Each thread's struct pthread from glibc's lists of threads (native thread_descriptors())."""
+    threads: dict[int, int] = field(default_factory=dict)   # TID → its struct pthread (the thread's fs_base)
+    without_tid: int = 0              # entries whose tid is 0 (exited and not joined, or not started)
+    problem: ThreadListIssue | None = None   # why the walk stopped early or could not start; None: complete
+
+    __nested__ = {"problem": ThreadListIssue}
+
+
+@record
+class ParkedRegisters:
+    """A thread of a live target nobody stopped, as the kernel records it (native parked_registers())."""
+    state: str                        # the native ParkState name: "in-call", "blocked", "running", "gone", ...
+    registers: dict[str, int] = field(default_factory=dict)  # the known ones only, by user_regs_struct name
 
 
 @record
