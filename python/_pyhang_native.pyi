@@ -715,7 +715,7 @@ def process_facts(pid: int, ppid: int) -> object:
 
 
 def python_lock_wait(target: Target, state: object, tid: int, futex_address: Optional[int] = ...) -> object:
-    """Which Python Lock/RLock/Condition thread `tid` waits on and who owns it (a model.waits.PythonLockWait).  state: a PythonLocks (cached), an Interpreter, python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory."""
+    """Which Python Lock/RLock/Condition thread `tid` waits on and who owns it (a model.waits.PythonLockWait).  state: a PythonLocks (cached), an Interpreter, or None (reads the interpreter now).  Never raises on bad target memory."""
     ...
 
 

@@ -9,9 +9,7 @@
 //
 //   python_lock_wait(target, state, tid, futex_address=None) -> PythonLockWait
 //       state: a PythonLocks (cached: what `thread apply all lock-owner`
-//       should pass), an Interpreter, the dict python_state() returned (its
-//       threads and innermost frames are used), or None (inspects the
-//       target now).
+//       should pass), an Interpreter, or None (inspects the target now).
 //
 // A PythonLockWait names the lock, its owner and how it was found (kinds as model.kinds spells them; its
 // frames CodeLine records; problem and scan_problem model.unread.ReadProblem records or None); every field
@@ -178,46 +176,6 @@ cpython::PythonState inspect_now(Target& target) {
   opts.max_frames = cpython::LockWaitOptions{}.max_frames;
   py::gil_scoped_release nogil;  // a callback target takes it back to read
   return cpython::inspect(target, opts);
-}
-
-// The part of python_state()'s dict the lock search reads: version, each
-// thread's ids and its innermost frames.
-cpython::PythonState state_from_dict(const py::dict& d, std::size_t max_frames) {
-  cpython::PythonState s;
-  auto get = [](const py::dict& m, const char* k) -> py::object {
-    return m.contains(k) ? py::object(m[k]) : py::object(py::none());
-  };
-  if (auto v = get(d, "status"); !v.is_none())
-    s.status = cpython::parse_status(v.cast<std::string>()).value_or(cpython::Status::NotPython);
-  if (auto v = get(d, "version"); !v.is_none()) s.version = v.cast<std::string>();
-  if (auto v = get(d, "major"); !v.is_none()) s.major = v.cast<int>();
-  if (auto v = get(d, "minor"); !v.is_none()) s.minor = v.cast<int>();
-  if (auto v = get(d, "patch"); !v.is_none()) s.patch = v.cast<int>();
-  if (auto v = get(d, "runtime"); !v.is_none()) s.runtime = v.cast<Addr>();
-  if (auto v = get(d, "threads"); !v.is_none()) {
-    for (auto item : v) {
-      auto t = item.cast<py::dict>();
-      cpython::PyThreadInfo info;
-      if (auto x = get(t, "tstate"); !x.is_none()) info.tstate = x.cast<Addr>();
-      if (auto x = get(t, "thread_id"); !x.is_none()) info.thread_id = x.cast<std::uint64_t>();
-      if (auto x = get(t, "native_tid"); !x.is_none()) info.native_tid = x.cast<int>();
-      if (auto frames = get(t, "frames"); !frames.is_none()) {
-        for (auto fi : frames) {
-          if (info.frames.size() >= max_frames) break;
-          auto f = fi.cast<py::dict>();
-          cpython::PyFrame pf;
-          if (auto x = get(f, "function"); !x.is_none()) pf.function = x.cast<std::string>();
-          if (auto x = get(f, "file"); !x.is_none()) pf.file = x.cast<std::string>();
-          if (auto x = get(f, "line"); !x.is_none()) pf.line = x.cast<int>();
-          if (auto x = get(f, "frame"); !x.is_none()) pf.frame = x.cast<Addr>();
-          if (auto x = get(f, "code"); !x.is_none()) pf.code = x.cast<Addr>();
-          info.frames.push_back(std::move(pf));
-        }
-      }
-      s.threads.push_back(std::move(info));
-    }
-  }
-  return s;
 }
 
 // The interpreter read once (here, or by an Interpreter); answers for any
@@ -399,10 +357,9 @@ void register_pylocks(py::module_& m) {
         if (py::isinstance<PythonLocks>(state)) return state.cast<PythonLocks&>().wait(tid, futex);
         if (py::isinstance<cpython::Interpreter>(state))
           return PythonLocks(state.cast<std::shared_ptr<cpython::Interpreter>>()).wait(tid, futex);
-        cpython::PythonState s;
+        if (!state.is_none()) throw py::type_error("state: a PythonLocks, an Interpreter or None");
+        cpython::PythonState s = inspect_now(*target);
         cpython::LockWaitOptions opts;
-        if (state.is_none()) s = inspect_now(*target);
-        else s = state_from_dict(state.cast<py::dict>(), opts.max_frames);
         cpython::PyLockWait w;
         {
           py::gil_scoped_release nogil;
@@ -413,7 +370,7 @@ void register_pylocks(py::module_& m) {
       py::arg("target"), py::arg("state"), py::arg("tid"), py::arg("futex_address") = py::none(),
       "Which Python Lock/RLock/Condition thread `tid` waits on and who owns it (a model.waits.PythonLockWait).  "
       "state: a PythonLocks "
-      "(cached), an Interpreter, python_state()'s dict, or None (reads the interpreter now).  Never raises on bad target memory.");
+      "(cached), an Interpreter, or None (reads the interpreter now).  Never raises on bad target memory.");
 }
 
 }  // namespace pyhang::bindings
