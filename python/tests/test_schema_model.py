@@ -146,3 +146,29 @@ def test_each_edge_heuristics_facts_are_its_records_fields_routed_by_a_key_it_al
             excluded = [set(c["required"]) for c in excluded.get("anyOf", [excluded] if excluded else [])]
             if other != name and set(route["required"]) <= always:
                 assert any(e <= always for e in excluded), "%s's facts are routed to %s too" % (other, name)
+
+
+# --- a tree edge's facts: each kind's record (model.tree_edge_facts) and its tree_edge_facts_NAME definition
+# of docs/pyhang-tree-1.schema.json, its fields beside the edge's own, each left out while None
+
+def test_each_tree_edge_kinds_facts_are_its_records_fields_routed_by_the_edges_kind():
+    from pyhang.model.tree_edge_facts import FACTS, schema_name
+    with open(os.path.join(ROOT, "docs", "pyhang-tree-1.schema.json")) as f:
+        schema = json.load(f)
+    defs = schema["$defs"]
+    edge = schema["properties"]["deadlocks"]["items"]["properties"]["edges"]["items"]
+    routed = [c["then"]["$ref"].split("/")[-1] for c in edge["allOf"]]
+    names = {schema_name(cls): cls for cls in FACTS}
+    assert sorted(routed) == sorted(names), \
+        "tree edge facts without a definition: %s" % sorted(set(routed) ^ set(names))
+    for name, cls in names.items():
+        d = defs[name]
+        assert list(d["properties"]) == list(cls.__record_fields__), name
+        # a field that may be None is left out then, never null: not required
+        nullable = {f for f in cls.__record_fields__ if cls.__annotations__[f].endswith(" | None")}
+        assert set(d["required"]) == set(cls.__record_fields__) - nullable, name
+        for field in cls.__record_fields__:
+            got = d["properties"][field]["type"]
+            assert [got] == list(_json_types(cls.__annotations__[field], True)), "%s.%s: %s" % (name, field, got)
+        # none of its fields is an edge's own key
+        assert not set(d["properties"]) & set(edge["properties"]), name

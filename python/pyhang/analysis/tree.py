@@ -51,7 +51,9 @@ from pyhang.analysis import account, collectives, completeness, dead_servers, he
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, VerdictKind, \
     WaitKind
+from pyhang.model.record import replace
 from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
+from pyhang.model.tree_edge_facts import ChildExitFacts, FdPeerFacts, FileLockFacts, ProcessEdgeFacts
 from pyhang.model.waits import SyscallWait, syscall_of
 
 _NO_OBJECT = FdObject()  # a wait on no fd, or on one whose object is not known
@@ -84,14 +86,14 @@ def _threads(entry):
 
 
 def _to_process(waiter, entry, kind, facts):
-    """Edges from `waiter` to every thread of process `entry` but itself."""
+    """Edges from `waiter` to every thread of process `entry` but itself, each with a copy of record `facts`."""
     out = []
     for tid in _threads(entry):
         if (entry.pid, tid) == waiter:
             continue
         sure = kind != TreeEdgeKind.CHILD_EXIT or tid == entry.pid
         out.append(TreeEdge(waiter=waiter, owner=(entry.pid, tid), kind=kind,
-                            confidence=Confidence.CERTAIN if sure else Confidence.LIKELY, facts=dict(facts)))
+                            confidence=Confidence.CERTAIN if sure else Confidence.LIKELY, facts=replace(facts)))
     return out
 
 
@@ -111,13 +113,13 @@ def _child_needs(waiter, s, processes, own):
         entry = processes.get(child)
         if entry is None:
             return [], []
-        edges = _to_process(waiter, entry, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": child})
+        edges = _to_process(waiter, entry, TreeEdgeKind.CHILD_EXIT, ChildExitFacts(syscall=s.name, child=child))
         return edges, [Need([e]) for e in edges] if _examined(entry) else [Need(edges, open=True)]
     if child not in (-1, 0):
         return [], []
     edges, mains, opened = [], [], False
     for c in _children(processes, own):
-        made = _to_process(waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": c.pid})
+        made = _to_process(waiter, c, TreeEdgeKind.CHILD_EXIT, ChildExitFacts(syscall=s.name, child=c.pid))
         edges += made
         mains += [e for e in made if e.owner == (c.pid, c.pid)]
         opened = opened or not _examined(c)
@@ -129,22 +131,23 @@ def _workers_exit_needs(waiter, s, processes, own):
     waits for any one of the pool's workers to exit (likely: read from its frames)."""
     mains = []
     for c in pools.workers_of(processes, own):
-        mains += [e for e in _to_process(waiter, c, TreeEdgeKind.CHILD_EXIT, {"syscall": s.name, "child": c.pid})
-                  if e.owner == (c.pid, c.pid)]
+        made = _to_process(waiter, c, TreeEdgeKind.CHILD_EXIT, ChildExitFacts(syscall=s.name, child=c.pid))
+        mains += [e for e in made if e.owner == (c.pid, c.pid)]
     for e in mains:
         e.confidence = Confidence.LIKELY
     return mains, [Need(mains)] if mains else []
 
 
 def _holder_needs(waiter, holders, complete, processes, kind, facts):
-    """(edges, [the one Need]) of a wait any holder's thread may end (holders: [(pid, extra facts)])."""
+    """(edges, [the one Need]) of a wait any holder's thread may end (holders: [(pid, {field: value} of record
+    `facts` that holder's edges change)])."""
     edges, opened = [], not complete or not holders
     for pid, extra in holders:
         entry = processes.get(pid)
         if pid is None or pid <= 0 or not _examined(entry):
             opened = True
             continue
-        edges += _to_process(waiter, entry, kind, dict(facts, **extra))
+        edges += _to_process(waiter, entry, kind, replace(facts, **extra))
     return edges, [Need(edges, open=opened)]
 
 
@@ -163,7 +166,7 @@ def _work_need(entry, t):
     if len(entry.report.threads) > MAX_WORK_GIVERS:
         return Need([], open=True)   # bounded: an edge to every thread of a large pool for each idle one
     return Need([TreeEdge(waiter=waiter, owner=(entry.pid, o.tid), kind=TreeEdgeKind.WORK_GIVER,
-                          confidence=Confidence.LIKELY, facts={}) for o in entry.report.threads if o.tid != t.tid])
+                          confidence=Confidence.LIKELY) for o in entry.report.threads if o.tid != t.tid])
 
 
 # Threads of a process past which its idle threads' work-giver needs are left open (never proven unmet):
@@ -184,8 +187,8 @@ def _poll_needs(waiter, s, processes):
             return [], [Need([], open=True)]
         made, (need,) = _holder_needs(waiter, [(h.pid, {"holder_fds": list(h.fds)}) for h in obj.holders or ()],
                                       obj.holders is not None and obj.holders_complete, processes, kind,
-                                      {"syscall": s.name, "fd": w.get("fd"), "link": obj.link,
-                                       "direction": w.get("direction")})
+                                      FdPeerFacts(syscall=s.name, fd=w.get("fd"), link=obj.link,
+                                                  direction=w.get("direction")))
         edges += made
         opened = opened or need.open
     return edges, [Need(edges, open=opened)]
@@ -204,7 +207,7 @@ def _result_need(waiter, entry, processes):
     if not workers:
         return None
     return Need([TreeEdge(waiter=waiter, owner=(w.pid, w.pid), kind=TreeEdgeKind.POOL_RESULT,
-                          confidence=Confidence.LIKELY, facts={}) for w in workers])
+                          confidence=Confidence.LIKELY) for w in workers])
 
 
 def _direction(call):
@@ -223,7 +226,7 @@ def graph(tree):
         for e in p.report.edges:
             edge = TreeEdge(waiter=(p.pid, e.waiter), owner=(p.pid, e.owner), kind=e.kind,
                             confidence=Confidence.LIKELY if e.source == OwnerSource.HEURISTIC
-                            else Confidence.CERTAIN, facts={"address": e.address, "source": e.source})
+                            else Confidence.CERTAIN, facts=ProcessEdgeFacts(address=e.address, source=e.source))
             edges.append(edge)
             needs.setdefault(edge.waiter, []).append(Need([edge]))
         for t in p.report.threads:
@@ -248,14 +251,14 @@ def graph(tree):
             if kind is not None and s.fd_table:
                 made, wanted = _holder_needs(waiter, [(h.pid, {"holder_fds": list(h.fds)}) for h in obj.holders or ()],
                                              obj.holders is not None and obj.holders_complete, processes, kind,
-                                             {"syscall": s.name, "fd": s.fd, "link": obj.link,
-                                              "direction": _direction(s.name)})
+                                             FdPeerFacts(syscall=s.name, fd=s.fd, link=obj.link,
+                                                         direction=_direction(s.name)))
             if s.watches_fds and s.fds and s.fd_table:
                 made, wanted = _poll_needs(waiter, s, processes)
             if s.lock_holders and s.fd_table:
                 made, wanted = _holder_needs(waiter, [(pid, {}) for pid in dict.fromkeys(
                     h.pid for h in s.lock_holders)], True, processes, TreeEdgeKind.FILE_LOCK,
-                    {"syscall": s.name, "fd": s.fd, "path": obj.path})
+                    FileLockFacts(syscall=s.name, fd=s.fd, path=obj.path))
             if not made and pools.worker_handler_between_looks(t):
                 made, wanted = _workers_exit_needs(waiter, s, processes, p.pid)
             if account.timed(s):

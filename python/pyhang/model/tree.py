@@ -61,7 +61,8 @@ class TreeEdge:
     owner: Node
     kind: str                  # model.kinds.TreeEdgeKind, or a report edge's kind within a process
     confidence: str            # model.kinds.Confidence
-    facts: dict[str, object] = field(default_factory=dict)
+    # what the edge was made from: the record of its kind (model.tree_edge_facts), None for one with none
+    facts: object = None
 
 
 @record

@@ -7,6 +7,7 @@ import json
 from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
 from pyhang.model.record import fields_of
+from pyhang.model.tree_edge_facts import FdPeerFacts, FileLockFacts, facts_data
 from pyhang.render import json as render_json
 from pyhang.render.exits import exit_json, exit_text
 from pyhang.render.forks import advice as fork_advice, evidence, hazard_json, hazard_title
@@ -44,15 +45,25 @@ def _held_text(held):
         return "its process is the child %s wait%s for: it exits only when this thread ends" % (
             waiters, "s" if one else "")
     if h.kind == TreeEdgeKind.PIPE_OTHER_END:
-        what = "the other end of %s" % (f.get("link") or "the pipe")
+        what = "the other end of %s" % (f.link or "the pipe")
     elif h.kind == TreeEdgeKind.SOCKET_PEER:
-        what = "the peer of %s" % (f.get("link") or "the socket")
+        what = "the peer of %s" % (f.link or "the socket")
     elif h.kind == TreeEdgeKind.FILE_LOCK:
-        return "its process holds the lock on %s that %s wait%s for" % (f.get("path") or "the file", waiters,
+        return "its process holds the lock on %s that %s wait%s for" % (f.path or "the file", waiters,
                                                                       "s" if one else "")
     else:
         return None
     return "its process holds %s, on which %s wait%s" % (what, waiters, "s" if one else "")
+
+
+def _link(facts):
+    """The pipe or socket a pipe or socket edge's facts name (its fd's link), or None."""
+    return facts.link if isinstance(facts, FdPeerFacts) else None
+
+
+def _path(facts):
+    """The locked file a file-lock edge's facts name, or None."""
+    return facts.path if isinstance(facts, FileLockFacts) else None
 
 
 def _held_texts(d, node):
@@ -60,7 +71,7 @@ def _held_texts(d, node):
     groups = {}
     for e in d.edges:
         if e.owner == node:
-            groups.setdefault((e.kind, e.facts.get("link"), e.facts.get("path")), []).append(e)
+            groups.setdefault((e.kind, _link(e.facts), _path(e.facts)), []).append(e)
     texts = [_held_text(edges) for edges in groups.values()]
     return [t for t in texts if t]
 
@@ -98,7 +109,7 @@ def deadlock_advice(d):
         return SLEEPERS_ADVICE
     # an idle thread's wait for work is no step of its own: the advice is the other waits'
     edges = [e for e in d.edges if e.kind != TreeEdgeKind.WORK_GIVER]
-    if edges and all(e.kind == TreeEdgeKind.PIPE_OTHER_END and e.facts.get("direction") == "read" for e in edges):
+    if edges and all(e.kind == TreeEdgeKind.PIPE_OTHER_END and e.facts.direction == "read" for e in edges):
         return READERS_ADVICE
     kinds = {e.kind for e in edges}
     for across, advice in _TREE_ADVICE:
@@ -359,7 +370,7 @@ def render_tree_text(tree):
 def _edge_json(tree, e):
     out = {"waiter": e.waiter[1], "waiter_pid": e.waiter[0], "owner": e.owner[1], "owner_pid": e.owner[0],
            "kind": e.kind, "confidence": e.confidence}
-    out.update({k: v for k, v in e.facts.items() if v is not None})
+    out.update(facts_data(e.facts))   # (model.tree_edge_facts: beside the edge's own, None left out)
     return out
 
 
