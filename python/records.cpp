@@ -15,16 +15,13 @@ std::vector<const RecordTableBase*>& registry() {
   return tables;
 }
 
-// Most fields a table may have (RecordTable::make's array).
-constexpr std::size_t kMaxFields = 64;
-
 }  // namespace
 
 const std::vector<const RecordTableBase*>& record_tables() { return registry(); }
 
 RecordTableBase::RecordTableBase(const char* module, const char* name, std::vector<const char*> names)
     : module_(module), name_(name), names_(std::move(names)) {
-  if (names_.size() > kMaxFields) throw std::length_error(std::string("record table ") + name + ": too many fields");
+  if (names_.size() > kMaxRecordFields) throw std::length_error(std::string("record table ") + name + ": too many fields");
   registry().push_back(this);
 }
 

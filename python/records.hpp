@@ -49,6 +49,9 @@ namespace pyhang::bindings {
 template <class T>
 struct Record;  // specialised by PYHANG_RECORD; a type without one is not a record
 
+// Most fields a table may fill (a record is made from one array of them).
+inline constexpr std::size_t kMaxRecordFields = 64;
+
 // One field of a record table: its name in the record, and how its value is made from the struct.
 template <class T>
 struct FieldOf {
@@ -179,8 +182,7 @@ pybind11::object as_dict(const std::vector<std::pair<std::string, V>>& pairs) {
 
 template <class T>
 pybind11::object RecordTable<T>::make(const T& v) const {
-  PyObject* values[64];
-  static_assert(sizeof(values) / sizeof(values[0]) >= 64);
+  PyObject* values[kMaxRecordFields];   // (the table's constructor refused more)
   std::size_t n = 0;
   try {
     for (; n < fields_.size(); ++n) values[n] = fields_[n].get(v).release().ptr();

@@ -50,7 +50,7 @@ def test_a_gil_holder_blocked_in_a_ctypes_call_is_told_to_bind_with_cdll_and_nam
     report = analysis.build_report(analysis.from_snapshot(doc["snapshot"])[0])
     (v,) = [v for v in report.verdicts if v.kind == VerdictKind.GIL_HOLDER_BLOCKED]
     # THEN the verdict knows it is a ctypes call, made from the program's own frame
-    assert v.facts.ctypes is True and v.facts.caller["function"] == "hold_gil_and_block", v.facts
+    assert v.facts.ctypes is True and v.facts.caller.function == "hold_gil_and_block", v.facts
     text = verdict_text(v, names_of(report))
     assert "called through ctypes from File" in text and "gil_held_in_native.py" in text and "ctypes.PyDLL" in text
     # AND the advice is to load the library with CDLL, not the generic C-extension advice

@@ -47,7 +47,7 @@ def test_waiters_of_a_lock_held_across_an_hour_long_sleep_are_a_hang_with_the_ho
                        lock_wait()], [(1, 0, WaitKind.PY_LOCK, OwnerSource.HEURISTIC)]))
     (v,) = [v for v in r.verdicts if v.kind == VerdictKind.HELD_ACROSS_SLEEP]
     assert v.threads == [100, 101] and v.facts.holder == 100 and v.facts.left_ns == HOUR
-    assert v.facts.frame["file"] == "/srv/app.py"   # where the program sleeps, not the builtin
+    assert v.facts.frame.file == "/srv/app.py"   # where the program sleeps, not the builtin
     assert [t.account.state for t in r.threads] == [ThreadState.HUNG, ThreadState.HUNG]
     assert {t.account.reason for t in r.threads} == {AccountReason.FINDING}
     assert r.exit_status == ExitStatus.HUNG and headline(r) == "Hung without a deadlock: a lock is held across a " \

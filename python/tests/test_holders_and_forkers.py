@@ -44,7 +44,7 @@ def test_a_managed_lock_nobody_alive_references_has_an_exited_holder_not_a_fork_
     (v,) = holders.verdicts(rep)
     assert (v.kind, v.threads) == (VerdictKind.HOLDER_EXITED, [101])
     assert (v.facts.evidence, v.facts.confidence) == (HolderEvidence.MANAGER_CLIENT, Confidence.LIKELY)
-    assert v.facts.frame["function"] == "Server.serve_client"
+    assert v.facts.frame.function == "Server.serve_client"
     # the fork child that lost a parent thread at fork does not claim the lock as a copy
     assert not [h for h in forks.analyse(rep, LOST).hazards if h.kind == HazardKind.ORPHANED_LOCK]
     text = verdict_text(v, ThreadNames(rep.threads))

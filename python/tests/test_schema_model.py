@@ -88,7 +88,7 @@ def _json_types(annotation, never_null):
     base, nullable = annotation.split(" | None")[0], annotation.endswith(" | None")
     # (a variable's path, ObjectPath, is worded in the JSON: render.names.object_name)
     one = {"int": "integer", "str": "string", "bool": "boolean", "float": "number", "dict": "object",
-           "ObjectPath": "string"}.get(base)
+           "ObjectPath": "string", "CodeLine": "object"}.get(base)
     if one is None and base.startswith("list["):
         one = "array"
     return None if base == "object" else {one, "null"} if nullable and not never_null else {one}

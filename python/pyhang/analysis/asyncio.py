@@ -18,7 +18,7 @@ from pyhang.model.kinds import AwaitKind, Confidence, DeadlockKind, FutureState,
 from pyhang.model.record import replace
 from pyhang.model.report import AsyncioLoop, AsyncioTask, Awaited, Deadlock, PythonFrame, Verdict, program_frame
 from pyhang.model.verdict_facts import AsyncioLoopBlockedFacts
-from pyhang.model.waits import ApiDetail, syscall_of
+from pyhang.model.waits import ApiDetail, CodeLine, syscall_of
 from pyhang.model.warning_facts import TargetIssue
 
 PENDING = FutureState.PENDING
@@ -138,7 +138,7 @@ _BUSY = (GilState.RELEASED, GilState.WAITING)
 _NO_LOOP = LoopFacts()   # the loop of tasks whose loop was not found: nothing known of it
 
 def _frame_facts(f):
-    return {"function": f.function, "file": f.file, "line": f.line} if f is not None else None
+    return CodeLine(f.function, f.file, f.line) if f is not None else None
 
 
 def _blocked(loop, thread, running, pending):

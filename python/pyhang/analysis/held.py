@@ -16,7 +16,7 @@ from pyhang.analysis.asyncio import program_frame
 from pyhang.model.kinds import Confidence, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
 from pyhang.model.verdict_facts import HeldAcrossSleepFacts
-from pyhang.model.waits import syscall_of
+from pyhang.model.waits import CodeLine, syscall_of
 
 # A sleep at least this long, still to come, with a lock held is a hang's cause, not a moment of contention.
 LONG_SLEEP_NS = 10 * 1000000000
@@ -147,8 +147,7 @@ def verdicts(report):
         frame = program_frame(frames) or next(iter(frames), None)
         facts = HeldAcrossSleepFacts(**sleep, holder=tid, locks=locks, waiters=waiters, behind=behind,
                                      confidence=Confidence.LIKELY,
-                                     frame={"function": frame.function, "file": frame.file, "line": frame.line}
-                                     if frame else None)
+                                     frame=CodeLine(frame.function, frame.file, frame.line) if frame else None)
         out.append(Verdict(kind=VerdictKind.HELD_ACROSS_SLEEP, threads=[tid] + waiters + behind, facts=facts))
     return out
 

@@ -22,6 +22,7 @@ freed its copy since.
 from pyhang.model.kinds import Confidence, HolderEvidence, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
 from pyhang.model.verdict_facts import HolderExitedFacts
+from pyhang.model.waits import CodeLine
 
 # Server.serve_client: the loop of the server thread serving one manager client.
 MANAGER_SERVER = ("/multiprocessing/managers.py", ("serve_client", "Server.serve_client"))
@@ -59,7 +60,6 @@ def verdicts(report):
         if frame is not None:
             out.append(Verdict(kind=VerdictKind.HOLDER_EXITED, threads=[t.tid],
                                facts=_facts(t, HolderEvidence.MANAGER_CLIENT,
-                                            frame={"function": frame.function, "file": frame.file,
-                                                   "line": frame.line})))
+                                            frame=CodeLine(frame.function, frame.file, frame.line))))
     return out
 

@@ -9,6 +9,7 @@ from pyhang.model.python_facts import PythonState
 from pyhang.model.record import replace
 from pyhang.model.report import CCall, FramesOmitted, GilSummary, PythonFrame, entry_frame
 from pyhang.model.verdict_facts import GilHolderBlockedFacts
+from pyhang.model.waits import CodeLine
 
 
 class PythonView:
@@ -297,5 +298,5 @@ def holder_blocked(tid, registers, frames, python_frames=()):
     if ctypes_call(frames):
         out.ctypes = True
         caller = python_frames[0] if python_frames else None
-        out.caller = {"function": caller.function, "file": caller.file, "line": caller.line} if caller else None
+        out.caller = CodeLine(caller.function, caller.file, caller.line) if caller else None
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pyhang.model.kinds import Unread, VerdictKind
 from pyhang.model.record import field, from_data, record
 from pyhang.model.references import ObjectPath
+from pyhang.model.waits import CodeLine
 
 
 def _none(name):
@@ -52,10 +53,11 @@ class GilHolderBlockedFacts:
     function: str | None = None          # the native function it waits in (model.report.entry_frame)
     library: str | None = None           # the first library of its native stack
     ctypes: bool = False                 # inside a ctypes call that keeps the GIL (a PyDLL's function)
-    caller: dict | None = None           # ctypes: the Python frame that made the call {function, file, line}
+    caller: CodeLine | None = None       # ctypes: the Python frame that made the call
     moved: list[int] | None = None
 
     __optional__ = {"ctypes": lambda r: not r.ctypes, "caller": lambda r: not r.ctypes, "moved": _NOT_MOVED}
+    __nested__ = {"caller": CodeLine}
 
 
 @record
@@ -80,11 +82,11 @@ class HolderExitedFacts:
     name: ObjectPath | None              # the variable that reaches the lock (worded in the JSON)
     evidence: str                        # model.kinds.HolderEvidence
     confidence: str                      # model.kinds.Confidence
-    frame: dict | None = None            # the frame that says so {function, file, line}
+    frame: CodeLine | None = None        # the frame that says so
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
-    __nested__ = {"name": ObjectPath}
+    __nested__ = {"name": ObjectPath, "frame": CodeLine}
 
 
 @record
@@ -136,14 +138,15 @@ class AsyncioLoopBlockedFacts:
     tid: int                             # the loop's thread
     ready: int | None                    # callbacks ready to run
     pending: int                         # its other pending tasks
-    frame: dict | None                   # its innermost Python frame {function, file, line}
-    program_frame: dict | None           # the program's own call below library frames, when that is another
+    frame: CodeLine | None               # its innermost Python frame
+    program_frame: CodeLine | None       # the program's own call below library frames, when that is another
     wait: str | None                     # model.kinds.WaitKind of what the thread waits on
     wait_address: int | None
     wait_call: str | None                # a system call's name
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"frame": CodeLine, "program_frame": CodeLine}
 
 
 @record
@@ -272,10 +275,11 @@ class HeldAcrossSleepFacts:
     waiters: list[int] = field(default_factory=list)
     behind: list[int] = field(default_factory=list)   # threads waiting (only) on the waiters
     confidence: str = ""
-    frame: dict | None = None            # the holder's own frame {function, file, line}
+    frame: CodeLine | None = None        # the holder's own frame
     moved: list[int] | None = None
 
     __optional__ = {"left_ns": _none("left_ns"), "requested_ns": _none("requested_ns"), "moved": _NOT_MOVED}
+    __nested__ = {"frame": CodeLine}
 
 
 # The facts record of every verdict kind (python/tests/test_verdict_words.py finds none missing).

@@ -122,8 +122,8 @@ def loop_blocked_text(facts, names, holds_text):
     step.  `holds_text(kind, address)` names what the thread waits on."""
     where = " at %s" % _frame_dict(facts.frame) if facts.frame else ""
     if facts.program_frame:   # the program's own call, below the library frames it blocks in
-        where = " at %s, inside %s (%s)" % (_frame_dict(facts.program_frame), facts.frame["function"],
-                                            facts.frame["file"].rsplit("/", 1)[-1])
+        where = " at %s, inside %s (%s)" % (_frame_dict(facts.program_frame), facts.frame.function,
+                                            facts.frame.file.rsplit("/", 1)[-1])
     if facts.wait == WaitKind.SYSCALL:
         call = facts.wait_call
         wait = ", waiting in the %s system call" % call_name(call) if call is not None else ", waiting in a system call"
@@ -139,7 +139,7 @@ def loop_blocked_text(facts, names, holds_text):
 
 
 def _frame_dict(f):
-    return 'File "%s", line %s, in %s' % (f["file"], f["line"], f["function"])
+    return 'File "%s", line %s, in %s' % (f.file, f.line, f.function)
 
 
 def await_deadlock_lines(report, d, title, names):

@@ -14,7 +14,7 @@ from pyhang.model.kinds import ThreadState, Unread, WaitKind
 from pyhang.render.locks import evidence, summary
 from pyhang.render.names import object_name, thread_problem
 from pyhang.model.waits import syscall_of
-from pyhang.model.record import fields_of
+from pyhang.model.record import fields_of, to_data
 from pyhang.render.syscalls import syscall_json
 from pyhang.render.target import object_problem_text
 from pyhang.render.names import lock_text
@@ -36,7 +36,8 @@ def _verdict_facts(facts):
         if isinstance(out.get(key), list):
             out[key] = [dict(w, name=object_name(w["name"])) if isinstance(w, dict) and w.get("name") else w
                         for w in out[key]]
-    return out
+    # the records the rest hold as their data (a frame's CodeLine)
+    return {key: to_data(value) if hasattr(type(value), "__record_fields__") else value for key, value in out.items()}
 
 
 def _c_call(c):

@@ -508,9 +508,8 @@ def held_across_sleep_text(f, names):
     likely = any(x.get("source") == OwnerSource.HEURISTIC for x in f.locks)
     how = "for another %s" % syscalls.duration(f.left_ns) if f.left_ns is not None else \
         "in a sleep of %s" % syscalls.duration(f.requested_ns)
-    frame = f.frame or {}
-    where = " in %s (%s line %s)" % (frame.get("function") or "?", basename(frame.get("file")) or "?",
-                                     frame.get("line", "?")) if frame else ""
+    frame = f.frame
+    where = " in %s (%s line %s)" % (frame.function or "?", basename(frame.file) or "?", frame.line) if frame else ""
     waiters = f.waiters
     text = "%s %s %s while it sleeps (%s) %s%s; %s wait%s for it" % (
         names(f.holder), "most likely holds" if likely else "holds", locks, f.call, how, where,

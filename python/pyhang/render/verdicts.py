@@ -25,7 +25,7 @@ def holder_blocked_text(facts, names):
         c = facts.caller
         inside += ", in a C function called through ctypes%s, which keeps the GIL during the call only for a " \
                   "function of a ctypes.PyDLL library (or ctypes.pythonapi)" % (
-                      ' from File "%s", line %s, in %s' % (c["file"], c["line"], c["function"]) if c else "")
+                      ' from File "%s", line %s, in %s' % (c.file, c.line, c.function) if c else "")
     return ("%s holds the GIL while blocked in the %s system call%s: "
             "no other thread can run Python until it returns" % (names(facts.tid), facts.syscall, inside))
 
@@ -205,13 +205,12 @@ def holder_exited_text(f, names):
     """"Thread 3 (LWP 9) waits on threading.Lock 0x… for a client of a multiprocessing manager …: no live thread
     holds it [likely: …]"."""
     what = lock_text(f.kind, f.address) + (" (%s)" % object_name(f.name) if f.name else "")
-    frame = f.frame or {}
+    at = (f.frame.function or "?", basename(f.frame.file) or "?", f.frame.line) if f.frame else ("?", "?", "?")
     return ("%s waits on %s for a client of a multiprocessing manager (%s, %s line %s); the server made the lock "
             "on a client's request after it started, so fork did not copy it, and no live thread references it: "
             "the server thread that took it for a client ended when that client's connection closed (the client "
             "exited or was killed) without releasing it, and no live thread holds it [%s: another client may still "
-            "hold it]" % (names(f.waiter), what, frame.get("function") or "?", basename(frame.get("file")) or "?",
-                          frame.get("line", "?"), f.confidence or "likely"))
+            "hold it]" % ((names(f.waiter), what) + at + (f.confidence or "likely",)))
 
 
 def _peer_text(p):
