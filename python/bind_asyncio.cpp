@@ -3,7 +3,7 @@
 // pyhang.model.asyncio_facts (python/records.hpp; the tables below):
 //
 //   asyncio_state(interpreter) -> AsyncioState
-//     imported, registry, problem (ReadProblem | None), warnings ([state warning dict]),
+//     imported, registry, problem (ReadProblem | None), warnings ([StateIssue]),
 //     tasks: [TaskFacts: object, type, native, name, state, loop, coro,
 //             stack: [CodeLine] (innermost first),
 //             innermost_self, innermost_self_type (first local of the innermost frame),
@@ -34,10 +34,6 @@ struct TypedObject {
   Addr object;
   const std::string* type;  // nullptr: the types list is shorter
 };
-// A task's coroutine frame as the CodeLine record names it (PyFrame itself is other records' too).
-struct TaskLine {
-  const cpython::PyFrame& frame;
-};
 // The AsyncioState, its warnings the StateIssue records of state_warning (bind_cpython.cpp).
 struct StateAnswer {
   const cpython::AsyncioState& s;
@@ -47,13 +43,6 @@ std::vector<TypedObject> objects(const std::vector<Addr>& addrs, const std::vect
   std::vector<TypedObject> out;
   out.reserve(addrs.size());
   for (std::size_t i = 0; i < addrs.size(); ++i) out.push_back({addrs[i], i < types.size() ? &types[i] : nullptr});
-  return out;
-}
-
-std::vector<TaskLine> lines(const std::vector<cpython::PyFrame>& stack) {
-  std::vector<TaskLine> out;
-  out.reserve(stack.size());
-  for (const auto& f : stack) out.push_back({f});
   return out;
 }
 
@@ -67,9 +56,6 @@ py::object warnings(const std::vector<cpython::StateWarning>& ws) {
 
 PYHANG_RECORD(TypedObject, "pyhang.model.asyncio_facts", "TypedObject",
               PYHANG_FIELD(object), PYHANG_FIELD_AS("type", text(v.type ? *v.type : std::string())))
-PYHANG_RECORD(TaskLine, "pyhang.model.waits", "CodeLine",
-              PYHANG_FIELD_AS("function", v.frame.function), PYHANG_FIELD_AS("file", v.frame.file),
-              PYHANG_FIELD_AS("line", v.frame.line))
 PYHANG_RECORD(cpython::PyFutureInfo, "pyhang.model.asyncio_facts", "AwaitedFuture",
               PYHANG_FIELD_AS("object", addr(v.object)), PYHANG_FIELD_AS("type", text(v.type)), PYHANG_FIELD(state),
               PYHANG_FIELD_AS("loop", addr(v.loop)), PYHANG_FIELD(children),
@@ -77,7 +63,7 @@ PYHANG_RECORD(cpython::PyFutureInfo, "pyhang.model.asyncio_facts", "AwaitedFutur
 PYHANG_RECORD(cpython::PyTaskInfo, "pyhang.model.asyncio_facts", "TaskFacts",
               PYHANG_FIELD_AS("object", addr(v.object)), PYHANG_FIELD_AS("type", text(v.type)), PYHANG_FIELD(native),
               PYHANG_FIELD_AS("name", text(v.name)), PYHANG_FIELD(state), PYHANG_FIELD_AS("loop", addr(v.loop)),
-              PYHANG_FIELD_AS("coro", addr(v.coro)), PYHANG_FIELD_AS("stack", lines(v.stack)),
+              PYHANG_FIELD_AS("coro", addr(v.coro)), PYHANG_FIELD_AS("stack", code_lines(v.stack)),
               PYHANG_FIELD_AS("innermost_self", addr(v.innermost_self)),
               PYHANG_FIELD_AS("innermost_self_type", text(v.innermost_self_type)), PYHANG_FIELD(awaits),
               PYHANG_FIELD(has_exception), PYHANG_FIELD_AS("exception_type", text(v.exception_type)),

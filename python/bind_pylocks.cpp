@@ -71,14 +71,14 @@ struct ThreadReferencesByAddress {
 PYHANG_RECORD(CodeLine, "pyhang.model.waits", "CodeLine",
               PYHANG_FIELD(function), PYHANG_FIELD(file), PYHANG_FIELD(line))
 
-namespace {
-
 py::object code_lines(const std::vector<cpython::PyFrame>& frames) {
   py::list out(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i)
     out[i] = to_py(CodeLine{frames[i].function, frames[i].file, frames[i].line});
   return std::move(out);
 }
+
+namespace {
 
 py::object by_address(const std::unordered_map<Addr, std::vector<int>>& by_object) {
   std::vector<std::pair<Addr, const std::vector<int>*>> sorted;

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "pyhang/base/names.hpp"
 #include "pyhang/base/shared_text.hpp"
@@ -15,6 +16,7 @@
 
 namespace pyhang::cpython {
 class PyObjects;
+struct PyFrame;
 struct PyValue;
 struct ReadProblem;
 struct StateWarning;
@@ -91,6 +93,9 @@ pybind11::object object_value(const cpython::PyValue& value);
 // What a CPython reader could not read (a model.unread.ReadProblem), or None when all was read.  Defined in
 // python/bind_cpython.cpp.
 pybind11::object read_problem(const cpython::ReadProblem& problem);
+// Python frames as [model.waits.CodeLine] (function, file, line of each).  Defined in python/bind_pylocks.cpp.
+pybind11::object code_lines(const std::vector<cpython::PyFrame>& frames);
+
 // An interpreter warning (cpython::StateWarning) as its record, a model.warning_facts.StateIssue.  Defined in
 // python/bind_cpython.cpp.
 pybind11::object state_warning(const cpython::StateWarning& w);
