@@ -426,7 +426,7 @@ def test_a_poll_with_no_timeout_on_a_socket_to_a_server_is_a_wait_on_the_server_
     assert facts["waits"] == [{"tid": 101, "syscall": "poll", "fd": 4, "link": "socket:[50]", "pids": [300],
                                "peers": [{"pid": 300, "comm": "postgres", "title": title}]}]
     from pyhang.model.verdict_facts import WaitsOnProcessFacts
-    from pyhang.render.verdicts import waits_on_process_text
+    from pyhang.render.process_verdicts import waits_on_process_text
     assert waits_on_process_text(WaitsOnProcessFacts(**facts), lambda tid: "Thread %d" % tid).startswith(
         "Thread 101 waits in poll on fd 4 (socket:[50]), whose other end only PID 300 (%s) holds" % title)
 

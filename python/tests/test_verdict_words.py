@@ -6,7 +6,7 @@ from pyhang.model.references import ObjectPath
 from pyhang.model import kinds, verdict_facts
 from pyhang.model.record import to_data
 from pyhang.model.report import Verdict
-from pyhang.render import verdicts
+from pyhang.render import process_verdicts, verdicts
 
 
 def verdict_kinds():
@@ -79,14 +79,14 @@ def test_a_wait_on_a_server_no_tree_from_here_holds_does_not_send_the_reader_to_
     from pyhang.model.verdict_facts import WaitsOnProcessFacts
     wait = {"tid": 5, "syscall": "recvfrom", "fd": 7, "link": "socket:[9]", "pids": [700],
             "peers": [{"pid": 700, "comm": "redis-server", "title": None}]}
-    apart = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=[700]), str)
+    apart = process_verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=[700]), str)
     assert "which no tree of processes from PID 100 holds" in apart and "--tree" not in apart, apart
     assert "`pyhang report -p 700` reads it when it runs Python" in apart, apart
     # in the tree, or its parents unknown: the tree examines both
     for outside in (None, []):
-        near = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=outside), str)
+        near = process_verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=outside), str)
         assert "`pyhang report --tree -p 100` examines them together" in near and "no tree" not in near, near
     # one holder of two apart: the tree still, and which one it does not hold
     two = dict(wait, pids=[700, 101])
-    mixed = verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[two], root=100, outside=[700]), str)
+    mixed = process_verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[two], root=100, outside=[700]), str)
     assert "`pyhang report --tree -p 100`" in mixed and mixed.endswith("; PID 700 no tree from there holds"), mixed

@@ -16,9 +16,9 @@ from pyhang.render.syscalls import duration
 from pyhang.render.names import lock_text
 from pyhang.render.text import names_of, render_text, thread_header
 from pyhang.render.account import count as _count
+from pyhang.render.process_verdicts import diverged_ranks_text
 from pyhang.render.verdicts import DEADLOCK_ADVICE, HANG_SUMMARIES, NO_PYTHON_FOUND, NOTHING_FOUND, WAITS_PREFIX, \
-    TITLES, diverged_ranks_text, hang_summaries, headline, incomplete_reasons, verdict_advice, \
-    verdict_text
+    TITLES, hang_summaries, headline, incomplete_reasons, verdict_advice, verdict_text
 
 TREE_SCHEMA = "pyhang-tree/1"
 
