@@ -32,7 +32,8 @@ other work on the machine hits both sides of a ratio alike.
            time and peak resident memory of each command (GNU time's %M: apt-get install time);
            the goal is at most 2× austin, under 40 MiB; and the second look's cost: what
            `pyhang report --no-stop -p PID` (one look and the second look) takes of the CPU
-           beyond `--once`
+           beyond `--once`; and the watchdog's: the CPU `pyhang watch --interval 0.1` takes of
+           one core
   tree     `pyhang report --tree` on a Pool of P processes with T threads
            each, against the sum of gdb's `bt` over the same processes
   cores    gdb's resident memory with a core loaded, before and after
@@ -150,6 +151,8 @@ def check_loads(target):
 
 # `pyhang report --json --no-stop --once` against austin --where: at most this, and its peak memory at most this.
 PEER_GOAL, PEER_MEMORY_GOAL_MIB = 2.0, 40
+# The watchdog: ten looks a second for ten seconds, at most a tenth of one core.
+WATCH_INTERVAL, WATCH_SECONDS, WATCH_GOAL_PERCENT = 0.1, 10, 10
 
 
 def peak(argv, env=None):
@@ -199,7 +202,7 @@ def peer_section(args):
               "austin): the peer table is left out.")
         return
     env = dict(os.environ, PYHANG_BUILD_DIR=harness.build_dir())
-    rows, second = [], []
+    rows, second, watched = [], [], []
     for t in args.threads:
         scenario = [python, "-u", os.path.join(harness.SCENARIOS, "many_threads.py"), str(t), str(args.depth)]
         with harness.Scenario(scenario, ready_timeout=600) as s:
@@ -223,6 +226,10 @@ def peer_section(args):
             med(wall, "bt"), med(wall, "report"), mib("report"), ratio(wall, "report", "bt"), before),
             ratio(wall, "nostop", "austin"), mem["nostop"]))
         second.append("| %d | %.3f s | %.3f s | %.3f s |" % (t, cpu["nostop"], cpu["looks"], cpu["looks"] - cpu["nostop"]))
+        with harness.Scenario(scenario, ready_timeout=600) as s:
+            wall, _, used = peak([PYHANG, "watch", "--interval", str(WATCH_INTERVAL), "--after", "3600",
+                                  "--for", str(WATCH_SECONDS), "-p", str(s.pid)], env=env)
+        watched.append("| %d | %.1f s | %.2f s | **%.1f%%** |" % (t, wall, used, 100 * used / wall))
         print("  measured %d threads against austin" % t, file=sys.stderr)
     print("\nThe one-look no-stop report against a C stack dumper, %s, %d Python frames a thread (wall time, "
           "median of %d interleaved rounds; peak resident memory, the largest): `austin --where PID` (%s); "
@@ -238,6 +245,12 @@ def peer_section(args):
     print("| threads | `--once` | with the second look | the second look |")
     print("|---|---|---|---|")
     print("\n".join(second))
+    print("\nThe watchdog's cost: CPU time (user + system) of `pyhang watch --interval %s --after 3600 --for %d -p "
+          "PID` (a look every %s s, no report: the process never stands still an hour), of one core (goal: at "
+          "most %d%% at 256 threads):\n" % (WATCH_INTERVAL, WATCH_SECONDS, WATCH_INTERVAL, WATCH_GOAL_PERCENT))
+    print("| threads | watched | CPU | of one core |")
+    print("|---|---|---|---|")
+    print("\n".join(watched))
 
 
 def thread_cases(target, with_cli, with_nostop=False, with_report=True):

@@ -3,12 +3,13 @@
 # `pyhang` is first completed), or `source` it from ~/.bashrc.
 # python/tests/test_man_and_completion.py holds these lists equal to pyhang's own.
 
-_pyhang_commands="report py-bt py-bt-full py-locals py-tasks gil-holder lock-owner fork-hazards merge job gcore"
-_pyhang_report_options="--json --pretty --native-depth --locals --merged --dot --tree --no-stop --stop --snapshot --once --interval --sysroot --lib-search-path -p --pid"
+_pyhang_commands="report py-bt py-bt-full py-locals py-tasks gil-holder lock-owner fork-hazards merge job gcore watch"
+_pyhang_report_options="--json --pretty --native-depth --locals --merged --dot --tree --no-stop --stop --snapshot --once --interval --after --for --sysroot --lib-search-path -p --pid"
 _pyhang_thread_options="--no-stop --stop --sysroot --lib-search-path -p --pid"
 _pyhang_merge_options="--json --pretty --dot"
 _pyhang_job_options="--slurm --hosts --local --json --pretty --dot --save --fanout --deadline --remote-pyhang --srun-arg --ssh-arg --stop"
 _pyhang_gcore_options="-o --output --tree --stop -p --pid"
+_pyhang_watch_options="--interval --after --for --json --pretty --native-depth --locals --merged -p --pid"
 
 _pyhang() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command="" w i
@@ -23,7 +24,7 @@ _pyhang() {
             COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --snapshot|--hosts|-o|--output|--remote-pyhang|--lib-search-path)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --native-depth|--interval|--fanout|--deadline|--slurm|--srun-arg|--ssh-arg)
+        --native-depth|--interval|--after|--for|--fanout|--deadline|--slurm|--srun-arg|--ssh-arg)
             return ;;
     esac
     if [[ -z $command ]]; then
@@ -36,6 +37,7 @@ _pyhang() {
             merge) options=$_pyhang_merge_options ;;
             job) options=$_pyhang_job_options ;;
             gcore) options=$_pyhang_gcore_options ;;
+            watch) options=$_pyhang_watch_options ;;
             *) options=$_pyhang_thread_options ;;
         esac
         COMPREPLY=($(compgen -W "$options --help" -- "$cur")); return

@@ -19,7 +19,7 @@ from pyhang.help_format import Formatter as _Formatter
 ERROR_SCHEMA = "pyhang-error/1"
 
 # Exit statuses: the contract of the command line.
-from pyhang.model.kinds import ExitStatus  # noqa: E402 (the contract: one table, model.kinds)
+from pyhang.model.kinds import ExitStatus, WatchEnd  # noqa: E402 (the contract: one table, model.kinds)
 
 OK, FAILED, USAGE, DEADLOCK, INCOMPLETE, HUNG = (ExitStatus.OK, ExitStatus.FAILED, ExitStatus.USAGE,
                                                  ExitStatus.DEADLOCK, ExitStatus.INCOMPLETE, ExitStatus.HUNG)
@@ -38,6 +38,8 @@ COMMANDS = {
     "merge": (None, True, "reports of many processes (ranks, hosts) grouped by Python stack; the odd ones out"),
     "job": (None, True, "every process of a job on every node (Slurm, ssh, this machine), merged: the odd ranks "
                         "and why"),
+    "watch": (None, True, "look at the process every --interval s without stopping it; its report once it stands "
+                          "still --after s and the report names a problem"),
     "gcore": (None, False, "a core of the process (--tree: of each process of its tree) that keeps every thread's "
                            "stack and what /proc knows of it: fd table, file locks, system calls, children"),
 }
@@ -82,14 +84,20 @@ examples:
   pyhang gcore -p 1234 -o /srv/cores/hung.core
   pyhang gcore --tree -p 1234 -o /srv/cores/core   one core per process of the tree: core.1234, core.1240, ...
   pyhang report core.1234 /usr/bin/python3.11      reads the fd table, system calls, children from the core""",
+    "watch": """options: --interval S (between looks, default 1), --after S (still that long: its report, default 5),
+         --for S (at most), --json [--pretty], --native-depth N, --locals, --merged
+examples:
+  pyhang watch -p 1234                   its report (and exit status) once it stands still 5 s and the report
+                                         names a problem; never stops it
+  pyhang watch -p 1234 --interval 0.1 --after 30 --for 3600 --json > hang.json""",
 }
 
 
 def command_help(name):
     """`pyhang COMMAND --help`: what the command prints, its options, examples."""
     usage = "REPORT.json..." if name == "merge" else "(--slurm JOBID | --hosts FILE | --local)" if name == "job" \
-        else "-p PID [-o FILE] [--tree]" if name == "gcore" else \
-        "(-p PID | CORE [EXECUTABLE])"
+        else "-p PID [-o FILE] [--tree]" if name == "gcore" else "-p PID [--interval S] [--after S] [--for S]" \
+        if name == "watch" else "(-p PID | CORE [EXECUTABLE])"
     return "usage: pyhang %s %s\n\n%s: %s\n\n%s\n" % (name, usage, name, COMMANDS[name][2], COMMAND_HELP[name])
 
 
@@ -108,6 +116,8 @@ examples:
   pyhang merge /shared/hang/*.json       many ranks' reports grouped by Python stack, the odd ones out
   pyhang job --slurm 4242                every rank of a Slurm job on every node, read and merged: the odd ranks
   pyhang gcore -p 1234                   core.1234 with every thread's stack and /proc's facts (fds, children)
+  pyhang watch -p 1234                   a watchdog, never stopping it: the report once it stands still 5 s
+                                         and the report names a problem (its exit status); 0 when it ends
 
 exit status:
   0  the report was made (for `report`: and every thread is running, idle by design or
@@ -174,8 +184,12 @@ def parser():
                    help="report -p PID: one look only (without it, a second look that does not stop the process "
                         "says, per blocked thread, whether it moved)")
     p.add_argument("--interval", type=float, metavar="S", default=None,
-                   help="report -p PID: seconds between the two no-stop looks of the second look (default %s)"
-                        % SECOND_LOOK_INTERVAL)
+                   help="report -p PID: seconds between the two no-stop looks of the second look (default %s); "
+                        "watch: between its looks (default %s)" % (SECOND_LOOK_INTERVAL, WATCH_INTERVAL))
+    p.add_argument("--after", type=float, metavar="S", default=None,
+                   help="watch: seconds the process stands still before its report (default %s)" % WATCH_AFTER)
+    p.add_argument("--for", type=float, metavar="S", default=None, dest="watch_for",
+                   help="watch: seconds to watch at most (default: until it ends or a report names a problem)")
     p.add_argument("--sysroot", metavar="DIR",
                    help="core: the core's files are under DIR (DIR/usr/lib/..., as on the machine it came from)")
     p.add_argument("--lib-search-path", metavar="DIR[:DIR]",
@@ -237,6 +251,10 @@ def main(argv=None):
         return merge_commands.merge(p, args)
     if args.what == "gcore":
         return gcore(p, args)
+    if args.what == "watch":
+        return watch(p, args)
+    if args.after is not None or args.watch_for is not None:
+        p.error("%s goes with `watch` only" % ("--after" if args.after is not None else "--for"))
     if args.output is not None:
         p.error("-o goes with `gcore` only")
     _targets(p, args)
@@ -325,12 +343,8 @@ def _render_command(snapshot, report, args):
     (a report's own; OK for the other commands, which show, not conclude).
     A report of a live process takes its second look first (unless --once)."""
     if args.what == "report":
-        if args.pid is not None and not args.once:
-            second_look(report, args)
         if args.pid is not None:
-            # what this report does not look at: a hang in a child is not this process's all-clear to give
-            from pyhang import procfs
-            report.children = [pid for pid, _ in procfs.children(args.pid)]
+            _concluded(report, args, args.interval, once=args.once)
         _render(report, args)
         return report.exit_status
     from pyhang import thread_commands
@@ -342,14 +356,22 @@ def _render_command(snapshot, report, args):
 SECOND_LOOK_INTERVAL = 0.5
 
 
-def second_look(report, args):
-    """Two no-stop looks at the live process after the report's own, and what they mean for it
-    (analysis.progress): each blocked thread moved or not; the exit status again."""
+def _concluded(report, args, interval, once=False):
+    """A live process's report, concluded: its second look (unless `once`; `interval`: seconds
+    between its looks, None the default), and its children, which it does not look at (a hang in a
+    child is not this process's all-clear to give)."""
+    from pyhang import procfs
+    if not once:
+        second_look(report, args.pid, interval if interval is not None else SECOND_LOOK_INTERVAL)
+    report.children = [pid for pid, _ in procfs.children(args.pid)]
+
+
+def second_look(report, pid, interval):
+    """Two no-stop looks at live process `pid` after the report's own, `interval` s apart, and what
+    they mean for it (analysis.progress): each blocked thread moved or not; the exit status again."""
     from pyhang import second_look as looks
     from pyhang.analysis import completeness, progress
-    look = looks.look(args.pid, [t.tid for t in report.threads],
-                      args.interval if args.interval is not None else SECOND_LOOK_INTERVAL)
-    progress.apply(report, look)
+    progress.apply(report, looks.look(pid, [t.tid for t in report.threads], interval))
     report.exit_status = completeness.report_status(report)
 
 
@@ -370,22 +392,91 @@ def report_not_stopped(args):
     no gdb."""
     _analysis_path()
     try:
-        from pyhang import nostop
+        from pyhang import nostop  # noqa: F401 (loadable here: else why not, in one line)
     except ImportError as exc:
         return _no_analysis(exc, args.json)
-    from pyhang import procfs
+    try:
+        snapshot, report = _examined_not_stopped(args, KEPT)
+    except Failure as f:
+        return fail(f, args.json)
+    return _render_command(snapshot, report, args)
+
+
+def _examined_not_stopped(args, kept):
+    """(snapshot, report) of live process args.pid read without stopping it, or a Failure raised
+    saying why it could not be read (or exited while it was)."""
+    from pyhang import nostop, procfs
     before = procfs.stat(args.pid)
     try:
         snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
                                           locals=args.locals or args.what in ("py-bt-full", "py-locals"),
-                                          because=args.cut_short, kept=KEPT)
+                                          because=args.cut_short, kept=kept)
     except Exception as exc:  # noqa: BLE001 — one line, never a traceback
         message, what_to_do = not_read(args.pid, before, exc)
-        return fail(Failure(message, hint=what_to_do), args.json)
+        raise Failure(message, hint=what_to_do) from None
     gone = not_read(args.pid, before) if before is not None else None
     if gone is not None:   # it exited while it was read: what was read is no report of it
-        return fail(Failure(gone[0], hint=gone[1]), args.json)
-    return _render_command(snapshot, report, args)
+        raise Failure(gone[0], hint=gone[1])
+    return snapshot, report
+
+
+# The defaults of `pyhang watch` (pyhang.watch): seconds between looks, seconds still before a report.
+WATCH_INTERVAL, WATCH_AFTER = 1.0, 5.0
+
+
+def watch(p, args):
+    """`pyhang watch -p PID [--interval S] [--after S] [--for S] [--json]`: looks at the live process
+    without stopping it (pyhang.watch) until it ends, --for's seconds pass, or its report, taken
+    once it stood still --after s, names a problem: that report is printed, with its exit status."""
+    others = [o for o, v in (("--tree", args.tree), ("--snapshot", args.snapshot), ("--dot", args.dot),
+                             ("--once", args.once), ("--stop", args.stop), ("--sysroot", args.sysroot),
+                             ("--lib-search-path", args.lib_search_path), ("-o", args.output)) if v]
+    if others:
+        p.error("%s does not go with `watch`" % others[0])
+    if args.pid is None or args.paths:
+        p.error("give the process: pyhang watch -p PID")
+    if args.pretty and not args.json:
+        p.error("--pretty goes with --json: it indents the JSON document")
+    for name, value in (("--interval", args.interval), ("--after", args.after), ("--for", args.watch_for)):
+        if value is not None and not 0 < value <= 86400:
+            p.error("%s takes seconds, more than 0" % name)
+    _analysis_path()
+    try:
+        import _pyhang_native as native
+        from pyhang import procfs
+        from pyhang import watch as watching
+        from pyhang.render import watch as words
+    except ImportError as exc:
+        return _no_analysis(exc, args.json)
+    before = procfs.stat(args.pid)
+    try:
+        target = native.Target.live(args.pid)
+    except Exception as exc:  # noqa: BLE001 — gone, or no permission: one line
+        message, what_to_do = not_read(args.pid, before, exc)
+        return fail(Failure(message, hint=what_to_do), args.json)
+    interval = args.interval if args.interval is not None else WATCH_INTERVAL
+    after = args.after if args.after is not None else WATCH_AFTER
+    args.what, args.cut_short, taken = "report", [], {}
+
+    def report():
+        try:
+            _, taken["report"] = _examined_not_stopped(args, None)   # each report freed once it went on
+        except Failure as f:
+            taken["failure"] = f
+            return FAILED
+        _concluded(taken["report"], args, None)
+        return taken["report"].exit_status
+
+    sys.stderr.write(words.started(args.pid, interval, after, args.watch_for))
+    outcome = watching.run(watching.LiveLooks(native, target, args.pid), report, interval=interval, after=after,
+                           limit=args.watch_for,
+                           on_report=lambda status, still: sys.stderr.write(words.went_on(args.pid, still)))
+    if "failure" in taken and outcome.status == FAILED:
+        return fail(taken["failure"], args.json)
+    sys.stderr.write(words.ended(args.pid, outcome, after))
+    if outcome.end == WatchEnd.PROBLEM:
+        _render(taken["report"], args)
+    return outcome.status
 
 
 def not_read(pid, before, exc=None):

@@ -193,7 +193,13 @@ def thread_syscall(pid, tid):
     """(number, [six arguments]) of the system call thread `tid` is in, as
     the kernel records it (/proc/PID/task/TID/syscall), or None when it runs,
     is not in one, or cannot be read."""
-    return parse_syscall(_read("/proc/%d/task/%d/syscall" % (pid, tid), 512))
+    return parse_syscall(syscall_record(pid, tid))
+
+
+def syscall_record(pid, tid):
+    """The line of /proc/PID/task/TID/syscall as the kernel writes it (`running`, or the call, its
+    arguments, stack pointer and pc), or None when it cannot be read."""
+    return _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
 
 
 def parse_syscall(text):
