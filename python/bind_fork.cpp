@@ -177,7 +177,7 @@ py::object python_value(const std::shared_ptr<Target>& target, const std::string
 }  // namespace
 
 void register_fork(py::module_& m) {
-  bind_enum(m, "ValueKind", cpython::kValueKindNames, "What a Python value is (python_value()['kind']).");
+  bind_enum(m, "ValueKind", cpython::kValueKindNames, "What a Python value is (an ObjectValue's kind: python_value(), the values of locals).");
   bind_enum(m, "ForkProblem", fork::kForkProblemNames,
             "What a fork fact could not be read for (fork_facts()'s descriptor_issue and internal_locks_issue, "
             "process_facts()'s issue: a ForkIssue).");

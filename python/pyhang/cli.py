@@ -19,7 +19,8 @@ from pyhang.help_format import Formatter as _Formatter
 ERROR_SCHEMA = "pyhang-error/1"
 
 # Exit statuses: the contract of the command line.
-from pyhang.model.kinds import ExitStatus, WatchEnd  # noqa: E402 (the contract: one table, model.kinds)
+from pyhang.model.kinds import ExitStatus  # noqa: E402 (the contract: one table, model.kinds)
+from pyhang.model.live_kinds import WatchEnd  # noqa: E402
 
 OK, FAILED, USAGE, DEADLOCK, INCOMPLETE, HUNG = (ExitStatus.OK, ExitStatus.FAILED, ExitStatus.USAGE,
                                                  ExitStatus.DEADLOCK, ExitStatus.INCOMPLETE, ExitStatus.HUNG)

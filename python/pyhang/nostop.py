@@ -28,6 +28,7 @@ from pyhang import namespaces, procfs
 from pyhang.checkout import debug_directories
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
+from pyhang.model.live_kinds import ParkState
 from pyhang.model.report import ThreadIssue
 from pyhang.model.warning_facts import TargetIssue
 from pyhang.model.waits import ParkedRegisters
@@ -37,8 +38,6 @@ MAX_THREADS = 1 << 16
 PAGE = 4096
 PREFETCH_PAGES = 3  # read at and above a parked thread's stack pointer in one batch (_threads)
 
-# How a thread's state in /proc/PID/task/TID/syscall reads (native ParkState).
-IN_CALL, BLOCKED, RUNNING, GONE = "in-call", "blocked", "running", "gone"
 
 # What every report taken this way warns of first, and what it warns of
 # when the GIL moved between two reads (worded by render.target).
@@ -122,8 +121,8 @@ class ProcThreads:
         out = []
         for num, host in listed:
             parked = native.parked_registers(facts.native_target, host)
-            if parked != before[host] and (parked.state if parked else None) != GONE:
-                parked = ParkedRegisters(RUNNING)
+            if parked != before[host] and (parked.state if parked else None) != ParkState.GONE:
+                parked = ParkedRegisters(ParkState.RUNNING)
             t = self._thread(facts, num, host, depth, parked, bases.get(host))
             if t is not None:
                 out.append(t)
@@ -131,14 +130,14 @@ class ProcThreads:
 
     def _thread(self, facts, num, host, depth, parked, base):
         state = parked.state if parked else None
-        if state == GONE:
+        if state == ParkState.GONE:
             return None
         own = self.tids_map.to_target(host)
         name = procfs.thread_name(self.pid, host)
         t = ThreadFacts(num=num, tid=own, name=name, unwound_by="pyhang",
                         host_tid=host if own != host else None)
         problems = []
-        if state in (IN_CALL, BLOCKED):
+        if state in (ParkState.IN_CALL, ParkState.BLOCKED):
             t.registers = dict(parked.registers)
             if base is not None:  # the thread's struct pthread, as a debugger gives it
                 t.registers["fs_base"] = base
@@ -146,7 +145,7 @@ class ProcThreads:
             t.frames = facts.decoders.frames(pcs)
             if stop not in ("end", "depth"):
                 problems.append(ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop))
-        elif state == RUNNING:
+        elif state == ParkState.RUNNING:
             problems.append(ThreadIssue(ThreadIssueKind.RUNNING))
             if base is not None:  # its struct pthread still tells joins and fork facts which thread it is
                 t.registers = {"fs_base": base}

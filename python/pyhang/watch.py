@@ -27,7 +27,8 @@ unit tests drive it with synthetic looks (python/tests/test_watch_loop.py)."""
 import time
 
 from pyhang import procfs
-from pyhang.model.kinds import ExitStatus, WatchEnd
+from pyhang.model.kinds import ExitStatus
+from pyhang.model.live_kinds import WatchEnd
 from pyhang.model.record import record
 
 @record

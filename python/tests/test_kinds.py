@@ -3,7 +3,7 @@ native library's name tables where both speak of the same thing: a value
 one side produces is never unknown to the other."""
 import _pyhang_native as native
 
-from pyhang.model import glibc_kinds, kinds
+from pyhang.model import glibc_kinds, kinds, live_kinds
 
 
 def texts(native_enum):
@@ -51,3 +51,7 @@ def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():
     assert values(glibc_kinds.DescriptorCheck) == texts(native.DescriptorCheck)
     assert values(glibc_kinds.ThreadListProblem) == texts(native.ThreadListProblem)
     assert values(glibc_kinds.DescriptorsProblem) == texts(native.DescriptorsProblem)
+
+
+def test_park_states_are_the_native_name_table():
+    assert values(live_kinds.ParkState) == texts(native.ParkState)

@@ -9,7 +9,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from pyhang import watch  # noqa: E402
-from pyhang.model.kinds import ExitStatus, WatchEnd  # noqa: E402
+from pyhang.model.kinds import ExitStatus  # noqa: E402
+from pyhang.model.live_kinds import WatchEnd  # noqa: E402
 from pyhang.render import watch as words  # noqa: E402
 
 

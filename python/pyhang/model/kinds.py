@@ -273,16 +273,6 @@ class ExitStatus:
     HUNG = 5          # a hang that is no cycle: starvation, a blocked event loop, an owner gone, ...
 
 
-class WatchEnd:
-    """How `pyhang watch` ended (pyhang.watch.WatchOutcome.end)."""
-    EXITED = "exited"         # the process ended (or is a zombie)
-    LIMIT = "limit"           # --for's seconds passed: every report on the way let the watch go on
-    PROBLEM = "problem"       # a report named a problem: the watch ends with it and its exit status
-    NOT_READ = "not-read"     # a report could not be taken (the process could not be read)
-    INTERRUPTED = "interrupted"   # the user interrupted it (^C)
-    ALL = (EXITED, LIMIT, PROBLEM, NOT_READ, INTERRUPTED)
-
-
 class HazardKind:
     """What a fork child inherited that can never be released."""
     ORPHANED_LOCK = "orphaned-lock"

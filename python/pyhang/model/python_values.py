@@ -18,7 +18,7 @@ class ObjectValue:
     """An attribute's value, decoded (native cpython::PyValue; python_value() gives one too)."""
     address: int = 0
     type: str | None = None
-    kind: str = ""                    # "int", "str", "bool", "float", "list", ... (native PyValueKind)
+    kind: str = ""                    # "int", "str", "bool", "float", "list", ... (the native ValueKind name table)
     boolean: bool | None = None
     integer: int | None = None
     real: float | None = None

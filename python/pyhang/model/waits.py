@@ -98,7 +98,7 @@ class ThreadDescriptors:
 @record
 class ParkedRegisters:
     """A thread of a live target nobody stopped, as the kernel records it (native parked_registers())."""
-    state: str                        # the native ParkState name: "in-call", "blocked", "running", "gone", ...
+    state: str                        # model.live_kinds.ParkState
     registers: dict[str, int] = field(default_factory=dict)  # the known ones only, by user_regs_struct name
 
 

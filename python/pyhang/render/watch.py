@@ -1,7 +1,7 @@
 """The lines `pyhang watch` writes on stderr (pyhang.watch): when it starts,
 each report that let it go on, and how it ended.  The report that ends a
 watch is the report's own text or JSON, on stdout."""
-from pyhang.model.kinds import WatchEnd
+from pyhang.model.live_kinds import WatchEnd
 
 
 def _seconds(s):
