@@ -45,11 +45,12 @@ def _waits_in_loop(t, loops):
     frame; else None."""
     if t is None or t.blocked_on is None:
         return None
-    frames = t.python_frames
-    at = next((i for i, f in enumerate(frames) if _in_pool(f, loops)), None)
-    if at is None or not all((f.file or "").endswith(PLUMBING) or _in_pool(f, _POOL_PLUMBING) for f in frames[:at]):
-        return None
-    return _bare(frames[at].function)
+    for f in t.python_frames:   # innermost first: plumbing, then the loop (a thread's first other frame: None)
+        if _in_pool(f, loops):
+            return _bare(f.function)
+        if not ((f.file or "").endswith(PLUMBING) or _in_pool(f, _POOL_PLUMBING)):
+            return None
+    return None
 
 
 def waits_for_pool_work(t):
