@@ -312,7 +312,12 @@ std::shared_ptr<Target> Target::live(int pid) {
   t->kind_ = TargetKind::Live;
   t->pid_ = pid;
   auto source = std::make_shared<LiveReader>(pid);
-  t->memory_ = std::make_shared<CachedReader>(source);
+  // A live process's misses cost a process_vm_readv, a few microseconds: 1,024 pages (4 MiB) are
+  // enough.  A report reads most pages once (every thread's frames): at 1,024 threads 50 frames deep
+  // its interpreter read misses 5,561 pages with this cache, 5,540 with 8,192 pages, and the no-stop
+  // report peaks at 50 MiB, not 60.  (gdb's memory, read through Python, keeps the larger default.)
+  constexpr std::size_t kLivePages = 1024;
+  t->memory_ = std::make_shared<CachedReader>(source, kLivePages);
   // A process in another mount namespace (a container) maps files by the
   // paths its own namespace gives them: read them through its root.
   AddressSpace::Locate locate;
