@@ -15,7 +15,7 @@ MAX_SCANNED = 1 << 16    # processes whose NSpid is read, at most, to find one a
 
 def _status_ids(pid, field):
     """The numbers of a /proc/PID/status line ("Uid", "NSpid"), or None."""
-    text = procfs._read("/proc/%d/status" % pid, 1 << 16)
+    text = procfs.read_text("/proc/%d/status" % pid, 1 << 16)
     for line in (text or "").splitlines():
         if line.startswith(field + ":"):
             try:
@@ -48,7 +48,7 @@ def _user(uid):
 
 
 def ptrace_scope():
-    text = procfs._read("/proc/sys/kernel/yama/ptrace_scope", 64)
+    text = procfs.read_text("/proc/sys/kernel/yama/ptrace_scope", 64)
     try:
         return int(text) if text is not None else None
     except ValueError:

@@ -14,7 +14,7 @@ import time
 
 import _pyhang_native as native
 
-from pyhang import proc_record, procfs, sources
+from pyhang import fd_holders, proc_record, procfs, sources
 from pyhang.model.facts import MEMBERS_MAX, Facts
 from pyhang.model.files import FdObject
 from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
@@ -312,7 +312,7 @@ class Collector(Facts):
             return self._recorded_files(fds)
         if not pid:
             return None
-        return [[fd, from_data(FdObject, obj)] for fd, obj in sorted(procfs.files(pid, sorted(fds)).items())]
+        return [[fd, from_data(FdObject, obj)] for fd, obj in sorted(fd_holders.files(pid, sorted(fds)).items())]
 
     def _recorded_files(self, fds):
         """files() of a core, from its record of /proc: an fd it does not list was not open, unless the

@@ -2,7 +2,7 @@
 by `pyhang gcore` while the process is stopped for its core, and kept in
 that core as one ELF note (pyhang.core_notes): the fd table with what each
 fd is (a pipe's or socket's other end and the processes holding it, a
-file's locks from /proc/locks: pyhang.procfs.files), each thread's
+file's locks from /proc/locks: pyhang.fd_holders.files), each thread's
 /proc/PID/task/TID/syscall line, the children (a zombie's exit status),
 the environment variables that name a rank or a job, and the clocks.
 
@@ -19,7 +19,7 @@ import json
 import os
 import time
 
-from pyhang import VERSION, core_notes, procfs
+from pyhang import VERSION, core_notes, fd_holders, procfs
 from pyhang.model.kinds import TargetWarning
 from pyhang.model.files import FdObject
 from pyhang.model.proc_record import CoreTie, ProcRecord
@@ -63,7 +63,7 @@ def collect(pid):
             pass
     return {
         "schema": SCHEMA, "pid": pid, "pyhang_version": VERSION,
-        "files": [{"fd": fd, "object": obj} for fd, obj in sorted(procfs.files(pid, fds).items())],
+        "files": [{"fd": fd, "object": obj} for fd, obj in sorted(fd_holders.files(pid, fds).items())],
         "files_complete": complete,
         "threads": [{"tid": tid, "syscall": procfs.syscall_line(pid, tid), "comm": procfs.thread_name(pid, tid)}
                     for tid in tids],

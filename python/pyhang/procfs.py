@@ -1,7 +1,9 @@
-"""What /proc says about a live process's file descriptors: the object
-behind an fd (pipe, socket with its addresses, file, epoll instance), who
-holds the other end of a pipe or unix socket, the file locks of
-/proc/locks, and the system call a thread is in.
+"""What /proc says about a live process: its threads (names, states, CPU
+time, context switches, the system call each is in), its parents and
+children, its environment, its fds and sockets (addresses, TCP peers, unix
+sockets through sock_diag), and the file locks of /proc/locks.
+pyhang.fd_holders puts them together into what each waited-on fd is and who
+holds its other end.
 
 None of this is target memory: it is the kernel's view, read with plain
 file reads by the collection step (gdbext/pyhang_gdb/collect.py), which
@@ -14,17 +16,15 @@ import re
 import struct
 import time
 
-from pyhang.model.files import endpoint, pg_backend
+from pyhang.model.files import endpoint
 
 MAX_PROCESSES = 4096     # processes scanned for the other end of a pipe or socket
 MAX_FDS = 4096           # fds looked at per process
-MAX_THREADS = 64         # threads of a holder whose system call is read
-SCAN_SECONDS = 2.0       # the whole scan for holders
 
-_LINK = re.compile(r"^(pipe|socket):\[(\d+)\]$")
+FD_LINK = re.compile(r"^(pipe|socket):\[(\d+)\]$")
 
 
-def _read(path, limit=1 << 20):
+def read_text(path, limit=1 << 20):
     try:
         with open(path, "rb") as f:
             return f.read(limit).decode("utf-8", "replace")
@@ -32,9 +32,9 @@ def _read(path, limit=1 << 20):
         return None
 
 
-def _access(pid, fd):
+def fd_access(pid, fd):
     """"read", "write" or "read-write" from the fd's open flags."""
-    info = _read("/proc/%d/fdinfo/%d" % (pid, fd), 4096)
+    info = read_text("/proc/%d/fdinfo/%d" % (pid, fd), 4096)
     m = re.search(r"^flags:\s*([0-7]+)", info or "", re.M)
     if not m:
         return None
@@ -59,7 +59,7 @@ def thread_name(pid, tid):
 
 
 def comm(pid, tid=None):
-    text = _read("/proc/%d/task/%d/comm" % (pid, tid) if tid else "/proc/%d/comm" % pid, 256)
+    text = read_text("/proc/%d/task/%d/comm" % (pid, tid) if tid else "/proc/%d/comm" % pid, 256)
     return text.strip() if text else None
 
 
@@ -88,7 +88,7 @@ def context_switches(pid, tid):
     """(voluntary, involuntary) context switches of thread `tid` so far
     (/proc/PID/task/TID/status), or None when it is gone or they are not
     there."""
-    text = _read("/proc/%d/task/%d/status" % (pid, tid), 8192) or ""
+    text = read_text("/proc/%d/task/%d/status" % (pid, tid), 8192) or ""
     found = {}
     for line in text.splitlines():
         key, _, value = line.partition(":")
@@ -118,7 +118,7 @@ def stat(pid, tid=None):
     """parse_stat of /proc/PID/stat (of /proc/PID/task/TID/stat with
     `tid`), or None when the process or thread is gone: pyhang's one reader
     of that file."""
-    return parse_stat(_read("/proc/%d/task/%d/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid, 4096))
+    return parse_stat(read_text("/proc/%d/task/%d/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid, 4096))
 
 
 def task_ids(pid):
@@ -185,7 +185,7 @@ def syscall_line(pid, tid):
     """Thread `tid`'s /proc/PID/task/TID/syscall line as the kernel writes
     it ("running", "-1 SP PC", or the call's number, six arguments, SP and
     PC), or None when it cannot be read."""
-    text = _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
+    text = read_text("/proc/%d/task/%d/syscall" % (pid, tid), 512)
     return text.strip() if text is not None else None
 
 
@@ -193,13 +193,7 @@ def thread_syscall(pid, tid):
     """(number, [six arguments]) of the system call thread `tid` is in, as
     the kernel records it (/proc/PID/task/TID/syscall), or None when it runs,
     is not in one, or cannot be read."""
-    return parse_syscall(syscall_record(pid, tid))
-
-
-def syscall_record(pid, tid):
-    """The line of /proc/PID/task/TID/syscall as the kernel writes it (`running`, or the call, its
-    arguments, stack pointer and pc), or None when it cannot be read."""
-    return _read("/proc/%d/task/%d/syscall" % (pid, tid), 512)
+    return parse_syscall(syscall_line(pid, tid))
 
 
 def parse_syscall(text):
@@ -286,7 +280,7 @@ def _inet_rows(pid, protocols):
     for protocol, decode in _INET_TABLES:
         if protocol not in protocols:
             continue
-        text = _read("/proc/%d/net/%s" % (pid, protocol), 8 << 20) or ""
+        text = read_text("/proc/%d/net/%s" % (pid, protocol), 8 << 20) or ""
         for line in text.splitlines()[1:]:
             f = line.split()
             if len(f) < 10 or not f[9].isdigit():
@@ -347,7 +341,7 @@ def tcp_peer(pid, socket_facts):
 def unix_sockets(pid):
     """{inode: {protocol: "unix", path}} from /proc/PID/net/unix."""
     out = {}
-    text = _read("/proc/%d/net/unix" % pid, 8 << 20) or ""
+    text = read_text("/proc/%d/net/unix" % pid, 8 << 20) or ""
     for line in text.splitlines()[1:]:
         f = line.split()
         if len(f) >= 7 and f[6].isdigit():
@@ -422,7 +416,7 @@ def unix_diag(deadline):
 
 def file_locks(device, inode):
     """(holders, unreadable) of the locks on one file (/proc/locks): parse_locks."""
-    return parse_locks(_read("/proc/locks", 8 << 20) or "", device, inode)
+    return parse_locks(read_text("/proc/locks", 8 << 20) or "", device, inode)
 
 
 def parse_locks(text, device, inode):
@@ -446,204 +440,3 @@ def parse_locks(text, device, inode):
         if same:
             out.append({"pid": int(f[4]) if f[4].lstrip("-").isdigit() else -1, "type": f[1], "access": f[3]})
     return out, unreadable
-
-
-# ---- fds -------------------------------------------------------------------
-
-def fd_object(pid, fd):
-    """What fd `fd` of process `pid` is: {kind, link, inode, access, path,
-    socket, epoll}; {"kind": "closed"} when it is not open."""
-    path = "/proc/%d/fd/%d" % (pid, fd)
-    try:
-        link = os.readlink(path)
-    except OSError:
-        return {"kind": "closed"}
-    obj = {"link": link, "access": _access(pid, fd), "pid": pid}
-    m = _LINK.match(link)
-    if m:
-        obj["kind"], obj["inode"] = m.group(1), int(m.group(2))
-    elif link.startswith("anon_inode:"):
-        obj["kind"] = "anon"
-        if "eventpoll" in link:
-            info = _read("/proc/%d/fdinfo/%d" % (pid, fd), 1 << 16) or ""
-            obj["epoll"] = [int(x) for x in re.findall(r"^tfd:\s*(\d+)", info, re.M)][:256]
-    elif link.startswith("/"):
-        obj["kind"], obj["path"] = "file", link
-        try:
-            st = os.stat(path)
-            obj["inode"] = st.st_ino
-            obj["lock_holders"], unreadable = file_locks(st.st_dev, st.st_ino)
-            if unreadable:
-                obj["locks_unreadable"] = unreadable
-        except OSError:
-            pass
-    else:
-        obj["kind"] = "other"
-    return obj
-
-
-def _holders(wanted, deadline):
-    """{link: [(pid, fd)]} of the processes holding each link of `wanted`
-    (pipe:[N] / socket:[N]), scanning /proc/*/fd within the bounds."""
-    found = {link: [] for link in wanted}
-    truncated = False
-    try:
-        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
-    except OSError:
-        return found, True
-    if len(pids) > MAX_PROCESSES:
-        pids, truncated = pids[:MAX_PROCESSES], True
-    for pid in pids:
-        if time.monotonic() > deadline:
-            return found, True
-        try:
-            fds = os.listdir("/proc/%d/fd" % pid)
-        except OSError:
-            continue
-        for name in fds[:MAX_FDS]:
-            try:
-                link = os.readlink("/proc/%d/fd/%s" % (pid, name))
-            except OSError:
-                continue
-            if link in found:
-                found[link].append((pid, int(name)))
-    return found, truncated
-
-
-def _unix_peer(diag, inode):
-    """What is at the other end of unix socket `inode` (unix_diag()'s
-    `diag`): {peer_inode} of its peer; for a connection no process has
-    accepted yet (connected, and its peer has no inode), {peer_in_backlog},
-    with {peer_inode, backlog_inferred} of the listening socket in whose
-    backlog it waits when that is the only one here with connections
-    waiting (the kernel does not say which: it may be in another network
-    namespace); None when nothing is known."""
-    me = diag.get(inode)
-    if me is None:
-        return None
-    if me["peer"]:
-        return {"peer_inode": me["peer"]}
-    if me["state"] != UNIX_CONNECTED:
-        return None
-    waiting = [i for i, d in diag.items() if d["state"] == UNIX_LISTENING and d["queued"] and i]
-    if len(waiting) == 1:
-        return {"peer_in_backlog": True, "peer_inode": waiting[0], "backlog_inferred": True}
-    return {"peer_in_backlog": True}
-
-
-TITLE_LIMIT = 300   # characters of a process title kept
-
-
-def title(pid):
-    """Process `pid`'s title: its command line as it shows it now (/proc/PID/cmdline, arguments joined by
-    spaces), where servers publish their state (a PostgreSQL backend: `postgres: user db host(port) UPDATE
-    waiting`); None when it cannot be read or is empty (a kernel thread, a zombie)."""
-    text = _read("/proc/%d/cmdline" % pid, 4096)
-    if not text:
-        return None
-    words = [w for w in text.split("\0") if w]
-    return " ".join(words).strip()[:TITLE_LIMIT] or None
-
-
-def pg_sessions(pid, backend):
-    """[{pid, title, state, local}] of the sessions of the PostgreSQL server that runs backend `backend`
-    whose client end is a TCP socket of process `pid`: the backends (the children of the backend's
-    postmaster) whose title names, as its client address, one of `pid`'s local addresses."""
-    s = stat(backend)
-    if s is None or not s.get("ppid"):
-        return []
-    local = set()
-    sockets = dict(inet_sockets(pid))
-    try:
-        links = [os.readlink("/proc/%d/fd/%s" % (pid, fd)) for fd in os.listdir("/proc/%d/fd" % pid)]
-    except OSError:
-        return []
-    for link in links:
-        m = _LINK.match(link)
-        if m and m.group(1) == "socket" and int(m.group(2)) in sockets:
-            address = endpoint(sockets[int(m.group(2))].get("local"))
-            if address:
-                local.add(address)
-    out = []
-    for child, _ in children(s["ppid"]):
-        t = title(child)
-        b = pg_backend(t)
-        if b and "%s:%d" % (b[0], b[1]) in local:
-            out.append({"pid": child, "title": t, "state": b[2], "local": "%s:%d" % (b[0], b[1])})
-    return out
-
-
-def _holder(pid, fds, access_wanted, client=None):
-    """One holder of the other end: {pid, comm, title, fds, threads} with the
-    threads' system calls, or None when none of its fds has the access."""
-    kept = [fd for fd in fds if access_wanted is None or _access(pid, fd) in (access_wanted, "read-write")]
-    if not kept:
-        return None
-    threads = []
-    try:
-        tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid) if t.isdigit())[:MAX_THREADS]
-    except OSError:
-        tids = []
-    for tid in tids:
-        call = thread_syscall(pid, tid)
-        if call is not None:
-            threads.append({"tid": tid, "comm": comm(pid, tid), "nr": call[0], "args": call[1]})
-    out = {"pid": pid, "comm": comm(pid), "title": title(pid), "fds": kept, "threads": threads,
-           "ancestors": ancestors(pid)}
-    if pg_backend(out["title"]) is not None:
-        # a PostgreSQL backend: the other sessions this client process has with the same server
-        out["sessions"] = pg_sessions(client, pid) if client else []
-    return out
-
-
-def files(pid, fds):
-    """{fd: object} for the fds of process `pid` that threads wait on, each
-    pipe and unix socket with `holders` of its other end: for a pipe, the
-    processes holding it open the other way (this process included, under
-    another fd); for a connected unix socket, those holding its peer."""
-    deadline = time.monotonic() + SCAN_SECONDS
-    out = {fd: fd_object(pid, fd) for fd in fds}
-    wanted = {}
-    sockets = None
-    diag = None
-    for fd, obj in out.items():
-        if obj.get("kind") == "pipe":
-            other = {"read": "write", "write": "read"}.get(obj.get("access"))
-            wanted[fd] = ("pipe:[%d]" % obj["inode"], other)
-        elif obj.get("kind") == "socket":
-            if sockets is None:
-                sockets = dict(inet_sockets(pid))
-                sockets.update(unix_sockets(pid))
-            obj["socket"] = dict(sockets.get(obj["inode"]) or {"protocol": None})
-            if obj["socket"].get("protocol") == "unix":
-                if diag is None:
-                    diag = unix_diag(deadline)
-                peer = _unix_peer(diag, obj["inode"])
-                if peer:
-                    obj["socket"].update(peer)
-                    obj["socket"]["peer_path"] = (sockets.get(peer["peer_inode"]) or {}).get("path")
-                    wanted[fd] = ("socket:[%d]" % peer["peer_inode"], None)
-                elif peer is not None:
-                    obj["socket"].update(peer)
-            elif obj["socket"].get("protocol") in ("tcp", "tcp6"):
-                peer = tcp_peer(pid, obj["socket"])
-                if peer:
-                    # the holders of the other end, or of the listener it still waits to be accepted from
-                    obj["socket"]["peer_inode"] = peer["inode"]
-                    obj["socket"]["peer_in_backlog"] = bool(peer.get("backlog"))
-                    wanted[fd] = ("socket:[%d]" % peer["inode"], None)
-    if wanted:
-        found, truncated = _holders({link for link, _ in wanted.values()}, deadline)
-        for fd, (link, access) in wanted.items():
-            holders = []
-            by_pid = {}
-            for hpid, hfd in found.get(link, ()):
-                if not (hpid == pid and hfd == fd):
-                    by_pid.setdefault(hpid, []).append(hfd)
-            for hpid, hfds in sorted(by_pid.items()):
-                h = _holder(hpid, hfds, access, pid)
-                if h is not None:
-                    holders.append(h)
-            out[fd]["holders"] = holders
-            out[fd]["holders_complete"] = not truncated
-    return out

@@ -70,7 +70,7 @@ class LiveLooks:
         tids = procfs.task_ids(self.pid)
         if not tids:
             return None
-        calls = [procfs.syscall_record(self.pid, t) for t in tids]
+        calls = [procfs.syscall_line(self.pid, t) for t in tids]
         self.target.invalidate()   # memory read afresh, every look
         return Look(tids=tids, calls=calls, interpreter=self._interpreter())
 

@@ -15,7 +15,7 @@ import _pyhang_native as native
 import pytest
 
 import harness
-from pyhang import native_facts, procfs
+from pyhang import fd_holders, native_facts
 from pyhang.analysis import locks
 from pyhang.model.asyncio_facts import AsyncioState
 from pyhang.model.files import FdObject
@@ -199,7 +199,7 @@ def test_object_names_are_the_native_records_and_their_data_gives_them_back(fact
 
 def test_fd_objects_keep_every_key_of_the_proc_answer(facts, scenario_process):
     fds = sorted(int(fd) for fd in os.listdir("/proc/%d/fd" % scenario_process.pid))
-    raw = procfs.files(scenario_process.pid, fds)
+    raw = fd_holders.files(scenario_process.pid, fds)
     # an event loop's epoll instance and its self-pipe (a connected unix socket pair, both ends here)
     assert [o for o in raw.values() if o.get("epoll") is not None]
     assert [o for o in raw.values() if o.get("socket") and o.get("holders")]

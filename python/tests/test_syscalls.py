@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from pyhang import procfs
+from pyhang import fd_holders, procfs
 from pyhang.analysis import syscalls
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.files import FdObject
@@ -30,7 +30,7 @@ from pyhang.render.syscalls import call_name
 
 
 def fd_objects(files):
-    """{fd: FdObject} of pyhang.procfs.files()'s {fd: object}, as a collector answers."""
+    """{fd: FdObject} of pyhang.fd_holders.files()'s {fd: object}, as a collector answers."""
     return {fd: from_data(FdObject, obj) for fd, obj in files.items()}
 
 def nr(name):
@@ -153,16 +153,16 @@ def test_a_unix_connection_not_yet_accepted_says_so_and_which_listener_only_when
 
 
 def test_unix_socket_states_from_sock_diag_name_a_connection_in_a_backlog():
-    # (procfs._unix_peer over what sock_diag says: connected with no peer inode is unaccepted)
+    # (fd_holders._unix_peer over what sock_diag says: connected with no peer inode is unaccepted)
     diag = {70: {"peer": 0, "state": procfs.UNIX_CONNECTED, "queued": 0},
             71: {"peer": 0, "state": procfs.UNIX_LISTENING, "queued": 1},
             72: {"peer": 0, "state": procfs.UNIX_LISTENING, "queued": 0},
             73: {"peer": 74, "state": procfs.UNIX_CONNECTED, "queued": 0}}
-    assert procfs._unix_peer(diag, 73) == {"peer_inode": 74}
-    assert procfs._unix_peer(diag, 70) == {"peer_in_backlog": True, "peer_inode": 71, "backlog_inferred": True}
+    assert fd_holders._unix_peer(diag, 73) == {"peer_inode": 74}
+    assert fd_holders._unix_peer(diag, 70) == {"peer_in_backlog": True, "peer_inode": 71, "backlog_inferred": True}
     diag[72]["queued"] = 2   # two listeners with connections waiting: which one is not known
-    assert procfs._unix_peer(diag, 70) == {"peer_in_backlog": True}
-    assert procfs._unix_peer(diag, 72) is None and procfs._unix_peer(diag, 99) is None
+    assert fd_holders._unix_peer(diag, 70) == {"peer_in_backlog": True}
+    assert fd_holders._unix_peer(diag, 72) is None and fd_holders._unix_peer(diag, 99) is None
 
 
 def test_poll_names_the_fds_read_from_target_memory_and_its_timeout():
@@ -272,7 +272,7 @@ def test_proc_names_the_process_holding_the_write_end_of_a_pipe_and_its_system_c
             if call and call[0] == nr("pause"):
                 break
             time.sleep(0.001)
-        obj = procfs.files(os.getpid(), [r])[r]
+        obj = fd_holders.files(os.getpid(), [r])[r]
         assert obj["kind"] == "pipe" and obj["access"] == "read" and obj["link"] == os.readlink("/proc/self/fd/%d" % r)
         (holder,) = obj["holders"]
         assert holder["pid"] == child and obj["holders_complete"]
@@ -286,7 +286,7 @@ def test_proc_names_the_process_holding_the_write_end_of_a_pipe_and_its_system_c
 def test_proc_names_a_unix_socket_peer_and_who_holds_it():
     left, right = socket.socketpair()
     with left, right:
-        obj = procfs.files(os.getpid(), [left.fileno()])[left.fileno()]
+        obj = fd_holders.files(os.getpid(), [left.fileno()])[left.fileno()]
         assert obj["kind"] == "socket" and obj["socket"]["protocol"] == "unix"
         assert "socket:[%d]" % obj["socket"]["peer_inode"] == os.readlink("/proc/self/fd/%d" % right.fileno())
         (holder,) = obj["holders"]
@@ -298,8 +298,8 @@ def test_proc_names_a_tcp_socket_by_its_addresses():
     server.bind(("127.0.0.1", 0))
     server.listen(1)
     with server:
-        obj = procfs.fd_object(os.getpid(), server.fileno())
-        files = procfs.files(os.getpid(), [server.fileno()])
+        obj = fd_holders.fd_object(os.getpid(), server.fileno())
+        files = fd_holders.files(os.getpid(), [server.fileno()])
         s = files[server.fileno()]["socket"]
         assert obj["kind"] == "socket" and s["protocol"] == "tcp" and s["state"] == "LISTEN"
         assert s["local"] == "127.0.0.1:%d" % server.getsockname()[1]
@@ -308,10 +308,10 @@ def test_proc_names_a_tcp_socket_by_its_addresses():
 def test_proc_names_the_holder_of_a_file_lock_and_a_closed_fd():
     with tempfile.NamedTemporaryFile() as f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        obj = procfs.fd_object(os.getpid(), f.fileno())
+        obj = fd_holders.fd_object(os.getpid(), f.fileno())
         assert obj["kind"] == "file" and obj["path"] == f.name
         assert os.getpid() in [h["pid"] for h in obj["lock_holders"]]
-    assert procfs.fd_object(os.getpid(), 99999) == {"kind": "closed"}
+    assert fd_holders.fd_object(os.getpid(), 99999) == {"kind": "closed"}
 
 
 def _zombie(how):
@@ -509,7 +509,7 @@ def test_a_lock_on_a_deleted_file_still_names_its_holder(tmp_path):
         assert holder.stdout.readline().strip() == "held"
         fd = os.open(path, os.O_RDONLY)
         os.unlink(path)   # the file is gone from its directory; the fds and the lock remain
-        obj = procfs.fd_object(os.getpid(), fd)
+        obj = fd_holders.fd_object(os.getpid(), fd)
         assert obj["path"].endswith("(deleted)") and [h["pid"] for h in obj["lock_holders"]] == [holder.pid]
         os.close(fd)
     finally:

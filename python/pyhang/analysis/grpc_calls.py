@@ -15,7 +15,7 @@ Named from what the program holds: the call from the frame (its function
 and file), whether it has a deadline from the frame's `timeout` argument; the channel's connections
 from the epoll instance the thread polls (/proc/PID/fdinfo: the fds it
 watches), the TCP or unix sockets among them, with the processes holding
-their other ends on this machine (procfs.files, as for any socket wait).
+their other ends on this machine (fd_holders.files, as for any socket wait).
 A call with a deadline ends by itself: it stays what its native wait is.
 """
 from pyhang.analysis import syscalls

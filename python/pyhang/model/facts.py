@@ -141,7 +141,7 @@ class Facts:
         raise NotImplementedError
 
     def files(self, fds):
-        """[[fd, FdObject]] (model.files) of the fds from /proc (pyhang.procfs.files), or None when not known
+        """[[fd, FdObject]] (model.files) of the fds from /proc (pyhang.fd_holders.files), or None when not known
         (a core)."""
         raise NotImplementedError
 

@@ -1,5 +1,5 @@
 """What a process's fds are, as records: the answer to the `files` question
-(pyhang.model.facts), made once at the collector from pyhang.procfs.files()
+(pyhang.model.facts), made once at the collector from pyhang.fd_holders.files()
 (`from_data`); a snapshot keeps it as data (`to_data`).  The system-call
 analysis (pyhang.analysis.syscalls, .tree) reads their fields.
 
@@ -42,7 +42,7 @@ class FdHolder:
     comm: str | None = None
     fds: list[int] = field(default_factory=list)   # its fds for it
     threads: list[HolderThread] = field(default_factory=list)
-    title: str | None = None          # its process title (procfs.title): a server's state, where it shows it
+    title: str | None = None          # its process title (fd_holders.title): a server's state, where it shows it
     # for a PostgreSQL backend, this client's sessions with its server: [{pid, title, state, local}]
     sessions: list[dict] | None = None
     # its parent, the parent's parent, ... (procfs.ancestors): whether a tree of processes holds it; None: unknown
@@ -53,7 +53,7 @@ class FdHolder:
 
 @record
 class FdObject:
-    """What an fd is (pyhang.procfs.fd_object): a pipe, a socket, a file, an
+    """What an fd is (pyhang.fd_holders.fd_object): a pipe, a socket, a file, an
     anonymous inode (an epoll instance), or no longer open (kind "closed")."""
     kind: str = ""                    # "pipe", "socket", "file", "anon", "other", "closed"
     link: str | None = None           # the fd's /proc link ("pipe:[48213]")

@@ -16,7 +16,7 @@ __all__ = ["ChildProcess", "CoreTie", "FdEntry", "ProcRecord", "ProcSummary", "P
 
 @record
 class FdEntry:
-    """One fd of the table and what it is (pyhang.procfs.files: peers and holders included)."""
+    """One fd of the table and what it is (pyhang.fd_holders.files: peers and holders included)."""
     fd: int = 0
     object: FdObject | None = None
 
