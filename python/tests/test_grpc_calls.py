@@ -64,9 +64,9 @@ def _report(b):
 def test_a_call_whose_connection_only_another_process_holds_is_a_wait_on_that_process():
     files = _files()
     (w,) = grpc_calls.process_waits(_report(grpc_calls.call_wait(_poll(files), _caller(), files)))
-    assert (w["tid"], w["fd"], w["pids"], w["syscall"]) == (101, 5, [SERVER], "epoll_wait")
-    assert w["grpc"] == {"targets": ["127.0.0.1:50051"]}
-    assert [p["pid"] for p in w["peers"]] == [SERVER]
+    assert (w.tid, w.fd, w.pids, w.syscall) == (101, 5, [SERVER], "epoll_wait")
+    assert w.grpc.targets == ["127.0.0.1:50051"]
+    assert [p.pid for p in w.peers] == [SERVER]
 
 
 def _class(files, b=None):
@@ -104,7 +104,7 @@ def test_a_server_thread_running_a_grpc_handler_is_never_idle_one_between_reques
                                 ("_unary_response_in_pool", "/usr/lib/python3/dist-packages/grpc/_server.py")])
     between = _event_waiter(4, [("Event.wait", "/usr/lib/python3.11/threading.py"), ("run", "/srv/app.py")])
     report = Report(target=TargetInfo(kind="live", pid=OWN), threads=[handler, between])
-    assert [w["tid"] for w in idle.idle_waits(report, [])] == [4]
+    assert [w.tid for w in idle.idle_waits(report, [])] == [4]
 
 
 def test_a_second_look_at_a_waiting_call_takes_its_periodic_wake_for_no_progress_its_frames_moving_for_progress():

@@ -119,6 +119,6 @@ def test_from_a_core_without_a_clock_a_lock_held_across_an_absolute_sleep_is_not
     assert (waiter.account.state, waiter.account.reason) == (ThreadState.UNACCOUNTED, AccountReason.SLEEP_UNKNOWN)
     assert r.exit_status == ExitStatus.INCOMPLETE and headline(r) != "No deadlock found."
     (v,) = [v for v in r.verdicts if v.kind == VerdictKind.UNACCOUNTED]
-    assert v.facts.waits[0]["sleepers"] == [100]
+    assert v.facts.waits[0].sleepers == [100]
     assert "T101 waits in threading.Lock 0x1000, held by LWP 100, which sleeps until a deadline on its clock; a " \
            "core gdb or the kernel wrote records no clock" in verdict_text(v, lambda t: "T%d" % t)

@@ -11,6 +11,7 @@ from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.kinds import Confidence, Forker, HazardKind, HolderEvidence, QueueType, VerdictKind, WaitKind
 from pyhang.model.references import ObjectPath
 from pyhang.model.report import BlockedOn, Edge, PythonFrame, Report, TargetInfo, ThreadReport
+from pyhang.model.verdict_facts import UnknownOwnerWait
 from pyhang.model.waits import PythonLockDetail, PythonLockWait, from_data
 from pyhang.render.forks import hazard_advice
 from pyhang.render.locks import summary
@@ -92,8 +93,8 @@ def test_a_simplequeue_get_is_a_queue_get_on_that_queue():
 
 def test_an_unknown_owner_wait_in_a_system_call_names_the_call():
     names = ThreadNames([(1, 100), (2, 101)])
-    waits = [{"tid": 100, "kind": WaitKind.SYSCALL, "address": None, "name": None, "call": "read",
-              "link": "pipe:[42]"},
-             {"tid": 101, "kind": WaitKind.SYSCALL, "address": None, "name": None, "call": "accept4", "link": None}]
+    waits = [UnknownOwnerWait(tid=100, kind=WaitKind.SYSCALL, address=None, name=None, call="read",
+                              link="pipe:[42]"),
+             UnknownOwnerWait(tid=101, kind=WaitKind.SYSCALL, address=None, name=None, call="accept4", link=None)]
     assert folded_waits(waits, names) == ("Thread 1 (LWP 100) on the read system call on pipe:[42]; "
                                           "Thread 2 (LWP 101) on the accept4 system call")

@@ -28,6 +28,7 @@ from pyhang.render.text import render_text
 from pyhang.render.tree import render_tree_text, tree_json
 from pyhang.model.python_facts import PythonState
 from pyhang.model.record import replace
+from pyhang.model.verdict_facts import LayoutsWait, StillRead
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SNAPSHOTS = os.path.join(ROOT, "testdata", "snapshots")
@@ -94,18 +95,18 @@ def test_a_python_pyhang_has_no_layout_for_is_an_incomplete_verdict_naming_the_v
     assert v.facts.version == "3.14.10"
     assert (v.facts.python_evidence, v.facts.python_evidence_path) == (PythonEvidence.RUNTIME, LIBPYTHON)
     # AND what still holds: every native stack, the main thread's system call, glibc's layouts
-    assert v.facts.read == {"native_stacks": [10798, 10799, 10800], "syscall_waits": [10798], "lock_waits": [],
-                               "python_status": "unsupported", "lock_layouts": True, "deadlocks": 0}
+    assert v.facts.read == StillRead(native_stacks=[10798, 10799, 10800], syscall_waits=[10798], lock_waits=[],
+                                     python_status="unsupported", lock_layouts=True, deadlocks=0)
 
 
 def test_an_unsupported_python_on_an_unsupported_glibc_says_both_and_never_no_deadlock_found():
     # GIVEN the brief's python3.14 on glibc 2.43, two threads asleep on futexes nobody can name
     report = analysis.build_report(python_314_abba())
     py, locks = incomplete_verdicts(report)
-    assert py.facts.unread == Unread.PYTHON_STATE and py.facts.read["lock_layouts"] is False
+    assert py.facts.unread == Unread.PYTHON_STATE and py.facts.read.lock_layouts is False
     assert locks.facts.unread == Unread.LOCK_LAYOUTS and locks.threads == [10799, 10800]
     assert locks.facts.problem == GLIBC_243_ISSUE
-    assert locks.facts.waits == [{"tid": 10799, "futex": 0x55d3ff1b8840}, {"tid": 10800, "futex": 0x55d3ff2e4e00}]
+    assert locks.facts.waits == [LayoutsWait(tid=10799, futex=0x55d3ff1b8840), LayoutsWait(tid=10800, futex=0x55d3ff2e4e00)]
     # THEN the text answers first that the report is incomplete, and why
     lines = render_text(report).splitlines()
     assert "No deadlock found." not in lines and not any(l.startswith("No deadlock found") for l in lines)
@@ -157,7 +158,7 @@ def test_a_runtime_state_that_cannot_be_read_is_incomplete_and_still_lists_the_w
                               {"kind": "semaphore", "address": 0x2000, "owners": [], "lock": {"value": 0}}))])
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
-    assert v.facts.status == "unreadable" and v.facts.read["lock_waits"] == [6]
+    assert v.facts.status == "unreadable" and v.facts.read.lock_waits == [6]
     text = render_text(report)
     assert ("could not be read (the runtime state of CPython 3.12.1 in libpython3.12.so.1.0 could not be read from "
             "the target's memory)") in text
@@ -267,7 +268,7 @@ def test_unknown_lock_layouts_leave_a_c_programs_futex_sleepers_in_an_incomplete
     report = analysis.build_report(snap)
     (v,) = incomplete_verdicts(report)
     assert v.facts.unread == Unread.LOCK_LAYOUTS and v.threads == [8]
-    assert v.facts.read["python_status"] == "not-python"
+    assert v.facts.read.python_status == "not-python"
     text = render_text(report)
     assert ("Report incomplete: glibc's lock layouts are not known; no deadlock can be ruled out."
             in text.splitlines())
@@ -289,7 +290,7 @@ def test_a_deadlock_found_despite_unknown_lock_layouts_exits_3_and_still_names_w
     # THEN the deadlock is the answer, and the verdict still says what could not be read
     assert len(report.deadlocks) == 1
     (v,) = incomplete_verdicts(report)
-    assert v.threads == [4242] and v.facts.read["deadlocks"] == 1
+    assert v.threads == [4242] and v.facts.read.deadlocks == 1
     text = render_text(report)
     assert text.splitlines()[text.splitlines().index("%d threads" % len(snap.threads)) + 2].startswith(
         "Found one deadlock")

@@ -21,7 +21,7 @@ from pyhang.model.files import FdObject
 from pyhang.model.kinds import WaitKind
 from pyhang.model.snapshot import ThreadSnapshot
 from pyhang.model.report import NativeFrame
-from pyhang.model.waits import SyscallFacts, SyscallWait, from_data, syscall_of
+from pyhang.model.waits import SyscallFacts, SyscallWait, from_data, syscall_of, to_data
 from pyhang.render.locks import not_blocked, summary
 from pyhang.render.json import _blocked
 from pyhang.render.names import ThreadNames
@@ -380,8 +380,9 @@ def _pipe_waiter(own_pid, holders, complete=True, parent=None, ancestors=None):
 
 def test_a_pipe_only_other_processes_hold_is_a_wait_on_those_processes_with_the_tree_to_run():
     facts = syscalls.waits_on_processes(_pipe_waiter(100, [90], parent=90))
-    assert facts == {"waits": [{"tid": 100, "syscall": "read", "fd": 3, "link": "pipe:[7]", "pids": [90],
-                                "peers": [{"pid": 90, "comm": None, "title": None}]}], "root": 90, "outside": []}
+    assert to_data(facts) == {"waits": [{"tid": 100, "syscall": "read", "fd": 3, "link": "pipe:[7]", "pids": [90],
+                                         "peers": [{"pid": 90, "comm": None, "title": None}]}], "root": 90,
+                              "outside": []}
     # a holder that is no parent: the tree of this process's own descendants
     assert syscalls.waits_on_processes(_pipe_waiter(100, [120], parent=90))["root"] == 100
 
@@ -423,8 +424,8 @@ def _poll_waiter(own_pid, sockets, timeout_ns=None):
 def test_a_poll_with_no_timeout_on_a_socket_to_a_server_is_a_wait_on_the_server_named_with_its_title():
     title = "postgres: postgres postgres 127.0.0.1(56780) UPDATE waiting"
     facts = syscalls.waits_on_processes(_poll_waiter(100, [(300, title)]))
-    assert facts["waits"] == [{"tid": 101, "syscall": "poll", "fd": 4, "link": "socket:[50]", "pids": [300],
-                               "peers": [{"pid": 300, "comm": "postgres", "title": title}]}]
+    assert to_data(facts["waits"]) == [{"tid": 101, "syscall": "poll", "fd": 4, "link": "socket:[50]", "pids": [300],
+                                        "peers": [{"pid": 300, "comm": "postgres", "title": title}]}]
     from pyhang.model.verdict_facts import WaitsOnProcessFacts
     from pyhang.render.process_verdicts import waits_on_process_text
     assert waits_on_process_text(WaitsOnProcessFacts(**facts), lambda tid: "Thread %d" % tid).startswith(
@@ -436,7 +437,7 @@ def test_a_poll_with_a_timeout_or_on_an_fd_this_process_holds_is_no_wait_on_anot
     assert syscalls.waits_on_processes(_poll_waiter(100, [(300, None), (100, None)])) is None
     # two servers: one wait on both, no single fd
     (w,) = syscalls.waits_on_processes(_poll_waiter(100, [(300, None), (301, None)]))["waits"]
-    assert (w["fd"], w["pids"]) == (None, [300, 301])
+    assert (w.fd, w.pids) == (None, [300, 301])
 
 
 def _frames(*names):

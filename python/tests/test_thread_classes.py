@@ -77,7 +77,7 @@ def test_each_wait_is_in_its_class_and_only_problems_deny_the_all_clear(wait, st
         assert r.exit_status == ExitStatus.INCOMPLETE and headline(r) != "No deadlock found."
         # said as a finding with its raw facts, in words
         (v,) = [v for v in r.verdicts if v.kind == VerdictKind.UNACCOUNTED]
-        assert v.threads == [PID] and v.facts.waits[0]["reason"] == reason
+        assert v.threads == [PID] and v.facts.waits[0].reason == reason
         assert verdict_text(v, lambda tid: "Thread %d" % tid).startswith("Thread %d waits in " % PID)
     else:
         assert r.exit_status == ExitStatus.OK and headline(r) == "No deadlock found."

@@ -13,7 +13,7 @@ from pyhang.analysis import tree as tree_analysis
 from pyhang.model.files import FdHolder, FdObject, FileLock
 from pyhang.analysis.syscall_names import NAMES
 from pyhang.model.kinds import AccountReason, Confidence, GilState, ThreadState, WaitKind
-from pyhang.model.record import replace
+from pyhang.model.record import replace, to_data
 from pyhang.model.report import BlockedOn, PythonFrame, Report, TargetInfo, ThreadAccount, ThreadReport
 from pyhang.model.tree import ProcessEntry, ProcessExit, TreeReport
 from pyhang.model.waits import HolderThreadWait, SyscallWait
@@ -65,12 +65,12 @@ def test_a_holder_with_a_thread_outside_the_cycle_makes_no_deadlock_but_a_stall(
     busy = analyse(process(100, 1, syscall_thread(100, "wait4", child=-1), syscall_thread(101, "epoll_wait")),
                    process(200, 100, pipe_read(200, [holder(100)])))
     assert busy.deadlocks == []
-    assert [st["waiter"] for st in busy.stalls] == [(200, 200)] and busy.exit_status == 5
+    assert [st.waiter for st in busy.stalls] == [(200, 200)] and busy.exit_status == 5
     # another process (not waiting on the cycle) holds the write end too
     shared = analyse(process(100, 1, syscall_thread(100, "wait4", child=200)),
                      process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                      process(300, 100, syscall_thread(300, "epoll_wait")))
-    assert shared.deadlocks == [] and [st["waiter"] for st in shared.stalls] == [(200, 200)]
+    assert shared.deadlocks == [] and [st.waiter for st in shared.stalls] == [(200, 200)]
 
 
 def test_a_holder_outside_the_cycle_that_waits_for_a_signal_only_leaves_a_likely_deadlock_that_names_it():
@@ -82,7 +82,7 @@ def test_a_holder_outside_the_cycle_that_waits_for_a_signal_only_leaves_a_likely
                        *([process(300, 100, syscall_thread(300, "pause"))] if pause[0] == 300 else []))
         (d,) = tree.deadlocks
         assert d.nodes == [(100, 100), (200, 200)] and d.confidence == Confidence.LIKELY, pause
-        assert d.sleepers == [{"pid": pause[0], "tid": pause[1], "call": "pause"}] and tree.exit_status == 3
+        assert to_data(d.sleepers) == [{"pid": pause[0], "tid": pause[1], "call": "pause"}] and tree.exit_status == 3
 
 
 def test_a_second_holder_thread_waiting_for_the_same_child_is_in_the_one_certain_deadlock():
@@ -233,9 +233,9 @@ def test_a_write_whose_readers_all_wait_elsewhere_is_a_stall_naming_what_they_do
     # THEN it is no deadlock, but a stall naming the reader and what its thread does
     assert tree.deadlocks == []
     (st,) = tree.stalls
-    assert st["waiter"] == (100, 100) and st["link"] == "pipe:[9]"
-    assert st["holders"] == [{"pid": 200, "comm": "python3", "thread_count": 1,
-                              "threads": [{"tid": 200, "kind": WaitKind.SYSCALL, "syscall": "clock_nanosleep"}]}]
+    assert st.waiter == (100, 100) and st.link == "pipe:[9]"
+    assert to_data(st.holders) == [{"pid": 200, "comm": "python3", "thread_count": 1,
+                                    "threads": [{"tid": 200, "kind": WaitKind.SYSCALL, "syscall": "clock_nanosleep"}]}]
     text = render_tree_text(tree)
     assert "waits in write on pipe:[9]; the other end is held only by PID 200 (python3): LWP 200 in clock_nanosleep" \
         in text, text
@@ -309,7 +309,7 @@ def test_a_reader_from_the_other_end_or_of_another_pipe_is_still_a_waker():
     free = analyse(process(100, 1, syscall_thread(100, "epoll_wait")),
                    process(200, 100, pipe_read(200, [holder(100), holder(300)])),
                    process(300, 100, pipe_read(300, [holder(100), holder(200)], link="pipe:[8]")))
-    assert free.deadlocks == [] and sorted(st["waiter"] for st in free.stalls) == [(200, 200), (300, 300)]
+    assert free.deadlocks == [] and sorted(st.waiter for st in free.stalls) == [(200, 200), (300, 300)]
 
 
 # ---- knots: OR-waits -------------------------------------------------------
@@ -495,9 +495,9 @@ def test_a_parent_reading_a_pipe_whose_live_writers_all_wait_while_a_sibling_die
     ((pid, v),) = tree.verdicts
     assert (pid, v.kind, v.threads) == (100, "server-died", [100])
     (w,) = v.facts.waits
-    assert (w["link"], w["holders"], w["dead"]) == ("pipe:[1]", [100, 200, 300], [400])
+    assert (w.link, w.holders, w.dead) == ("pipe:[1]", [100, 200, 300], [400])
     (d,) = v.facts.dead
-    assert (d["pid"], d["signal"], d["status"], d["evidence"], d["siblings"]) == (400, 9, None, "siblings-hold",
+    assert (d.pid, d.signal, d.status, d.evidence, d.siblings) == (400, 9, None, "siblings-hold",
                                                                                   [200, 300])
     assert v.facts.confidence == Confidence.LIKELY
     text = render_tree_text(tree)
@@ -505,7 +505,7 @@ def test_a_parent_reading_a_pipe_whose_live_writers_all_wait_while_a_sibling_die
         "Hung without a deadlock: in PID 100 a process that would have served a wait died; ")
     # (the workers' reads of their index pipes, which only the parent could write, are stalls; the parent's
     # read is said once, by the verdict)
-    assert sorted(st["waiter"] for st in tree.stalls) == [(200, 200), (300, 300)]
+    assert sorted(st.waiter for st in tree.stalls) == [(200, 200), (300, 300)]
     assert ("Server died: in PID 100 Thread 1 (LWP 100) waits in read on pipe:[1], whose other end is held by PID 200, "
             "PID 300 and this process, where every thread but it waits without a timeout on something else: PID 400 "
             "(python3), a child of PID 100 like PIDs 200, 300, which hold the other end, was killed by signal 9 "
@@ -517,7 +517,7 @@ def test_a_parent_reading_a_pipe_whose_live_writers_all_wait_while_a_sibling_die
     # AND a parent alone holding the other end of a child killed by a signal: the child inherited it
     alone = analyse(process(100, 1, pipe_read(100, [holder(100)])), zombie(400, 100, 9))
     ((_, v),) = alone.verdicts
-    assert v.facts.dead[0]["evidence"] == "parent-holds" and alone.exit_status == 5
+    assert v.facts.dead[0].evidence == "parent-holds" and alone.exit_status == 5
 
 
 def test_no_server_died_while_a_live_holder_may_serve_or_nothing_ties_the_dead_child_to_the_wait():

@@ -12,7 +12,7 @@ from pyhang.analysis import tree as tree_analysis
 from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, GilState, ThreadState, TreeEdgeKind, WaitKind
 from pyhang.model.proc_record import ChildProcess, ProcSummary
-from pyhang.model.record import replace
+from pyhang.model.record import replace, to_data
 from pyhang.model.report import BlockedOn, ThreadAccount, ThreadReport
 from pyhang.model.tree import TreeReport
 from pyhang.render.tree import render_tree_text, tree_json
@@ -164,7 +164,7 @@ def test_a_knot_whose_other_holder_sleeps_long_or_waits_for_a_signal_is_likely_a
         # THEN the readers are one knot: likely (the sleeper may write when it wakes), the sleeper named
         (d,) = tree.deadlocks
         assert d.pids == [200, 201, 202] and d.confidence == Confidence.LIKELY, fourth
-        assert d.sleepers == [dict(facts, pid=500, tid=500)]
+        assert to_data(d.sleepers) == [dict(facts, pid=500, tid=500)]
         assert {e.owner[0] for e in d.edges} == {200, 201, 202} and tree.exit_status == 3
         doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
         assert doc["deadlocks"][0]["sleepers"] == [dict(facts, pid=500, tid=500)]

@@ -4,7 +4,7 @@ every hang and unknown wait has a next step; every kind has the record of
 its facts (model.verdict_facts) and is worded from it."""
 from pyhang.model.references import ObjectPath
 from pyhang.model import kinds, verdict_facts
-from pyhang.model.record import to_data
+from pyhang.model.record import replace, to_data
 from pyhang.model.report import Verdict
 from pyhang.render import process_verdicts, verdicts
 
@@ -77,8 +77,8 @@ def test_facts_given_as_data_an_older_pyhang_wrote_are_read_into_the_kinds_recor
 
 def test_a_wait_on_a_server_no_tree_from_here_holds_does_not_send_the_reader_to_tree():
     from pyhang.model.verdict_facts import WaitsOnProcessFacts
-    wait = {"tid": 5, "syscall": "recvfrom", "fd": 7, "link": "socket:[9]", "pids": [700],
-            "peers": [{"pid": 700, "comm": "redis-server", "title": None}]}
+    wait = verdict_facts.ProcessWait(tid=5, syscall="recvfrom", fd=7, link="socket:[9]", pids=[700],
+                                     peers=[verdict_facts.ProcessPeer(pid=700, comm="redis-server")])
     apart = process_verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=[700]), str)
     assert "which no tree of processes from PID 100 holds" in apart and "--tree" not in apart, apart
     assert "`pyhang report -p 700` reads it when it runs Python" in apart, apart
@@ -87,6 +87,6 @@ def test_a_wait_on_a_server_no_tree_from_here_holds_does_not_send_the_reader_to_
         near = process_verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[wait], root=100, outside=outside), str)
         assert "`pyhang report --tree -p 100` examines them together" in near and "no tree" not in near, near
     # one holder of two apart: the tree still, and which one it does not hold
-    two = dict(wait, pids=[700, 101])
+    two = replace(wait, pids=[700, 101])
     mixed = process_verdicts.waits_on_process_text(WaitsOnProcessFacts(waits=[two], root=100, outside=[700]), str)
     assert "`pyhang report --tree -p 100`" in mixed and mixed.endswith("; PID 700 no tree from there holds"), mixed

@@ -30,7 +30,8 @@ from pyhang.analysis import deadlocks, grpc_calls, held, syscalls
 from pyhang.model.kinds import HANG_VERDICTS, AccountReason, HazardKind, ThreadState, Unread, VerdictKind, \
     WaitKind
 from pyhang.model.report import ThreadAccount, Verdict, entry_frame
-from pyhang.model.verdict_facts import UnaccountedFacts
+from pyhang.model.verdict_facts import NativeCall, UnaccountedFacts, UnaccountedWait
+from pyhang.model.waits import CodeLine
 from pyhang.model.waits import syscall_of
 
 # Verdicts whose threads wait on an owner that is gone: the wait cannot end, and the owner is no thread here.
@@ -147,22 +148,23 @@ def syscall_class(b, own):
 def _raw_wait(t, reason, pids, registers=None):
     """An unaccounted verdict's entry of thread `t`: its wait as pyhang read it, for the reader to judge."""
     b = t.blocked_on
-    w = {"tid": t.tid, "reason": reason, "kind": b.kind if b is not None else None,
-         "address": b.address if b is not None else None, "pids": list(pids)}
+    w = UnaccountedWait(tid=t.tid, reason=reason, kind=b.kind if b is not None else None,
+                        address=b.address if b is not None else None, pids=list(pids))
     if b is not None and b.kind == WaitKind.SYSCALL:
         s = syscall_of(b)
         call = _call_name(s)
-        w.update(call=call, fd=s.fd, link=(s.object.link if s.object is not None else None),
-                 object_kind=(s.object.kind if s.object is not None else None),
-                 direction="read" if call in syscalls.READS else "write" if call in syscalls.WRITES else None)
+        w.call, w.fd = call, s.fd
+        w.link = s.object.link if s.object is not None else None
+        w.object_kind = s.object.kind if s.object is not None else None
+        w.direction = "read" if call in syscalls.READS else "write" if call in syscalls.WRITES else None
         if registers:
-            w["arguments"] = [registers.get(r) for r in syscalls.ARGUMENTS]
-    elif registers and syscalls.futex_address(registers) is not None:
-        w["futex"] = syscalls.futex_address(registers)
+            w.arguments = [registers.get(r) for r in syscalls.ARGUMENTS]
+    elif registers:
+        w.futex = syscalls.futex_address(registers)
     native = entry_frame(t.native_frames)
-    w["native"] = {"function": native.function, "library": native.library} if native is not None else None
+    w.native = NativeCall(function=native.function, library=native.library) if native is not None else None
     py = t.python_frames[0] if t.python_frames else None
-    w["python"] = {"function": py.function, "file": py.file, "line": py.line} if py is not None else None
+    w.python = CodeLine(function=py.function, file=py.file, line=py.line) if py is not None else None
     return w
 
 
@@ -188,16 +190,16 @@ def _named(report):
     for v in report.verdicts:
         if v.kind == VerdictKind.WAITS_ON_PROCESS:
             for w in v.facts.waits:
-                out.setdefault(w["tid"], (ThreadState.ELSEWHERE, AccountReason.CHILD if w.get("syscall") in
-                                          ("wait4", "waitid") else AccountReason.OTHER_PROCESS, v.kind,
-                                          list(w.get("pids") or ())))
+                out.setdefault(w.tid, (ThreadState.ELSEWHERE, AccountReason.CHILD if w.syscall in
+                                       ("wait4", "waitid") else AccountReason.OTHER_PROCESS, v.kind,
+                                       list(w.pids or ())))
         elif v.kind == VerdictKind.OWNERS_UNKNOWN:
             put(v.threads, ThreadState.UNACCOUNTED, AccountReason.OWNERS_UNKNOWN, v.kind)
         elif v.kind == VerdictKind.INCOMPLETE and v.facts.unread == Unread.LOCK_LAYOUTS:
             put(v.threads, ThreadState.UNACCOUNTED, AccountReason.UNREAD, v.kind)
         elif v.kind in _IDLE_VERDICTS:
             # (a pool-idle verdict's workers wait in a native pool, none in a Pool's loop)
-            pool = {w["tid"] for w in v.facts.waits if w.get("pool_loop")} if v.kind == VerdictKind.IDLE else ()
+            pool = {w.tid for w in v.facts.waits if w.pool_loop} if v.kind == VerdictKind.IDLE else ()
             put([t for t in v.threads if t in pool], ThreadState.IDLE, AccountReason.POOL_WORK, v.kind)
             put(v.threads, ThreadState.IDLE, AccountReason.WAITS_FOR_WORK, v.kind)
         elif v.kind == VerdictKind.GIL_HANDOVER:
@@ -246,7 +248,7 @@ def analyse(report, registers=None):
             if state in ThreadState.PROBLEMS:
                 w = _raw_wait(t, reason, pids, registers.get(t.tid))
                 if reason == AccountReason.SLEEP_UNKNOWN:
-                    w["sleepers"] = sorted(set(owners[t.tid]))
+                    w.sleepers = sorted(set(owners[t.tid]))
                 unsaid.append(w)
                 finding = VerdictKind.UNACCOUNTED
         elif reason == AccountReason.OWNERS_UNKNOWN and syscalls.shared_futex_wait(registers.get(t.tid)):
@@ -255,7 +257,7 @@ def analyse(report, registers=None):
                                                                              ThreadState.DEADLOCKED) else []
         t.account = ThreadAccount(state=state, reason=reason, finding=finding, threads=waits_for, pids=pids)
     if unsaid:
-        report.verdicts.append(Verdict(kind=VerdictKind.UNACCOUNTED, threads=[w["tid"] for w in unsaid],
+        report.verdicts.append(Verdict(kind=VerdictKind.UNACCOUNTED, threads=[w.tid for w in unsaid],
                                        facts=UnaccountedFacts(waits=unsaid)))
     return report
 

@@ -22,7 +22,7 @@ from pyhang.libraries import is_system_library
 from pyhang.model.kinds import Confidence, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.python_facts import PyFrameFacts
 from pyhang.model.report import BlockedOn, Verdict
-from pyhang.model.verdict_facts import CollectiveMismatchFacts
+from pyhang.model.verdict_facts import CollectiveMismatchFacts, CollectiveWait, ProcessWait, Rank, RankGroup
 from pyhang.model.waits import CollectiveDetail, syscall_of
 
 C10D_FILE = "torch/distributed/distributed_c10d.py"
@@ -179,8 +179,8 @@ def collective_waits(report):
 def process_waits(report, across):
     """The facts of the waits-on-process verdict (`across`: those of
     syscalls.waits_on_processes, or None) with the collective waits added:
-    {"waits": [..., {tid, syscall: None, fd: None, link: None, pids: [],
-    collective: {function, line, backend, rank, world_size}}], "root"}; the
+    {"waits": [..., ProcessWait(syscall, fd and link None, pids [], its
+    `collective`)], "root"}; the
     ranks are the launcher's children (torchrun, torch.multiprocessing.spawn),
     so `root` is the parent.  None when there are none."""
     ranks = collective_waits(report)
@@ -189,8 +189,8 @@ def process_waits(report, across):
     parent, own = report.target.parent_pid, report.target.pid
     facts = dict(across or {"waits": [], "root": parent if parent and parent > 1 else own})
     facts["waits"] = list(facts["waits"]) + [
-        {"tid": w["tid"], "syscall": None, "fd": None, "link": None, "pids": [],
-         "collective": {k: v for k, v in w.items() if k != "tid"}} for w in ranks]
+        ProcessWait(tid=w["tid"], syscall=None, fd=None, link=None, pids=[],
+                    collective=CollectiveWait(**{k: v for k, v in w.items() if k != "tid"})) for w in ranks]
     return facts
 
 
@@ -233,8 +233,8 @@ def diverged(tree):
     pid = odd[0] if odd else waiting[0][0]
     tid = next(w["tid"] for p, w in waiting if p == pid)
     facts = CollectiveMismatchFacts(
-        groups=[{"function": g[0][1]["function"], "ranks": [
-            {"pid": p, "tid": w["tid"], "rank": w["rank"], "line": w["line"]} for p, w in g]} for g in ordered],
+        groups=[RankGroup(function=g[0][1]["function"], ranks=[
+            Rank(pid=p, tid=w["tid"], rank=w["rank"], line=w["line"]) for p, w in g]) for g in ordered],
         odd=odd, world_size=sizes.pop() if len(sizes) == 1 else None,
         backend=waiting[0][1]["backend"], confidence=Confidence.LIKELY)
     return [(pid, Verdict(kind=VerdictKind.COLLECTIVE_MISMATCH, threads=[tid], facts=facts))]

@@ -24,7 +24,7 @@ from pyhang.model.kinds import HANG_VERDICTS, ExitStatus, PythonEvidence, Python
     WaitKind
 from pyhang.model.python_facts import PythonState
 from pyhang.model.report import Verdict
-from pyhang.model.verdict_facts import IncompleteFacts
+from pyhang.model.verdict_facts import IncompleteFacts, LayoutsWait, StillRead
 
 # Statuses of a Python runtime that was found and could not be read.
 _UNREAD = (PythonStatus.UNSUPPORTED, PythonStatus.UNREADABLE)
@@ -65,7 +65,7 @@ def frame_libraries(threads):
 
 
 def unnamed_futex_waits(report, snapshot):
-    """[{tid, futex}]: the threads asleep in futex(2) on a word no decoder
+    """[LayoutsWait]: the threads asleep in futex(2) on a word no decoder
     identified (no BlockedOn), when glibc's lock layouts are not known."""
     if not report.lock_problem:
         return []
@@ -74,20 +74,19 @@ def unnamed_futex_waits(report, snapshot):
     for th in report.threads:
         futex = syscalls.futex_address(registers.get(th.tid) or {})
         if futex is not None and th.blocked_on is None:
-            out.append({"tid": th.tid, "futex": futex})
+            out.append(LayoutsWait(tid=th.tid, futex=futex))
     return out
 
 
 def still_read(report):
-    """What holds even so: {native_stacks: [TID], syscall_waits: [TID],
-    lock_waits: [TID], python_status, lock_layouts, deadlocks}."""
+    """What holds even so (a StillRead)."""
     waits = [t for t in report.threads if t.blocked_on is not None]
-    return {"native_stacks": [t.tid for t in report.threads if t.native_frames],
-            "syscall_waits": [t.tid for t in waits if t.blocked_on.kind == WaitKind.SYSCALL],
-            "lock_waits": [t.tid for t in waits if t.blocked_on.kind != WaitKind.SYSCALL],
-            "python_status": report.python_status,
-            "lock_layouts": not report.lock_problem,
-            "deadlocks": len(report.deadlocks)}
+    return StillRead(native_stacks=[t.tid for t in report.threads if t.native_frames],
+                     syscall_waits=[t.tid for t in waits if t.blocked_on.kind == WaitKind.SYSCALL],
+                     lock_waits=[t.tid for t in waits if t.blocked_on.kind != WaitKind.SYSCALL],
+                     python_status=report.python_status,
+                     lock_layouts=not report.lock_problem,
+                     deadlocks=len(report.deadlocks))
 
 
 def verdicts(report, snapshot):
@@ -105,7 +104,7 @@ def verdicts(report, snapshot):
                                                  read=still_read(report))))
     waits = unnamed_futex_waits(report, snapshot)
     if waits:
-        out.append(Verdict(kind=VerdictKind.INCOMPLETE, threads=[w["tid"] for w in waits],
+        out.append(Verdict(kind=VerdictKind.INCOMPLETE, threads=[w.tid for w in waits],
                            facts=IncompleteFacts(unread=Unread.LOCK_LAYOUTS, problem=report.lock_problem, waits=waits,
                                                  read=still_read(report))))
     return out

@@ -20,7 +20,7 @@ cannot be read, so that it held the other end is inferred.
 """
 from pyhang.model.kinds import AccountReason, Confidence, ServerEvidence, ThreadState, VerdictKind
 from pyhang.model.report import Verdict
-from pyhang.model.verdict_facts import ServerDiedFacts
+from pyhang.model.verdict_facts import DeadServer, ServedWait, ServerDiedFacts
 from pyhang.model.waits import syscall_of
 
 # Idle waits that end by themselves or by what anyone outside may give: such a thread may still serve.
@@ -82,8 +82,8 @@ def _served_wait(p, t, processes, tree_pids, or_may=False):
                 dead[z.pid] = found
     if not dead:
         return None
-    return {"tid": t.tid, "syscall": s.name, "fd": s.fd, "kind": obj.kind, "link": obj.link,
-            "holders": sorted(holders), "dead": sorted(dead)}, dead
+    return ServedWait(tid=t.tid, syscall=s.name, fd=s.fd, kind=obj.kind, link=obj.link, holders=sorted(holders),
+                      dead=sorted(dead)), dead
 
 
 def verdicts(tree, explained=()):
@@ -104,18 +104,19 @@ def verdicts(tree, explained=()):
                 dead.update(found[1])
         if not waits:
             continue
-        out.append((p.pid, Verdict(kind=VerdictKind.SERVER_DIED, threads=[w["tid"] for w in waits],
+        out.append((p.pid, Verdict(kind=VerdictKind.SERVER_DIED, threads=[w.tid for w in waits],
                                    facts=ServerDiedFacts(
             pid=p.pid, waits=waits, confidence=Confidence.LIKELY,
-            dead=[dict(_exit_facts(processes[pid]), evidence=ev, siblings=siblings)
-                  for pid, (ev, siblings) in sorted(dead.items())]))))
+            dead=[_dead_server(processes[pid], ev, siblings) for pid, (ev, siblings) in sorted(dead.items())]))))
     return out
 
 
-def _exit_facts(entry):
+def _dead_server(entry, evidence, siblings):
+    """The DeadServer of process `entry` (a ProcessEntry that exited), most likely a server by `evidence`."""
     e = entry.exit
-    return {"pid": entry.pid, "parent_pid": entry.parent_pid, "comm": entry.comm, "wait_status": e.wait_status,
-            "status": e.status, "signal": e.signal, "core_dumped": e.core_dumped}
+    return DeadServer(pid=entry.pid, parent_pid=entry.parent_pid, comm=entry.comm, wait_status=e.wait_status,
+                      status=e.status, signal=e.signal, core_dumped=e.core_dumped, evidence=evidence,
+                      siblings=siblings)
 
 
 def maybe_lost(tree, explained=()):

@@ -12,7 +12,7 @@ from pyhang.model.report import Edge, Verdict
 from pyhang.model.edge_facts import BarrierPartyFacts, DatabaseFacts, LockSelfFacts, LockSuspectFacts, LoopSelfFacts, \
     PoolCheckoutFacts, ReachesObjectFacts, ReachesQueueFacts, SqliteHoldersFacts, signal_handler
 from pyhang.model.verdict_facts import ExecutorStarvationFacts, NothingCanWakeFacts, OwnerGoneFacts, \
-    OwnersUnknownFacts, PoolIdleFacts, WaitsOnProcessFacts
+    OwnersUnknownFacts, PoolIdleFacts, PoolWorker, UnknownOwnerWait, WaitsOnProcessFacts
 from pyhang.model.waits import syscall_of, to_data
 from pyhang.model.files import pg_backend
 from pyhang.analysis.gather import PG_CONNECTIONS
@@ -553,24 +553,24 @@ def verdicts(report, holder_blocked=None, snapshots=(), native_depth=None):
     pool_workers = [(tid, lib) for tid, lib in pool_workers if lib]
     if pool_workers:
         out.append(Verdict(kind=VerdictKind.POOL_IDLE, threads=[tid for tid, _ in pool_workers],
-                           facts=PoolIdleFacts(workers=[{"tid": tid, "library": lib} for tid, lib in pool_workers])))
+                           facts=PoolIdleFacts(workers=[PoolWorker(tid=tid, library=lib) for tid, lib in pool_workers])))
     across = collectives.process_waits(report, syscalls.waits_on_processes(report))
     if across and idle_waits:
         # a Pool worker reading its task pipe waits for work its parent gives: idle, not a wait on that process
-        idle_tids = {w["tid"] for w in idle_waits}
-        across = dict(across, waits=[w for w in across["waits"] if w["tid"] not in idle_tids]) \
-            if any(w["tid"] not in idle_tids for w in across["waits"]) else None
+        idle_tids = {w.tid for w in idle_waits}
+        across = dict(across, waits=[w for w in across["waits"] if w.tid not in idle_tids]) \
+            if any(w.tid not in idle_tids for w in across["waits"]) else None
     calls = grpc_calls.process_waits(report)
     if calls:
         across = dict(across or {"waits": [], "root": report.target.pid})
         across["waits"] = list(across["waits"]) + calls
     if across:
-        out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w["tid"] for w in across["waits"]],
+        out.append(Verdict(kind=VerdictKind.WAITS_ON_PROCESS, threads=[w.tid for w in across["waits"]],
                            facts=WaitsOnProcessFacts(waits=across["waits"], root=across["root"],
                                                      outside=across.get("outside") or None)))
     # a thread another verdict already explains is not also of unknown owner, nor one whose wait has a
     # timeout (a Lock's acquire(timeout=...)): it ends by itself (analysis.account: idle)
-    explained = {tid for v in out for tid in v.threads} | {w["tid"] for w in idle_waits} | \
+    explained = {tid for v in out for tid in v.threads} | {w.tid for w in idle_waits} | \
         {s.tid for s in snapshots if syscalls.timed_futex_wait(s.registers)}
     unknown = unknown_owners(report, native_depth, explained)
     if unknown:
@@ -586,12 +586,11 @@ def _unknown_wait(t, kind, address):
     """An owners-unknown verdict's entry of thread `t`: what it waits on, and
     for a system call the call (and the fd object) it is parked in."""
     b = t.blocked_on
-    w = {"tid": t.tid, "kind": kind, "address": address, "name": b.name}
-    if kind == WaitKind.SYSCALL:
-        call = syscall_of(b)
-        w["call"] = call.name
-        w["link"] = (call.object or {}).get("link")
-    return w
+    if kind != WaitKind.SYSCALL:
+        return UnknownOwnerWait(tid=t.tid, kind=kind, address=address, name=b.name)
+    call = syscall_of(b)
+    return UnknownOwnerWait(tid=t.tid, kind=kind, address=address, name=b.name, call=call.name,
+                            link=(call.object or {}).get("link"))
 
 
 def explained_elsewhere(verdicts, tids):
@@ -600,9 +599,9 @@ def explained_elsewhere(verdicts, tids):
     out = []
     for v in verdicts:
         if v.kind == VerdictKind.OWNERS_UNKNOWN:
-            waits = [w for w in v.facts.waits if w["tid"] not in tids]
+            waits = [w for w in v.facts.waits if w.tid not in tids]
             if not waits:
                 continue
-            v = Verdict(kind=v.kind, threads=[w["tid"] for w in waits], facts=replace(v.facts, waits=waits))
+            v = Verdict(kind=v.kind, threads=[w.tid for w in waits], facts=replace(v.facts, waits=waits))
         out.append(v)
     return out

@@ -22,6 +22,7 @@ from pyhang.analysis import syscalls
 from pyhang.model.files import endpoint
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, WaitKind
 from pyhang.model.report import BlockedOn
+from pyhang.model.verdict_facts import GrpcTargets, ProcessPeer, ProcessWait
 from pyhang.model.waits import GrpcCallDetail, syscall_of
 
 CHANNEL_FILE = "grpc/_channel.py"
@@ -200,7 +201,7 @@ def _elsewhere(d, own):
 
 def process_waits(report):
     """The waits-on-process entries of the gRPC calls whose connections only other processes hold the other
-    ends of: {tid, syscall, fd, link, pids, peers, grpc: {targets}}: the connections' peer addresses."""
+    ends of (ProcessWaits, their `grpc` the connections' peer addresses)."""
     out = []
     for t in report.threads:
         b = t.blocked_on
@@ -212,9 +213,10 @@ def process_waits(report):
             continue
         one = d.sockets[0] if len(d.sockets) == 1 else None
         peers = {p["pid"]: p for s in d.sockets for p in s["peers"]}
-        out.append({"tid": t.tid, "syscall": d.native_wait, "fd": one["fd"] if one else None,
-                    "link": one["link"] if one else None, "pids": pids, "peers": [peers[p] for p in sorted(peers)],
-                    "grpc": {"targets": [s["peer"] for s in d.sockets]}})
+        out.append(ProcessWait(tid=t.tid, syscall=d.native_wait, fd=one["fd"] if one else None,
+                               link=one["link"] if one else None, pids=pids,
+                               peers=[ProcessPeer(**peers[p]) for p in sorted(peers)],
+                               grpc=GrpcTargets(targets=[s["peer"] for s in d.sockets])))
     return out
 
 

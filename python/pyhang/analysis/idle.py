@@ -18,7 +18,7 @@ owners-unknown verdict's: never a false all-clear.
 from pyhang.analysis import grpc_calls, pools, python_api
 from pyhang.model.kinds import VerdictKind, WaitKind
 from pyhang.model.report import Verdict
-from pyhang.model.verdict_facts import IdleFacts
+from pyhang.model.verdict_facts import IdleFacts, IdleWait
 
 # Waits that anyone may end (set, notify, put): they have no owner to name.
 WAITS_FOR_ANYONE = (WaitKind.PY_EVENT, WaitKind.PY_CONDITION, WaitKind.PY_QUEUE_GET)
@@ -54,7 +54,7 @@ def helper_loop(t):
 
 
 def idle_waits(report, snapshots, taken=()):
-    """[{tid, kind, address, name, work_queue, pool_loop}]: the idle threads of `report`
+    """[IdleWait]: the idle threads of `report`
     (`snapshots`: the ThreadSnapshots, for pool workers' queues; `taken`:
     TIDs another verdict already speaks of)."""
     pointed_at = {e.owner for e in report.edges}
@@ -67,16 +67,16 @@ def idle_waits(report, snapshots, taken=()):
             continue
         loop = pools.waits_for_pool_work(t)
         if loop is not None:
-            out.append({"tid": t.tid, "kind": b.kind, "address": b.address, "name": None, "work_queue": None,
-                        "pool_loop": loop})
+            out.append(IdleWait(tid=t.tid, kind=b.kind, address=b.address, name=None, work_queue=None,
+                                pool_loop=loop))
             continue
         if t.tid == main:
             continue   # the main thread's wait is the program's (a Pool.map's result, a server's stop event)
         queue = _pool_queue(t, by_tid.get(t.tid))
         if queue is not None:
-            out.append({"tid": t.tid, "kind": b.kind, "address": b.address, "name": None, "work_queue": queue})
+            out.append(IdleWait(tid=t.tid, kind=b.kind, address=b.address, name=None, work_queue=queue))
         elif b.kind in WAITS_FOR_ANYONE:
-            out.append({"tid": t.tid, "kind": b.kind, "address": b.address, "name": b.name, "work_queue": None})
+            out.append(IdleWait(tid=t.tid, kind=b.kind, address=b.address, name=b.name, work_queue=None))
     return out
 
 
@@ -84,4 +84,4 @@ def verdict(waits):
     """The idle verdict of `waits` (idle_waits), or None."""
     if not waits:
         return None
-    return Verdict(kind=VerdictKind.IDLE, threads=[w["tid"] for w in waits], facts=IdleFacts(waits=waits))
+    return Verdict(kind=VerdictKind.IDLE, threads=[w.tid for w in waits], facts=IdleFacts(waits=waits))

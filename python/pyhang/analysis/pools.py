@@ -11,7 +11,7 @@ handler and the pipe at the very moment.
 """
 from pyhang.model.kinds import Confidence, VerdictKind
 from pyhang.model.report import Verdict
-from pyhang.model.verdict_facts import PoolTaskLostFacts
+from pyhang.model.verdict_facts import PoolResultWait, PoolTaskLostFacts
 
 POOL_FILE = "multiprocessing/pool.py"
 # Where an idle worker waits for its next task: the queue's get, its lock, the connection's read (and the
@@ -111,6 +111,6 @@ def lost_tasks(tree):
         out.append((p.pid, Verdict(kind=VerdictKind.POOL_TASK_LOST, threads=[t.tid for t, _ in waits],
                                    facts=PoolTaskLostFacts(
                                        pid=p.pid, workers=[c.pid for c in workers],
-                                       waits=[{"tid": t.tid, "function": f.function, "line": f.line} for t, f in waits],
+                                       waits=[PoolResultWait(tid=t.tid, function=f.function, line=f.line) for t, f in waits],
                                        confidence=Confidence.LIKELY))))
     return out

@@ -15,6 +15,7 @@ from pyhang.model.files import FdObject
 from pyhang.model.kinds import Confidence, OwnerSource, WaitKind
 from pyhang.model.record import replace
 from pyhang.model.report import BlockedOn
+from pyhang.model.verdict_facts import ProcessPeer, ProcessWait
 from pyhang.model.waits import HolderThreadWait, SyscallFacts, SyscallWait, syscall_of
 
 ARGUMENTS = ("rdi", "rsi", "rdx", "r10", "r8", "r9")
@@ -361,11 +362,11 @@ def _holder_thread(t, h, fd_pid):
 
 
 def _peers(objects):
-    """[{pid, comm, title}] of the processes holding the other ends of `objects` (FdObjects), each once."""
+    """The ProcessPeers holding the other ends of `objects` (FdObjects), each once, by PID."""
     out = {}
     for obj in objects:
         for h in obj.holders or ():
-            out.setdefault(h.pid, {"pid": h.pid, "comm": h.comm, "title": h.title})
+            out.setdefault(h.pid, ProcessPeer(pid=h.pid, comm=h.comm, title=h.title))
     return [out[pid] for pid in sorted(out)]
 
 
@@ -388,11 +389,10 @@ def waits_on_processes(report):
     with no timeout all of whose fds are such —, or waiting for one child to
     exit: what they wait for is beyond this report, and `--tree` from
     `root` examines them together.  Facts of the waits-on-process verdict,
-    or None: {"waits": [{tid, syscall, fd, link, pids, peers}], "root": the
-    process to examine with its descendants, "outside": the holders known
-    to be in no tree from root}; a wait for a child has no fd
-    and link; `peers`: {pid, comm, title} of the processes at the other
-    end (a server's title may say its state)."""
+    or None: {"waits": [ProcessWait], "root": the process to examine with
+    its descendants, "outside": the holders known to be in no tree from
+    root}; a wait for a child has no fd and link; `peers`: the processes at
+    the other end (a server's title may say its state)."""
     own = report.target.pid
     waits = []
     lineage = {}   # pid → its ancestors, of the holders whose parents are known
@@ -400,7 +400,7 @@ def waits_on_processes(report):
         b = t.blocked_on
         s = syscall_of(b)
         if s.waits_for_child() and (s.child or 0) > 0:
-            waits.append({"tid": t.tid, "syscall": s.name, "fd": None, "link": None, "pids": [s.child], "peers": []})
+            waits.append(ProcessWait(tid=t.tid, syscall=s.name, fd=None, link=None, pids=[s.child], peers=[]))
             continue
         obj = s.object
         polled = _polled_elsewhere(s, own)
@@ -409,20 +409,19 @@ def waits_on_processes(report):
         if polled is not None:
             one = s.fds[0] if len(s.fds) == 1 else None
             peers = _peers(polled)
-            waits.append({"tid": t.tid, "syscall": s.name, "fd": one["fd"] if one else None,
-                          "link": one["object"].link if one else None, "pids": [p["pid"] for p in peers],
-                          "peers": peers})
+            waits.append(ProcessWait(tid=t.tid, syscall=s.name, fd=one["fd"] if one else None,
+                                     link=one["object"].link if one else None, pids=[p.pid for p in peers],
+                                     peers=peers))
             continue
         if obj is None or obj.kind not in ("pipe", "socket") or not obj.holders or not obj.holders_complete:
             continue
         pids = sorted({h.pid for h in obj.holders})
         if own in pids:
             continue
-        waits.append({"tid": t.tid, "syscall": s.name, "fd": s.fd, "link": obj.link, "pids": pids,
-                      "peers": _peers([obj])})
+        waits.append(ProcessWait(tid=t.tid, syscall=s.name, fd=s.fd, link=obj.link, pids=pids, peers=_peers([obj])))
     if not waits:
         return None
-    others = {pid for w in waits for pid in w["pids"]}
+    others = {pid for w in waits for pid in w.pids}
     parent = report.target.parent_pid
     # the parent's tree holds this process and its siblings; else this process's own descendants
     root = parent if parent and parent > 1 and (parent in others or any(

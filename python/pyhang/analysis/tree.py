@@ -52,7 +52,8 @@ from pyhang.model.files import FdObject
 from pyhang.model.kinds import AccountReason, Confidence, OwnerSource, ThreadState, TreeEdgeKind, VerdictKind, \
     WaitKind
 from pyhang.model.record import replace
-from pyhang.model.tree import TreeDeadlock, TreeEdge, TreeReport
+from pyhang.model.tree import KnotSleeper, OutsideWait, Stall, StallHolder, StallThread, TreeDeadlock, TreeEdge, \
+    TreeReport
 from pyhang.model.tree_edge_facts import ChildExitFacts, FdPeerFacts, FileLockFacts, ProcessEdgeFacts
 from pyhang.model.waits import SyscallWait, syscall_of
 
@@ -391,7 +392,7 @@ def sleepy_deadlocks(needs, sleepers, found):
         cut = sorted({e.owner for n in d.nodes for need in needs[n] if _awake(need, sleepers).unmet(members)
                       for e in need.edges if e.owner in sleepers})
         d.confidence = Confidence.LIKELY
-        d.sleepers = [dict(sleepers[n], pid=n[0], tid=n[1]) for n in cut]
+        d.sleepers = [KnotSleeper(**sleepers[n], pid=n[0], tid=n[1]) for n in cut]
         out.append(d)
     return out
 
@@ -412,14 +413,13 @@ def _serving(entry, holder):
 
 def _doing(t):
     b = t.blocked_on
-    return {"tid": t.tid, "kind": b.kind, "syscall": syscall_of(b).name}
+    return StallThread(tid=t.tid, kind=b.kind, syscall=syscall_of(b).name)
 
 
 def stalls(tree, explained):
     """Waits on a pipe or a socket, none of `explained` (a deadlock's, a
     dead server's), whose other end is held only by other examined
-    processes none of whose threads can serve it now (_serving).  [dict],
-    the TreeReport.stalls shape."""
+    processes none of whose threads can serve it now (_serving): [Stall]."""
     processes = {p.pid: p for p in tree.processes}
     out = []
     for p in tree.processes:
@@ -435,12 +435,12 @@ def stalls(tree, explained):
                 continue
             if any(_serving(processes.get(h.pid), h) for h in holders):
                 continue
-            out.append({"waiter": (p.pid, t.tid), "syscall": s.name, "fd": s.fd, "kind": obj.kind,
-                        "link": obj.link,
-                        "holders": [{"pid": h.pid, "comm": processes[h.pid].comm,
-                                     "threads": [_doing(x) for x in processes[h.pid].report.threads
-                                                 [:MAX_THREADS_LISTED]],
-                                     "thread_count": len(processes[h.pid].report.threads)} for h in holders]})
+            out.append(Stall(waiter=(p.pid, t.tid), syscall=s.name, fd=s.fd, kind=obj.kind, link=obj.link,
+                             holders=[StallHolder(pid=h.pid, comm=processes[h.pid].comm,
+                                                  threads=[_doing(x) for x in processes[h.pid].report.threads
+                                                           [:MAX_THREADS_LISTED]],
+                                                  thread_count=len(processes[h.pid].report.threads))
+                                      for h in holders]))
     return out
 
 
@@ -513,7 +513,7 @@ def unaccounted(tree):
 
 
 def outside(tree):
-    """[{waiter, pids, peers}] of the unaccounted threads (tree.unaccounted) that wait on processes outside
+    """[OutsideWait] of the unaccounted threads (tree.unaccounted) that wait on processes outside
     the tree, each named: a socket's or pipe's other end held only by processes the tree does not hold (a
     server: a database, a cache, an upstream service), with what their own report says of those processes
     (its waits-on-process verdict's peers: command and process title).  The tree cannot look into them: the
@@ -527,9 +527,9 @@ def outside(tree):
         a = t.account if t is not None else None
         if a is None or a.state != ThreadState.ELSEWHERE or not a.pids or set(a.pids) & pids:
             continue
-        peers = [dict(p) for v in r.verdicts if v.kind == VerdictKind.WAITS_ON_PROCESS
-                 for w in v.facts.waits if w.get("tid") == tid for p in w.get("peers") or ()]
-        out.append({"waiter": (pid, tid), "pids": sorted(a.pids), "peers": peers})
+        peers = [p for v in r.verdicts if v.kind == VerdictKind.WAITS_ON_PROCESS
+                 for w in v.facts.waits if w.tid == tid for p in w.peers or ()]
+        out.append(OutsideWait(waiter=(pid, tid), pids=sorted(a.pids), peers=peers))
     return out
 
 

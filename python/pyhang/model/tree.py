@@ -10,6 +10,7 @@ from pyhang.model.record import field, record
 
 from pyhang.model.lock_objects import LockObject
 from pyhang.model.report import Hazard, Report, Verdict
+from pyhang.model.verdict_facts import ProcessPeer
 
 Node = tuple[int, int]   # (pid, tid)
 
@@ -66,6 +67,20 @@ class TreeEdge:
 
 
 @record
+class KnotSleeper:
+    """A thread a knot's waits count on to serve them while it sleeps (analysis.tree.sleepy_deadlocks): its
+    call, and how long it still sleeps (`left_ns`) or the sleep it asked for (`requested_ns`); neither for a
+    wait for a signal only."""
+    call: str | None
+    left_ns: int | None = None
+    requested_ns: int | None = None
+    pid: int = 0
+    tid: int = 0
+
+    __optional__ = {"left_ns": lambda r: r.left_ns is None, "requested_ns": lambda r: r.requested_ns is None}
+
+
+@record
 class TreeDeadlock:
     """A knot of the tree's wait-for graph (analysis.tree): `nodes`, every
     one of whose waits can be ended only by other nodes (each of its
@@ -76,13 +91,49 @@ class TreeDeadlock:
     confidence: str
     edges: list[TreeEdge]
     waiting: list[Node] = field(default_factory=list)
-    # A knot that holds while threads that could serve it sleep (analysis.tree.sleepy_deadlocks): each
-    # {"pid", "tid", "call", and "left_ns" or "requested_ns" for a sleep (none: it waits for a signal)}
-    sleepers: list[dict] = field(default_factory=list)
+    # A knot that holds while threads that could serve it sleep (analysis.tree.sleepy_deadlocks): those threads
+    sleepers: list[KnotSleeper] = field(default_factory=list)
 
     @property
     def pids(self):
         return sorted({pid for pid, _ in self.nodes})
+
+
+@record
+class StallThread:
+    """A thread of a stall's holder: what it waits on (a model.kinds.WaitKind), in which call."""
+    tid: int
+    kind: str
+    syscall: str | None
+
+
+@record
+class StallHolder:
+    """A process holding the other end of a stall's pipe or socket: its command, the first of its threads
+    (analysis.tree.MAX_THREADS_LISTED) and how many it has."""
+    pid: int
+    comm: str | None
+    threads: list[StallThread] = field(default_factory=list)
+    thread_count: int = 0
+
+
+@record
+class Stall:
+    """A wait on a pipe or socket that no holder of the other end serves now (analysis.tree.stalls)."""
+    waiter: Node
+    syscall: str | None
+    fd: int | None
+    kind: str                         # the fd's kind: pipe or socket
+    link: str | None
+    holders: list[StallHolder] = field(default_factory=list)
+
+
+@record
+class OutsideWait:
+    """A wait on processes outside the tree (analysis.tree.outside): the processes, and what they are."""
+    waiter: Node
+    pids: list[int] = field(default_factory=list)
+    peers: list[ProcessPeer] = field(default_factory=list)
 
 
 @record
@@ -94,18 +145,16 @@ class TreeReport:
     fork_hazards: list[tuple[int, Hazard]] = field(default_factory=list)   # (pid, hazard)
     truncated: int = 0                # descendants left unexamined beyond the bound
     unfollowed: list[Node] = field(default_factory=list)   # fd waits not followed: no fd table (cores)
-    # Waits on a pipe or socket that no holder of the other end serves now
-    # (analysis.tree.stalls): {"waiter": Node, "syscall", "fd", "kind", "link",
-    # "holders": [{"pid", "comm", "threads": [{"tid", "kind", "syscall"}]}]}
-    stalls: list[dict] = field(default_factory=list)
+    # Waits on a pipe or socket that no holder of the other end serves now (analysis.tree.stalls)
+    stalls: list[Stall] = field(default_factory=list)
     # What hangs across processes without a cycle (analysis.pools, .dead_servers, .collectives):
     # (pid, Verdict), the verdict's threads those of that process
     verdicts: list[tuple[int, Verdict]] = field(default_factory=list)
     # Threads of Python processes the tree's look together does not account for (analysis.tree.unaccounted)
     unaccounted: list[Node] = field(default_factory=list)
     # Of those, the waits on processes outside the tree (a database, a cache, an upstream server: analysis.tree.
-    # outside): {"waiter": Node, "pids": [pid], "peers": [{"pid", "comm", "title"}]}
-    outside: list[dict] = field(default_factory=list)
+    # outside)
+    outside: list[OutsideWait] = field(default_factory=list)
     exit_status: int = 0              # model.kinds.ExitStatus, over the tree and every process's report
 
     def process(self, pid):

@@ -6,13 +6,15 @@ kind; a verdict's JSON `facts` is to_data() of it, in field order.
 A field in a record's `__optional__` is one the JSON carries only at times,
 as the analysis has always written them: `moved` (every kind's) only after
 a second look saw some of the verdict's threads move (analysis.progress),
-the others as each record says.  The entries of a list of waits, locks,
-groups and frames stay JSON's dicts, as the analysis writes them (their keys
-are in the report's JSON Schema).  Data written before these records (a
-verdict whose facts are a dict) is read by `facts_from_data`."""
+the others as each record says.  The entries of their lists are records
+too (a wait, a worker, a group of ranks, a dead process: below), each with
+its keys in the order the JSON has always given them, and left out where it
+has always left them out; but for a held-across-sleep verdict's `locks`,
+which stay JSON's dicts.  Data written before these records (a verdict
+whose facts are a dict) is read by `facts_from_data`."""
 from __future__ import annotations
 
-from pyhang.model.kinds import Unread, VerdictKind
+from pyhang.model.kinds import Unread, VerdictKind, WaitKind
 from pyhang.model.record import field, from_data, record
 from pyhang.model.references import ObjectPath
 from pyhang.model.waits import CodeLine
@@ -27,6 +29,205 @@ def _none(name):
 
 
 _NOT_MOVED = _none("moved")
+
+
+def _not_syscall(r):
+    """The test of a field a wait carries only when it is a system call's."""
+    return r.kind != WaitKind.SYSCALL
+
+
+# --- the entries of the facts' lists
+
+@record
+class UnknownOwnerWait:
+    """An owners-unknown verdict's wait of one thread: what it waits on, and
+    for a system call the call and the link of the fd it is parked on."""
+    tid: int
+    kind: str                            # model.kinds.WaitKind
+    address: int | None
+    name: ObjectPath | None              # the variable that reaches the object (worded in the JSON)
+    call: str | None = None              # a system call's name
+    link: str | None = None              # a system call's fd: its link ("pipe:[42]")
+
+    __optional__ = {"call": _not_syscall, "link": _not_syscall}
+    __nested__ = {"name": ObjectPath}
+
+
+@record
+class IdleWait:
+    """An idle verdict's wait of one thread (analysis.idle.idle_waits): an
+    Event, Condition or Queue.get anyone may end, a ThreadPoolExecutor
+    worker's wait on its work queue, or a multiprocessing Pool's loop."""
+    tid: int
+    kind: str
+    address: int | None
+    name: ObjectPath | None
+    work_queue: int | None               # a ThreadPoolExecutor worker's: its pool's work queue
+    pool_loop: str | None = None         # a Pool's: the loop it waits in ("worker", "_handle_results", ...)
+
+    __optional__ = {"pool_loop": _none("pool_loop")}
+    __nested__ = {"name": ObjectPath}
+
+
+@record
+class PoolWorker:
+    """A pool-idle verdict's thread: a native thread pool's worker waiting for work, and that pool's library."""
+    tid: int
+    library: str | None
+
+
+@record
+class ProcessPeer:
+    """A process at the other end of a wait on processes: its command, and the title a server shows its state in."""
+    pid: int
+    comm: str | None = None
+    title: str | None = None
+
+
+@record
+class CollectiveWait:
+    """A torch.distributed collective a waits-on-process wait is in (analysis.collectives.collective_waits)."""
+    function: str | None                 # None: a gloo worker's, in `transport`
+    line: int | None
+    backend: str | None
+    rank: int | None
+    world_size: int | None
+    transport: str | None                # gloo's transport function it waits in for a peer
+
+
+@record
+class GrpcTargets:
+    """A gRPC call's wait on processes: the peer address of each of its connections."""
+    targets: list[str | None] = field(default_factory=list)
+
+
+@record
+class ProcessWait:
+    """A waits-on-process verdict's wait of one thread: a pipe or socket
+    only other processes hold the other end of, a child to exit, a
+    collective, a gRPC call.  A wait for a child has no fd and link; a
+    collective's has no peers."""
+    tid: int
+    syscall: str | None
+    fd: int | None
+    link: str | None
+    pids: list[int]                      # the processes that can end it
+    peers: list[ProcessPeer] | None = None
+    collective: CollectiveWait | None = None
+    grpc: GrpcTargets | None = None
+
+    __optional__ = {"peers": _none("peers"), "collective": _none("collective"), "grpc": _none("grpc")}
+    __nested__ = {"peers": ProcessPeer, "collective": CollectiveWait, "grpc": GrpcTargets}
+
+
+@record
+class PoolResultWait:
+    """A pool-task-lost verdict's thread waiting for a Pool's result, at its frame in pool.py."""
+    tid: int
+    function: str | None
+    line: int | None
+
+
+@record
+class ServedWait:
+    """A server-died verdict's wait: a pipe or socket whose holders (PIDs) a dead process would have served."""
+    tid: int
+    syscall: str | None
+    fd: int | None
+    kind: str                            # the fd's kind: pipe or socket
+    link: str | None
+    holders: list[int]
+    dead: list[int]                      # the dead processes that would have served it
+
+
+@record
+class DeadServer:
+    """A server-died verdict's dead process: how it ended (model.tree.ProcessExit's), and why it most likely
+    served the waits (model.kinds.ServerEvidence; `siblings`, the fork children like it that hold the other end)."""
+    pid: int
+    parent_pid: int | None
+    comm: str | None
+    wait_status: int | None
+    status: int | None
+    signal: int | None
+    core_dumped: bool
+    evidence: str
+    siblings: list[int] = field(default_factory=list)
+
+
+@record
+class Rank:
+    """A rank of a collective-mismatch verdict's group: its process, thread, rank (None: not read), and line."""
+    pid: int
+    tid: int
+    rank: int | None
+    line: int | None
+
+
+@record
+class RankGroup:
+    """The ranks of a collective-mismatch verdict waiting in one collective."""
+    function: str
+    ranks: list[Rank] = field(default_factory=list)
+
+    __nested__ = {"ranks": Rank}
+
+
+@record
+class LayoutsWait:
+    """An incomplete (lock-layouts) verdict's thread asleep in futex(2) on a word no decoder identified."""
+    tid: int
+    futex: int
+
+
+@record
+class StillRead:
+    """What an incomplete report still holds (analysis.completeness.still_read): the threads whose native
+    stacks, system-call waits and lock waits were read, the Python state's status, whether glibc's lock
+    layouts are known, and the deadlocks found."""
+    native_stacks: list[int] = field(default_factory=list)
+    syscall_waits: list[int] = field(default_factory=list)
+    lock_waits: list[int] = field(default_factory=list)
+    python_status: str | None = None
+    lock_layouts: bool = False
+    deadlocks: int = 0
+
+
+@record
+class NativeCall:
+    """The native function a thread waits in, and its library."""
+    function: str | None
+    library: str | None
+
+
+@record
+class UnaccountedWait:
+    """An unaccounted verdict's wait of one thread, with its raw facts (analysis.account): why no class
+    explains it (model.kinds.AccountReason), what it waits on, the processes that may end it, for a system
+    call the call and its fd, else the futex word it sleeps on when known, and its innermost frames."""
+    tid: int
+    reason: str
+    kind: str | None = None
+    address: int | None = None
+    pids: list[int] = field(default_factory=list)
+    call: str | None = None              # a system call's: its name
+    fd: int | None = None
+    link: str | None = None
+    object_kind: str | None = None       # the fd's kind (pipe, socket, ...)
+    direction: str | None = None         # "read", "write" or None
+    arguments: list[int | None] | None = None   # the call's raw arguments, when the registers were read
+    futex: int | None = None             # not a system call: the futex word it sleeps on
+    native: NativeCall | None = None     # its innermost native function
+    python: CodeLine | None = None       # its innermost Python frame
+    sleepers: list[int] | None = None    # reason sleep-unknown: the holders that sleep until a deadline
+
+    __optional__ = {"call": _not_syscall, "fd": _not_syscall, "link": _not_syscall, "object_kind": _not_syscall,
+                    "direction": _not_syscall, "arguments": _none("arguments"), "futex": _none("futex"),
+                    "sleepers": _none("sleepers")}
+    __nested__ = {"native": NativeCall, "python": CodeLine}
+
+
+# --- the facts of each kind
 
 
 @record
@@ -92,11 +293,12 @@ class HolderExitedFacts:
 @record
 class OwnersUnknownFacts:
     """Threads blocked on something whose owner pyhang cannot name: their waits
-    [{tid, kind, address, name, and for a system call: call, link}]."""
-    waits: list[dict] = field(default_factory=list)
+    their waits."""
+    waits: list[UnknownOwnerWait] = field(default_factory=list)
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"waits": UnknownOwnerWait}
 
 
 @record
@@ -151,25 +353,26 @@ class AsyncioLoopBlockedFacts:
 
 @record
 class PoolIdleFacts:
-    """Native thread-pool workers waiting for work: [{tid, library}]."""
-    workers: list[dict] = field(default_factory=list)
+    """Native thread-pool workers waiting for work."""
+    workers: list[PoolWorker] = field(default_factory=list)
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"workers": PoolWorker}
 
 
 @record
 class WaitsOnProcessFacts:
     """Pipe, socket, child, collective and gRPC waits whose other end only other processes hold
-    (analysis.syscalls.waits_on_processes): [{tid, syscall, fd, link, pids, ...}], and the process whose
-    tree to look at (`root`)."""
-    waits: list[dict]
+    (analysis.syscalls.waits_on_processes), and the process whose tree to look at (`root`)."""
+    waits: list[ProcessWait]
     root: int | None
     # the processes at the other ends that no tree from `root` holds (a server started apart: a database, redis)
     outside: list[int] | None = None
     moved: list[int] | None = None
 
     __optional__ = {"outside": _none("outside"), "moved": _NOT_MOVED}
+    __nested__ = {"waits": ProcessWait}
 
 
 @record
@@ -177,29 +380,31 @@ class PoolTaskLostFacts:
     """(A tree's) a multiprocessing Pool's result waited for while every worker waits for a task."""
     pid: int                             # the pool's process
     workers: list[int]                   # its workers' PIDs
-    waits: list[dict]                    # [{tid, function, line}]
+    waits: list[PoolResultWait]
     confidence: str
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"waits": PoolResultWait}
 
 
 @record
 class ServerDiedFacts:
     """(A tree's) pipe or socket waits no live holder serves, whose server most likely died."""
     pid: int
-    waits: list[dict]
+    waits: list[ServedWait]
     confidence: str
-    dead: list[dict]                     # the processes that died, with how they exited and the evidence
+    dead: list[DeadServer]               # the processes that died, with how they exited and the evidence
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"waits": ServedWait, "dead": DeadServer}
 
 
 @record
 class CollectiveMismatchFacts:
     """(A tree's) ranks of one job wait in different collectives (analysis.collectives.diverged)."""
-    groups: list[dict]                   # [{function, ranks: [{pid, tid, rank, line}]}], the largest first
+    groups: list[RankGroup]              # the largest first
     odd: list[int]                       # the PIDs of the groups smaller than the largest
     world_size: int | None
     backend: str | None
@@ -207,16 +412,17 @@ class CollectiveMismatchFacts:
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"groups": RankGroup}
 
 
 @record
 class IdleFacts:
-    """Waits for work anyone may give, nothing waiting on them (analysis.idle): [{tid, kind, address, name,
-    work_queue, ...}]."""
-    waits: list[dict] = field(default_factory=list)
+    """Waits for work anyone may give, nothing waiting on them (analysis.idle)."""
+    waits: list[IdleWait] = field(default_factory=list)
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"waits": IdleWait}
 
 
 def _unless(unread):
@@ -235,23 +441,25 @@ class IncompleteFacts:
     python_evidence: str | None = None        # python-state: model.kinds.PythonEvidence
     python_evidence_path: str | None = None   # python-state
     problem: object = None                    # lock-layouts: a model.waits.LayoutsIssue (older: a sentence)
-    waits: list[dict] = field(default_factory=list)   # lock-layouts: [{tid, futex, ...}]
-    read: dict = field(default_factory=dict)  # what still holds (analysis.completeness.still_read)
+    waits: list[LayoutsWait] = field(default_factory=list)   # lock-layouts
+    read: StillRead = field(default_factory=StillRead)   # what still holds (analysis.completeness.still_read)
     moved: list[int] | None = None
 
     _PYTHON = _unless(Unread.PYTHON_STATE)
     _LAYOUTS = _unless(Unread.LOCK_LAYOUTS)
     __optional__ = {"status": _PYTHON, "version": _PYTHON, "free_threaded": _PYTHON, "python_evidence": _PYTHON,
                     "python_evidence_path": _PYTHON, "problem": _LAYOUTS, "waits": _LAYOUTS, "moved": _NOT_MOVED}
+    __nested__ = {"waits": LayoutsWait, "read": StillRead}
 
 
 @record
 class UnaccountedFacts:
     """Waits no other finding explains, with their raw facts (analysis.account)."""
-    waits: list[dict] = field(default_factory=list)
+    waits: list[UnaccountedWait] = field(default_factory=list)
     moved: list[int] | None = None
 
     __optional__ = {"moved": _NOT_MOVED}
+    __nested__ = {"waits": UnaccountedWait}
 
 
 @record

@@ -21,27 +21,28 @@ def library(path):
 
 
 def _raw_call_text(w):
-    """"read on fd 5 (pipe:[123])", "semop (arguments 0x3, 0x7ffd…, 0x1)": the call an unaccounted wait is in."""
-    if w.get("call") is None:
-        if w.get("futex") and w.get("reason") != AccountReason.SLEEP_UNKNOWN:   # (that one's lock is known)
-            return "futex(2) on the word 0x%x" % w["futex"]
-        return lock_text(w["kind"], w["address"]) if w.get("kind") else "an unknown wait"
-    text = w["call"]
-    if w.get("fd") is not None:
-        text += " on fd %d" % w["fd"] + (" (%s)" % w["link"] if w.get("link") else "")
-    elif w.get("arguments"):
-        text += " (arguments %s)" % ", ".join("0x%x" % a for a in w["arguments"][:3] if a is not None)
+    """"read on fd 5 (pipe:[123])", "semop (arguments 0x3, 0x7ffd…, 0x1)": the call an unaccounted wait (an
+    UnaccountedWait) is in."""
+    if w.call is None:
+        if w.futex and w.reason != AccountReason.SLEEP_UNKNOWN:   # (that one's lock is known)
+            return "futex(2) on the word 0x%x" % w.futex
+        return lock_text(w.kind, w.address) if w.kind else "an unknown wait"
+    text = w.call
+    if w.fd is not None:
+        text += " on fd %d" % w.fd + (" (%s)" % w.link if w.link else "")
+    elif w.arguments:
+        text += " (arguments %s)" % ", ".join("0x%x" % a for a in w.arguments[:3] if a is not None)
     return text
 
 
 def _innermost_text(w):
     """"; innermost: File "x.py", line 3, in f; semop (libc.so.6)" of an unaccounted wait, or ""."""
     parts = []
-    if w.get("python"):
-        p = w["python"]
-        parts.append('File "%s", line %s, in %s' % (p["file"], p["line"], p["function"]))
-    if w.get("native") and w["native"].get("function"):
-        parts.append("%s (%s)" % (w["native"]["function"], library(w["native"].get("library"))))
+    if w.python:
+        p = w.python
+        parts.append('File "%s", line %s, in %s' % (p.file, p.line, p.function))
+    if w.native and w.native.function:
+        parts.append("%s (%s)" % (w.native.function, library(w.native.library)))
     return "; innermost: " + "; ".join(parts) if parts else ""
 
 
@@ -82,18 +83,18 @@ _UNACCOUNTED_WHY = {
     AccountReason.NO_FD_TABLE: lambda w: "; this core records no fd table (one `pyhang gcore` makes does), so what "
                                          "the fd is and who holds its other end are not known",
     AccountReason.OWN_PROCESS: lambda w: (", a file lock this process itself holds (under another open file)"
-                                          if w.get("call") in ("flock", "fcntl") else
+                                          if w.call in ("flock", "fcntl") else
                                           ", whose other end only this process itself holds: none of its threads is "
-                                          "known to be about to %s it" % ("write" if w.get("direction") == "read"
+                                          "known to be about to %s it" % ("write" if w.direction == "read"
                                                                         else "read")),
     AccountReason.HOLDERS_UNKNOWN: lambda w: "; who holds %s could not be read" % (
-        "the lock" if w.get("call") in ("flock", "fcntl") else "its other end"),
+        "the lock" if w.call in ("flock", "fcntl") else "its other end"),
     AccountReason.NO_OTHER_END: lambda w: "; no process holds its other end",
-    AccountReason.OTHER_PROCESS: lambda w: ", which only %s can end" % pids_text(w["pids"]),
-    AccountReason.CHILD: lambda w: " for %s to exit" % (("its child " + pids_text(w["pids"])) if w["pids"]
+    AccountReason.OTHER_PROCESS: lambda w: ", which only %s can end" % pids_text(w.pids),
+    AccountReason.CHILD: lambda w: " for %s to exit" % (("its child " + pids_text(w.pids)) if w.pids
                                                         else "a child"),
-    AccountReason.FILE_LOCK: lambda w: ", a file lock %s hold%s" % (pids_text(w["pids"]),
-                                                                  "s" if len(w["pids"]) == 1 else ""),
+    AccountReason.FILE_LOCK: lambda w: ", a file lock %s hold%s" % (pids_text(w.pids),
+                                                                  "s" if len(w.pids) == 1 else ""),
     AccountReason.PEER: lambda w: "; its peer is no process found on this machine (another host, or a network "
                                   "namespace pyhang did not scan)",
     AccountReason.SHARED_FUTEX: lambda w: ", a process-shared word (a multiprocessing Lock, Semaphore or Queue's "
@@ -101,8 +102,8 @@ _UNACCOUNTED_WHY = {
     AccountReason.SLEEP_UNKNOWN: lambda w: ", held by %s, which sleep%s until a deadline on its clock; a core "
                                            "gdb or the kernel wrote records no clock, so how long is not known "
                                            "(live, or from a core `pyhang gcore` wrote, it is)" % (
-        ", ".join("LWP %d" % t for t in w.get("sleepers") or ()) or "its holder",
-        "s" if len(w.get("sleepers") or ()) <= 1 else ""),
+        ", ".join("LWP %d" % t for t in w.sleepers or ()) or "its holder",
+        "s" if len(w.sleepers or ()) <= 1 else ""),
 }
 
 
@@ -110,9 +111,9 @@ def unaccounted_text(f, names):
     """Each wait of the `unaccounted` verdict as pyhang read it, and why no class explains it."""
     parts = []
     for w in f.waits[:LISTED]:
-        why = _UNACCOUNTED_WHY.get(w.get("reason"))
+        why = _UNACCOUNTED_WHY.get(w.reason)
         tail = why(w) if why else ": pyhang does not model what ends this wait"
-        parts.append("%s waits in %s%s%s" % (names(w["tid"]), _raw_call_text(w), tail, _innermost_text(w)))
+        parts.append("%s waits in %s%s%s" % (names(w.tid), _raw_call_text(w), tail, _innermost_text(w)))
     if len(f.waits) > LISTED:
         parts.append("and %d more threads" % (len(f.waits) - LISTED))
     return "; ".join(parts)

@@ -1,6 +1,6 @@
 """How a dead process ended (model.tree.ProcessExit), in a tree's JSON
-and in words: its exit status, or the signal that killed it by name.  The
-words are made from the JSON's facts (a verdict's facts carry the same).
+and in words: its exit status, or the signal that killed it by name (of a
+ProcessExit, or a server-died verdict's DeadServer, which carries the same).
 And how a living one is exiting (ThreadReport.exiting)."""
 import signal
 
@@ -14,11 +14,12 @@ def signal_text(number):
 
 
 def exit_text(e):
-    """How a dead process ended (exit_json's facts): "killed by signal 9 (SIGKILL)", "exited with status 1"."""
-    if e.get("signal") is not None:
-        return "killed by %s%s" % (signal_text(e["signal"]), ", core dumped" if e.get("core_dumped") else "")
-    if e.get("status") is not None:
-        return "exited with status %d" % e["status"]
+    """How a dead process ended (`e`: its ProcessExit, or a DeadServer): "killed by signal 9 (SIGKILL)",
+    "exited with status 1"."""
+    if e.signal is not None:
+        return "killed by %s%s" % (signal_text(e.signal), ", core dumped" if e.core_dumped else "")
+    if e.status is not None:
+        return "exited with status %d" % e.status
     return "exited (how could not be read)"
 
 

@@ -25,8 +25,20 @@ from pyhang.render.unread import unread_text
 
 
 
-def _verdict_facts(facts):
-    """A verdict's facts (model.verdict_facts), with the object they name worded (render.names.object_name)."""
+def _named(entry):
+    """An entry of a verdict's list as JSON, the object it names worded: a wait's record (owners-unknown, idle),
+    or a held-across-sleep verdict's lock (a dict); an entry naming none as it is."""
+    if isinstance(entry, dict):
+        return dict(entry, name=object_name(entry["name"])) if entry.get("name") else entry
+    data = to_data(entry)
+    if getattr(entry, "name", None):
+        data["name"] = object_name(entry.name)
+    return data
+
+
+def verdict_facts(facts):
+    """A verdict's facts (model.verdict_facts) as JSON, with the objects they name worded
+    (render.names.object_name)."""
     out = fields_of(facts) if not isinstance(facts, dict) else dict(facts)
     if out.get("name"):
         out["name"] = object_name(out["name"])
@@ -34,10 +46,9 @@ def _verdict_facts(facts):
         out["problem"] = layouts_text(out.get("problem"))
     for key in ("waits", "locks"):   # owners-unknown, idle: the object of each wait; held-across-sleep: each lock
         if isinstance(out.get(key), list):
-            out[key] = [dict(w, name=object_name(w["name"])) if isinstance(w, dict) and w.get("name") else w
-                        for w in out[key]]
-    # the records the rest hold as their data (a frame's CodeLine)
-    return {key: to_data(value) if hasattr(type(value), "__record_fields__") else value for key, value in out.items()}
+            out[key] = [_named(w) for w in out[key]]
+    # the records the rest hold as their data (a frame's CodeLine, a list's entries)
+    return {key: to_data(value) for key, value in out.items()}
 
 
 def _c_call(c):
@@ -272,7 +283,7 @@ def to_json(report, merged=False, threads=True) -> dict:
         "edges": [_edge(e, waits) for e in report.edges],
         "fork_hazards": [hazard_json(h, names, report) for h in report.fork_hazards],
         "verdicts": [{"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names),
-                      "advice": verdict_advice(v, report), "facts": _verdict_facts(v.facts)}
+                      "advice": verdict_advice(v, report), "facts": verdict_facts(v.facts)}
                      for v in report.verdicts],
         "warnings": warnings(report),
         "account": _account_counts(report),

@@ -6,8 +6,9 @@ import json
 
 from pyhang import VERSION
 from pyhang.model.kinds import TreeEdgeKind, VerdictKind, WaitKind
-from pyhang.model.record import fields_of
+from pyhang.model.record import to_data
 from pyhang.model.tree_edge_facts import FdPeerFacts, FileLockFacts, facts_data
+from pyhang.model.verdict_facts import ProcessPeer
 from pyhang.render import json as render_json
 from pyhang.render.exits import exit_json, exit_text
 from pyhang.render.forks import advice as fork_advice, evidence, hazard_json, hazard_title
@@ -138,7 +139,7 @@ def render_deadlocks(tree):
             out.extend("    (%s)" % text for text in held)
         if d.sleepers:
             out.append("  unless it wakes and serves them: " + "; ".join(
-                "%s %s" % (_node_label(tree, (z["pid"], z["tid"])), sleeper_text(z)) for z in d.sleepers))
+                "%s %s" % (_node_label(tree, (z.pid, z.tid)), sleeper_text(z)) for z in d.sleepers))
         if d.waiting:
             out.append("  waiting on it, not part of it: %s" % ", ".join(
                 _node_label(tree, w) for w in d.waiting[:MAX_WAITING_LISTED]) +
@@ -184,7 +185,7 @@ def _process_line(p, depth):
         if reasons:
             what += ", report incomplete (%s)" % " and ".join(reasons)
     elif p.exit is not None:
-        what += ": %s, and its parent has not reaped it (a zombie)" % exit_text(exit_json(p.exit))
+        what += ": %s, and its parent has not reaped it (a zombie)" % exit_text(p.exit)
     else:
         what += ": not examined: %s" % (p.problem or "unknown reason")
     return "  " + "  " * depth + what
@@ -198,10 +199,11 @@ def _depths(tree):
 
 
 def _doing_text(x):
-    if x.get("syscall"):
-        return "LWP %d in %s" % (x["tid"], x["syscall"])
-    return "LWP %d %s" % (x["tid"], "in a system call" if x["kind"] == WaitKind.SYSCALL else
-                          "waits on " + lock_text(x["kind"], None))
+    """"LWP 200 in clock_nanosleep": what a thread of a stall's holder (a StallThread) does."""
+    if x.syscall:
+        return "LWP %d in %s" % (x.tid, x.syscall)
+    return "LWP %d %s" % (x.tid, "in a system call" if x.kind == WaitKind.SYSCALL else
+                          "waits on " + lock_text(x.kind, None))
 
 
 def render_stalls(tree):
@@ -210,25 +212,26 @@ def render_stalls(tree):
         return []
     out = ["Waits that nothing serves now (no thread of the other end's holders is free to):"]
     for st in tree.stalls:
-        out.append("  " + _node_label(tree, st["waiter"]))
+        out.append("  " + _node_label(tree, st.waiter))
         holders = "; ".join("PID %d%s: %s%s" % (
-            h["pid"], " (%s)" % h["comm"] if h.get("comm") else "", ", ".join(_doing_text(x) for x in h["threads"]),
-            ", and %d more threads" % (h["thread_count"] - len(h["threads"])) if h["thread_count"] > len(h["threads"])
-            else "") for h in st["holders"])
+            h.pid, " (%s)" % h.comm if h.comm else "", ", ".join(_doing_text(x) for x in h.threads),
+            ", and %d more threads" % (h.thread_count - len(h.threads)) if h.thread_count > len(h.threads)
+            else "") for h in st.holders)
         out.append("    waits in %s on %s; the other end is held only by %s" % (
-            st.get("syscall") or "a system call", st.get("link") or "a " + st["kind"], holders))
+            st.syscall or "a system call", st.link or "a " + st.kind, holders))
     out.append("")
     return out
 
 
 def sleeper_text(z):
-    """"sleeps (clock_nanosleep) for another 59 min 58 s, and its process holds the other ends too", from a knot's sleeper."""
-    if z.get("left_ns") is not None:
-        how = "sleeps (%s) for another %s" % (z["call"], duration(z["left_ns"]))
-    elif z.get("requested_ns") is not None:
-        how = "sleeps (%s) in a sleep of %s" % (z["call"], duration(z["requested_ns"]))
+    """"sleeps (clock_nanosleep) for another 59 min 58 s, and its process holds the other ends too", from a knot's
+    sleeper (a KnotSleeper)."""
+    if z.left_ns is not None:
+        how = "sleeps (%s) for another %s" % (z.call, duration(z.left_ns))
+    elif z.requested_ns is not None:
+        how = "sleeps (%s) in a sleep of %s" % (z.call, duration(z.requested_ns))
     else:
-        how = "waits for a signal (%s)" % z["call"]
+        how = "waits for a signal (%s)" % z.call
     return how + ", and its process holds the other ends too"
 
 
@@ -276,11 +279,11 @@ def tree_headline(tree):
         said = []
         if tree.outside:
             said.append("waits on %s outside the tree, which pyhang does not look into: %s" % (
-                "a process" if len({p for w in tree.outside for p in w["pids"]}) == 1 else "processes",
+                "a process" if len({p for w in tree.outside for p in w.pids}) == 1 else "processes",
                 "; ".join(_outside_text(w) for w in tree.outside[:MAX_WAITING_LISTED]) +
                 (", and %d more" % (len(tree.outside) - MAX_WAITING_LISTED)
                  if len(tree.outside) > MAX_WAITING_LISTED else "")))
-        outside = {w["waiter"] for w in tree.outside}
+        outside = {w.waiter for w in tree.outside}
         rest = [n for n in tree.unaccounted if n not in outside]
         if rest:
             listed = ", ".join("PID %d LWP %d" % n for n in rest[:MAX_WAITING_LISTED])
@@ -295,13 +298,13 @@ def tree_headline(tree):
 def _outside_text(w):
     """"PID 9 LWP 10 on PID 3 (redis-server `/usr/bin/redis-server 127.0.0.1:6379`)": a wait on processes
     outside the tree (analysis.tree.outside), each with its command and process title where known."""
-    peers = {p["pid"]: p for p in w["peers"]}
+    peers = {p.pid: p for p in w.peers}
 
     def one(pid):
-        p = peers.get(pid) or {}
-        about = " ".join(x for x in (p.get("comm"), "`%s`" % p["title"] if p.get("title") else None) if x)
+        p = peers.get(pid) or ProcessPeer(pid=pid)
+        about = " ".join(x for x in (p.comm, "`%s`" % p.title if p.title else None) if x)
         return "PID %d%s" % (pid, " (%s)" % about if about else "")
-    return "PID %d LWP %d on %s" % (w["waiter"][0], w["waiter"][1], ", ".join(one(pid) for pid in w["pids"]))
+    return "PID %d LWP %d on %s" % (w.waiter[0], w.waiter[1], ", ".join(one(pid) for pid in w.pids))
 
 
 def _tree_first_line(tree):
@@ -376,7 +379,7 @@ def _edge_json(tree, e):
 
 def _verdict_json(v, names):
     return {"kind": v.kind, "threads": list(v.threads), "text": verdict_text(v, names), "advice": verdict_advice(v),
-            "facts": fields_of(v.facts)}
+            "facts": render_json.verdict_facts(v.facts)}
 
 
 def tree_json(tree):
@@ -413,17 +416,16 @@ def tree_json(tree):
                        "advice": deadlock_advice(d),
                        "edges": [_edge_json(tree, e) for e in d.edges],
                        "waiting": [{"pid": pid, "tid": tid} for pid, tid in d.waiting],
-                       "sleepers": [dict(z) for z in d.sleepers]} for d in tree.deadlocks],
+                       "sleepers": to_data(d.sleepers)} for d in tree.deadlocks],
         "fork_hazards": hazards,
         "verdicts": [dict(_verdict_json(v, names_of(tree.process(pid).report)), pid=pid) for pid, v in tree.verdicts],
-        "stalls": [{"waiter": st["waiter"][1], "waiter_pid": st["waiter"][0], "syscall": st.get("syscall"),
-                    "fd": st.get("fd"), "kind": st["kind"], "link": st.get("link"), "holders": st["holders"]}
-                   for st in tree.stalls],
+        "stalls": [{"waiter": st.waiter[1], "waiter_pid": st.waiter[0], "syscall": st.syscall, "fd": st.fd,
+                    "kind": st.kind, "link": st.link, "holders": to_data(st.holders)} for st in tree.stalls],
         "exit_status": tree.exit_status,
         "unexamined": tree.truncated,
         "unfollowed": [{"pid": pid, "tid": tid} for pid, tid in tree.unfollowed],
         "unaccounted": [{"pid": pid, "tid": tid} for pid, tid in tree.unaccounted],
-        "outside": [{"pid": w["waiter"][0], "tid": w["waiter"][1], "pids": w["pids"], "peers": w["peers"]}
+        "outside": [{"pid": w.waiter[0], "tid": w.waiter[1], "pids": w.pids, "peers": to_data(w.peers)}
                     for w in tree.outside],
     }
 

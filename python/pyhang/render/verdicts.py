@@ -6,6 +6,7 @@ from pyhang.model.kinds import HANG_VERDICTS, Confidence, DeadlockKind, ExitStat
     PythonStatus, ThreadState, Unread, VerdictKind, WaitKind, severity
 from pyhang.model.edge_facts import DatabaseFacts, LockSelfFacts, PoolCheckoutFacts
 from pyhang.model.report import Hazard
+from pyhang.model.verdict_facts import IdleWait, StillRead
 from pyhang.render.account import LISTED as _LISTED, count, library as _lib, pids_text as _pids_text, seconds_text, \
     unaccounted_text
 from pyhang.render.asyncio import loop_blocked_text
@@ -83,22 +84,22 @@ def _queue_join_text(f, names):
 
 def _still_read_text(read):
     """"the native stacks of 2 threads, the system-call wait of 1 thread, ...": what an
-    incomplete report still holds (an `incomplete` verdict's facts["read"])."""
+    incomplete report still holds (an `incomplete` verdict's StillRead)."""
     parts = []
-    if read.get("native_stacks"):
-        parts.append("the native stacks of %s" % count(len(read["native_stacks"]), "thread"))
-    if read.get("syscall_waits"):
-        n = len(read["syscall_waits"])
+    if read.native_stacks:
+        parts.append("the native stacks of %s" % count(len(read.native_stacks), "thread"))
+    if read.syscall_waits:
+        n = len(read.syscall_waits)
         parts.append("the system-call wait%s of %s" % ("" if n == 1 else "s", count(n, "thread")))
-    if read.get("lock_waits"):
-        n = len(read["lock_waits"])
+    if read.lock_waits:
+        n = len(read.lock_waits)
         parts.append("the lock or object wait%s of %s" % ("" if n == 1 else "s", count(n, "thread")))
-    if read.get("python_status") == PythonStatus.OK:
+    if read.python_status == PythonStatus.OK:
         parts.append("the Python state")
-    if read.get("lock_layouts"):
+    if read.lock_layouts:
         parts.append("glibc's lock layouts")
-    if read.get("deadlocks"):
-        parts.append("the %s above" % count(read["deadlocks"], "deadlock"))
+    if read.deadlocks:
+        parts.append("the %s above" % count(read.deadlocks, "deadlock"))
     return ", ".join(parts) if parts else "nothing else"
 
 
@@ -123,14 +124,14 @@ def _python_unread_why(f):
 
 def incomplete_text(f, names):
     """The sentence of an `incomplete` verdict: what could not be read, what that hides, what still holds."""
-    still = "; still read: " + _still_read_text(f.read or {})
+    still = "; still read: " + _still_read_text(f.read or StillRead())
     if f.unread == Unread.PYTHON_STATE:
         return ("the Python state of this Python process could not be read (%s), so no "
                 "thread's Python stack, GIL state, threading lock or Thread.join is known and no deadlock through "
                 "them can be ruled out%s" % (_python_unread_why(f), still))
     if f.unread == Unread.LOCK_LAYOUTS:
         waits = f.waits or []
-        listed = ", ".join("%s on futex 0x%x" % (names(w["tid"]), w["futex"]) for w in waits[:_LISTED])
+        listed = ", ".join("%s on futex 0x%x" % (names(w.tid), w.futex) for w in waits[:_LISTED])
         if len(waits) > _LISTED:
             listed += ", and %d more" % (len(waits) - _LISTED)
         return ("glibc's lock layouts are not known (%s), so who holds what %s wait%s "
@@ -189,7 +190,7 @@ def verdict_text(v, names):
         return waits_on_process_text(v.facts, names)
     if v.kind == VerdictKind.POOL_IDLE:
         workers = v.facts.workers
-        listed = ", ".join("%s (%s)" % (names(w["tid"]), _lib(w["library"])) for w in workers[:_LISTED])
+        listed = ", ".join("%s (%s)" % (names(w.tid), _lib(w.library)) for w in workers[:_LISTED])
         if len(workers) > _LISTED:
             listed += ", and %d more" % (len(workers) - _LISTED)
         return "%d thread%s of native thread pools wait%s for work, running no Python: %s" % (
@@ -239,35 +240,43 @@ def verdict_text(v, names):
 _LISTED_PER_OBJECT = 4   # threads named of those waiting on one object
 
 
+def _waited(w):
+    """(kind, address, work queue, Pool loop, call, link) of an idle verdict's IdleWait or an owners-unknown
+    verdict's UnknownOwnerWait: what it waits on, which folded_waits folds the waits by."""
+    if isinstance(w, IdleWait):
+        return w.kind, w.address, w.work_queue, w.pool_loop, None, None
+    return w.kind, w.address, None, None, w.call, w.link
+
+
 def _waited_text(w):
     """"threading.Event 0x… (__main__.stop)", or "the work queue 0x… of their ThreadPoolExecutor"."""
-    if w.get("work_queue"):
-        return "the work queue 0x%x of their ThreadPoolExecutor" % w["work_queue"]
-    if w.get("pool_loop") == "worker":
+    kind, address, work_queue, pool_loop, call, link = _waited(w)
+    if work_queue:
+        return "the work queue 0x%x of their ThreadPoolExecutor" % work_queue
+    if pool_loop == "worker":
         return "its multiprocessing Pool's task queue (a worker between tasks, fed by the pool's parent)"
-    if w.get("pool_loop"):
-        return "its multiprocessing Pool's workers (the pool's %s thread)" % w["pool_loop"]
-    if w["kind"] == WaitKind.SYSCALL:
-        return ("the %s system call" % w["call"] if w.get("call") else "a system call") + \
-            (" on %s" % w["link"] if w.get("link") else "")
-    name = object_name(w["name"]) if w.get("name") else None
-    return lock_text(w["kind"], w["address"]) + (" (%s)" % name if name else "")
+    if pool_loop:
+        return "its multiprocessing Pool's workers (the pool's %s thread)" % pool_loop
+    if kind == WaitKind.SYSCALL:
+        return ("the %s system call" % call if call else "a system call") + (" on %s" % link if link else "")
+    name = object_name(w.name) if w.name else None
+    return lock_text(kind, address) + (" (%s)" % name if name else "")
 
 
 def folded_waits(waits, names):
     """"Thread 3 (LWP 9) on threading.Semaphore 0x…; 400 threads on threading.Event 0x… (__main__.stop): Thread
-    4 (LWP 10), …, and 396 more": the waits of a verdict's facts, one part per object waited on."""
+    4 (LWP 10), …, and 396 more": the waits of a verdict's facts (IdleWaits or UnknownOwnerWaits), one part
+    per object waited on."""
     groups = {}
     for w in waits:
-        groups.setdefault((w["kind"], w["address"], w.get("work_queue"), w.get("pool_loop"), w.get("call"),
-                           w.get("link")), []).append(w)
+        groups.setdefault(_waited(w), []).append(w)
     parts = []
     for members in list(groups.values())[:_LISTED]:
         what = _waited_text(members[0])
         if len(members) == 1:
-            parts.append("%s on %s" % (names(members[0]["tid"]), what))
+            parts.append("%s on %s" % (names(members[0].tid), what))
             continue
-        listed = ", ".join(names(w["tid"]) for w in members[:_LISTED_PER_OBJECT])
+        listed = ", ".join(names(w.tid) for w in members[:_LISTED_PER_OBJECT])
         more = ", and %d more" % (len(members) - _LISTED_PER_OBJECT) if len(members) > _LISTED_PER_OBJECT else ""
         parts.append("%d threads on %s: %s%s" % (len(members), what, listed, more))
     if len(groups) > _LISTED:
@@ -496,7 +505,7 @@ def waits_on_others_headline(report):
     pids = []
     for v in report.verdicts:
         if v.kind == VerdictKind.WAITS_ON_PROCESS:
-            pids += [p for w in v.facts.waits for p in w.get("pids") or ()]
+            pids += [p for w in v.facts.waits for p in w.pids or ()]
     pids += [p for t in report.threads if t.account is not None and t.account.state == ThreadState.ELSEWHERE
              for p in t.account.pids]
     pids = sorted(dict.fromkeys(pids))
