@@ -53,6 +53,7 @@ void register_syscall_args(pybind11::module_& m);  // python/bind_syscalls.cpp
 void register_values(pybind11::module_& m);     // python/bind_values.cpp
 void register_asyncio(pybind11::module_& m);    // python/bind_asyncio.cpp
 void register_parked(pybind11::module_& m);     // python/bind_parked.cpp
+void register_stop(pybind11::module_& m);       // python/bind_stop.cpp
 void register_records(pybind11::module_& m);    // python/records.cpp
 
 // The Python str of a key literal, made once and interned: `d[key("kind")] = v`

@@ -14,5 +14,6 @@ PYBIND11_MODULE(_pyhang_native, m) {
   pyhang::bindings::register_values(m);
   pyhang::bindings::register_asyncio(m);
   pyhang::bindings::register_parked(m);
+  pyhang::bindings::register_stop(m);
   pyhang::bindings::register_records(m);
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include <pybind11/stl.h>
+
 namespace py = pybind11;
 
 namespace pyhang::bindings {

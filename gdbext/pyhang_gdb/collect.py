@@ -18,21 +18,13 @@ import gdb
 from pyhang import procfs
 from pyhang.analysis import gather
 from pyhang.analysis.python_state import PythonView
-from pyhang.model.facts import ThreadFacts
+from pyhang.model.facts import FRAME0_REGISTERS, ThreadFacts
 from pyhang.model.kinds import TargetWarning, ThreadIssueKind
 from pyhang.model.report import ThreadIssue
 from pyhang.model.warning_facts import TargetIssue
 from pyhang import namespaces
 from pyhang_gdb import decoders
 from pyhang_gdb.session import SESSION, core_path, selected_gdb_thread
-
-# Registers the lock and GIL decoders look at in frame 0: the system call
-# (orig_rax) and its arguments (the futex word, op and expected value).
-# fs_base is the thread's own struct pthread (x86_64 TLS): it tells which
-# thread a pthread_join waits for.
-# The other argument registers (r10, r8, r9) say what a thread parked in
-# another system call waits for (pyhang.analysis.syscalls).
-FRAME0_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "fs_base")
 
 
 _NOT_ON_THE_STACK = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)

@@ -144,14 +144,15 @@ def _reaped():
 
 
 @pytest.mark.parametrize("command", ["report", "py-bt"])
-def test_cli_says_a_process_that_exits_while_gdb_attaches_has_exited_not_to_check_the_pid(tmp_path, command):
+def test_cli_with_gdb_says_a_process_that_exits_while_gdb_attaches_has_exited_not_to_check_the_pid(tmp_path, command):
     # GIVEN a process killed just before gdb attaches to it: left a zombie (its parent has not
     # reaped it yet), or gone (its parent reaped it at once)
     for start, until in ((_unreaped, "zombie"), (_reaped, "gone")):
         pid, parent, end = start()
         try:
             # WHEN the command line examines it
-            status, out, err = harness.pyhang_cli(command, "-p", pid, env=_killing_gdb(str(tmp_path / until), until))
+            status, out, err = harness.pyhang_cli(command, "--gdb", "-p", pid,
+                                                  env=_killing_gdb(str(tmp_path / until), until))
         finally:
             end()
         # THEN it exits 1, and its first line says the process exited while gdb attached (and that a

@@ -1,7 +1,8 @@
 """Every collector is one collector built from parts (pyhang.native_facts.Collector): where the threads
 come from (gdb, /proc, gdb over a pipe) and what reads the memory change, the facts must not.  One parked
 deadlock is asked by gdb's collector in gdb (`pyhang snapshot`), the command line's (gdb over a pipe, the
-memory read here) and the one that never stops it (--no-stop); its core by gdb and by the command line.
+memory read here), the one that stops it itself (pyhang.stopped, the command line's default) and the one
+that never stops it (--no-stop); its core by gdb and by the command line.
 Each one's answers are kept as a snapshot (facts.Recording) and compared on what must agree."""
 import json
 import os
@@ -90,12 +91,15 @@ def _agreed(facts):
     }
 
 
-def test_gdb_the_command_line_and_no_stop_collect_the_same_facts_of_one_deadlock_and_of_its_core(scenario):
+def test_gdb_the_command_line_pyhangs_own_stop_and_no_stop_collect_the_same_facts_of_one_deadlock_and_of_its_core(
+        scenario):
     # GIVEN two threads deadlocked on two Python locks, parked
     s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py")])
-    # WHEN gdb's collector, the command line's over gdb's pipe and the no-stop one each read the process
+    # WHEN gdb's collector, the command line's over gdb's pipe, the command line's own stop (its default) and
+    # the no-stop one each read the process
     live = {"gdb": _gdb_facts(os.path.join(s.tmp, "gdb.json"), pid=s.pid),
-            "cli": _cli_facts(os.path.join(s.tmp, "cli.json"), "report", "--json", "--once", "--stop", "-p", s.pid),
+            "cli": _cli_facts(os.path.join(s.tmp, "cli.json"), "report", "--json", "--once", "--gdb", "-p", s.pid),
+            "own-stop": _cli_facts(os.path.join(s.tmp, "own.json"), "report", "--json", "--once", "-p", s.pid),
             "no-stop": _cli_facts(os.path.join(s.tmp, "nostop.json"), "report", "--json", "--once", "--no-stop",
                                   "-p", s.pid)}
     # AND gdb and the command line each read a core of it
@@ -116,4 +120,5 @@ def test_gdb_the_command_line_and_no_stop_collect_the_same_facts_of_one_deadlock
             assert facts == first, (where, name, facts, first)
     # AND what legitimately differs differs: only the no-stop collector says it did not stop the process
     kinds = {name: [w.kind for w in _answer(facts, "target").warnings] for name, facts in live.items()}
-    assert "not-stopped" in kinds["no-stop"] and "not-stopped" not in kinds["gdb"] + kinds["cli"], kinds
+    assert "not-stopped" in kinds["no-stop"] and "not-stopped" not in kinds["gdb"] + kinds["cli"] + kinds["own-stop"], \
+        kinds

@@ -4,8 +4,8 @@
 # python/tests/test_man_and_completion.py holds these lists equal to pyhang's own.
 
 _pyhang_commands="report py-bt py-bt-full py-locals py-tasks gil-holder lock-owner fork-hazards merge job gcore watch"
-_pyhang_report_options="--json --pretty --native-depth --locals --merged --dot --tree --no-stop --stop --snapshot --once --interval --after --for --sysroot --lib-search-path -p --pid"
-_pyhang_thread_options="--no-stop --stop --sysroot --lib-search-path -p --pid"
+_pyhang_report_options="--json --pretty --native-depth --locals --merged --dot --tree --no-stop --stop --gdb --snapshot --once --interval --after --for --sysroot --lib-search-path -p --pid"
+_pyhang_thread_options="--no-stop --stop --gdb --sysroot --lib-search-path -p --pid"
 _pyhang_merge_options="--json --pretty --dot"
 _pyhang_job_options="--slurm --hosts --local --json --pretty --dot --save --fanout --deadline --remote-pyhang --srun-arg --ssh-arg --stop"
 _pyhang_gcore_options="-o --output --tree --stop -p --pid"

@@ -1,10 +1,12 @@
-"""The `pyhang` command line.  `report` analyses and renders here: a gdb of
-its own stops the process (or opens the core) and answers what only a
-debugger knows over a pipe (pyhang.gdb_batch, pyhang.gdb_pipe), or, with
---no-stop and wherever a stop would cut a transfer short, no gdb at all
-(pyhang.nostop).  The other commands run in gdb in batch mode, exactly as a
-user would type them, and only pyhang's answer is printed.  See `pyhang
---help` (the epilog below) for the contract scripts rely on."""
+"""The `pyhang` command line.  `report` analyses and renders here: of a live
+process pyhang stops every thread itself (pyhang.stopped) or, with --no-stop
+and wherever a stop would cut a transfer short, reads it without stopping it
+(pyhang.nostop), no gdb either way; of a core (or with --gdb) a gdb of its
+own opens the target and answers what only a debugger knows over a pipe
+(pyhang.gdb_batch, pyhang.gdb_pipe).  The other commands of one process
+render from the same analysis (pyhang.thread_commands); gcore runs in gdb
+in batch mode, as a user would type it.  See `pyhang --help` (pyhang.cli_help's epilog) for the
+contract scripts rely on."""
 import argparse
 import gc
 import importlib
@@ -25,149 +27,13 @@ from pyhang.model.live_kinds import WatchEnd  # noqa: E402
 OK, FAILED, USAGE, DEADLOCK, INCOMPLETE, HUNG = (ExitStatus.OK, ExitStatus.FAILED, ExitStatus.USAGE,
                                                  ExitStatus.DEADLOCK, ExitStatus.INCOMPLETE, ExitStatus.HUNG)
 
-# command → (gdb command, takes --json/--pretty/--native-depth, what it prints)
-COMMANDS = {
-    "report": ("pyhang report", True, "every thread, what it waits for and who holds it; deadlocks first"),
-    "py-bt": ("thread apply all pyhang-py-bt", False, "the Python stack of every thread"),
-    "gil-holder": ("gil-holder", False, "who holds the GIL, who waits for it"),
-    "lock-owner": ("thread apply all lock-owner", False, "what each thread waits on and who holds it"),
-    "fork-hazards": ("fork-hazards", False, "what a fork child inherited that can never be released"),
-    "py-bt-full": ("thread apply all pyhang-py-bt-full", False,
-                   "the Python stack of every thread with each frame's arguments"),
-    "py-locals": ("thread apply all pyhang-py-locals", False, "the locals of every thread's innermost Python frame"),
-    "py-tasks": ("py-tasks", False, "every asyncio task, what it awaits, await cycles, blocked event loops"),
-    "merge": (None, True, "reports of many processes (ranks, hosts) grouped by Python stack; the odd ones out"),
-    "job": (None, True, "every process of a job on every node (Slurm, ssh, this machine), merged: the odd ranks "
-                        "and why"),
-    "watch": (None, True, "look at the process every --interval s without stopping it; its report once it stands "
-                          "still --after s and the report names a problem"),
-    "gcore": (None, False, "a core of the process (--tree: of each process of its tree) that keeps every thread's "
-                           "stack and what /proc knows of it: fd table, file locks, system calls, children"),
-}
-
-# command → its own --help: the options it takes and examples.
-COMMAND_HELP = {
-    "report": """options: --json [--pretty], --native-depth N, --locals, --merged, --tree, --snapshot FILE,
-         --no-stop, --stop (live), --sysroot DIR, --lib-search-path DIR[:DIR] (cores)
-examples:
-  pyhang report -p 1234                  every thread, deadlocks first
-  pyhang report --json --pretty -p 1234  the pyhang-report/1 document, indented
-  pyhang report --locals -p 1234         with the locals of every Python frame
-  pyhang report --merged -p 1234         native and Python frames as one stack
-  pyhang report --tree -p 1234           the process and its descendants
-  pyhang report --no-stop -p 1234        read it without stopping it (no gdb; nothing it does is interrupted)
-  pyhang report core.1234 /usr/bin/python3.11 --sysroot /srv/cores/host1
-  pyhang report core.1234 core.1240 --sysroot /srv/cores/host1   one core per process of a tree
-  pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`""",
-    "py-bt": "examples:\n  pyhang py-bt -p 1234\n  pyhang py-bt core.1234",
-    "py-bt-full": "examples:\n  pyhang py-bt-full -p 1234     each frame with its arguments",
-    "py-locals": "examples:\n  pyhang py-locals -p 1234      the innermost Python frame's locals, every thread",
-    "py-tasks": "examples:\n  pyhang py-tasks -p 1234       asyncio tasks per event loop, await cycles",
-    "gil-holder": "examples:\n  pyhang gil-holder -p 1234",
-    "lock-owner": "examples:\n  pyhang lock-owner -p 1234\n  pyhang lock-owner core.1234",
-    "fork-hazards": "examples:\n  pyhang fork-hazards -p 1234   a fork child: what it inherited that can never be released",
-    "merge": """options: --json [--pretty], --dot
-examples:
-  pyhang merge /shared/hang/*.json       reports (pyhang report --json) of every rank, grouped
-  pyhang merge --dot *.json | dot -Tsvg -o ranks.svg   the groups as a picture, the odd ones out red
-  pyhang merge --json a.json tree.json   the pyhang-merge/1 document; a pyhang-tree/1 counts each process""",
-    "job": """options: --json [--pretty], --dot, --save DIR, --fanout N, --deadline S, --remote-pyhang PATH,
-         --srun-arg ARG (repeated), --ssh-arg ARG (repeated), --stop
-examples:
-  pyhang job --slurm 4242                every node of Slurm job 4242 (srun --overlap, no GPU, no memory of
-                                         its own), each process read without stopping it, merged
-  pyhang job --slurm 4242 --save hang/   keeps each node's answer: pyhang merge hang/*.jsonl again later
-  pyhang job --hosts hostfile            the rank processes (RANK, LOCAL_RANK, ... set) of each host, over ssh
-  pyhang job --local                     the rank processes of this machine (a torchrun job)""",
-    "gcore": """options: -o FILE (default core.PID; with --tree a prefix: PREFIX.PID, default core), --tree, --stop
-examples:
-  pyhang gcore -p 1234                   core.1234: every thread's stack, and /proc's facts in a note of its own
-  pyhang gcore -p 1234 -o /srv/cores/hung.core
-  pyhang gcore --tree -p 1234 -o /srv/cores/core   one core per process of the tree: core.1234, core.1240, ...
-  pyhang report core.1234 /usr/bin/python3.11      reads the fd table, system calls, children from the core""",
-    "watch": """options: --interval S (between looks, default 1), --after S (still that long: its report, default 5),
-         --for S (at most), --json [--pretty], --native-depth N, --locals, --merged
-examples:
-  pyhang watch -p 1234                   its report (and exit status) once it stands still 5 s and the report
-                                         names a problem; never stops it
-  pyhang watch -p 1234 --interval 0.1 --after 30 --for 3600 --json > hang.json""",
-}
-
-
-def command_help(name):
-    """`pyhang COMMAND --help`: what the command prints, its options, examples."""
-    usage = "REPORT.json..." if name == "merge" else "(--slurm JOBID | --hosts FILE | --local)" if name == "job" \
-        else "-p PID [-o FILE] [--tree]" if name == "gcore" else "-p PID [--interval S] [--after S] [--for S]" \
-        if name == "watch" else "(-p PID | CORE [EXECUTABLE])"
-    return "usage: pyhang %s %s\n\n%s: %s\n\n%s\n" % (name, usage, name, COMMANDS[name][2], COMMAND_HELP[name])
-
-
-EPILOG = """\
-examples:
-  pyhang report -p 1234                  a live process (gdb attaches, reads, detaches; unless a thread is
-                                         inside a write on a pipe or socket, which a stop would cut short:
-                                         then it is read without stopping it, as with --no-stop)
-  pyhang report --json -p 1234           the pyhang-report/1 JSON document (docs/json-contract.md)
-  pyhang report core.1234                a core; the executable is the one the core names
-  pyhang report core.1234 /usr/bin/python3.11
-  pyhang lock-owner -p 1234              also: py-bt, py-bt-full, py-locals, py-tasks, gil-holder, fork-hazards
-  pyhang report --snapshot hang.json     a snapshot saved in gdb by `pyhang snapshot FILE`
-  pyhang report --tree -p 1234           the process and its descendants, deadlocks across them first
-  pyhang report core.1234 core.1240 ...  one core per process, as a tree (parents from the cores)
-  pyhang merge /shared/hang/*.json       many ranks' reports grouped by Python stack, the odd ones out
-  pyhang job --slurm 4242                every rank of a Slurm job on every node, read and merged: the odd ranks
-  pyhang gcore -p 1234                   core.1234 with every thread's stack and /proc's facts (fds, children)
-  pyhang watch -p 1234                   a watchdog, never stopping it: the report once it stands still 5 s
-                                         and the report names a problem (its exit status); 0 when it ends
-
-exit status:
-  0  the report was made (for `report`: and every thread is running, idle by design or
-     blocked on threads that can progress: no deadlock, having read what it needs)
-  3  `report` was made and found at least one deadlock
-  5  `report` was made and found a hang that is no cycle: a ThreadPoolExecutor starving
-     itself, an event loop blocked in a task, a lock whose owner is gone, a Queue nothing
-     can fill or drain, a lock held across a long sleep, waits that made no progress while nothing could end them (report -p
-     looks twice more without stopping the process, unless --once), the GIL's holder asleep in a system call, a lock copied locked by fork, a
-     thread inside an OpenMP pool fork did not copy (--tree: also a process waiting on one
-     that cannot serve it, a multiprocessing.Pool task lost with a worker that died); its
-     verdict says which
-  4  `report` was made and found no deadlock, but is incomplete: the Python state of a
-     Python process, or glibc's lock layouts while threads sleep on futexes, could not
-     be read, so no deadlock can be ruled out; its "incomplete" verdict says what could
-     not be read and what still holds (--tree: in some process); also when a thread
-     waits on a pipe or socket only other processes hold (--tree looks at them), or on
-     what pyhang cannot name or does not model (its "unaccounted" verdict gives the raw facts)
-  merge, job: the worst of the processes' own statuses (3, then 5, then 4); 5 when ranks wait in
-     different collectives; 4 when a file, node or rank could not be read and no hang was found
-  1  pyhang could not look at the target; the reason is on stderr (with --json,
-     a {"schema": "pyhang-error/1", "error": {...}} document on stdout too)
-  2  the arguments are wrong; or `report` was made of a target that runs no Python
-     and found nothing hung (--tree: no process runs Python)
-"""
-
-
-def _command(name):
-    """A command's name, or an error that suggests the nearest one."""
-    if name in COMMANDS:
-        return name
-    import difflib
-    near = difflib.get_close_matches(name, COMMANDS, n=1)
-    raise argparse.ArgumentTypeError("unknown command %r%s (commands: %s)" % (
-        name, "; did you mean %r?" % near[0] if near else "", ", ".join(COMMANDS)))
-
-
-SHORT_USAGE = """pyhang COMMAND -p PID [options]              a live process
-       pyhang COMMAND CORE [EXECUTABLE] [options]   a core file
-       pyhang merge REPORT.json...  |  pyhang job (--slurm JOBID | --hosts FILE | --local)
-  COMMAND: %s; `pyhang --help`: every option, the exit statuses and examples""" % ", ".join(
-    c for c in COMMANDS if c not in ("merge", "job"))
-
+from pyhang.cli_help import COMMANDS, EPILOG, SHORT_USAGE, command_help, command_name  # noqa: E402
 
 def parser():
     p = argparse.ArgumentParser(prog="pyhang", description="Why is this Python program stuck?",
                                 usage=SHORT_USAGE, epilog=EPILOG, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version="pyhang %s (%s)" % (VERSION, SCHEMA))
-    p.add_argument("what", type=_command, metavar="COMMAND",
+    p.add_argument("what", type=command_name, metavar="COMMAND",
                    help="; ".join("%s: %s" % (k, v[2]) for k, v in COMMANDS.items()))
     p.add_argument("-p", "--pid", type=int, help="a live process")
     p.add_argument("paths", nargs="*", metavar="CORE [EXECUTABLE] | CORE CORE...",
@@ -180,6 +46,9 @@ def parser():
     p.add_argument("--stop", action="store_true",
                    help="-p PID: stop the process even where a stop would cut a thread's write on a pipe or socket "
                         "short (without it, report reads such a process without stopping it)")
+    p.add_argument("--gdb", action="store_true",
+                   help="-p PID: stop and read the process through gdb (its attach and, for a frame no unwind "
+                        "table covers, its unwinder) rather than by pyhang's own stop")
     p.add_argument("--snapshot", metavar="FILE", help="report: analyse a snapshot saved by `pyhang snapshot FILE`")
     p.add_argument("--once", action="store_true",
                    help="report -p PID: one look only (without it, a second look that does not stop the process "
@@ -272,8 +141,10 @@ def main(argv=None):
         p.error("--once goes without --interval")
     if args.interval is not None and not 0 < args.interval <= 60:
         p.error("--interval takes seconds, more than 0 and at most 60")
-    if (args.no_stop or args.stop) and args.pid is None:
-        p.error("%s goes with -p PID" % ("--no-stop" if args.no_stop else "--stop"))
+    if (args.no_stop or args.stop or args.gdb) and args.pid is None:
+        p.error("%s goes with -p PID" % ("--no-stop" if args.no_stop else "--stop" if args.stop else "--gdb"))
+    if args.gdb and args.no_stop:
+        p.error("--gdb goes without --no-stop: gdb stops the process")
     if args.no_stop and (args.stop or args.what not in NOT_STOPPED):
         p.error("--no-stop goes with %s, and without --stop" % ", ".join("`%s`" % c for c in NOT_STOPPED))
     if args.snapshot:
@@ -294,14 +165,16 @@ def main(argv=None):
         p.error("%s goes with a core file" % ("--sysroot" if args.sysroot else "--lib-search-path"))
     args.cut_short = [] if args.pid is None or args.stop or args.no_stop else transfers.cut_short(args.pid)
     if args.no_stop or args.cut_short:
-        return report_not_stopped(args)
+        return report_live(args, stopping=False)
+    if args.pid is not None and not args.gdb:
+        return report_live(args, stopping=True)
     return report_one(args)
 
 
 def report_one(args):
-    """`pyhang report` (or another command, pyhang.thread_commands) of one
-    process or core: analysed and rendered here.  gdb starts first: it
-    attaches while this process loads the analysis."""
+    """`pyhang report` (or another command, pyhang.thread_commands) of a core,
+    or of a live process with --gdb, through gdb: analysed and rendered here.
+    gdb starts first: it opens the target while this process loads the analysis."""
     from pyhang import gdb_batch
     try:
         pipe = gdb_batch.open_gdb(args)
@@ -387,35 +260,42 @@ KEPT = []
 NOT_STOPPED = tuple(c for c in COMMANDS if c not in ("merge", "job"))
 
 
-def report_not_stopped(args):
-    """`pyhang report` (or another command) of a live process read without
-    stopping it (--no-stop, or because a stop would cut a transfer short):
-    no gdb."""
+def report_live(args, stopping):
+    """`pyhang report` (or another command) of a live process, no gdb: stopped by pyhang itself for the
+    read (`stopping`: pyhang.stopped) or read without stopping it (--no-stop, or because a stop would cut a
+    transfer short: pyhang.nostop)."""
     _analysis_path()
     try:
-        from pyhang import nostop  # noqa: F401 (loadable here: else why not, in one line)
+        from pyhang import nostop, stopped  # noqa: F401 (loadable here: else why not, in one line)
     except ImportError as exc:
         return _no_analysis(exc, args.json)
     try:
-        snapshot, report = _examined_not_stopped(args, KEPT)
+        snapshot, report = _examined_live(args, stopping, KEPT)
     except Failure as f:
         return fail(f, args.json)
     return _render_command(snapshot, report, args)
 
 
-def _examined_not_stopped(args, kept):
-    """(snapshot, report) of live process args.pid read without stopping it, or a Failure raised
-    saying why it could not be read (or exited while it was)."""
-    from pyhang import nostop, procfs
+def _examined_live(args, stopping, kept):
+    """(snapshot, report) of live process args.pid, stopped for the read or not (`stopping`), or a Failure
+    raised saying why it could not be stopped or read (or exited while it was)."""
+    from pyhang import live_causes, nostop, procfs, stopped
     before = procfs.stat(args.pid)
+    depth = options.native_depth(args.native_depth, args.merged)
+    locals = args.locals or args.what in ("py-bt-full", "py-locals")
     try:
-        snapshot, report = nostop.examine(args.pid, native_depth=options.native_depth(args.native_depth, args.merged),
-                                          locals=args.locals or args.what in ("py-bt-full", "py-locals"),
-                                          because=args.cut_short, kept=kept)
-    except Exception as exc:  # noqa: BLE001 — one line, never a traceback
-        message, what_to_do = not_read(args.pid, before, exc)
+        if stopping:
+            snapshot, report = stopped.examine(args.pid, native_depth=depth, locals=locals, kept=kept)
+        else:
+            snapshot, report = nostop.examine(args.pid, native_depth=depth, locals=locals,
+                                              because=args.cut_short, kept=kept)
+    except stopped.StopFailed as exc:
+        message, what_to_do = live_causes.not_stopped(args.pid, before, exc.problem, exc.error)
         raise Failure(message, hint=what_to_do) from None
-    gone = not_read(args.pid, before) if before is not None else None
+    except Exception as exc:  # noqa: BLE001 — one line, never a traceback
+        message, what_to_do = not_read(args.pid, before, exc, stopping)
+        raise Failure(message, hint=what_to_do) from None
+    gone = not_read(args.pid, before, stopping=stopping) if before is not None else None
     if gone is not None:   # it exited while it was read: what was read is no report of it
         raise Failure(gone[0], hint=gone[1])
     return snapshot, report
@@ -461,7 +341,7 @@ def watch(p, args):
 
     def report():
         try:
-            _, taken["report"] = _examined_not_stopped(args, None)   # each report freed once it went on
+            _, taken["report"] = _examined_live(args, False, None)   # each report freed once it went on
         except Failure as f:
             taken["failure"] = f
             return FAILED
@@ -480,11 +360,13 @@ def watch(p, args):
     return outcome.status
 
 
-def not_read(pid, before, exc=None):
-    """(message, hint) of why `pid` was not read without stopping it (live_causes.not_read), or None."""
+def not_read(pid, before, exc=None, stopping=False):
+    """(message, hint) of why `pid` was not read, stopped by pyhang (`stopping`) or without stopping it
+    (live_causes.not_read), or None."""
     from pyhang import live_causes
-    from pyhang.render.failures import EXITED_DURING_READ
-    return live_causes.not_read(pid, before, live_causes.process_problem(pid, before, EXITED_DURING_READ), exc)
+    from pyhang.render.failures import EXITED_DURING_READ, EXITED_DURING_STOP
+    during = EXITED_DURING_STOP if stopping else EXITED_DURING_READ
+    return live_causes.not_read(pid, before, live_causes.process_problem(pid, before, during), exc)
 
 
 def gcore(p, args):

@@ -2,9 +2,11 @@
 are render.failures'): it is not there (and whether a process of a PID
 namespace, a container, has that pid inside it), it exited while it was
 read, or this user may not read it (another user's process, or
-/proc/sys/kernel/yama/ptrace_scope).  The command line asks these once a
+/proc/sys/kernel/yama/ptrace_scope), or, for a stop, another process
+traces it already.  The command line asks these once a
 read failed, or after a read without stopping, whose reads may have been
-of a process that was going away (not_read: the command line's first line and hint)."""
+of a process that was going away (not_read: the command line's first line and hint), and once pyhang
+could not stop one itself (not_stopped)."""
 import errno
 import os
 
@@ -101,6 +103,25 @@ def not_read(pid, before, cause=None, exc=None):
         return (failures.no_permission(pid, why) if why else failures.cannot_read(pid, reader_error_text(exc)),
                 failures.PTRACE_HINT)
     return failures.cannot_read(pid, reader_error_text(exc)), None
+
+
+def not_stopped(pid, before, problem, error):
+    """(the first line, what to do) of why pyhang could not stop live process `pid` (procfs.stat `before`
+    the stop) itself: `problem` (live_kinds.StopProblem) and the errno `error` of the call that failed."""
+    from pyhang.model.live_kinds import StopProblem
+    from pyhang.render import failures
+    if problem == StopProblem.NO_PROCESS:
+        cause = process_problem(pid, before, failures.EXITED_DURING_STOP) or no_process(pid)
+        return cause, failures.no_process_hint(pid, namespaced_as(pid)) if before is None else None
+    if problem == StopProblem.NOT_PERMITTED:
+        by = tracer(pid)
+        if by:
+            return failures.traced(pid, by, procfs.comm(by)), failures.traced_hint(pid)
+        why = permission(pid)
+        if why:
+            return failures.no_permission(pid, why), failures.PTRACE_HINT
+    return failures.cannot_stop(pid, os.strerror(error) if error else problem), \
+        failures.PTRACE_HINT if problem == StopProblem.NOT_PERMITTED else None
 
 
 def no_process(pid):

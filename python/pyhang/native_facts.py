@@ -69,6 +69,15 @@ def named_frames(target, pcs, made):
     return [made[k] for k in keys]
 
 
+def live_target(facts, pid, tids_map, warnings=()):
+    """The target facts of live process `pid` read by `facts` (a Collector), its TIDs mapped by `tids_map`
+    (namespaces.live_tids): `warnings` first, then its reader's."""
+    t = facts.native_target
+    return facts.target_facts(kind="live", pid=pid, executable=t.executable or None,
+                              namespace_pid=tids_map.pid, parent_pid=procfs.parent_pid(pid),
+                              warnings=list(warnings) + list(t.warnings))
+
+
 def kept_in_dict():
     """A `cached(name, make)` over a dict of its own: decoders kept as long as their collector."""
     kept = {}

@@ -32,7 +32,7 @@ from pyhang.model.live_kinds import ParkState
 from pyhang.model.report import ThreadIssue
 from pyhang.model.warning_facts import TargetIssue
 from pyhang.model.waits import ParkedRegisters
-from pyhang.native_facts import Collector
+from pyhang.native_facts import Collector, live_target
 
 MAX_THREADS = 1 << 16
 PAGE = 4096
@@ -62,10 +62,7 @@ class ProcThreads:
         return self.tids_map.to_host(tid)
 
     def target(self, facts):
-        t = facts.native_target
-        return facts.target_facts(kind="live", pid=self.pid, executable=t.executable or None,
-                                  namespace_pid=self.tids_map.pid, parent_pid=procfs.parent_pid(self.pid),
-                                  warnings=[NOT_STOPPED] + [_cut_short(c) for c in self.because] + list(t.warnings))
+        return live_target(facts, self.pid, self.tids_map, [NOT_STOPPED] + [_cut_short(c) for c in self.because])
 
     def python(self, facts):
         """The interpreter's state, read twice: threads whose frames moved

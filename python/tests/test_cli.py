@@ -79,11 +79,17 @@ def test_cli_exits_3_when_the_report_finds_a_deadlock_and_2_for_a_c_program_with
     assert status == 0 and out.startswith("fork-hazards: live process %d" % parked.pid)
 
 
-def test_cli_for_a_pid_that_does_not_exist_fails_with_gdbs_reason():
+def test_cli_for_a_pid_that_does_not_exist_fails_saying_so_and_with_gdb_gives_gdbs_reason_too():
     status, out, err = cli("report", "-p", 999999)
     assert status == 1 and out == ""
-    assert err.splitlines()[0] == "pyhang: there is no process 999999" and "gdb: ptrace: No such process." in err
+    assert err.splitlines()[0] == "pyhang: there is no process 999999" and "gdb" not in err
     status, out, err = cli("report", "--json", "-p", 999999)
+    e = error_document(out)
+    assert status == 1 and e["gdb"] == [] and "999999" in e["hint"]
+    status, out, err = cli("report", "--gdb", "-p", 999999)
+    assert status == 1 and out == ""
+    assert err.splitlines()[0] == "pyhang: there is no process 999999" and "gdb: ptrace: No such process." in err
+    status, out, err = cli("report", "--gdb", "--json", "-p", 999999)
     e = error_document(out)
     assert status == 1 and e["gdb"] == ["ptrace: No such process."] and "999999" in e["hint"]
 
@@ -99,11 +105,18 @@ def test_cli_without_ptrace_permission_says_what_to_do(scenario):
                        stdout=subprocess.DEVNULL)
         status, out, err = cli("report", "--json", "-p", s.pid, user="nobody",
                                command=os.path.join(prefix, "bin", "pyhang"))
+        by_gdb = cli("report", "--json", "--gdb", "-p", s.pid, user="nobody", command=os.path.join(prefix, "bin", "pyhang"))
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
+    # THEN pyhang's own stop says whose process it is, and what to do
     e = error_document(out)
-    assert status == 1 and "Operation not permitted" in " ".join(e["gdb"])
+    assert status == 1 and e["gdb"] == [] and e["message"].startswith("this user, nobody (uid ")
+    assert e["message"].endswith("may not read process %d: it runs as root (uid 0)" % s.pid)
     assert "ptrace_scope" in e["hint"] and "SYS_PTRACE" in e["hint"] and "ptrace_scope" in err
+    # AND gdb's stop gives gdb's own reason with the same advice
+    e = error_document(by_gdb[1])
+    assert by_gdb[0] == 1 and "Operation not permitted" in " ".join(e["gdb"])
+    assert "ptrace_scope" in e["hint"] and "SYS_PTRACE" in e["hint"]
 
 
 def test_cli_on_a_file_that_is_not_a_core_fails_plainly(tmp_path):

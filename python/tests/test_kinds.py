@@ -55,3 +55,8 @@ def test_glibc_decoders_problem_and_score_kinds_are_the_native_name_tables():
 
 def test_park_states_are_the_native_name_table():
     assert values(live_kinds.ParkState) == texts(native.ParkState)
+
+
+def test_stop_problems_and_unwind_stops_are_the_native_name_tables():
+    assert values(live_kinds.StopProblem) == texts(native.StopProblem)
+    assert values(live_kinds.UnwindStop) == texts(native.Stop)

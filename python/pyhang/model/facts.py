@@ -56,6 +56,12 @@ DEFAULT_NATIVE_DEPTH = 8
 MEMBERS_MAX = 4096
 
 
+# The registers of frame 0 a ThreadFacts keeps: the system call (orig_rax) and its arguments (the futex
+# word, op and expected value; what a thread parked in another call waits for: pyhang.analysis.syscalls),
+# and fs_base, the thread's own struct pthread (x86_64 TLS), which tells which thread a pthread_join waits for.
+FRAME0_REGISTERS = ("orig_rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "fs_base")
+
+
 @record
 class ThreadFacts:
     """One thread as the collector sees it: frame 0's registers and the pcs

@@ -386,6 +386,8 @@ class ThreadIssueKind:
     RUNNING = "running"                        # read without stopping it: no registers, no native frames
     NO_SYSCALL_RECORD = "no-syscall-record"    # text: the state its /proc record gave
     FRAMES_MOVED = "frames-moved"              # its Python frames changed between two reads (it was running)
+    UNWIND_ENDED = "unwind-ended"              # stopped: number: the frames read; text: the unwinder's stop (UnwindStop)
+    NOT_STOPPED = "not-stopped"                # pyhang's own stop: number: the ms it waited for this thread to stop
 
 
 class ReaderFailure:

@@ -1,7 +1,9 @@
-"""The vocabularies of looking at a live process without stopping it: how
-the kernel records each of its threads (ParkState: the native name table's
-names, /proc/PID/task/TID/syscall as pyhang.nostop reads it), and how a watch
-of it ended (WatchEnd, pyhang.watch)."""
+"""The vocabularies of looking at a live process: how the kernel records
+each of its threads when nobody stopped it (ParkState: the native name
+table's names, /proc/PID/task/TID/syscall as pyhang.nostop reads it), how a
+watch of it ended (WatchEnd, pyhang.watch), why pyhang's own stop of it
+failed (StopProblem, pyhang.stopped), and where pyhang's unwinder ends a
+native stack (UnwindStop)."""
 
 
 class ParkState:
@@ -22,3 +24,22 @@ class WatchEnd:
     NOT_READ = "not-read"     # a report could not be taken (the process could not be read)
     INTERRUPTED = "interrupted"   # the user interrupted it (^C)
     ALL = (EXITED, LIMIT, PROBLEM, NOT_READ, INTERRUPTED)
+
+
+class StopProblem:
+    """Why pyhang could not stop a live process itself (the native StopProblem: ProcessStop.problem)."""
+    NO_PROCESS = "no-process"         # no such process, or it exited while being stopped
+    NOT_PERMITTED = "not-permitted"   # ptrace refused: another tracer, Yama's ptrace_scope, another user's process
+    FAILED = "failed"                 # another error of ptrace or /proc (its errno)
+
+
+class UnwindStop:
+    """Why pyhang's unwinder ended a native stack (the native Stop: Unwinder.unwind's second item)."""
+    END = "end"                       # the outermost frame
+    DEPTH = "depth"                   # as many frames as asked for
+    NO_CFI = "no-cfi"                 # a pc in no mapped file, or no call-frame information covers it
+    UNREADABLE = "unreadable"         # stack memory, a register or call-frame information could not be read
+    UNSUPPORTED = "unsupported"       # call-frame information this unwinder does not handle
+    BAD_FRAME = "bad-frame"           # a stack that makes no sense (no progress, a cycle)
+    REGISTER_UNKNOWN = "register-unknown"   # a rule needs a register no record or frame gave
+    COMPLETE = (END, DEPTH)           # after these, the pcs read are all there is to have

@@ -33,6 +33,25 @@ def cannot_read(pid, what):
 # What each reader failure of a process read without stopping it means, by errno of /proc/PID/maps.
 EXITED_DURING_READ = "while pyhang read it without stopping it"
 EXITED_DURING_ATTACH = "while gdb was attaching to it"
+EXITED_DURING_STOP = "while pyhang stopped it to read it"
+
+def traced_hint(pid):
+    """What to do about a process another tracer holds (traced)."""
+    return ("detach that debugger (or end its trace) and run pyhang again, or read the process without "
+            "stopping it: pyhang report --no-stop -p %d" % pid)
+
+
+def traced(pid, tracer, name):
+    """The first line for a process pyhang could not stop because process `tracer` (its comm `name`, or None)
+    traces it: a process has one tracer at a time."""
+    return "process %d is traced by process %d%s, and a process has one tracer at a time: pyhang cannot stop it" % (
+        pid, tracer, " (%s)" % name if name else "")
+
+
+def cannot_stop(pid, what):
+    """The first line for a process pyhang could not stop, for a reason that is neither its exit, another
+    tracer nor permission (`what`: the error in words)."""
+    return "cannot stop process %d: %s" % (pid, what)
 
 
 def no_process(pid):

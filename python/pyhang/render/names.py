@@ -1,6 +1,7 @@
 """How a thread is named in every sentence pyhang writes, and how an
 object is named by the variable of the program that reaches it."""
 from pyhang.model.kinds import Confidence, ThreadIssueKind, WaitKind
+from pyhang.model.live_kinds import UnwindStop
 from pyhang.model.report import PythonFrame
 from pyhang.render.exits import signal_text
 from pyhang.render.unread import unread_text
@@ -140,6 +141,20 @@ _THREAD_ISSUES = {
     ThreadIssueKind.NO_SYSCALL_RECORD: lambda i: "its system-call record could not be read (%s)" % (
         i.text or "no record"),
     ThreadIssueKind.FRAMES_MOVED: lambda i: "its Python frames changed while they were read (it was running)",
+    ThreadIssueKind.UNWIND_ENDED: lambda i: "its native stack ends after %d frame%s: %s" % (
+        i.number, "" if i.number == 1 else "s", _UNWIND_STOPS.get(i.text, "pyhang's unwinder stopped (%s)" % i.text)),
+    ThreadIssueKind.NOT_STOPPED: lambda i: ("it did not stop within %d ms of being asked to (asleep where no signal "
+                                            "reaches it, in the kernel), so its registers and native frames are not "
+                                            "known" % i.number),
+}
+
+# Where pyhang's unwinder ended a stopped thread's stack (model.live_kinds.UnwindStop), for UNWIND_ENDED.
+_UNWIND_STOPS = {
+    UnwindStop.NO_CFI: "no call-frame information covers the next pc (code built without it, or generated code)",
+    UnwindStop.UNREADABLE: "its stack or call-frame information could not be read there",
+    UnwindStop.UNSUPPORTED: "the call-frame information there is of a form pyhang's unwinder does not handle",
+    UnwindStop.BAD_FRAME: "the stack makes no sense there (a frame that does not move up the stack, or a cycle)",
+    UnwindStop.REGISTER_UNKNOWN: "a frame's rule needs a register no frame below it saved",
 }
 
 

@@ -1,0 +1,105 @@
+"""The command line's own stop of a live process (pyhang.stopped, its default for `report -p`): it finds
+what gdb's stop finds, sends the process no signal, and lets every thread run on untraced before it
+prints; a process another debugger traces is refused, naming that debugger, and --no-stop still reads it."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import harness
+
+PY = "/usr/bin/python3.11"
+
+# A process of its own that traces `argv[1]` (PTRACE_SEIZE: it neither stops nor signals it), says so on
+# stdout and waits to be killed: another debugger, as pyhang sees one.
+_TRACER = r"""
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_SEIZE = 0x4206
+ok = libc.ptrace(PTRACE_SEIZE, int(sys.argv[1]), None, None) == 0
+print("traced" if ok else "refused %d" % ctypes.get_errno(), flush=True)
+time.sleep(3600)
+"""
+
+
+def _status_field(pid, name):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+def test_the_command_lines_own_stop_finds_the_deadlock_and_leaves_the_process_running_untraced(scenario):
+    # GIVEN two threads deadlocked on two RLocks, which record their owners
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    # WHEN the command line reports it, stopping it itself (no --gdb)
+    status, doc = harness.report_doc("-p", s.pid)
+    # THEN the deadlock is the scenario's, each thread holding the lock the other waits for
+    assert status == 3 and len(doc["deadlocks"]) == 1, doc["deadlocks"]
+    by_tid = {t["tid"]: t for t in doc["threads"]}
+    assert sorted(by_tid) == sorted(t["tid"] for t in s.truth["threads"])
+    waits = {by_tid[harness.role_tid(s, role)]["blocked_on"]["address"]
+             for role in ("holds-a-wants-b", "holds-b-wants-a")}
+    assert waits == {s.truth["a"], s.truth["b"]}, waits
+    # AND it is the report gdb's stop gives, thread for thread
+    _, by_gdb = harness.report_doc("--gdb", "-p", s.pid)
+    assert [(t["tid"], t["blocked_on"]["kind"] if t["blocked_on"] else None, [f["function"] for f in t["python_frames"]])
+            for t in doc["threads"]] == \
+           [(t["tid"], t["blocked_on"]["kind"] if t["blocked_on"] else None, [f["function"] for f in t["python_frames"]])
+            for t in by_gdb["threads"]]
+    assert doc["deadlocks"] == by_gdb["deadlocks"]
+    # AND afterwards no thread is stopped or traced, and no signal waits for the process
+    for tid in by_tid:
+        assert harness.thread_state(s.pid, tid) in ("S", "R"), (tid, harness.thread_state(s.pid, tid))
+    assert _status_field(s.pid, "TracerPid") == "0"
+    assert int(_status_field(s.pid, "ShdPnd"), 16) == 0 and int(_status_field(s.pid, "SigPnd"), 16) == 0
+
+
+def test_the_command_lines_own_stop_refuses_a_process_another_debugger_traces_and_names_it(scenario):
+    # GIVEN a deadlocked process that another process traces
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "lock_abba.py"), "RLock"])
+    tracer = subprocess.Popen([sys.executable, "-c", _TRACER, str(s.pid)], stdout=subprocess.PIPE, text=True)
+    try:
+        said = tracer.stdout.readline().strip()
+        assert said == "traced", said
+        # WHEN the command line is asked for its report
+        status, out, err = harness.pyhang_cli("report", "-p", s.pid)
+        # THEN it fails in one line naming the tracer, and says how to read it anyway
+        assert status == 1 and out == "" and "Traceback" not in err, err
+        first = err.splitlines()[0]
+        assert first.startswith("pyhang: process %d is traced by process %d (" % (s.pid, tracer.pid)), first
+        assert "pyhang report --no-stop -p %d" % s.pid in err
+        # AND the tracer still holds it: nothing of its trace was taken
+        assert _status_field(s.pid, "TracerPid") == str(tracer.pid)
+        # AND --no-stop reads it all the same
+        status, doc = harness.report_doc("--no-stop", "-p", s.pid)
+        assert status == 3 and len(doc["deadlocks"]) == 1
+    finally:
+        tracer.send_signal(signal.SIGKILL)
+        tracer.wait()
+    time.sleep(0.1)
+    assert _status_field(s.pid, "TracerPid") == "0"
+
+
+def test_the_command_lines_own_stop_says_a_zombie_is_one_and_no_process_is_none():
+    # GIVEN a process that exited and that its parent (this test) has not reaped
+    pid, parent, end = harness.child_left_unreaped(["sleep", "1000"])
+    try:
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while harness.thread_state(pid, pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # WHEN the command line is asked for its report
+        status, out, err = harness.pyhang_cli("report", "-p", pid)
+    finally:
+        end()
+    # THEN it says in one line that the process is a zombie, no permission hint, no gdb
+    assert status == 1 and out == "" and "Traceback" not in err, err
+    assert err.splitlines()[0] == ("pyhang: process %d has exited: it is a zombie, which its parent (PID %d) has not "
+                                   "reaped, and holds no threads or memory to read" % (pid, parent)), err
+    assert "ptrace_scope" not in err and "gdb" not in err, err
+    # AND once reaped there is no such process, and it says what to check
+    status, out, err = harness.pyhang_cli("report", "-p", pid)
+    assert status == 1 and err.splitlines()[0] == "pyhang: there is no process %d" % pid, err
