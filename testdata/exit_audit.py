@@ -203,6 +203,9 @@ CASES = [
          "parent waits for a range lock its child holds while it reads a dead pipe"),
     case("fork_mutex", "fork_mutex.py", [F("libforkfixture.so")], HEALTHY,
          "the child blocks for ever on a mutex copied locked; the parent alone only sleeps", tree=HUNG),
+    case("vfork_wait", "vfork_wait.py", [F("libforkfixture.so")], HUNG,
+         "a thread waits in vfork for a child that sleeps an hour: no ptrace stop reaches it (gdb's attach waits "
+         "for it), pyhang's stop goes on without it and reads its wait from /proc"),
     case("fork_pool_lock:lock", "fork_pool_lock.py", [], HUNG,
          "Pool workers block on a Lock copied locked; parent in map"),
     case("fork_pool_lock:rlock", "fork_pool_lock.py", ["rlock"], HUNG, "the same with a Condition's RLock"),

@@ -53,7 +53,7 @@ def thread_state(pid, tid):
 # `parked_in` is one name, or a list of the names any of which will do
 # (time.sleep is select(2) / pselect6(2) before 3.11, clock_nanosleep(2) after; select.poll's poll() is
 # poll(2) up to 3.14, ppoll(2) from 3.15).
-SYSCALLS = {"poll": 7, "ppoll": 271, "recvfrom": 45, "futex": 202, "select": 23, "nanosleep": 35, "clock_nanosleep": 230, "pselect6": 270}
+SYSCALLS = {"vfork": 58, "poll": 7, "ppoll": 271, "recvfrom": 45, "futex": 202, "select": 23, "nanosleep": 35, "clock_nanosleep": 230, "pselect6": 270}
 
 
 def parked_in(pid, thread):

@@ -103,3 +103,25 @@ def test_the_command_lines_own_stop_says_a_zombie_is_one_and_no_process_is_none(
     # AND once reaped there is no such process, and it says what to check
     status, out, err = harness.pyhang_cli("report", "-p", pid)
     assert status == 1 and err.splitlines()[0] == "pyhang: there is no process %d" % pid, err
+
+
+def test_a_thread_no_stop_reaches_is_named_read_from_proc_and_never_counted_as_running(scenario):
+    # GIVEN a process one of whose threads waits in vfork for a child that sleeps an hour (no ptrace stop
+    # reaches a vfork parent: gdb's attach waits for it for ever)
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "vfork_wait.py"), harness.fixture_path("libforkfixture.so")])
+    waiting = harness.role_tid(s, "in-vfork")
+    # WHEN the command line reports it, stopping it itself
+    status, doc = harness.report_doc("-p", s.pid)
+    # THEN the stop went on without that thread and says so; what it waits in comes from its /proc record
+    by_tid = {t["tid"]: t for t in doc["threads"]}
+    stuck = by_tid[waiting]
+    assert "did not stop within 2000 ms" in stuck["problem"], stuck["problem"]
+    assert stuck["blocked_on"]["syscall"]["name"] == "vfork", stuck["blocked_on"]
+    assert [f["function"] for f in stuck["python_frames"]][:1] == ["in_vfork"], stuck["python_frames"]
+    # AND it is no all-clear: a wait pyhang does not model, said with its raw facts (exit 4), not a running thread
+    assert status == 4 and stuck["account"]["state"] == "unaccounted", stuck["account"]
+    assert by_tid[s.pid]["account"]["state"] == "idle" and by_tid[s.pid]["problem"] is None
+    # AND no thread of it is taken for one fork did not copy (the thread is known by its struct pthread)
+    assert not doc.get("fork_hazards"), doc.get("fork_hazards")
+    # AND once the command line has exited nothing traces the process
+    assert _status_field(s.pid, "TracerPid") == "0"

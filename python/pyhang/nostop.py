@@ -28,7 +28,7 @@ from pyhang import namespaces, procfs
 from pyhang.checkout import debug_directories
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
-from pyhang.model.live_kinds import ParkState
+from pyhang.model.live_kinds import ParkState, UnwindStop
 from pyhang.model.report import ThreadIssue
 from pyhang.model.warning_facts import TargetIssue
 from pyhang.model.waits import ParkedRegisters
@@ -138,9 +138,9 @@ class ProcThreads:
             t.registers = dict(parked.registers)
             if base is not None:  # the thread's struct pthread, as a debugger gives it
                 t.registers["fs_base"] = base
-            pcs, stop = facts.decoders.unwinder().unwind(t.registers, depth) if depth else ([], "depth")
+            pcs, stop = facts.decoders.unwinder().unwind(t.registers, depth) if depth else ([], UnwindStop.DEPTH)
             t.frames = facts.decoders.frames(pcs)
-            if stop not in ("end", "depth"):
+            if stop not in UnwindStop.COMPLETE:
                 problems.append(ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop))
         elif state == ParkState.RUNNING:
             problems.append(ThreadIssue(ThreadIssueKind.RUNNING))

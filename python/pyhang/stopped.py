@@ -21,7 +21,7 @@ from pyhang import namespaces, procfs
 from pyhang.checkout import debug_directories
 from pyhang.model.facts import FRAME0_REGISTERS, ThreadFacts
 from pyhang.model.kinds import ThreadIssueKind
-from pyhang.model.live_kinds import UnwindStop
+from pyhang.model.live_kinds import ParkState, UnwindStop
 from pyhang.model.report import ThreadIssue
 from pyhang.native_facts import Collector, live_target
 
@@ -53,6 +53,14 @@ class StoppedThreads:
     def target(self, facts):
         return live_target(facts, self.pid, self.tids_map)
 
+    def _descriptors(self, facts):
+        """host TID → its struct pthread, from glibc's thread lists (once): the fs_base of a thread that did not
+        stop, whose registers are not known."""
+        def walk():
+            found = native.thread_descriptors(facts.native_target)
+            return {self.host_tid(tid): base for tid, base in found.threads.items()}
+        return facts.once("descriptors", walk)
+
     def threads(self, facts, depth, tids):
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
         return [self._thread(facts, num, host, depth) for num, host in self.numbered
@@ -62,15 +70,27 @@ class StoppedThreads:
         own = self.tids_map.to_target(host)
         t = ThreadFacts(num=num, tid=own, name=procfs.thread_name(self.pid, host), unwound_by="pyhang",
                         host_tid=host if own != host else None)
+        problems = []
         regs = None if host in self.not_stopped else facts.native_target.registers(host)
-        if regs is None:   # it did not stop by the deadline
-            t.problem = [ThreadIssue(ThreadIssueKind.NOT_STOPPED, number=STOP_WAIT_MS)]
-            return t
-        t.registers = {r: regs[r] for r in FRAME0_REGISTERS if r in regs}
-        pcs, stop = facts.decoders.unwinder().unwind(regs, depth) if depth else ([], UnwindStop.DEPTH)
-        t.frames = facts.decoders.frames(pcs)
-        if stop not in UnwindStop.COMPLETE:
-            t.problem = [ThreadIssue(ThreadIssueKind.UNWIND_ENDED, number=len(pcs), text=stop)]
+        if regs is None:
+            # It did not stop by the deadline (a sleep no signal ends, in the kernel): where its system-call
+            # record says it is, as a look that does not stop a process reads it (pyhang.nostop).
+            problems.append(ThreadIssue(ThreadIssueKind.NOT_STOPPED, number=STOP_WAIT_MS))
+            parked = native.parked_registers(facts.native_target, host)
+            regs = dict(parked.registers) if parked and parked.state in (ParkState.IN_CALL, ParkState.BLOCKED) \
+                else {}
+            base = self._descriptors(facts).get(host)
+            if base is not None:   # its struct pthread, which glibc's lists link: joins and fork facts know it by it
+                regs["fs_base"] = base
+            regs = regs or None
+        if regs is not None:
+            t.registers = {r: regs[r] for r in FRAME0_REGISTERS if r in regs}
+        if regs is not None and "rip" in regs:
+            pcs, stop = facts.decoders.unwinder().unwind(regs, depth) if depth else ([], UnwindStop.DEPTH)
+            t.frames = facts.decoders.frames(pcs)
+            if stop not in UnwindStop.COMPLETE:
+                problems.append(ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop))
+        t.problem = problems or None
         return t
 
 

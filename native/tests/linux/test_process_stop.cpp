@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -100,6 +102,17 @@ struct Child {
   }
 };
 
+// A thread held in vfork until its child exits after `seconds` (an uninterruptible wait: no stop reaches it).
+void* in_vfork(void* seconds) {
+  pid_t pid = ::vfork();
+  if (pid == 0) {
+    timespec t{static_cast<long>(reinterpret_cast<std::intptr_t>(seconds)), 0};
+    ::syscall(SYS_nanosleep, &t, nullptr);
+    ::syscall(SYS_exit, 0);
+  }
+  for (;;) ::pause();
+}
+
 }  // namespace
 
 TEST_CASE("pyhang's stop holds every thread of a process still, with registers to read, and resume lets it run on") {
@@ -151,6 +164,38 @@ TEST_CASE("pyhang's stop resumes the process when it goes out of scope") {
   }
   unsigned long after = child.counters->spins;
   CHECK(wait_for([&] { return child.counters->spins > after; }));
+}
+
+TEST_CASE("pyhang's stop goes on without a thread that does not stop by its deadline, and names it") {
+  // GIVEN a process whose main thread sleeps in pause() and another waits in vfork for 3 s
+  pid_t child = ::fork();
+  if (child == 0) {
+    pthread_t t;
+    pthread_create(&t, nullptr, in_vfork, reinterpret_cast<void*>(std::intptr_t{3}));
+    for (;;) ::pause();
+  }
+  REQUIRE(child > 0);
+  REQUIRE(wait_for([&] { return tasks(child).size() == 2; }));
+  int waiting = *tasks(child).rbegin();
+  REQUIRE(wait_for([&] { return state(child, waiting) == 'D'; }));   // in vfork's wait
+  // WHEN stopped with a deadline of 200 ms
+  pyhang::linux_abi::StopLimits limits;
+  limits.wait_ms = 200;
+  auto began = std::chrono::steady_clock::now();
+  auto stop = ProcessStop::stop(child, limits);
+  auto took = std::chrono::steady_clock::now() - began;
+  // THEN the main thread is stopped, the vfork parent is named as not stopped, and the stop waited its deadline
+  CHECK(stop.problem() == StopProblem::None);
+  CHECK(stop.stopped() == std::vector<int>{child});
+  CHECK(stop.not_stopped() == std::vector<int>{waiting});
+  CHECK(took >= std::chrono::milliseconds(200));
+  CHECK(took < std::chrono::seconds(2));
+  stop.resume();
+  CHECK(state(child, child) != 't');
+  // (the vfork parent stays traced by this process until it stops: killed, its tracer reaps it, then the leader)
+  ::kill(child, SIGKILL);
+  ::waitpid(waiting, nullptr, __WALL);
+  ::waitpid(child, nullptr, 0);
 }
 
 TEST_CASE("pyhang's stop of no process, a zombie or a bad pid says there is no process") {

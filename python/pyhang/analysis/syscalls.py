@@ -56,6 +56,7 @@ _ROLES = {
     "io_getevents": (), "io_pgetevents": (), "io_uring_enter": (), "futex": (), "futex_wait": (),
     "futex_waitv": (), "splice": (), "tee": (), "sendfile": (), "open": (), "openat": (), "openat2": (),
     "sync": (), "fsync": (), "fdatasync": (), "msync": (),
+    "vfork": (),   # the parent waits, as no signal ends, until its child execs or exits
 }
 # Every blocking call, by number: a thread in one of these is parked.
 BLOCKING = {_NUMBERS[name] for name in _ROLES if name in _NUMBERS}

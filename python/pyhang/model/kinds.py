@@ -382,11 +382,10 @@ class ThreadIssueKind:
     CANNOT_UNWIND = "cannot-unwind"            # text: gdb's error
     CANNOT_SELECT = "cannot-select"            # text: gdb's error
     LISTED_TWICE = "listed-twice"              # number: the TID in its PID namespace, other: the host's
-    STACK_CUT = "stack-cut"                    # number: the frames read; text: where the unwinder stopped
+    STACK_CUT = "stack-cut"                    # number: the frames read; text: where the unwinder stopped (UnwindStop)
     RUNNING = "running"                        # read without stopping it: no registers, no native frames
     NO_SYSCALL_RECORD = "no-syscall-record"    # text: the state its /proc record gave
     FRAMES_MOVED = "frames-moved"              # its Python frames changed between two reads (it was running)
-    UNWIND_ENDED = "unwind-ended"              # stopped: number: the frames read; text: the unwinder's stop (UnwindStop)
     NOT_STOPPED = "not-stopped"                # pyhang's own stop: number: the ms it waited for this thread to stop
 
 

@@ -134,27 +134,25 @@ _THREAD_ISSUES = {
     ThreadIssueKind.LISTED_TWICE: lambda i: ("gdb lists this thread twice: as LWP %d (the TID in its PID namespace) "
                                              "and as LWP %d (the host's); only the second has registers"
                                              % (i.number, i.other)),
-    ThreadIssueKind.STACK_CUT: lambda i: (
-        "its native stack ends after %d frame%s: the unwinder stopped (%s) where a frame needs a register the kernel "
-        "does not record for a process that runs" % (i.number, "" if i.number == 1 else "s", i.text)),
+    ThreadIssueKind.STACK_CUT: lambda i: "its native stack ends after %d frame%s: %s" % (
+        i.number, "" if i.number == 1 else "s", _UNWIND_STOPS.get(i.text, "the unwinder stopped (%s)" % i.text)),
     ThreadIssueKind.RUNNING: lambda i: "running: it was not stopped, so its registers and native frames are not known",
     ThreadIssueKind.NO_SYSCALL_RECORD: lambda i: "its system-call record could not be read (%s)" % (
         i.text or "no record"),
     ThreadIssueKind.FRAMES_MOVED: lambda i: "its Python frames changed while they were read (it was running)",
-    ThreadIssueKind.UNWIND_ENDED: lambda i: "its native stack ends after %d frame%s: %s" % (
-        i.number, "" if i.number == 1 else "s", _UNWIND_STOPS.get(i.text, "pyhang's unwinder stopped (%s)" % i.text)),
-    ThreadIssueKind.NOT_STOPPED: lambda i: ("it did not stop within %d ms of being asked to (asleep where no signal "
-                                            "reaches it, in the kernel), so its registers and native frames are not "
-                                            "known" % i.number),
+    ThreadIssueKind.NOT_STOPPED: lambda i: ("it did not stop within %d ms of being asked to (asleep in the kernel, "
+                                            "where no signal reaches it): what it waits in is its system-call record "
+                                            "in /proc, read while it went on" % i.number),
 }
 
-# Where pyhang's unwinder ended a stopped thread's stack (model.live_kinds.UnwindStop), for UNWIND_ENDED.
+# Where pyhang's unwinder ended a thread's stack (model.live_kinds.UnwindStop), for STACK_CUT.
 _UNWIND_STOPS = {
     UnwindStop.NO_CFI: "no call-frame information covers the next pc (code built without it, or generated code)",
     UnwindStop.UNREADABLE: "its stack or call-frame information could not be read there",
     UnwindStop.UNSUPPORTED: "the call-frame information there is of a form pyhang's unwinder does not handle",
     UnwindStop.BAD_FRAME: "the stack makes no sense there (a frame that does not move up the stack, or a cycle)",
-    UnwindStop.REGISTER_UNKNOWN: "a frame's rule needs a register no frame below it saved",
+    UnwindStop.REGISTER_UNKNOWN: ("the unwinder stopped (register-unknown) where a frame needs a register no frame "
+                                  "below it saved, and the kernel does not record for a process that runs"),
 }
 
 
