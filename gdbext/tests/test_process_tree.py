@@ -199,7 +199,8 @@ def test_a_dataloader_parent_sees_its_workers_copy_its_memory_and_no_cycle_among
     assert doc["deadlocks"] == []
 
 
-def test_a_child_gdb_cannot_attach_to_is_one_line_and_a_bounded_tree_says_how_many_it_left_out(scenario):
+def test_a_child_that_cannot_be_stopped_is_one_line_naming_its_tracer_and_a_bounded_tree_says_how_many_it_left_out(
+        scenario):
     # GIVEN a parent whose child is already traced by its other child (one tracer per process)
     s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "process_tree.py"), "traced"])
     role = {c["role"]: c["pid"] for c in s.truth["children"]}
@@ -208,7 +209,8 @@ def test_a_child_gdb_cannot_attach_to_is_one_line_and_a_bounded_tree_says_how_ma
     status, doc = tree_of(s.pid)
     got = processes(doc)
     # THEN the traced child is one line naming its tracer, and the rest of the tree is reported
-    assert "already traced by process %d" % role["tracer"] in got[role["traced"]]["problem"], got[role["traced"]]
+    assert got[role["traced"]]["problem"].startswith("process %d is traced by process %d (" % (
+        role["traced"], role["tracer"])), got[role["traced"]]
     assert got[role["traced"]]["parent_pid"] == s.pid
     for pid in (s.pid, role["tracer"]):
         assert got[pid]["target"]["python_version"] == s.truth["python"]

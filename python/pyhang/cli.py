@@ -427,8 +427,8 @@ def _no_analysis(exc, as_json):
 
 
 def report_tree(args):
-    """A process and its descendants (-p PID --tree), or one core per
-    process: each examined by its own gdb, then the deadlocks across them."""
+    """A process and its descendants (-p PID --tree: each stopped by pyhang itself, or with --gdb by a gdb
+    of its own), or one core per process (each opened by a gdb of its own), then the deadlocks across them."""
     _analysis_path()
     from pyhang import gdb_batch
     try:
@@ -441,7 +441,8 @@ def report_tree(args):
         return fail(Failure(cause, hint=gdb_batch.hint(args, cause)), args.json)
     stopping = processes.NEVER if args.no_stop else processes.ALWAYS if args.stop else processes.AUTO
     interval = None if args.once else args.interval if args.interval is not None else SECOND_LOOK_INTERVAL
-    tree = processes.live_tree(args.pid, stopping=stopping, look_interval=interval) if args.pid is not None else \
+    tree = processes.live_tree(args.pid, stopping=stopping, look_interval=interval, own_stop=not args.gdb) \
+        if args.pid is not None else \
         processes.core_tree(args.cores, sysroot=args.sysroot, lib_search_path=args.lib_search_path)
     if args.dot:
         from pyhang.render.dot import tree_dot

@@ -1,7 +1,9 @@
 """Examining several processes: a live process and its descendants, or one
 core per process.  Each is examined by its own `gdb -batch` (in parallel,
 bounded in count and time) that answers the analysis's questions
-(pyhang.gdb_pipe); each is analysed here, and the tree analysis
+(pyhang.gdb_pipe), or, for the command line's live tree, stopped by pyhang
+itself (pyhang.stopped: each process stopped, read and let go by one
+thread of the pool); each is analysed here, and the tree analysis
 (pyhang.analysis.tree) joins them.  A process that cannot be examined — it
 exited, is a zombie, may not be traced — is one line, and the rest of the
 tree is still reported.
@@ -10,7 +12,7 @@ import concurrent.futures
 import os
 import types
 
-from pyhang import gdb_batch, nostop, procfs, transfers
+from pyhang import gdb_batch, live_causes, nostop, procfs, stopped, transfers
 from pyhang.analysis import tree as tree_analysis
 from pyhang.analysis import tree_forks
 from pyhang.model.tree import ProcessEntry, ProcessExit, TreeReport
@@ -42,17 +44,28 @@ def cut_short(pid, stopping):
     return found if found or stopping == NEVER else None
 
 
-def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None, stopping=AUTO):
+def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None, stopping=AUTO,
+            own_stop=False):
     """(Report, None) of one process or core, or (None, why not).
     `gdbext`: the pyhang.gdb the gdb sessions load; `sysroot`,
     `lib_search_path`: where a core's files are now (cores only);
-    `stopping`: whether a live process may be stopped (AUTO, ALWAYS, NEVER)."""
+    `stopping`: whether a live process may be stopped (AUTO, ALWAYS, NEVER);
+    `own_stop`: a live process is stopped by pyhang itself, not by a gdb
+    (never inside gdb, whose waits for its own tracee could take another's)."""
     because = cut_short(pid, stopping)
     if because is not None:
         try:
             return nostop.examine(pid, because=because)[1], None
         except Exception as exc:  # noqa: BLE001 — one line for this process, the rest of the tree goes on
             return None, "it could not be read without stopping it (%s)" % exc
+    if own_stop and pid is not None:
+        before = procfs.stat(pid)
+        try:
+            return stopped.examine(pid)[1], None
+        except stopped.StopFailed as exc:
+            return None, live_causes.not_stopped(pid, before, exc.problem, exc.error)[0]
+        except Exception as exc:  # noqa: BLE001 — one line for this process, the rest of the tree goes on
+            return None, "it could not be read while stopped (%s)" % exc
     target = _target(pid, core, sysroot, lib_search_path)
     try:
         return gdb_batch.examine(gdb_batch.open_gdb(target, timeout=TIMEOUT, gdbext=gdbext), target,
@@ -65,13 +78,14 @@ def examine(pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_sear
 
 
 def lock_objects(addresses, pid=None, core=None, gdbext=gdb_batch.GDBEXT, sysroot=None, lib_search_path=None,
-                 stopping=AUTO):
+                 stopping=AUTO, own_stop=False):
     """{address: what is there} in one process or core (`pyhang lock-objects`
     in a gdb of its own, or read without stopping it), or None when it could
     not be asked."""
-    if cut_short(pid, stopping) is not None:
+    if cut_short(pid, stopping) is not None or (own_stop and pid is not None):
         try:
-            found = nostop.no_stop_facts(pid).lock_objects(addresses)
+            found = nostop.no_stop_facts(pid).lock_objects(addresses) if cut_short(pid, stopping) is not None \
+                else stopped.lock_objects(pid, addresses)
         except Exception:  # noqa: BLE001 — not asked: the children's hazards stay as they are
             return None
         return {o.object: o for o in found}
@@ -136,7 +150,7 @@ def _recorded_zombies(tree):
 
 def _run_all(jobs, gdbext, **where):
     """{key: (report, problem)} for [(key, pid, core)], JOBS at a time;
-    `where`: examine()'s sysroot, lib_search_path and stopping."""
+    `where`: examine()'s sysroot, lib_search_path, stopping and own_stop."""
     out = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
         futures = {pool.submit(examine, pid, core, gdbext, **where): key for key, pid, core in jobs}
@@ -146,14 +160,15 @@ def _run_all(jobs, gdbext, **where):
 
 
 def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBEXT, root_lock_objects=None,
-              stopping=AUTO, look_interval=None):
+              stopping=AUTO, look_interval=None, own_stop=False):
     """The TreeReport of live process `root` and its descendants.
     `root_report`: the root's Report when the caller made it (pyhang in gdb
     attached to it), else the root is examined like the others;
     `root_lock_objects(addresses)`: then the root's lock objects, asked there;
     `stopping`: whether each process may be stopped (AUTO, ALWAYS, NEVER);
     `look_interval`: seconds between the two looks of a second look at every
-    process examined, taken together once every stop is over (None: one look)."""
+    process examined, taken together once every stop is over (None: one look);
+    `own_stop`: each process is stopped by pyhang itself, not by a gdb (examine)."""
     found, more = procfs.descendants(root, limit)
     tree = TreeReport(root_pid=root, truncated=0)
     if more:
@@ -166,7 +181,7 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBE
         problems[pid], exits[pid] = _why_not(pid)
         if problems[pid] is None:
             jobs.append((pid, pid, None))
-    results = _run_all(jobs, gdbext, stopping=stopping)
+    results = _run_all(jobs, gdbext, stopping=stopping, own_stop=own_stop)
     for pid, parent in members:
         report, problem = (root_report, None) if pid == root and root_report is not None else \
             results.get(pid, (None, problems.get(pid)))
@@ -174,7 +189,7 @@ def live_tree(root, root_report=None, limit=MAX_PROCESSES, gdbext=gdb_batch.GDBE
                                            comm=(procfs.stat(pid) or {}).get("comm"), exit=exits.get(pid)))
     here = (root, root_lock_objects or (lambda addresses: [])) if root_report is not None else None
     _ask_parents(tree, lambda entry, addresses: lock_objects(addresses, pid=entry.pid, gdbext=gdbext,
-                                                             stopping=stopping), here)
+                                                             stopping=stopping, own_stop=own_stop), here)
     if look_interval is not None:
         second_looks(tree, look_interval)
     return tree_analysis.analyse(tree)

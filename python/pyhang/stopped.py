@@ -115,3 +115,12 @@ def examine(pid, native_depth=None, locals=False, kept=None):
     if kept is not None:
         kept.append((facts, snapshot, report))
     return snapshot, report
+
+
+def lock_objects(pid, addresses):
+    """What live process `pid` has at each of `addresses` (Collector.lock_objects), read while stopped; raises
+    StopFailed when it could not be stopped."""
+    with native.ProcessStop.stop(pid, STOP_WAIT_MS) as stop:
+        if stop.problem:
+            raise StopFailed(pid, stop.problem, stop.error)
+        return stopped_facts(pid, stop).lock_objects(addresses)
