@@ -184,7 +184,7 @@ def node_main(argv):
     which.add_argument("--slurm", metavar="JOBID")
     which.add_argument("--ranks", action="store_true", help="the Python processes whose environment names a rank")
     p.add_argument("--deadline", type=float, default=DEADLINE - 5, metavar="S")
-    p.add_argument("--stop", action="store_true", help="stop each process to read it (gdb) instead of --no-stop")
+    p.add_argument("--stop", action="store_true", help="stop each process to read it (as report -p does) instead of --no-stop")
     args = p.parse_args(argv)
     node = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
     host = socket.gethostname()

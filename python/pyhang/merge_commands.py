@@ -77,7 +77,7 @@ def job_parser():
     p.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
                    help="an extra srun argument (repeat it), e.g. --srun-arg=--partition=debug")
     p.add_argument("--ssh-arg", action="append", default=[], metavar="ARG", help="an extra ssh argument (repeat it; --ssh-arg=-p for one that starts with a dash)")
-    p.add_argument("--stop", action="store_true", help="stop each process to read it (gdb), as report -p does")
+    p.add_argument("--stop", action="store_true", help="stop each process to read it, as report -p does (ptrace, no gdb)")
     return p
 
 
