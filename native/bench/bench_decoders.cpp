@@ -85,7 +85,7 @@ void BM_StrDecode(benchmark::State& state) {
   cpython::Options opts;
   for (auto _ : state) {
     cpython::detail::ObjectReader objects(memory, layout, opts);  // no cache carried between rounds
-    std::string problem;
+    cpython::ReadProblem problem;
     benchmark::DoNotOptimize(objects.read_str(str, &problem));
   }
   state.SetItemsProcessed(state.iterations());
