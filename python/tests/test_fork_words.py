@@ -2,7 +2,6 @@
 are worded in render/forks.py: every kind has its words; every fork hazard
 kind has the records of its facts and is worded from them."""
 from pyhang.model import kinds
-from pyhang.model.references import ObjectPath
 from pyhang.render import forks
 
 
@@ -21,7 +20,8 @@ def test_every_fork_problem_has_its_words_with_its_numbers_and_text():
 
 
 def test_how_an_internal_lock_was_found_and_whose_address_space_it_is_are_worded_from_facts():
-    hidden = {"name": "__exit_funcs_lock", "found": kinds.LockFound.CXA_FINALIZE_CODE, "library": "/lib/libc.so.6"}
+    from pyhang.model.fork_facts import InternalLock
+    hidden = InternalLock(name="__exit_funcs_lock", found=kinds.LockFound.CXA_FINALIZE_CODE, library="/lib/libc.so.6")
     assert "__cxa_finalize" in forks._found(hidden) and "libc.so.6" in forks._found(hidden)
     spaces = {"same": True, "exe": "/usr/bin/python3", "parent_exe": "/usr/bin/python3",
               "mapped": {"exe": 0x400000, "libc": 0x7f0000000000, "heap": 0x1000000},
@@ -56,20 +56,16 @@ def test_a_trees_line_for_a_hazard_of_one_process_says_what_it_is_whether_it_han
 
 # --- every hazard kind has the records of its facts (model.hazard_facts) and is worded from them
 
-def _value(annotation):
-    base = annotation.split(" | ")[0]
-    return {"int": 1, "str": "x", "bool": True, "dict": {"name": "__libc_lock", "address": 16},
-            "ObjectPath": ObjectPath(module="app", variable="LOCK")}.get(base, [])
-
-
 def test_every_hazard_kind_has_facts_records_and_each_is_worded_from_its_fields():
     from pyhang.model import hazard_facts
     from pyhang.model.report import Hazard
+    from test_hazard_entries import VALUES
+    from test_verdict_entries import sample
     assert {kind for kind, _ in hazard_facts.FACTS} == members(kinds.HazardKind)
     for (kind, variant), cls in hazard_facts.FACTS.items():
         assert {"forked_by", "processes"} <= set(cls.__record_fields__), (kind, variant)
-        facts = cls(**{name: _value(cls.__annotations__[name]) for name in cls.__record_fields__
-                       if name not in ("forked_by", "processes")})
+        facts = sample(cls, VALUES)   # (its entries filled too)
+        facts.forked_by = facts.processes = None
         h = Hazard(kind, [1], kinds.Confidence.LIKELY, variant, facts)
         assert h.facts is facts
         words = forks.evidence(h, str)

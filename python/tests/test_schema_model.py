@@ -215,3 +215,21 @@ def test_each_tree_edge_kinds_facts_are_its_records_fields_routed_by_the_edges_k
             assert [got] == list(_json_types(cls.__annotations__[field], True)), "%s.%s: %s" % (name, field, got)
         # none of its fields is an edge's own key
         assert not set(d["properties"]) & set(edge["properties"]), name
+
+
+# --- a fork hazard's facts: worded into `evidence` (fork_hazard leaves them out), but for the frames a tree's
+# parent-reference hazard names, given as its `parent_references` in docs/pyhang-tree-1.schema.json
+
+def test_a_trees_parent_references_are_the_frames_of_the_parent_threads_its_facts_name():
+    from pyhang.model.hazard_facts import ParentReferenceFacts, ParentThread
+    from pyhang.model.waits import CodeLine
+    with open(os.path.join(ROOT, "docs", "pyhang-tree-1.schema.json")) as f:
+        hazard = json.load(f)["properties"]["fork_hazards"]["items"]
+    item = hazard["properties"]["parent_references"]["items"]
+    # each is a ParentThread's `references` (a CodeLine), with that thread's tid and the parent's pid
+    assert ParentReferenceFacts.__nested__["parent_threads"] is ParentThread
+    assert ParentThread.__nested__["references"] is CodeLine
+    assert set(item["properties"]) == set(CodeLine.__record_fields__) | {"tid", "pid"}
+    assert set(item["required"]) == set(item["properties"])
+    for field in CodeLine.__record_fields__:
+        assert [item["properties"][field]["type"]] == list(_json_types(CodeLine.__annotations__[field], True)), field

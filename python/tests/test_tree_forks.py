@@ -192,7 +192,7 @@ def test_a_childs_lock_still_locked_in_the_parent_names_the_parent_threads_refer
     ((pid, h),) = tree_hazards(tree, HazardKind.ORPHANED_LOCK)
     # THEN likely (evidence, not a record), naming the parent's thread and where it references the lock
     assert pid == 200 and h.variant == "parent-reference" and h.confidence == Confidence.LIKELY
-    assert [t["tid"] for t in h.facts.parent_threads] == [101] and h.facts.processes == [200, 100]
+    assert [t.tid for t in h.facts.parent_threads] == [101] and h.facts.processes == [200, 100]
     doc = harness.validated_tree(json.loads(json.dumps(tree_json(tree))))
     (j,) = doc["fork_hazards"]
     assert j["confidence"] == "likely" and j["processes"] == [200, 100]
@@ -233,7 +233,7 @@ def test_a_parent_thread_waiting_on_the_same_lock_is_not_named_as_its_holder():
                                            parent_threads=(named(100, 1, "main"), named(101, 2, "lock-holder"),
                                                            waiting)))
     ((_, h),) = tree_hazards(tree, HazardKind.ORPHANED_LOCK)
-    assert [t["tid"] for t in h.facts.parent_threads] == [101]
+    assert [t.tid for t in h.facts.parent_threads] == [101]
     # and a waiter alone names nobody
     tree = tree_analysis.analyse(lock_tree(in_parent(tids=(102,)), parent_threads=(named(100, 1, "main"), waiting)))
     assert [h.variant for _, h in tree.fork_hazards] == ["python-lock"]

@@ -3,7 +3,9 @@ dead process, what an incomplete report still read) are records of
 model.verdict_facts, as the facts themselves are: the analysis makes them,
 render reads their fields, and the JSON gives each as the dict it has
 always been, its keys in the same order, each left out where it always was.
-Data an older pyhang wrote (the dicts) is read back into the records."""
+Data an older pyhang wrote (the dicts) is read back into the records.
+(test_hazard_entries holds a fork hazard's facts to the same, with the
+helpers here.)"""
 import copy
 import glob
 import json
@@ -21,81 +23,96 @@ SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
                          "testdata", "snapshots")
 # Lists of a verdict's facts that still hold JSON's dicts, and why.
 STILL_DICTS = {("HeldAcrossSleepFacts", "locks"): "render.locks words them by key; converted with render.locks"}
-_PLAIN = {"int": 1, "str": "x", "bool": True, "float": 0.5, "object": None}
+PLAIN = {"int": 1, "str": "x", "bool": True, "float": 0.5, "object": None}
+_VALUES = {"list[dict]": []}   # (STILL_DICTS: none to fill)
 
 
-def entry_records():
-    """Every record a verdict's facts hold, found through the facts records' __nested__, but for the plain
-    ones (a variable's path, a frame's line)."""
-    found, todo = [], list(verdict_facts.FACTS.values())
+def entry_records(facts=verdict_facts.FACTS.values(), plain=(ObjectPath, CodeLine)):
+    """Every record the records `facts` hold, found through their __nested__, but for the `plain` ones (a
+    variable's path, a frame's line)."""
+    found, todo = [], list(facts)
     while todo:
         for inner in getattr(todo.pop(), "__nested__", {}).values():
-            if inner not in found and inner not in (ObjectPath, CodeLine):
+            if inner not in found and inner not in plain:
                 found.append(inner)
                 todo.append(inner)
     return found
 
 
-def _value(cls, name):
+def _value(cls, name, values):
     """A value of field `name` of record `cls` of the type it is annotated with: a record of its own
-    (sample()) where __nested__ names one, a list of one where it is a list."""
+    (sample()) where __nested__ names one, a list of one where it is a list, `values`' for its type."""
     annotation = cls.__annotations__[name]
     inner = getattr(cls, "__nested__", {}).get(name)
     if inner is ObjectPath:
         return ObjectPath(module="app", variable="LOCK")
     if inner is not None:
-        return [sample(inner)] if annotation.startswith("list[") else sample(inner)
+        return [sample(inner, values)] if annotation.startswith("list[") else sample(inner, values)
     base = annotation.split(" | ")[0]
-    if base.startswith("list["):
-        return [] if base == "list[dict]" else [1]   # (STILL_DICTS: none to fill)
-    return _PLAIN.get(base)
+    if base in values:
+        return values[base]
+    return [1] if base.startswith("list[") else PLAIN.get(base)
 
 
-def sample(cls):
-    """A record of class `cls` with every field filled, its entries too."""
-    return cls(**{name: _value(cls, name) for name in cls.__record_fields__})
+def sample(cls, values=_VALUES):
+    """A record of class `cls` with every field filled, its entries too (`values`: {annotated type: value}
+    where PLAIN's or [1] is not one)."""
+    return cls(**{name: _value(cls, name, values) for name in cls.__record_fields__})
 
 
-def test_every_list_a_verdicts_facts_hold_is_of_records_its_class_names():
-    for cls in list(verdict_facts.FACTS.values()) + entry_records():
+def assert_records_named(classes, still=STILL_DICTS, single=False):
+    """No field of records `classes` holds a dict, but those `still` lists; a list's records are of the class
+    the record's __nested__ names (`single`: a field's one record too)."""
+    for cls in classes:
         for name in cls.__record_fields__:
             annotation = cls.__annotations__[name]
-            if (cls.__name__, name) in STILL_DICTS:
+            if (cls.__name__, name) in still:
                 assert "dict" in annotation, "%s.%s is a record's now: take it off STILL_DICTS" % (cls.__name__, name)
                 continue
             assert "dict" not in annotation, "%s.%s: %s" % (cls.__name__, name, annotation)
-            item = annotation[len("list["):].split("]")[0].split(" | ")[0] if annotation.startswith("list[") else None
-            if item is not None and item not in _PLAIN:
+            listed = annotation.startswith("list[")
+            item = annotation[len("list["):].split("]")[0] if listed else annotation if single else None
+            item = item and item.split(" | ")[0]
+            if item is not None and item not in PLAIN:
                 assert getattr(cls, "__nested__", {}).get(name).__name__ == item, (cls.__name__, name)
 
 
-def _dicts_in(value, where):
-    """Where in `value` (a record, or lists of them) a dict is held: [path]."""
+def recorded_reports():
+    """(file name, Report) of every recorded snapshot (testdata/snapshots), analysed."""
+    for path in sorted(glob.glob(os.path.join(SNAPSHOTS, "*.json"))):
+        with open(path) as f:
+            doc = json.load(f)
+        yield os.path.basename(path), analysis.from_snapshot(copy.deepcopy(doc["snapshot"]))[1]
+
+
+def test_every_list_a_verdicts_facts_hold_is_of_records_its_class_names():
+    assert_records_named(list(verdict_facts.FACTS.values()) + entry_records())
+
+
+def dicts_in(value, where, still=STILL_DICTS):
+    """Where in `value` (a record, or lists of them) a dict is held, but in the fields `still` lists: [path]."""
     if isinstance(value, dict):
         return [where]
     if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _dicts_in(v, "%s[%d]" % (where, i))]
+        return [p for i, v in enumerate(value) for p in dicts_in(v, "%s[%d]" % (where, i), still)]
     fields = getattr(type(value), "__record_fields__", ())
-    return [p for name in fields if (type(value).__name__, name) not in STILL_DICTS
-            for p in _dicts_in(getattr(value, name), "%s.%s" % (where, name))]
+    return [p for name in fields if (type(value).__name__, name) not in still
+            for p in dicts_in(getattr(value, name), "%s.%s" % (where, name), still)]
 
 
 def test_the_verdicts_the_analysis_makes_of_the_recorded_snapshots_hold_no_dict():
     seen = set()
-    for path in sorted(glob.glob(os.path.join(SNAPSHOTS, "*.json"))):
-        with open(path) as f:
-            doc = json.load(f)
-        _, report = analysis.from_snapshot(copy.deepcopy(doc["snapshot"]))
+    for name, report in recorded_reports():
         for v in report.verdicts:
             seen.add(v.kind)
-            assert not _dicts_in(v.facts, v.kind), (os.path.basename(path), _dicts_in(v.facts, v.kind))
+            assert not dicts_in(v.facts, v.kind), (name, dicts_in(v.facts, v.kind))
     assert {"owners-unknown", "idle", "unaccounted"} <= seen
 
 
 def test_every_kinds_facts_filled_to_their_entries_go_to_data_and_back_and_are_worded():
     for kind, cls in verdict_facts.FACTS.items():
         data = to_data(sample(cls))
-        assert not _dicts_in(from_data(cls, data), kind)
+        assert not dicts_in(from_data(cls, data), kind)
         assert json.dumps(to_data(from_data(cls, data))) == json.dumps(data), kind
         # (a snapshot's verdict: its facts read from their data; what to_data leaves out is not in it)
         v = Verdict(kind=kind, threads=[1], facts=json.loads(json.dumps(data)))

@@ -14,7 +14,7 @@ from operator import attrgetter
 from pyhang.analysis import holders
 from pyhang.libraries import CUDA_LIBRARIES, GOMP_LIBRARIES, GRPC_LIBRARIES, is_one_of
 from pyhang.model.fork_facts import ForkFacts, PythonForkFacts
-from pyhang.model.hazard_facts import CowFacts, CudaFacts, GrpcFacts, InternalLockFacts, OpenmpFacts, \
+from pyhang.model.hazard_facts import CowFacts, CudaFacts, GrpcCall, GrpcFacts, InternalLockFacts, OpenmpFacts, \
     OwnerGoneLockFacts, PythonLockFacts, StartMethodChildFacts, StartMethodParentFacts, ThreadsAtForkFacts
 from pyhang.model.kinds import Confidence, Forker, HazardKind, PythonStatus, WaitKind
 from pyhang.model.record import to_data
@@ -102,7 +102,7 @@ def _orphaned_locks(a, report, facts, proc, lost):
     stays a wait of unknown owner (or a holder-exited verdict's)."""
     tids = {t.tid for t in report.threads}
     suspected = {e.waiter for e in report.edges}
-    internal = {l.address: to_data(l) for l in facts.internal_locks}
+    internal = {l.address: l for l in facts.internal_locks}
     parent_threads = set(proc.parent_threads if proc else ())
     for t in report.threads:
         b = t.blocked_on
@@ -124,7 +124,7 @@ def _orphaned_locks(a, report, facts, proc, lost):
                                     OwnerGoneLockFacts(
                                         thread=t.tid, kind=b.kind, address=b.address, library=b.library, gone=[],
                                         owner_ident=ident, internal=named, child=a.child,
-                                        descriptor=next((to_data(d) for d in lost if d.address == ident), None))))
+                                        descriptor=next((d for d in lost if d.address == ident), None))))
         elif named and a.child:
             a.hazards.append(Hazard(HazardKind.ORPHANED_LOCK, [t.tid], Confidence.LIKELY, "internal-lock",
                                     InternalLockFacts(thread=t.tid, internal=named)))
@@ -135,7 +135,7 @@ def _orphaned_locks(a, report, facts, proc, lost):
                                                     lost=len(lost))))
     a.checked.append(("blocked", {"count": sum(1 for t in report.threads if t.blocked_on)}))
     if internal:
-        a.checked.append(("internal-locks", {"locks": list(internal.values())}))
+        a.checked.append(("internal-locks", {"locks": to_data(list(internal.values()))}))
     elif facts.internal_locks_issue:
         a.problems.append(facts.internal_locks_issue)
 
@@ -150,8 +150,8 @@ def _openmp(a, report, libs, lost):
     if a.child and (pool or inside):
         a.hazards.append(Hazard(HazardKind.OPENMP_AFTER_FORK, inside,
                                 Confidence.CERTAIN if pool and inside else Confidence.LIKELY, "",
-                                OpenmpFacts(library=gomp[0], pool=len(pool),
-                                            pool_example=to_data(pool[0]) if pool else None, inside=inside)))
+                                OpenmpFacts(library=gomp[0], pool=len(pool), pool_example=pool[0] if pool else None,
+                                            inside=inside)))
     a.checked.append(("openmp", {"library": gomp[0], "child": a.child}))
 
 
@@ -179,10 +179,9 @@ def _grpc(a, report, libs, lost):
     if pool or inside:
         a.hazards.append(Hazard(HazardKind.GRPC_AFTER_FORK, [tid for tid, _ in inside],
                                 Confidence.CERTAIN if pool and inside else Confidence.LIKELY, "",
-                                GrpcFacts(library=grpc[0], pool=len(pool),
-                                          pool_example=to_data(pool[0]) if pool else None,
+                                GrpcFacts(library=grpc[0], pool=len(pool), pool_example=pool[0] if pool else None,
                                           inside=[tid for tid, _ in inside],
-                                          calls=[{"tid": tid, "function": f.function, "file": f.file, "line": f.line}
+                                          calls=[GrpcCall(tid=tid, function=f.function, file=f.file, line=f.line)
                                                  for tid, f in inside])))
     a.checked.append(("grpc", {"library": grpc[0], "child": a.child}))
 
@@ -195,7 +194,7 @@ def _cuda(a, libs, py, lost):
         sure = bool(flags) or any(_started_by(d, CUDA_LIBRARIES) for d in lost)
         a.hazards.append(Hazard(HazardKind.CUDA_AFTER_FORK, [], Confidence.CERTAIN if sure else Confidence.LIKELY, "",
                                 CudaFacts(library=cuda[0] if cuda else None, drivers=len(drivers),
-                                          driver_example=to_data(drivers[0]) if drivers else None, flags=flags)))
+                                          driver_example=drivers[0] if drivers else None, flags=flags)))
     a.checked.append(("cuda", {"library": cuda[0] if cuda else None, "torch": bool(py.torch),
                                "initialized": py.cuda_initialized, "in_bad_fork": py.cuda_in_bad_fork}))
 
@@ -213,7 +212,7 @@ def _threads_at_fork(a, facts, proc, lost):
     parent_threads = set(proc.parent_threads if proc else ())
     if a.child and (lost or (len(parent_threads) > 1 and not _descriptors_read(facts))):
         a.hazards.append(Hazard(HazardKind.THREADS_AT_FORK, [], Confidence.CERTAIN if lost else Confidence.LIKELY, "",
-                                ThreadsAtForkFacts(lost=to_data(lost), parent_pid=proc.ppid if proc else None,
+                                ThreadsAtForkFacts(lost=list(lost), parent_pid=proc.ppid if proc else None,
                                                    parent_threads=len(parent_threads),
                                                    parent_thread_names=list(proc.parent_thread_names) if proc else [])))
     a.checked.append(("threads-at-fork", {}))
@@ -241,7 +240,7 @@ def _cow(a, proc, py):
         rollup = proc.smaps_rollup
         if containers:
             a.hazards.append(Hazard(HazardKind.COW_REFCOUNT, [], Confidence.LIKELY, "",
-                                    CowFacts(smaps_rollup=rollup, containers=to_data(containers[:5]))))
+                                    CowFacts(smaps_rollup=rollup, containers=containers[:5])))
         a.checked.append(("cow", {"smaps_rollup": rollup, "containers": len(containers)}))
     elif containers:
         a.checked.append(("cow-no-smaps", {"containers": len(containers)}))

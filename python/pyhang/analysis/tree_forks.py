@@ -41,8 +41,9 @@ then nothing is concluded from it.
 from pyhang.libraries import GOMP_LIBRARIES, is_one_of
 from pyhang.model.kinds import Confidence, HazardKind, LockFlag, WaitKind
 from pyhang.model.report import Hazard
-from pyhang.model.hazard_facts import CowChildrenFacts, ParentOwnerFacts, ParentPoolFacts, ParentReferenceFacts, \
-    ParentThreadLockFacts
+from pyhang.model.hazard_facts import ChildMemory, CowChildrenFacts, ParentOwnerFacts, ParentPoolFacts, \
+    ParentReferenceFacts, ParentThread, ParentThreadLockFacts
+from pyhang.model.waits import CodeLine
 
 MAX_CHILDREN_LISTED = 16
 MAX_CONTAINERS = 5
@@ -51,9 +52,9 @@ MAX_LOCK_OBJECTS = 64    # addresses asked of one parent
 LOCK_TYPES = {WaitKind.PY_LOCK: "_thread.lock", WaitKind.PY_RLOCK: "_thread.RLock"}
 
 
-def _who(th):
-    """The facts that name a thread of another process in a sentence."""
-    return {"tid": th.tid, "num": th.gdb_num, "name": th.name, "python_name": th.python_name}
+def _who(th, references=None):
+    """The facts that name a thread of another process in a sentence (and the frame that references a lock)."""
+    return ParentThread(tid=th.tid, num=th.gdb_num, name=th.name, python_name=th.python_name, references=references)
 
 
 def _is_fork_child(entry):
@@ -151,7 +152,7 @@ def _parent_reference(child, parent, hazard):
         b = th.blocked_on if th is not None else None
         if th is None or (b is not None and b.address == address):   # a parent thread waiting for it too
             continue
-        held.append(dict(_who(th), references={"function": r.function, "file": r.file, "line": r.line}))
+        held.append(_who(th, CodeLine(function=r.function, file=r.file, line=r.line)))
     if not held:
         return None
     f = hazard.facts
@@ -183,21 +184,21 @@ def _cow_children(parent, children):
         if not cow or not cow.get("smaps_rollup"):
             continue
         r = cow["smaps_rollup"]
-        rows.append({"pid": c.pid, "private_dirty_kb": r.get("Private_Dirty", 0),
-                     "shared_kb": r.get("Shared_Clean", 0) + r.get("Shared_Dirty", 0), "rss_kb": r.get("Rss", 0)})
+        rows.append(ChildMemory(pid=c.pid, private_dirty_kb=r.get("Private_Dirty", 0),
+                                shared_kb=r.get("Shared_Clean", 0) + r.get("Shared_Dirty", 0), rss_kb=r.get("Rss", 0)))
         for h in c.report.fork_hazards:
             if h.kind == HazardKind.COW_REFCOUNT:
                 reading.append(c.pid)
                 for k in h.facts.containers or ():
-                    containers.setdefault(k.get("address"), k)
+                    containers.setdefault(k.address, k)
     if not reading:
         return None
-    rows.sort(key=lambda r: -r["private_dirty_kb"])
+    rows.sort(key=lambda r: -r.private_dirty_kb)
     facts = CowChildrenFacts(
         children=rows[:MAX_CHILDREN_LISTED], children_count=len(rows), reading=sorted(reading),
-        private_dirty_kb=sum(r["private_dirty_kb"] for r in rows),
-        containers=sorted(containers.values(), key=lambda k: -k.get("estimated_bytes", 0))[:MAX_CONTAINERS],
-        processes=[parent.pid] + [r["pid"] for r in rows])
+        private_dirty_kb=sum(r.private_dirty_kb for r in rows),
+        containers=sorted(containers.values(), key=lambda k: -k.estimated_bytes)[:MAX_CONTAINERS],
+        processes=[parent.pid] + [r.pid for r in rows])
     return Hazard(HazardKind.COW_REFCOUNT, [], Confidence.LIKELY, "children", facts)
 
 

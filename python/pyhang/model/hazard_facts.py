@@ -5,20 +5,68 @@ what render.forks words its evidence and advice from.  `FACTS` names the
 record of every (kind, variant).  They are not in the report's JSON (its
 `evidence` is their sentence); a tree's JSON gives the processes a hazard
 spans (`processes`) and, for a lock a parent thread references, those
-references.
+references (each ParentThread's `references`).
 
 Every record has `forked_by` (model.kinds.Forker: who forked the process, for
 the advice; None when not asked) and `processes` (a tree's hazard: the PIDs it
-spans, the fork child first; None for a process's own).  The entries of their
-lists (threads, descriptors, containers) stay plain dicts, as the fork facts
-give them (record.to_data).  Facts given as a dict (data written before these
-records, or partial: every field has a default, as every fork fact may be
-missing) are read by `facts_from_data`."""
+spans, the fork child first; None for a process's own).  The entries they
+hold are records too: the fork facts' own (model.fork_facts: an InternalLock,
+a ThreadDescriptor, a BigContainer) as the analysis read them, and below the
+parent's threads a tree's hazard names, the gRPC calls a child waits in and
+the memory of a parent's fork children; to_data() gives each as the dict it
+has always been, its keys in the same order.  A smaps_rollup stays the
+kernel's table of sizes by name ({"Rss": kB, ...}), as model.fork_facts
+keeps it.  Facts given as a dict (data written before these records, or
+partial: every field of the facts has a default, as every fork fact may be
+missing; an entry below the analysis always wrote whole) are read by
+`facts_from_data`, their entries into their records."""
 from __future__ import annotations
 
+from pyhang.model.fork_facts import BigContainer, InternalLock, ThreadDescriptor
 from pyhang.model.kinds import HazardKind
 from pyhang.model.record import field, from_data, record
 from pyhang.model.references import ObjectPath
+from pyhang.model.waits import CodeLine
+
+
+# --- the entries of the facts
+
+@record
+class ParentThread:
+    """A thread of the parent a tree's hazard names (its ThreadReport, as a
+    sentence names it): its LWP, gdb's number, the kernel's and Python's
+    names; for a lock the parent's threads reference (parent-reference), the
+    innermost frame that references it (left out for the others)."""
+    tid: int
+    num: int
+    name: str | None = None
+    python_name: str | None = None
+    references: CodeLine | None = None
+
+    __optional__ = {"references": lambda r: r.references is None}
+    __nested__ = {"references": CodeLine}
+
+
+@record
+class GrpcCall:
+    """A thread of a fork child waiting in a gRPC call, at its innermost frame in gRPC's package."""
+    tid: int
+    function: str
+    file: str
+    line: int
+
+
+@record
+class ChildMemory:
+    """A fork child's memory (its smaps_rollup), in kB: private dirty (copied or written since fork), shared
+    (clean and dirty) and resident."""
+    pid: int
+    private_dirty_kb: int
+    shared_kb: int
+    rss_kb: int
+
+
+# --- the facts of each kind and variant
 
 
 @record
@@ -29,23 +77,27 @@ class OwnerGoneLockFacts:
     address: int | None = None
     library: str | None = None
     gone: list[int] = field(default_factory=list)   # the owners' TIDs, gone; [] a pthread_t alone
-    internal: dict | None = None         # glibc's internal lock at that address (fork facts' InternalLock)
+    internal: InternalLock | None = None   # glibc's internal lock at that address
     child: bool = False                  # this is a fork child that did not exec
     owner_ident: int | None = None       # no owner TID: the pthread_t the lock records
-    descriptor: dict | None = None       # that pthread_t's descriptor, of a parent thread fork did not copy
+    descriptor: ThreadDescriptor | None = None   # that pthread_t's descriptor, of a parent thread fork did not copy
     parent_pid: int | None = None        # the parent's threads were read: its PID
     in_parent: list[int] | None = None   # ... and which of the gone owners are threads of it
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"internal": InternalLock, "descriptor": ThreadDescriptor}
 
 
 @record
 class InternalLockFacts:
     """orphaned-lock, internal-lock: glibc's internal lock, which fork does not reset, records no owner."""
     thread: int = 0
-    internal: dict | None = None         # fork facts' InternalLock
+    internal: InternalLock | None = None
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"internal": InternalLock}
 
 
 @record
@@ -69,12 +121,14 @@ class ParentThreadLockFacts:
     kind: str = ""
     address: int | None = None
     library: str | None = None
-    internal: dict | None = None
+    internal: InternalLock | None = None
     parent_pid: int = 0
-    parent_threads: list[dict] = field(default_factory=list)   # [{tid, num, name, python_name}]
+    parent_threads: list[ParentThread] = field(default_factory=list)   # the owners
     parent_comm: str | None = None
     processes: list[int] | None = None
     forked_by: str | None = None
+
+    __nested__ = {"internal": InternalLock, "parent_threads": ParentThread}
 
 
 @record
@@ -88,9 +142,11 @@ class ParentOwnerFacts:
     type: str = ""                       # threading's lock type (LockObject.type_name)
     parent_pid: int = 0
     parent_comm: str | None = None
-    parent_threads: list[dict] = field(default_factory=list)
+    parent_threads: list[ParentThread] = field(default_factory=list)   # the owner
     processes: list[int] | None = None
     forked_by: str | None = None
+
+    __nested__ = {"parent_threads": ParentThread}
 
 
 @record
@@ -104,9 +160,11 @@ class ParentReferenceFacts:
     refcount: int | None = None
     parent_pid: int = 0
     parent_comm: str | None = None
-    parent_threads: list[dict] = field(default_factory=list) # [{tid, num, name, python_name, references: {function, file, line}}]
+    parent_threads: list[ParentThread] = field(default_factory=list)   # those referencing it, with their frame
     processes: list[int] | None = None
     forked_by: str | None = None
+
+    __nested__ = {"parent_threads": ParentThread}
 
 
 @record
@@ -114,10 +172,12 @@ class OpenmpFacts:
     """openmp-after-fork: libgomp is loaded, its pool started before fork."""
     library: str = ""
     pool: int = 0                        # pool threads that ran in the parent
-    pool_example: dict | None = None     # one of their descriptors
+    pool_example: ThreadDescriptor | None = None   # one of their descriptors
     inside: list[int] = field(default_factory=list) # threads blocked inside libgomp
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"pool_example": ThreadDescriptor}
 
 
 @record
@@ -127,10 +187,12 @@ class ParentPoolFacts:
     library: str | None = None
     parent_pid: int = 0
     parent_comm: str | None = None
-    parent_threads: list[dict] = field(default_factory=list)
+    parent_threads: list[ParentThread] = field(default_factory=list)   # the pool's threads there
     pool_in_child: int = 0               # their descriptors in the child's memory
     processes: list[int] | None = None
     forked_by: str | None = None
+
+    __nested__ = {"parent_threads": ParentThread}
 
 
 @record
@@ -138,11 +200,13 @@ class GrpcFacts:
     """grpc-after-fork: gRPC's threads started before fork."""
     library: str = ""
     pool: int = 0
-    pool_example: dict | None = None
+    pool_example: ThreadDescriptor | None = None
     inside: list[int] = field(default_factory=list) # threads in a gRPC call
-    calls: list[dict] = field(default_factory=list)   # [{tid, function, file, line}]
+    calls: list[GrpcCall] = field(default_factory=list)   # ... and where
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"pool_example": ThreadDescriptor, "calls": GrpcCall}
 
 
 @record
@@ -150,21 +214,25 @@ class CudaFacts:
     """cuda-after-fork: CUDA initialised before fork."""
     library: str | None = None
     drivers: int = 0                     # the driver's threads that ran in the parent
-    driver_example: dict | None = None
+    driver_example: ThreadDescriptor | None = None
     flags: list[str] = field(default_factory=list) # torch.cuda's flags that say so
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"driver_example": ThreadDescriptor}
 
 
 @record
 class ThreadsAtForkFacts:
     """threads-at-fork: the parent had threads when it forked."""
-    lost: list[dict] = field(default_factory=list) # descriptors of parent threads fork did not copy
+    lost: list[ThreadDescriptor] = field(default_factory=list) # descriptors of parent threads fork did not copy
     parent_pid: int | None = None
     parent_threads: int = 0              # the parent's threads now (live)
     parent_thread_names: list[str] = field(default_factory=list)
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"lost": ThreadDescriptor}
 
 
 @record
@@ -189,22 +257,26 @@ class StartMethodChildFacts:
 @record
 class CowFacts:
     """cow-refcount: this fork child reads large builtin containers inherited from its parent."""
-    smaps_rollup: dict | None = None
-    containers: list[dict] = field(default_factory=list)
+    smaps_rollup: dict[str, int] | None = None   # the child's, kB by the kernel's name (ProcessFacts')
+    containers: list[BigContainer] = field(default_factory=list)   # the largest it reads, the first five
     forked_by: str | None = None
     processes: list[int] | None = None
+
+    __nested__ = {"containers": BigContainer}
 
 
 @record
 class CowChildrenFacts:
     """cow-refcount, children (a tree's): the parent's fork children copying its memory."""
-    children: list[dict] = field(default_factory=list) # [{pid, private_dirty_kb, shared_kb, rss_kb}], the most first
+    children: list[ChildMemory] = field(default_factory=list) # the most private dirty first
     children_count: int = 0
     reading: list[int] = field(default_factory=list)
     private_dirty_kb: int = 0
-    containers: list[dict] = field(default_factory=list)
+    containers: list[BigContainer] = field(default_factory=list)   # the children's own hazards', the largest
     processes: list[int] | None = None
     forked_by: str | None = None
+
+    __nested__ = {"children": ChildMemory, "containers": BigContainer}
 
 
 # The facts record of every hazard kind and variant (python/tests/test_fork_words.py finds none missing).

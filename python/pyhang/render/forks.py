@@ -1,6 +1,7 @@
 """The sentences of fork hazards: each hazard's evidence and advice (also
 the JSON `fork_hazards` entries), and the text of the fork-hazards command."""
 from pyhang.libraries import GOMP_LIBRARIES, PYTHON_LIBRARIES, basename
+from pyhang.model.fork_facts import CodeAddress
 from pyhang.model.kinds import ForkProblem, Forker, HazardKind, LockFound, ReaderFailure
 from pyhang.model.record import to_data
 from pyhang.model.unread import ReadProblem
@@ -78,23 +79,30 @@ def _s(n):
     return "" if n == 1 else "s"
 
 
+_NO_START = CodeAddress()   # a descriptor's start routine not known: no function, no library, at 0
+
+
 def _start_routine(d):
-    """What a thread ran: its start routine, or which library started it."""
-    s = (d or {}).get("start_routine") or {}
-    lib = basename(s.get("library")) or "?"
-    if s.get("function"):
-        return "%s (%s)" % (s["function"], lib)
+    """What a thread ran (`d`, its ThreadDescriptor, or None): its start routine, or which library started it."""
+    s = (d.start_routine if d is not None else None) or _NO_START
+    lib = basename(s.library) or "?"
+    if s.function:
+        return "%s (%s)" % (s.function, lib)
     if lib.startswith(PYTHON_LIBRARIES):
-        return "a Python thread (started by %s at 0x%x)" % (lib, s.get("address", 0))
+        return "a Python thread (started by %s at 0x%x)" % (lib, s.address)
     if lib.startswith(GOMP_LIBRARIES):
-        return "an OpenMP pool thread (started by %s at 0x%x)" % (lib, s.get("address", 0))
-    return "a thread started at 0x%x (%s)" % (s.get("address", 0), lib)
+        return "an OpenMP pool thread (started by %s at 0x%x)" % (lib, s.address)
+    return "a thread started at 0x%x (%s)" % (s.address, lib)
+
+
+def _title(t):
+    """A parent thread a tree-level hazard names (a ParentThread), as a sentence names a thread."""
+    return thread_title(t.num, t.tid, t.name, t.python_name)
 
 
 def _parent_threads(f):
     """The parent's threads a tree-level hazard names."""
-    return ", ".join(thread_title(t["num"], t["tid"], t.get("name"), t.get("python_name"))
-                     for t in f.parent_threads)
+    return ", ".join(map(_title, f.parent_threads))
 
 
 def _parent(f):
@@ -109,9 +117,9 @@ def _orphaned_lock(h, f, names):
                 "exist in this child%s") % (
                     names(f.thread), f.kind, f.address or 0,
                     " (%s)" % basename(f.library) if f.library else "",
-                    ", ".join(str(t["tid"]) for t in owners), "it is" if len(owners) == 1 else "they are",
+                    ", ".join(str(t.tid) for t in owners), "it is" if len(owners) == 1 else "they are",
                     _parent_threads(f), _parent(f),
-                    "; the lock is glibc's %s" % f.internal["name"] if f.internal else "")
+                    "; the lock is glibc's %s" % f.internal.name if f.internal else "")
     if h.variant == "parent-owner":
         return ("%s waits on threading.%s 0x%x; its owner pthread_t 0x%x is no thread of this process: in the "
                 "parent %s the same %s (fork keeps addresses) is still owned by pthread_t 0x%x, which is %s, so that "
@@ -125,13 +133,12 @@ def _orphaned_lock(h, f, names):
                 "parent forked, most likely: the copy here is never released") % (
                     names(f.thread), _LOCK_NAMES.get(f.type, f.type), f.address, _parent(f),
                     f.address, _LOCK_NAMES.get(f.type, f.type), f.refcount,
-                    "; ".join("%s %s" % (thread_title(t["num"], t["tid"], t.get("name"), t.get("python_name")),
-                                         lock_reference(t["references"])) for t in held),
+                    "; ".join("%s %s" % (_title(t), lock_reference(t.references)) for t in held),
                     "It" if len(held) == 1 else "One of them")
     if h.variant == "internal-lock":
         i = f.internal
         return ("%s waits on glibc's %s at 0x%x (%s), which fork does not reset; glibc records no owner of it: "
-                "a parent thread held it at fork") % (names(f.thread), i["name"], i["address"], _found(i))
+                "a parent thread held it at fork") % (names(f.thread), i.name, i.address, _found(i))
     if h.variant == "python-lock":
         return ("%s waits on threading.Lock 0x%x%s; a Lock records no owner, and no other thread of this fork "
                 "child references it: most likely a parent thread held it at fork%s") % (
@@ -154,7 +161,7 @@ def _orphaned_lock(h, f, names):
     elif f.child:
         ev += " (this is a fork child: the lock was copied while a parent thread held it)"
     if f.internal:
-        ev += "; the lock is glibc's %s (%s)" % (f.internal["name"], _found(f.internal))
+        ev += "; the lock is glibc's %s (%s)" % (f.internal.name, _found(f.internal))
     return ev
 
 
@@ -192,7 +199,7 @@ def _grpc(h, f, names):
     if calls:
         parts.append("; ".join("%s waits in a gRPC call (File \"%s\", line %s, in %s) on a completion queue the "
                                "parent's gRPC threads drove: nothing in this child completes it" % (
-                                   names(c["tid"]), c["file"], c["line"], c["function"]) for c in calls))
+                                   names(c.tid), c.file, c.line, c.function) for c in calls))
     else:
         parts.append("no thread is inside a gRPC call yet: the next call may wait forever")
     return "; ".join(parts)
@@ -242,11 +249,10 @@ def _rollup(r):
 
 def _cow_children(f):
     rows = f.children
-    listed = ", ".join("PID %d %s (shares %s)" % (r["pid"], _mb(r["private_dirty_kb"]), _mb(r["shared_kb"]))
-                       for r in rows)
+    listed = ", ".join("PID %d %s (shares %s)" % (r.pid, _mb(r.private_dirty_kb), _mb(r.shared_kb)) for r in rows)
     more = f.children_count - len(rows)
-    big = "; ".join("%s: %s of %d items, ~%s" % (c["where"], c["type"], c["length"],
-                                                  _mb(c["estimated_bytes"] / 1024.0)) for c in f.containers)
+    big = "; ".join("%s: %s of %d items, ~%s" % (c.where, c.type, c.length, _mb(c.estimated_bytes / 1024.0))
+                    for c in f.containers)
     return ("%d fork child%s of this process hold%s %s of private dirty memory, copied from it or written since "
             "fork (smaps_rollup Private_Dirty: %s%s); "
             "%s read%s large builtin containers inherited from this process, and every read copies the page it "
@@ -263,8 +269,7 @@ def _cow(h, f, names):
         return _cow_children(f)
     r = f.smaps_rollup
     big = "; ".join("%s: %s of %d items, ~%s with its items (at 0x%x, inherited from the parent)" % (
-        c["where"], c["type"], c["length"], _mb(c["estimated_bytes"] / 1024.0), c["address"])
-        for c in f.containers)
+        c.where, c.type, c.length, _mb(c.estimated_bytes / 1024.0), c.address) for c in f.containers)
     dirty, shared = _rollup(r)
     return ("smaps_rollup: Private_Dirty %s (copied or written by this child) against Shared %s still shared "
             "(Rss %s, Pss %s); large builtin containers this child reads copy the pages they live in: %s") % (
@@ -347,11 +352,11 @@ def fork_problem(p):
 
 
 def _found(lock):
-    """How a glibc-internal lock's address was found (fork facts' InternalLock, as data)."""
-    if lock.get("found") == LockFound.CXA_FINALIZE_CODE:
+    """How a glibc-internal lock's address was found (fork facts' InternalLock)."""
+    if lock.found == LockFound.CXA_FINALIZE_CODE:
         return ("decoded from __cxa_finalize's code (the lock its inlined __libc_lock_lock takes); the symbol is "
-                "hidden in %s" % basename(lock.get("library")))
-    return "symbol %s of %s" % (lock.get("name"), lock.get("library"))
+                "hidden in %s" % basename(lock.library))
+    return "symbol %s of %s" % (lock.name, lock.library)
 
 
 def _address_spaces(f):

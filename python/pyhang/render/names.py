@@ -99,9 +99,9 @@ def _caret_span(f):
 
 
 def lock_reference(where):
-    """Why a thread whose frame `where` ({function, file, line}, or None when
+    """Why a thread whose frame `where` (a model.waits.CodeLine, or None when
     not known) references a Lock is thought to hold it."""
-    site = python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else \
+    site = python_frame_line(PythonFrame(where.function, where.file, where.line)) if where else \
         "its innermost Python frames"
     return "references the lock in %s (inside `with lock:`, or holding it in a variable)" % site
 

@@ -4,7 +4,8 @@ from pyhang.model.kinds import DeadlockKind, OwnerSource, PythonStatus, VerdictK
 from pyhang.model.edge_facts import BarrierPartyFacts, DatabaseFacts, DriverLockFacts, LockSelfFacts, \
     LoopSelfFacts, PoolCheckoutFacts, ReachesObjectFacts, ReachesQueueFacts, connections_of, references_of
 from pyhang.model.report import FramesOmitted, PythonFrame, Report, ThreadReport, Verdict, entry_frame
-from pyhang.model.waits import syscall_of
+from pyhang.model.record import from_data
+from pyhang.model.waits import CodeLine, syscall_of
 from pyhang.render import recursion
 from pyhang.render.asyncio import await_deadlock_lines, render_asyncio
 from pyhang.render.exits import exiting_text, signal_text
@@ -58,7 +59,7 @@ def edge_evidence(e, waiter_blocked=None):
     if e.evidence:
         return evidence_words(e.evidence)
     if e.kind == WaitKind.PY_LOCK:
-        return lock_reference(references_of(facts))
+        return lock_reference(from_data(CodeLine, references_of(facts)))   # (an edge's facts keep it as data)
     if e.kind == WaitKind.PY_QUEUE_JOIN and isinstance(facts, ReachesQueueFacts):
         return "reaches the queue from its Python frames and does not wait in its get(): it may hold an item " \
                "whose task_done() the join waits for"

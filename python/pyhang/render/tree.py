@@ -403,7 +403,7 @@ def tree_json(tree):
         if spans:
             d["processes"] = spans
         if h.variant == "parent-reference":
-            d["parent_references"] = [dict(t["references"], tid=t["tid"], pid=h.facts.parent_pid)
+            d["parent_references"] = [dict(to_data(t.references), tid=t.tid, pid=h.facts.parent_pid)
                                       for t in h.facts.parent_threads]
         hazards.append(d)
     return {
