@@ -3,6 +3,7 @@ object is named by the variable of the program that reaches it."""
 from pyhang.model.kinds import Confidence, ThreadIssueKind, WaitKind
 from pyhang.model.live_kinds import UnwindStop
 from pyhang.model.report import PythonFrame
+from pyhang.model.waits import CodeLine
 from pyhang.render.exits import signal_text
 from pyhang.render.unread import unread_text
 
@@ -99,9 +100,11 @@ def _caret_span(f):
 
 
 def lock_reference(where):
-    """Why a thread whose frame `where` ({function, file, line}, or None when
-    not known) references a Lock is thought to hold it."""
-    site = python_frame_line(PythonFrame(where["function"], where["file"], where["line"])) if where else \
+    """Why a thread whose frame `where` (a model.waits.CodeLine; a fork hazard's facts still give a dict
+    {function, file, line}; None when not known) references a Lock is thought to hold it."""
+    if isinstance(where, dict):
+        where = CodeLine(where["function"], where["file"], where["line"])
+    site = python_frame_line(PythonFrame(where.function, where.file, where.line)) if where else \
         "its innermost Python frames"
     return "references the lock in %s (inside `with lock:`, or holding it in a variable)" % site
 
