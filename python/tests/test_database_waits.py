@@ -6,12 +6,13 @@ connection's backend (the backend PID its PGconn holds: gather._add_pg_backends)
 transaction`, the connection's status said as corroboration; where no backend is known, those whose
 connection is inside a transaction (psycopg2's connection.status).  Synthetic facts, no server."""
 from pyhang.analysis import deadlocks, gather, waitgraph
-from pyhang.model.files import FdObject
+from pyhang.model.edge_facts import PSYCOPG2_CONNECTION, HeldConnection, PgBackend
+from pyhang.model.files import FdObject, PgSession
 from pyhang.model.kinds import WaitKind
 from pyhang.model.record import from_data, to_data
 from pyhang.model.report import BlockedOn, ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
-from pyhang.model.waits import ApiDetail, SyscallWait
+from pyhang.model.waits import ApiDetail, CodeLine, SyscallWait
 
 WAITING = "postgres: app shop 127.0.0.1(41002) UPDATE waiting"
 OPEN_TX = {"pid": 501, "title": "postgres: app shop 127.0.0.1(41000) idle in transaction",
@@ -34,10 +35,14 @@ def _event_waiter(tid, reached_by):
 
 
 def _holding(tid, status=None, backend=None):
-    return ThreadSnapshot(num=tid, tid=tid, connections=[{"address": 0x9000 + tid, "name": "conn", "type":
-                                                          "psycopg2.extensions.connection", "status": status,
-                                                          "backend_pid": backend,
-                                                          "frame": {"function": "f", "file": "app.py", "line": 3}}])
+    return ThreadSnapshot(num=tid, tid=tid, connections=[HeldConnection(
+        0x9000 + tid, "conn", CodeLine("f", "app.py", 3), type=PSYCOPG2_CONNECTION, status=status, backend_pid=backend)])
+
+
+def _connection(address, server_version=150018):
+    """A psycopg2 connection of `address` whose server_version was read."""
+    return HeldConnection(address, "conn", CodeLine("f", "app.py", 3), type=PSYCOPG2_CONNECTION,
+                          server_version=server_version)
 
 
 def test_a_query_waiting_in_postgres_and_an_idle_transaction_holder_waiting_on_its_event_are_a_likely_cycle():
@@ -45,7 +50,7 @@ def test_a_query_waiting_in_postgres_and_an_idle_transaction_holder_waiting_on_i
     edges = deadlocks.database_holders(threads, [_holding(2), _holding(3)])
     assert {(e.waiter, e.owner) for e in edges} == {(2, 3), (3, 2)}
     db = next(e for e in edges if e.waiter == 2)
-    assert db.facts.database == {"pid": 502, "title": WAITING} and db.facts.open_transactions == [OPEN_TX]
+    assert db.facts.database == PgBackend(502, WAITING) and db.facts.open_transactions == [PgSession(**OPEN_TX)]
     (d,), _ = waitgraph.find_cycles(edges)
     assert d.confidence == "likely" and d.threads == [2, 3]
 
@@ -91,7 +96,7 @@ def test_the_link_rests_on_the_backend_the_holders_connection_is_connected_to_th
         return [e for e in deadlocks.database_holders(threads, snaps) if e.waiter == 2]
     # both say inside a transaction; only 4's connection is the session idle in transaction (PID 501)
     (e,) = edges([_holding(2, 2, 502), _holding(3, 2, 777), _holding(4, 2, 501)])
-    assert e.owner == 4 and e.facts.backend == OPEN_TX and e.facts.status_agrees is True
+    assert e.owner == 4 and e.facts.backend == PgSession(**OPEN_TX) and e.facts.status_agrees is True
     # the status read as outside any transaction does not undo the match: said, as a disagreement
     (e,) = edges([_holding(2, 2, 502), _holding(3, 2, 777), _holding(4, 1, 501)])
     assert e.owner == 4 and e.facts.status_agrees is False
@@ -123,19 +128,19 @@ def _connection_memory(obj, pgconn, server_version=150018, be_pid_at=0x308, be_p
 def test_a_connections_backend_pid_is_read_from_its_pgconn_found_after_its_server_version():
     mem = _connection_memory(0x10000, 0x7f0000020000)
     mem.update(_connection_memory(0x30000, 0x7f0000040000, be_pid_at=0x410, be_pid=503))
-    conns = [{"address": 0x10000, "server_version": 150018}, {"address": 0x30000, "server_version": 150018}]
+    conns = [_connection(0x10000), _connection(0x30000)]
     gather._add_pg_backends(_Memory(mem), conns, {501, 502, 503})
-    assert [c["backend_pid"] for c in conns] == [501, 503]
+    assert [c.backend_pid for c in conns] == [501, 503]
 
 
 def test_no_backend_pid_when_the_server_version_is_not_found_once_or_two_connections_claim_one_backend():
     mem = _connection_memory(0x10000, 0x7f0000020000)
     mem[0x10000 + 60] = 150018     # a second word with the server's version: the layout is not known
-    conns = [{"address": 0x10000, "server_version": 150018}]
+    conns = [_connection(0x10000)]
     gather._add_pg_backends(_Memory(mem), conns, {501})
-    assert conns[0]["backend_pid"] is None
+    assert conns[0].backend_pid is None
     mem = _connection_memory(0x10000, 0x7f0000020000)
     mem.update(_connection_memory(0x30000, 0x7f0000040000))     # both hold PID 501
-    conns = [{"address": 0x10000, "server_version": 150018}, {"address": 0x30000, "server_version": 150018}]
+    conns = [_connection(0x10000), _connection(0x30000)]
     gather._add_pg_backends(_Memory(mem), conns, {501})
-    assert [c["backend_pid"] for c in conns] == [None, None]
+    assert [c.backend_pid for c in conns] == [None, None]

@@ -5,19 +5,19 @@ them); a pool whose queue another thread's connection can refill is never "nothi
 connection is its pool's where the frame holding it names that pool (python_api.frame_pool_holdings).
 Synthetic facts."""
 from pyhang.analysis import deadlocks, python_api
+from pyhang.model.edge_facts import HeldConnection, PoolCheckout
 from pyhang.model.kinds import WaitKind
 from pyhang.model.python_values import LocalValue
 from pyhang.model.record import to_data
 from pyhang.model.report import BlockedOn, ThreadReport
 from pyhang.model.snapshot import ThreadSnapshot
-from pyhang.model.waits import ApiDetail
+from pyhang.model.waits import ApiDetail, CodeLine
 
 POOL, OTHER = 0x5000, 0x6000
 
 
 def _conn(pool):
-    return {"address": 0x9000 + pool, "name": "conn", "type": "Connection", "pool": pool,
-            "frame": {"function": "handler", "file": "app.py", "line": 9}}
+    return HeldConnection(0x9000 + pool, "conn", CodeLine("handler", "app.py", 9), type="Connection", pool=pool)
 
 
 def _waiting(tid, kind, address, referenced_by=None, owners=()):
@@ -29,13 +29,13 @@ def _waiting(tid, kind, address, referenced_by=None, owners=()):
 def test_a_checkout_waits_on_the_threads_holding_that_pools_connections_only():
     threads = [_waiting(1, WaitKind.PY_QUEUE_GET, 0x100), _waiting(2, WaitKind.PY_BARRIER, 0x200),
                _waiting(3, WaitKind.PY_BARRIER, 0x200), _waiting(4, WaitKind.PY_EVENT, 0x300)]
-    snaps = [ThreadSnapshot(num=1, tid=1, pool_checkout={"pool": POOL, "type": "QueuePool", "frame": None}),
+    snaps = [ThreadSnapshot(num=1, tid=1, pool_checkout=PoolCheckout(POOL, "QueuePool", CodeLine("get", "pool.py", 1))),
              ThreadSnapshot(num=2, tid=2, connections=[_conn(POOL)]),
              ThreadSnapshot(num=3, tid=3, connections=[_conn(POOL)]),
              ThreadSnapshot(num=4, tid=4, connections=[_conn(OTHER)])]
     edges = deadlocks.pool_holders(threads, snaps)
     assert [(e.waiter, e.owner) for e in edges] == [(1, 2), (1, 3)]
-    assert edges[0].facts.pool["pool"] == POOL and edges[0].kind == WaitKind.PY_QUEUE_GET
+    assert edges[0].facts.pool.pool == POOL and edges[0].kind == WaitKind.PY_QUEUE_GET
 
 
 def test_the_barriers_waiters_wait_on_the_parties_that_have_not_arrived():

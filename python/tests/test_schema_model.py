@@ -98,10 +98,11 @@ def _json_types(annotation, never_null):
 _PLAIN_RECORDS = ("ObjectPath", "CodeLine")
 
 
-def entry_definition(cls):
+def entry_definition(cls, prefix="verdict_entry_"):
     """The schema's definition of a record a verdict's facts hold (model.verdict_facts: a wait, a worker, ...):
-    verdict_entry_ and its class's name in snake case (IdleWait: verdict_entry_idle_wait)."""
-    return "verdict_entry_" + "".join("_" + c.lower() if c.isupper() else c for c in cls.__name__).lstrip("_")
+    verdict_entry_ and its class's name in snake case (IdleWait: verdict_entry_idle_wait); of one an edge's
+    facts hold (model.edge_facts: a connection, a session, ...), edge_entry_ (`prefix`) and its name."""
+    return prefix + "".join("_" + c.lower() if c.isupper() else c for c in cls.__name__).lstrip("_")
 
 
 def _entry_ref(prop, listed, nullable):
@@ -115,10 +116,11 @@ def _entry_ref(prop, listed, nullable):
     return prop["$ref"]
 
 
-def _agrees(d, cls, what, defs=None):
+def _agrees(d, cls, what, defs=None, prefix="verdict_entry_"):
     """Facts definition `d` of the schema has the fields of record `cls` in order, the optional ones not
     required, each of the JSON types its annotation says; a field holding records of an entry (`__nested__`:
-    a wait, a worker) refers to the entry's own definition of `defs`, which agrees with it in turn."""
+    a wait, a worker) refers to the entry's own definition of `defs` (named with `prefix`), which agrees
+    with it in turn."""
     assert list(d["properties"]) == list(cls.__record_fields__), \
         "%s: the schema's properties differ from the fields of %s" % (what, cls.__name__)
     optional = getattr(cls, "__optional__", {})
@@ -131,8 +133,8 @@ def _agrees(d, cls, what, defs=None):
         inner = nested.get(field)
         if defs is not None and inner is not None and inner.__name__ not in _PLAIN_RECORDS:
             ref = _entry_ref(prop, annotation.startswith("list["), annotation.endswith(" | None") and not never_null)
-            assert ref == "#/$defs/" + entry_definition(inner), "%s.%s refers to %s" % (what, field, ref)
-            _agrees(defs[entry_definition(inner)], inner, "%s.%s" % (what, field), defs)
+            assert ref == "#/$defs/" + entry_definition(inner, prefix), "%s.%s refers to %s" % (what, field, ref)
+            _agrees(defs[entry_definition(inner, prefix)], inner, "%s.%s" % (what, field), defs, prefix)
             continue
         types = _json_types(annotation, never_null)
         if types is None or "$ref" in prop:   # any value, or a definition of its own (kind, text_or_null)
@@ -156,15 +158,21 @@ def test_each_verdict_kinds_facts_are_its_records_fields_the_optional_ones_not_r
         _agrees(defs[name], cls, kind, defs)
 
 
+def _entry_definitions(facts, prefix):
+    """The definitions of every entry record the facts records `facts` hold, through their __nested__."""
+    held, todo = set(), list(facts)
+    while todo:
+        for inner in getattr(todo.pop(), "__nested__", {}).values():
+            if inner.__name__ not in _PLAIN_RECORDS and entry_definition(inner, prefix) not in held:
+                held.add(entry_definition(inner, prefix))
+                todo.append(inner)
+    return held
+
+
 def test_every_entry_definition_of_a_verdicts_facts_is_one_of_a_record_they_hold():
     # (a definition left behind by a record taken out, or named for none, fails here)
     from pyhang.model.verdict_facts import FACTS
-    held, todo = set(), list(FACTS.values())
-    while todo:
-        for inner in getattr(todo.pop(), "__nested__", {}).values():
-            if inner.__name__ not in _PLAIN_RECORDS and entry_definition(inner) not in held:
-                held.add(entry_definition(inner))
-                todo.append(inner)
+    held = _entry_definitions(FACTS.values(), "verdict_entry_")
     assert {name for name in schema_defs() if name.startswith("verdict_entry_")} == held
 
 
@@ -178,7 +186,7 @@ def test_each_edge_heuristics_facts_are_its_records_fields_routed_by_a_key_it_al
     names = {schema_name(cls): cls for cls in FACTS}
     assert set(routes) == set(names), "edge facts without a definition: %s" % sorted(set(routes) ^ set(names))
     for name, cls in names.items():
-        _agrees(defs[name], cls, name)
+        _agrees(defs[name], cls, name, defs, "edge_entry_")
         # the key its edges are told by is one its JSON always carries
         assert set(routes[name]["required"]) <= set(defs[name]["required"]), name
     # and no other record's JSON always carries it, but where the route says not
@@ -189,6 +197,12 @@ def test_each_edge_heuristics_facts_are_its_records_fields_routed_by_a_key_it_al
             excluded = [set(c["required"]) for c in excluded.get("anyOf", [excluded] if excluded else [])]
             if other != name and set(route["required"]) <= always:
                 assert any(e <= always for e in excluded), "%s's facts are routed to %s too" % (other, name)
+
+
+def test_every_entry_definition_of_an_edges_facts_is_one_of_a_record_they_hold():
+    from pyhang.model.edge_facts import FACTS
+    held = _entry_definitions(FACTS, "edge_entry_")
+    assert {name for name in schema_defs() if name.startswith("edge_entry_")} == held
 
 
 # --- a tree edge's facts: each kind's record (model.tree_edge_facts) and its tree_edge_facts_NAME definition

@@ -21,8 +21,8 @@ from pyhang.render import json as render_json, verdicts
 
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                          "testdata", "snapshots")
-# Lists of a verdict's facts that still hold JSON's dicts, and why.
-STILL_DICTS = {("HeldAcrossSleepFacts", "locks"): "render.locks words them by key; converted with render.locks"}
+# Lists of a verdict's facts that still hold JSON's dicts, and why (none now).
+STILL_DICTS = {}
 PLAIN = {"int": 1, "str": "x", "bool": True, "float": 0.5, "object": None}
 _VALUES = {"list[dict]": []}   # (STILL_DICTS: none to fill)
 

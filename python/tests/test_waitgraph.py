@@ -5,7 +5,8 @@ from pyhang.analysis import waitgraph
 from pyhang.analysis.waitgraph import find_cycles, likely_holders
 from pyhang.libraries import is_driver_helper_thread, is_driver_library
 from pyhang.model.kinds import GilState, OwnerSource
-from pyhang.model.edge_facts import DriverLockFacts
+from pyhang.model.edge_facts import DriverLockFacts, LibraryCallback
+from pyhang.model.record import from_data
 from pyhang.model.report import BlockedOn, Edge, NativeFrame, ThreadReport
 from pyhang.render.text import edge_evidence
 
@@ -107,7 +108,7 @@ def test_a_read_held_driver_rwlocks_likely_holder_is_the_thread_that_called_back
     (e,) = likely_holders(_driver_deadlock())
     assert (e.waiter, e.owner, e.kind, e.address, e.source) == (1, 8, "rwlock-write", 0x1000, "heuristic")
     assert e.facts == DriverLockFacts(library=CUDA, library_frame=3, driver_library=True, waits_for_gil=True,
-                                      callback={"function": "PyGILState_Ensure", "frame": 1}, blocked_kind="gil")
+                                      callback=LibraryCallback("PyGILState_Ensure", 1), blocked_kind="gil")
     assert e.evidence is None   # no decoder identified it (and the analysis writes no sentence)
 
 
@@ -154,7 +155,7 @@ def test_ctypes_and_cffi_entry_points_count_as_callbacks():
     for function in ("_ctypes_callproc.cold", "_CallPythonObject", "closure_fcn", "PyGILState_Ensure"):
         t = thread(2, [(function, FFI), (None, VENDOR)], "gil", gil=GilState.WAITING)
         (e,) = likely_holders([waiter, t])
-        assert e.facts.callback == {"function": function, "frame": 0}
+        assert e.facts.callback == LibraryCallback(function, 0)
 
 
 def test_locks_of_the_python_runtime_or_of_glibc_alone_get_no_likely_holder():
@@ -201,8 +202,9 @@ def test_driver_libraries_and_helper_threads_are_told_by_name():
 # ---- the sentence of the facts ----------------------------------------------------
 
 def _evidence(facts):
+    """The sentence of the facts `facts` give as JSON (read back into their record)."""
     return edge_evidence(Edge(waiter=1, owner=2, kind="rwlock-write", address=0x10, source="heuristic",
-                              facts=DriverLockFacts(**facts)))
+                              facts=from_data(DriverLockFacts, facts)))
 
 
 def test_the_evidence_of_a_callback_holder_names_the_library_the_callback_and_the_gil():

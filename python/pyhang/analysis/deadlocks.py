@@ -10,10 +10,10 @@ from pyhang.model.kinds import Confidence, GilState, OwnerSource, TargetWarning,
 from pyhang.model.record import replace
 from pyhang.model.report import Edge, Verdict
 from pyhang.model.edge_facts import BarrierPartyFacts, DatabaseFacts, LockSelfFacts, LockSuspectFacts, LoopSelfFacts, \
-    PoolCheckoutFacts, ReachesObjectFacts, ReachesQueueFacts, SqliteHoldersFacts, signal_handler
+    PgBackend, PoolCheckoutFacts, ReachesObjectFacts, ReachesQueueFacts, SqliteHoldersFacts, signal_handler
 from pyhang.model.verdict_facts import ExecutorStarvationFacts, NothingCanWakeFacts, OwnerGoneFacts, \
     OwnersUnknownFacts, PoolIdleFacts, PoolWorker, UnknownOwnerWait, WaitsOnProcessFacts
-from pyhang.model.waits import syscall_of, to_data
+from pyhang.model.waits import syscall_of
 from pyhang.model.files import pg_backend
 from pyhang.analysis.gather import PG_CONNECTIONS
 from pyhang.libraries import NATIVE_IDLE_LOOPS, POOL_LIBRARIES, POOL_WAIT_LIBRARIES, is_one_of, is_system_library
@@ -65,7 +65,7 @@ def python_lock_holders(threads):
         b = th.blocked_on
         if b is None or b.kind != WaitKind.PY_LOCK or b.owners or b.python is None or b.python.locked is False:
             continue
-        sites = to_data(b.python.suspect_frames)
+        sites = b.python.suspect_frames
         found = []
         for i, suspect in enumerate(b.python.suspects):
             if suspect != th.tid and waits.get(suspect) != (b.kind, b.address):
@@ -83,8 +83,7 @@ def python_lock_holders(threads):
 def _lock_self(b, th):
     """The facts of a Lock its waiter `th` holds itself (wait `b`), with the signal handler it waits in."""
     handler, interrupted = signal_handler(th.python_frames) or (None, None)
-    return LockSelfFacts(references=to_data(b.python.self_frames[0]),
-                         waits_in=to_data(b.evidence.frame) if getattr(b.evidence, "frame", None) else None,
+    return LockSelfFacts(references=b.python.self_frames[0], waits_in=getattr(b.evidence, "frame", None),
                          handler=handler, interrupted=interrupted)
 
 
@@ -106,7 +105,7 @@ def sqlite_holders(threads, snapshots):
     waits for: the other threads whose Python frames hold a
     sqlite3.Connection (ThreadSnapshot.connections), one of which has the
     open transaction.  Never certain: which one holds the lock is not read."""
-    holding = {s.tid: [c for c in s.connections if c.get("type") in (None, "sqlite3.Connection")]
+    holding = {s.tid: [c for c in s.connections if c.type in (None, "sqlite3.Connection")]
                for s in snapshots if s.connections}
     holding = {tid: c for tid, c in holding.items() if c}
     edges = []
@@ -150,7 +149,7 @@ def database_holders(threads, snapshots):
     connection's backend is known to be another.  And a thread
     holding such a connection that waits on a threading.Event or Condition another thread reaches from its
     frames (a likely setter) waits on that thread.  Never certain: the server's lock graph is not read."""
-    conns = {s.tid: [c for c in s.connections or () if c.get("type") in PG_CONNECTIONS] for s in snapshots}
+    conns = {s.tid: [c for c in s.connections or () if c.type in PG_CONNECTIONS] for s in snapshots}
     conns = {tid: c for tid, c in conns.items() if c}
     edges, waiting = [], set()
     for th in threads:
@@ -159,25 +158,25 @@ def database_holders(threads, snapshots):
         if found is None:
             continue
         backend, sessions = found
-        open_tx = [x for x in sessions if x["state"].startswith("idle in transaction")]
+        open_tx = [x for x in sessions if x.state.startswith("idle in transaction")]
         if not open_tx:
             continue
         waiting.add(th.tid)
         others = [tid for tid in sorted(conns) if tid != th.tid]
-        matched = _by_backend(others, conns, {x["pid"]: x for x in open_tx})
+        matched = _by_backend(others, conns, {x.pid: x for x in open_tx})
         # a thread whose own recorded wait is on this one (it joins it) is explained by that wait: a suspect only
         # when no other thread holds a connection
         suspects = sorted(matched) if matched else _in_transaction(
             [tid for tid in others if not _backends_known(conns[tid])], conns)
         for tid in _unblocked_first(threads, th.tid, suspects):
             held = conns[tid]
-            facts = DatabaseFacts(database={"pid": backend.pid, "title": backend.title}, connections=held,
+            facts = DatabaseFacts(database=PgBackend(backend.pid, backend.title), connections=held,
                                   open_transactions=open_tx)
             if tid in matched:
                 # the owner's own session, by its connection's backend PID: the socket peer that holds the locks
                 facts.backend = matched[tid]
-                facts.status_agrees = any(c.get("status") in PG_IN_TRANSACTION for c in held
-                                          if c.get("backend_pid") == matched[tid]["pid"])
+                facts.status_agrees = any(c.status in PG_IN_TRANSACTION for c in held
+                                          if c.backend_pid == matched[tid].pid)
             edges.append(Edge(waiter=th.tid, owner=tid, kind=th.blocked_on.kind, address=None,
                               source=OwnerSource.HEURISTIC, facts=facts))
     holders = {e.owner for e in edges}
@@ -200,7 +199,7 @@ PG_IN_TRANSACTION = (2, 5)
 
 def _backends_known(connections):
     """Whether the backend of every one of `connections` is known (gather._add_pg_backends)."""
-    return all(c.get("backend_pid") for c in connections)
+    return all(c.backend_pid for c in connections)
 
 
 def _by_backend(tids, conns, open_tx):
@@ -210,8 +209,8 @@ def _by_backend(tids, conns, open_tx):
     out = {}
     for tid in tids:
         for c in conns[tid]:
-            if c.get("backend_pid") in open_tx:
-                out[tid] = open_tx[c["backend_pid"]]
+            if c.backend_pid in open_tx:
+                out[tid] = open_tx[c.backend_pid]
                 break
     return out
 
@@ -222,7 +221,7 @@ def _in_transaction(tids, conns):
     transaction's locks; where none is known to be, those holding one whose status was not read; never a thread
     whose every connection is known to be outside a transaction."""
     def states(tid):
-        return {c.get("status") in PG_IN_TRANSACTION if c.get("status") is not None else None for c in conns[tid]}
+        return {c.status in PG_IN_TRANSACTION if c.status is not None else None for c in conns[tid]}
     inside = [tid for tid in tids if True in states(tid)]
     return inside or [tid for tid in tids if None in states(tid)]
 
@@ -249,15 +248,15 @@ def pool_holders(threads, snapshots):
     held = {}
     for s in snapshots:
         for c in s.connections or ():
-            if c.get("pool"):
-                held.setdefault(c["pool"], {}).setdefault(s.tid, []).append(c)
+            if c.pool:
+                held.setdefault(c.pool, {}).setdefault(s.tid, []).append(c)
     by_tid = {t.tid: t for t in threads}
     edges = []
     for tid, checkout in sorted(checkouts.items()):
         t = by_tid.get(tid)
         if t is None or t.blocked_on is None:
             continue
-        holders = {h: c for h, c in held.get(checkout["pool"], {}).items() if h != tid}
+        holders = {h: c for h, c in held.get(checkout.pool, {}).items() if h != tid}
         for owner in sorted(holders):
             edges.append(Edge(waiter=tid, owner=owner, kind=t.blocked_on.kind, address=t.blocked_on.address,
                               source=OwnerSource.HEURISTIC,

@@ -9,6 +9,7 @@ from memory when they point there.
 """
 from pyhang.analysis import collectives, forks, grpc_calls, locks, python_api, syscalls
 from pyhang.analysis.python_state import PythonView, gil_state
+from pyhang.model.edge_facts import PSYCOPG2_CONNECTION, HeldConnection, PoolCheckout
 from pyhang.model.kinds import GilState, LocalKind, WaitKind
 from pyhang.model.facts import DEFAULT_NATIVE_DEPTH
 from pyhang.model.files import pg_backend
@@ -284,35 +285,33 @@ def add_sqlite_connections(facts, view, threads):
 
 
 def _frame_connections(facts, view, threads, types, typed=True):
-    """[(thread, [{address, name, frame}])]: the objects of `types` (type names) the innermost Python frames
-    of each of `threads` hold in their locals (each once), with `type` too when `typed`."""
+    """[(thread, [HeldConnection])]: the objects of `types` (type names) the innermost Python frames of each
+    of `threads` hold in their locals (each once), with their `type` too when `typed`."""
     frames = _searched_frames(view, threads)
     found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
     out = {t.tid: (t, []) for t in threads if view.thread(t.tid) is not None}
     for (t, f), fl in zip(frames, found):
         for v in fl.locals if fl is not None and t.tid in out else ():
             held = out[t.tid][1]
-            if v.type in types and v.address and all(c["address"] != v.address for c in held):
-                held.append(dict({"address": v.address, "name": v.name,
-                                  "frame": {"function": f.function, "file": f.file, "line": f.line}},
-                                 **({"type": v.type} if typed else {})))
+            if v.type in types and v.address and all(c.address != v.address for c in held):
+                held.append(HeldConnection(v.address, v.name, CodeLine(f.function, f.file, f.line),
+                                           type=v.type if typed else None))
     return list(out.values())
 
 
 # The connection objects of PostgreSQL's client libraries, by type name.
-PG_CONNECTIONS = ("psycopg2.extensions.connection", "psycopg.Connection")
-PSYCOPG2_CONNECTION = PG_CONNECTIONS[0]
+PG_CONNECTIONS = (PSYCOPG2_CONNECTION, "psycopg.Connection")
 
 
 def _add_pg_status(facts, connections):
     """Each psycopg2 connection's `status` (psycopg2.extensions.STATUS_*: 1 ready, 2 in a transaction, 5
     prepared), `closed` and `server_version`, integer members of its C type; None where not read."""
-    answers = facts.attributes([[c["address"], ["status", "closed", "server_version"]] for c in connections]) or [] \
+    answers = facts.attributes([[c.address, ["status", "closed", "server_version"]] for c in connections]) or [] \
         if connections else []
     for c, got in zip(connections, answers):
         for name in ("status", "closed", "server_version"):
             v = (got or {}).get(name)
-            c[name] = v.integer if v is not None else None
+            setattr(c, name, v.integer if v is not None else None)
 
 
 # Where a psycopg2 connection's PGconn is found, and its backend's PID in it.  psycopg2's connectionObject
@@ -329,14 +328,14 @@ _USER_SPACE_END = 1 << 47
 def _pgconn_pointers(facts, connections):
     """The PGconn address of each psycopg2 connection (its `server_version`'s value found once among the
     object's first words, the pointer after it), or None, in order."""
-    wanted = [(c, [c["address"] + 4 * i for i in range(PG_OBJECT_WORDS)]) for c in connections
-              if c.get("server_version") and c.get("address")]
+    wanted = [(c, [c.address + 4 * i for i in range(PG_OBJECT_WORDS)]) for c in connections
+              if c.server_version and c.address]
     answers = facts.words([a for _, addresses in wanted for a in addresses]) or [] if wanted else []
     at, found = 0, {}
     for c, addresses in wanted:
         words = answers[at:at + len(addresses)]
         at += len(addresses)
-        hits = [i for i, w in enumerate(words) if w is not None and w == c["server_version"]]
+        hits = [i for i, w in enumerate(words) if w is not None and w == c.server_version]
         if len(hits) != 1:
             continue
         first = (4 * hits[0] + 4 + 7) // 8 * 2   # the next 8-aligned word
@@ -356,7 +355,7 @@ def _add_pg_backends(facts, connections, backends):
     answers = facts.words([a for _, addresses in wanted for a in addresses]) or [] if wanted else []
     at, claims = 0, {}
     for c in connections:
-        c["backend_pid"] = None
+        c.backend_pid = None
     for c, addresses in wanted:
         words = answers[at:at + len(addresses)]
         at += len(addresses)
@@ -365,7 +364,7 @@ def _add_pg_backends(facts, connections, backends):
             claims.setdefault(pids.pop(), []).append(c)
     for pid, claimed in claims.items():
         if len(claimed) == 1:
-            claimed[0]["backend_pid"] = pid
+            claimed[0].backend_pid = pid
 
 
 def pg_backends(files):
@@ -376,7 +375,7 @@ def pg_backends(files):
         for h in obj.holders or ():
             if pg_backend(h.title) is not None:
                 out.add(h.pid)
-                out.update(x["pid"] for x in h.sessions or ())
+                out.update(x.pid for x in h.sessions or ())
     return out
 
 
@@ -398,7 +397,7 @@ def add_database_facts(facts, view, threads, files):
         if found:
             t.connections = (t.connections or []) + found
             holding.append(t)
-    psycopg2 = [c for t in holding for c in t.connections if c.get("type") == PSYCOPG2_CONNECTION]
+    psycopg2 = [c for t in holding for c in t.connections if c.type == PSYCOPG2_CONNECTION]
     _add_pg_status(facts, psycopg2)
     _add_pg_backends(facts, psycopg2, pg_backends(files))
     waits = {t.tid: t.python_api.object for t in holding if t.python_api is not None and
@@ -428,35 +427,35 @@ def add_pool_checkouts(facts, view, threads):
     for t, (index, function, file, types) in waiting:
         own = next((f for f in selves.get(t.tid) or () if f.index == index), None)
         if own is not None and own.object and (not types or (own.type or "").rsplit(".", 1)[-1] in types):
-            t.pool_checkout = {"pool": own.object, "type": own.type,
-                               "frame": {"function": own.function, "file": own.file, "line": own.line}}
+            t.pool_checkout = PoolCheckout(own.object, own.type, CodeLine(own.function, own.file, own.line))
             pools.add(own.object)
     if not pools:
         return
     others = [t for t in threads if t.pool_checkout is None]
     for t, held in _frame_connections(facts, view, others, tuple(python_api.POOL_HOLDINGS)):
-        found = [dict(c, pool=_follow(facts, c["address"], python_api.POOL_HOLDINGS[c["type"]])) for c in held]
-        found = [c for c in found if c["pool"] in pools]
+        for c in held:
+            c.pool = _follow(facts, c.address, python_api.POOL_HOLDINGS[c.type])
+        found = [c for c in held if c.pool in pools]
         if found:
             t.connections = (t.connections or []) + found
     for t, found in _frame_pool_connections(facts, view, others, pools):
-        held = [c for c in found if all(c["address"] != h["address"] for h in t.connections or ())]
+        held = [c for c in found if all(c.address != h.address for h in t.connections or ())]
         if held:
             t.connections = (t.connections or []) + held
 
 
 def _frame_pool_connections(facts, view, threads, pools):
-    """[(thread, [{address, name, type, frame, pool}])]: the pools' connections the innermost Python frames of
-    each of `threads` hold where the frame names the pool itself (python_api.frame_pool_holdings)."""
+    """[(thread, [HeldConnection])]: the pools' connections the innermost Python frames of each of `threads`
+    hold where the frame names the pool itself (python_api.frame_pool_holdings), with the pool."""
     frames = _searched_frames(view, threads)
     found = facts.frame_locals([[f.frame, f.code] for _, f in frames]) or [] if frames else []
     out = {}
     for (t, f), fl in zip(frames, found):
         for v, pool in python_api.frame_pool_holdings(fl.locals if fl is not None else [], pools):
             held = out.setdefault(t.tid, (t, []))[1]
-            if all(c["address"] != v.address for c in held):
-                held.append({"address": v.address, "name": v.name, "type": v.type, "pool": pool,
-                             "frame": {"function": f.function, "file": f.file, "line": f.line}})
+            if all(c.address != v.address for c in held):
+                held.append(HeldConnection(v.address, v.name, CodeLine(f.function, f.file, f.line), type=v.type,
+                                           pool=pool))
     return list(out.values())
 
 

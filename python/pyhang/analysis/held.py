@@ -15,7 +15,7 @@ Plain Python over the report's edges (analysis.deadlocks.verdicts calls it)."""
 from pyhang.analysis.asyncio import program_frame
 from pyhang.model.kinds import Confidence, OwnerSource, VerdictKind, WaitKind
 from pyhang.model.report import Verdict
-from pyhang.model.verdict_facts import HeldAcrossSleepFacts
+from pyhang.model.verdict_facts import HeldAcrossSleepFacts, HeldLock
 from pyhang.model.waits import CodeLine, syscall_of
 
 # A sleep at least this long, still to come, with a lock held is a hang's cause, not a moment of contention.
@@ -141,8 +141,8 @@ def verdicts(report):
             continue
         waiters = sorted({e.waiter for e in edges})
         behind = sorted(_behind(report.edges, {tid} | set(waiters)) - {tid})
-        locks = list({(e.kind, e.address): {"kind": e.kind, "address": e.address,
-                                            "name": _name(report, e), "source": e.source} for e in edges}.values())
+        locks = list({(e.kind, e.address): HeldLock(e.kind, e.address, _name(report, e), e.source)
+                      for e in edges}.values())
         frames = [f for f in t.python_frames if f.file]
         frame = program_frame(frames) or next(iter(frames), None)
         facts = HeldAcrossSleepFacts(**sleep, holder=tid, locks=locks, waiters=waiters, behind=behind,

@@ -16,7 +16,7 @@ import time
 from pyhang.libraries import (PYTHON_RUNTIME_LIBRARIES, is_driver_helper_thread, is_driver_library, is_one_of,
                               is_system_library)
 from pyhang.model.kinds import Confidence, GilState, OwnerSource, WaitKind
-from pyhang.model.edge_facts import DriverLockFacts
+from pyhang.model.edge_facts import DriverLockFacts, LibraryCallback
 from pyhang.model.report import Deadlock, Edge
 
 MAX_CYCLES = 1000        # cycles listed (docs/json-contract.md: "at most 1000")
@@ -239,7 +239,7 @@ def _inside(th, library):
     call = next((i for i, f in enumerate(frames) if _is_callback(f.function)), None)
     waits_for_gil = th.gil == GilState.WAITING
     # A callback below the library's frame: the thread entered Python from inside the library.
-    callback = {"function": frames[call].function, "frame": call} if waits_for_gil and call is not None \
+    callback = LibraryCallback(frames[call].function, call) if waits_for_gil and call is not None \
         and call < at else None
     return DriverLockFacts(library=library, library_frame=at, driver_library=is_driver_library(library),
                            waits_for_gil=waits_for_gil, callback=callback, blocked_kind=_blocked_kind(th))

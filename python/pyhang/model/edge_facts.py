@@ -6,12 +6,96 @@ record's fields as to_data() keeps them (record.fields_of), in field order.
 
 A field in a record's `__optional__` is one the JSON carries only at times,
 as the analysis has always written them (a Lock waiting on itself carries
-`handler` and `interrupted` only inside a signal handler).  The frames,
-connections, sessions and pools they name stay JSON's dicts, as the
-analysis gathers them (their keys are in docs/json-contract.md's edges)."""
+`handler` and `interrupted` only inside a signal handler).  The entries they
+hold are records too (below; a frame's place is a model.waits.CodeLine, a
+PostgreSQL session a model.files.PgSession), each with its keys in the order
+the JSON has always given them (a connection of a redis-py pool, found by
+the frame that names its pool, gave its `frame` last) and left out where it
+has always left them out (their keys are in docs/json-contract.md's edges);
+the facts records name them in `__nested__`, so data that holds them as
+dicts reads back into them."""
 from __future__ import annotations
 
+from pyhang.model.files import PgSession
 from pyhang.model.record import field, record
+from pyhang.model.waits import CodeLine
+
+# psycopg2's connection type, whose members a held connection carries (HeldConnection)
+PSYCOPG2_CONNECTION = "psycopg2.extensions.connection"
+
+
+def _none(name):
+    """The test of a field left out while it is None (present, it is never null)."""
+    def test(r):
+        return getattr(r, name) is None
+    test.while_none = True
+    return test
+
+
+def _not_psycopg2(r):
+    """The test of a field only a psycopg2 connection carries (its members, its backend)."""
+    return r.type != PSYCOPG2_CONNECTION
+
+
+# --- the entries of the facts
+
+@record
+class HandlerFrame:
+    """A Python frame that runs a signal handler, and the signal it runs for."""
+    function: str = ""
+    file: str = ""
+    line: int = 0
+    signal: int = 0
+
+
+@record
+class HeldConnection:
+    """A database or pool connection a thread's innermost Python frames hold in a local
+    (analysis.gather): the object, the local and the frame that holds it; its type where the search
+    typed it (a sqlite3.Connection's is not); a psycopg2 connection's members (`status`: STATUS_*, 2
+    inside a transaction; None where not read) and its backend's PID read from its PGconn; and a pool's
+    connection the pool it leads to."""
+    address: int
+    name: str
+    frame: CodeLine
+    type: str | None = None
+    status: int | None = None
+    closed: int | None = None
+    server_version: int | None = None
+    backend_pid: int | None = None
+    pool: int | None = None
+
+    __optional__ = {"type": _none("type"), "status": _not_psycopg2, "closed": _not_psycopg2,
+                    "server_version": _not_psycopg2, "backend_pid": _not_psycopg2, "pool": _none("pool")}
+    __nested__ = {"frame": CodeLine}
+
+
+@record
+class PgBackend:
+    """A PostgreSQL backend at the other end of a thread's socket: its PID, and the title it says its state in."""
+    pid: int
+    title: str | None
+
+
+@record
+class PoolCheckout:
+    """A connection pool's checkout a thread waits in (analysis.gather.add_pool_checkouts): the pool (the
+    checkout frame's `self`), its type, and that frame."""
+    pool: int
+    type: str | None
+    frame: CodeLine
+
+    __nested__ = {"frame": CodeLine}
+
+
+@record
+class LibraryCallback:
+    """Where a thread inside a native library entered Python from it: the callback's function and native frame."""
+    function: str
+    frame: int
+
+
+# --- the facts of each heuristic
 
 
 @record
@@ -26,15 +110,9 @@ class LoopSelfFacts:
 class LockSuspectFacts:
     """A thread whose innermost Python frames reference the threading.Lock the waiter waits on
     (analysis.deadlocks.python_lock_holders)."""
-    references: dict | None = None       # the frame that references it {function, file, line, ...}
+    references: CodeLine | None = None   # the frame that references it
 
-
-def _none(name):
-    """The test of a field left out while it is None (present, it is never null)."""
-    def test(r):
-        return getattr(r, name) is None
-    test.while_none = True
-    return test
+    __nested__ = {"references": CodeLine}
 
 
 def _outside_handler(r):
@@ -45,33 +123,38 @@ def _outside_handler(r):
 class LockSelfFacts:
     """A Lock the waiter itself holds, referenced by an outer frame of its own stack
     (analysis.deadlocks.python_lock_holders): an edge to itself."""
-    references: dict | None = None       # the outer frame that references it
+    references: CodeLine | None = None   # the outer frame that references it
     self: bool = True
-    waits_in: dict | None = None         # the frame it waits in {function, file, line}
-    handler: dict | None = None          # a signal handler it waits in {function, file, line, signal}
-    interrupted: dict | None = None      # the frame that handler interrupted {function, file, line}
+    waits_in: CodeLine | None = None     # the frame it waits in
+    handler: HandlerFrame | None = None  # a signal handler it waits in
+    interrupted: CodeLine | None = None  # the frame that handler interrupted
 
     __optional__ = {"handler": _none("handler"), "interrupted": _outside_handler}
+    __nested__ = {"references": CodeLine, "waits_in": CodeLine, "handler": HandlerFrame, "interrupted": CodeLine}
 
 
 @record
 class SqliteHoldersFacts:
     """A thread holding a sqlite3.Connection while another waits in SQLite's busy handler
     (analysis.deadlocks.sqlite_holders)."""
-    connections: list[dict] = field(default_factory=list)   # its connections [{name, type, frame, ...}]
+    connections: list[HeldConnection] = field(default_factory=list)   # its sqlite3 connections
+
+    __nested__ = {"connections": HeldConnection}
 
 
 @record
 class DatabaseFacts:
     """A thread holding a PostgreSQL connection while another's query waits in the server for a lock
     (analysis.deadlocks.database_holders)."""
-    database: dict                       # the waiting backend {pid, title}
-    connections: list[dict]              # the owner's PostgreSQL connections
-    open_transactions: list[dict]        # this process's sessions `idle in transaction` [{pid, title, state, ...}]
-    backend: dict | None = None          # the owner's own session among them, matched by its backend PID
+    database: PgBackend                  # the waiting backend
+    connections: list[HeldConnection]    # the owner's PostgreSQL connections
+    open_transactions: list[PgSession]   # this process's sessions `idle in transaction`
+    backend: PgSession | None = None     # the owner's own session among them, matched by its backend PID
     status_agrees: bool = False          # with `backend`: a connection's status says inside a transaction
 
     __optional__ = {"backend": _none("backend"), "status_agrees": lambda r: r.backend is None}
+    __nested__ = {"database": PgBackend, "connections": HeldConnection, "open_transactions": PgSession,
+                  "backend": PgSession}
 
 
 @record
@@ -85,8 +168,10 @@ class ReachesObjectFacts:
 class PoolCheckoutFacts:
     """A thread holding connections of the pool another thread's checkout waits in
     (analysis.deadlocks.pool_holders)."""
-    pool: dict                           # the checkout {pool, type, ...}
-    connections: list[dict]              # the owner's connections of that pool
+    pool: PoolCheckout                   # the checkout
+    connections: list[HeldConnection]    # the owner's connections of that pool
+
+    __nested__ = {"pool": PoolCheckout, "connections": HeldConnection}
 
 
 @record
@@ -113,8 +198,10 @@ class DriverLockFacts:
     library_frame: int                   # the index of its first frame there
     driver_library: bool                 # a driver's (libraries.is_driver_library)
     waits_for_gil: bool
-    callback: dict | None                # it entered Python from inside the library {function, frame}
+    callback: LibraryCallback | None     # it entered Python from inside the library
     blocked_kind: str                    # model.kinds.WaitKind of its own wait
+
+    __nested__ = {"callback": LibraryCallback}
 
 
 # Every record of an edge's facts (python/tests/test_schema_model.py finds each in the JSON Schema).
@@ -140,11 +227,11 @@ def connections_of(facts):
 
 def signal_handler(frames):
     """(handler, interrupted) of a thread whose Python `frames` run a signal handler: the innermost such frame
-    {function, file, line, signal}, and the frame it interrupted (the next outer one) or None; else None."""
+    (a HandlerFrame), and the frame it interrupted (the next outer one, a CodeLine) or None; else None."""
     k = next((k for k, f in enumerate(frames) if f.signal is not None), None)
     if k is None:
         return None
-
-    def at(f):
-        return {"function": f.function, "file": f.file, "line": f.line}
-    return dict(at(frames[k]), signal=frames[k].signal), at(frames[k + 1]) if k + 1 < len(frames) else None
+    f = frames[k]
+    outer = frames[k + 1] if k + 1 < len(frames) else None
+    return HandlerFrame(f.function, f.file, f.line, f.signal), \
+        CodeLine(outer.function, outer.file, outer.line) if outer is not None else None

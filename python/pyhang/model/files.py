@@ -13,7 +13,7 @@ import re
 
 from pyhang.model.record import field, record
 
-__all__ = ["FileLock", "HolderThread", "FdHolder", "FdObject", "pg_backend"]
+__all__ = ["FileLock", "HolderThread", "PgSession", "FdHolder", "FdObject", "pg_backend"]
 
 
 @record
@@ -35,6 +35,16 @@ class HolderThread:
 
 
 @record
+class PgSession:
+    """A session of this process with a PostgreSQL server (fd_holders.pg_sessions): its backend's PID and
+    title, the state the title says ("idle in transaction"), and the client address it names."""
+    pid: int
+    title: str
+    state: str
+    local: str
+
+
+@record
 class FdHolder:
     """A process holding the other end (this process included, under another fd); in a report's
     SyscallWait, its threads are the analysis's HolderThreadWaits (model.waits)."""
@@ -43,12 +53,12 @@ class FdHolder:
     fds: list[int] = field(default_factory=list)   # its fds for it
     threads: list[HolderThread] = field(default_factory=list)
     title: str | None = None          # its process title (fd_holders.title): a server's state, where it shows it
-    # for a PostgreSQL backend, this client's sessions with its server: [{pid, title, state, local}]
-    sessions: list[dict] | None = None
+    # for a PostgreSQL backend, this client's sessions with its server
+    sessions: list[PgSession] | None = None
     # its parent, the parent's parent, ... (procfs.ancestors): whether a tree of processes holds it; None: unknown
     ancestors: list[int] | None = None
 
-    __nested__ = {"threads": HolderThread}
+    __nested__ = {"threads": HolderThread, "sessions": PgSession}
 
 
 @record

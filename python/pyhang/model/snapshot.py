@@ -18,6 +18,7 @@ from __future__ import annotations
 from pyhang.model.record import field, record
 
 from pyhang.model.asyncio_facts import AsyncioState
+from pyhang.model.edge_facts import HeldConnection, PoolCheckout
 from pyhang.model.files import FdObject
 from pyhang.model.fork_facts import ForkFacts
 from pyhang.model.python_facts import PythonState
@@ -50,12 +51,13 @@ class ThreadSnapshot:
     # A ThreadPoolExecutor worker: its pool and the future it runs (analysis.python_api.worker_frame);
     # None for any other thread.
     pool_worker: PoolWorker | None = None
-    # The sqlite3.Connection objects its Python frames hold, when a thread of the process is in SQLite's busy
-    # handler: [{"address", "name", "frame": {function, file, line}}]; None when not asked.
-    connections: list[dict] | None = None
-    # A thread waiting in a connection pool's checkout (analysis.python_api.POOL_CHECKOUTS): {"pool" (the
-    # pool's address), "type", "frame": {function, file, line}}; None for any other thread.
-    pool_checkout: dict | None = None
+    # The connections its Python frames hold (analysis.gather): the sqlite3.Connection objects when a thread
+    # of the process is in SQLite's busy handler, the PostgreSQL ones when one waits on a backend, a pool's
+    # when one waits in its checkout; None when not asked.
+    connections: list[HeldConnection] | None = None
+    # A thread waiting in a connection pool's checkout (analysis.python_api.POOL_CHECKOUTS); None for any other
+    # thread.
+    pool_checkout: PoolCheckout | None = None
     # A thread whose innermost Python frame is a torch.distributed collective: what it is and the rank and
     # world size read from its frames' locals (analysis.collectives.describe); None for any other thread.
     collective: CollectiveDetail | None = None

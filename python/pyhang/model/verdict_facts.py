@@ -7,11 +7,11 @@ A field in a record's `__optional__` is one the JSON carries only at times,
 as the analysis has always written them: `moved` (every kind's) only after
 a second look saw some of the verdict's threads move (analysis.progress),
 the others as each record says.  The entries of their lists are records
-too (a wait, a worker, a group of ranks, a dead process: below), each with
-its keys in the order the JSON has always given them, and left out where it
-has always left them out; but for a held-across-sleep verdict's `locks`,
-which stay JSON's dicts.  Data written before these records (a verdict
-whose facts are a dict) is read by `facts_from_data`."""
+too (a wait, a worker, a group of ranks, a dead process, a lock held across
+a sleep: below), each with its keys in the order the JSON has always given
+them, and left out where it has always left them out.  Data written before
+these records (a verdict whose facts are a dict) is read by
+`facts_from_data`."""
 from __future__ import annotations
 
 from pyhang.model.kinds import Unread, VerdictKind, WaitKind
@@ -225,6 +225,18 @@ class UnaccountedWait:
                     "direction": _not_syscall, "arguments": _none("arguments"), "futex": _none("futex"),
                     "sleepers": _none("sleepers")}
     __nested__ = {"native": NativeCall, "python": CodeLine}
+
+
+@record
+class HeldLock:
+    """A lock a held-across-sleep verdict's holder holds (analysis.held): what it is, the variable that
+    reaches it, and how its owner was found (model.kinds.OwnerSource: `heuristic`, a guessed holder)."""
+    kind: str                            # model.kinds.WaitKind
+    address: int | None
+    name: ObjectPath | None              # (worded in the JSON)
+    source: str
+
+    __nested__ = {"name": ObjectPath}
 
 
 # --- the facts of each kind
@@ -479,7 +491,7 @@ class HeldAcrossSleepFacts:
     left_ns: int | None = None           # how long it still sleeps, when known
     requested_ns: int | None = None      # else the sleep it asked for
     holder: int = 0
-    locks: list[dict] = field(default_factory=list)   # [{kind, address, name, source}]
+    locks: list[HeldLock] = field(default_factory=list)
     waiters: list[int] = field(default_factory=list)
     behind: list[int] = field(default_factory=list)   # threads waiting (only) on the waiters
     confidence: str = ""
@@ -487,7 +499,7 @@ class HeldAcrossSleepFacts:
     moved: list[int] | None = None
 
     __optional__ = {"left_ns": _none("left_ns"), "requested_ns": _none("requested_ns"), "moved": _NOT_MOVED}
-    __nested__ = {"frame": CodeLine}
+    __nested__ = {"locks": HeldLock, "frame": CodeLine}
 
 
 # The facts record of every verdict kind (python/tests/test_verdict_words.py finds none missing).

@@ -27,7 +27,8 @@ from pyhang.render.unread import unread_text
 
 def _named(entry):
     """An entry of a verdict's list as JSON, the object it names worded: a wait's record (owners-unknown, idle),
-    or a held-across-sleep verdict's lock (a dict); an entry naming none as it is."""
+    a held-across-sleep verdict's lock, or a dict (the facts of a kind this pyhang does not know); an entry
+    naming none as it is."""
     if isinstance(entry, dict):
         return dict(entry, name=object_name(entry["name"])) if entry.get("name") else entry
     data = to_data(entry)
@@ -165,7 +166,7 @@ def _edge(e, waits):
     """`waits`: {TID: its BlockedOn}, for the evidence of an edge that is the waiter's own wait."""
     return {"waiter": e.waiter, "kind": e.kind, "address": e.address, "owner": e.owner, "source": e.source,
             "evidence": edge_evidence(e, waits.get(e.waiter)),
-            "facts": fields_of(e.facts) if e.facts is not None else {}}   # (model.edge_facts: a record's, in order)
+            "facts": to_data(e.facts) if e.facts is not None else {}}   # (model.edge_facts: a record's, in order)
 
 
 def _deadlock(report, d, waits):

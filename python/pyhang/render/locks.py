@@ -446,7 +446,7 @@ def likely_holder_evidence(facts):
     callback = facts.callback
     if callback:
         return ("%s, which called back into Python (%s at frame #%d), and it now waits for the GIL: it entered %s "
-                "and has not left, so it likely holds the lock%s" % (where, callback["function"], callback["frame"],
+                "and has not left, so it likely holds the lock%s" % (where, callback.function, callback.frame,
                                                                      name, driver))
     if facts.waits_for_gil:
         return "%s and it waits for the GIL: it likely holds the lock it took inside %s%s" % (where, name, driver)
@@ -458,42 +458,42 @@ def database_held_text(e):
     own = e.facts.backend
     if own:
         return "holds a PostgreSQL connection whose backend, PID %d, says `%s`: an open transaction" % (
-            own["pid"], own["title"])
+            own.pid, own.title)
     tx = e.facts.open_transactions
     return "holds a PostgreSQL connection, and this process has %s open transaction%s (%s)" % (
         "an" if len(tx) == 1 else len(tx), "" if len(tx) == 1 else "s",
-        "; ".join("backend PID %d: `%s`" % (x["pid"], x["title"]) for x in tx))
+        "; ".join("backend PID %d: `%s`" % (x.pid, x.title) for x in tx))
 
 
 def pool_connections_text(facts):
     """The connections the owner of a pool or database edge holds, named with the frames that hold them."""
-    return "; ".join("`%s` (%s in %s, %s:%s)" % (c["name"], c["type"], c["frame"]["function"], c["frame"]["file"],
-                                                 c["frame"]["line"]) for c in connections_of(facts) or ())
+    return "; ".join("`%s` (%s in %s, %s:%s)" % (c.name, c.type, c.frame.function, c.frame.file, c.frame.line)
+                     for c in connections_of(facts) or ())
 
 
 def pool_held_text(e):
     """What the owner of a pool edge (analysis.deadlocks.pool_holders) holds."""
     pool = e.facts.pool
     return "holds a connection of the pool %s at 0x%x that the checkout waits for: %s" % (
-        pool.get("type") or "pool", pool["pool"], pool_connections_text(e.facts))
+        pool.type or "pool", pool.pool, pool_connections_text(e.facts))
 
 
 def database_evidence(facts):
     """Why a thread is a likely holder of the lock a query waits for in PostgreSQL."""
     d = facts.database
-    held = "; ".join("`%s` in %s, %s:%s" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
+    held = "; ".join("`%s` in %s, %s:%s" % (c.name, c.frame.function, c.frame.file, c.frame.line)
                      for c in facts.connections or ())
     own = facts.backend
     if own:
         return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits "
                 "on holds a PostgreSQL connection (%s) whose backend (PID %d, the connection's own) says `%s`%s: its "
                 "open transaction likely holds that lock (the server's lock graph is not read)" % (
-                    d["pid"], d["title"], held, own["pid"], own["state"],
+                    d.pid, d.title, held, own.pid, own.state,
                     ", and the connection's status says inside a transaction" if facts.status_agrees else
                     ", though the connection's status does not say inside a transaction"))
     return ("its query's backend PID %d says `%s`: it waits for a lock another session holds; the thread it waits on holds a "
             "PostgreSQL connection (%s) and this process has a session `idle in transaction`: its open "
-            "transaction likely holds that lock (the server's lock graph is not read)" % (d["pid"], d["title"], held))
+            "transaction likely holds that lock (the server's lock graph is not read)" % (d.pid, d.title, held))
 
 
 _LISTED_WAITERS = 8   # waiters named in a held-across-sleep line; the rest are counted
@@ -503,9 +503,9 @@ def held_across_sleep_text(f, names):
     """"Thread 2 (LWP 9) "holder" holds threading.Lock 0x… (__main__.LOCK) while it sleeps, for another 3596 s,
     in sleep_forever (app.py line 44); Thread 3 (LWP 10) waits for it [likely: …]" (a held-across-sleep
     verdict's facts: analysis.held)."""
-    locks = " and ".join(lock_text(x["kind"], x["address"]) + (" (%s)" % object_name(x["name"]) if x.get("name")
-                                                                   else "") for x in f.locks)
-    likely = any(x.get("source") == OwnerSource.HEURISTIC for x in f.locks)
+    locks = " and ".join(lock_text(x.kind, x.address) + (" (%s)" % object_name(x.name) if x.name else "")
+                         for x in f.locks)
+    likely = any(x.source == OwnerSource.HEURISTIC for x in f.locks)
     how = "for another %s" % syscalls.duration(f.left_ns) if f.left_ns is not None else \
         "in a sleep of %s" % syscalls.duration(f.requested_ns)
     frame = f.frame

@@ -3,6 +3,7 @@ object is named by the variable of the program that reaches it."""
 from pyhang.model.kinds import Confidence, ThreadIssueKind, WaitKind
 from pyhang.model.live_kinds import UnwindStop
 from pyhang.model.report import PythonFrame
+from pyhang.model.waits import CodeLine
 from pyhang.render.exits import signal_text
 from pyhang.render.unread import unread_text
 

@@ -65,7 +65,7 @@ def edge_evidence(e, waiter_blocked=None):
                "whose task_done() the join waits for"
     if e.kind == WaitKind.SQLITE_BUSY:
         return "; ".join("holds a sqlite3.Connection (`%s` in %s, %s:%s): its open transaction may hold the "
-                         "database lock" % (c["name"], c["frame"]["function"], c["frame"]["file"], c["frame"]["line"])
+                         "database lock" % (c.name, c.frame.function, c.frame.file, c.frame.line)
                          for c in connections_of(facts) or ())
     if isinstance(facts, DriverLockFacts):
         return likely_holder_evidence(facts)
@@ -288,7 +288,8 @@ _SELF_MUTEX_TYPES = {"mutex-recursive": "a recursive mutex lets its owner lock i
 
 
 def _frame_at(site):
-    return python_frame_line(PythonFrame(site["function"], site["file"], site["line"])) if site else None
+    """The line of frame `site` (a CodeLine), or None."""
+    return python_frame_line(PythonFrame(site.function, site.file, site.line)) if site else None
 
 
 def self_wait_text(report, e, names):
@@ -307,7 +308,7 @@ def self_wait_text(report, e, names):
                 "while %s, further out, holds it" % at
             return ("waits for %s in its signal handler %s (for %s), which interrupted %s %s (inside `with`, or "
                     "after acquire()): the interrupted code can release it only once the handler returns" % (
-                        what, handler["function"], signal_text(handler["signal"]), _frame_at(interrupted) or
+                        what, handler.function, signal_text(handler.signal), _frame_at(interrupted) or
                         "its caller", holds))
         return ("waits for %s, which it acquired itself at %s (that frame of its own stack references it: inside "
                 "`with`, or holding it after acquire()); a Lock is not re-entrant" % (what, at))
