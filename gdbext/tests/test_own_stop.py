@@ -112,14 +112,19 @@ def test_a_thread_no_stop_reaches_is_named_read_from_proc_and_never_counted_as_r
     waiting = harness.role_tid(s, "in-vfork")
     # WHEN the command line reports it, stopping it itself
     status, doc = harness.report_doc("-p", s.pid)
-    # THEN the stop went on without that thread and says so; what it waits in comes from its /proc record
+    # THEN the stop went on without that thread and says so; what it waits in comes from its /proc record, and
+    # which child from its task's children
     by_tid = {t["tid"]: t for t in doc["threads"]}
     stuck = by_tid[waiting]
     assert "did not stop within 2000 ms" in stuck["problem"], stuck["problem"]
     assert stuck["blocked_on"]["syscall"]["name"] == "vfork", stuck["blocked_on"]
     assert [f["function"] for f in stuck["python_frames"]][:1] == ["in_vfork"], stuck["python_frames"]
-    # AND it is no all-clear: a wait pyhang does not model, said with its raw facts (exit 4), not a running thread
-    assert status == 4 and stuck["account"]["state"] == "unaccounted", stuck["account"]
+    # AND it is no all-clear: a wait on its child, the process it made (exit 4: this report does not look at it),
+    # not a running thread
+    assert stuck["blocked_on"]["syscall"]["child"] == s.truth["child"], stuck["blocked_on"]
+    account = stuck["account"]
+    assert status == 4 and (account["state"], account["finding"], account["pids"]) == (
+        "elsewhere", "waits-on-process", [s.truth["child"]]), account
     assert by_tid[s.pid]["account"]["state"] == "idle" and by_tid[s.pid]["problem"] is None
     # AND no thread of it is taken for one fork did not copy (the thread is known by its struct pthread)
     assert not doc.get("fork_hazards"), doc.get("fork_hazards")

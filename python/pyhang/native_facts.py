@@ -315,6 +315,12 @@ class Collector(Facts):
             calls = [procfs.thread_syscall(pid, self.host_tid(tid)) for tid in tids]
         return [call[0] if call else None for call in calls]
 
+    def thread_children(self, tids):
+        pid = self.process_id()
+        if self.native_target.kind == "core" or not pid:
+            return [None] * len(tids)
+        return [procfs.thread_children(pid, self.host_tid(tid)) for tid in tids]
+
     def files(self, fds):
         pid = self.process_id()
         if self.native_target.kind == "core":

@@ -189,6 +189,18 @@ def syscall_line(pid, tid):
     return text.strip() if text is not None else None
 
 
+def thread_children(pid, tid):
+    """The PIDs of the processes thread `tid` of `pid` made and has not reaped (its task's children file), or
+    None when it cannot be read."""
+    text = read_text("/proc/%d/task/%d/children" % (pid, tid), 1 << 16)
+    if text is None:
+        return None
+    try:
+        return [int(p) for p in text.split()]
+    except ValueError:
+        return None
+
+
 def thread_syscall(pid, tid):
     """(number, [six arguments]) of the system call thread `tid` is in, as
     the kernel records it (/proc/PID/task/TID/syscall), or None when it runs,

@@ -204,6 +204,18 @@ def test_wait4_names_the_child_it_waits_for(pid, text):
     assert line(b) == "waits in wait4 for %s to exit" % text and b.syscall.child == pid
 
 
+@pytest.mark.parametrize("children,child,text", [([4122], 4122, "its child PID 4122"), (None, None, "its child"),
+                                                 ([4122, 4200], None, "its child")])
+def test_a_vfork_waits_for_the_one_child_its_thread_made_to_exec_or_exit(children, child, text):
+    # a vfork parent waits until its child execs or exits: the child is the one process /proc says the thread
+    # made and has not reaped (none known, a core, or several: not named), and the wait is on another process
+    from pyhang.analysis import account
+    b = syscalls.syscall_wait(thread("vfork", syscall={"children": children}))
+    assert line(b) == "waits in vfork for %s to exec or exit" % text and b.syscall.child == child
+    assert _blocked(b, ThreadNames([]))["syscall"]["child"] == child
+    assert account.syscall_class(b, 4000) == ("elsewhere", "child", [child] if child else [])
+
+
 def test_restart_syscall_is_resolved_from_the_kernel_or_frame_0_or_said_unknown():
     from_proc = thread("restart_syscall", syscall={"proc_syscall": nr("clock_nanosleep")})
     assert line(syscalls.syscall_wait(from_proc)) == "waits in restart_syscall, restarting clock_nanosleep (the kernel's record)"

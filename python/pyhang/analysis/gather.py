@@ -160,6 +160,10 @@ def add_syscall_facts(facts, proc, snaps):
         now = facts.clock_now(clock) if clock is not None else None
         if now is not None:
             t.syscall.clock_now_ns = now
+    vforks = [t for t, call in parked if call[1] == "vfork"]
+    if vforks:
+        for t, made in zip(vforks, facts.thread_children([t.tid for t in vforks]) or [None] * len(vforks)):
+            t.syscall.children = made
     restarted = [t for t, call in parked if call[0] == syscalls.RESTART]
     if restarted:
         for t, nr in zip(restarted, facts.proc_syscalls([t.tid for t in restarted]) or [None] * len(restarted)):

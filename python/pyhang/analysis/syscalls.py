@@ -56,7 +56,7 @@ _ROLES = {
     "io_getevents": (), "io_pgetevents": (), "io_uring_enter": (), "futex": (), "futex_wait": (),
     "futex_waitv": (), "splice": (), "tee": (), "sendfile": (), "open": (), "openat": (), "openat2": (),
     "sync": (), "fsync": (), "fdatasync": (), "msync": (),
-    "vfork": (),   # the parent waits, as no signal ends, until its child execs or exits
+    "vfork": (),   # the parent waits, as no signal ends, until its child execs or exits (CHILD_CALLS)
 }
 # Every blocking call, by number: a thread in one of these is parked.
 BLOCKING = {_NUMBERS[name] for name in _ROLES if name in _NUMBERS}
@@ -472,6 +472,8 @@ def syscall_wait(thread, files=None):
         s.child = ident if idtype == P_PID else -1 if idtype == P_ALL else None
         if idtype == P_PGID:
             s.group = ident
+    elif call == "vfork":   # its child: the one process the thread made and has not reaped, where /proc says
+        s.child = facts.children[0] if facts.children and len(facts.children) == 1 else None
     elif call == "fcntl":
         s.lock = args.get("cmd") in (F_SETLKW, F_OFD_SETLKW)
         s.lock_ofd = args.get("cmd") == F_OFD_SETLKW if s.lock else None

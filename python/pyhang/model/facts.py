@@ -16,8 +16,8 @@ module's (or pyhang.procfs's) dicts: `target` (model.target_facts),
 (model.references), `files` (model.files), `threading`
 (model.threading_facts), `asyncio` (model.asyncio_facts), `fork_facts` and
 `fork_containers` (model.fork_facts), `lock_objects` (model.lock_objects);
-`words`, `syscall_memory`, `clock_now`, `proc_syscalls` and `source_lines`
-are plain numbers and strings.  `encode`/`decode` turn the records into
+`words`, `syscall_memory`, `clock_now`, `proc_syscalls`, `thread_children` and
+`source_lines` are plain numbers and strings.  `encode`/`decode` turn the records into
 data and back.
 
 `Recording` wraps any collector and keeps every answer, counting the
@@ -81,7 +81,8 @@ class Facts:
     lists them (a Recording keeps each answer under its name and arguments)."""
 
     QUESTIONS = ("target", "python", "threads", "locks", "python_locks", "words", "frame_selves", "attributes",
-                 "members", "syscall_memory", "clock_now", "proc_syscalls", "files", "object_names", "references",
+                 "members", "syscall_memory", "clock_now", "proc_syscalls", "thread_children", "files", "object_names",
+                 "references",
                  "frame_locals", "threading", "asyncio", "fork_facts", "fork_containers", "lock_objects",
                  "source_lines")
 
@@ -144,6 +145,11 @@ class Facts:
     def proc_syscalls(self, tids):
         """The call number the kernel records for each thread (/proc/PID/task/TID/syscall; None when
         not known), in order."""
+        raise NotImplementedError
+
+    def thread_children(self, tids):
+        """The processes each thread made and has not reaped (/proc/PID/task/TID/children: the child a vfork
+        waits for), in order; None for a thread (or all: a core) where not known."""
         raise NotImplementedError
 
     def files(self, fds):

@@ -295,6 +295,7 @@ class SyscallFacts:
     memory: dict[str, object] = field(default_factory=dict)
     clock_now_ns: int | None = None   # the time on the call's clock when the target was seen (live)
     proc_syscall: int | None = None   # restart_syscall: the call the kernel records (/proc .../syscall)
+    children: list[int] | None = None   # vfork: the processes the thread made and has not reaped (/proc)
 
 
 @record
@@ -423,7 +424,7 @@ class FrameSelf:
 
 # The calls that wait for a child (their `child` is said even when None: waitid on no one child), and the one
 # whose `lock` says whether it waits for a lock.
-CHILD_CALLS = ("wait4", "waitid")
+CHILD_CALLS = ("wait4", "waitid", "vfork")   # vfork: the parent waits until its child execs or exits
 
 
 @record

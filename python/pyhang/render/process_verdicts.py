@@ -71,8 +71,9 @@ def _peer_text(p):
 def _process_wait_part(w, names):
     if w.collective:
         return _collective_part(w, names)
-    if w.syscall in ("wait4", "waitid"):
-        return "%s waits in %s for its child PID %d to exit" % (names(w.tid), w.syscall, w.pids[0])
+    if w.syscall in ("wait4", "waitid", "vfork"):
+        return "%s waits in %s for its child PID %d to %s" % (names(w.tid), w.syscall, w.pids[0],
+                                                            "exec or exit" if w.syscall == "vfork" else "exit")
     peers = {p.pid: p for p in w.peers or ()}
     held = ", ".join(_peer_text(peers.get(pid) or ProcessPeer(pid=pid)) for pid in w.pids)
     if w.grpc:

@@ -189,6 +189,8 @@ def _call_summary(b):
         if t is None:
             return "sleeps in %s (its duration could not be read)" % call
         return "sleeps in %s" % call + (_timeout_text(t, sleeping=True) if t.get("ns") is not None else " for ever")
+    if call == "vfork":
+        return "%s for %s to exec or exit" % (line, "its child PID %d" % s.child if s.child else "its child")
     if call in ("wait4", "waitid"):
         return "%s for %s to exit" % (line, _child_text(s))
     if call == "restart_syscall":
