@@ -481,13 +481,20 @@ def tree_errors(doc):
         # The processes are pyhang-report/1 documents: checked each with its own
         # schema (jsonschema before 4.18, Debian 12's, cannot follow the $ref
         # into another schema's $defs), the tree with the rest.
+        # A tree's verdicts are the report's (its verdict definition): checked with the report's $defs.
         tree = json.loads(json.dumps(schemas[1]).replace('{"$ref": "urn:pyhang:schema:pyhang-report-1"}',
-                                                             '{"required": ["schema"]}'))
-        _tree_validator = cls(tree)
+                                                             '{"required": ["schema"]}')
+                          .replace('{"$ref": "urn:pyhang:schema:pyhang-report-1#/$defs/verdict"}', '{"required": ["kind"]}'))
+        _tree_validator = (cls(tree), cls({"$schema": schemas[0].get("$schema"), "$defs": schemas[0]["$defs"],
+                                           "$ref": "#/$defs/verdict"}))
     reports = [e for i, p in enumerate(doc.get("processes") or []) if "schema" in p
                for e in ("processes/%d/%s" % (i, line) for line in report_errors(p))]
-    return reports + ["%s: %s" % ("/".join(str(p) for p in e.absolute_path) or "(document)", e.message[:300])
-                      for e in sorted(_tree_validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+    verdicts = ["verdicts/%d/%s: %s" % (i, "/".join(str(p) for p in e.absolute_path), e.message[:300])
+                for i, v in enumerate(doc.get("verdicts") or []) if isinstance(v, dict)
+                for e in _tree_validator[1].iter_errors(v)]
+    return reports + verdicts + ["%s: %s" % ("/".join(str(p) for p in e.absolute_path) or "(document)", e.message[:300])
+                                 for e in sorted(_tree_validator[0].iter_errors(doc),
+                                                 key=lambda e: list(map(str, e.absolute_path)))]
 
 
 def validated_tree(doc):

@@ -223,6 +223,19 @@ def test_the_tree_schema_is_a_valid_json_schema():
     jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
+def test_a_tree_verdicts_facts_are_held_to_its_kinds_definition_in_the_report_schema():
+    # GIVEN a tree whose verdict is a server that died, as the tree's JSON gives it
+    doc = json.loads(json.dumps(tree_json(analyse(*loader()))))
+    assert not harness.tree_errors(doc)
+    # WHEN its facts break the record of its kind (pyhang-report-1's verdict_facts_server_died)
+    doc["verdicts"][0]["facts"]["waits"] = "not a list"
+    del doc["verdicts"][0]["facts"]["dead"]
+    # THEN the tree's contract says so, at the verdict
+    errors = harness.tree_errors(doc)
+    assert any(e.startswith("verdicts/0/facts/waits: ") for e in errors), errors
+    assert any(e.startswith("verdicts/0/facts: ") and "dead" in e for e in errors), errors
+
+
 # ---- stalls: waits nothing serves now ---------------------------------------
 
 def test_a_write_whose_readers_all_wait_elsewhere_is_a_stall_naming_what_they_do():
