@@ -130,3 +130,19 @@ def test_a_thread_no_stop_reaches_is_named_read_from_proc_and_never_counted_as_r
     assert not doc.get("fork_hazards"), doc.get("fork_hazards")
     # AND once the command line has exited nothing traces the process
     assert _status_field(s.pid, "TracerPid") == "0"
+
+
+def test_gdbs_paths_refuse_in_one_line_a_process_whose_thread_waits_in_vfork_rather_than_wait_with_it(scenario):
+    # GIVEN a process one of whose threads waits in vfork (gdb's attach would wait for it as long)
+    s = scenario([PY, "-u", os.path.join(harness.SCENARIOS, "vfork_wait.py"), harness.fixture_path("libforkfixture.so")])
+    waiting = harness.role_tid(s, "in-vfork")
+    said = ("gdb cannot stop process %d: thread LWP %d waits in vfork for a child to exec or exit, where no stop "
+            "reaches, and gdb's attach would wait for it as long" % (s.pid, waiting))
+    # WHEN it is asked for through gdb, a report and a core
+    status, out, err = harness.pyhang_cli("report", "--gdb", "-p", s.pid, timeout=60)
+    # THEN each says so in one line (and how to read it anyway), at once, and nothing traces the process after
+    assert status == 1 and err.splitlines()[0] == "pyhang: " + said, err
+    assert "pyhang report -p %d (without --gdb)" % s.pid in err
+    status, out, err = harness.pyhang_cli("gcore", "-p", s.pid, "-o", os.path.join(s.tmp, "core"), timeout=60)
+    assert status == 1 and said in err, err
+    assert _status_field(s.pid, "TracerPid") == "0"

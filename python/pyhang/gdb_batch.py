@@ -116,10 +116,23 @@ def _may_not_trace(pid):
     return None if live_causes.tracer(pid) else live_causes.permission(pid)
 
 
+def refuse_unstoppable(args):
+    """Raises Failure when `args` names a live process with a thread gdb's attach would wait for without end
+    (live_causes.in_vfork): one line now, not a gdb that never answers."""
+    if args.pid is None:
+        return
+    from pyhang import live_causes
+    from pyhang.render import failures
+    waiting = live_causes.in_vfork(args.pid)
+    if waiting:
+        raise Failure(failures.gdb_would_wait(args.pid, waiting), hint=failures.gdb_would_wait_hint(args.pid))
+
+
 def open_gdb(args, timeout=None, gdbext=GDBEXT):
     """A gdb of its own on the process or core `args` names, to answer the
     analysis's questions (pyhang.gdb_pipe.GdbPipe); raises Failure."""
     from pyhang.gdb_pipe import GdbPipe
+    refuse_unstoppable(args)
     before = before_gdb(args)
     try:
         pipe = GdbPipe(gdb_argv(args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
@@ -134,6 +147,7 @@ def run_command(args, command, timeout=None, gdbext=GDBEXT):
     """pyhang's lines (without their "pyhang: ") of `command`, run in a gdb of its own on the process
     or core `args` names, for a command that answers in a line (pyhang gcore); raises Failure, with
     the cause found in the target itself where gdb could not open it."""
+    refuse_unstoppable(args)
     before = before_gdb(args)
     argv = gdb_argv(args.pid, args.core, _executable(args), gdbext, sysroot=args.sysroot,
                     lib_search_path=args.lib_search_path) + ["-ex", command]

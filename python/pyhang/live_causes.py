@@ -88,6 +88,23 @@ def maps_errno(pid):
         return exc.errno
 
 
+# The calls a thread waits in, as no signal ends, until the child it made execs or exits: vfork, clone with
+# CLONE_VFORK (posix_spawn), clone3 (whose flags are in memory: taken as such when the thread sleeps so).
+VFORK, CLONE, CLONE3, CLONE_VFORK = 58, 56, 435, 0x4000
+
+
+def in_vfork(pid):
+    """[TID] of the threads of live process `pid` that wait for a vfork child (uninterruptibly, in one of the
+    calls above): no ptrace stop reaches them, and gdb's attach waits for them until the child execs or exits."""
+    out = []
+    for tid in procfs.task_ids(pid):
+        s = procfs.stat(pid, tid)
+        call = procfs.thread_syscall(pid, tid) if s is not None and s["state"] == "D" else None
+        if call is not None and (call[0] in (VFORK, CLONE3) or (call[0] == CLONE and call[1][0] & CLONE_VFORK)):
+            out.append(tid)
+    return out
+
+
 def not_read(pid, before, cause=None, exc=None):
     """(the first line, what to do) of why live process `pid` (procfs.stat `before` the read) was not read
     without stopping it: `cause`, how it exited meanwhile (process_problem), or that this user may

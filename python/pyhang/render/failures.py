@@ -48,6 +48,20 @@ def traced(pid, tracer, name):
         pid, tracer, " (%s)" % name if name else "")
 
 
+def gdb_would_wait(pid, tids):
+    """The first line for a process gdb is not started on: its threads `tids` wait for a vfork child, which no
+    stop reaches, and gdb's attach would wait with them until the child execs or exits."""
+    return ("gdb cannot stop process %d: thread%s %s wait%s in vfork for a child to exec or exit, where no stop "
+            "reaches, and gdb's attach would wait for %s as long" % (
+                pid, "s" if len(tids) > 1 else "", ", ".join("LWP %d" % t for t in tids), "" if len(tids) > 1 else "s",
+                "them" if len(tids) > 1 else "it"))
+
+
+def gdb_would_wait_hint(pid):
+    return ("pyhang's own stop goes on without such a thread and reads its wait from /proc: pyhang report -p %d "
+            "(without --gdb), or pyhang report --no-stop -p %d" % (pid, pid))
+
+
 def cannot_stop(pid, what):
     """The first line for a process pyhang could not stop, for a reason that is neither its exit, another
     tracer nor permission (`what`: the error in words)."""
