@@ -130,6 +130,14 @@ def test_a_thread_no_stop_reaches_is_named_read_from_proc_and_never_counted_as_r
     assert not doc.get("fork_hazards"), doc.get("fork_hazards")
     # AND once the command line has exited nothing traces the process
     assert _status_field(s.pid, "TracerPid") == "0"
+    # AND a core the kernel writes of it says the same wait, its child not known there (no /proc), never an
+    # all-clear
+    core = s.kernel_core()
+    assert core is not None, "kernel.core_pattern pipes cores to a handler here"
+    status, from_core = harness.report_doc(core, PY)
+    stuck = {t["tid"]: t for t in from_core["threads"]}[waiting]
+    assert stuck["blocked_on"]["syscall"]["name"] == "vfork" and stuck["blocked_on"]["syscall"]["child"] is None
+    assert status == 4 and stuck["account"]["state"] == "elsewhere", stuck["account"]
 
 
 def test_gdbs_paths_refuse_in_one_line_a_process_whose_thread_waits_in_vfork_rather_than_wait_with_it(scenario):

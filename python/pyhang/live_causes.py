@@ -11,6 +11,7 @@ import errno
 import os
 
 from pyhang import procfs
+from pyhang.analysis.syscall_names import NAMES
 
 MAX_SCANNED = 1 << 16    # processes whose NSpid is read, at most, to find one a container calls `pid`
 
@@ -90,17 +91,19 @@ def maps_errno(pid):
 
 # The calls a thread waits in, as no signal ends, until the child it made execs or exits: vfork, clone with
 # CLONE_VFORK (posix_spawn), clone3 (whose flags are in memory: taken as such when the thread sleeps so).
-VFORK, CLONE, CLONE3, CLONE_VFORK = 58, 56, 435, 0x4000
+CLONE_VFORK = 0x4000   # <linux/sched.h>
+MAX_THREADS = 1 << 16  # threads whose state is read, at most
 
 
 def in_vfork(pid):
     """[TID] of the threads of live process `pid` that wait for a vfork child (uninterruptibly, in one of the
     calls above): no ptrace stop reaches them, and gdb's attach waits for them until the child execs or exits."""
     out = []
-    for tid in procfs.task_ids(pid):
+    for tid in procfs.task_ids(pid)[:MAX_THREADS]:
         s = procfs.stat(pid, tid)
         call = procfs.thread_syscall(pid, tid) if s is not None and s["state"] == "D" else None
-        if call is not None and (call[0] in (VFORK, CLONE3) or (call[0] == CLONE and call[1][0] & CLONE_VFORK)):
+        name = NAMES.get(call[0]) if call is not None else None
+        if name in ("vfork", "clone3") or (name == "clone" and call[1][0] & CLONE_VFORK):
             out.append(tid)
     return out
 

@@ -18,10 +18,11 @@ from pyhang import fd_holders, proc_record, procfs, sources
 from pyhang.model.facts import MEMBERS_MAX, Facts
 from pyhang.model.files import FdObject
 from pyhang.model.glibc_kinds import LayoutsProblem, LibcAbsence
-from pyhang.model.kinds import ForkProblem, PythonStatus
+from pyhang.model.kinds import ForkProblem, PythonStatus, ThreadIssueKind
+from pyhang.model.live_kinds import UnwindStop
 from pyhang.model.fork_facts import ForkFacts, ForkIssue
 from pyhang.model.proc_record import summary
-from pyhang.model.report import NativeFrame
+from pyhang.model.report import NativeFrame, ThreadIssue
 from pyhang.model.target_facts import TargetFacts
 from pyhang.model.waits import LockIdentification, from_data
 
@@ -76,6 +77,24 @@ def live_target(facts, pid, tids_map, warnings=()):
     return facts.target_facts(kind="live", pid=pid, executable=t.executable or None,
                               namespace_pid=tids_map.pid, parent_pid=procfs.parent_pid(pid),
                               warnings=list(warnings) + list(t.warnings))
+
+
+def thread_bases(facts, host_tid):
+    """({host TID: its struct pthread}, the walk's problem) from glibc's lists of threads (native
+    thread_descriptors), walked once per collector (`facts.once`): the fs_base a debugger gives a thread,
+    for one whose registers are not known.  `host_tid`: a target TID → the host's."""
+    def walk():
+        found = native.thread_descriptors(facts.native_target)
+        return {host_tid(tid): base for tid, base in found.threads.items()}, found.problem
+    return facts.once("descriptors", walk)
+
+
+def unwound(facts, registers, depth):
+    """(native frames, [] or [a STACK_CUT ThreadIssue]) of a thread from frame 0's `registers`, by pyhang's
+    unwinder, at most `depth` frames (none when 0): the issue says where it ended early, and why."""
+    pcs, stop = facts.decoders.unwinder().unwind(registers, depth) if depth else ([], UnwindStop.DEPTH)
+    cut = [] if stop in UnwindStop.COMPLETE else [ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop)]
+    return facts.decoders.frames(pcs), cut
 
 
 def kept_in_dict():

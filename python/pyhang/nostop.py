@@ -28,11 +28,11 @@ from pyhang import namespaces, procfs
 from pyhang.checkout import debug_directories
 from pyhang.model.facts import ThreadFacts
 from pyhang.model.kinds import PythonStatus, TargetWarning, ThreadIssueKind
-from pyhang.model.live_kinds import ParkState, UnwindStop
+from pyhang.model.live_kinds import ParkState
 from pyhang.model.report import ThreadIssue
 from pyhang.model.warning_facts import TargetIssue
 from pyhang.model.waits import ParkedRegisters
-from pyhang.native_facts import Collector, live_target
+from pyhang.native_facts import Collector, live_target, thread_bases, unwound
 
 MAX_THREADS = 1 << 16
 PAGE = 4096
@@ -86,13 +86,6 @@ class ProcThreads:
             first.warnings.append(GIL_MOVED)
         return first
 
-    def _descriptors(self, facts):
-        """host TID → its struct pthread, from glibc's lists (once)."""
-        def walk():
-            found = native.thread_descriptors(facts.native_target)
-            return {self.host_tid(tid): base for tid, base in found.threads.items()}, found.problem
-        return facts.once("descriptors", walk)
-
     def _records(self, facts):
         """([(number, host TID)], {host TID: its system-call record}): the
         threads /proc lists, the main thread first as a debugger numbers
@@ -114,7 +107,7 @@ class ProcThreads:
         # glibc's thread lists link) in one batch, before the lists are walked and the stacks unwound.
         facts.native_target.prefetch([r.registers["rsp"] + k * PAGE for r in before.values()
                                       if r and "rsp" in r.registers for k in range(PREFETCH_PAGES)])
-        bases, _ = self._descriptors(facts)
+        bases, _ = thread_bases(facts, self.host_tid)
         out = []
         for num, host in listed:
             parked = native.parked_registers(facts.native_target, host)
@@ -138,10 +131,8 @@ class ProcThreads:
             t.registers = dict(parked.registers)
             if base is not None:  # the thread's struct pthread, as a debugger gives it
                 t.registers["fs_base"] = base
-            pcs, stop = facts.decoders.unwinder().unwind(t.registers, depth) if depth else ([], UnwindStop.DEPTH)
-            t.frames = facts.decoders.frames(pcs)
-            if stop not in UnwindStop.COMPLETE:
-                problems.append(ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop))
+            t.frames, cut = unwound(facts, t.registers, depth)
+            problems += cut
         elif state == ParkState.RUNNING:
             problems.append(ThreadIssue(ThreadIssueKind.RUNNING))
             if base is not None:  # its struct pthread still tells joins and fork facts which thread it is

@@ -21,9 +21,9 @@ from pyhang import namespaces, procfs
 from pyhang.checkout import debug_directories
 from pyhang.model.facts import FRAME0_REGISTERS, ThreadFacts
 from pyhang.model.kinds import ThreadIssueKind
-from pyhang.model.live_kinds import ParkState, UnwindStop
+from pyhang.model.live_kinds import ParkState
 from pyhang.model.report import ThreadIssue
-from pyhang.native_facts import Collector, live_target
+from pyhang.native_facts import Collector, live_target, thread_bases, unwound
 
 STOP_WAIT_MS = 2000   # for every thread to stop, from the first asked (a thread asleep in the kernel may not)
 
@@ -53,14 +53,6 @@ class StoppedThreads:
     def target(self, facts):
         return live_target(facts, self.pid, self.tids_map)
 
-    def _descriptors(self, facts):
-        """host TID → its struct pthread, from glibc's thread lists (once): the fs_base of a thread that did not
-        stop, whose registers are not known."""
-        def walk():
-            found = native.thread_descriptors(facts.native_target)
-            return {self.host_tid(tid): base for tid, base in found.threads.items()}
-        return facts.once("descriptors", walk)
-
     def threads(self, facts, depth, tids):
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
         return [self._thread(facts, num, host, depth) for num, host in self.numbered
@@ -79,17 +71,15 @@ class StoppedThreads:
             parked = native.parked_registers(facts.native_target, host)
             regs = dict(parked.registers) if parked and parked.state in (ParkState.IN_CALL, ParkState.BLOCKED) \
                 else {}
-            base = self._descriptors(facts).get(host)
+            base = thread_bases(facts, self.host_tid)[0].get(host)
             if base is not None:   # its struct pthread, which glibc's lists link: joins and fork facts know it by it
                 regs["fs_base"] = base
             regs = regs or None
         if regs is not None:
             t.registers = {r: regs[r] for r in FRAME0_REGISTERS if r in regs}
         if regs is not None and "rip" in regs:
-            pcs, stop = facts.decoders.unwinder().unwind(regs, depth) if depth else ([], UnwindStop.DEPTH)
-            t.frames = facts.decoders.frames(pcs)
-            if stop not in UnwindStop.COMPLETE:
-                problems.append(ThreadIssue(ThreadIssueKind.STACK_CUT, number=len(pcs), text=stop))
+            t.frames, cut = unwound(facts, regs, depth)
+            problems += cut
         t.problem = problems or None
         return t
 
