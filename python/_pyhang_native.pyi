@@ -532,7 +532,9 @@ class FramesIterator:
 
 class Interpreter:
     """The target's CPython interpreter, located and read once with its effective layout; pass it to PythonLocks, fork_facts and python_value so that they do not read it again."""
-    def __init__(self, target: Target, frames: bool = ..., max_frames: int = ...) -> None: ...
+    def __init__(self, target: Target, frames: bool = ..., max_frames: int = ..., digest_frames: bool = ...) -> None:
+        """digest_frames: keep each thread's frames only as a digest, for a read only compared with another (state_moves); its state() then has no frames."""
+        ...
     def state(self) -> object:
         """The same PythonState as python_state(target) (a new record each call)."""
         ...
@@ -670,6 +672,9 @@ class Target:
     def description(self) -> str: ...
     def invalidate(self) -> None:
         """Forget cached memory (the target ran)."""
+        ...
+    def batch_pages(self) -> int:
+        """How many pages one prefetch() may bring in and find all still kept when they are used (0: no bound)."""
         ...
     def prefetch(self, addresses: List[int]) -> None:
         """Read the pages holding the addresses into the cache in one batch (a live target: a few system calls for a thousand pages), ahead of the reads that need them."""

@@ -257,14 +257,18 @@ void register_cpython(py::module_& m) {
       m, "Interpreter",
       "The target's CPython interpreter, located and read once with its effective layout; pass it to "
       "PythonLocks, fork_facts and python_value so that they do not read it again.")
-      .def(py::init([](std::shared_ptr<Target> target, bool frames, std::size_t max_frames) {
+      .def(py::init([](std::shared_ptr<Target> target, bool frames, std::size_t max_frames, bool digest_frames) {
              cpython::Options opts;
              opts.frames = frames;
              opts.max_frames = max_frames;
+             opts.digest_frames = digest_frames;
              py::gil_scoped_release nogil;  // a callback target takes it back to read
              return std::make_shared<cpython::Interpreter>(std::move(target), opts);
            }),
-           py::arg("target"), py::arg("frames") = true, py::arg("max_frames") = 10000)
+           py::arg("target"), py::arg("frames") = true, py::arg("max_frames") = 10000,
+           py::arg("digest_frames") = false,
+           "digest_frames: keep each thread's frames only as a digest, for a read only compared with another "
+           "(state_moves); its state() then has no frames.")
       .def("state", [](const std::shared_ptr<cpython::Interpreter>& i) { return to_py(StateOf{i, i->state()}); },
            "The same PythonState as python_state(target) (a new record each call).")
       .def_property_readonly("status", [](const cpython::Interpreter& i) { return i.state().status; })

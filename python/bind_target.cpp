@@ -105,6 +105,9 @@ void register_target(py::module_& m) {
       .def_property_readonly("executable", &Target::executable)
       .def_property_readonly("description", [](Target& t) { return t.memory().describe(); })
       .def("invalidate", &Target::invalidate, "Forget cached memory (the target ran).")
+      .def("batch_pages", [](Target& t) { return t.memory().batch_pages(); },
+           "How many pages one prefetch() may bring in and find all still kept when they are used (0: no "
+           "bound).")
       .def(
           "prefetch", [](Target& t, const std::vector<Addr>& addresses) { prefetch(t.memory(), addresses); },
           py::arg("addresses"),

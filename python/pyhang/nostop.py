@@ -74,7 +74,7 @@ class ProcThreads:
         if first.status != PythonStatus.OK:
             return first
         facts.native_target.invalidate()
-        moves = native.state_moves(facts.interpreter(), native.Interpreter(facts.native_target))
+        moves = native.state_moves(facts.interpreter(), native.Interpreter(facts.native_target, digest_frames=True))
         for tid in moves.moved:
             self.moving[self.host_tid(tid)] = ThreadIssue(ThreadIssueKind.FRAMES_MOVED)
         if moves.gil_moved:
@@ -103,19 +103,24 @@ class ProcThreads:
         numbered, before = facts.once("records", lambda: self._records(facts))
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
         listed = [(num, host) for num, host in numbered if wanted is None or host in wanted]
-        # The pages at and above each parked thread's stack pointer (its C stack, and its struct pthread that
-        # glibc's thread lists link) in one batch, before the lists are walked and the stacks unwound.
-        facts.native_target.prefetch([r.registers["rsp"] + k * PAGE for r in before.values()
-                                      if r and "rsp" in r.registers for k in range(PREFETCH_PAGES)])
         bases, _ = thread_bases(facts, self.host_tid)
+        # The pages at and above each parked thread's stack pointer (its C stack, where the unwinder reads) in
+        # one batch for a run of threads at a time, as many as the page cache keeps whole until they are
+        # unwound.
+        target = facts.native_target
+        run = max(1, target.batch_pages() // PREFETCH_PAGES) if target.batch_pages() else len(listed) or 1
         out = []
-        for num, host in listed:
-            parked = native.parked_registers(facts.native_target, host)
-            if parked != before[host] and (parked.state if parked else None) != ParkState.GONE:
-                parked = ParkedRegisters(ParkState.RUNNING)
-            t = self._thread(facts, num, host, depth, parked, bases.get(host))
-            if t is not None:
-                out.append(t)
+        for first in range(0, len(listed), run):
+            part = listed[first:first + run]
+            target.prefetch([before[host].registers["rsp"] + k * PAGE for _, host in part
+                             if before[host] and "rsp" in before[host].registers for k in range(PREFETCH_PAGES)])
+            for num, host in part:
+                parked = native.parked_registers(target, host)
+                if parked != before[host] and (parked.state if parked else None) != ParkState.GONE:
+                    parked = ParkedRegisters(ParkState.RUNNING)
+                t = self._thread(facts, num, host, depth, parked, bases.get(host))
+                if t is not None:
+                    out.append(t)
         return out
 
     def _thread(self, facts, num, host, depth, parked, base):

@@ -41,7 +41,7 @@ def _sample(pid, hosts):
 def _interpreter(native, target):
     """A read of the interpreter's state (its threads' frames), or None when none can be read."""
     try:
-        interp = native.Interpreter(target)
+        interp = native.Interpreter(target, digest_frames=True)   # only compared (state_moves)
         interp.status   # (reads it: the state, kept natively; no record of it is made)
         return interp
     except Exception:  # noqa: BLE001 — a process that runs no Python, or memory gone: no frames to compare

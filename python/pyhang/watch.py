@@ -76,7 +76,7 @@ class LiveLooks:
 
     def _interpreter(self):
         try:
-            interp = self.native.Interpreter(self.target)
+            interp = self.native.Interpreter(self.target, digest_frames=True)   # only compared (state_moves)
             interp.status   # (reads the state, kept natively: no record of it is made)
             return interp
         except Exception:  # noqa: BLE001 — no Python, or its memory moved under the read: threads and calls alone

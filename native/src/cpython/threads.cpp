@@ -119,44 +119,56 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
     t = ts.ptr(l.tstate_next);
     states.push_back(std::move(ts));
   }
-  std::vector<Addr> tops(states.size());
-  std::vector<ReadProblem> problems(states.size());
-  if (opts.frames) {
-    if (l.top_frame == TopFrame::CFrame) {  // each top frame is found through a _PyCFrame on its thread's C stack
-      std::vector<Addr> cframes;
-      for (const auto& ts : states)
-        if (Addr cframe = ts.ptr(l.tstate_cframe)) cframes.push_back(cframe + l.cframe_current_frame);
-      prefetch(mem, cframes);
-    }
-    std::vector<Addr> pages;
-    for (std::size_t i = 0; i < states.size(); ++i) {
-      tops[i] = top_frame(mem, l, states[i], problems[i]);
-      if (plausible_pointer(tops[i])) {
-        pages.push_back(tops[i]);
-        if (tops[i] >= 2 * kPageBytes) pages.push_back(tops[i] - kPageBytes);
-      }
-    }
-    prefetch(mem, pages);
-  }
-  for (std::size_t i = 0; i < states.size(); ++i) {
-    const RemoteStruct& ts = states[i];
-    PyThreadInfo info;
-    info.tstate = ts.address();
-    info.interp = interp.address;
-    info.interp_id = interp.id;
-    info.thread_id = ts.get<std::uint64_t>(l.tstate_thread_id).value_or(0);
-    if (auto tid = ts.get<std::uint64_t>(l.tstate_native_thread_id); tid && *tid > 0 && *tid < (1u << 30))
-      info.native_tid = static_cast<int>(*tid);
-    if (auto state = ts.get<std::int32_t>(l.tstate_state)) info.attached = (*state == l.thread_attached);
+  // The pages each thread's walk starts on (its _PyCFrame's, its top frame's and the one below) are read in one
+  // batch for a run of threads at a time, as many as the page cache keeps whole until their walks are done
+  // (a batch for every thread at once would push the first threads' pages out before they are walked).
+  constexpr std::size_t kPagesPerThread = 3;
+  const std::size_t run = mem.batch_pages() ? std::max<std::size_t>(1, mem.batch_pages() / kPagesPerThread)
+                                            : states.size();
+  for (std::size_t first = 0; first < states.size(); first += run) {
+    const std::size_t last = std::min(states.size(), first + run);
+    std::vector<Addr> tops(last - first);
+    std::vector<ReadProblem> problems(last - first);
     if (opts.frames) {
-      auto walk = detail::walk_frames(objects, codes, tops[i], /*both_ends=*/true);
-      info.frames = std::move(walk.frames);
-      info.frames_omitted = walk.omitted;
-      info.frames_omitted_at = walk.omitted_at;
-      detail::add_c_calls(objects, codes, info.frames);
-      info.problem = problems[i].empty() ? walk.problem : problems[i];
+      if (l.top_frame == TopFrame::CFrame) {  // each top frame is found through a _PyCFrame on its thread's C stack
+        std::vector<Addr> cframes;
+        for (std::size_t i = first; i < last; ++i)
+          if (Addr cframe = states[i].ptr(l.tstate_cframe)) cframes.push_back(cframe + l.cframe_current_frame);
+        prefetch(mem, cframes);
+      }
+      std::vector<Addr> pages;
+      for (std::size_t i = first; i < last; ++i) {
+        Addr& top = tops[i - first];
+        top = top_frame(mem, l, states[i], problems[i - first]);
+        if (plausible_pointer(top)) {
+          pages.push_back(top);
+          if (top >= 2 * kPageBytes) pages.push_back(top - kPageBytes);
+        }
+      }
+      prefetch(mem, pages);
     }
-    st.threads.push_back(std::move(info));
+    for (std::size_t i = first; i < last; ++i) {
+      const RemoteStruct& ts = states[i];
+      PyThreadInfo info;
+      info.tstate = ts.address();
+      info.interp = interp.address;
+      info.interp_id = interp.id;
+      info.thread_id = ts.get<std::uint64_t>(l.tstate_thread_id).value_or(0);
+      if (auto tid = ts.get<std::uint64_t>(l.tstate_native_thread_id); tid && *tid > 0 && *tid < (1u << 30))
+        info.native_tid = static_cast<int>(*tid);
+      if (auto state = ts.get<std::int32_t>(l.tstate_state)) info.attached = (*state == l.thread_attached);
+      if (opts.frames) {
+        auto walk = detail::walk_frames(objects, codes, tops[i - first], /*both_ends=*/true);
+        if (opts.digest_frames) info.frames_digest = frames_digest(walk.frames);
+        else info.frames = std::move(walk.frames);
+        info.frames_omitted = walk.omitted;
+        info.frames_omitted_at = walk.omitted_at;
+        if (!opts.digest_frames) detail::add_c_calls(objects, codes, info.frames);
+        const ReadProblem& problem = problems[i - first];
+        info.problem = problem.empty() ? walk.problem : problem;
+      }
+      st.threads.push_back(std::move(info));
+    }
   }
 }
 

@@ -7,24 +7,40 @@
 namespace pyhang {
 
 CachedReader::CachedReader(std::shared_ptr<MemoryReader> source, std::size_t max_pages)
-    : source_(std::move(source)), max_pages_(max_pages) {}
+    : source_(std::move(source)), half_(std::max<std::size_t>(1, max_pages / 2)) {}
 
 void CachedReader::invalidate() {
   forget();
+  ++generation_;
   source_->invalidate();
 }
 
 void CachedReader::forget() {
   recent_.fill(Recent{});
   pages_.clear();
-  ++generation_;
+  old_.clear();
+}
+
+void CachedReader::make_room(std::size_t pages) {
+  if (pages_.size() + pages <= half_) return;
+  // The old half goes (and every pointer the recent table holds into it); the young becomes the old.
+  recent_.fill(Recent{});
+  old_ = std::move(pages_);
+  pages_.clear();
 }
 
 const CachedReader::Page* CachedReader::cached(Addr page_addr) {
   Recent& r = recent_[(page_addr / kPageSize) % kRecent];
   if (r.page_addr == page_addr) return r.page;
   auto it = pages_.find(page_addr);
-  if (it == pages_.end()) return nullptr;
+  if (it == pages_.end()) {
+    auto old = old_.find(page_addr);
+    if (old == old_.end()) return nullptr;
+    // Read again: back to the young half, the node (and its Page) where it was.
+    auto node = old_.extract(old);
+    make_room(1);
+    it = pages_.insert(std::move(node)).position;
+  }
   r = {page_addr, &it->second};
   return &it->second;
 }
@@ -37,7 +53,7 @@ const ReaderStats& CachedReader::stats() const {
 }
 
 void CachedReader::fetch(std::span<const Addr> page_addrs) {
-  if (pages_.size() + page_addrs.size() > max_pages_) forget();
+  make_room(page_addrs.size());  // (none of page_addrs is kept: cached() found none of them)
   // One request per page, each read straight into the buffer the cache keeps
   // (no staging copy: every buffer is fresh memory to fault in); the source
   // reads the set as one batch, adjacent pages in as few system calls as it

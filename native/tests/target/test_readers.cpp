@@ -1,5 +1,6 @@
 // Memory readers: the page cache, live reads across unmapped pages, the core
 // reader and its fall-back to mapped files, and garbage.
+#include <cstring>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -91,6 +92,59 @@ TEST_CASE("a batch of reads is served by one batch of the source, with its failu
   CHECK(reqs[0].done == 8);
   CHECK(reqs[1].done == 8);
   CHECK(reqs[2].done == 0);
+}
+
+TEST_CASE("the page cache keeps a page read again while pages read once pass through, within its size") {
+  auto image = std::make_shared<ImageReader>();
+  constexpr std::size_t kPages = 64;
+  image->add(0x100000, pattern(kPages * 4096, 7));
+  CachedReader cached(image, 8);  // two halves of 4 pages
+  CHECK(cached.batch_pages() == 4);
+  const Addr shared = 0x100000;  // a page every thread's read comes back to (a code object, a lock)
+  std::uint64_t v = 0;
+  REQUIRE(cached.read(shared, &v, sizeof v));
+  const auto generation = cached.generation();
+  for (std::size_t p = 1; p < kPages; ++p) {
+    REQUIRE(cached.read(0x100000 + p * 4096, &v, sizeof v));  // a page of one thread's own, read once
+    auto misses = cached.stats().cache_misses;
+    REQUIRE(cached.read(shared, &v, sizeof v));
+    CHECK(cached.stats().cache_misses == misses);  // still kept
+  }
+  CHECK(cached.stats().cache_misses == kPages);  // each page fetched once
+  // Making room is not a change of the memory: what a decoder remembers of it holds.
+  CHECK(cached.generation() == generation);
+  cached.invalidate();
+  CHECK(cached.generation() != generation);
+  CHECK(cached.read(shared, &v, sizeof v));
+  CHECK(cached.stats().cache_misses == kPages + 1);
+}
+
+TEST_CASE("a batch larger than the page cache's half is read whole, and the cache is back to its size after") {
+  auto image = std::make_shared<ImageReader>();
+  image->add(0x200000, pattern(32 * 4096, 9));
+  image->add(0x300000, pattern(4096, 10));
+  CachedReader cached(image, 8);
+  std::vector<std::uint64_t> values(32);
+  std::vector<ReadRequest> reqs;
+  for (std::size_t p = 0; p < 32; ++p) reqs.push_back({0x200000 + p * 4096 + 8, &values[p], 8, 0});
+  cached.read_batch(reqs);
+  for (const auto& r : reqs) CHECK(r.done == 8);
+  auto bytes = pattern(32 * 4096, 9);
+  std::uint64_t expected = 0;
+  std::memcpy(&expected, bytes.data() + 31 * 4096 + 8, 8);
+  CHECK(values[31] == expected);
+  // The next miss makes room: of the batch, at most the cache's size is kept.
+  std::uint64_t v = 0;
+  REQUIRE(cached.read(0x300000, &v, sizeof v));
+  auto misses = cached.stats().cache_misses;
+  std::size_t kept = 0;
+  for (std::size_t p = 0; p < 32; ++p) {
+    auto before = cached.stats().cache_misses;
+    REQUIRE(cached.read(0x200000 + p * 4096, &v, sizeof v));
+    if (cached.stats().cache_misses == before) ++kept;
+  }
+  CHECK(kept <= 8);
+  CHECK(cached.stats().cache_misses > misses);
 }
 
 TEST_CASE("C strings stop at NUL, at max length, and at unreadable memory") {

@@ -85,6 +85,8 @@ struct PyThreadInfo {
   ReadProblem problem;                    // why frames may be incomplete; empty when all is well
   std::optional<bool> attached;           // 3.13+: tstate->state == _Py_THREAD_ATTACHED
   bool holds_gil = false;
+  // Options::digest_frames: frames_digest() of the frames walked, which `frames` does not keep.
+  std::optional<std::uint64_t> frames_digest;
 };
 
 struct AddrRange {
@@ -284,6 +286,9 @@ struct Options {
   std::size_t max_string = 1 << 16;  // characters of one str
   std::size_t max_table = 1 << 22;   // bytes of one line table
   bool frames = true;                // false: threads and GIL only
+  // true: each thread's frames are kept only as their digest (PyThreadInfo::frames_digest), for a read
+  // that is only compared with another (state_moves): a few bytes a thread, not its frames.
+  bool digest_frames = false;
 };
 
 // Finds the interpreter in the target (only .dynsym is used), walks every
@@ -335,6 +340,11 @@ struct StateMoves {
   bool gil_moved = false;
 };
 StateMoves state_moves(const PythonState& first, const PythonState& again);
+
+// What state_moves compares of a thread's frames (each one's function, file, line and entry flag, in
+// order), hashed: equal for frames state_moves finds the same; for frames that differ, equal only by a
+// 64-bit hash's collision.
+std::uint64_t frames_digest(const std::vector<PyFrame>& frames);
 
 // Is a futex/cond/mutex address a thread sleeps on part of a GIL?  Returns
 // the GilInfo it belongs to, or null.

@@ -63,10 +63,16 @@ class MemoryReader {
   // Forget anything remembered about the target (it ran again).
   virtual void invalidate() {}
 
-  // Changes whenever bytes read before may read differently now (a cache
-  // dropped them): what a decoder remembers of the bytes it read holds
-  // while the generation is the same.
+  // Changes whenever bytes read before may read differently now (the
+  // target ran again: invalidate()): what a decoder remembers of the bytes
+  // it read holds while the generation is the same.  A cache that drops
+  // pages to make room keeps its generation: what was read holds for the
+  // look it was read in.
   virtual std::uint64_t generation() const { return 0; }
+
+  // How many pages one batch (prefetch) may bring in and still find kept
+  // when it is used; 0: no bound (a reader with no cache).
+  virtual std::size_t batch_pages() const { return 0; }
 
   virtual const ReaderStats& stats() const { return stats_; }
 
