@@ -241,6 +241,43 @@ class LockReader {
     return to_py(LockIdentification{identify_blocked(target_->memory(), *layouts_, t), explain});
   }
 
+  // identify() of each (tid, registers, frames), in runs whose pages (each thread's futex word, the top of
+  // its stack) are read in one batch first: a thousand blocked threads are a few system calls.
+  py::list identify_all(const py::list& asked, bool explain) {
+    std::vector<BlockedThread> threads;
+    threads.reserve(asked.size());
+    for (const auto& item : asked) {
+      auto t = item.cast<py::sequence>();
+      if (t.size() != 3) throw py::value_error("identify_all: each item is (tid, registers, frames)");
+      BlockedThread b;
+      b.tid = t[0].cast<int>();
+      b.regs = to_registers(t[1]);
+      b.frames = to_frames(t[2].cast<py::list>());
+      threads.push_back(std::move(b));
+    }
+    py::list out;
+    if (!layouts_) {
+      BlockedOn b;
+      b.problem = IdentifyProblem::LayoutsUnknown;
+      for (std::size_t i = 0; i < threads.size(); ++i) out.append(to_py(LockIdentification{b, explain}));
+      return out;
+    }
+    py::gil_scoped_release nogil;
+    in_prefetched_runs(
+        target_->memory(), threads.size(),
+        [&](std::size_t i, std::vector<Addr>& pages) {
+          if (!threads[i].regs) return;
+          pages.push_back(threads[i].regs->rdi());
+          pages.push_back(threads[i].regs->rsp());
+        },
+        [&](std::size_t i) {
+          BlockedOn b = identify_blocked(target_->memory(), *layouts_, threads[i]);
+          py::gil_scoped_acquire gil;  // each answer a record at once: none of them is held natively
+          out.append(to_py(LockIdentification{b, explain}));
+        });
+    return out;
+  }
+
   py::object pthread_tid(Addr pthread) { return opt(mapper_.tid(pthread)); }
   py::object pthread_problem() const { return descriptors_issue(mapper_.problem()); }
 
@@ -288,6 +325,9 @@ void register_locks(py::module_& m) {
            py::arg("explain") = false,
            "What a blocked thread waits for, from frame 0's registers and the top native frames; "
            "explain=True adds every candidate considered with its score and reasons.")
+      .def("identify_all", &LockReader::identify_all, py::arg("threads"), py::arg("explain") = false,
+           "[identify(tid, registers, frames, explain) of each (tid, registers, frames)]: the memory each reads "
+           "first read in a few batches.")
       .def("pthread_tid", &LockReader::pthread_tid, py::arg("pthread"), "pthread_t → TID, or None.");
 
   m.def(

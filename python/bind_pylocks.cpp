@@ -30,6 +30,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "bindings.hpp"
 #include "records.hpp"
@@ -198,6 +199,49 @@ class PythonLocks {
     }
     return to_py(w);
   }
+  // wait() of each (tid, futex address), in runs whose pages (the futex's, each thread's innermost frames')
+  // are read in one batch first: a thousand waiters are a few system calls, not one for each page.
+  py::list waits(const std::vector<std::pair<int, std::optional<Addr>>>& asked) {
+    py::list out;
+    py::gil_scoped_release nogil;
+    if (!references_) references_ = std::make_unique<cpython::LockReferences>(target_->memory(), state());
+    cpython::LockWaitOptions opts;
+    opts.references = references_.get();
+    const auto by_tid = threads_by_tid();
+    in_prefetched_runs(
+        target_->memory(), asked.size(),
+        [&](std::size_t i, std::vector<Addr>& pages) {
+          const auto& [tid, futex] = asked[i];
+          if (futex) pages.push_back(*futex);
+          if (auto it = by_tid.find(tid); it != by_tid.end())
+            cpython::innermost_frame_pages(*it->second, opts.max_frames, pages);
+        },
+        [&](std::size_t i) {
+          auto w = cpython::find_python_lock_wait(*target_, state(), asked[i].first, asked[i].second, opts);
+          py::gil_scoped_acquire gil;  // each answer a record at once: none of them is held natively
+          out.append(to_py(w));
+        });
+    return out;
+  }
+  // frame_selves() of each of `tids`, in runs whose innermost frames' pages are read in one batch first.
+  py::list frame_selves_of(const std::vector<int>& tids) {
+    py::list out;
+    py::gil_scoped_release nogil;
+    const cpython::LockWaitOptions opts;
+    const auto by_tid = threads_by_tid();
+    in_prefetched_runs(
+        target_->memory(), tids.size(),
+        [&](std::size_t i, std::vector<Addr>& pages) {
+          if (auto it = by_tid.find(tids[i]); it != by_tid.end())
+            cpython::innermost_frame_pages(*it->second, opts.max_frames, pages);
+        },
+        [&](std::size_t i) {
+          auto selves = cpython::frame_selves(target_->memory(), state(), tids[i], opts);
+          py::gil_scoped_acquire gil;
+          out.append(py::list(to_py(selves)));
+        });
+    return out;
+  }
   Target& target() { return *target_; }
   py::list frame_selves(int tid) {
     std::vector<cpython::FrameSelf> selves;
@@ -295,6 +339,14 @@ class PythonLocks {
   }
 
  private:
+  // The state's threads by native TID (the last of each, as the decoders look them up).
+  std::unordered_map<int, const cpython::PyThreadInfo*> threads_by_tid() const {
+    std::unordered_map<int, const cpython::PyThreadInfo*> out;
+    for (const auto& t : state().threads)
+      if (t.native_tid) out[*t.native_tid] = &t;
+    return out;
+  }
+
   std::shared_ptr<Target> target_;
   std::shared_ptr<cpython::Interpreter> interp_;  // null: own_ was read here
   cpython::PythonState own_;
@@ -326,6 +378,11 @@ void register_pylocks(py::module_& m) {
       .def("wait", &PythonLocks::wait, py::arg("tid"), py::arg("futex_address") = py::none(),
            "The Python lock thread `tid` waits on, given the futex address it sleeps on (rdi of futex(2)): a "
            "model.waits.PythonLockWait.")
+      .def("waits", &PythonLocks::waits, py::arg("waits"),
+           "[wait(tid, futex_address) of each (tid, futex_address)]: the memory each reads first read in a few "
+           "batches.")
+      .def("frame_selves_of", &PythonLocks::frame_selves_of, py::arg("tids"),
+           "[frame_selves(tid) of each of `tids`]: their innermost frames read in a few batches.")
       .def("frame_selves", &PythonLocks::frame_selves, py::arg("tid"),
            "[model.waits.FrameSelf]: the `self` (first local) of each of the thread's innermost Python frames, with "
            "its type name.")

@@ -266,14 +266,14 @@ class Collector(Facts):
         return threads
 
     def locks(self, tids):
-        return [[tid, self._lock(tid)] for tid in tids]
+        known = [tid for tid in tids if tid in self.by_tid]
+        asked = [[tid, self.by_tid[tid].registers,
+                  [{"pc": f.pc, "function": f.function, "library": f.library} for f in self.by_tid[tid].frames]]
+                 for tid in known]
+        found = dict(zip(known, self.lock_reader().identify_all(asked))) if asked else {}
+        return [[tid, self._named_lock(found[tid]) if tid in found else LockIdentification()] for tid in tids]
 
-    def _lock(self, tid):
-        t = self.by_tid.get(tid)
-        if t is None:
-            return LockIdentification()
-        frames = [{"pc": f.pc, "function": f.function, "library": f.library} for f in t.frames]
-        found = self.lock_reader().identify(tid, t.registers, frames)
+    def _named_lock(self, found):
         if found.kind and found.address:
             symbol, found.library, offset, _ = self.native_target.symbolize([found.address])[0]
             # the ELF symbol the lock is in (a library's global, as gdb names it: drv_lock, or drv_state+0x8)
@@ -281,8 +281,7 @@ class Collector(Facts):
         return found
 
     def python_locks(self, waits):
-        decoder = self.python_locks_decoder()
-        return [decoder.wait(tid, futex) for tid, futex in waits]
+        return self.python_locks_decoder().waits([(tid, futex) for tid, futex in waits])
 
     def words(self, addresses):
         out = []
@@ -292,8 +291,7 @@ class Collector(Facts):
         return out
 
     def frame_selves(self, tids):
-        decoder = self.python_locks_decoder()
-        return [[tid, decoder.frame_selves(tid)] for tid in tids]
+        return [[tid, selves] for tid, selves in zip(tids, self.python_locks_decoder().frame_selves_of(list(tids)))]
 
     def attributes(self, requests):
         decoder = self.python_locks_decoder()

@@ -84,6 +84,28 @@ def test_one_interpreter_serves_state_locks_fork_facts_and_values():
             native.python_value(target, "threading", "_active", interpreter=interp)
 
 
+def test_the_batch_questions_answer_as_the_questions_of_one_thread_each():
+    with harness.python_scenario(sys.executable, "py_locks.py") as s:
+        target = native.Target.live(s.pid)
+        interp = native.Interpreter(target)
+        locks, reader = native.PythonLocks(interp), native.LockReader(target, None)
+        tids = [t["tid"] for t in s.truth["threads"]]
+        parked = {tid: native.parked_registers(target, tid) for tid in tids}
+        futexes = [(tid, parked[tid].registers.get("rdi") if parked[tid] else None) for tid in tids]
+        assert locks.waits(futexes) == [locks.wait(tid, futex) for tid, futex in futexes]
+        assert locks.frame_selves_of(tids) == [locks.frame_selves(tid) for tid in tids]
+        asked = [(tid, dict(parked[tid].registers) if parked[tid] else None, []) for tid in tids]
+        assert reader.identify_all(asked) == [reader.identify(tid, regs, frames) for tid, regs, frames in asked]
+        assert reader.identify_all([]) == [] and locks.waits([]) == [] and locks.frame_selves_of([]) == []
+        with pytest.raises(ValueError):
+            reader.identify_all([(tids[0], None)])
+        # A read kept as digests has no frames, and finds no thread moved in a process that stands still.
+        again = native.Interpreter(target, digest_frames=True)
+        assert all(not t.frames for t in again.state().threads)
+        assert any(t.frames for t in interp.state().threads)
+        assert native.state_moves(interp, again).moved == []
+
+
 def test_a_threads_frames_are_a_sequence_of_frame_records_made_when_asked():
     from collections.abc import Sequence
     from pyhang.model.facts import frame_sequence

@@ -565,15 +565,20 @@ void LockReferences::read() const {
   const LockLayout* locks = lock_layout_for(state.major, state.minor);
   if (!layout || !locks) return;
   LockFinder finder(mem, *layout, *locks, opts);
-  for (const auto& t : state.threads) {
-    if (!t.native_tid) continue;
-    std::vector<Addr> seen;  // each object once per thread: its innermost referencing frame
-    for (const auto& r : finder.refs_of(t, nullptr)) {
-      if (std::find(seen.begin(), seen.end(), r.object) != seen.end()) continue;
-      seen.push_back(r.object);
-      by_object_[r.object].emplace_back(*t.native_tid, t.frames[r.frame]);
-    }
-  }
+  const auto& threads = state.threads;
+  in_prefetched_runs(
+      mem, threads.size(),
+      [&](std::size_t i, std::vector<Addr>& pages) { innermost_frame_pages(threads[i], opts.max_frames, pages); },
+      [&](std::size_t i) {
+        const auto& t = threads[i];
+        if (!t.native_tid) return;
+        std::vector<Addr> seen;  // each object once per thread: its innermost referencing frame
+        for (const auto& r : finder.refs_of(t, nullptr)) {
+          if (std::find(seen.begin(), seen.end(), r.object) != seen.end()) continue;
+          seen.push_back(r.object);
+          by_object_[r.object].emplace_back(*t.native_tid, t.frames[r.frame]);
+        }
+      });
 }
 
 const std::vector<std::pair<int, PyFrame>>& LockReferences::of(Addr object) const {

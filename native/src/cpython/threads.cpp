@@ -122,15 +122,16 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
   // The pages each thread's walk starts on (its _PyCFrame's, its top frame's and the one below) are read in one
   // batch for a run of threads at a time, as many as the page cache keeps whole until their walks are done
   // (a batch for every thread at once would push the first threads' pages out before they are walked).
+  // A reader with no cache (a core's mapping) is read as the walks go.
   constexpr std::size_t kPagesPerThread = 3;
-  const std::size_t run = mem.batch_pages() ? std::max<std::size_t>(1, mem.batch_pages() / kPagesPerThread)
-                                            : states.size();
+  const bool ahead = mem.batch_pages() != 0;
+  const std::size_t run = ahead ? std::max<std::size_t>(1, mem.batch_pages() / kPagesPerThread) : states.size();
   for (std::size_t first = 0; first < states.size(); first += run) {
     const std::size_t last = std::min(states.size(), first + run);
     std::vector<Addr> tops(last - first);
     std::vector<ReadProblem> problems(last - first);
     if (opts.frames) {
-      if (l.top_frame == TopFrame::CFrame) {  // each top frame is found through a _PyCFrame on its thread's C stack
+      if (ahead && l.top_frame == TopFrame::CFrame) {  // each top frame is found through a _PyCFrame on its thread's C stack
         std::vector<Addr> cframes;
         for (std::size_t i = first; i < last; ++i)
           if (Addr cframe = states[i].ptr(l.tstate_cframe)) cframes.push_back(cframe + l.cframe_current_frame);
@@ -145,7 +146,7 @@ void read_threads(detail::ObjectReader& objects, detail::CodeCache& codes, const
           if (top >= 2 * kPageBytes) pages.push_back(top - kPageBytes);
         }
       }
-      prefetch(mem, pages);
+      if (ahead) prefetch(mem, pages);
     }
     for (std::size_t i = first; i < last; ++i) {
       const RemoteStruct& ts = states[i];
@@ -297,6 +298,17 @@ PythonState inspect_memory(MemoryReader& mem, const Layout& generated, const Roo
     }
   }
   return st;
+}
+
+void innermost_frame_pages(const PyThreadInfo& thread, std::size_t frames, std::vector<Addr>& into) {
+  // A frame's header and the locals after it: a few hundred bytes, on one page or two.
+  constexpr Addr kFrameAndLocals = 512;
+  for (std::size_t i = 0; i < thread.frames.size() && i < frames; ++i) {
+    Addr f = thread.frames[i].frame;
+    if (!plausible_pointer(f)) continue;
+    into.push_back(f);
+    into.push_back(f + kFrameAndLocals);
+  }
 }
 
 }  // namespace pyhang::cpython

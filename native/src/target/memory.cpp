@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <unordered_set>
 
 namespace pyhang {
 
@@ -50,6 +51,38 @@ void prefetch(MemoryReader& memory, std::span<const Addr> addresses) {
   for (std::size_t i = 0; i < addresses.size(); ++i)
     if (addresses[i] >= 4096) requests.push_back({addresses[i], &sink[i], sizeof(std::uint64_t), 0});
   memory.read_batch(requests);
+}
+
+void in_prefetched_runs(MemoryReader& memory, std::size_t n,
+                        const std::function<void(std::size_t, std::vector<Addr>&)>& pages_of,
+                        const std::function<void(std::size_t)>& each) {
+  const std::size_t bound = memory.batch_pages();
+  if (bound == 0) {
+    for (std::size_t i = 0; i < n; ++i) each(i);
+    return;
+  }
+  constexpr Addr kPage = 4096;
+  std::vector<Addr> run, item;
+  std::unordered_set<Addr> pages;
+  for (std::size_t first = 0; first < n;) {
+    std::size_t last = first;
+    run.clear();
+    pages.clear();
+    for (; last < n; ++last) {
+      item.clear();
+      pages_of(last, item);
+      std::size_t added = 0;
+      for (Addr a : item) added += a >= kPage && !pages.count(a & ~(kPage - 1));
+      if (last > first && pages.size() + added > bound) break;  // the next run's first
+      for (Addr a : item) {
+        if (a < kPage || !pages.insert(a & ~(kPage - 1)).second) continue;
+        run.push_back(a);
+      }
+    }
+    prefetch(memory, run);
+    for (std::size_t i = first; i < last; ++i) each(i);
+    first = last;
+  }
 }
 
 StableRead read_stable(MemoryReader& memory, Addr addr, std::size_t n, unsigned max_reads) {

@@ -147,6 +147,49 @@ TEST_CASE("a batch larger than the page cache's half is read whole, and the cach
   CHECK(cached.stats().cache_misses > misses);
 }
 
+TEST_CASE("runs of items read their pages in one batch first, no more pages a run than the cache keeps") {
+  auto image = std::make_shared<ImageReader>();
+  image->add(0x400000, pattern(16 * 4096, 11));
+  CachedReader cached(image, 8);  // a batch of at most 4 pages
+  std::vector<std::size_t> order;
+  std::size_t misses_in_each = 0;
+  in_prefetched_runs(
+      cached, 8,
+      [](std::size_t i, std::vector<Addr>& pages) {  // two pages an item, one of them twice
+        pages.push_back(0x400000 + 2 * i * 4096);
+        pages.push_back(0x400000 + 2 * i * 4096 + 8);
+        pages.push_back(0x400000 + (2 * i + 1) * 4096);
+      },
+      [&](std::size_t i) {
+        order.push_back(i);
+        auto before = cached.stats().cache_misses;
+        std::uint64_t v = 0;
+        REQUIRE(cached.read(0x400000 + 2 * i * 4096, &v, sizeof v));
+        REQUIRE(cached.read(0x400000 + (2 * i + 1) * 4096, &v, sizeof v));
+        misses_in_each += cached.stats().cache_misses - before;
+      });
+  CHECK(order == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(misses_in_each == 0);                 // every page was there when its item was answered
+  CHECK(cached.stats().cache_misses == 16);   // each page read once
+  // An item whose pages alone are more than a batch is a run of its own; one without pages is answered too.
+  order.clear();
+  in_prefetched_runs(
+      cached, 3,
+      [](std::size_t i, std::vector<Addr>& pages) {
+        if (i == 1)
+          for (Addr p = 0; p < 6; ++p) pages.push_back(0x400000 + p * 4096);
+      },
+      [&](std::size_t i) { order.push_back(i); });
+  CHECK(order == std::vector<std::size_t>{0, 1, 2});
+  // A reader with no cache reads nothing ahead: each item reads as it goes.
+  CHECK(image->batch_pages() == 0);
+  std::size_t answered = 0;
+  in_prefetched_runs(
+      *image, 4, [](std::size_t, std::vector<Addr>& pages) { pages.push_back(0x400000); },
+      [&](std::size_t) { ++answered; });
+  CHECK(answered == 4);
+}
+
 TEST_CASE("C strings stop at NUL, at max length, and at unreadable memory") {
   auto image = std::make_shared<ImageReader>();
   std::string s = "hello";

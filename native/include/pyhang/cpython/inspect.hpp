@@ -341,6 +341,10 @@ struct StateMoves {
 };
 StateMoves state_moves(const PythonState& first, const PythonState& again);
 
+// Appends the addresses whose pages hold `thread`'s innermost `frames` frames (each one's header and
+// first slots: its locals): what a question about those frames reads first (in_prefetched_runs).
+void innermost_frame_pages(const PyThreadInfo& thread, std::size_t frames, std::vector<Addr>& into);
+
 // What state_moves compares of a thread's frames (each one's function, file, line and entry flag, in
 // order), hashed: equal for frames state_moves finds the same; for frames that differ, equal only by a
 // 64-bit hash's collision.

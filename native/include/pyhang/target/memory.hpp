@@ -146,6 +146,14 @@ inline constexpr unsigned kStableReads = 4;
 // stacks are then a few system calls instead of one a page.
 void prefetch(MemoryReader& memory, std::span<const Addr> addresses);
 
+// Calls each(i) for every i in [0, n), in order, in runs: before a run, the pages of the addresses
+// pages_of(i, into) appends for each of its items are read in one batch, as many items as the
+// reader keeps the pages of until their run is done (batch_pages()).  A reader with no cache
+// (batch_pages() 0: a core's mapping) is read as each() reads, with nothing ahead.
+void in_prefetched_runs(MemoryReader& memory, std::size_t n,
+                        const std::function<void(std::size_t, std::vector<Addr>&)>& pages_of,
+                        const std::function<void(std::size_t)>& each);
+
 // Reads [addr, addr + n) until two reads in a row agree, at most max_reads
 // reads (at least 2), through memory.uncached(): a page cache would answer
 // the second read with the first's bytes.  Agreeing reads prove no write
