@@ -89,10 +89,14 @@ def _read(host):
         # Not blocking, and only a regular file: a name that is a FIFO or a device is no source.
         fd = os.open(host, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 return None, "not a regular file"
             with os.fdopen(fd, "rb", closefd=False) as f:
-                data = f.read(MAX_FILE_BYTES + 1)
+                # (a read of MAX_FILE_BYTES + 1 would make a buffer that large for every file, whatever its size)
+                data = f.read(min(st.st_size, MAX_FILE_BYTES) + 1)
+                if len(data) > st.st_size:   # it grew since: the rest, to the bound
+                    data += f.read(MAX_FILE_BYTES + 1 - len(data))
         finally:
             os.close(fd)
     except (OSError, ValueError) as exc:
