@@ -47,17 +47,19 @@ from collections.abc import Sequence
 _MISSING = object()
 # The source of every record class's __init__ made so far (record_cache compiles them at build time).
 MADE = []
-# Where the build keeps those __init__s compiled ({source: code}, marshal'd for this Python): the package's
-# own bytecode cache, next to the modules' .pyc.
+# Where the build keeps those __init__s compiled ({source: its code, marshal'd}, marshal'd for this Python):
+# the package's own bytecode cache, next to the modules' .pyc.  Each code object is kept marshal'd on its own
+# so that loading the cache makes none of them: a run makes instances of a third of the classes.
 CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__",
                      "record_inits.%s.marshal" % sys.implementation.cache_tag)
 _compiled = None
-# What this run compiled that the cache did not hold ({source: code}): keep_compiled writes it.
+# What this run compiled that the cache did not hold ({source: its code, marshal'd}): keep_compiled writes it.
 _new = {}
 # At most this many __init__s in a cache a run adds to (a source tree's whose records changed keeps
 # the old ones too): past it, the run writes only what it made.
 _CACHE_MAX = 4096
 _LEAVES = (str, int, float, bool, type(None))
+_LEAF_TYPES = frozenset(_LEAVES)
 
 
 class field:  # noqa: N801 (named as dataclasses' field)
@@ -162,8 +164,14 @@ def _code(source):
                 _compiled = held
                 break
     code = _compiled.get(source)
+    if isinstance(code, bytes):   # kept marshal'd: only the __init__s a run makes an instance of are loaded
+        try:
+            code = marshal.loads(code)
+        except (EOFError, ValueError, TypeError):   # damaged
+            code = None
     if code is None:
-        code = _new[source] = compile(source, "<record>", "exec")
+        code = compile(source, "<record>", "exec")
+        _new[source] = marshal.dumps(code)
     return code
 
 
@@ -212,9 +220,12 @@ def record(cls=None, *, frozen=False):
 
 def to_data(value):
     """`value` (a record, or lists, dicts and other sequences of them) as JSON's types."""
-    fields = getattr(type(value), "__record_fields__", None)
+    kind = type(value)
+    if kind in _LEAF_TYPES:   # most values: the leaves, answered before anything is looked up
+        return value
+    fields = getattr(kind, "__record_fields__", None)
     if fields is not None:
-        omit = type(value).__record_omit__
+        omit = kind.__record_omit__
         if omit:
             left_out = {name for name, test in omit if test(value)}
             return {name: to_data(getattr(value, name)) for name in fields if name not in left_out}

@@ -27,7 +27,7 @@ def main():
             importlib.import_module(info.name)
         except ImportError:   # needs gdb or the compiled module
             continue
-    compiled = {source: compile(source, "<record>", "exec") for source in record.MADE}
+    compiled = {source: marshal.dumps(compile(source, "<record>", "exec")) for source in record.MADE}
     os.makedirs(os.path.dirname(record.CACHE), exist_ok=True)
     partial = record.CACHE + ".tmp"
     with open(partial, "wb") as f:
