@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include <pybind11/stl.h>
 
@@ -67,6 +69,30 @@ py::object RecordTableBase::call(PyObject* const* values) const {
   for (std::size_t i = 0; i < names_.size(); ++i) Py_DECREF(values[i]);
   if (result == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(result);
+}
+
+py::object shared_str(std::string_view s) {
+  // At most kShared strs of at most kSharedLength bytes are kept (never freed: under a MiB); past the bound a str
+  // is made as it would be without the table.
+  constexpr std::size_t kShared = 8192, kSharedLength = 96;
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  static std::unordered_map<std::string, PyObject*, Hash, std::equal_to<>> made;
+  auto fresh = [&] {
+    PyObject* o = PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+    if (o == nullptr) throw py::error_already_set();
+    return o;
+  };
+  if (s.size() > kSharedLength) return py::reinterpret_steal<py::object>(fresh());
+  if (auto it = made.find(s); it != made.end()) return py::reinterpret_borrow<py::object>(it->second);
+  PyObject* o = fresh();
+  if (made.size() < kShared) {
+    made.emplace(std::string(s), o);
+    return py::reinterpret_borrow<py::object>(o);   // (the table keeps its own reference)
+  }
+  return py::reinterpret_steal<py::object>(o);
 }
 
 void register_records(py::module_& m) {

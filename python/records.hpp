@@ -122,10 +122,13 @@ pybind11::object to_py(I i) {
   return pybind11::int_(i);
 }
 inline pybind11::object to_py(double d) { return pybind11::float_(d); }
-inline pybind11::object to_py(const std::string& s) { return pybind11::str(s); }
-inline pybind11::object to_py(std::string_view s) { return pybind11::str(s.data(), s.size()); }
-inline pybind11::object to_py(const char* s) { return pybind11::str(s); }
-inline pybind11::object to_py(const SharedText& s) { return to_py(s.str()); }
+// A str as a record field holds it: a short one made once and shared (a type's name, a lock's layout, a
+// frame's file: a thousand threads' records repeat a few dozen), any other made each time.
+pybind11::object shared_str(std::string_view s);
+inline pybind11::object to_py(const std::string& s) { return shared_str(s); }
+inline pybind11::object to_py(std::string_view s) { return shared_str(s); }
+inline pybind11::object to_py(const char* s) { return shared_str(s); }
+inline pybind11::object to_py(const SharedText& s) { return shared_str(s.str()); }
 template <NamedEnum E>
 pybind11::object to_py(E e);
 template <HasRecord T>

@@ -170,3 +170,19 @@ def test_post_init_runs_last_with_every_field_set_as_a_dataclasses_does():
 
     assert Sorted([3, 1, 2], name="n").threads == [1, 2, 3, "n"]
     assert Hazard(kind="k", threads=[9, 4], confidence="likely", variant="").threads == [4, 9]
+
+
+def test_a_record_holds_its_fields_in_slots_and_takes_no_other_attribute():
+    @record
+    class Wide:
+        a: int
+        b: list = field(default_factory=list)
+        c: str = "c"
+
+    w = Wide(1)
+    assert (w.a, w.b, w.c) == (1, [], "c") and Wide.__slots__ == ("a", "b", "c")
+    assert not hasattr(w, "__dict__")
+    w.c = "d"   # a field is set as before
+    with pytest.raises(AttributeError):
+        w.other = 1
+    assert Wide(2, c="x") == Wide(2, [], "x") and replace(w, a=5).a == 5

@@ -16,7 +16,8 @@ them; like a dataclass with eq, it is not hashable; a __post_init__ the class
 defines runs last, as a dataclass's does.  `record(frozen=True)`
 forbids assigning a field after __init__ and makes instances hashable by
 their fields.  No inheritance between records, no other options: the model
-needs none.
+needs none.  A record has a slot per field and no instance dict (dataclass's
+slots=True): only its fields can be set.
 
 `to_data(r)` and `from_data(cls, data)` turn a record into JSON's types and
 back, once, at the model's edges (a collector's answer, a snapshot): a field
@@ -112,6 +113,7 @@ def _make(cls, frozen):
         body.append(("object.__setattr__(%s, %r, %s)" if frozen else "%s.%s = %s") % (me, name, value))
     if "__post_init__" in cls.__dict__:   # as a dataclass: called last, with every field set
         body.append("%s.__post_init__()" % me)
+    cls = _slotted(cls, names)
     source = "def __init__(%s, %s):\n    %s\n" % (me, ", ".join(params), "\n    ".join(body or ["pass"]))
     MADE.append(source)
     cls.__init__ = _first_init(cls, source, env)
@@ -132,6 +134,16 @@ def _make(cls, frozen):
     else:
         cls.__hash__ = None
     return cls
+
+
+def _slotted(cls, names):
+    """`cls` made again with a slot for each field and no instance dict (a class's defaults are its
+    __init__'s, not class attributes): a report of a thousand threads holds tens of thousands of records, and a
+    dict per instance (every instance of a class of more than 30 fields has one of its own) is most of
+    their memory."""
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in names and k not in ("__dict__", "__weakref__")}
+    namespace["__slots__"] = tuple(names)
+    return type(cls)(cls.__name__, cls.__bases__, namespace)
 
 
 def _first_init(cls, source, env):
