@@ -89,6 +89,28 @@ def thread_bases(facts, host_tid):
     return facts.once("descriptors", walk)
 
 
+# The pages at and above a stopped or parked thread's stack pointer read ahead of its unwinding: its C stack
+# (a parked Python thread's is a few KiB) and the struct pthread at the stack's top.
+STACK_PAGES = 3
+PAGE = 4096
+
+
+def stack_runs(target, items, registers_of):
+    """`items` in runs, each run's stack pages (STACK_PAGES at and above the `rsp` of registers_of(item), a
+    dict or None) read in one batch before it is yielded: as many threads a run as the page cache keeps the
+    pages of until they are unwound (Target.batch_pages; all at once, nothing read ahead, for a core)."""
+    bound = target.batch_pages()
+    if not bound:
+        yield items
+        return
+    run = max(1, bound // STACK_PAGES)
+    for first in range(0, len(items), run):
+        part = items[first:first + run]
+        stacks = [regs["rsp"] for regs in map(registers_of, part) if regs and "rsp" in regs]
+        target.prefetch([rsp + k * PAGE for rsp in stacks for k in range(STACK_PAGES)])
+        yield part
+
+
 def unwound(facts, registers, depth):
     """(native frames, [] or [a STACK_CUT ThreadIssue]) of a thread from frame 0's `registers`, by pyhang's
     unwinder, at most `depth` frames (none when 0): the issue says where it ended early, and why."""

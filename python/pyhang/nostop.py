@@ -32,11 +32,9 @@ from pyhang.model.live_kinds import ParkState
 from pyhang.model.report import ThreadIssue
 from pyhang.model.warning_facts import TargetIssue
 from pyhang.model.waits import ParkedRegisters
-from pyhang.native_facts import Collector, live_target, thread_bases, unwound
+from pyhang.native_facts import Collector, live_target, stack_runs, thread_bases, unwound
 
 MAX_THREADS = 1 << 16
-PAGE = 4096
-PREFETCH_PAGES = 3  # read at and above a parked thread's stack pointer in one batch (_threads)
 
 
 # What every report taken this way warns of first, and what it warns of
@@ -104,18 +102,10 @@ class ProcThreads:
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
         listed = [(num, host) for num, host in numbered if wanted is None or host in wanted]
         bases, _ = thread_bases(facts, self.host_tid)
-        # The pages at and above each parked thread's stack pointer (its C stack, where the unwinder reads) in
-        # one batch for a run of threads at a time, as many as the page cache keeps whole until they are
-        # unwound.
-        target = facts.native_target
-        run = max(1, target.batch_pages() // PREFETCH_PAGES) if target.batch_pages() else len(listed) or 1
         out = []
-        for first in range(0, len(listed), run):
-            part = listed[first:first + run]
-            target.prefetch([before[host].registers["rsp"] + k * PAGE for _, host in part
-                             if before[host] and "rsp" in before[host].registers for k in range(PREFETCH_PAGES)])
+        for part in stack_runs(facts.native_target, listed, lambda item: _registers(before[item[1]])):
             for num, host in part:
-                parked = native.parked_registers(target, host)
+                parked = native.parked_registers(facts.native_target, host)
                 if parked != before[host] and (parked.state if parked else None) != ParkState.GONE:
                     parked = ParkedRegisters(ParkState.RUNNING)
                 t = self._thread(facts, num, host, depth, parked, bases.get(host))
@@ -148,6 +138,11 @@ class ProcThreads:
             problems.append(self.moving[host])
         t.problem = problems or None
         return t
+
+
+def _registers(parked):
+    """The registers a thread's system-call record gives, or None."""
+    return parked.registers if parked else None
 
 
 def no_stop_facts(pid, because=()):

@@ -23,7 +23,7 @@ from pyhang.model.facts import FRAME0_REGISTERS, ThreadFacts
 from pyhang.model.kinds import ThreadIssueKind
 from pyhang.model.live_kinds import ParkState
 from pyhang.model.report import ThreadIssue
-from pyhang.native_facts import Collector, live_target, thread_bases, unwound
+from pyhang.native_facts import Collector, live_target, stack_runs, thread_bases, unwound
 
 STOP_WAIT_MS = 2000   # for every thread to stop, from the first asked (a thread asleep in the kernel may not)
 
@@ -55,15 +55,17 @@ class StoppedThreads:
 
     def threads(self, facts, depth, tids):
         wanted = None if tids is None else {self.host_tid(t) for t in tids}
-        return [self._thread(facts, num, host, depth) for num, host in self.numbered
-                if wanted is None or host in wanted]
+        target = facts.native_target
+        listed = [(num, host, None if host in self.not_stopped else target.registers(host))
+                  for num, host in self.numbered if wanted is None or host in wanted]
+        return [self._thread(facts, num, host, depth, regs)
+                for part in stack_runs(target, listed, lambda item: item[2]) for num, host, regs in part]
 
-    def _thread(self, facts, num, host, depth):
+    def _thread(self, facts, num, host, depth, regs):
         own = self.tids_map.to_target(host)
         t = ThreadFacts(num=num, tid=own, name=procfs.thread_name(self.pid, host), unwound_by="pyhang",
                         host_tid=host if own != host else None)
         problems = []
-        regs = None if host in self.not_stopped else facts.native_target.registers(host)
         if regs is None:
             # It did not stop by the deadline (a sleep no signal ends, in the kernel): where its system-call
             # record says it is, as a look that does not stop a process reads it (pyhang.nostop).
