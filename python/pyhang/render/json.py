@@ -248,12 +248,11 @@ def _compact_thread(th, names, merged, seen):
     """_compact(_thread(...)), put together from the encodings of its parts:
     the thread's Python frames (_compact_python_frames) and native frames
     (_compact_native_frames) are often another thread's too."""
-    return "%s,\"python_frames\":%s,%s,\"native_frames\":%s,\"blocked_on\":%s,\"problem\":%s,\"gc\":%s," \
-        "\"account\":%s,\"moved\":%s,\"exiting\":%s}" % (
-            _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_folds(th, seen),
-            _compact_native_frames(th, seen),
-            _compact(_blocked(th.blocked_on, names)), _compact(thread_problem(th)), _compact(thread_gc_json(th)),
-            _compact(_account(th)), _compact(_moved(th)), _compact(th.exiting))
+    tail = {"blocked_on": _blocked(th.blocked_on, names), "problem": thread_problem(th), "gc": thread_gc_json(th),
+            "account": _account(th), "moved": _moved(th), "exiting": th.exiting}
+    return "%s,\"python_frames\":%s,%s,\"native_frames\":%s,%s" % (
+        _compact(_thread_head(th))[:-1], _compact_python_frames(th, merged, seen), _compact_folds(th, seen),
+        _compact_native_frames(th, seen), _compact(tail)[1:])   # (the tail's keys in one encoding)
 
 
 def proc_record_json(s):
